@@ -1,0 +1,223 @@
+//! The chains capability (`chain/*`, a2e-chains spec): messages and the node model.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+open_enum! {
+    /// The kind of a chain node.
+    pub struct NodeKind {
+        /// Invoke a skill by name.
+        SKILL = "skill",
+        /// Call a tool by name.
+        TOOL = "tool",
+        /// Spawn a process through the proc capability and wait for it.
+        PROC = "proc",
+        /// Conditional fork on a JMESPath expression.
+        BRANCH = "branch",
+        /// Fan-out: apply one node to each item of a list.
+        MAP = "map",
+    }
+}
+
+open_enum! {
+    /// The phase a `chain/event` reports.
+    pub struct ChainPhase {
+        /// The node started.
+        START = "start",
+        /// The node completed.
+        DONE = "done",
+        /// The node was skipped.
+        SKIP = "skip",
+        /// The node failed.
+        ERROR = "error",
+    }
+}
+
+/// What a node's `on_error` asks for, parsed from its wire string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OnError<'a> {
+    /// Fail the chain (the default).
+    Abort,
+    /// Record the error, give the node a `null` output, go on.
+    Skip,
+    /// Run this node instead; its output stands in.
+    Fallback(&'a str),
+}
+
+/// One node of a chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "arbitrary", derive(proptest_derive::Arbitrary))]
+pub struct ChainNode {
+    /// Unique within the chain.
+    pub node_id: String,
+    /// Node kind.
+    pub kind: NodeKind,
+    /// Skill or tool name (for `proc`: unused; the command is `input.cmd`).
+    #[serde(default)]
+    pub name: String,
+    /// Static input values.
+    #[serde(default)]
+    #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::object()"))]
+    pub input: Map<String, Value>,
+    /// Input field → JMESPath expression over the chain context.
+    #[serde(default)]
+    #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::string_map()"))]
+    pub input_map: Map<String, Value>,
+    /// Branch condition (JMESPath).
+    #[serde(default)]
+    pub condition: String,
+    /// Branch: node to run when the condition holds.
+    #[serde(default)]
+    pub true_node: String,
+    /// Branch: node to run otherwise.
+    #[serde(default)]
+    pub false_node: String,
+    /// Map: JMESPath to the list to iterate.
+    #[serde(default)]
+    pub items_path: String,
+    /// Map: node applied to each item.
+    #[serde(default)]
+    pub map_node: String,
+    /// Default successor.
+    #[serde(default)]
+    pub next_node: String,
+    /// `abort`, `skip`, or a fallback node id.
+    #[serde(default = "default_on_error")]
+    pub on_error: String,
+}
+
+fn default_on_error() -> String {
+    "abort".into()
+}
+
+impl ChainNode {
+    /// A node of `kind` named `name` with every other field at its default.
+    pub fn new(node_id: &str, kind: NodeKind, name: &str) -> Self {
+        Self {
+            node_id: node_id.into(),
+            kind,
+            name: name.into(),
+            input: Map::new(),
+            input_map: Map::new(),
+            condition: String::new(),
+            true_node: String::new(),
+            false_node: String::new(),
+            items_path: String::new(),
+            map_node: String::new(),
+            next_node: String::new(),
+            on_error: default_on_error(),
+        }
+    }
+
+    /// The parsed `on_error` policy (empty reads as `abort`).
+    pub fn on_error_policy(&self) -> OnError<'_> {
+        match self.on_error.as_str() {
+            "" | "abort" => OnError::Abort,
+            "skip" => OnError::Skip,
+            other => OnError::Fallback(other),
+        }
+    }
+}
+
+wire_message! {
+    /// `chain/req` — run a DAG of nodes.
+    pub struct ChainRequest = "chain/req" {
+        /// Session from the handshake.
+        #[serde(default)]
+        pub session_id: String = String::new(),
+        /// Chain identifier (8 hex digits by default).
+        #[serde(default = "crate::envelope::new_chain_id")]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::id()"))]
+        pub chain_id: String = crate::envelope::new_chain_id(),
+        /// The nodes (must form a DAG).
+        #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "proptest::collection::vec(proptest::arbitrary::any::<ChainNode>(), 0..4)"))]
+        pub nodes: Vec<ChainNode> = Vec::new(),
+        /// The first node.
+        #[serde(default)]
+        pub entry_node: String = String::new(),
+        /// Seed input, `input` in the chain context.
+        #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::object()"))]
+        pub initial_input: Map<String, Value> = Map::new(),
+        /// Ties the chain to an agent turn.
+        #[serde(default)]
+        pub correlation_id: String = String::new(),
+        /// Emit `chain/event`s.
+        #[serde(default = "crate::envelope::yes")]
+        pub streaming: bool = true,
+        /// Chain wall-clock limit in seconds.
+        #[serde(default = "default_chain_timeout")]
+        pub timeout: u64 = default_chain_timeout(),
+    }
+}
+
+fn default_chain_timeout() -> u64 {
+    300
+}
+
+wire_message! {
+    /// `chain/event` — a node changed phase.
+    pub struct ChainEvent = "chain/event" {
+        /// The chain request's id.
+        #[serde(default)]
+        pub req_id: String = String::new(),
+        /// The node concerned.
+        #[serde(default)]
+        pub node_id: String = String::new(),
+        /// The phase.
+        #[serde(default = "default_phase")]
+        pub phase: ChainPhase = ChainPhase::START,
+        /// The node's output (with `done`).
+        #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::json()"))]
+        pub output: Value = Value::Null,
+        /// The error message (with `error`).
+        #[serde(default)]
+        pub error: String = String::new(),
+        /// 0, 1, 2, … per chain request.
+        #[serde(default)]
+        pub seq: u64 = 0,
+    }
+}
+
+fn default_phase() -> ChainPhase {
+    ChainPhase::START
+}
+
+wire_message! {
+    /// `chain/resp` — the chain's final result.
+    pub struct ChainResponse = "chain/resp" {
+        /// The chain request's id.
+        #[serde(default)]
+        pub req_id: String = String::new(),
+        /// The chain's id.
+        #[serde(default)]
+        pub chain_id: String = String::new(),
+        /// Whether the chain completed without a fatal error.
+        #[serde(default)]
+        pub success: bool = false,
+        /// node_id → output of every completed node.
+        #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::object()"))]
+        pub outputs: Map<String, Value> = Map::new(),
+        /// Output of the last terminal node that completed.
+        #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::json()"))]
+        pub final_output: Value = Value::Null,
+        /// Total execution time.
+        #[serde(default)]
+        pub duration_ms: u64 = 0,
+        /// Nodes executed.
+        #[serde(default)]
+        pub nodes_run: u64 = 0,
+        /// Error details `{code, message, node_id}` when the chain failed.
+        #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::opt_object()"))]
+        pub error: Option<Map<String, Value>> = None,
+    }
+}
+
+impl_request!(ChainRequest);
+impl_response!(ChainEvent, ChainResponse);

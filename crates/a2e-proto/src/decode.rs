@@ -1,0 +1,334 @@
+//! Decoding a message from bytes, with errors that map to wire codes.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::codes::ErrorCode;
+use crate::core::ErrorMessage;
+use crate::message::Message;
+
+/// Default largest message: 16 MiB.
+pub const DEFAULT_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Default deepest nesting of arrays and objects. The JSON parser itself stops at 128.
+pub const DEFAULT_MAX_DEPTH: usize = 64;
+
+/// Limits applied by [`decode_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// Largest message in bytes.
+    pub max_bytes: usize,
+    /// Deepest nesting of arrays and objects (at most 128).
+    pub max_depth: usize,
+    /// Keep messages of unknown `type` as [`Message::Unknown`] (true) or refuse them.
+    pub allow_unknown: bool,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        Self {
+            max_bytes: DEFAULT_MAX_BYTES,
+            max_depth: DEFAULT_MAX_DEPTH,
+            allow_unknown: true,
+        }
+    }
+}
+
+/// What was wrong with the bytes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DecodeErrorKind {
+    /// Over the size limit.
+    #[error("message of {size} bytes exceeds the limit of {limit} bytes")]
+    TooLarge {
+        /// Size of the message.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Nested deeper than the limit.
+    #[error("message nests deeper than {limit} levels")]
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
+    /// Not UTF-8.
+    #[error("not valid UTF-8: invalid byte at offset {offset}")]
+    NotUtf8 {
+        /// Offset of the first invalid byte.
+        offset: usize,
+    },
+    /// Not JSON.
+    #[error("not valid JSON: {0}")]
+    NotJson(String),
+    /// JSON, but not a message (not an object, no string `type`).
+    #[error("not a message: {0}")]
+    NotMessage(String),
+    /// A `type` this crate does not know (only when unknown types are refused).
+    #[error("unknown message type `{0}`")]
+    UnknownType(String),
+    /// A major version other than 1.
+    #[error("unsupported protocol version `{0}`: this side speaks 1.x")]
+    VersionMismatch(String),
+    /// A known type with a wrong shape.
+    #[error("{path}: {message}")]
+    Schema {
+        /// The message type.
+        msg_type: String,
+        /// JSON path of the offending field, e.g. `nodes[2].kind` (`.` for the message itself).
+        path: String,
+        /// What was expected.
+        message: String,
+    },
+}
+
+/// A message that could not be decoded, with the id of the message when it could be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{kind}")]
+pub struct DecodeError {
+    /// What went wrong.
+    pub kind: DecodeErrorKind,
+    /// The offending message's `id`, or empty.
+    pub req_id: String,
+}
+
+impl DecodeError {
+    fn new(kind: DecodeErrorKind) -> Self {
+        Self {
+            kind,
+            req_id: String::new(),
+        }
+    }
+
+    /// The wire error code.
+    pub fn code(&self) -> ErrorCode {
+        match self.kind {
+            DecodeErrorKind::NotUtf8 { .. } | DecodeErrorKind::NotJson(_) => ErrorCode::PARSE_ERROR,
+            DecodeErrorKind::TooLarge { .. }
+            | DecodeErrorKind::TooDeep { .. }
+            | DecodeErrorKind::NotMessage(_)
+            | DecodeErrorKind::UnknownType(_) => ErrorCode::INVALID_MESSAGE,
+            DecodeErrorKind::VersionMismatch(_) => ErrorCode::VERSION_MISMATCH,
+            DecodeErrorKind::Schema { .. } => ErrorCode::SCHEMA_VIOLATION,
+        }
+    }
+
+    /// The JSON path of a schema violation.
+    pub fn path(&self) -> Option<&str> {
+        match &self.kind {
+            DecodeErrorKind::Schema { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The `error` message that answers the offending line.
+    pub fn to_error_message(&self) -> ErrorMessage {
+        let mut msg = ErrorMessage::new(self.req_id.clone(), self.code(), self.to_string());
+        if let DecodeErrorKind::Schema { msg_type, path, .. } = &self.kind {
+            msg.detail
+                .insert("type".into(), Value::String(msg_type.clone()));
+            msg.detail
+                .insert("path".into(), Value::String(path.clone()));
+        }
+        msg
+    }
+}
+
+/// Decodes one message with the default limits; unknown types are kept.
+///
+/// ```
+/// use a2e_proto::{decode, ErrorCode, Message};
+/// let msg = decode(br#"{"type":"ping","id":"p1"}"#).unwrap();
+/// assert!(matches!(msg, Message::Ping(_)));
+/// let err = decode(br#"{"type":"tool/call/req","tool_name":5,"arguments":{}}"#).unwrap_err();
+/// assert_eq!(err.code(), ErrorCode::SCHEMA_VIOLATION);
+/// assert_eq!(err.path(), Some("tool_name"));
+/// ```
+pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
+    decode_with(bytes, &DecodeOptions::default())
+}
+
+/// The envelope fields read before the body.
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(rename = "type", borrow, default)]
+    msg_type: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    version: Option<Value>,
+    #[serde(default)]
+    a2e: Option<Value>,
+}
+
+/// Decodes one message with explicit limits.
+pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, DecodeError> {
+    if bytes.len() > options.max_bytes {
+        return Err(DecodeError::new(DecodeErrorKind::TooLarge {
+            size: bytes.len(),
+            limit: options.max_bytes,
+        }));
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(DecodeError::new(DecodeErrorKind::NotUtf8 {
+            offset: e.valid_up_to(),
+        }));
+    }
+    check_depth(bytes, options.max_depth)?;
+
+    let peek: Peek<'_> = serde_json::from_slice(bytes).map_err(|e| {
+        DecodeError::new(match e.classify() {
+            serde_json::error::Category::Data => {
+                DecodeErrorKind::NotMessage("expected a JSON object with a string `type`".into())
+            }
+            _ => DecodeErrorKind::NotJson(e.to_string()),
+        })
+    })?;
+    let req_id = match &peek.id {
+        Some(Value::String(id)) => id.clone(),
+        _ => String::new(),
+    };
+    let fail = |kind| DecodeError {
+        kind,
+        req_id: req_id.clone(),
+    };
+    let Some(msg_type) = peek.msg_type else {
+        return Err(fail(DecodeErrorKind::NotMessage("missing `type`".into())));
+    };
+    if let Some(Value::String(version)) = peek.version.as_ref().or(peek.a2e.as_ref()) {
+        let major = version.split('.').next().unwrap_or_default();
+        if major != "1" {
+            return Err(fail(DecodeErrorKind::VersionMismatch(version.clone())));
+        }
+    }
+    match Message::parse_known(&msg_type, bytes) {
+        Some(Ok(message)) => Ok(message),
+        Some(Err(e)) => {
+            let path = e.path().to_string();
+            Err(fail(DecodeErrorKind::Schema {
+                msg_type: msg_type.into_owned(),
+                path,
+                message: strip_position(&e.into_inner().to_string()),
+            }))
+        }
+        None if options.allow_unknown => match serde_json::from_slice(bytes) {
+            Ok(map) => Ok(Message::Unknown(map)),
+            Err(e) => Err(fail(DecodeErrorKind::NotJson(e.to_string()))),
+        },
+        None => Err(fail(DecodeErrorKind::UnknownType(msg_type.into_owned()))),
+    }
+}
+
+/// serde_json appends " at line L column C"; on a one-line message the path says more.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message.get(..at).unwrap_or(message).to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// Refuses nesting deeper than `limit` without building anything.
+fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DecodeError> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Err(DecodeError::new(DecodeErrorKind::TooDeep { limit }));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_errors_name_the_path() {
+        let line = br#"{"type":"chain/req","nodes":[{"node_id":"a","kind":"tool"},{"node_id":"b","kind":"tool"},{"node_id":"c","kind":5}]}"#;
+        let err = decode(line).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SCHEMA_VIOLATION);
+        assert_eq!(err.path(), Some("nodes[2].kind"));
+        assert!(
+            err.to_string()
+                .starts_with("nodes[2].kind: invalid type: integer `5`, expected a string"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn missing_required_field_is_a_schema_violation() {
+        let err = decode(br#"{"type":"tool/call/req","id":"x","arguments":{}}"#).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SCHEMA_VIOLATION);
+        assert_eq!(err.req_id, "x");
+        assert!(
+            err.to_string().contains("missing field `tool_name`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn version_alias_and_mismatch() {
+        let msg = decode(br#"{"type":"ping","a2e":"1.2"}"#).unwrap();
+        let Message::Ping(ping) = msg else { panic!() };
+        assert_eq!(ping.version, "1.2");
+        let err = decode(br#"{"type":"ping","version":"2.0"}"#).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::VERSION_MISMATCH);
+    }
+
+    #[test]
+    fn depth_and_size_limits() {
+        let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert_eq!(
+            decode(deep.as_bytes()).unwrap_err().code(),
+            ErrorCode::INVALID_MESSAGE
+        );
+        let opts = DecodeOptions {
+            max_bytes: 10,
+            ..DecodeOptions::default()
+        };
+        assert!(matches!(
+            decode_with(br#"{"type":"ping","id":"abc"}"#, &opts)
+                .unwrap_err()
+                .kind,
+            DecodeErrorKind::TooLarge { .. }
+        ));
+        // Brackets inside strings do not count.
+        let stringy = format!(r#"{{"type":"ping","id":"{}"}}"#, "[".repeat(500));
+        assert!(decode(stringy.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn unknown_types_are_kept_or_refused() {
+        let line = br#"{"type":"memory/store/req","id":"m1","key":"k"}"#;
+        let Message::Unknown(map) = decode(line).unwrap() else {
+            panic!()
+        };
+        assert_eq!(map["key"], "k");
+        let strict = DecodeOptions {
+            allow_unknown: false,
+            ..DecodeOptions::default()
+        };
+        assert_eq!(
+            decode_with(line, &strict).unwrap_err().code(),
+            ErrorCode::INVALID_MESSAGE
+        );
+    }
+}

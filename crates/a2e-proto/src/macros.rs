@@ -1,0 +1,175 @@
+//! Declarative macros that stamp out wire messages and open enums.
+
+/// Declares an open string enum: a transparent newtype over a string with one
+/// associated constant per value the specs name. Unknown values are kept as
+/// they came, so they survive a round trip.
+macro_rules! open_enum {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$vmeta:meta])* $konst:ident = $value:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+        #[serde(transparent)]
+        pub struct $name(std::borrow::Cow<'static, str>);
+
+        impl $name {
+            $( $(#[$vmeta])* pub const $konst: Self = Self(std::borrow::Cow::Borrowed($value)); )+
+
+            /// Every value the specification names, in specification order.
+            pub const KNOWN: &'static [Self] = &[$(Self::$konst),+];
+
+            /// A value from any string; unknown values are allowed.
+            pub fn new(value: impl Into<String>) -> Self {
+                let value: String = value.into();
+                match Self::KNOWN.iter().find(|k| k.as_str() == value) {
+                    Some(known) => known.clone(),
+                    None => Self(std::borrow::Cow::Owned(value)),
+                }
+            }
+
+            /// The wire string.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// Whether the specification names this value.
+            pub fn is_known(&self) -> bool {
+                Self::KNOWN.iter().any(|k| k.as_str() == self.as_str())
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}({:?})", stringify!($name), self.as_str())
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(value: &str) -> Self {
+                Self::new(value)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(value: String) -> Self {
+                Self::new(value)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+
+        #[cfg(feature = "arbitrary")]
+        impl proptest::arbitrary::Arbitrary for $name {
+            type Parameters = ();
+            type Strategy = proptest::strategy::BoxedStrategy<Self>;
+            fn arbitrary_with(_: ()) -> Self::Strategy {
+                use proptest::prelude::*;
+                prop_oneof![
+                    proptest::sample::select(Self::KNOWN.to_vec()),
+                    "[a-z_]{1,12}".prop_map(Self::new),
+                ]
+                .boxed()
+            }
+        }
+    };
+}
+
+/// Declares a wire message: a struct with the envelope fields (`type`, `id`,
+/// `version`, `ts`) followed by its own fields, each with the default the
+/// specification gives (`= expr`), and its [`crate::WireType`] impl.
+macro_rules! wire_message {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident = $wire:literal {
+            $( $(#[$fmeta:meta])* pub $field:ident : $fty:ty = $default:expr, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+        #[cfg_attr(feature = "arbitrary", derive(proptest_derive::Arbitrary))]
+        pub struct $name {
+            #[doc = concat!("Message type, always `", $wire, "`.")]
+            #[serde(rename = "type")]
+            pub r#type: $crate::envelope::TypeTag<$name>,
+            /// Unique message id (a fresh UUID by default).
+            #[serde(default = "crate::envelope::new_id")]
+            #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::id()"))]
+            pub id: String,
+            /// Protocol version, `"1.0"` by default; `a2e` is accepted as an alias on input.
+            #[serde(default = "crate::envelope::default_version", alias = "a2e")]
+            #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::version()"))]
+            pub version: String,
+            /// Unix epoch seconds when the message was made (now by default).
+            #[serde(default = "crate::envelope::now")]
+            #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::finite()"))]
+            pub ts: f64,
+            $( $(#[$fmeta])* pub $field : $fty, )*
+        }
+
+        impl $crate::envelope::WireType for $name {
+            const TYPE: &'static str = $wire;
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self {
+                    r#type: $crate::envelope::TypeTag::new(),
+                    id: $crate::envelope::new_id(),
+                    version: $crate::envelope::default_version(),
+                    ts: $crate::envelope::now(),
+                    $( $field: $default, )*
+                }
+            }
+        }
+    };
+}
+
+/// Implements [`crate::Response`] for messages that carry `req_id`.
+macro_rules! impl_response {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            impl $crate::envelope::Response for $name {
+                fn req_id(&self) -> &str {
+                    &self.req_id
+                }
+                fn set_req_id(&mut self, req_id: String) {
+                    self.req_id = req_id;
+                }
+            }
+        )+
+    };
+}
+
+/// Implements [`crate::Request`] for request messages.
+macro_rules! impl_request {
+    ($($name:ident),+ $(,)?) => {
+        $(
+            impl $crate::envelope::Request for $name {
+                fn id(&self) -> &str {
+                    &self.id
+                }
+            }
+        )+
+    };
+}

@@ -1,0 +1,174 @@
+//! [`Message`]: every A2E message, dispatched on its `type`.
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::chains::*;
+use crate::core::*;
+use crate::proc::*;
+use crate::skills::*;
+use crate::tools::*;
+
+macro_rules! messages {
+    ($( $variant:ident ),+ $(,)?) => {
+        /// Any A2E message. A message whose `type` this crate does not know is
+        /// kept whole as [`Message::Unknown`].
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum Message {
+            $(
+                #[doc = concat!("`", stringify!($variant), "`.")]
+                $variant($variant),
+            )+
+            /// A message of a type this crate does not know, as it came.
+            Unknown(Map<String, Value>),
+        }
+
+        impl Message {
+            /// Every `type` string this crate knows, in specification order.
+            pub const TYPES: &'static [&'static str] = &[
+                $( <$variant as $crate::envelope::WireType>::TYPE, )+
+            ];
+
+            /// The `type` on the wire.
+            pub fn type_str(&self) -> &str {
+                match self {
+                    $( Self::$variant(_) => <$variant as $crate::envelope::WireType>::TYPE, )+
+                    Self::Unknown(map) => map.get("type").and_then(Value::as_str).unwrap_or(""),
+                }
+            }
+
+            /// The message's `id`.
+            pub fn id(&self) -> &str {
+                match self {
+                    $( Self::$variant(m) => &m.id, )+
+                    Self::Unknown(map) => map.get("id").and_then(Value::as_str).unwrap_or(""),
+                }
+            }
+
+            /// Parses the body of a known `type` from raw JSON, recording the path of a failure.
+            pub(crate) fn parse_known(
+                wire_type: &str,
+                bytes: &[u8],
+            ) -> Option<Result<Self, serde_path_to_error::Error<serde_json::Error>>> {
+                $(
+                    if wire_type == <$variant as $crate::envelope::WireType>::TYPE {
+                        let mut de = serde_json::Deserializer::from_slice(bytes);
+                        return Some(
+                            serde_path_to_error::deserialize::<_, $variant>(&mut de).map(Self::$variant),
+                        );
+                    }
+                )+
+                None
+            }
+        }
+
+        impl Serialize for Message {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( Self::$variant(m) => m.serialize(serializer), )+
+                    Self::Unknown(map) => map.serialize(serializer),
+                }
+            }
+        }
+
+        $(
+            impl From<$variant> for Message {
+                fn from(message: $variant) -> Self {
+                    Self::$variant(message)
+                }
+            }
+        )+
+    };
+}
+
+messages!(
+    // core
+    HandshakeRequest,
+    HandshakeResponse,
+    Ping,
+    Pong,
+    Shutdown,
+    ErrorMessage,
+    InvokeEvent,
+    // tools
+    ToolListRequest,
+    ToolListResponse,
+    ToolCallRequest,
+    ToolCallResponse,
+    ToolEvent,
+    // skills
+    SkillDiscoverRequest,
+    SkillDiscoverResponse,
+    SkillCallRequest,
+    SkillCallResponse,
+    SkillEvent,
+    // chains
+    ChainRequest,
+    ChainEvent,
+    ChainResponse,
+    // proc
+    ProcSpawnRequest,
+    ProcSpawnResponse,
+    ProcWriteRequest,
+    ProcWriteResponse,
+    ProcReadEvent,
+    ProcKillRequest,
+    ProcKillResponse,
+    ProcStatusRequest,
+    ProcStatusResponse,
+);
+
+impl<'de> serde::Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let bytes = serde_json::to_vec(&value).map_err(serde::de::Error::custom)?;
+        crate::decode::decode(&bytes).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Message {
+    /// Compact JSON, without a trailing newline.
+    pub fn to_json(&self) -> Vec<u8> {
+        // Serializing these types cannot fail: every map key is a string.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// One NDJSON line: compact JSON and `\n`.
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut line = self.to_json();
+        line.push(b'\n');
+        line
+    }
+
+    /// The `req_id` this message answers, for responses and events.
+    pub fn req_id(&self) -> Option<&str> {
+        let value = match self {
+            Self::HandshakeResponse(m) => &m.req_id,
+            Self::Pong(m) => &m.req_id,
+            Self::ErrorMessage(m) => &m.req_id,
+            Self::InvokeEvent(m) => &m.req_id,
+            Self::ToolListResponse(m) => &m.req_id,
+            Self::ToolCallResponse(m) => &m.req_id,
+            Self::ToolEvent(m) => &m.req_id,
+            Self::SkillDiscoverResponse(m) => &m.req_id,
+            Self::SkillCallResponse(m) => &m.req_id,
+            Self::SkillEvent(m) => &m.req_id,
+            Self::ChainEvent(m) => &m.req_id,
+            Self::ChainResponse(m) => &m.req_id,
+            Self::ProcSpawnResponse(m) => &m.req_id,
+            Self::ProcWriteResponse(m) => &m.req_id,
+            Self::ProcReadEvent(m) => &m.req_id,
+            Self::ProcKillResponse(m) => &m.req_id,
+            Self::ProcStatusResponse(m) => &m.req_id,
+            Self::Unknown(map) => return map.get("req_id").and_then(Value::as_str),
+            _ => return None,
+        };
+        Some(value)
+    }
+
+    /// Whether this is an event (`…/event`): one of possibly many for a request.
+    pub fn is_event(&self) -> bool {
+        self.type_str().ends_with("event")
+    }
+}
