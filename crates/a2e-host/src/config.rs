@@ -1,0 +1,306 @@
+//! Host configuration: a TOML file, with safe defaults when absent.
+//!
+//! ```toml
+//! root = "."                     # workspace the built-in tools are confined to
+//! auth_token = ""                # when set, handshakes must carry it
+//! max_parallel = 4               # concurrent requests per session
+//! builtins = ["read_file", "write_file", "list_dir", "glob", "grep"]  # on by default
+//! skill_dirs = ["skills"]        # chain skills (Markdown + YAML front matter)
+//!
+//! [commands]                     # run_command and proc: nothing runs unless allowed
+//! allow = ["echo", "ls"]
+//! timeout_secs = 30
+//! output_max_bytes = 1048576
+//! proc_limit = 8
+//!
+//! [http]                         # http_request: no host unless allowed
+//! allow_hosts = ["127.0.0.1"]
+//! timeout_secs = 30
+//! body_max_bytes = 1048576
+//!
+//! [files]
+//! read_max_bytes = 1048576
+//!
+//! [audit]
+//! path = ""                      # empty: audit lines go to the log (stderr)
+//! include_arguments = false
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Every built-in tool name.
+pub const ALL_BUILTINS: &[&str] = &[
+    "read_file",
+    "write_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "run_command",
+    "http_request",
+];
+
+/// Built-ins that are on when the configuration does not say.
+pub const DEFAULT_BUILTINS: &[&str] = &[
+    "read_file",
+    "write_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "run_command",
+    "http_request",
+];
+
+/// The host's configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostConfig {
+    /// Workspace root the built-in tools are confined to.
+    pub root: PathBuf,
+    /// Shared secret handshakes must carry (empty: none required).
+    pub auth_token: String,
+    /// Concurrent requests per session.
+    pub max_parallel: u32,
+    /// Largest message accepted, in bytes.
+    pub max_message_bytes: usize,
+    /// Built-in tools that are on.
+    pub builtins: Vec<String>,
+    /// Directories scanned for chain skills (relative to `root`).
+    pub skill_dirs: Vec<PathBuf>,
+    /// Commands (run_command, proc).
+    pub commands: CommandConfig,
+    /// Outbound HTTP (http_request).
+    pub http: HttpConfig,
+    /// File tools.
+    pub files: FileConfig,
+    /// Audit log.
+    pub audit: AuditConfig,
+    /// Default timeouts.
+    pub timeouts: TimeoutConfig,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self {
+            root: PathBuf::from("."),
+            auth_token: String::new(),
+            max_parallel: 4,
+            max_message_bytes: a2e_proto::decode::DEFAULT_MAX_BYTES,
+            builtins: DEFAULT_BUILTINS.iter().map(|s| (*s).to_owned()).collect(),
+            skill_dirs: vec![PathBuf::from("skills")],
+            commands: CommandConfig::default(),
+            http: HttpConfig::default(),
+            files: FileConfig::default(),
+            audit: AuditConfig::default(),
+            timeouts: TimeoutConfig::default(),
+        }
+    }
+}
+
+/// Commands: what may run and within which limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CommandConfig {
+    /// Allowed `argv[0]` values (exact names or paths). Empty: no command may run.
+    pub allow: Vec<String>,
+    /// Default run_command timeout in seconds.
+    pub timeout_secs: u64,
+    /// Output cap per stream in bytes.
+    pub output_max_bytes: usize,
+    /// Most live processes per session (proc capability).
+    pub proc_limit: usize,
+}
+
+impl Default for CommandConfig {
+    fn default() -> Self {
+        Self {
+            allow: Vec::new(),
+            timeout_secs: 30,
+            output_max_bytes: 1024 * 1024,
+            proc_limit: 8,
+        }
+    }
+}
+
+/// Outbound HTTP.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Allowed host names or IP addresses. Empty: no request may be made.
+    pub allow_hosts: Vec<String>,
+    /// Request timeout in seconds.
+    pub timeout_secs: u64,
+    /// Response body cap in bytes.
+    pub body_max_bytes: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            allow_hosts: Vec::new(),
+            timeout_secs: 30,
+            body_max_bytes: 1024 * 1024,
+        }
+    }
+}
+
+/// File tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FileConfig {
+    /// Most bytes read_file returns at once.
+    pub read_max_bytes: usize,
+    /// Most bytes write_file accepts.
+    pub write_max_bytes: usize,
+    /// Most entries list_dir / glob / grep return.
+    pub max_results: usize,
+}
+
+impl Default for FileConfig {
+    fn default() -> Self {
+        Self {
+            read_max_bytes: 1024 * 1024,
+            write_max_bytes: 16 * 1024 * 1024,
+            max_results: 1000,
+        }
+    }
+}
+
+/// Audit log.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditConfig {
+    /// File audit lines are appended to (empty: the log on stderr).
+    pub path: PathBuf,
+    /// Record argument values (off: only their names).
+    pub include_arguments: bool,
+}
+
+/// Default per-call timeouts (seconds) when a request does not set one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TimeoutConfig {
+    /// Tool calls.
+    pub tool_secs: u64,
+    /// Skill calls.
+    pub skill_secs: u64,
+    /// Chains.
+    pub chain_secs: u64,
+}
+
+impl Default for TimeoutConfig {
+    fn default() -> Self {
+        Self {
+            tool_secs: 30,
+            skill_secs: 60,
+            chain_secs: 300,
+        }
+    }
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Could not read it.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not valid TOML or wrong keys.
+    #[error("invalid config {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// A value out of range.
+    #[error("invalid config: {0}")]
+    Invalid(String),
+}
+
+impl HostConfig {
+    /// Reads a TOML file; relative `root` and `skill_dirs` are taken from the file's folder.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut config = Self::from_toml(&text).map_err(|e| match e {
+            ConfigError::Parse { message, .. } => ConfigError::Parse {
+                path: path.to_owned(),
+                message,
+            },
+            other => other,
+        })?;
+        if config.root.is_relative() {
+            if let Some(dir) = path.parent() {
+                config.root = dir.join(&config.root);
+            }
+        }
+        Ok(config)
+    }
+
+    /// Parses TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: PathBuf::new(),
+            message: e.to_string(),
+        })?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Checks values that types alone cannot.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.max_parallel == 0 {
+            return Err(ConfigError::Invalid(
+                "max_parallel must be at least 1".into(),
+            ));
+        }
+        if let Some(bad) = self
+            .builtins
+            .iter()
+            .find(|b| !ALL_BUILTINS.contains(&b.as_str()))
+        {
+            return Err(ConfigError::Invalid(format!(
+                "unknown built-in tool `{bad}` (known: {})",
+                ALL_BUILTINS.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether a built-in is on.
+    pub fn builtin_enabled(&self, name: &str) -> bool {
+        self.builtins.iter().any(|b| b == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_allow_no_commands_and_no_network() {
+        let c = HostConfig::default();
+        assert!(c.commands.allow.is_empty());
+        assert!(c.http.allow_hosts.is_empty());
+    }
+
+    #[test]
+    fn toml_overrides_and_rejects_typos() {
+        let c =
+            HostConfig::from_toml("max_parallel = 2\n[commands]\nallow = [\"echo\"]\n").unwrap();
+        assert_eq!(c.max_parallel, 2);
+        assert_eq!(c.commands.allow, vec!["echo"]);
+        let err = HostConfig::from_toml("max_paralel = 2").unwrap_err();
+        assert!(err.to_string().contains("max_paralel"), "{err}");
+        let err = HostConfig::from_toml("builtins = [\"rm_rf\"]").unwrap_err();
+        assert!(err.to_string().contains("rm_rf"), "{err}");
+    }
+}

@@ -1,0 +1,45 @@
+//! The A2E host runtime.
+//!
+//! A [`Host`] holds the plugin [`registry::Registry`] (tools and skills, ordered by
+//! priority), the configuration, the process table and the audit log. A
+//! [`session::Session`] speaks the protocol with one agent over any transport:
+//! handshake, authorisation, concurrent dispatch up to `max_parallel`, per-call
+//! timeouts, events numbered per request. Built-in tools are confined to a
+//! workspace root; commands and network access are off unless allowed.
+//!
+//! ```
+//! use a2e_host::{Host, HostConfig};
+//!
+//! # tokio_test_main();
+//! # fn tokio_test_main() {
+//! let rt = tokio::runtime::Runtime::new().unwrap();
+//! rt.block_on(async {
+//!     let dir = std::env::temp_dir();
+//!     let config = HostConfig { root: dir, ..HostConfig::default() };
+//!     let host = Host::builder(config).with_builtins().build().unwrap();
+//!     let names: Vec<String> = host.list_tools(&Default::default()).into_iter().map(|t| t.name).collect();
+//!     assert!(names.contains(&"read_file".to_string()));
+//! });
+//! # }
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
+
+pub mod audit;
+pub mod builtins;
+pub mod config;
+pub mod error;
+pub mod host;
+pub mod plugin;
+pub mod proc;
+pub mod redact;
+pub mod registry;
+pub mod search;
+pub mod skills;
+pub mod validate;
+
+pub use config::HostConfig;
+pub use error::{HostError, HostResult};
+pub use host::{Host, HostBuilder};

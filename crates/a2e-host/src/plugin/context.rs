@@ -1,0 +1,129 @@
+//! The context a plugin call runs in: session, cancellation, deadline, events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2e_proto::EventKind;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+type EmitFn = dyn Fn(EventKind, Map<String, Value>) -> BoxFuture<'static, ()> + Send + Sync;
+
+/// Where a call's events go. The host numbers them (`seq` 0, 1, 2, …), collects
+/// them into the result and, when the request asked for streaming, sends them on.
+#[derive(Clone, Default)]
+pub struct EventSink(Option<Arc<EmitFn>>);
+
+impl EventSink {
+    /// A sink that drops every event.
+    pub fn discard() -> Self {
+        Self(None)
+    }
+
+    /// A sink calling `f` for each event.
+    pub fn new<F>(f: F) -> Self
+    where
+        F: Fn(EventKind, Map<String, Value>) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    {
+        Self(Some(Arc::new(f)))
+    }
+
+    /// Emits one event; waits while the receiver is slow (back-pressure).
+    pub async fn emit(&self, kind: EventKind, data: Map<String, Value>) {
+        if let Some(f) = &self.0 {
+            f(kind, data).await;
+        }
+    }
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "EventSink(..)"
+        } else {
+            "EventSink(discard)"
+        })
+    }
+}
+
+/// What a plugin knows about the call it serves.
+#[derive(Clone, Debug)]
+pub struct CallContext {
+    /// The session the call belongs to (empty for calls made by the host itself).
+    pub session_id: Arc<str>,
+    /// The request id.
+    pub req_id: Arc<str>,
+    /// Fires when the call must stop: timeout, cancellation, session end.
+    pub cancel: CancellationToken,
+    /// When the call's time runs out, if it has a limit.
+    pub deadline: Option<Instant>,
+    events: EventSink,
+}
+
+impl CallContext {
+    /// A context with the given identity, token, deadline and event sink.
+    pub fn new(
+        session_id: &str,
+        req_id: &str,
+        cancel: CancellationToken,
+        deadline: Option<Instant>,
+        events: EventSink,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            req_id: req_id.into(),
+            cancel,
+            deadline,
+            events,
+        }
+    }
+
+    /// A context for tests and host-internal calls: no session, no limit, events dropped.
+    pub fn detached() -> Self {
+        Self::new("", "", CancellationToken::new(), None, EventSink::discard())
+    }
+
+    /// Emits an event of `kind` with `data` (see [`a2e_proto::EventData`] for payloads).
+    pub async fn emit(&self, kind: EventKind, data: Map<String, Value>) {
+        self.events.emit(kind, data).await;
+    }
+
+    /// Emits a `log` event.
+    pub async fn log(&self, level: &str, message: impl Into<String>) {
+        self.emit(EventKind::LOG, a2e_proto::EventData::log(level, message))
+            .await;
+    }
+
+    /// Emits a `progress` event.
+    pub async fn progress(&self, pct: i64, message: impl Into<String>) {
+        self.emit(
+            EventKind::PROGRESS,
+            a2e_proto::EventData::progress(pct, message),
+        )
+        .await;
+    }
+
+    /// Time left before the deadline (`None`: no limit).
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// Whether the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The event sink (to hand to nested work).
+    pub fn events(&self) -> &EventSink {
+        &self.events
+    }
+
+    /// The same call with another event sink.
+    pub fn with_events(mut self, events: EventSink) -> Self {
+        self.events = events;
+        self
+    }
+}

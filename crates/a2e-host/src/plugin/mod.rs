@@ -1,0 +1,13 @@
+//! Plugin traits: what a tool or skill provider implements.
+//!
+//! A plugin implements [`ToolPlugin`] or [`SkillPlugin`] with native `async fn`;
+//! the host stores it behind the object-safe twins [`DynToolPlugin`] /
+//! [`DynSkillPlugin`], which every plugin gets for free.
+
+mod context;
+mod skill;
+mod tool;
+
+pub use context::{CallContext, EventSink};
+pub use skill::{DynSkillPlugin, SkillCall, SkillOutput, SkillPlugin};
+pub use tool::{DynToolPlugin, ToolOutput, ToolPlugin};

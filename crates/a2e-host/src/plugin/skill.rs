@@ -1,0 +1,114 @@
+//! The skill plugin trait.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use a2e_proto::{LLMConfig, SkillDefinition};
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::CallContext;
+use crate::error::HostResult;
+use crate::host::Host;
+
+/// What a skill returns on success.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SkillOutput {
+    /// Result data.
+    pub data: Value,
+    /// Summary for a person.
+    pub summary: Value,
+    /// Output was cut at a limit.
+    pub truncated: bool,
+}
+
+impl From<Value> for SkillOutput {
+    fn from(data: Value) -> Self {
+        Self {
+            data,
+            ..Self::default()
+        }
+    }
+}
+
+/// Everything a skill call gets besides its arguments.
+#[derive(Clone)]
+pub struct SkillCall {
+    /// Session, cancellation, deadline and events.
+    pub ctx: CallContext,
+    /// The host, to call tools, skills and chains.
+    pub host: Arc<Host>,
+    /// Model/provider override from the request.
+    pub llm_override: Option<LLMConfig>,
+    /// Request metadata.
+    pub metadata: Map<String, Value>,
+}
+
+/// A provider of skills.
+pub trait SkillPlugin: Send + Sync + 'static {
+    /// Plugin name (unique among plugins).
+    fn name(&self) -> &str;
+
+    /// Dispatch priority; higher first.
+    fn priority(&self) -> i32 {
+        0
+    }
+
+    /// When the highest-priority plugin is exclusive, only it serves.
+    fn exclusive(&self) -> bool {
+        false
+    }
+
+    /// The skills this plugin offers (the host derives `Blocked` from missing tools).
+    fn skills(&self) -> Vec<SkillDefinition>;
+
+    /// Runs `skill` with arguments already validated against its `input_schema`.
+    fn call(
+        &self,
+        skill: &str,
+        args: Map<String, Value>,
+        call: SkillCall,
+    ) -> impl Future<Output = HostResult<SkillOutput>> + Send;
+}
+
+/// The object-safe form of [`SkillPlugin`], implemented for every `SkillPlugin`.
+pub trait DynSkillPlugin: Send + Sync + 'static {
+    /// See [`SkillPlugin::name`].
+    fn name(&self) -> &str;
+    /// See [`SkillPlugin::priority`].
+    fn priority(&self) -> i32;
+    /// See [`SkillPlugin::exclusive`].
+    fn exclusive(&self) -> bool;
+    /// See [`SkillPlugin::skills`].
+    fn skills(&self) -> Vec<SkillDefinition>;
+    /// See [`SkillPlugin::call`].
+    fn call_dyn<'a>(
+        &'a self,
+        skill: &'a str,
+        args: Map<String, Value>,
+        call: SkillCall,
+    ) -> BoxFuture<'a, HostResult<SkillOutput>>;
+}
+
+impl<T: SkillPlugin> DynSkillPlugin for T {
+    fn name(&self) -> &str {
+        SkillPlugin::name(self)
+    }
+    fn priority(&self) -> i32 {
+        SkillPlugin::priority(self)
+    }
+    fn exclusive(&self) -> bool {
+        SkillPlugin::exclusive(self)
+    }
+    fn skills(&self) -> Vec<SkillDefinition> {
+        SkillPlugin::skills(self)
+    }
+    fn call_dyn<'a>(
+        &'a self,
+        skill: &'a str,
+        args: Map<String, Value>,
+        call: SkillCall,
+    ) -> BoxFuture<'a, HostResult<SkillOutput>> {
+        Box::pin(SkillPlugin::call(self, skill, args, call))
+    }
+}

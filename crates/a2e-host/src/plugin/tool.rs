@@ -1,0 +1,121 @@
+//! The tool plugin trait.
+
+use std::future::Future;
+
+use a2e_proto::ToolDefinition;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::CallContext;
+use crate::error::HostResult;
+
+/// What a tool returns on success.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    /// Result data.
+    pub data: Value,
+    /// Summary for a person.
+    pub summary: Value,
+    /// Output was cut at a limit.
+    pub truncated: bool,
+    /// Exit code of a process the tool ran.
+    pub exit_code: Option<i64>,
+}
+
+impl From<Value> for ToolOutput {
+    fn from(data: Value) -> Self {
+        Self {
+            data,
+            ..Self::default()
+        }
+    }
+}
+
+/// A provider of tools.
+///
+/// ```
+/// use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
+/// use a2e_host::HostResult;
+/// use a2e_proto::{ToolDefinition, ToolParameter};
+/// use serde_json::{Map, Value};
+///
+/// struct Echo;
+///
+/// impl ToolPlugin for Echo {
+///     fn name(&self) -> &str { "echo" }
+///     fn tools(&self) -> Vec<ToolDefinition> {
+///         vec![ToolDefinition::new("echo", "Returns its arguments")
+///             .param(ToolParameter::new("text", "string", "What to echo").required())]
+///     }
+///     async fn call(&self, _tool: &str, args: Map<String, Value>, _ctx: CallContext) -> HostResult<ToolOutput> {
+///         Ok(Value::Object(args).into())
+///     }
+/// }
+/// ```
+pub trait ToolPlugin: Send + Sync + 'static {
+    /// Plugin name (unique among plugins).
+    fn name(&self) -> &str;
+
+    /// Dispatch priority; higher first (a2e-core.md §6).
+    fn priority(&self) -> i32 {
+        0
+    }
+
+    /// When the highest-priority plugin is exclusive, only it serves.
+    fn exclusive(&self) -> bool {
+        false
+    }
+
+    /// The tools this plugin offers.
+    fn tools(&self) -> Vec<ToolDefinition>;
+
+    /// Runs `tool` with arguments already validated against its parameters.
+    fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        ctx: CallContext,
+    ) -> impl Future<Output = HostResult<ToolOutput>> + Send;
+}
+
+/// The object-safe form of [`ToolPlugin`], implemented for every `ToolPlugin`.
+pub trait DynToolPlugin: Send + Sync + 'static {
+    /// See [`ToolPlugin::name`].
+    fn name(&self) -> &str;
+    /// See [`ToolPlugin::priority`].
+    fn priority(&self) -> i32;
+    /// See [`ToolPlugin::exclusive`].
+    fn exclusive(&self) -> bool;
+    /// See [`ToolPlugin::tools`].
+    fn tools(&self) -> Vec<ToolDefinition>;
+    /// See [`ToolPlugin::call`].
+    fn call_dyn<'a>(
+        &'a self,
+        tool: &'a str,
+        args: Map<String, Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, HostResult<ToolOutput>>;
+}
+
+impl<T: ToolPlugin> DynToolPlugin for T {
+    fn name(&self) -> &str {
+        ToolPlugin::name(self)
+    }
+    fn priority(&self) -> i32 {
+        ToolPlugin::priority(self)
+    }
+    fn exclusive(&self) -> bool {
+        ToolPlugin::exclusive(self)
+    }
+    fn tools(&self) -> Vec<ToolDefinition> {
+        ToolPlugin::tools(self)
+    }
+    fn call_dyn<'a>(
+        &'a self,
+        tool: &'a str,
+        args: Map<String, Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, HostResult<ToolOutput>> {
+        Box::pin(ToolPlugin::call(self, tool, args, ctx))
+    }
+}
