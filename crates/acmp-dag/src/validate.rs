@@ -1,0 +1,690 @@
+//! DAG validation (Layer 2 §3 constraints, the path grammar, and resource limits), producing a
+//! [`ValidatedDag`] the orchestrator can execute.
+
+mod cycles;
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::path::{FieldPath, PathError};
+use crate::{Dag, SourceTasks, TaskInput};
+
+/// Limits that protect the orchestrator from resource exhaustion (the spec leaves DAG
+/// depth and breadth limits open; they are configuration here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValidationLimits {
+    /// Maximum number of tasks.
+    pub max_tasks: usize,
+    /// Maximum depth: tasks on the longest dependency chain (a root alone is depth 1).
+    pub max_depth: usize,
+    /// Maximum breadth: tasks at the same depth.
+    pub max_breadth: usize,
+}
+
+impl Default for ValidationLimits {
+    /// 100 000 tasks, depth 1 000, breadth 10 000.
+    fn default() -> Self {
+        Self {
+            max_tasks: 100_000,
+            max_depth: 1_000,
+            max_breadth: 10_000,
+        }
+    }
+}
+
+impl ValidationLimits {
+    /// No limits.
+    pub fn unlimited() -> Self {
+        Self {
+            max_tasks: usize::MAX,
+            max_depth: usize::MAX,
+            max_breadth: usize::MAX,
+        }
+    }
+}
+
+/// Which end of an edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeEnd {
+    /// `from`.
+    From,
+    /// `to`.
+    To,
+}
+
+impl fmt::Display for EdgeEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::From => "from",
+            Self::To => "to",
+        })
+    }
+}
+
+/// A violated rule: each names the task and field concerned where there is one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationError {
+    /// `dag_id` is empty.
+    #[error("dag_id: empty")]
+    EmptyDagId,
+    /// More tasks than [`ValidationLimits::max_tasks`]; nothing else is checked.
+    #[error("tasks: {count} tasks exceed the limit of {max}")]
+    TooManyTasks {
+        /// Tasks in the DAG.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A task with an empty `task_id`.
+    #[error("tasks[{index}].task_id: empty")]
+    EmptyTaskId {
+        /// Position in `tasks`.
+        index: usize,
+    },
+    /// A task with an empty `capability`.
+    #[error("task \"{task_id}\": capability: empty")]
+    EmptyCapability {
+        /// The task.
+        task_id: String,
+    },
+    /// Two tasks with the same `task_id`.
+    #[error("task \"{task_id}\": task_id: duplicate (tasks[{index}] repeats tasks[{first_index}])")]
+    DuplicateTaskId {
+        /// The repeated id.
+        task_id: String,
+        /// Position of the first task with the id.
+        first_index: usize,
+        /// Position of the repeat.
+        index: usize,
+    },
+    /// An edge naming a task that is not in `tasks`.
+    #[error("edges[{edge_index}].{end}: unknown task \"{task_id}\"")]
+    UnknownEdgeTask {
+        /// Position in `edges`.
+        edge_index: usize,
+        /// Which end names it.
+        end: EdgeEnd,
+        /// The unknown id.
+        task_id: String,
+    },
+    /// The same `from → to` twice.
+    #[error("edges[{edge_index}]: duplicate edge {from} → {to} (first at edges[{first_index}])")]
+    DuplicateEdge {
+        /// Position of the repeat.
+        edge_index: usize,
+        /// Position of the first.
+        first_index: usize,
+        /// Upstream task.
+        from: String,
+        /// Downstream task.
+        to: String,
+    },
+    /// A cycle; the path starts and ends at the same task.
+    #[error("cycle: {}", path.join(" → "))]
+    Cycle {
+        /// The tasks on the cycle, the first repeated at the end.
+        path: Vec<String>,
+    },
+    /// `from_task` / `from_tasks` names a task that is not in `tasks`.
+    #[error("task \"{task_id}\": {field}: unknown task \"{source_task}\"")]
+    UnknownSourceTask {
+        /// The referencing task.
+        task_id: String,
+        /// `input.source.from_task` or `input.source.from_tasks[i]`.
+        field: String,
+        /// The unknown id.
+        source_task: String,
+    },
+    /// `from_task` / `from_tasks` without the matching edge into the referencing task.
+    #[error(
+        "task \"{task_id}\": {field}: references \"{source_task}\" but there is no edge {source_task} → {task_id}"
+    )]
+    MissingSourceEdge {
+        /// The referencing task.
+        task_id: String,
+        /// `input.source.from_task` or `input.source.from_tasks[i]`.
+        field: String,
+        /// The referenced task.
+        source_task: String,
+    },
+    /// `from_tasks: []`.
+    #[error("task \"{task_id}\": input.source.from_tasks: empty")]
+    EmptyFromTasks {
+        /// The referencing task.
+        task_id: String,
+    },
+    /// A `field` outside the path grammar.
+    #[error("task \"{task_id}\": input.source.field: {error}")]
+    InvalidPath {
+        /// The referencing task.
+        task_id: String,
+        /// The parse error (path, offset, reason).
+        error: PathError,
+    },
+    /// Deeper than [`ValidationLimits::max_depth`].
+    #[error("depth {depth} exceeds the limit of {max} (task \"{task_id}\" is at depth {depth})")]
+    TooDeep {
+        /// The DAG's depth.
+        depth: usize,
+        /// The limit.
+        max: usize,
+        /// A task at the deepest level.
+        task_id: String,
+    },
+    /// Broader than [`ValidationLimits::max_breadth`].
+    #[error("breadth {breadth} exceeds the limit of {max} ({breadth} tasks at depth {level})")]
+    TooBroad {
+        /// Tasks at the broadest level.
+        breadth: usize,
+        /// The limit.
+        max: usize,
+        /// That level (roots are depth 1).
+        level: usize,
+    },
+}
+
+impl ValidationError {
+    /// The task concerned, if the rule is about one task.
+    pub fn task_id(&self) -> Option<&str> {
+        match self {
+            Self::EmptyCapability { task_id }
+            | Self::DuplicateTaskId { task_id, .. }
+            | Self::UnknownSourceTask { task_id, .. }
+            | Self::MissingSourceEdge { task_id, .. }
+            | Self::EmptyFromTasks { task_id }
+            | Self::InvalidPath { task_id, .. }
+            | Self::TooDeep { task_id, .. } => Some(task_id),
+            _ => None,
+        }
+    }
+
+    /// The field concerned, as a path: `capability`, `input.source.from_tasks[1]`,
+    /// `edges[3].to`, …
+    pub fn field(&self) -> Option<String> {
+        Some(match self {
+            Self::EmptyDagId => "dag_id".to_owned(),
+            Self::TooManyTasks { .. } => "tasks".to_owned(),
+            Self::EmptyTaskId { index } => format!("tasks[{index}].task_id"),
+            Self::EmptyCapability { .. } => "capability".to_owned(),
+            Self::DuplicateTaskId { .. } => "task_id".to_owned(),
+            Self::UnknownEdgeTask {
+                edge_index, end, ..
+            } => format!("edges[{edge_index}].{end}"),
+            Self::DuplicateEdge { edge_index, .. } => format!("edges[{edge_index}]"),
+            Self::UnknownSourceTask { field, .. } | Self::MissingSourceEdge { field, .. } => {
+                field.clone()
+            }
+            Self::EmptyFromTasks { .. } => "input.source.from_tasks".to_owned(),
+            Self::InvalidPath { .. } => "input.source.field".to_owned(),
+            Self::Cycle { .. } | Self::TooDeep { .. } | Self::TooBroad { .. } => return None,
+        })
+    }
+}
+
+/// Something legal that will not behave as its author may expect.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationWarning {
+    /// A `stream_eligible` edge whose downstream selects a sub-field: it will not stream.
+    #[error(
+        "edges[{edge_index}] {from} → {to}: stream_eligible ignored: task \"{to}\" selects field `{field}`, and a field cannot be evaluated on a partial stream"
+    )]
+    StreamWithSubField {
+        /// Position in `edges`.
+        edge_index: usize,
+        /// Upstream task.
+        from: String,
+        /// Downstream task.
+        to: String,
+        /// The sub-field.
+        field: String,
+    },
+    /// A `stream_eligible` edge into a `from_tasks` aggregation: it will not stream.
+    #[error(
+        "edges[{edge_index}] {from} → {to}: stream_eligible ignored: task \"{to}\" aggregates several outputs (from_tasks)"
+    )]
+    StreamIntoAggregation {
+        /// Position in `edges`.
+        edge_index: usize,
+        /// Upstream task.
+        from: String,
+        /// Downstream task.
+        to: String,
+    },
+    /// A `stream_eligible` edge whose downstream does not take its input from `from`.
+    #[error(
+        "edges[{edge_index}] {from} → {to}: stream_eligible ignored: task \"{to}\" does not take its input from \"{from}\""
+    )]
+    StreamWithoutReference {
+        /// Position in `edges`.
+        edge_index: usize,
+        /// Upstream task.
+        from: String,
+        /// Downstream task.
+        to: String,
+    },
+}
+
+/// The outcome of validating a DAG: every violated rule, and warnings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, thiserror::Error)]
+#[error("invalid DAG: {}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct ValidationReport {
+    /// Violated rules; empty when the DAG is valid.
+    pub errors: Vec<ValidationError>,
+    /// Warnings.
+    pub warnings: Vec<ValidationWarning>,
+}
+
+impl ValidationReport {
+    /// Whether no rule is violated.
+    pub fn is_ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+}
+
+/// A task's input in executable form.
+#[derive(Debug, Clone)]
+pub(crate) enum PlannedInput {
+    Literal,
+    One {
+        src: u32,
+        path: Option<FieldPath>,
+    },
+    Many {
+        srcs: Vec<u32>,
+        path: Option<FieldPath>,
+    },
+}
+
+/// An outgoing edge in executable form.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutEdge {
+    pub(crate) to: u32,
+    /// Whether the edge may stream (eligible and whole-output); the providers decide.
+    pub(crate) stream_candidate: bool,
+}
+
+/// One task in executable form.
+#[derive(Debug)]
+pub(crate) struct Node {
+    pub(crate) id: Arc<str>,
+    pub(crate) input: PlannedInput,
+    pub(crate) out: Box<[OutEdge]>,
+    pub(crate) in_degree: u32,
+}
+
+/// A DAG that passed validation, indexed for execution.
+#[derive(Debug)]
+pub struct ValidatedDag {
+    dag: Dag,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) index: HashMap<Arc<str>, u32>,
+    depth: usize,
+    breadth: usize,
+    warnings: Vec<ValidationWarning>,
+}
+
+impl ValidatedDag {
+    /// Validates a DAG against every rule; `Err` lists every violation.
+    pub fn new(dag: Dag, limits: &ValidationLimits) -> Result<Self, ValidationReport> {
+        let analysis = analyze(&dag, limits)?;
+        Ok(Self {
+            dag,
+            nodes: analysis.nodes,
+            index: analysis.index,
+            depth: analysis.depth,
+            breadth: analysis.breadth,
+            warnings: analysis.warnings,
+        })
+    }
+
+    /// The DAG.
+    pub fn dag(&self) -> &Dag {
+        &self.dag
+    }
+
+    /// The DAG back.
+    pub fn into_dag(self) -> Dag {
+        self.dag
+    }
+
+    /// Warnings found while validating.
+    pub fn warnings(&self) -> &[ValidationWarning] {
+        &self.warnings
+    }
+
+    /// Tasks on the longest dependency chain.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Tasks at the broadest depth level.
+    pub fn breadth(&self) -> usize {
+        self.breadth
+    }
+
+    /// Root tasks (no incoming edge), in declaration order.
+    pub fn roots(&self) -> impl Iterator<Item = &str> {
+        self.nodes
+            .iter()
+            .filter(|n| n.in_degree == 0)
+            .map(|n| &*n.id)
+    }
+
+    /// Leaf tasks (no outgoing edge), in declaration order: their outputs are the result.
+    pub fn leaves(&self) -> impl Iterator<Item = &str> {
+        self.nodes
+            .iter()
+            .filter(|n| n.out.is_empty())
+            .map(|n| &*n.id)
+    }
+
+    /// Position of a task in `tasks`.
+    pub fn task_index(&self, task_id: &str) -> Option<usize> {
+        self.index.get(task_id).map(|&i| i as usize)
+    }
+}
+
+/// Checks a DAG without keeping the executable form.
+pub fn check(dag: &Dag, limits: &ValidationLimits) -> ValidationReport {
+    match analyze(dag, limits) {
+        Ok(analysis) => ValidationReport {
+            errors: Vec::new(),
+            warnings: analysis.warnings,
+        },
+        Err(report) => report,
+    }
+}
+
+struct Analysis {
+    nodes: Vec<Node>,
+    index: HashMap<Arc<str>, u32>,
+    depth: usize,
+    breadth: usize,
+    warnings: Vec<ValidationWarning>,
+}
+
+fn to_u32(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationReport> {
+    let n = dag.tasks.len();
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    if dag.dag_id.is_empty() {
+        errors.push(ValidationError::EmptyDagId);
+    }
+    if n > limits.max_tasks || n >= u32::MAX as usize {
+        errors.push(ValidationError::TooManyTasks {
+            count: n,
+            max: limits.max_tasks.min(u32::MAX as usize - 1),
+        });
+        return Err(ValidationReport { errors, warnings });
+    }
+
+    // Task ids.
+    let ids: Vec<Arc<str>> = dag.tasks.iter().map(|t| Arc::from(&*t.task_id)).collect();
+    let mut index: HashMap<Arc<str>, u32> = HashMap::with_capacity(n);
+    let mut registered = vec![false; n];
+    for ((i, task), (id, reg)) in dag
+        .tasks
+        .iter()
+        .enumerate()
+        .zip(ids.iter().zip(registered.iter_mut()))
+    {
+        if task.task_id.is_empty() {
+            errors.push(ValidationError::EmptyTaskId { index: i });
+            continue;
+        }
+        if task.capability.is_empty() {
+            errors.push(ValidationError::EmptyCapability {
+                task_id: task.task_id.clone(),
+            });
+        }
+        match index.entry(id.clone()) {
+            Entry::Occupied(first) => errors.push(ValidationError::DuplicateTaskId {
+                task_id: task.task_id.clone(),
+                first_index: *first.get() as usize,
+                index: i,
+            }),
+            Entry::Vacant(slot) => {
+                slot.insert(to_u32(i));
+                *reg = true;
+            }
+        }
+    }
+
+    // Edges.
+    let mut edge_at: HashMap<(u32, u32), usize> = HashMap::with_capacity(dag.edges.len());
+    let mut outs: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n];
+    let mut in_degree = vec![0_u32; n];
+    for (k, edge) in dag.edges.iter().enumerate() {
+        let from = index.get(edge.from.as_str()).copied();
+        let to = index.get(edge.to.as_str()).copied();
+        for (end, id, found) in [
+            (EdgeEnd::From, &edge.from, from),
+            (EdgeEnd::To, &edge.to, to),
+        ] {
+            if found.is_none() {
+                errors.push(ValidationError::UnknownEdgeTask {
+                    edge_index: k,
+                    end,
+                    task_id: id.clone(),
+                });
+            }
+        }
+        let (Some(f), Some(t)) = (from, to) else {
+            continue;
+        };
+        match edge_at.entry((f, t)) {
+            Entry::Occupied(first) => errors.push(ValidationError::DuplicateEdge {
+                edge_index: k,
+                first_index: *first.get(),
+                from: edge.from.clone(),
+                to: edge.to.clone(),
+            }),
+            Entry::Vacant(slot) => {
+                slot.insert(k);
+                if let Some(out) = outs.get_mut(f as usize) {
+                    out.push((t, k));
+                }
+                if let Some(d) = in_degree.get_mut(t as usize) {
+                    *d += 1;
+                }
+            }
+        }
+    }
+
+    // Inputs.
+    let mut inputs = Vec::with_capacity(n);
+    for ((i, task), reg) in dag.tasks.iter().enumerate().zip(&registered) {
+        let TaskInput::Reference(reference) = &task.input else {
+            inputs.push(PlannedInput::Literal);
+            continue;
+        };
+        if !reg {
+            inputs.push(PlannedInput::Literal);
+            continue;
+        }
+        let source = &reference.source;
+        if matches!(&source.tasks, SourceTasks::Many(ids) if ids.is_empty()) {
+            errors.push(ValidationError::EmptyFromTasks {
+                task_id: task.task_id.clone(),
+            });
+        }
+        let mut srcs = Vec::new();
+        for (field, source_task) in source.tasks.with_fields() {
+            match index.get(source_task).copied() {
+                None => errors.push(ValidationError::UnknownSourceTask {
+                    task_id: task.task_id.clone(),
+                    field,
+                    source_task: source_task.to_owned(),
+                }),
+                Some(s) => {
+                    if !edge_at.contains_key(&(s, to_u32(i))) {
+                        errors.push(ValidationError::MissingSourceEdge {
+                            task_id: task.task_id.clone(),
+                            field,
+                            source_task: source_task.to_owned(),
+                        });
+                    }
+                    srcs.push(s);
+                }
+            }
+        }
+        let path = match source.field.as_deref().map(FieldPath::parse).transpose() {
+            Ok(path) => path,
+            Err(error) => {
+                errors.push(ValidationError::InvalidPath {
+                    task_id: task.task_id.clone(),
+                    error,
+                });
+                None
+            }
+        };
+        inputs.push(match &source.tasks {
+            SourceTasks::One(_) => PlannedInput::One {
+                src: srcs.first().copied().unwrap_or(u32::MAX),
+                path,
+            },
+            SourceTasks::Many(_) => PlannedInput::Many { srcs, path },
+        });
+    }
+
+    // Streaming candidates.
+    let mut stream_candidate = vec![false; dag.edges.len()];
+    for (&(f, t), &k) in &edge_at {
+        let Some(edge) = dag.edges.get(k) else {
+            continue;
+        };
+        if !edge.is_stream_eligible() {
+            continue;
+        }
+        let (from, to) = (edge.from.clone(), edge.to.clone());
+        match inputs.get(t as usize) {
+            Some(PlannedInput::One { src, path }) if *src == f => match path {
+                Some(p) if !p.is_whole_data() => {
+                    warnings.push(ValidationWarning::StreamWithSubField {
+                        edge_index: k,
+                        from,
+                        to,
+                        field: p.to_string(),
+                    });
+                }
+                _ => {
+                    if let Some(c) = stream_candidate.get_mut(k) {
+                        *c = true;
+                    }
+                }
+            },
+            Some(PlannedInput::Many { srcs, .. }) if srcs.contains(&f) => {
+                warnings.push(ValidationWarning::StreamIntoAggregation {
+                    edge_index: k,
+                    from,
+                    to,
+                });
+            }
+            _ => warnings.push(ValidationWarning::StreamWithoutReference {
+                edge_index: k,
+                from,
+                to,
+            }),
+        }
+    }
+    warnings.sort_by_key(|w| match w {
+        ValidationWarning::StreamWithSubField { edge_index, .. }
+        | ValidationWarning::StreamIntoAggregation { edge_index, .. }
+        | ValidationWarning::StreamWithoutReference { edge_index, .. } => *edge_index,
+    });
+
+    // Cycles, depth and breadth.
+    let mut depth = 0;
+    let mut breadth = 0;
+    match cycles::levels(&outs, &in_degree) {
+        Ok(levels) => {
+            let mut per_level: Vec<usize> = Vec::new();
+            let mut deepest = 0;
+            for (i, &level) in levels.iter().enumerate() {
+                let level = level as usize;
+                if level > depth {
+                    depth = level;
+                    deepest = i;
+                }
+                if per_level.len() < level {
+                    per_level.resize(level, 0);
+                }
+                if let Some(c) = level.checked_sub(1).and_then(|l| per_level.get_mut(l)) {
+                    *c += 1;
+                }
+            }
+            let (broadest, width) = per_level
+                .iter()
+                .enumerate()
+                .max_by_key(|&(l, &c)| (c, std::cmp::Reverse(l)))
+                .map_or((0, 0), |(l, &c)| (l + 1, c));
+            breadth = width;
+            if depth > limits.max_depth {
+                errors.push(ValidationError::TooDeep {
+                    depth,
+                    max: limits.max_depth,
+                    task_id: ids
+                        .get(deepest)
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
+                });
+            }
+            if breadth > limits.max_breadth {
+                errors.push(ValidationError::TooBroad {
+                    breadth,
+                    max: limits.max_breadth,
+                    level: broadest,
+                });
+            }
+        }
+        Err(found) => {
+            for cycle in found {
+                errors.push(ValidationError::Cycle {
+                    path: cycle
+                        .iter()
+                        .map(|&i| {
+                            ids.get(i as usize)
+                                .map(ToString::to_string)
+                                .unwrap_or_default()
+                        })
+                        .collect(),
+                });
+            }
+        }
+    }
+
+    if !errors.is_empty() {
+        return Err(ValidationReport { errors, warnings });
+    }
+    let nodes = ids
+        .into_iter()
+        .zip(inputs)
+        .zip(outs)
+        .zip(in_degree)
+        .map(|(((id, input), out), in_degree)| Node {
+            id,
+            input,
+            out: out
+                .into_iter()
+                .map(|(to, k)| OutEdge {
+                    to,
+                    stream_candidate: stream_candidate.get(k).copied().unwrap_or(false),
+                })
+                .collect(),
+            in_degree,
+        })
+        .collect();
+    Ok(Analysis {
+        nodes,
+        index,
+        depth,
+        breadth,
+        warnings,
+    })
+}
