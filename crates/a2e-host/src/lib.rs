@@ -29,6 +29,8 @@
 
 pub mod audit;
 pub mod builtins;
+pub mod chains;
+pub mod cli_run;
 pub mod config;
 pub mod error;
 pub mod host;
@@ -37,7 +39,9 @@ pub mod proc;
 pub mod redact;
 pub mod registry;
 pub mod search;
+pub mod session;
 pub mod skills;
+pub mod transport;
 pub mod validate;
 
 pub use config::HostConfig;

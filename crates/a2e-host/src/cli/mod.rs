@@ -1,0 +1,93 @@
+//! Command-line interface of the `a2e` binary.
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The A2E host: tools, skills and chains for AI agents.
+#[derive(Debug, Parser)]
+#[command(name = "a2e", version, about)]
+pub struct Cli {
+    /// Host configuration file (TOML). Without it: safe defaults.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Workspace root for the built-in tools (overrides the config file).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Allow a command for run_command, proc and chain proc nodes (repeatable).
+    #[arg(long = "allow-command", global = true, value_name = "NAME")]
+    pub allow_commands: Vec<String>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the A2E protocol.
+    Serve {
+        /// NDJSON on stdin/stdout (logs go to stderr).
+        #[arg(long)]
+        stdio: bool,
+    },
+    /// Run a chain file on the embedded host; the final chain/resp goes to stdout.
+    Run {
+        /// A chain file (JSON `chain/req`, or a bare object with `nodes` and `entry_node`).
+        file: PathBuf,
+        /// Initial input (a JSON object) merged over the file's `initial_input`.
+        #[arg(long, value_name = "JSON")]
+        input: Option<String>,
+        /// Print `chain/event`s to stderr as JSON lines instead of progress.
+        #[arg(long)]
+        events: bool,
+    },
+    /// Validate a chain file without running it.
+    Validate {
+        /// The chain file.
+        file: PathBuf,
+    },
+    /// List the host's tools, or search them.
+    Tools {
+        /// Search query (ranks by relevance; includes deferred tools).
+        #[arg(long)]
+        query: Option<String>,
+    },
+    /// List the host's skills.
+    Skills,
+    /// Print the JSON Schema of a message type (or list the types).
+    Schema {
+        /// A message type such as `tool/call/req`.
+        r#type: Option<String>,
+    },
+}
+
+/// Parses arguments and runs the command.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("a2e: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(commands::run(cli))
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("A2E_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}

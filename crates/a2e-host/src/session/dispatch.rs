@@ -1,0 +1,355 @@
+//! Routing one message: authorisation, the request's task, its answer, its audit line.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2e_proto::{
+    A2ECapability, ErrorCode, ErrorMessage, HandshakeResponse, Message, Pong, ProcSpawnResponse,
+    Response, SkillCallResponse, SkillDiscoverResponse, ToolCallResponse, ToolListResponse,
+};
+use serde_json::Value;
+
+use super::Session;
+use crate::audit::AuditRecord;
+use crate::error::HostError;
+
+/// What a finished request reports to the audit log.
+struct Audited {
+    name: String,
+    success: bool,
+    error_code: String,
+    arguments: Value,
+}
+
+impl Audited {
+    fn ok(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            success: true,
+            error_code: String::new(),
+            arguments: Value::Null,
+        }
+    }
+
+    fn outcome(mut self, success: bool, code: Option<&ErrorCode>) -> Self {
+        self.success = success;
+        self.error_code = code.map(|c| c.to_string()).unwrap_or_default();
+        self
+    }
+}
+
+fn needed_capability(msg: &Message) -> Option<A2ECapability> {
+    Some(match msg {
+        Message::ToolListRequest(_) | Message::ToolCallRequest(_) => A2ECapability::TOOLS,
+        Message::SkillDiscoverRequest(_) | Message::SkillCallRequest(_) => A2ECapability::SKILL,
+        Message::ChainRequest(_) => A2ECapability::CHAINS,
+        Message::ProcSpawnRequest(_)
+        | Message::ProcWriteRequest(_)
+        | Message::ProcKillRequest(_)
+        | Message::ProcStatusRequest(_) => A2ECapability::PROC,
+        _ => return None,
+    })
+}
+
+pub(super) async fn handle(session: &Arc<Session>, msg: Message) {
+    match msg {
+        Message::HandshakeRequest(req) => handshake(session, req).await,
+        Message::Ping(ping) => {
+            let mut pong = Pong::for_request(&ping);
+            pong.uptime_seconds = session.host.uptime_seconds();
+            session.send(pong).await;
+        }
+        Message::Pong(_) => {}
+        Message::ErrorMessage(e) => {
+            tracing::warn!(session = %session.id, code = %e.code, "agent reported: {}", e.message);
+        }
+        Message::Shutdown(req) => {
+            let session = session.clone();
+            // Drain in the background so the reader can notice the transport closing.
+            tokio::spawn(async move {
+                session.close(Duration::from_secs(req.timeout)).await;
+            });
+        }
+        Message::Unknown(map) => {
+            let id = map.get("id").and_then(Value::as_str).unwrap_or_default();
+            let ty = map.get("type").and_then(Value::as_str).unwrap_or_default();
+            session
+                .send(ErrorMessage::new(
+                    id,
+                    ErrorCode::INVALID_MESSAGE,
+                    format!("unknown message type `{ty}`"),
+                ))
+                .await;
+        }
+        request => {
+            let id = request.id().to_owned();
+            let (handshaken, accepted, closing) = match session.state.lock() {
+                Ok(s) => (
+                    s.handshaken,
+                    needed_capability(&request).map(|c| s.accepted.contains(&c)),
+                    s.shutting_down,
+                ),
+                Err(_) => (false, None, true),
+            };
+            if !handshaken {
+                session
+                    .send(ErrorMessage::new(
+                        id,
+                        ErrorCode::UNAUTHORIZED,
+                        "send handshake/req first",
+                    ))
+                    .await;
+                return;
+            }
+            let Some(accepted) = accepted else {
+                session
+                    .send(ErrorMessage::new(
+                        id,
+                        ErrorCode::INVALID_MESSAGE,
+                        format!(
+                            "`{}` is not a request an agent may send to a host",
+                            request.type_str()
+                        ),
+                    ))
+                    .await;
+                return;
+            };
+            if !accepted {
+                let cap = needed_capability(&request)
+                    .map(|c| c.to_string())
+                    .unwrap_or_default();
+                let mut e = ErrorMessage::new(
+                    id,
+                    ErrorCode::UNAUTHORIZED,
+                    format!("capability `{cap}` was not accepted for this session"),
+                );
+                e.capability_name = cap;
+                session.send(e).await;
+                return;
+            }
+            if closing {
+                session
+                    .send(ErrorMessage::new(
+                        id,
+                        ErrorCode::UNAVAILABLE,
+                        "the session is shutting down",
+                    ))
+                    .await;
+                return;
+            }
+            spawn_request(session, request).await;
+        }
+    }
+}
+
+async fn handshake(session: &Arc<Session>, req: a2e_proto::HandshakeRequest) {
+    let host = &session.host;
+    let mut resp = HandshakeResponse::for_request(&req);
+    resp.session_id = session.id.clone();
+    resp.max_parallel = host.config().max_parallel;
+    let expected = &host.config().auth_token;
+    if !expected.is_empty() && !super::token_matches(expected, &req.auth_token) {
+        resp.ok = false;
+        resp.reason = "auth_failed".into();
+        tracing::warn!(session = %session.id, agent = %req.agent_id, "handshake refused: auth_failed");
+        session.send(resp).await;
+        return;
+    }
+    let caps = super::auth::negotiate(host, &req.agent_caps);
+    if let Ok(mut s) = session.state.lock() {
+        s.handshaken = true;
+        s.agent_id = req.agent_id.clone();
+        s.accepted = caps
+            .iter()
+            .filter(|c| c.enabled)
+            .map(|c| c.capability.clone())
+            .collect();
+    }
+    resp.accepted_caps = caps;
+    tracing::info!(session = %session.id, agent = %req.agent_id, "session opened");
+    session.send(resp).await;
+}
+
+/// Runs a request on its own task once a slot is free. The reader waits only
+/// when too many requests are already queued.
+async fn spawn_request(session: &Arc<Session>, request: Message) {
+    let Ok(queued) = session.queue.clone().acquire_owned().await else {
+        return;
+    };
+    let session2 = session.clone();
+    session.tasks.spawn(async move {
+        let session = session2;
+        let _queued = queued;
+        let permit = tokio::select! {
+            p = session.slots.clone().acquire_owned() => p,
+            _ = session.cancel.cancelled() => return,
+        };
+        let Ok(_permit) = permit else { return };
+        let started = std::time::Instant::now();
+        let msg_type = request.type_str().to_owned();
+        let audited = run_request(&session, request).await;
+        let agent = session
+            .state
+            .lock()
+            .map(|s| s.agent_id.clone())
+            .unwrap_or_default();
+        session.host.audit().record(&AuditRecord {
+            ts: a2e_proto::now(),
+            session: session.id.clone(),
+            agent,
+            msg_type,
+            name: audited.name,
+            duration_ms: started.elapsed().as_millis() as u64,
+            success: audited.success,
+            error_code: audited.error_code,
+            arguments: audited.arguments,
+        });
+    });
+}
+
+async fn refuse(session: &Session, req_id: &str, error: &HostError) {
+    session.send(error.to_error_message(req_id)).await;
+}
+
+async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
+    let host = session.host.clone();
+    let out = session.out.clone();
+    let cancel = &session.cancel;
+    match request {
+        Message::ToolListRequest(req) => {
+            let mut resp = ToolListResponse::for_request(&req);
+            resp.tools = host.list_tools(&req);
+            session.send(resp).await;
+            Audited::ok(req.query)
+        }
+        Message::ToolCallRequest(req) => {
+            let mut audited = Audited::ok(req.tool_name.clone());
+            audited.arguments = host.audit().arguments(&req.arguments);
+            match host.call_tool(&session.id, &req, Some(out), cancel).await {
+                Ok(result) => {
+                    let audited = audited.outcome(result.success, result.error_code.as_ref());
+                    let mut resp = ToolCallResponse::for_request(&req);
+                    resp.data = result;
+                    session.send(resp).await;
+                    audited
+                }
+                Err(e) => {
+                    refuse(session, &req.id, &e).await;
+                    audited.outcome(false, Some(&e.code()))
+                }
+            }
+        }
+        Message::SkillDiscoverRequest(req) => {
+            let mut resp = SkillDiscoverResponse::for_request(&req);
+            resp.skills = host.discover_skills(&req);
+            session.send(resp).await;
+            Audited::ok("")
+        }
+        Message::SkillCallRequest(req) => {
+            let mut audited = Audited::ok(req.name.clone());
+            audited.arguments = host.audit().arguments(&req.arguments);
+            match host.call_skill(&session.id, &req, Some(out), cancel).await {
+                Ok(result) => {
+                    let audited = audited.outcome(result.success, result.error_code.as_ref());
+                    let mut resp = SkillCallResponse::for_request(&req);
+                    resp.name = req.name.clone();
+                    resp.data = Some(result);
+                    session.send(resp).await;
+                    audited
+                }
+                Err(e) => {
+                    refuse(session, &req.id, &e).await;
+                    audited.outcome(false, Some(&e.code()))
+                }
+            }
+        }
+        Message::ChainRequest(req) => {
+            let audited = Audited::ok(req.chain_id.clone());
+            match crate::chains::run_request(&host, &session.id, &req, Some(out), cancel).await {
+                Ok(resp) => {
+                    let code = resp
+                        .error
+                        .as_ref()
+                        .and_then(|e| e.get("code"))
+                        .and_then(Value::as_str)
+                        .map(ErrorCode::new);
+                    let audited = audited.outcome(resp.success, code.as_ref());
+                    session.send(resp).await;
+                    audited
+                }
+                Err(e) => {
+                    refuse(session, &req.id, &e).await;
+                    audited.outcome(false, Some(&e.code()))
+                }
+            }
+        }
+        Message::ProcSpawnRequest(req) => {
+            let audited = Audited::ok(req.cmd.first().cloned().unwrap_or_default());
+            match host.procs().spawn(&session.id, &req, out).await {
+                Ok(resp) => {
+                    let ok = resp.ok;
+                    session.send(resp).await;
+                    audited.outcome(ok, None)
+                }
+                Err(e) if e.is_refusal() || matches!(e, HostError::Proc { .. }) => {
+                    refuse(session, &req.id, &e).await;
+                    audited.outcome(false, Some(&e.code()))
+                }
+                Err(e) => {
+                    let mut resp = ProcSpawnResponse::for_request(&req);
+                    resp.error = e.to_string();
+                    session.send(resp).await;
+                    audited.outcome(false, Some(&e.code()))
+                }
+            }
+        }
+        Message::ProcWriteRequest(req) => {
+            let audited = Audited::ok(req.proc_id.clone());
+            match host.procs().write(&session.id, &req).await {
+                Ok(resp) => {
+                    session.send(resp).await;
+                    audited
+                }
+                Err(e) => {
+                    refuse(session, &req.id, &e).await;
+                    audited.outcome(false, Some(&e.code()))
+                }
+            }
+        }
+        Message::ProcKillRequest(req) => {
+            let audited = Audited::ok(req.proc_id.clone());
+            match host.procs().kill(&session.id, &req).await {
+                Ok(resp) => {
+                    session.send(resp).await;
+                    audited
+                }
+                Err(e) => {
+                    refuse(session, &req.id, &e).await;
+                    audited.outcome(false, Some(&e.code()))
+                }
+            }
+        }
+        Message::ProcStatusRequest(req) => {
+            let audited = Audited::ok(req.proc_id.clone());
+            match host.procs().status(&session.id, &req) {
+                Ok(resp) => {
+                    session.send(resp).await;
+                    audited
+                }
+                Err(e) => {
+                    refuse(session, &req.id, &e).await;
+                    audited.outcome(false, Some(&e.code()))
+                }
+            }
+        }
+        other => {
+            let e = ErrorMessage::new(
+                other.id(),
+                ErrorCode::INVALID_MESSAGE,
+                format!("`{}` is not a request", other.type_str()),
+            );
+            session.send(e).await;
+            Audited::ok("").outcome(false, Some(&ErrorCode::INVALID_MESSAGE))
+        }
+    }
+}

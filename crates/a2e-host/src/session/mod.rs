@@ -1,0 +1,165 @@
+//! One agent's session: handshake, authorisation, concurrent dispatch, answers.
+//!
+//! A transport feeds [`Session::handle_frame`] the lines (or frames) it reads and
+//! drains the session's outbound channel to the wire. Requests run on their own
+//! tasks, at most `max_parallel` at once; responses carry `req_id`, events
+//! carry `seq` 0, 1, 2, … per request. When the session ends, its token fires:
+//! every call in flight is cancelled and every process it started is killed.
+
+mod auth;
+mod dispatch;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2e_proto::{A2ECapability, DecodeOptions, ErrorCode, ErrorMessage, Message};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::host::Host;
+
+pub use auth::{loaded_capabilities, token_matches};
+
+/// How many requests may wait for a slot, per allowed concurrent request,
+/// before the session stops reading (back-pressure).
+const QUEUE_FACTOR: usize = 64;
+
+/// Capacity of a session's outbound channel.
+pub const OUTBOUND_CAPACITY: usize = 256;
+
+#[derive(Debug, Default)]
+struct State {
+    handshaken: bool,
+    agent_id: String,
+    accepted: HashSet<A2ECapability>,
+    shutting_down: bool,
+}
+
+/// One agent's session on a host.
+pub struct Session {
+    host: Arc<Host>,
+    id: String,
+    state: Mutex<State>,
+    out: mpsc::Sender<Message>,
+    cancel: CancellationToken,
+    slots: Arc<Semaphore>,
+    queue: Arc<Semaphore>,
+    tasks: TaskTracker,
+    decode: DecodeOptions,
+}
+
+impl Session {
+    /// A session on `host` whose outbound messages go to `out`.
+    pub fn new(host: Arc<Host>, out: mpsc::Sender<Message>) -> Arc<Self> {
+        let parallel = host.config().max_parallel.max(1) as usize;
+        let decode = DecodeOptions {
+            max_bytes: host.config().max_message_bytes,
+            ..DecodeOptions::default()
+        };
+        Arc::new(Self {
+            id: a2e_proto::new_id(),
+            host,
+            state: Mutex::new(State::default()),
+            out,
+            cancel: CancellationToken::new(),
+            slots: Arc::new(Semaphore::new(parallel)),
+            queue: Arc::new(Semaphore::new(parallel * QUEUE_FACTOR)),
+            tasks: TaskTracker::new(),
+            decode,
+        })
+    }
+
+    /// The session id (sent in `handshake/resp`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The host.
+    pub fn host(&self) -> &Arc<Host> {
+        &self.host
+    }
+
+    /// Fires when the session ends.
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the session has ended or is draining after `shutdown`.
+    pub fn is_closing(&self) -> bool {
+        self.cancel.is_cancelled() || self.state.lock().map(|s| s.shutting_down).unwrap_or(true)
+    }
+
+    /// Sends a message to the agent; false when the transport is gone.
+    pub(crate) async fn send(&self, msg: impl Into<Message>) -> bool {
+        self.out.send(msg.into()).await.is_ok()
+    }
+
+    /// Handles one received line: decodes it and dispatches it. Bad input is
+    /// answered with an `error` message; the session goes on.
+    pub async fn handle_line(self: &Arc<Self>, line: &[u8]) {
+        match a2e_proto::decode_with(line, &self.decode) {
+            Ok(msg) => self.handle(msg).await,
+            Err(e) => {
+                tracing::debug!(session = %self.id, code = %e.code(), "refused line: {e}");
+                self.send(e.to_error_message()).await;
+            }
+        }
+    }
+
+    /// Handles a frame the codec reported as over-long.
+    pub async fn handle_too_long(&self, limit: usize) {
+        self.send(ErrorMessage::new(
+            "",
+            ErrorCode::INVALID_MESSAGE,
+            format!("message exceeds the limit of {limit} bytes; it was discarded"),
+        ))
+        .await;
+    }
+
+    /// Handles one decoded message.
+    pub async fn handle(self: &Arc<Self>, msg: Message) {
+        dispatch::handle(self, msg).await;
+    }
+
+    /// Ends the session: waits up to `drain` for calls in flight, then cancels
+    /// what is left and kills every process the session started.
+    pub async fn close(&self, drain: Duration) {
+        if let Ok(mut s) = self.state.lock() {
+            s.shutting_down = true;
+        }
+        self.tasks.close();
+        if !drain.is_zero() {
+            tokio::select! {
+                _ = self.tasks.wait() => {}
+                _ = tokio::time::sleep(drain) => {}
+                _ = self.cancel.cancelled() => {}
+            }
+        }
+        self.cancel.cancel();
+        self.host.end_session(&self.id);
+        // Aborted calls unwind quickly once cancelled.
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.tasks.wait()).await;
+        self.host.end_session(&self.id);
+    }
+
+    /// Waits until every request task has finished.
+    pub async fn idle(&self) {
+        self.tasks.close();
+        self.tasks.wait().await;
+        self.tasks.reopen();
+    }
+
+    /// Number of requests in flight.
+    pub fn in_flight(&self) -> usize {
+        self.tasks.len()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        self.host.end_session(&self.id);
+    }
+}

@@ -1,0 +1,3 @@
+//! Transports: how sessions reach agents.
+
+pub mod stdio;

@@ -1,0 +1,118 @@
+//! NDJSON over a pair of byte streams (the host's stdin/stdout, or any pipe).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2e_proto::Message;
+use a2e_proto::ndjson::{Frame, NdjsonCodec};
+use futures::{SinkExt, StreamExt};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_util::codec::{FramedRead, FramedWrite};
+
+use crate::host::Host;
+use crate::session::{OUTBOUND_CAPACITY, Session};
+
+/// What ends the session when the input stream ends.
+#[derive(Debug, Clone, Copy)]
+pub struct StdioOptions {
+    /// On end of input, how long calls in flight may still finish and answer
+    /// (while the output stays writable) before they are cancelled.
+    pub drain_on_eof: Duration,
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        Self {
+            drain_on_eof: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Serves one session over `reader`/`writer` until the input ends or the
+/// agent sends `shutdown`; then drains, cancels what is left and kills the
+/// session's processes. When the output breaks (the agent went away) the
+/// session is cancelled at once.
+pub async fn serve<R, W>(host: Arc<Host>, reader: R, writer: W, options: StdioOptions)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::channel::<Message>(OUTBOUND_CAPACITY);
+    let session = Session::new(host.clone(), tx);
+    let max = host.config().max_message_bytes;
+
+    let cancel = session.cancel_token().clone();
+    let writer_task = tokio::spawn(async move {
+        let mut sink = FramedWrite::new(writer, NdjsonCodec::new(max));
+        while let Some(msg) = rx.recv().await {
+            if let Err(e) = sink.send(&msg).await {
+                tracing::info!("output closed ({e}); ending the session");
+                cancel.cancel();
+                break;
+            }
+        }
+        // Drain without writing so senders never block on a dead output.
+        while rx.recv().await.is_some() {}
+    });
+
+    let mut frames = FramedRead::new(reader, NdjsonCodec::new(max));
+    loop {
+        let next = tokio::select! {
+            next = frames.next() => next,
+            _ = session.cancel_token().cancelled() => break,
+        };
+        match next {
+            Some(Ok(Frame::Line(line))) => session.handle_line(&line).await,
+            Some(Ok(Frame::TooLong { limit })) => session.handle_too_long(limit).await,
+            Some(Err(e)) => {
+                tracing::info!("input failed: {e}");
+                break;
+            }
+            None => break,
+        }
+        if session.cancel_token().is_cancelled() {
+            break;
+        }
+    }
+    session.close(options.drain_on_eof).await;
+    drop(session);
+    let _ = tokio::time::timeout(Duration::from_secs(5), writer_task).await;
+}
+
+/// Serves one session on the process's own stdin/stdout. Also ends the
+/// session as soon as stdout's reader goes away, even while nothing is written.
+pub async fn serve_stdio(host: Arc<Host>) {
+    let stdin = tokio::io::stdin();
+    let stdout = tokio::io::stdout();
+    let gone = tokio_util::sync::CancellationToken::new();
+    let watcher = tokio::spawn(watch_stdout(gone.clone()));
+    tokio::select! {
+        _ = serve(host, stdin, stdout, StdioOptions::default()) => {}
+        _ = gone.cancelled() => {
+            tracing::info!("stdout closed; ending");
+        }
+    }
+    watcher.abort();
+}
+
+/// Fires `gone` when stdout reports an error or hang-up (its reader closed).
+async fn watch_stdout(gone: tokio_util::sync::CancellationToken) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let stdout = std::io::stdout();
+        let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+        if poll(&mut fds, PollTimeout::ZERO).is_ok() {
+            let broken = fds
+                .first()
+                .and_then(PollFd::revents)
+                .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP));
+            if broken {
+                gone.cancel();
+                return;
+            }
+        }
+    }
+}
