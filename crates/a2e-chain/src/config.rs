@@ -1,0 +1,45 @@
+//! Limits and knobs of the engine.
+
+/// Limits and knobs of the engine. The defaults suit a host serving agents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainConfig {
+    /// Most nodes a chain may declare (validation refuses more). Default 10,000.
+    pub max_nodes: usize,
+    /// Most items one `map` node may fan out over. Checked at validation when
+    /// `items_path` reads only `input`, and again when the map starts.
+    /// Default 10,000.
+    pub max_map_items: usize,
+    /// Most runner calls in flight at once across the chain. Default 256.
+    pub max_concurrency: usize,
+    /// Most runner calls in flight at once for one `map` node. Default 64.
+    pub map_concurrency: usize,
+    /// Poll a runner's future once on the scheduler before handing it to a
+    /// tokio task. A runner that finishes without waiting then costs no task at
+    /// all; one that waits continues on its own task. Runners must not block
+    /// the thread (use `spawn_blocking` for that), which is the rule for any
+    /// async code anyway. Default `true`.
+    pub inline_first_poll: bool,
+}
+
+impl Default for ChainConfig {
+    fn default() -> Self {
+        Self {
+            max_nodes: 10_000,
+            max_map_items: 10_000,
+            max_concurrency: 256,
+            map_concurrency: 64,
+            inline_first_poll: true,
+        }
+    }
+}
+
+impl ChainConfig {
+    /// The defaults with `max_nodes` and `max_map_items` set to `limit`.
+    pub fn with_limits(limit: usize) -> Self {
+        Self {
+            max_nodes: limit,
+            max_map_items: limit,
+            ..Self::default()
+        }
+    }
+}

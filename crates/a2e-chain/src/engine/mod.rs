@@ -1,0 +1,138 @@
+//! The engine: validation, then a run of the scheduler, then the response.
+
+pub(crate) mod resolve;
+mod scheduler;
+mod state;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use a2e_proto::{ChainRequest, ChainResponse};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use self::scheduler::Run;
+use self::state::Status;
+use crate::config::ChainConfig;
+use crate::error::ValidationError;
+use crate::events::EventSink;
+use crate::graph::Plan;
+use crate::runner::{DynNodeRunner, NodeRunner};
+use crate::validate::validate;
+
+/// Runs chains: validates a [`ChainRequest`], schedules its nodes and calls
+/// the [`NodeRunner`] for `tool`, `skill` and `proc` nodes. Cheap to share;
+/// one engine serves any number of concurrent chains.
+#[derive(Clone)]
+pub struct Engine {
+    runner: Arc<dyn DynNodeRunner>,
+    config: ChainConfig,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine calling `runner`, with the default [`ChainConfig`].
+    pub fn new(runner: impl NodeRunner) -> Self {
+        Self::from_dyn(Arc::new(runner), ChainConfig::default())
+    }
+
+    /// An engine calling a shared, type-erased runner.
+    pub fn from_dyn(runner: Arc<dyn DynNodeRunner>, config: ChainConfig) -> Self {
+        Self { runner, config }
+    }
+
+    /// The same engine with `config`.
+    pub fn with_config(mut self, config: ChainConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &ChainConfig {
+        &self.config
+    }
+
+    /// Validates `req` without running anything (see [`crate::validate()`]).
+    pub fn validate<'r>(&self, req: &'r ChainRequest) -> Result<Plan<'r>, ValidationError> {
+        validate(req, &self.config)
+    }
+
+    /// Validates and runs `req`. Events go to `events` as they happen;
+    /// cancelling `cancel` stops the chain (every runner's token fires).
+    ///
+    /// A refused chain is an `Err` (the host answers with an `error`
+    /// message carrying [`ValidationError::code`]); a chain that ran is an
+    /// `Ok` response, `success: false` when it failed.
+    pub async fn run(
+        &self,
+        req: &ChainRequest,
+        events: impl EventSink,
+        cancel: CancellationToken,
+    ) -> Result<ChainResponse, ValidationError> {
+        let started = Instant::now();
+        let plan = self.validate(req)?;
+        Ok(self.execute(&plan, events, cancel, started).await)
+    }
+
+    /// Runs a plan made by [`Engine::validate`].
+    pub async fn run_plan(
+        &self,
+        plan: &Plan<'_>,
+        events: impl EventSink,
+        cancel: CancellationToken,
+    ) -> ChainResponse {
+        self.execute(plan, events, cancel, Instant::now()).await
+    }
+
+    async fn execute(
+        &self,
+        plan: &Plan<'_>,
+        events: impl EventSink,
+        cancel: CancellationToken,
+        started: Instant,
+    ) -> ChainResponse {
+        let chain_token = cancel.child_token();
+        let mut run = Run::new(plan, &self.config, self.runner.clone(), events, chain_token.clone());
+        run.drive(&cancel).await;
+        // Whatever still runs (late map items, stragglers after a failure)
+        // is told to stop; dropping the run aborts its tasks.
+        chain_token.cancel();
+        respond(plan, run, started)
+    }
+}
+
+fn respond<S>(plan: &Plan<'_>, run: Run<'_, '_, S>, started: Instant) -> ChainResponse {
+    let mut final_index = None;
+    for (i, (node, slot)) in plan.nodes.iter().zip(&run.slots).enumerate() {
+        if node.terminal && slot.status == Status::Done {
+            final_index = Some(i);
+        }
+    }
+    let final_output = final_index
+        .and_then(|i| run.slots.get(i))
+        .map_or(Value::Null, |s| s.output.clone());
+    let mut outputs = Map::new();
+    let nodes_run = run.nodes_run;
+    let failure = run.failure;
+    for (node, slot) in plan.nodes.iter().zip(run.slots) {
+        if slot.status == Status::Done {
+            outputs.insert(node.src.node_id.clone(), slot.output);
+        }
+    }
+    ChainResponse {
+        req_id: plan.req.id.clone(),
+        chain_id: plan.req.chain_id.clone(),
+        success: failure.is_none(),
+        outputs,
+        final_output,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        nodes_run,
+        error: failure,
+        ..ChainResponse::default()
+    }
+}

@@ -1,0 +1,120 @@
+//! Input resolution: expressions evaluated against the run's state, looking
+//! each root up directly (see [`crate::context`]).
+
+use std::time::Duration;
+
+use a2e_proto::ErrorCode;
+use jmespath::Rcvar;
+use serde_json::Value;
+
+use super::state::{Slot, Status};
+use crate::context::path::{self, RootRef};
+use crate::context::{Expr, Root, jmes};
+use crate::error::NodeError;
+use crate::graph::Node;
+
+/// What expressions of one node see.
+pub(crate) struct Env<'a> {
+    pub slots: &'a mut [Slot],
+    pub input: &'a Value,
+    pub input_var: &'a mut Option<Rcvar>,
+    /// `item` and `index`, in a map template.
+    pub item: Option<(&'a Value, usize)>,
+    /// The branch's upstream node, for `output`.
+    pub upstream: Option<u32>,
+}
+
+impl Env<'_> {
+    fn root_ref(&self, root: Root) -> RootRef<'_> {
+        match root {
+            Root::Input => RootRef::Value(self.input),
+            Root::Item => self.item.map_or(RootRef::Absent, |(v, _)| RootRef::Value(v)),
+            Root::Index => self.item.map_or(RootRef::Absent, |(_, i)| RootRef::Index(i)),
+            Root::Node(i) => match self.slots.get(i as usize) {
+                Some(s) if s.status == Status::Done || s.status == Status::Failed => RootRef::Node {
+                    output: &s.output,
+                    error: s.error.as_deref().map(|e| e.message.as_str()),
+                },
+                _ => RootRef::Absent,
+            },
+            Root::Upstream => match self.upstream.and_then(|u| self.slots.get(u as usize)) {
+                Some(s) if s.status == Status::Done => RootRef::Value(&s.output),
+                _ => RootRef::Absent,
+            },
+        }
+    }
+
+    fn root_var(&mut self, root: Root) -> Rcvar {
+        match root {
+            Root::Input => self.input_var.get_or_insert_with(|| jmes::to_var(self.input)).clone(),
+            Root::Node(i) => match self.slots.get_mut(i as usize) {
+                Some(s) if s.status == Status::Done || s.status == Status::Failed => s
+                    .var
+                    .get_or_insert_with(|| {
+                        let err = s.error.as_deref().map(|e| e.message.as_str());
+                        jmes::node_var(jmes::to_var(&s.output), err)
+                    })
+                    .clone(),
+                _ => jmes::null_var(),
+            },
+            Root::Item | Root::Index | Root::Upstream => match self.root_ref(root) {
+                RootRef::Value(v) => jmes::to_var(v),
+                RootRef::Index(i) => jmes::to_var(&Value::from(i)),
+                RootRef::Node { .. } | RootRef::Absent => jmes::null_var(),
+            },
+        }
+    }
+
+    /// Evaluates `expr` to JSON.
+    pub(crate) fn eval(&mut self, expr: &Expr) -> Result<Value, String> {
+        match expr {
+            Expr::Path { root, steps } => Ok(path::eval(self.root_ref(*root), steps)),
+            Expr::General(g) => jmes::eval(g, |r| self.root_var(r)).map(|v| jmes::to_value(&v)),
+        }
+    }
+
+    /// Evaluates `expr` for its truth (JMESPath truthiness).
+    pub(crate) fn truth(&mut self, expr: &Expr) -> Result<bool, String> {
+        match expr {
+            Expr::Path { root, steps } => Ok(path::truthy(&path::eval(self.root_ref(*root), steps))),
+            Expr::General(g) => jmes::eval(g, |r| self.root_var(r)).map(|v| v.is_truthy()),
+        }
+    }
+
+    /// The node's input: static `input` merged with `input_map` results.
+    pub(crate) fn input_of(&mut self, node: &Node<'_>) -> Result<Value, NodeError> {
+        let mut map = node.src.input.clone();
+        for (key, expr) in node.input_map.iter() {
+            let value = self.eval(expr).map_err(|e| {
+                NodeError::new(ErrorCode::RUNTIME_ERROR, format!("input_map.{key}: {e}"))
+            })?;
+            map.insert((*key).to_owned(), value);
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// The node's own timeout from its resolved input (`timeout`, seconds;
+/// 0 or absent: none).
+pub(crate) fn node_timeout(input: &Value) -> Result<Option<Duration>, NodeError> {
+    match input.get("timeout") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(t) if t == 0.0 => Ok(None),
+            Some(t) if t > 0.0 && t.is_finite() => Ok(Duration::try_from_secs_f64(t).ok()),
+            _ => Err(bad_timeout()),
+        },
+        Some(_) => Err(bad_timeout()),
+    }
+}
+
+fn bad_timeout() -> NodeError {
+    NodeError::new(ErrorCode::SCHEMA_VIOLATION, "input.timeout: expected a number of seconds >= 0")
+}
+
+/// Evaluates an expression that reads only `input` (validation time).
+pub(crate) fn eval_static(expr: &Expr, input: &Value) -> Value {
+    let mut var = None;
+    let mut env = Env { slots: &mut [], input, input_var: &mut var, item: None, upstream: None };
+    env.eval(expr).unwrap_or(Value::Null)
+}

@@ -1,0 +1,620 @@
+//! The scheduler: dependency counters, a ready queue, runner calls polled
+//! once inline and then continued on tokio tasks, and results fed back as
+//! they arrive. No polling loop: the only waits are on task completion, the
+//! chain deadline and external cancellation.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use a2e_proto::{ChainPhase, ErrorCode};
+use futures::FutureExt;
+use jmespath::Rcvar;
+use serde_json::{Map, Value};
+use tokio::task::{JoinError, JoinSet};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::resolve::{Env, node_timeout};
+use super::state::{Emitter, Item, MapRun, Slot, Status};
+use crate::config::ChainConfig;
+use crate::context::Expr;
+use crate::error::NodeError;
+use crate::events::{EventSink, Progress};
+use crate::graph::{ANY_CONTROL, CONTROL, DATA, FALLBACK, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec};
+use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
+
+/// Work waiting for a free slot.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    /// Start this node.
+    Node(u32),
+    /// Start more items of this map.
+    Items(u32),
+}
+
+/// Which call a result belongs to.
+#[derive(Debug, Clone, Copy)]
+enum Tag {
+    Node(u32),
+    Item(u32, usize),
+}
+
+/// Why the chain stopped early.
+enum Stop {
+    Timeout,
+    Cancelled,
+    Stuck,
+}
+
+/// How many launches between checks of the deadline and cancellation while
+/// runners keep finishing inline.
+const CHECK_EVERY: u32 = 1024;
+
+/// One run of a plan.
+pub(crate) struct Run<'p, 'r, S> {
+    plan: &'p Plan<'r>,
+    cfg: &'p ChainConfig,
+    runner: Arc<dyn DynNodeRunner>,
+    pub(crate) ev: Emitter<S>,
+    pub(crate) slots: Vec<Slot>,
+    maps: BTreeMap<u32, MapRun>,
+    ready: VecDeque<Work>,
+    tasks: JoinSet<(Tag, NodeResult)>,
+    pub(crate) nodes_run: u64,
+    cancel: CancellationToken,
+    deadline: Option<Instant>,
+    timeout_secs: u64,
+    input: Value,
+    input_var: Option<Rcvar>,
+    pub(crate) failure: Option<Map<String, Value>>,
+    settle_stack: Vec<u32>,
+}
+
+impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
+    pub(crate) fn new(
+        plan: &'p Plan<'r>,
+        cfg: &'p ChainConfig,
+        runner: Arc<dyn DynNodeRunner>,
+        sink: S,
+        cancel: CancellationToken,
+    ) -> Self {
+        let timeout_secs = plan.req.timeout;
+        let deadline = (timeout_secs > 0).then(|| Instant::now() + Duration::from_secs(timeout_secs));
+        Self {
+            plan,
+            cfg,
+            runner,
+            ev: Emitter {
+                sink,
+                seq: 0,
+                progress: Progress { settled: 0, total: plan.total },
+            },
+            slots: plan.nodes.iter().map(|n| Slot::new(n.pending)).collect(),
+            maps: BTreeMap::new(),
+            ready: plan.roots.iter().map(|&r| Work::Node(r)).collect(),
+            tasks: JoinSet::new(),
+            nodes_run: 0,
+            cancel,
+            deadline,
+            timeout_secs,
+            input: Value::Object(plan.req.initial_input.clone()),
+            input_var: None,
+            failure: None,
+            settle_stack: Vec::new(),
+        }
+    }
+
+    /// Runs until every node settled, the chain failed, timed out or was
+    /// cancelled.
+    pub(crate) async fn drive(&mut self, external: &CancellationToken) {
+        let deadline = self.deadline;
+        let timer = async move {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut timer = std::pin::pin!(timer);
+        let mut cancelled = std::pin::pin!(external.cancelled());
+        let max = self.cfg.max_concurrency.max(1);
+        let mut launches = 0u32;
+        loop {
+            while self.failure.is_none() && self.tasks.len() < max {
+                let Some(work) = self.ready.pop_front() else { break };
+                match work {
+                    Work::Node(i) => self.start(i),
+                    Work::Items(m) => self.start_items(m),
+                }
+                launches += 1;
+                if launches >= CHECK_EVERY {
+                    launches = 0;
+                    if external.is_cancelled() {
+                        self.stop(Stop::Cancelled);
+                    } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                        self.stop(Stop::Timeout);
+                    } else {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+            if self.failure.is_some() || self.ev.progress.settled >= self.plan.total {
+                break;
+            }
+            if self.tasks.is_empty() {
+                self.stop(Stop::Stuck);
+                break;
+            }
+            tokio::select! {
+                biased;
+                () = &mut cancelled => {
+                    self.stop(Stop::Cancelled);
+                    break;
+                }
+                () = &mut timer => {
+                    self.stop(Stop::Timeout);
+                    break;
+                }
+                Some(joined) = self.tasks.join_next() => {
+                    self.joined(joined);
+                    while let Some(joined) = self.tasks.try_join_next() {
+                        self.joined(joined);
+                    }
+                }
+            }
+        }
+    }
+
+    fn joined(&mut self, joined: Result<(Tag, NodeResult), JoinError>) {
+        // Tasks catch their own panics and are never aborted one by one, so
+        // a join error carries no result to deliver.
+        if let Ok((tag, result)) = joined {
+            self.result(tag, result);
+        }
+    }
+
+    fn result(&mut self, tag: Tag, result: NodeResult) {
+        match tag {
+            Tag::Node(i) => self.finish_node(i, result),
+            Tag::Item(m, k) => self.finish_item(m, k, result),
+        }
+    }
+
+    fn start(&mut self, i: u32) {
+        let plan = self.plan;
+        let Some(node) = plan.nodes.get(i as usize) else { return };
+        match self.slots.get_mut(i as usize) {
+            Some(slot) if slot.status == Status::Waiting => slot.status = Status::Running,
+            _ => return,
+        }
+        self.nodes_run += 1;
+        self.ev.emit(&node.id, None, ChainPhase::START, None, None);
+        let mut env = Env {
+            slots: &mut self.slots,
+            input: &self.input,
+            input_var: &mut self.input_var,
+            item: None,
+            upstream: None,
+        };
+        match &node.spec {
+            Spec::Run => match env.input_of(node).and_then(|input| Ok((node_timeout(&input)?, input))) {
+                Ok((timeout, input)) => {
+                    let call = NodeCall {
+                        node_id: node.id.clone(),
+                        item: None,
+                        kind: node.kind().clone(),
+                        name: node.name.clone(),
+                        input,
+                        cancel: self.cancel.clone(),
+                        deadline: None,
+                    };
+                    self.launch(Tag::Node(i), call, timeout);
+                }
+                Err(e) => self.finish_node(i, Err(e)),
+            },
+            Spec::Branch { cond, on_true, on_false, upstream } => {
+                env.upstream = *upstream;
+                let result = env
+                    .truth(cond)
+                    .map(|holds| {
+                        let taken = if holds { on_true } else { on_false };
+                        let taken = taken
+                            .and_then(|t| plan.nodes.get(t as usize))
+                            .map_or(Value::Null, |t| Value::from(&*t.id));
+                        let mut out = Map::new();
+                        out.insert("condition".into(), Value::Bool(holds));
+                        out.insert("taken".into(), taken);
+                        Value::Object(out)
+                    })
+                    .map_err(|e| NodeError::runtime(format!("condition: {e}")));
+                self.finish_node(i, result);
+            }
+            Spec::Map { items, template } => self.start_map(i, items, *template),
+        }
+    }
+
+    fn start_map(&mut self, i: u32, items: &Expr, _template: u32) {
+        let mut env = Env {
+            slots: &mut self.slots,
+            input: &self.input,
+            input_var: &mut self.input_var,
+            item: None,
+            upstream: None,
+        };
+        let list = match env.eval(items) {
+            Ok(Value::Array(list)) => list,
+            Ok(other) => {
+                let what = match other {
+                    Value::Null => "null",
+                    Value::Bool(_) => "a boolean",
+                    Value::Number(_) => "a number",
+                    Value::String(_) => "a string",
+                    Value::Object(_) => "an object",
+                    Value::Array(_) => "a list",
+                };
+                let e = NodeError::runtime(format!("items_path: expected a list, got {what}"));
+                return self.finish_node(i, Err(e));
+            }
+            Err(e) => return self.finish_node(i, Err(NodeError::runtime(format!("items_path: {e}")))),
+        };
+        if list.len() > self.cfg.max_map_items {
+            let e = NodeError::new(
+                ErrorCode::SCHEMA_VIOLATION,
+                format!("items_path yields {} items; the limit is {}", list.len(), self.cfg.max_map_items),
+            );
+            return self.finish_node(i, Err(e));
+        }
+        if list.is_empty() {
+            return self.finish_node(i, Ok(Value::Array(Vec::new())));
+        }
+        let results = list.iter().map(|_| Item::Waiting).collect();
+        self.maps.insert(i, MapRun {
+            items: list,
+            results,
+            next: 0,
+            running: 0,
+            done: 0,
+            queued: true,
+            cancel: self.cancel.child_token(),
+        });
+        self.ready.push_back(Work::Items(i));
+    }
+
+    fn start_items(&mut self, m: u32) {
+        let plan = self.plan;
+        let Some(Spec::Map { template, .. }) = plan.nodes.get(m as usize).map(|n| &n.spec) else {
+            return;
+        };
+        let Some(tnode) = plan.nodes.get(*template as usize) else { return };
+        let max = self.cfg.max_concurrency.max(1);
+        let per_map = self.cfg.map_concurrency.max(1);
+        loop {
+            let Some(run) = self.maps.get_mut(&m) else { return };
+            if run.next >= run.items.len() || run.running >= per_map {
+                run.queued = false;
+                return;
+            }
+            if self.tasks.len() >= max {
+                // The global bound stopped us: stay queued.
+                self.ready.push_back(Work::Items(m));
+                return;
+            }
+            let k = run.next;
+            run.next += 1;
+            run.running += 1;
+            if let Some(slot) = run.results.get_mut(k) {
+                *slot = Item::Running;
+            }
+            let cancel = run.cancel.clone();
+            self.nodes_run += 1;
+            self.ev.emit(&tnode.id, Some(k), ChainPhase::START, None, None);
+            let Some(item) = self.maps.get(&m).and_then(|r| r.items.get(k)) else { return };
+            let mut env = Env {
+                slots: &mut self.slots,
+                input: &self.input,
+                input_var: &mut self.input_var,
+                item: Some((item, k)),
+                upstream: None,
+            };
+            match env.input_of(tnode).and_then(|input| Ok((node_timeout(&input)?, input))) {
+                Ok((timeout, input)) => {
+                    let call = NodeCall {
+                        node_id: tnode.id.clone(),
+                        item: Some(k),
+                        kind: tnode.kind().clone(),
+                        name: tnode.name.clone(),
+                        input,
+                        cancel,
+                        deadline: None,
+                    };
+                    self.launch(Tag::Item(m, k), call, timeout);
+                }
+                Err(e) => self.finish_item(m, k, Err(e)),
+            }
+        }
+    }
+
+    /// Calls the runner: polls the future once here, and hands it to a task
+    /// if it is not finished.
+    fn launch(&mut self, tag: Tag, mut call: NodeCall, timeout: Option<Duration>) {
+        let node_deadline = timeout.map(|t| Instant::now() + t);
+        call.deadline = match (self.deadline, node_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let token = match timeout {
+            Some(_) => call.cancel.child_token(),
+            None => call.cancel.clone(),
+        };
+        call.cancel = token.clone();
+        let runner = self.runner.clone();
+        let fut = match catch_unwind(AssertUnwindSafe(|| runner.run_boxed(call))) {
+            Ok(fut) => fut,
+            Err(panic) => return self.result(tag, Err(panic_error(panic))),
+        };
+        let mut fut: BoxNodeFuture = match (node_deadline, timeout) {
+            (Some(at), Some(t)) => Box::pin(async move {
+                match tokio::time::timeout_at(at, fut).await {
+                    Ok(result) => result,
+                    Err(_) => {
+                        token.cancel();
+                        Err(NodeError::timeout(format!(
+                            "node timed out after {} s",
+                            t.as_secs_f64()
+                        )))
+                    }
+                }
+            }),
+            _ => fut,
+        };
+        if self.cfg.inline_first_poll {
+            let mut cx = Context::from_waker(Waker::noop());
+            match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+                Ok(Poll::Ready(result)) => return self.result(tag, result),
+                Ok(Poll::Pending) => {}
+                Err(panic) => return self.result(tag, Err(panic_error(panic))),
+            }
+        }
+        self.tasks.spawn(async move {
+            let result = AssertUnwindSafe(fut)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| Err(panic_error(panic)));
+            (tag, result)
+        });
+    }
+
+    fn finish_node(&mut self, i: u32, result: NodeResult) {
+        let plan = self.plan;
+        let Some(node) = plan.nodes.get(i as usize) else { return };
+        let Some(slot) = self.slots.get_mut(i as usize) else { return };
+        if slot.status != Status::Running {
+            return;
+        }
+        match result {
+            Ok(output) => {
+                slot.output = output;
+                slot.status = Status::Done;
+                self.ev.progress.settled += 1;
+                self.ev.emit(&node.id, None, ChainPhase::DONE, Some(&slot.output), None);
+                self.settle(i);
+            }
+            Err(error) => match node.policy {
+                Policy::Abort => {
+                    slot.status = Status::Cancelled;
+                    self.ev.emit(&node.id, None, ChainPhase::ERROR, None, Some(&error.message));
+                    let mut detail = Map::new();
+                    detail.insert("code".into(), Value::from(ErrorCode::CHAIN_NODE_ERROR.as_str()));
+                    detail.insert("message".into(), Value::from(format!("node `{}` failed: {}", node.id, error.message)));
+                    detail.insert("node_id".into(), Value::from(&*node.id));
+                    detail.insert("node_code".into(), Value::from(error.code.as_str()));
+                    self.fail(detail, "chain aborted");
+                }
+                Policy::Skip => {
+                    slot.status = Status::Done;
+                    slot.output = Value::Null;
+                    self.ev.progress.settled += 1;
+                    self.ev.emit(&node.id, None, ChainPhase::ERROR, None, Some(&error.message));
+                    slot.error = Some(Box::new(error));
+                    self.settle(i);
+                }
+                Policy::Fallback(f) => {
+                    slot.status = Status::Failed;
+                    self.ev.emit(&node.id, None, ChainPhase::ERROR, None, Some(&error.message));
+                    slot.error = Some(Box::new(error));
+                    self.signal(f, true, true);
+                    self.drain_settles();
+                }
+            },
+        }
+    }
+
+    fn finish_item(&mut self, m: u32, k: usize, result: NodeResult) {
+        let plan = self.plan;
+        let Some(Spec::Map { template, .. }) = plan.nodes.get(m as usize).map(|n| &n.spec) else {
+            return;
+        };
+        let Some(tnode) = plan.nodes.get(*template as usize) else { return };
+        let Some(run) = self.maps.get_mut(&m) else { return };
+        let Some(slot) = run.results.get_mut(k) else { return };
+        if !matches!(slot, Item::Running) {
+            return;
+        }
+        run.running -= 1;
+        match result {
+            Ok(output) => {
+                *slot = Item::Done(output);
+                run.done += 1;
+                let output = match slot {
+                    Item::Done(v) => Some(&*v),
+                    _ => None,
+                };
+                self.ev.emit(&tnode.id, Some(k), ChainPhase::DONE, output, None);
+            }
+            Err(error) => {
+                self.ev.emit(&tnode.id, Some(k), ChainPhase::ERROR, None, Some(&error.message));
+                if tnode.policy == Policy::Skip {
+                    *slot = Item::Done(Value::Null);
+                    run.done += 1;
+                } else {
+                    *slot = Item::Done(Value::Null);
+                    if let Some(run) = self.maps.remove(&m) {
+                        self.cancel_items(&tnode.id, run, &format!("cancelled: map `{}` failed", plan.nodes.get(m as usize).map_or("", |n| &*n.id)));
+                    }
+                    let e = NodeError::new(error.code, format!("item {k}: {}", error.message));
+                    return self.finish_node(m, Err(e));
+                }
+            }
+        }
+        let Some(run) = self.maps.get_mut(&m) else { return };
+        if run.done == run.items.len() {
+            if let Some(run) = self.maps.remove(&m) {
+                let list = run
+                    .results
+                    .into_iter()
+                    .map(|item| match item {
+                        Item::Done(v) => v,
+                        Item::Waiting | Item::Running => Value::Null,
+                    })
+                    .collect();
+                self.finish_node(m, Ok(Value::Array(list)));
+            }
+        } else if run.next < run.items.len() && !run.queued {
+            run.queued = true;
+            self.ready.push_back(Work::Items(m));
+        }
+    }
+
+    /// Emits `error` for a stopped map's running items and cancels them.
+    fn cancel_items(&mut self, template_id: &str, run: MapRun, why: &str) {
+        run.cancel.cancel();
+        for (k, item) in run.results.iter().enumerate() {
+            if matches!(item, Item::Running) {
+                self.ev.emit(template_id, Some(k), ChainPhase::ERROR, None, Some(why));
+            }
+        }
+    }
+
+    /// One dependency of `t` settled.
+    fn signal(&mut self, t: u32, ctrl_live: bool, data_live: bool) {
+        let plan = self.plan;
+        let Some(node) = plan.nodes.get(t as usize) else { return };
+        let Some(slot) = self.slots.get_mut(t as usize) else { return };
+        slot.pending = slot.pending.saturating_sub(1);
+        slot.ctrl_live += u32::from(ctrl_live);
+        slot.data_live += u32::from(data_live);
+        if slot.pending > 0 || slot.status != Status::Waiting {
+            return;
+        }
+        let runs = if node.ctrl_in > 0 {
+            slot.ctrl_live > 0
+        } else if node.data_in > 0 {
+            slot.data_live > 0
+        } else {
+            true
+        };
+        if runs {
+            self.ready.push_back(Work::Node(t));
+        } else {
+            slot.status = Status::Skipped;
+            self.ev.progress.settled += 1;
+            self.ev.emit(&node.id, None, ChainPhase::SKIP, None, None);
+            self.settle_stack.push(t);
+        }
+    }
+
+    /// Node `i` settled: tell its dependents.
+    fn settle(&mut self, i: u32) {
+        self.settle_stack.push(i);
+        self.drain_settles();
+    }
+
+    fn drain_settles(&mut self) {
+        let plan = self.plan;
+        while let Some(i) = self.settle_stack.pop() {
+            let Some(node) = plan.nodes.get(i as usize) else { continue };
+            let Some(slot) = self.slots.get(i as usize) else { continue };
+            let completed = slot.status == Status::Done;
+            let failed = slot.error.is_some();
+            let holds = slot.output.get("condition").and_then(Value::as_bool);
+            let is_branch = matches!(node.spec, Spec::Branch { .. });
+            for e in plan.out_edges(i) {
+                if e.flags & FALLBACK != 0 && failed {
+                    continue; // signalled when the node failed
+                }
+                let ctrl = completed
+                    && (e.flags & CONTROL != 0
+                        || (is_branch && e.flags & ON_TRUE != 0 && holds == Some(true))
+                        || (is_branch && e.flags & ON_FALSE != 0 && holds == Some(false)));
+                let ctrl = ctrl && e.flags & ANY_CONTROL != 0;
+                let data = completed && e.flags & DATA != 0;
+                self.signal(e.to, ctrl, data);
+            }
+            if node.role == Role::Fallback {
+                let Some(o) = node.owner else { continue };
+                let stand_in = match self.slots.get(i as usize) {
+                    Some(s) if s.status == Status::Done => s.output.clone(),
+                    _ => Value::Null,
+                };
+                if let Some(owner) = self.slots.get_mut(o as usize) {
+                    if owner.status == Status::Failed {
+                        owner.output = stand_in;
+                        owner.status = Status::Done;
+                        self.ev.progress.settled += 1;
+                        self.settle_stack.push(o);
+                    }
+                }
+            }
+        }
+    }
+
+    fn stop(&mut self, why: Stop) {
+        let (code, message) = match why {
+            Stop::Timeout => (ErrorCode::TIMEOUT, format!("chain exceeded its timeout of {} s", self.timeout_secs)),
+            Stop::Cancelled => (ErrorCode::RUNTIME_ERROR, "chain cancelled".to_owned()),
+            Stop::Stuck => (ErrorCode::RUNTIME_ERROR, "internal error: no node can make progress".to_owned()),
+        };
+        let mut detail = Map::new();
+        detail.insert("code".into(), Value::from(code.as_str()));
+        detail.insert("message".into(), Value::from(message.clone()));
+        detail.insert("node_id".into(), Value::from(""));
+        self.fail(detail, &message);
+    }
+
+    /// The chain failed: record why, cancel every runner, and close every
+    /// started node and item with an `error` event.
+    fn fail(&mut self, detail: Map<String, Value>, why: &str) {
+        if self.failure.is_some() {
+            return;
+        }
+        self.failure = Some(detail);
+        self.cancel.cancel();
+        let plan = self.plan;
+        let why = format!("cancelled: {why}");
+        for (node, slot) in plan.nodes.iter().zip(self.slots.iter_mut()) {
+            if slot.status == Status::Running {
+                slot.status = Status::Cancelled;
+                self.ev.emit(&node.id, None, ChainPhase::ERROR, None, Some(&why));
+            }
+        }
+        for (m, run) in std::mem::take(&mut self.maps) {
+            if let Some(Spec::Map { template, .. }) = plan.nodes.get(m as usize).map(|n| &n.spec) {
+                if let Some(t) = plan.nodes.get(*template as usize) {
+                    self.cancel_items(&t.id, run, &why);
+                }
+            }
+        }
+        self.ready.clear();
+    }
+}
+
+fn panic_error(panic: Box<dyn std::any::Any + Send>) -> NodeError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_owned());
+    NodeError::runtime(format!("runner panicked: {message}"))
+}

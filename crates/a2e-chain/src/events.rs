@@ -1,0 +1,110 @@
+//! Progress events: what the engine reports while a chain runs, and where it
+//! reports it ([`EventSink`]).
+
+use a2e_proto::{ChainEvent, ChainPhase};
+use serde_json::Value;
+
+/// How far a chain has got: declared nodes settled (done, failed or skipped)
+/// out of the nodes that settle on their own (map templates excluded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Progress {
+    /// Nodes settled so far.
+    pub settled: usize,
+    /// Nodes that will settle in a complete run.
+    pub total: usize,
+}
+
+/// One phase change of a node or of a map item, borrowed from the engine's
+/// state. Turn it into a wire message with [`Event::to_wire`].
+#[derive(Debug, Clone)]
+pub struct Event<'a> {
+    /// 0, 1, 2, … within the chain run.
+    pub seq: u64,
+    /// The node (for a map item: the template node).
+    pub node_id: &'a str,
+    /// For a map item: its index.
+    pub item: Option<usize>,
+    /// `start`, `done`, `skip` or `error`.
+    pub phase: ChainPhase,
+    /// The output, with `done`.
+    pub output: Option<&'a Value>,
+    /// The error message, with `error`.
+    pub error: Option<&'a str>,
+    /// Progress after this event.
+    pub progress: Progress,
+}
+
+impl Event<'_> {
+    /// The id on the wire: the node id, or `template[index]` for a map item.
+    pub fn wire_node_id(&self) -> String {
+        match self.item {
+            Some(i) => format!("{}[{i}]", self.node_id),
+            None => self.node_id.to_owned(),
+        }
+    }
+
+    /// This event as a `chain/event` message answering request `req_id`.
+    pub fn to_wire(&self, req_id: &str) -> ChainEvent {
+        ChainEvent {
+            req_id: req_id.to_owned(),
+            node_id: self.wire_node_id(),
+            phase: self.phase.clone(),
+            output: self.output.cloned().unwrap_or(Value::Null),
+            error: self.error.unwrap_or_default().to_owned(),
+            seq: self.seq,
+            ..ChainEvent::default()
+        }
+    }
+}
+
+/// Receives events, synchronously and in `seq` order, on the task that runs
+/// the chain. Must not block: forward to a channel to do slow work elsewhere.
+pub trait EventSink: Send {
+    /// One event.
+    fn event(&mut self, event: &Event<'_>);
+}
+
+/// Drops every event.
+impl EventSink for () {
+    fn event(&mut self, _: &Event<'_>) {}
+}
+
+impl<F: FnMut(&Event<'_>) + Send> EventSink for F {
+    fn event(&mut self, event: &Event<'_>) {
+        self(event)
+    }
+}
+
+/// Turns events into `chain/event` messages for one request and hands them
+/// to a callback (e.g. a channel's `send`).
+pub struct WireEvents<F> {
+    req_id: String,
+    deliver: F,
+}
+
+impl<F: FnMut(ChainEvent) + Send> WireEvents<F> {
+    /// Events for request `req_id`, delivered to `deliver`.
+    pub fn new(req_id: impl Into<String>, deliver: F) -> Self {
+        Self {
+            req_id: req_id.into(),
+            deliver,
+        }
+    }
+}
+
+impl<F: FnMut(ChainEvent) + Send> EventSink for WireEvents<F> {
+    fn event(&mut self, event: &Event<'_>) {
+        (self.deliver)(event.to_wire(&self.req_id));
+    }
+}
+
+/// A sink that sends wire events into a tokio channel; dropped silently when
+/// the receiver is gone.
+pub fn channel_sink(
+    req_id: impl Into<String>,
+    tx: tokio::sync::mpsc::UnboundedSender<ChainEvent>,
+) -> impl EventSink {
+    WireEvents::new(req_id, move |ev| {
+        let _ = tx.send(ev);
+    })
+}

@@ -1,0 +1,159 @@
+//! The compiled form of a chain: nodes by index, edges in one flat array,
+//! expressions compiled. Built once by [`crate::validate`]; read-only while
+//! the chain runs.
+
+use std::sync::Arc;
+
+use a2e_proto::{ChainNode, ChainRequest, NodeKind};
+
+use crate::context::Expr;
+
+/// Edge flag: `next_node`.
+pub(crate) const CONTROL: u8 = 1;
+/// Edge flag: an expression of the target reads the source.
+pub(crate) const DATA: u8 = 2;
+/// Edge flag: the source branch's `true_node`.
+pub(crate) const ON_TRUE: u8 = 4;
+/// Edge flag: the source branch's `false_node`.
+pub(crate) const ON_FALSE: u8 = 8;
+/// Edge flag: the target is the source's `on_error` fallback.
+pub(crate) const FALLBACK: u8 = 16;
+/// Flags that make an edge a control edge.
+pub(crate) const ANY_CONTROL: u8 = CONTROL | ON_TRUE | ON_FALSE | FALLBACK;
+
+/// A dependency edge, stored with its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Edge {
+    /// The dependent node.
+    pub to: u32,
+    /// Why it depends (`CONTROL`, `DATA`, …, or several).
+    pub flags: u8,
+}
+
+/// The part a node plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Runs when its dependencies allow.
+    Normal,
+    /// A map's `map_node`: runs only as map items.
+    Template,
+    /// Some node's `on_error` fallback: runs only if that node fails.
+    Fallback,
+}
+
+/// What to do when the node fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Policy {
+    /// Fail the chain.
+    Abort,
+    /// Record the error, output `null`, go on.
+    Skip,
+    /// Run this node instead.
+    Fallback(u32),
+}
+
+/// What the node does.
+#[derive(Debug)]
+pub(crate) enum Spec {
+    /// `tool`, `skill` or `proc`: call the runner.
+    Run,
+    /// `branch`.
+    Branch {
+        /// The condition.
+        cond: Expr,
+        /// Node to run when it holds.
+        on_true: Option<u32>,
+        /// Node to run otherwise.
+        on_false: Option<u32>,
+        /// The single upstream node, whose output is `output` in `cond`.
+        upstream: Option<u32>,
+    },
+    /// `map`.
+    Map {
+        /// The list to iterate.
+        items: Expr,
+        /// The template node applied to each item.
+        template: u32,
+    },
+}
+
+/// One compiled node.
+#[derive(Debug)]
+pub(crate) struct Node<'r> {
+    /// The node as declared.
+    pub src: &'r ChainNode,
+    /// Its id, shared with runner calls.
+    pub id: Arc<str>,
+    /// Its tool/skill name, shared with runner calls.
+    pub name: Arc<str>,
+    /// Its role.
+    pub role: Role,
+    /// What it does.
+    pub spec: Spec,
+    /// Its `on_error`.
+    pub policy: Policy,
+    /// `input_map`, compiled, in declaration order.
+    pub input_map: Box<[(&'r str, Expr)]>,
+    /// Distinct nodes it depends on.
+    pub pending: u32,
+    /// Of those, how many through a control edge.
+    pub ctrl_in: u32,
+    /// Of those, how many through a data edge.
+    pub data_in: u32,
+    /// No node depends on it (fallback edges aside).
+    pub terminal: bool,
+    /// For a fallback: the node it stands in for.
+    pub owner: Option<u32>,
+}
+
+impl Node<'_> {
+    /// The node's kind.
+    pub(crate) fn kind(&self) -> &NodeKind {
+        &self.src.kind
+    }
+}
+
+/// A validated chain, ready to run: the request it borrows, compiled.
+#[derive(Debug)]
+pub struct Plan<'r> {
+    pub(crate) req: &'r ChainRequest,
+    pub(crate) nodes: Vec<Node<'r>>,
+    pub(crate) edge_start: Vec<u32>,
+    pub(crate) edges: Vec<Edge>,
+    pub(crate) roots: Vec<u32>,
+    pub(crate) total: usize,
+}
+
+impl<'r> Plan<'r> {
+    /// The request this plan was made from.
+    pub fn request(&self) -> &'r ChainRequest {
+        self.req
+    }
+
+    /// Nodes declared.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Nodes that settle (done, error or skip) in a complete run: every node
+    /// but map templates. The `total` of [`crate::Progress`].
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Ids of the nodes that start at once.
+    pub fn roots(&self) -> impl Iterator<Item = &str> + '_ {
+        self.roots
+            .iter()
+            .filter_map(|&i| self.nodes.get(i as usize).map(|n| &*n.id))
+    }
+
+    /// Out-edges of node `i`.
+    pub(crate) fn out_edges(&self, i: u32) -> &[Edge] {
+        let i = i as usize;
+        match (self.edge_start.get(i), self.edge_start.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.edges.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}

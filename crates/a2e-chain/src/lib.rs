@@ -1,0 +1,73 @@
+//! An event-driven async DAG engine for A2E chains (`chain/req`).
+//!
+//! [`Engine::run`] validates a [`ChainRequest`](a2e_proto::ChainRequest),
+//! then runs its nodes as their dependencies complete: no polling loop, a
+//! node starts the moment its last dependency settles. `tool`, `skill` and
+//! `proc` nodes go to a [`NodeRunner`] the host provides; `branch` and `map`
+//! nodes are the engine's own. Inputs are resolved with JMESPath
+//! expressions compiled once at validation and evaluated on shared values.
+//! Progress is reported as [`Event`]s to an [`EventSink`]; the result is a
+//! [`ChainResponse`](a2e_proto::ChainResponse).
+//!
+//! The exact semantics (dependencies, skips, `on_error`, timeouts, events,
+//! `final_output`) are written down in `docs/semantics.md`; measured
+//! overheads are in the crate's `README.md`.
+//!
+//! ```
+//! use a2e_chain::{runner_fn, Engine, NodeCall, NodeError};
+//! use a2e_proto::{ChainNode, ChainRequest, NodeKind};
+//! use serde_json::json;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // An in-process runner: `read_file` returns text, `upper` shouts it.
+//! let runner = runner_fn(|call: NodeCall| async move {
+//!     match &*call.name {
+//!         "read_file" => Ok(json!({"text": format!("hello from {}", call.input["path"])})),
+//!         "upper" => Ok(json!(call.input["text"].as_str().unwrap_or("").to_uppercase())),
+//!         other => Err(NodeError::tool(format!("no tool {other}"))),
+//!     }
+//! });
+//!
+//! let mut read = ChainNode::new("read", NodeKind::TOOL, "read_file");
+//! read.input.insert("path".into(), json!("notes.txt"));
+//! read.next_node = "shout".into();
+//! let mut shout = ChainNode::new("shout", NodeKind::TOOL, "upper");
+//! shout.input_map.insert("text".into(), json!("read.output.text"));
+//! let req = ChainRequest { nodes: vec![read, shout], entry_node: "read".into(), ..Default::default() };
+//!
+//! let mut phases = Vec::new();
+//! let engine = Engine::new(runner);
+//! let resp = engine
+//!     .run(&req, |ev: &a2e_chain::Event<'_>| phases.push(format!("{}:{}", ev.node_id, ev.phase)), CancellationToken::new())
+//!     .await
+//!     .unwrap();
+//!
+//! assert!(resp.success);
+//! assert_eq!(resp.final_output, json!("HELLO FROM \"NOTES.TXT\""));
+//! assert_eq!(resp.nodes_run, 2);
+//! assert_eq!(phases, ["read:start", "read:done", "shout:start", "shout:done"]);
+//! # });
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
+
+mod config;
+mod context;
+mod cycle;
+mod engine;
+mod error;
+mod events;
+mod graph;
+mod runner;
+mod validate;
+
+pub use config::ChainConfig;
+pub use engine::Engine;
+pub use error::{NodeError, ValidationError};
+pub use events::{Event, EventSink, Progress, WireEvents, channel_sink};
+pub use graph::Plan;
+pub use runner::{BoxNodeFuture, DynNodeRunner, FnRunner, NodeCall, NodeResult, NodeRunner, runner_fn};
+pub use validate::validate;

@@ -1,0 +1,93 @@
+//! The seam between the engine and whatever executes `tool`, `skill` and
+//! `proc` nodes: the host implements [`NodeRunner`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use a2e_proto::NodeKind;
+use serde_json::Value;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::NodeError;
+
+/// What a runner gets for one execution of a node.
+#[derive(Debug, Clone)]
+pub struct NodeCall {
+    /// The node's id (for a map item: the template node's id).
+    pub node_id: Arc<str>,
+    /// For a map item: its index in the list; `None` otherwise.
+    pub item: Option<usize>,
+    /// `tool`, `skill` or `proc`.
+    pub kind: NodeKind,
+    /// The tool or skill name (empty for `proc`).
+    pub name: Arc<str>,
+    /// The resolved input: static `input` merged with `input_map` results
+    /// (always a JSON object).
+    pub input: Value,
+    /// Fires when the work must stop: chain timeout, abort, external
+    /// cancellation, the node's own timeout, or its map failing.
+    pub cancel: CancellationToken,
+    /// When the engine stops waiting: the earlier of the chain deadline and the
+    /// node's own timeout. `None` when neither is set.
+    pub deadline: Option<Instant>,
+}
+
+/// What a runner returns: the node's output or its error.
+pub type NodeResult = Result<Value, NodeError>;
+
+/// Executes `tool`, `skill` and `proc` nodes. Implementors may write
+/// `async fn run(&self, call: NodeCall) -> NodeResult`; the future must be
+/// `Send`. A panic inside a runner becomes a node error (`runtime_error`).
+///
+/// The engine holds runners as `Arc<dyn DynNodeRunner>`; every `NodeRunner`
+/// is one through a blanket impl.
+pub trait NodeRunner: Send + Sync + 'static {
+    /// Runs one node (or one map item) to completion.
+    fn run(&self, call: NodeCall) -> impl Future<Output = NodeResult> + Send;
+}
+
+/// A boxed runner future.
+pub type BoxNodeFuture = Pin<Box<dyn Future<Output = NodeResult> + Send + 'static>>;
+
+/// The dyn-compatible twin of [`NodeRunner`], for `Arc<dyn DynNodeRunner>`.
+/// Implemented for every `NodeRunner`; a host may also implement it directly.
+pub trait DynNodeRunner: Send + Sync + 'static {
+    /// Runs one node; the future owns its `Arc` of the runner.
+    fn run_boxed(self: Arc<Self>, call: NodeCall) -> BoxNodeFuture;
+}
+
+impl<R: NodeRunner> DynNodeRunner for R {
+    fn run_boxed(self: Arc<Self>, call: NodeCall) -> BoxNodeFuture {
+        Box::pin(async move { self.run(call).await })
+    }
+}
+
+/// A runner made of a closure returning a future; see [`runner_fn`].
+pub struct FnRunner<F>(F);
+
+impl<F, Fut> NodeRunner for FnRunner<F>
+where
+    F: Fn(NodeCall) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = NodeResult> + Send,
+{
+    fn run(&self, call: NodeCall) -> impl Future<Output = NodeResult> + Send {
+        (self.0)(call)
+    }
+}
+
+/// A runner from a closure, handy for tests and in-process hosts.
+///
+/// ```
+/// use a2e_chain::{runner_fn, NodeCall};
+/// let echo = runner_fn(|call: NodeCall| async move { Ok(call.input) });
+/// # let _ = echo;
+/// ```
+pub fn runner_fn<F, Fut>(f: F) -> FnRunner<F>
+where
+    F: Fn(NodeCall) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = NodeResult> + Send,
+{
+    FnRunner(f)
+}

@@ -1,0 +1,557 @@
+//! Validation: everything that can be refused before a node runs, and the
+//! compilation of the request into a [`Plan`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use a2e_proto::{ChainNode, ChainRequest, NodeKind, OnError};
+use serde_json::Value;
+
+use crate::config::ChainConfig;
+use crate::context::{self, CompileError, Expr, Root};
+use crate::cycle::find_cycle;
+use crate::error::ValidationError;
+use crate::graph::{
+    ANY_CONTROL, CONTROL, DATA, Edge, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec,
+};
+
+type Result<T> = std::result::Result<T, ValidationError>;
+
+/// Checks `req` against the chain rules and `config`'s limits and compiles
+/// it. Nothing runs. Errors come in a fixed order: limits, ids, per-node
+/// fields (in declaration order), roles, expressions, cycles, entry.
+pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<'r>> {
+    let nodes = &req.nodes;
+    if nodes.len() > config.max_nodes {
+        return Err(ValidationError::TooManyNodes {
+            count: nodes.len(),
+            limit: config.max_nodes,
+        });
+    }
+    if nodes.len() > u32::MAX as usize / 2 {
+        return Err(ValidationError::TooManyNodes {
+            count: nodes.len(),
+            limit: u32::MAX as usize / 2,
+        });
+    }
+    let index = index_ids(nodes)?;
+    let lookup = |owner: &ChainNode, field: &str, target: &str| -> Result<Option<u32>> {
+        if target.is_empty() {
+            return Ok(None);
+        }
+        index
+            .get(target)
+            .copied()
+            .map(Some)
+            .ok_or_else(|| ValidationError::UnknownNode {
+                node_id: owner.node_id.clone(),
+                field: field.to_owned(),
+                target: target.to_owned(),
+            })
+    };
+
+    // Per-node fields and references.
+    let mut refs = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        check_fields(node)?;
+        let policy = match node.on_error_policy() {
+            OnError::Abort => Policy::Abort,
+            OnError::Skip => Policy::Skip,
+            OnError::Fallback(f) => match lookup(node, "on_error", f)? {
+                Some(i) => Policy::Fallback(i),
+                None => Policy::Abort,
+            },
+        };
+        refs.push(Refs {
+            next: lookup(node, "next_node", &node.next_node)?,
+            on_true: lookup(node, "true_node", &node.true_node)?,
+            on_false: lookup(node, "false_node", &node.false_node)?,
+            template: lookup(node, "map_node", &node.map_node)?,
+            policy,
+        });
+    }
+    let entry = if req.entry_node.is_empty() {
+        if !nodes.is_empty() {
+            return Err(invalid("", "entry_node", "required when the chain has nodes"));
+        }
+        None
+    } else {
+        Some(index.get(req.entry_node.as_str()).copied().ok_or_else(|| {
+            ValidationError::UnknownNode {
+                node_id: String::new(),
+                field: "entry_node".into(),
+                target: req.entry_node.clone(),
+            }
+        })?)
+    };
+    let roles = assign_roles(nodes, &refs, entry)?;
+
+    // Expressions, and the edges they and the references make.
+    let mut pairs: Vec<(u32, u32, u8)> = Vec::with_capacity(nodes.len() * 2);
+    let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut compiled = Vec::with_capacity(nodes.len());
+    for (i, (node, r)) in nodes.iter().zip(&refs).enumerate() {
+        let me = i as u32;
+        let role = roles.get(i).copied().unwrap_or(Role::Normal);
+        let scope = if role == Role::Template { Scope::Template } else { Scope::Plain };
+        let mut input_map = Vec::with_capacity(node.input_map.len());
+        for (key, value) in &node.input_map {
+            let field = format!("input_map.{key}");
+            let Value::String(text) = value else {
+                return Err(invalid(&node.node_id, &field, "expected a JMESPath expression string"));
+            };
+            let expr = compile(node, &field, text, scope, &index, &roles)?;
+            input_map.push((key.as_str(), expr));
+        }
+        let kind = &node.kind;
+        let spec = if *kind == NodeKind::BRANCH {
+            let cond = compile(node, "condition", &node.condition, Scope::Condition, &index, &roles)?;
+            if let Some(t) = r.on_true {
+                pairs.push((me, t, ON_TRUE));
+            }
+            if let Some(f) = r.on_false {
+                pairs.push((me, f, ON_FALSE));
+            }
+            Spec::Branch { cond, on_true: r.on_true, on_false: r.on_false, upstream: None }
+        } else if *kind == NodeKind::MAP {
+            let items = compile(node, "items_path", &node.items_path, Scope::Plain, &index, &roles)?;
+            Spec::Map { items, template: r.template.unwrap_or(me) }
+        } else {
+            Spec::Run
+        };
+        if let Some(n) = r.next {
+            pairs.push((me, n, CONTROL));
+        }
+        if let Policy::Fallback(f) = r.policy {
+            pairs.push((me, f, FALLBACK));
+        }
+        let name = match names.get(node.name.as_str()) {
+            Some(n) => n.clone(),
+            None => {
+                let n: Arc<str> = Arc::from(node.name.as_str());
+                names.insert(node.name.as_str(), n.clone());
+                n
+            }
+        };
+        compiled.push(Node {
+            src: node,
+            id: Arc::from(node.node_id.as_str()),
+            name,
+            role,
+            spec,
+            policy: r.policy,
+            input_map: input_map.into_boxed_slice(),
+            pending: 0,
+            ctrl_in: 0,
+            data_in: 0,
+            terminal: false,
+            owner: None,
+        });
+    }
+    // Data edges: a node depends on every node its expressions read; a map
+    // also on every node its template reads.
+    for (i, n) in compiled.iter().enumerate() {
+        if n.role == Role::Template {
+            continue;
+        }
+        let me = i as u32;
+        let mut add = |e: &Expr| {
+            for root in e.roots() {
+                if let Root::Node(j) = root {
+                    pairs.push((j, me, DATA));
+                }
+            }
+        };
+        n.input_map.iter().for_each(|(_, e)| add(e));
+        match &n.spec {
+            Spec::Branch { cond, .. } => add(cond),
+            Spec::Map { items, template } => {
+                add(items);
+                if let Some(t) = compiled.get(*template as usize) {
+                    t.input_map.iter().for_each(|(_, e)| add(e));
+                }
+            }
+            Spec::Run => {}
+        }
+    }
+    let (edge_start, edges) = build_csr(nodes.len(), pairs);
+    let mut plan = Plan {
+        req,
+        nodes: compiled,
+        edge_start,
+        edges,
+        roots: Vec::new(),
+        total: 0,
+    };
+    if let Some(path) = find_cycle(&plan) {
+        return Err(ValidationError::Cycle { path });
+    }
+    finish(&mut plan, entry)?;
+    check_static_fan_out(&plan, config)?;
+    Ok(plan)
+}
+
+/// References of one node, resolved.
+struct Refs {
+    next: Option<u32>,
+    on_true: Option<u32>,
+    on_false: Option<u32>,
+    template: Option<u32>,
+    policy: Policy,
+}
+
+/// Which scoped names an expression may use besides `input` and node ids.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Plain,
+    Template,
+    Condition,
+}
+
+fn invalid(node_id: &str, field: &str, message: impl Into<String>) -> ValidationError {
+    ValidationError::InvalidField {
+        node_id: node_id.to_owned(),
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn index_ids(nodes: &[ChainNode]) -> Result<HashMap<&str, u32>> {
+    let mut index: HashMap<&str, u32> = HashMap::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        if node.node_id.is_empty() {
+            return Err(invalid("", "node_id", format!("node at position {i} has an empty node_id")));
+        }
+        if node.node_id == "input" {
+            return Err(invalid(&node.node_id, "node_id", "`input` is reserved for the chain's initial input"));
+        }
+        if let Some(first) = index.insert(&node.node_id, i as u32) {
+            return Err(ValidationError::DuplicateId {
+                node_id: node.node_id.clone(),
+                first: first as usize,
+            });
+        }
+    }
+    Ok(index)
+}
+
+/// Fields each kind needs and fields it must not have.
+fn check_fields(node: &ChainNode) -> Result<()> {
+    let kind = &node.kind;
+    let id = &node.node_id;
+    let missing = |field: &str| ValidationError::MissingField {
+        node_id: id.clone(),
+        field: field.into(),
+        kind: kind.to_string(),
+    };
+    let unexpected = |field: &str| ValidationError::UnexpectedField {
+        node_id: id.clone(),
+        field: field.into(),
+        kind: kind.to_string(),
+    };
+    let forbid = |fields: &[(&str, bool)]| -> Result<()> {
+        match fields.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(unexpected(f)),
+            None => Ok(()),
+        }
+    };
+    let runnable_only = [
+        ("input", !node.input.is_empty()),
+        ("input_map", !node.input_map.is_empty()),
+    ];
+    let branch_only = [
+        ("condition", !node.condition.is_empty()),
+        ("true_node", !node.true_node.is_empty()),
+        ("false_node", !node.false_node.is_empty()),
+    ];
+    let map_only = [
+        ("items_path", !node.items_path.is_empty()),
+        ("map_node", !node.map_node.is_empty()),
+    ];
+    if *kind == NodeKind::TOOL || *kind == NodeKind::SKILL || *kind == NodeKind::PROC {
+        forbid(&branch_only)?;
+        forbid(&map_only)?;
+        if *kind == NodeKind::PROC {
+            if !node.input.contains_key("cmd") && !node.input_map.contains_key("cmd") {
+                return Err(missing("input.cmd"));
+            }
+        } else if node.name.is_empty() {
+            return Err(missing("name"));
+        }
+        match node.input.get("timeout") {
+            None => {}
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t >= 0.0 && t.is_finite()) => {}
+            Some(_) => {
+                return Err(invalid(id, "input.timeout", "expected a number of seconds >= 0"));
+            }
+        }
+    } else if *kind == NodeKind::BRANCH {
+        forbid(&runnable_only)?;
+        forbid(&map_only)?;
+        if node.condition.is_empty() {
+            return Err(missing("condition"));
+        }
+        if node.true_node.is_empty() && node.false_node.is_empty() {
+            return Err(missing("true_node"));
+        }
+        if node.true_node == node.false_node {
+            return Err(invalid(id, "false_node", "names the same node as true_node"));
+        }
+    } else if *kind == NodeKind::MAP {
+        forbid(&runnable_only)?;
+        forbid(&branch_only)?;
+        if node.items_path.is_empty() {
+            return Err(missing("items_path"));
+        }
+        if node.map_node.is_empty() {
+            return Err(missing("map_node"));
+        }
+    } else {
+        return Err(ValidationError::UnknownKind {
+            node_id: id.clone(),
+            kind: kind.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Templates, fallbacks and their exclusive roles.
+fn assign_roles(nodes: &[ChainNode], refs: &[Refs], entry: Option<u32>) -> Result<Vec<Role>> {
+    let mut roles = vec![Role::Normal; nodes.len()];
+    let mut fallback_of: Vec<Option<u32>> = vec![None; nodes.len()];
+    let name = |i: u32| nodes.get(i as usize).map_or("", |n| n.node_id.as_str());
+    for (i, (node, r)) in nodes.iter().zip(refs).enumerate() {
+        if let Some(t) = r.template {
+            let template = nodes.get(t as usize);
+            let runnable = template.is_some_and(|n| {
+                n.kind == NodeKind::TOOL || n.kind == NodeKind::SKILL || n.kind == NodeKind::PROC
+            });
+            if !runnable {
+                return Err(invalid(&node.node_id, "map_node", format!(
+                    "map template `{}` must be a tool, skill or proc node", name(t)
+                )));
+            }
+            if let Some(slot) = roles.get_mut(t as usize) {
+                *slot = Role::Template;
+            }
+        }
+        if let Policy::Fallback(f) = r.policy {
+            if f as usize == i {
+                return Err(invalid(&node.node_id, "on_error", "a node cannot be its own fallback"));
+            }
+            if let Some(Some(owner)) = fallback_of.get(f as usize) {
+                return Err(invalid(&node.node_id, "on_error", format!(
+                    "`{}` is already the fallback of `{}`", name(f), name(*owner)
+                )));
+            }
+            if let Some(slot) = fallback_of.get_mut(f as usize) {
+                *slot = Some(i as u32);
+            }
+        }
+    }
+    for (i, slot) in fallback_of.iter().enumerate() {
+        if let (Some(owner), Some(role)) = (slot, roles.get_mut(i)) {
+            if *role == Role::Template {
+                return Err(invalid(name(*owner), "on_error", format!(
+                    "`{}` is a map template and cannot be a fallback", name(i as u32)
+                )));
+            }
+            *role = Role::Fallback;
+        }
+    }
+    let role_of = |i: u32| roles.get(i as usize).copied().unwrap_or(Role::Normal);
+    let what = |role: Role| match role {
+        Role::Template => "a map template, which runs only through its map",
+        Role::Fallback => "a fallback, which runs only when its node fails",
+        Role::Normal => "",
+    };
+    for (i, (node, r)) in nodes.iter().zip(refs).enumerate() {
+        for (field, target) in [("next_node", r.next), ("true_node", r.on_true), ("false_node", r.on_false)] {
+            if let Some(t) = target {
+                let role = role_of(t);
+                if role != Role::Normal {
+                    return Err(invalid(&node.node_id, field, format!("`{}` is {}", name(t), what(role))));
+                }
+            }
+        }
+        if role_of(i as u32) == Role::Template {
+            if !node.next_node.is_empty() {
+                return Err(invalid(&node.node_id, "next_node", "a map template has no successor; give the map node one"));
+            }
+            if matches!(r.policy, Policy::Fallback(_)) {
+                return Err(invalid(&node.node_id, "on_error", "a map template takes `abort` or `skip` (the map node may have a fallback)"));
+            }
+        }
+    }
+    if let Some(e) = entry {
+        let role = role_of(e);
+        if role != Role::Normal {
+            return Err(invalid("", "entry_node", format!("`{}` is {}", name(e), what(role))));
+        }
+    }
+    Ok(roles)
+}
+
+fn compile(
+    node: &ChainNode,
+    field: &str,
+    text: &str,
+    scope: Scope,
+    index: &HashMap<&str, u32>,
+    roles: &[Role],
+) -> Result<Expr> {
+    let resolve = |name: &str| -> Option<Root> {
+        match (name, scope) {
+            ("input", _) => Some(Root::Input),
+            ("item", Scope::Template) => Some(Root::Item),
+            ("index", Scope::Template) => Some(Root::Index),
+            ("output", Scope::Condition) => Some(Root::Upstream),
+            _ => index.get(name).map(|&i| Root::Node(i)),
+        }
+    };
+    let expr = context::compile(text, &resolve).map_err(|e| match e {
+        CompileError::Unknown(target) => ValidationError::UnknownNode {
+            node_id: node.node_id.clone(),
+            field: field.to_owned(),
+            target,
+        },
+        CompileError::Syntax(message) => ValidationError::Expression {
+            node_id: node.node_id.clone(),
+            field: field.to_owned(),
+            expression: text.to_owned(),
+            message,
+        },
+        CompileError::WholeContext => ValidationError::Expression {
+            node_id: node.node_id.clone(),
+            field: field.to_owned(),
+            expression: text.to_owned(),
+            message: "`@` at the top level reads the whole chain context; name the node instead".into(),
+        },
+    })?;
+    for root in expr.roots() {
+        if let Root::Node(j) = root {
+            if roles.get(j as usize) == Some(&Role::Template) {
+                let target = index.iter().find(|(_, v)| **v == j).map_or("", |(k, _)| *k);
+                return Err(invalid(&node.node_id, field, format!(
+                    "reads map template `{target}`, which has no output of its own; read the map node"
+                )));
+            }
+        }
+    }
+    Ok(expr)
+}
+
+/// Merges duplicate (from, to) pairs and lays the edges out by source.
+fn build_csr(n: usize, mut pairs: Vec<(u32, u32, u8)>) -> (Vec<u32>, Vec<Edge>) {
+    pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
+    let mut edges: Vec<Edge> = Vec::with_capacity(pairs.len());
+    let mut start = vec![0u32; n + 1];
+    let mut last: Option<(u32, u32)> = None;
+    for (a, b, f) in pairs {
+        if last == Some((a, b)) {
+            if let Some(e) = edges.last_mut() {
+                e.flags |= f;
+            }
+            continue;
+        }
+        last = Some((a, b));
+        edges.push(Edge { to: b, flags: f });
+        if let Some(s) = start.get_mut(a as usize + 1) {
+            *s += 1;
+        }
+    }
+    for i in 0..n {
+        let prev = start.get(i).copied().unwrap_or(0);
+        if let Some(s) = start.get_mut(i + 1) {
+            *s += prev;
+        }
+    }
+    (start, edges)
+}
+
+/// Counters, terminals, roots, branch upstreams, and the entry checks.
+fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
+    let n = plan.nodes.len();
+    let mut last_source: Vec<Option<u32>> = vec![None; n];
+    for from in 0..n as u32 {
+        let mut depended_on = false;
+        for e in plan.out_edges(from).to_vec() {
+            if e.flags & !FALLBACK != 0 {
+                depended_on = true;
+            }
+            if let Some(t) = plan.nodes.get_mut(e.to as usize) {
+                if e.flags & FALLBACK != 0 {
+                    t.owner = Some(from);
+                }
+                t.pending += 1;
+                if e.flags & ANY_CONTROL != 0 {
+                    t.ctrl_in += 1;
+                }
+                if e.flags & DATA != 0 {
+                    t.data_in += 1;
+                }
+            }
+            if let Some(s) = last_source.get_mut(e.to as usize) {
+                *s = Some(from);
+            }
+        }
+        if let Some(node) = plan.nodes.get_mut(from as usize) {
+            node.terminal = !depended_on && node.role != Role::Template;
+        }
+    }
+    let mut total = 0;
+    for (i, node) in plan.nodes.iter_mut().enumerate() {
+        if node.role != Role::Template {
+            total += 1;
+            if node.pending == 0 {
+                plan.roots.push(i as u32);
+            }
+        }
+        let pending = node.pending;
+        let id = node.src.node_id.as_str();
+        if let Spec::Branch { cond, upstream, .. } = &mut node.spec {
+            *upstream = if pending == 1 { last_source.get(i).copied().flatten() } else { None };
+            if upstream.is_none() && cond.roots().contains(&Root::Upstream) {
+                return Err(invalid(id, "condition", format!(
+                    "reads `output`, which needs exactly one upstream node; this branch has {pending}"
+                )));
+            }
+        }
+    }
+    plan.total = total;
+    if let Some(e) = entry {
+        if let Some(node) = plan.nodes.get(e as usize) {
+            if node.pending != 0 {
+                return Err(invalid("", "entry_node", format!(
+                    "entry node `{}` depends on {} other node(s); the entry must have none",
+                    node.id, node.pending
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A map whose `items_path` reads only `input` is checked against the
+/// fan-out limit now.
+fn check_static_fan_out(plan: &Plan<'_>, config: &ChainConfig) -> Result<()> {
+    let mut input = None;
+    for node in &plan.nodes {
+        let Spec::Map { items, .. } = &node.spec else { continue };
+        if items.roots().iter().any(|r| *r != Root::Input) {
+            continue;
+        }
+        let input = input.get_or_insert_with(|| Value::Object(plan.req.initial_input.clone()));
+        let list = crate::engine::resolve::eval_static(items, input);
+        if let Value::Array(list) = list {
+            if list.len() > config.max_map_items {
+                return Err(ValidationError::MapFanOut {
+                    node_id: node.src.node_id.clone(),
+                    count: list.len(),
+                    limit: config.max_map_items,
+                });
+            }
+        }
+    }
+    Ok(())
+}
