@@ -158,6 +158,17 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// How long a cancelled call may take to wind down before its task is aborted.
+pub const CANCEL_GRACE: Duration = Duration::from_millis(200);
+
+/// Fires the call's token, lets it wind down for [`CANCEL_GRACE`], then aborts it.
+async fn stop<T>(mut task: tokio::task::JoinHandle<T>, call_token: &CancellationToken) {
+    call_token.cancel();
+    if tokio::time::timeout(CANCEL_GRACE, &mut task).await.is_err() {
+        task.abort();
+    }
+}
+
 /// Runs `fut` on its own task under `deadline` and `cancel`, turning panics,
 /// timeouts and cancellation into errors. On timeout the call's token fires and
 /// the task is aborted (its drop guards kill what it started).
@@ -177,13 +188,11 @@ pub(crate) async fn supervise<T: Send + 'static>(
             Err(_) => Err(HostError::Cancelled),
         },
         _ = tokio::time::sleep_until(deadline) => {
-            call_token.cancel();
-            task.abort();
+            stop(task, &call_token).await;
             Err(HostError::Timeout(timeout_secs))
         }
         _ = outer.cancelled() => {
-            call_token.cancel();
-            task.abort();
+            stop(task, &call_token).await;
             Err(HostError::Cancelled)
         }
     }
