@@ -48,7 +48,10 @@ fn round_trip<T: Serialize + DeserializeOwned>(name: &str) -> (Value, T) {
 fn task_fixture_round_trips() {
     let (encoded, task) = round_trip::<Task>("task.json");
     assert_eq!(task.task_id, "task_a7c923f1");
-    assert_eq!(task.input, TaskInput::text("The product quality has declined significantly."));
+    assert_eq!(
+        task.input,
+        TaskInput::text("The product quality has declined significantly.")
+    );
     assert_eq!(task.max_price_cu, Some(0.005));
     insta::assert_json_snapshot!("task", encoded);
 }
@@ -59,7 +62,10 @@ fn input_forms_round_trip() {
     assert!(matches!(input, TaskInput::Literal(_)));
     insta::assert_json_snapshot!("literal_input", encoded);
     let (encoded, input) = round_trip::<TaskInput>("input_reference.json");
-    assert_eq!(input, TaskInput::from_task_field("task_split_01", "data.chunks[0]"));
+    assert_eq!(
+        input,
+        TaskInput::from_task_field("task_split_01", "data.chunks[0]")
+    );
     insta::assert_json_snapshot!("input_reference", encoded);
 }
 
@@ -126,28 +132,49 @@ mod schema {
     fn errors(stem: &str, instance: &Value) -> Vec<String> {
         let schema = schema(stem);
         let validator = jsonschema::validator_for(&schema).unwrap();
-        validator.iter_errors(instance).map(|e| e.to_string()).collect()
+        validator
+            .iter_errors(instance)
+            .map(|e| e.to_string())
+            .collect()
     }
 
     #[test]
     fn fixtures_validate_against_their_schema() {
-        assert_eq!(errors("acmp.task", &fixture("task.json").1), Vec::<String>::new());
-        assert_eq!(errors("acmp.dag", &fixture("dag.json").1), Vec::<String>::new());
+        assert_eq!(
+            errors("acmp.task", &fixture("task.json").1),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            errors("acmp.dag", &fixture("dag.json").1),
+            Vec::<String>::new()
+        );
         let invoke = fixture("invoke.json").1;
-        assert_eq!(errors("acmp.invoke", &invoke["params"]), Vec::<String>::new());
+        assert_eq!(
+            errors("acmp.invoke", &invoke["params"]),
+            Vec::<String>::new()
+        );
         let result = fixture("result.json").1;
-        assert_eq!(errors("acmp.result", &result["result"]), Vec::<String>::new());
+        assert_eq!(
+            errors("acmp.result", &result["result"]),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
     fn schema_rejects_mixed_or_empty_inputs() {
         let mut task = fixture("task.json").1;
         task["input"]["source"] = serde_json::json!({"from_task": "a"});
-        assert!(!errors("acmp.task", &task).is_empty(), "literal and reference at once");
+        assert!(
+            !errors("acmp.task", &task).is_empty(),
+            "literal and reference at once"
+        );
         task["input"] = serde_json::json!({});
         assert!(!errors("acmp.task", &task).is_empty(), "neither form");
         task["input"] = serde_json::json!({"source": {"from_task": "a", "from_tasks": ["b"]}});
-        assert!(!errors("acmp.task", &task).is_empty(), "from_task and from_tasks");
+        assert!(
+            !errors("acmp.task", &task).is_empty(),
+            "from_task and from_tasks"
+        );
         task["input"] = serde_json::json!({"source": {"from_tasks": ["a"], "field": "data.x"}});
         assert_eq!(errors("acmp.task", &task), Vec::<String>::new());
     }
@@ -162,8 +189,7 @@ mod schema {
         for (stem, schema) in &all {
             assert!(stem.starts_with("acmp."), "{stem}");
             assert_eq!(
-                schema["$schema"],
-                "https://json-schema.org/draft/2020-12/schema",
+                schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
                 "{stem}"
             );
             jsonschema::validator_for(schema).unwrap();

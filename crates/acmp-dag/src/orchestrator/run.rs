@@ -489,16 +489,31 @@ impl RunLoop {
 }
 
 impl Drop for RunLoop {
-    /// A run dropped before its end (its future dropped, its task aborted) stops what it
-    /// started.
+    /// A run dropped before its end (its future dropped, its task aborted) cancels what it
+    /// started: tokens fire at once, and invocations still running after the grace period
+    /// are aborted.
     fn drop(&mut self) {
+        let mut leftovers = Vec::new();
         for slot in &mut self.slots {
             if let Some(token) = slot.token.take() {
                 token.cancel();
             }
             if let Some(abort) = slot.abort.take() {
-                abort.abort();
+                leftovers.push(abort);
             }
+        }
+        if leftovers.is_empty() {
+            return;
+        }
+        let grace = self.cancel_grace;
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(grace).await;
+                    leftovers.iter().for_each(AbortHandle::abort);
+                });
+            }
+            Err(_) => leftovers.iter().for_each(AbortHandle::abort),
         }
     }
 }
