@@ -19,6 +19,11 @@ pub struct ChainConfig {
     /// the thread (use `spawn_blocking` for that), which is the rule for any
     /// async code anyway. Default `true`.
     pub inline_first_poll: bool,
+    /// How long runner calls still in flight when a chain ends (after a
+    /// failure, a timeout or a cancellation) get to wind down after their
+    /// cancellation token fired, before their tasks are aborted. The
+    /// response does not wait for them. Default 1 s.
+    pub cancel_grace: std::time::Duration,
 }
 
 impl Default for ChainConfig {
@@ -29,6 +34,7 @@ impl Default for ChainConfig {
             max_concurrency: 256,
             map_concurrency: 64,
             inline_first_poll: true,
+            cancel_grace: std::time::Duration::from_secs(1),
         }
     }
 }

@@ -14,7 +14,7 @@ pub(crate) fn find_cycle(plan: &Plan<'_>) -> Option<Vec<String>> {
     for from in 0..n as u32 {
         let edges = plan.out_edges(from);
         for fb in edges.iter().filter(|e| e.flags & FALLBACK != 0) {
-            for dep in edges.iter().filter(|e| e.flags & !FALLBACK != 0) {
+            for dep in edges.iter().filter(|e| e.flags & FALLBACK == 0) {
                 extra.push((fb.to, dep.to));
             }
         }

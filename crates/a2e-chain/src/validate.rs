@@ -476,7 +476,7 @@ fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
     for from in 0..n as u32 {
         let mut depended_on = false;
         for e in plan.out_edges(from).to_vec() {
-            if e.flags & !FALLBACK != 0 {
+            if e.flags & FALLBACK == 0 {
                 depended_on = true;
             }
             if let Some(t) = plan.nodes.get_mut(e.to as usize) {

@@ -100,8 +100,9 @@ impl Engine {
         let mut run = Run::new(plan, &self.config, self.runner.clone(), events, chain_token.clone());
         run.drive(&cancel).await;
         // Whatever still runs (late map items, stragglers after a failure)
-        // is told to stop; dropping the run aborts its tasks.
+        // is told to stop, and aborted after the grace period.
         chain_token.cancel();
+        run.release_leftovers(self.config.cancel_grace);
         respond(plan, run, started)
     }
 }

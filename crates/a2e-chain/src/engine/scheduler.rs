@@ -167,6 +167,20 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         }
     }
 
+    /// Hands runner calls still in flight to a reaper task: their tokens
+    /// have fired; they get `grace` to finish, then are aborted.
+    pub(crate) fn release_leftovers(&mut self, grace: Duration) {
+        if self.tasks.is_empty() {
+            return;
+        }
+        let mut tasks = std::mem::take(&mut self.tasks);
+        tokio::spawn(async move {
+            let drain = async { while tasks.join_next().await.is_some() {} };
+            let _ = tokio::time::timeout(grace, drain).await;
+            tasks.abort_all();
+        });
+    }
+
     fn joined(&mut self, joined: Result<(Tag, NodeResult), JoinError>) {
         // Tasks catch their own panics and are never aborted one by one, so
         // a join error carries no result to deliver.
@@ -354,12 +368,19 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             Ok(fut) => fut,
             Err(panic) => return self.result(tag, Err(panic_error(panic))),
         };
+        let grace = self.cfg.cancel_grace;
         let mut fut: BoxNodeFuture = match (node_deadline, timeout) {
             (Some(at), Some(t)) => Box::pin(async move {
-                match tokio::time::timeout_at(at, fut).await {
+                let mut fut = fut;
+                match tokio::time::timeout_at(at, &mut fut).await {
                     Ok(result) => result,
                     Err(_) => {
+                        // Tell the runner, let it wind down on its own for
+                        // the grace period, and report the timeout now.
                         token.cancel();
+                        tokio::spawn(async move {
+                            let _ = tokio::time::timeout(grace, fut).await;
+                        });
                         Err(NodeError::timeout(format!(
                             "node timed out after {} s",
                             t.as_secs_f64()
