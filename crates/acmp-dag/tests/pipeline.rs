@@ -16,10 +16,13 @@ fn fixture_dag() -> Dag {
     acmp_dag::decode::from_json_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The input each task was invoked with.
+type Inputs = Arc<Mutex<Vec<(String, Option<Payload>)>>>;
+
 #[test]
 fn text_decomposition_pipeline_runs_end_to_end() {
-    let inputs: Arc<Mutex<Vec<(String, Option<Payload>)>>> = Arc::default();
-    let seen = |inputs: &Arc<Mutex<Vec<(String, Option<Payload>)>>>, inv: &Invocation| {
+    let inputs: Inputs = Arc::default();
+    let seen = |inputs: &Inputs, inv: &Invocation| {
         assert_eq!(inv.params.input_stream, None, "references arrive resolved");
         inputs
             .lock()

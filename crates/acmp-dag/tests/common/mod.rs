@@ -131,3 +131,17 @@ pub fn router(entries: Vec<(&str, acmp_dag::ProviderRef)>) -> CapabilityRouter {
     }
     router
 }
+
+/// Runs `f` on a current-thread runtime (deterministic interleaving at await points) with
+/// a liveness bound.
+pub fn block_on_local<F: std::future::Future>(f: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        tokio::time::timeout(LIVENESS, f)
+            .await
+            .expect("liveness bound")
+    })
+}
