@@ -87,7 +87,11 @@ pub(crate) fn find_cycle(plan: &Plan<'_>) -> Option<Vec<String>> {
             let mut cycle: Vec<usize> = walk.get(pos..)?.to_vec();
             cycle.reverse();
             // Start the path at its earliest-declared node.
-            let min = cycle.iter().enumerate().min_by_key(|(_, v)| **v).map_or(0, |(k, _)| k);
+            let min = cycle
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, v)| **v)
+                .map_or(0, |(k, _)| k);
             cycle.rotate_left(min);
             let first = *cycle.first()?;
             cycle.push(first);

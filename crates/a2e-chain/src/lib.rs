@@ -69,5 +69,7 @@ pub use engine::Engine;
 pub use error::{NodeError, ValidationError};
 pub use events::{Event, EventSink, Progress, WireEvents, channel_sink};
 pub use graph::Plan;
-pub use runner::{BoxNodeFuture, DynNodeRunner, FnRunner, NodeCall, NodeResult, NodeRunner, runner_fn};
+pub use runner::{
+    BoxNodeFuture, DynNodeRunner, FnRunner, NodeCall, NodeResult, NodeRunner, runner_fn,
+};
 pub use validate::validate;

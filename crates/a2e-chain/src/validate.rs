@@ -72,7 +72,11 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     }
     let entry = if req.entry_node.is_empty() {
         if !nodes.is_empty() {
-            return Err(invalid("", "entry_node", "required when the chain has nodes"));
+            return Err(invalid(
+                "",
+                "entry_node",
+                "required when the chain has nodes",
+            ));
         }
         None
     } else {
@@ -93,29 +97,59 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     for (i, (node, r)) in nodes.iter().zip(&refs).enumerate() {
         let me = i as u32;
         let role = roles.get(i).copied().unwrap_or(Role::Normal);
-        let scope = if role == Role::Template { Scope::Template } else { Scope::Plain };
+        let scope = if role == Role::Template {
+            Scope::Template
+        } else {
+            Scope::Plain
+        };
         let mut input_map = Vec::with_capacity(node.input_map.len());
         for (key, value) in &node.input_map {
             let field = format!("input_map.{key}");
             let Value::String(text) = value else {
-                return Err(invalid(&node.node_id, &field, "expected a JMESPath expression string"));
+                return Err(invalid(
+                    &node.node_id,
+                    &field,
+                    "expected a JMESPath expression string",
+                ));
             };
             let expr = compile(node, &field, text, scope, &index, &roles)?;
             input_map.push((key.as_str(), expr));
         }
         let kind = &node.kind;
         let spec = if *kind == NodeKind::BRANCH {
-            let cond = compile(node, "condition", &node.condition, Scope::Condition, &index, &roles)?;
+            let cond = compile(
+                node,
+                "condition",
+                &node.condition,
+                Scope::Condition,
+                &index,
+                &roles,
+            )?;
             if let Some(t) = r.on_true {
                 pairs.push((me, t, ON_TRUE));
             }
             if let Some(f) = r.on_false {
                 pairs.push((me, f, ON_FALSE));
             }
-            Spec::Branch { cond, on_true: r.on_true, on_false: r.on_false, upstream: None }
+            Spec::Branch {
+                cond,
+                on_true: r.on_true,
+                on_false: r.on_false,
+                upstream: None,
+            }
         } else if *kind == NodeKind::MAP {
-            let items = compile(node, "items_path", &node.items_path, Scope::Plain, &index, &roles)?;
-            Spec::Map { items, template: r.template.unwrap_or(me) }
+            let items = compile(
+                node,
+                "items_path",
+                &node.items_path,
+                Scope::Plain,
+                &index,
+                &roles,
+            )?;
+            Spec::Map {
+                items,
+                template: r.template.unwrap_or(me),
+            }
         } else {
             Spec::Run
         };
@@ -220,10 +254,18 @@ fn index_ids(nodes: &[ChainNode]) -> Result<HashMap<&str, u32>> {
     let mut index: HashMap<&str, u32> = HashMap::with_capacity(nodes.len());
     for (i, node) in nodes.iter().enumerate() {
         if node.node_id.is_empty() {
-            return Err(invalid("", "node_id", format!("node at position {i} has an empty node_id")));
+            return Err(invalid(
+                "",
+                "node_id",
+                format!("node at position {i} has an empty node_id"),
+            ));
         }
         if node.node_id == "input" {
-            return Err(invalid(&node.node_id, "node_id", "`input` is reserved for the chain's initial input"));
+            return Err(invalid(
+                &node.node_id,
+                "node_id",
+                "`input` is reserved for the chain's initial input",
+            ));
         }
         if let Some(first) = index.insert(&node.node_id, i as u32) {
             return Err(ValidationError::DuplicateId {
@@ -282,7 +324,11 @@ fn check_fields(node: &ChainNode) -> Result<()> {
             None => {}
             Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t >= 0.0 && t.is_finite()) => {}
             Some(_) => {
-                return Err(invalid(id, "input.timeout", "expected a number of seconds >= 0"));
+                return Err(invalid(
+                    id,
+                    "input.timeout",
+                    "expected a number of seconds >= 0",
+                ));
             }
         }
     } else if *kind == NodeKind::BRANCH {
@@ -295,7 +341,11 @@ fn check_fields(node: &ChainNode) -> Result<()> {
             return Err(missing("true_node"));
         }
         if node.true_node == node.false_node {
-            return Err(invalid(id, "false_node", "names the same node as true_node"));
+            return Err(invalid(
+                id,
+                "false_node",
+                "names the same node as true_node",
+            ));
         }
     } else if *kind == NodeKind::MAP {
         forbid(&runnable_only)?;
@@ -327,9 +377,14 @@ fn assign_roles(nodes: &[ChainNode], refs: &[Refs], entry: Option<u32>) -> Resul
                 n.kind == NodeKind::TOOL || n.kind == NodeKind::SKILL || n.kind == NodeKind::PROC
             });
             if !runnable {
-                return Err(invalid(&node.node_id, "map_node", format!(
-                    "map template `{}` must be a tool, skill or proc node", name(t)
-                )));
+                return Err(invalid(
+                    &node.node_id,
+                    "map_node",
+                    format!(
+                        "map template `{}` must be a tool, skill or proc node",
+                        name(t)
+                    ),
+                ));
             }
             if let Some(slot) = roles.get_mut(t as usize) {
                 *slot = Role::Template;
@@ -337,12 +392,22 @@ fn assign_roles(nodes: &[ChainNode], refs: &[Refs], entry: Option<u32>) -> Resul
         }
         if let Policy::Fallback(f) = r.policy {
             if f as usize == i {
-                return Err(invalid(&node.node_id, "on_error", "a node cannot be its own fallback"));
+                return Err(invalid(
+                    &node.node_id,
+                    "on_error",
+                    "a node cannot be its own fallback",
+                ));
             }
             if let Some(Some(owner)) = fallback_of.get(f as usize) {
-                return Err(invalid(&node.node_id, "on_error", format!(
-                    "`{}` is already the fallback of `{}`", name(f), name(*owner)
-                )));
+                return Err(invalid(
+                    &node.node_id,
+                    "on_error",
+                    format!(
+                        "`{}` is already the fallback of `{}`",
+                        name(f),
+                        name(*owner)
+                    ),
+                ));
             }
             if let Some(slot) = fallback_of.get_mut(f as usize) {
                 *slot = Some(i as u32);
@@ -352,9 +417,14 @@ fn assign_roles(nodes: &[ChainNode], refs: &[Refs], entry: Option<u32>) -> Resul
     for (i, slot) in fallback_of.iter().enumerate() {
         if let (Some(owner), Some(role)) = (slot, roles.get_mut(i)) {
             if *role == Role::Template {
-                return Err(invalid(name(*owner), "on_error", format!(
-                    "`{}` is a map template and cannot be a fallback", name(i as u32)
-                )));
+                return Err(invalid(
+                    name(*owner),
+                    "on_error",
+                    format!(
+                        "`{}` is a map template and cannot be a fallback",
+                        name(i as u32)
+                    ),
+                ));
             }
             *role = Role::Fallback;
         }
@@ -366,27 +436,47 @@ fn assign_roles(nodes: &[ChainNode], refs: &[Refs], entry: Option<u32>) -> Resul
         Role::Normal => "",
     };
     for (i, (node, r)) in nodes.iter().zip(refs).enumerate() {
-        for (field, target) in [("next_node", r.next), ("true_node", r.on_true), ("false_node", r.on_false)] {
+        for (field, target) in [
+            ("next_node", r.next),
+            ("true_node", r.on_true),
+            ("false_node", r.on_false),
+        ] {
             if let Some(t) = target {
                 let role = role_of(t);
                 if role != Role::Normal {
-                    return Err(invalid(&node.node_id, field, format!("`{}` is {}", name(t), what(role))));
+                    return Err(invalid(
+                        &node.node_id,
+                        field,
+                        format!("`{}` is {}", name(t), what(role)),
+                    ));
                 }
             }
         }
         if role_of(i as u32) == Role::Template {
             if !node.next_node.is_empty() {
-                return Err(invalid(&node.node_id, "next_node", "a map template has no successor; give the map node one"));
+                return Err(invalid(
+                    &node.node_id,
+                    "next_node",
+                    "a map template has no successor; give the map node one",
+                ));
             }
             if matches!(r.policy, Policy::Fallback(_)) {
-                return Err(invalid(&node.node_id, "on_error", "a map template takes `abort` or `skip` (the map node may have a fallback)"));
+                return Err(invalid(
+                    &node.node_id,
+                    "on_error",
+                    "a map template takes `abort` or `skip` (the map node may have a fallback)",
+                ));
             }
         }
     }
     if let Some(e) = entry {
         let role = role_of(e);
         if role != Role::Normal {
-            return Err(invalid("", "entry_node", format!("`{}` is {}", name(e), what(role))));
+            return Err(invalid(
+                "",
+                "entry_node",
+                format!("`{}` is {}", name(e), what(role)),
+            ));
         }
     }
     Ok(roles)
@@ -425,16 +515,21 @@ fn compile(
             node_id: node.node_id.clone(),
             field: field.to_owned(),
             expression: text.to_owned(),
-            message: "`@` at the top level reads the whole chain context; name the node instead".into(),
+            message: "`@` at the top level reads the whole chain context; name the node instead"
+                .into(),
         },
     })?;
     for root in expr.roots() {
         if let Root::Node(j) = root {
             if roles.get(j as usize) == Some(&Role::Template) {
                 let target = index.iter().find(|(_, v)| **v == j).map_or("", |(k, _)| *k);
-                return Err(invalid(&node.node_id, field, format!(
-                    "reads map template `{target}`, which has no output of its own; read the map node"
-                )));
+                return Err(invalid(
+                    &node.node_id,
+                    field,
+                    format!(
+                        "reads map template `{target}`, which has no output of its own; read the map node"
+                    ),
+                ));
             }
         }
     }
@@ -510,11 +605,19 @@ fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
         let pending = node.pending;
         let id = node.src.node_id.as_str();
         if let Spec::Branch { cond, upstream, .. } = &mut node.spec {
-            *upstream = if pending == 1 { last_source.get(i).copied().flatten() } else { None };
+            *upstream = if pending == 1 {
+                last_source.get(i).copied().flatten()
+            } else {
+                None
+            };
             if upstream.is_none() && cond.roots().contains(&Root::Upstream) {
-                return Err(invalid(id, "condition", format!(
-                    "reads `output`, which needs exactly one upstream node; this branch has {pending}"
-                )));
+                return Err(invalid(
+                    id,
+                    "condition",
+                    format!(
+                        "reads `output`, which needs exactly one upstream node; this branch has {pending}"
+                    ),
+                ));
             }
         }
     }
@@ -522,10 +625,14 @@ fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
     if let Some(e) = entry {
         if let Some(node) = plan.nodes.get(e as usize) {
             if node.pending != 0 {
-                return Err(invalid("", "entry_node", format!(
-                    "entry node `{}` depends on {} other node(s); the entry must have none",
-                    node.id, node.pending
-                )));
+                return Err(invalid(
+                    "",
+                    "entry_node",
+                    format!(
+                        "entry node `{}` depends on {} other node(s); the entry must have none",
+                        node.id, node.pending
+                    ),
+                ));
             }
         }
     }
@@ -537,7 +644,9 @@ fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
 fn check_static_fan_out(plan: &Plan<'_>, config: &ChainConfig) -> Result<()> {
     let mut input = None;
     for node in &plan.nodes {
-        let Spec::Map { items, .. } = &node.spec else { continue };
+        let Spec::Map { items, .. } = &node.spec else {
+            continue;
+        };
         if items.roots().iter().any(|r| *r != Root::Input) {
             continue;
         }

@@ -35,7 +35,11 @@ async fn spec_linear_example_runs_read_then_summarize() {
     });
     let mut events = Vec::new();
     let resp = Engine::new(runner)
-        .run(&req, |ev: &a2e_chain::Event<'_>| events.push(ev.to_wire(&req.id)), CancellationToken::new())
+        .run(
+            &req,
+            |ev: &a2e_chain::Event<'_>| events.push(ev.to_wire(&req.id)),
+            CancellationToken::new(),
+        )
         .await
         .unwrap();
     assert!(resp.success, "{:?}", resp.error);
@@ -56,7 +60,14 @@ async fn spec_linear_example_runs_read_then_summarize() {
     assert_eq!(resp.final_output, json!({"summary": "the quick"}));
     let got: Vec<_> = events
         .iter()
-        .map(|e| (e.seq, e.req_id.as_str(), e.node_id.as_str(), e.phase.as_str()))
+        .map(|e| {
+            (
+                e.seq,
+                e.req_id.as_str(),
+                e.node_id.as_str(),
+                e.phase.as_str(),
+            )
+        })
         .collect();
     assert_eq!(
         got,
@@ -67,7 +78,10 @@ async fn spec_linear_example_runs_read_then_summarize() {
             (3, "c1", "summarize", "done"),
         ]
     );
-    assert_eq!(events[1].output, json!("the quick brown fox jumps over the lazy dog"));
+    assert_eq!(
+        events[1].output,
+        json!("the quick brown fox jumps over the lazy dog")
+    );
 }
 
 #[tokio::test]
@@ -78,7 +92,11 @@ async fn inputs_merge_static_values_with_mapped_ones_and_initial_input() {
             with_input(
                 with_map(
                     tool("b", "echo"),
-                    &[("from_a", "a.output.x"), ("seed", "$.input.seed"), ("x", "`2`")],
+                    &[
+                        ("from_a", "a.output.x"),
+                        ("seed", "$.input.seed"),
+                        ("x", "`2`"),
+                    ],
                 ),
                 &[("x", json!("static, overridden")), ("keep", json!(true))],
             ),
@@ -89,7 +107,10 @@ async fn inputs_merge_static_values_with_mapped_ones_and_initial_input() {
     let script = Script::default();
     let (resp, events) = run(&req, &script).await;
     assert!(resp.success);
-    assert_eq!(resp.outputs["b"], json!({"x": 2, "keep": true, "from_a": 1, "seed": "s"}));
+    assert_eq!(
+        resp.outputs["b"],
+        json!({"x": 2, "keep": true, "from_a": 1, "seed": "s"})
+    );
     assert_seq(&events);
 }
 
@@ -99,7 +120,10 @@ async fn independent_roots_all_start_and_final_output_is_the_last_terminal() {
     // declared last, so its output is final.
     let req = request(
         vec![
-            then(with_input(tool("a", "const"), &[("value", json!("A"))]), "c"),
+            then(
+                with_input(tool("a", "const"), &[("value", json!("A"))]),
+                "c",
+            ),
             with_input(tool("b", "const"), &[("value", json!("B"))]),
             with_map(tool("c", "echo"), &[("v", "a.output")]),
         ],
@@ -142,7 +166,13 @@ async fn slow_runners_continue_on_tasks_and_keep_order() {
 async fn general_expressions_see_only_what_they_name() {
     let req = request(
         vec![
-            then(with_input(tool("a", "const"), &[("value", json!({"items": [3, 1, 2]}))]), "b"),
+            then(
+                with_input(
+                    tool("a", "const"),
+                    &[("value", json!({"items": [3, 1, 2]}))],
+                ),
+                "b",
+            ),
             with_map(
                 tool("b", "echo"),
                 &[
@@ -184,7 +214,11 @@ async fn an_empty_chain_succeeds_with_nothing() {
 #[tokio::test]
 async fn progress_counts_settled_nodes_out_of_the_total() {
     let req = request(
-        vec![then(tool("a", "echo"), "b"), then(tool("b", "echo"), "c"), tool("c", "echo")],
+        vec![
+            then(tool("a", "echo"), "b"),
+            then(tool("b", "echo"), "c"),
+            tool("c", "echo"),
+        ],
         "a",
         json!({}),
     );
@@ -194,7 +228,11 @@ async fn progress_counts_settled_nodes_out_of_the_total() {
     assert_eq!(plan.roots().collect::<Vec<_>>(), ["a"]);
     let mut seen = Vec::new();
     let resp = engine
-        .run_plan(&plan, |ev: &a2e_chain::Event<'_>| seen.push((ev.progress.settled, ev.progress.total)), CancellationToken::new())
+        .run_plan(
+            &plan,
+            |ev: &a2e_chain::Event<'_>| seen.push((ev.progress.settled, ev.progress.total)),
+            CancellationToken::new(),
+        )
         .await;
     assert!(resp.success);
     assert_eq!(seen, [(0, 3), (1, 3), (1, 3), (2, 3), (2, 3), (3, 3)]);

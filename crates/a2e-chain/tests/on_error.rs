@@ -14,7 +14,10 @@ async fn abort_fails_the_chain_cancels_what_runs_and_runs_nothing_after() {
     let req = request(
         vec![
             tool("h", "hang"),
-            then(with_input(tool("a", "fail"), &[("message", json!("disk on fire"))]), "c"),
+            then(
+                with_input(tool("a", "fail"), &[("message", json!("disk on fire"))]),
+                "c",
+            ),
             tool("c", "echo"),
         ],
         "a",
@@ -33,7 +36,10 @@ async fn abort_fails_the_chain_cancels_what_runs_and_runs_nothing_after() {
     let p = phases(&events);
     assert!(p.contains(&"a:error".to_owned()));
     assert!(p.contains(&"h:error".to_owned()));
-    let h = events.iter().find(|e| e.node == "h" && e.phase == "error").unwrap();
+    let h = events
+        .iter()
+        .find(|e| e.node == "h" && e.phase == "error")
+        .unwrap();
     assert!(h.error.starts_with("cancelled"), "{}", h.error);
     // The hanging runner saw its token fire.
     tokio::time::timeout(std::time::Duration::from_secs(5), async {
@@ -50,8 +56,17 @@ async fn abort_fails_the_chain_cancels_what_runs_and_runs_nothing_after() {
 async fn skip_records_the_error_gives_null_and_lets_dependents_run() {
     let req = request(
         vec![
-            then(on_error(with_input(tool("a", "fail"), &[("message", json!("nope"))]), "skip"), "b"),
-            with_map(tool("b", "echo"), &[("out", "a.output"), ("why", "a.error")]),
+            then(
+                on_error(
+                    with_input(tool("a", "fail"), &[("message", json!("nope"))]),
+                    "skip",
+                ),
+                "b",
+            ),
+            with_map(
+                tool("b", "echo"),
+                &[("out", "a.output"), ("why", "a.error")],
+            ),
         ],
         "a",
         json!({}),
@@ -68,7 +83,13 @@ async fn skip_records_the_error_gives_null_and_lets_dependents_run() {
 async fn a_fallback_runs_and_its_output_stands_in() {
     let req = request(
         vec![
-            then(on_error(with_input(tool("primary", "fail"), &[("message", json!("503"))]), "backup"), "use"),
+            then(
+                on_error(
+                    with_input(tool("primary", "fail"), &[("message", json!("503"))]),
+                    "backup",
+                ),
+                "use",
+            ),
             with_map(tool("backup", "echo"), &[("reason", "primary.error")]),
             with_map(tool("use", "echo"), &[("got", "primary.output")]),
         ],
@@ -80,7 +101,14 @@ async fn a_fallback_runs_and_its_output_stands_in() {
     assert!(resp.success, "{:?}", resp.error);
     assert_eq!(
         phases(&events),
-        ["primary:start", "primary:error", "backup:start", "backup:done", "use:start", "use:done"]
+        [
+            "primary:start",
+            "primary:error",
+            "backup:start",
+            "backup:done",
+            "use:start",
+            "use:done"
+        ]
     );
     assert_eq!(resp.outputs["backup"], json!({"reason": "503"}));
     assert_eq!(resp.outputs["primary"], json!({"reason": "503"}));
@@ -91,14 +119,20 @@ async fn a_fallback_runs_and_its_output_stands_in() {
 #[tokio::test]
 async fn an_unused_fallback_is_skipped() {
     let req = request(
-        vec![on_error(tool("primary", "echo"), "backup"), tool("backup", "echo")],
+        vec![
+            on_error(tool("primary", "echo"), "backup"),
+            tool("backup", "echo"),
+        ],
         "primary",
         json!({}),
     );
     let script = Script::default();
     let (resp, events) = run(&req, &script).await;
     assert!(resp.success);
-    assert_eq!(phases(&events), ["primary:start", "primary:done", "backup:skip"]);
+    assert_eq!(
+        phases(&events),
+        ["primary:start", "primary:done", "backup:skip"]
+    );
     assert!(!script.called("backup"));
     assert_eq!(resp.final_output, json!({}));
 }
@@ -123,14 +157,24 @@ async fn a_failing_fallback_follows_its_own_policy() {
 #[tokio::test]
 async fn a_panicking_runner_is_a_node_error_not_a_crash() {
     let req = request(
-        vec![then(on_error(tool("p", "panic"), "skip"), "after"), tool("after", "echo")],
+        vec![
+            then(on_error(tool("p", "panic"), "skip"), "after"),
+            tool("after", "echo"),
+        ],
         "p",
         json!({}),
     );
     let (resp, events) = run(&req, &Script::default()).await;
     assert!(resp.success);
-    let e = events.iter().find(|e| e.node == "p" && e.phase == "error").unwrap();
-    assert!(e.error.contains("runner panicked: runner blew up"), "{}", e.error);
+    let e = events
+        .iter()
+        .find(|e| e.node == "p" && e.phase == "error")
+        .unwrap();
+    assert!(
+        e.error.contains("runner panicked: runner blew up"),
+        "{}",
+        e.error
+    );
     assert_eq!(resp.outputs["after"], json!({}));
 
     // Under abort, the chain fails with runtime_error as the node's code.

@@ -23,7 +23,11 @@ async fn saw_cancel(script: &Script, n: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chain_timeout_ends_the_chain_on_time_and_cancels_the_runner() {
     let mut req = request(
-        vec![then(tool("stuck", "hang"), "never"), tool("never", "echo"), tool("also", "hang")],
+        vec![
+            then(tool("stuck", "hang"), "never"),
+            tool("never", "echo"),
+            tool("also", "hang"),
+        ],
         "stuck",
         json!({}),
     );
@@ -31,7 +35,10 @@ async fn a_chain_timeout_ends_the_chain_on_time_and_cancels_the_runner() {
     let script = Script::default();
     let started = Instant::now();
     let (resp, events) = run(&req, &script).await;
-    assert!(started.elapsed() < Duration::from_secs(10), "chain ended late");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "chain ended late"
+    );
     assert!(!resp.success);
     let err = resp.error.unwrap();
     assert_eq!(err["code"], "timeout");
@@ -47,7 +54,13 @@ async fn a_chain_timeout_ends_the_chain_on_time_and_cancels_the_runner() {
 async fn a_node_timeout_from_its_input_is_a_node_error_under_its_policy() {
     let req = request(
         vec![
-            then(on_error(with_input(tool("slow", "hang"), &[("timeout", json!(0.05))]), "skip"), "after"),
+            then(
+                on_error(
+                    with_input(tool("slow", "hang"), &[("timeout", json!(0.05))]),
+                    "skip",
+                ),
+                "after",
+            ),
             with_map(tool("after", "echo"), &[("why", "slow.error")]),
         ],
         "slow",
@@ -58,8 +71,15 @@ async fn a_node_timeout_from_its_input_is_a_node_error_under_its_policy() {
     let (resp, events) = run(&req, &script).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(resp.success, "{:?}", resp.error);
-    assert_eq!(resp.outputs["after"], json!({"why": "node timed out after 0.05 s"}));
-    assert!(events.iter().any(|e| e.node == "slow" && e.phase == "error"));
+    assert_eq!(
+        resp.outputs["after"],
+        json!({"why": "node timed out after 0.05 s"})
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.node == "slow" && e.phase == "error")
+    );
     saw_cancel(&script, 1).await;
 }
 
@@ -78,10 +98,16 @@ async fn a_node_timeout_can_come_from_input_map_and_must_be_a_number() {
 #[tokio::test]
 async fn the_runner_sees_the_earlier_deadline() {
     let runner = a2e_chain::runner_fn(|call: a2e_chain::NodeCall| async move {
-        let left = call.deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
+        let left = call
+            .deadline
+            .map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
         Ok(json!(left.map(|d| d.as_secs())))
     });
-    let req = request(vec![with_input(tool("a", "x"), &[("timeout", json!(5))])], "a", json!({}));
+    let req = request(
+        vec![with_input(tool("a", "x"), &[("timeout", json!(5))])],
+        "a",
+        json!({}),
+    );
     let resp = a2e_chain::Engine::new(runner)
         .run(&req, (), CancellationToken::new())
         .await

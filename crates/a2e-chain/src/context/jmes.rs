@@ -35,10 +35,7 @@ pub(crate) fn to_value(v: &Rcvar) -> Value {
 }
 
 /// Evaluates `expr`; `lookup` supplies each root it names.
-pub(crate) fn eval(
-    expr: &General,
-    mut lookup: impl FnMut(Root) -> Rcvar,
-) -> Result<Rcvar, String> {
+pub(crate) fn eval(expr: &General, mut lookup: impl FnMut(Root) -> Rcvar) -> Result<Rcvar, String> {
     let mut map = BTreeMap::new();
     for (name, root) in expr.roots.iter() {
         map.insert(name.to_string(), lookup(*root));

@@ -281,17 +281,30 @@ mod tests {
                 Step::Index(-1)
             ]
         );
-        assert!(matches!(compile("$.input", &resolve), Ok(Expr::Path { root: Root::Input, .. })));
+        assert!(matches!(
+            compile("$.input", &resolve),
+            Ok(Expr::Path {
+                root: Root::Input,
+                ..
+            })
+        ));
         // Quoted and spaced paths go through the parser and still end as paths.
         assert!(matches!(
             compile("\"read\" . output", &resolve),
-            Ok(Expr::Path { root: Root::Node(0), .. })
+            Ok(Expr::Path {
+                root: Root::Node(0),
+                ..
+            })
         ));
     }
 
     #[test]
     fn general_expressions_list_their_roots_once() {
-        let e = compile("[read.output, b.output.x, read.error] | length(@)", &resolve).unwrap();
+        let e = compile(
+            "[read.output, b.output.x, read.error] | length(@)",
+            &resolve,
+        )
+        .unwrap();
         assert_eq!(e.roots(), vec![Root::Node(0), Root::Node(1)]);
         let e = compile("read.output.items[?size > `3`].name", &resolve).unwrap();
         assert_eq!(e.roots(), vec![Root::Node(0)]);
@@ -301,10 +314,25 @@ mod tests {
 
     #[test]
     fn errors_are_precise() {
-        assert_eq!(compile("nope.output", &resolve).unwrap_err(), CompileError::Unknown("nope".into()));
-        assert!(matches!(compile("read.output[", &resolve), Err(CompileError::Syntax(_))));
-        assert!(matches!(compile("frobnicate(read)", &resolve), Err(CompileError::Syntax(_))));
-        assert_eq!(compile("@", &resolve).unwrap_err(), CompileError::WholeContext);
-        assert_eq!(compile("length(@)", &resolve).unwrap_err(), CompileError::WholeContext);
+        assert_eq!(
+            compile("nope.output", &resolve).unwrap_err(),
+            CompileError::Unknown("nope".into())
+        );
+        assert!(matches!(
+            compile("read.output[", &resolve),
+            Err(CompileError::Syntax(_))
+        ));
+        assert!(matches!(
+            compile("frobnicate(read)", &resolve),
+            Err(CompileError::Syntax(_))
+        ));
+        assert_eq!(
+            compile("@", &resolve).unwrap_err(),
+            CompileError::WholeContext
+        );
+        assert_eq!(
+            compile("length(@)", &resolve).unwrap_err(),
+            CompileError::WholeContext
+        );
     }
 }

@@ -46,9 +46,7 @@ pub(crate) fn eval(root: RootRef<'_>, steps: &[Step]) -> Value {
             Some((Step::Field(f), rest)) if &**f == "output" => {
                 walk(output, rest).cloned().unwrap_or(Value::Null)
             }
-            Some((Step::Field(f), [])) if &**f == "error" => {
-                error.map_or(Value::Null, Value::from)
-            }
+            Some((Step::Field(f), [])) if &**f == "error" => error.map_or(Value::Null, Value::from),
             Some(_) => Value::Null,
         },
     }
@@ -122,11 +120,17 @@ mod tests {
     #[test]
     fn node_roots_expose_output_and_error() {
         let out = json!({"x": 1});
-        let node = RootRef::Node { output: &out, error: Some("boom") };
+        let node = RootRef::Node {
+            output: &out,
+            error: Some("boom"),
+        };
         assert_eq!(eval(node, &steps(&["output", "x"])), json!(1));
         assert_eq!(eval(node, &steps(&["error"])), json!("boom"));
         assert_eq!(eval(node, &steps(&["other"])), Value::Null);
-        assert_eq!(eval(node, &[]), json!({"output": {"x": 1}, "error": "boom"}));
+        assert_eq!(
+            eval(node, &[]),
+            json!({"output": {"x": 1}, "error": "boom"})
+        );
         assert_eq!(eval(RootRef::Absent, &steps(&["output"])), Value::Null);
         assert_eq!(eval(RootRef::Index(4), &[]), json!(4));
     }

@@ -31,7 +31,9 @@ pub struct Engine {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("Engine")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
@@ -97,7 +99,13 @@ impl Engine {
         started: Instant,
     ) -> ChainResponse {
         let chain_token = cancel.child_token();
-        let mut run = Run::new(plan, &self.config, self.runner.clone(), events, chain_token.clone());
+        let mut run = Run::new(
+            plan,
+            &self.config,
+            self.runner.clone(),
+            events,
+            chain_token.clone(),
+        );
         run.drive(&cancel).await;
         // Whatever still runs (late map items, stragglers after a failure)
         // is told to stop, and aborted after the grace period.

@@ -28,13 +28,19 @@ impl Env<'_> {
     fn root_ref(&self, root: Root) -> RootRef<'_> {
         match root {
             Root::Input => RootRef::Value(self.input),
-            Root::Item => self.item.map_or(RootRef::Absent, |(v, _)| RootRef::Value(v)),
-            Root::Index => self.item.map_or(RootRef::Absent, |(_, i)| RootRef::Index(i)),
+            Root::Item => self
+                .item
+                .map_or(RootRef::Absent, |(v, _)| RootRef::Value(v)),
+            Root::Index => self
+                .item
+                .map_or(RootRef::Absent, |(_, i)| RootRef::Index(i)),
             Root::Node(i) => match self.slots.get(i as usize) {
-                Some(s) if s.status == Status::Done || s.status == Status::Failed => RootRef::Node {
-                    output: &s.output,
-                    error: s.error.as_deref().map(|e| e.message.as_str()),
-                },
+                Some(s) if s.status == Status::Done || s.status == Status::Failed => {
+                    RootRef::Node {
+                        output: &s.output,
+                        error: s.error.as_deref().map(|e| e.message.as_str()),
+                    }
+                }
                 _ => RootRef::Absent,
             },
             Root::Upstream => match self.upstream.and_then(|u| self.slots.get(u as usize)) {
@@ -46,7 +52,10 @@ impl Env<'_> {
 
     fn root_var(&mut self, root: Root) -> Rcvar {
         match root {
-            Root::Input => self.input_var.get_or_insert_with(|| jmes::to_var(self.input)).clone(),
+            Root::Input => self
+                .input_var
+                .get_or_insert_with(|| jmes::to_var(self.input))
+                .clone(),
             Root::Node(i) => match self.slots.get_mut(i as usize) {
                 Some(s) if s.status == Status::Done || s.status == Status::Failed => s
                     .var
@@ -76,7 +85,9 @@ impl Env<'_> {
     /// Evaluates `expr` for its truth (JMESPath truthiness).
     pub(crate) fn truth(&mut self, expr: &Expr) -> Result<bool, String> {
         match expr {
-            Expr::Path { root, steps } => Ok(path::truthy(&path::eval(self.root_ref(*root), steps))),
+            Expr::Path { root, steps } => {
+                Ok(path::truthy(&path::eval(self.root_ref(*root), steps)))
+            }
             Expr::General(g) => jmes::eval(g, |r| self.root_var(r)).map(|v| v.is_truthy()),
         }
     }
@@ -100,7 +111,7 @@ pub(crate) fn node_timeout(input: &Value) -> Result<Option<Duration>, NodeError>
     match input.get("timeout") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(t) if t == 0.0 => Ok(None),
+            Some(0.0) => Ok(None),
             Some(t) if t > 0.0 && t.is_finite() => Ok(Duration::try_from_secs_f64(t).ok()),
             _ => Err(bad_timeout()),
         },
@@ -109,12 +120,21 @@ pub(crate) fn node_timeout(input: &Value) -> Result<Option<Duration>, NodeError>
 }
 
 fn bad_timeout() -> NodeError {
-    NodeError::new(ErrorCode::SCHEMA_VIOLATION, "input.timeout: expected a number of seconds >= 0")
+    NodeError::new(
+        ErrorCode::SCHEMA_VIOLATION,
+        "input.timeout: expected a number of seconds >= 0",
+    )
 }
 
 /// Evaluates an expression that reads only `input` (validation time).
 pub(crate) fn eval_static(expr: &Expr, input: &Value) -> Value {
     let mut var = None;
-    let mut env = Env { slots: &mut [], input, input_var: &mut var, item: None, upstream: None };
+    let mut env = Env {
+        slots: &mut [],
+        input,
+        input_var: &mut var,
+        item: None,
+        upstream: None,
+    };
     env.eval(expr).unwrap_or(Value::Null)
 }

@@ -23,7 +23,9 @@ use crate::config::ChainConfig;
 use crate::context::Expr;
 use crate::error::NodeError;
 use crate::events::{EventSink, Progress};
-use crate::graph::{ANY_CONTROL, CONTROL, DATA, FALLBACK, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec};
+use crate::graph::{
+    ANY_CONTROL, CONTROL, DATA, FALLBACK, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec,
+};
 use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
 
 /// Work waiting for a free slot.
@@ -82,7 +84,8 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         cancel: CancellationToken,
     ) -> Self {
         let timeout_secs = plan.req.timeout;
-        let deadline = (timeout_secs > 0).then(|| Instant::now() + Duration::from_secs(timeout_secs));
+        let deadline =
+            (timeout_secs > 0).then(|| Instant::now() + Duration::from_secs(timeout_secs));
         Self {
             plan,
             cfg,
@@ -90,7 +93,10 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             ev: Emitter {
                 sink,
                 seq: 0,
-                progress: Progress { settled: 0, total: plan.total },
+                progress: Progress {
+                    settled: 0,
+                    total: plan.total,
+                },
             },
             slots: plan.nodes.iter().map(|n| Slot::new(n.pending)).collect(),
             maps: BTreeMap::new(),
@@ -123,7 +129,9 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         let mut launches = 0u32;
         loop {
             while self.failure.is_none() && self.tasks.len() < max {
-                let Some(work) = self.ready.pop_front() else { break };
+                let Some(work) = self.ready.pop_front() else {
+                    break;
+                };
                 match work {
                     Work::Node(i) => self.start(i),
                     Work::Items(m) => self.start_items(m),
@@ -198,7 +206,9 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
 
     fn start(&mut self, i: u32) {
         let plan = self.plan;
-        let Some(node) = plan.nodes.get(i as usize) else { return };
+        let Some(node) = plan.nodes.get(i as usize) else {
+            return;
+        };
         match self.slots.get_mut(i as usize) {
             Some(slot) if slot.status == Status::Waiting => slot.status = Status::Running,
             _ => return,
@@ -213,7 +223,10 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             upstream: None,
         };
         match &node.spec {
-            Spec::Run => match env.input_of(node).and_then(|input| Ok((node_timeout(&input)?, input))) {
+            Spec::Run => match env
+                .input_of(node)
+                .and_then(|input| Ok((node_timeout(&input)?, input)))
+            {
                 Ok((timeout, input)) => {
                     let call = NodeCall {
                         node_id: node.id.clone(),
@@ -228,7 +241,12 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 }
                 Err(e) => self.finish_node(i, Err(e)),
             },
-            Spec::Branch { cond, on_true, on_false, upstream } => {
+            Spec::Branch {
+                cond,
+                on_true,
+                on_false,
+                upstream,
+            } => {
                 env.upstream = *upstream;
                 let result = env
                     .truth(cond)
@@ -271,12 +289,18 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 let e = NodeError::runtime(format!("items_path: expected a list, got {what}"));
                 return self.finish_node(i, Err(e));
             }
-            Err(e) => return self.finish_node(i, Err(NodeError::runtime(format!("items_path: {e}")))),
+            Err(e) => {
+                return self.finish_node(i, Err(NodeError::runtime(format!("items_path: {e}"))));
+            }
         };
         if list.len() > self.cfg.max_map_items {
             let e = NodeError::new(
                 ErrorCode::SCHEMA_VIOLATION,
-                format!("items_path yields {} items; the limit is {}", list.len(), self.cfg.max_map_items),
+                format!(
+                    "items_path yields {} items; the limit is {}",
+                    list.len(),
+                    self.cfg.max_map_items
+                ),
             );
             return self.finish_node(i, Err(e));
         }
@@ -284,15 +308,18 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             return self.finish_node(i, Ok(Value::Array(Vec::new())));
         }
         let results = list.iter().map(|_| Item::Waiting).collect();
-        self.maps.insert(i, MapRun {
-            items: list,
-            results,
-            next: 0,
-            running: 0,
-            done: 0,
-            queued: true,
-            cancel: self.cancel.child_token(),
-        });
+        self.maps.insert(
+            i,
+            MapRun {
+                items: list,
+                results,
+                next: 0,
+                running: 0,
+                done: 0,
+                queued: true,
+                cancel: self.cancel.child_token(),
+            },
+        );
         self.ready.push_back(Work::Items(i));
     }
 
@@ -301,11 +328,15 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         let Some(Spec::Map { template, .. }) = plan.nodes.get(m as usize).map(|n| &n.spec) else {
             return;
         };
-        let Some(tnode) = plan.nodes.get(*template as usize) else { return };
+        let Some(tnode) = plan.nodes.get(*template as usize) else {
+            return;
+        };
         let max = self.cfg.max_concurrency.max(1);
         let per_map = self.cfg.map_concurrency.max(1);
         loop {
-            let Some(run) = self.maps.get_mut(&m) else { return };
+            let Some(run) = self.maps.get_mut(&m) else {
+                return;
+            };
             if run.next >= run.items.len() || run.running >= per_map {
                 run.queued = false;
                 return;
@@ -323,8 +354,11 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             }
             let cancel = run.cancel.clone();
             self.nodes_run += 1;
-            self.ev.emit(&tnode.id, Some(k), ChainPhase::START, None, None);
-            let Some(item) = self.maps.get(&m).and_then(|r| r.items.get(k)) else { return };
+            self.ev
+                .emit(&tnode.id, Some(k), ChainPhase::START, None, None);
+            let Some(item) = self.maps.get(&m).and_then(|r| r.items.get(k)) else {
+                return;
+            };
             let mut env = Env {
                 slots: &mut self.slots,
                 input: &self.input,
@@ -332,7 +366,10 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 item: Some((item, k)),
                 upstream: None,
             };
-            match env.input_of(tnode).and_then(|input| Ok((node_timeout(&input)?, input))) {
+            match env
+                .input_of(tnode)
+                .and_then(|input| Ok((node_timeout(&input)?, input)))
+            {
                 Ok((timeout, input)) => {
                     let call = NodeCall {
                         node_id: tnode.id.clone(),
@@ -409,8 +446,12 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
 
     fn finish_node(&mut self, i: u32, result: NodeResult) {
         let plan = self.plan;
-        let Some(node) = plan.nodes.get(i as usize) else { return };
-        let Some(slot) = self.slots.get_mut(i as usize) else { return };
+        let Some(node) = plan.nodes.get(i as usize) else {
+            return;
+        };
+        let Some(slot) = self.slots.get_mut(i as usize) else {
+            return;
+        };
         if slot.status != Status::Running {
             return;
         }
@@ -419,16 +460,29 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 slot.output = output;
                 slot.status = Status::Done;
                 self.ev.progress.settled += 1;
-                self.ev.emit(&node.id, None, ChainPhase::DONE, Some(&slot.output), None);
+                self.ev
+                    .emit(&node.id, None, ChainPhase::DONE, Some(&slot.output), None);
                 self.settle(i);
             }
             Err(error) => match node.policy {
                 Policy::Abort => {
                     slot.status = Status::Cancelled;
-                    self.ev.emit(&node.id, None, ChainPhase::ERROR, None, Some(&error.message));
+                    self.ev.emit(
+                        &node.id,
+                        None,
+                        ChainPhase::ERROR,
+                        None,
+                        Some(&error.message),
+                    );
                     let mut detail = Map::new();
-                    detail.insert("code".into(), Value::from(ErrorCode::CHAIN_NODE_ERROR.as_str()));
-                    detail.insert("message".into(), Value::from(format!("node `{}` failed: {}", node.id, error.message)));
+                    detail.insert(
+                        "code".into(),
+                        Value::from(ErrorCode::CHAIN_NODE_ERROR.as_str()),
+                    );
+                    detail.insert(
+                        "message".into(),
+                        Value::from(format!("node `{}` failed: {}", node.id, error.message)),
+                    );
                     detail.insert("node_id".into(), Value::from(&*node.id));
                     detail.insert("node_code".into(), Value::from(error.code.as_str()));
                     self.fail(detail, "chain aborted");
@@ -437,13 +491,25 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                     slot.status = Status::Done;
                     slot.output = Value::Null;
                     self.ev.progress.settled += 1;
-                    self.ev.emit(&node.id, None, ChainPhase::ERROR, None, Some(&error.message));
+                    self.ev.emit(
+                        &node.id,
+                        None,
+                        ChainPhase::ERROR,
+                        None,
+                        Some(&error.message),
+                    );
                     slot.error = Some(Box::new(error));
                     self.settle(i);
                 }
                 Policy::Fallback(f) => {
                     slot.status = Status::Failed;
-                    self.ev.emit(&node.id, None, ChainPhase::ERROR, None, Some(&error.message));
+                    self.ev.emit(
+                        &node.id,
+                        None,
+                        ChainPhase::ERROR,
+                        None,
+                        Some(&error.message),
+                    );
                     slot.error = Some(Box::new(error));
                     self.signal(f, true, true);
                     self.drain_settles();
@@ -457,9 +523,15 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         let Some(Spec::Map { template, .. }) = plan.nodes.get(m as usize).map(|n| &n.spec) else {
             return;
         };
-        let Some(tnode) = plan.nodes.get(*template as usize) else { return };
-        let Some(run) = self.maps.get_mut(&m) else { return };
-        let Some(slot) = run.results.get_mut(k) else { return };
+        let Some(tnode) = plan.nodes.get(*template as usize) else {
+            return;
+        };
+        let Some(run) = self.maps.get_mut(&m) else {
+            return;
+        };
+        let Some(slot) = run.results.get_mut(k) else {
+            return;
+        };
         if !matches!(slot, Item::Running) {
             return;
         }
@@ -472,24 +544,40 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                     Item::Done(v) => Some(&*v),
                     _ => None,
                 };
-                self.ev.emit(&tnode.id, Some(k), ChainPhase::DONE, output, None);
+                self.ev
+                    .emit(&tnode.id, Some(k), ChainPhase::DONE, output, None);
             }
             Err(error) => {
-                self.ev.emit(&tnode.id, Some(k), ChainPhase::ERROR, None, Some(&error.message));
+                self.ev.emit(
+                    &tnode.id,
+                    Some(k),
+                    ChainPhase::ERROR,
+                    None,
+                    Some(&error.message),
+                );
                 if tnode.policy == Policy::Skip {
                     *slot = Item::Done(Value::Null);
                     run.done += 1;
                 } else {
                     *slot = Item::Done(Value::Null);
                     if let Some(run) = self.maps.remove(&m) {
-                        self.cancel_items(&tnode.id, run, &format!("cancelled: map `{}` failed", plan.nodes.get(m as usize).map_or("", |n| &*n.id)));
+                        self.cancel_items(
+                            &tnode.id,
+                            run,
+                            &format!(
+                                "cancelled: map `{}` failed",
+                                plan.nodes.get(m as usize).map_or("", |n| &*n.id)
+                            ),
+                        );
                     }
                     let e = NodeError::new(error.code, format!("item {k}: {}", error.message));
                     return self.finish_node(m, Err(e));
                 }
             }
         }
-        let Some(run) = self.maps.get_mut(&m) else { return };
+        let Some(run) = self.maps.get_mut(&m) else {
+            return;
+        };
         if run.done == run.items.len() {
             if let Some(run) = self.maps.remove(&m) {
                 let list = run
@@ -513,7 +601,8 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         run.cancel.cancel();
         for (k, item) in run.results.iter().enumerate() {
             if matches!(item, Item::Running) {
-                self.ev.emit(template_id, Some(k), ChainPhase::ERROR, None, Some(why));
+                self.ev
+                    .emit(template_id, Some(k), ChainPhase::ERROR, None, Some(why));
             }
         }
     }
@@ -521,8 +610,12 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
     /// One dependency of `t` settled.
     fn signal(&mut self, t: u32, ctrl_live: bool, data_live: bool) {
         let plan = self.plan;
-        let Some(node) = plan.nodes.get(t as usize) else { return };
-        let Some(slot) = self.slots.get_mut(t as usize) else { return };
+        let Some(node) = plan.nodes.get(t as usize) else {
+            return;
+        };
+        let Some(slot) = self.slots.get_mut(t as usize) else {
+            return;
+        };
         slot.pending = slot.pending.saturating_sub(1);
         slot.ctrl_live += u32::from(ctrl_live);
         slot.data_live += u32::from(data_live);
@@ -555,8 +648,12 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
     fn drain_settles(&mut self) {
         let plan = self.plan;
         while let Some(i) = self.settle_stack.pop() {
-            let Some(node) = plan.nodes.get(i as usize) else { continue };
-            let Some(slot) = self.slots.get(i as usize) else { continue };
+            let Some(node) = plan.nodes.get(i as usize) else {
+                continue;
+            };
+            let Some(slot) = self.slots.get(i as usize) else {
+                continue;
+            };
             let completed = slot.status == Status::Done;
             let failed = slot.error.is_some();
             let holds = slot.output.get("condition").and_then(Value::as_bool);
@@ -593,9 +690,15 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
 
     fn stop(&mut self, why: Stop) {
         let (code, message) = match why {
-            Stop::Timeout => (ErrorCode::TIMEOUT, format!("chain exceeded its timeout of {} s", self.timeout_secs)),
+            Stop::Timeout => (
+                ErrorCode::TIMEOUT,
+                format!("chain exceeded its timeout of {} s", self.timeout_secs),
+            ),
             Stop::Cancelled => (ErrorCode::RUNTIME_ERROR, "chain cancelled".to_owned()),
-            Stop::Stuck => (ErrorCode::RUNTIME_ERROR, "internal error: no node can make progress".to_owned()),
+            Stop::Stuck => (
+                ErrorCode::RUNTIME_ERROR,
+                "internal error: no node can make progress".to_owned(),
+            ),
         };
         let mut detail = Map::new();
         detail.insert("code".into(), Value::from(code.as_str()));
@@ -617,7 +720,8 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         for (node, slot) in plan.nodes.iter().zip(self.slots.iter_mut()) {
             if slot.status == Status::Running {
                 slot.status = Status::Cancelled;
-                self.ev.emit(&node.id, None, ChainPhase::ERROR, None, Some(&why));
+                self.ev
+                    .emit(&node.id, None, ChainPhase::ERROR, None, Some(&why));
             }
         }
         for (m, run) in std::mem::take(&mut self.maps) {

@@ -126,7 +126,10 @@ impl NodeRunner for Script {
             "echo" => Ok(call.input),
             "const" => Ok(call.input["value"].clone()),
             "fail" => Err(NodeError::tool(
-                call.input["message"].as_str().unwrap_or("failed").to_owned(),
+                call.input["message"]
+                    .as_str()
+                    .unwrap_or("failed")
+                    .to_owned(),
             )),
             "panic" => panic!("runner blew up"),
             "sleep" => {
@@ -199,7 +202,10 @@ pub async fn run(req: &ChainRequest, script: &Script) -> (ChainResponse, Vec<Ev>
 
 /// `node:phase` strings, in order.
 pub fn phases(events: &[Ev]) -> Vec<String> {
-    events.iter().map(|e| format!("{}:{}", e.node, e.phase)).collect()
+    events
+        .iter()
+        .map(|e| format!("{}:{}", e.node, e.phase))
+        .collect()
 }
 
 /// Seq numbers are 0, 1, 2, …
