@@ -1,16 +1,203 @@
-//! The chain plugin: runs `chain/req` on the a2e-chain engine with the host's
-//! tools, skills and processes as node runners.
+//! The chain plugin (priority 10): runs `chain/req` on the a2e-chain engine
+//! with the host's tools, skills and processes as node runners.
+//!
+//! - `tool` nodes call the tool with the node's resolved input as arguments
+//!   (validated like any call); the node's output is the tool result's `data`.
+//! - `skill` nodes call the skill; the output is the skill result's `data`.
+//! - `proc` nodes run `input.cmd` (argv, no shell; `cwd`, `env` optional)
+//!   through the proc capability and wait for exit; the output is
+//!   `{exit_code, stdout, stderr}`, and a non-zero exit fails the node.
+//!
+//! A node failure carries the callee's error code (`tool_error`, `timeout`,
+//! `tool_denied`, …). Every node call gets the chain's cancellation token, so
+//! a chain timeout or a cancelled session stops the tools and kills processes.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use a2e_proto::{ChainRequest, ChainResponse, Message};
+use a2e_chain::{ChainConfig, Engine, Event, NodeCall, NodeError, NodeResult, NodeRunner};
+use a2e_proto::{
+    ChainRequest, ChainResponse, ErrorCode, Message, NodeKind, SkillCallRequest, ToolCallRequest,
+};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
 
-/// Runs a chain request; `Err` is a refusal (invalid chain).
+/// Priority of the chain plugin (a2e-core.md §6).
+pub const CHAIN_PLUGIN_PRIORITY: i32 = 10;
+
+/// Runs chain nodes on a host, within one session.
+pub struct HostRunner {
+    host: Arc<Host>,
+    session_id: String,
+}
+
+impl HostRunner {
+    /// A runner for `session_id` on `host`.
+    pub fn new(host: Arc<Host>, session_id: &str) -> Self {
+        Self {
+            host,
+            session_id: session_id.to_owned(),
+        }
+    }
+}
+
+/// Whole seconds left before `deadline` (at least 1), or 0 for "no limit".
+fn secs_left(call: &NodeCall) -> u64 {
+    call.deadline
+        .map(|d| {
+            let left = d.saturating_duration_since(tokio::time::Instant::now());
+            left.as_secs() + u64::from(left.subsec_nanos() > 0)
+        })
+        .map_or(0, |s| s.max(1))
+}
+
+fn as_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+fn node_error(e: HostError) -> NodeError {
+    NodeError::new(e.code(), e.to_string())
+}
+
+impl NodeRunner for HostRunner {
+    async fn run(&self, call: NodeCall) -> NodeResult {
+        let timeout = secs_left(&call);
+        if call.kind == NodeKind::TOOL {
+            let mut req = ToolCallRequest::new(&call.name, call.input);
+            req.session_id = self.session_id.clone();
+            req.timeout = timeout;
+            let result = self
+                .host
+                .call_tool(&self.session_id, &req, None, &call.cancel)
+                .await
+                .map_err(node_error)?;
+            if result.success {
+                Ok(result.data)
+            } else {
+                Err(NodeError::new(
+                    result.error_code.unwrap_or(ErrorCode::TOOL_ERROR),
+                    result.error.unwrap_or_default(),
+                ))
+            }
+        } else if call.kind == NodeKind::SKILL {
+            let mut req = SkillCallRequest::new(&call.name, call.input);
+            req.timeout = timeout;
+            req.streaming = false;
+            let result = self
+                .host
+                .call_skill(&self.session_id, &req, None, &call.cancel)
+                .await
+                .map_err(node_error)?;
+            if result.success {
+                Ok(result.data)
+            } else {
+                Err(NodeError::new(
+                    result.error_code.unwrap_or(ErrorCode::SKILL_ERROR),
+                    result.error.unwrap_or_default(),
+                ))
+            }
+        } else if call.kind == NodeKind::PROC {
+            run_proc(&self.host, &self.session_id, call).await
+        } else {
+            Err(NodeError::runtime(format!(
+                "node kind `{}` cannot be run by the host",
+                call.kind
+            )))
+        }
+    }
+}
+
+async fn run_proc(host: &Arc<Host>, session_id: &str, call: NodeCall) -> NodeResult {
+    let input = as_object(call.input);
+    let cmd: Vec<String> = match input.get("cmd") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(NodeError::new(
+                    ErrorCode::SCHEMA_VIOLATION,
+                    format!("input.cmd: expected strings, got {other}"),
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => {
+            return Err(NodeError::new(
+                ErrorCode::SCHEMA_VIOLATION,
+                "input.cmd: a proc node needs `cmd`, an array of strings",
+            ));
+        }
+    };
+    let cwd = input.get("cwd").and_then(Value::as_str).unwrap_or("");
+    let env = input
+        .get("env")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let timeout = call
+        .deadline
+        .map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
+    let out = host
+        .procs()
+        .run_to_exit(session_id, cmd, cwd, env, timeout, call.cancel.clone())
+        .await
+        .map_err(node_error)?;
+    match out.get("exit_code").and_then(Value::as_i64) {
+        Some(0) => Ok(out),
+        code => {
+            let stderr = out.get("stderr").and_then(Value::as_str).unwrap_or("");
+            let tail: String = stderr
+                .chars()
+                .rev()
+                .take(500)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            Err(NodeError::runtime(format!(
+                "process exited with {}: {tail}",
+                code.map_or("a signal".to_owned(), |c| format!("code {c}"))
+            )))
+        }
+    }
+}
+
+fn engine(host: &Arc<Host>, session_id: &str) -> Engine {
+    Engine::new(HostRunner::new(host.clone(), session_id)).with_config(ChainConfig::default())
+}
+
+fn refusal(e: a2e_chain::ValidationError) -> HostError {
+    HostError::InvalidChain {
+        code: e.code(),
+        message: e.to_string(),
+        detail: e.detail(),
+    }
+}
+
+/// The request with the host's default timeout when it has none.
+fn with_default_timeout(host: &Host, req: &ChainRequest) -> Option<ChainRequest> {
+    (req.timeout == 0).then(|| ChainRequest {
+        timeout: host.config().timeouts.chain_secs,
+        ..req.clone()
+    })
+}
+
+/// Validates a chain without running it.
+pub fn validate(host: &Arc<Host>, req: &ChainRequest) -> HostResult<usize> {
+    engine(host, "")
+        .validate(req)
+        .map(|_| req.nodes.len())
+        .map_err(refusal)
+}
+
+/// Runs a `chain/req` for a session. Events go to `stream` as `chain/event`s
+/// when the request asks for streaming. `Err` is a refusal (invalid chain).
 pub async fn run_request(
     host: &Arc<Host>,
     session_id: &str,
@@ -18,22 +205,51 @@ pub async fn run_request(
     stream: Option<mpsc::Sender<Message>>,
     cancel: &CancellationToken,
 ) -> HostResult<ChainResponse> {
-    let _ = (host, session_id, req, stream, cancel);
-    Err(HostError::Runtime("chains are not available yet".into()))
+    let defaulted = with_default_timeout(host, req);
+    let req = defaulted.as_ref().unwrap_or(req);
+    let engine = engine(host, session_id);
+    let stream = stream.filter(|_| req.streaming);
+    let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
+    let forward = async move {
+        while let Some(msg) = rx.recv().await {
+            if let Some(out) = &stream {
+                let _ = out.send(msg).await;
+            }
+        }
+    };
+    let req_id = req.id.clone();
+    let sink = move |event: &Event<'_>| {
+        let _ = tx.send(event.to_wire(&req_id).into());
+    };
+    let run = async move { engine.run(req, sink, cancel.clone()).await };
+    let (resp, ()) = tokio::join!(run, forward);
+    resp.map_err(refusal)
 }
 
 /// Progress callback: (nodes settled, total, node id).
 pub type ProgressFn = Box<dyn FnMut(usize, usize, &str) + Send>;
 
-/// Runs a chain for host-internal callers (chain skills, the CLI) reporting
+/// Runs a chain for host-internal callers (chain skills, the CLI), reporting
 /// progress; `Err` is a refusal (invalid chain).
 pub async fn run_chain(
     host: &Arc<Host>,
     session_id: &str,
     req: &ChainRequest,
-    progress: ProgressFn,
+    mut progress: ProgressFn,
     cancel: &CancellationToken,
 ) -> HostResult<ChainResponse> {
-    let _ = (host, session_id, req, progress, cancel);
-    Err(HostError::Runtime("chains are not available yet".into()))
+    let defaulted = with_default_timeout(host, req);
+    let req = defaulted.as_ref().unwrap_or(req);
+    let sink = move |event: &Event<'_>| {
+        if event.item.is_none() && event.phase != a2e_proto::ChainPhase::START {
+            progress(event.progress.settled, event.progress.total, event.node_id);
+        }
+    };
+    engine(host, session_id)
+        .run(req, sink, cancel.clone())
+        .await
+        .map_err(refusal)
 }
+
+/// How long chain callers wait for stragglers (documentation aid for the CLI).
+pub const STRAGGLER_GRACE: Duration = Duration::from_secs(1);

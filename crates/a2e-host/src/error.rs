@@ -11,6 +11,19 @@ pub enum HostError {
     /// No skill of that name.
     #[error("unknown skill `{0}`")]
     UnknownSkill(String),
+    /// A skill that exists but may not be called (not `Published`, or `Blocked`).
+    #[error("{0}")]
+    SkillUnavailable(String),
+    /// A chain refused at validation (`chain_cycle` or `schema_violation`).
+    #[error("{message}")]
+    InvalidChain {
+        /// `chain_cycle` or `schema_violation`.
+        code: ErrorCode,
+        /// What is wrong, naming the node and field.
+        message: String,
+        /// `{node_id, field}` (and `cycle` for a cycle).
+        detail: serde_json::Map<String, serde_json::Value>,
+    },
     /// Refused by policy (allow-lists, path confinement, disabled tool).
     #[error("denied: {0}")]
     Denied(String),
@@ -56,13 +69,14 @@ impl HostError {
         match self {
             Self::UnknownTool(_) => ErrorCode::UNKNOWN_TOOL,
             Self::UnknownSkill(_) => ErrorCode::UNKNOWN_SKILL,
+            Self::SkillUnavailable(_) => ErrorCode::SKILL_ERROR,
             Self::Denied(_) => ErrorCode::TOOL_DENIED,
             Self::Schema { .. } => ErrorCode::SCHEMA_VIOLATION,
             Self::Unauthorized(_) => ErrorCode::UNAUTHORIZED,
             Self::Timeout(_) | Self::Cancelled => ErrorCode::TIMEOUT,
             Self::Tool(_) => ErrorCode::TOOL_ERROR,
             Self::Skill(_) => ErrorCode::SKILL_ERROR,
-            Self::Proc { code, .. } => code.clone(),
+            Self::Proc { code, .. } | Self::InvalidChain { code, .. } => code.clone(),
             Self::Runtime(_) => ErrorCode::RUNTIME_ERROR,
         }
     }
@@ -74,6 +88,8 @@ impl HostError {
             self,
             Self::UnknownTool(_)
                 | Self::UnknownSkill(_)
+                | Self::SkillUnavailable(_)
+                | Self::InvalidChain { .. }
                 | Self::Denied(_)
                 | Self::Schema { .. }
                 | Self::Unauthorized(_)
@@ -99,6 +115,13 @@ impl HostError {
     /// The `error` message answering request `req_id`.
     pub fn to_error_message(&self, req_id: &str) -> ErrorMessage {
         let mut msg = ErrorMessage::new(req_id, self.code(), self.to_string());
+        if self.is_refusal() {
+            // Refused input does not get better by retrying.
+            msg.retryable = false;
+        }
+        if let Self::InvalidChain { detail, .. } = self {
+            msg.detail = detail.clone();
+        }
         if let Self::Schema { violations, .. } = self {
             msg.detail.insert(
                 "violations".into(),

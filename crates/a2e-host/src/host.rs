@@ -421,7 +421,7 @@ impl Host {
             } else {
                 format!(" (missing tools: {})", missing.join(", "))
             };
-            return Err(HostError::Denied(format!(
+            return Err(HostError::SkillUnavailable(format!(
                 "skill `{}` is {}{why}; only Published skills can be called",
                 req.name, effective.status
             )));

@@ -1,73 +1,654 @@
-//! The proc capability: processes per session, each in its own process group.
+//! The proc capability (a2e-core.md §5): processes per session, each in its
+//! own process group.
+//!
+//! - `spawn` starts an allowed program (no shell) with its working directory
+//!   confined to the workspace root, and streams its output as
+//!   `proc/read/event`s on the channel it is given: one event per line
+//!   (`stream_type` `stdout`/`stderr`, `data: {"text": line}`), then one
+//!   `killed` event at the end (`data: {"code": exit code or null, "state": …}`,
+//!   plus `"signal"` when a signal ended it). `seq` counts 0, 1, 2, … per
+//!   process and `req_id` is the spawn request's id.
+//! - States: `running`; `stopped` (exit code 0, or ended after a kill request
+//!   or the end of its session); `crashed` (non-zero exit, or a signal nobody
+//!   asked for); `timedout` (killed at its `timeout`).
+//! - A session has at most `commands.proc_limit` live processes (spawned ones
+//!   that still run, plus [`ProcManager::run_to_exit`] runs).
+//! - A process or run of one session is invisible to every other session
+//!   (`unknown_proc`). [`ProcManager::end_session`] kills every process group
+//!   of the session; so does dropping the manager.
+//!
+//! When a process's leader exits, what is left of its process group
+//! (background children) is killed with it.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use a2e_proto::{
-    ErrorCode, Message, ProcKillRequest, ProcKillResponse, ProcSpawnRequest, ProcSpawnResponse,
-    ProcStatusRequest, ProcStatusResponse, ProcWriteRequest, ProcWriteResponse,
+    ErrorCode, Message, ProcKillRequest, ProcKillResponse, ProcReadEvent, ProcSpawnRequest,
+    ProcSpawnResponse, ProcState, ProcStatusRequest, ProcStatusResponse, ProcWriteRequest,
+    ProcWriteResponse, StreamType,
 };
-use tokio::sync::mpsc;
+use nix::sys::signal::Signal;
+use serde_json::{Map, Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 
+use crate::builtins::paths;
 use crate::config::HostConfig;
 use crate::error::{HostError, HostResult};
+use crate::process::{self, Ending, GroupChild, RunLimits, StreamKind};
+
+/// How long `kill` waits for the process to end before it answers.
+const KILL_WAIT: Duration = Duration::from_secs(2);
+
+/// Finished processes a session keeps for `status` before the oldest are forgotten.
+const FINISHED_KEPT: usize = 64;
+
+/// One spawned process.
+struct Proc {
+    id: String,
+    pid: u32,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    status: Mutex<ProcStatus>,
+    /// Fired by `end_session`: the supervisor kills the group and finishes.
+    cancel: CancellationToken,
+    /// Becomes `true` once the process has ended and its state is final.
+    done: watch::Sender<bool>,
+}
+
+struct ProcStatus {
+    state: ProcState,
+    kill_requested: bool,
+}
+
+impl Proc {
+    fn status(&self) -> MutexGuard<'_, ProcStatus> {
+        self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn state(&self) -> ProcState {
+        self.status().state.clone()
+    }
+
+    fn is_running(&self) -> bool {
+        self.status().state == ProcState::RUNNING
+    }
+
+    async fn finished(&self) {
+        let mut rx = self.done.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// Kills the group if it still runs (session end, manager dropped).
+    fn stop(&self) {
+        {
+            let mut status = self.status();
+            if status.state != ProcState::RUNNING {
+                return;
+            }
+            status.kill_requested = true;
+        }
+        if let Err(e) = process::kill_group(self.pid, Signal::SIGKILL) {
+            tracing::warn!(proc_id = %self.id, error = %e, "cannot kill process group");
+        }
+        self.cancel.cancel();
+    }
+}
+
+/// A `run_to_exit` in progress.
+struct Run {
+    pgid: u32,
+    cancel: CancellationToken,
+}
+
+#[derive(Default)]
+struct SessionProcs {
+    procs: Vec<Arc<Proc>>,
+    runs: HashMap<u64, Run>,
+}
+
+impl SessionProcs {
+    fn live(&self) -> usize {
+        self.procs.iter().filter(|p| p.is_running()).count() + self.runs.len()
+    }
+
+    /// Forgets the oldest finished processes beyond [`FINISHED_KEPT`].
+    fn prune(&mut self) {
+        let mut finished = self.procs.iter().filter(|p| !p.is_running()).count();
+        if finished <= FINISHED_KEPT {
+            return;
+        }
+        self.procs.retain(|p| {
+            if finished > FINISHED_KEPT && !p.is_running() {
+                finished -= 1;
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    fn stop_all(self) {
+        for p in &self.procs {
+            p.stop();
+        }
+        for run in self.runs.values() {
+            if let Err(e) = process::kill_group(run.pgid, Signal::SIGKILL) {
+                tracing::warn!(pgid = run.pgid, error = %e, "cannot kill process group");
+            }
+            run.cancel.cancel();
+        }
+    }
+}
+
+#[derive(Default)]
+struct Table {
+    sessions: HashMap<String, SessionProcs>,
+}
+
+type SharedTable = Arc<Mutex<Table>>;
+
+fn lock(table: &SharedTable) -> MutexGuard<'_, Table> {
+    table.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Removes a `run_to_exit` from its session's table when the run ends or is dropped.
+struct RunRegistration {
+    table: SharedTable,
+    session: String,
+    id: u64,
+}
+
+impl Drop for RunRegistration {
+    fn drop(&mut self) {
+        if let Some(s) = lock(&self.table).sessions.get_mut(&self.session) {
+            s.runs.remove(&self.id);
+        }
+    }
+}
 
 /// Processes of every session.
 pub struct ProcManager {
     config: Arc<HostConfig>,
+    table: SharedTable,
+    next_run: AtomicU64,
 }
 
-fn unavailable() -> HostError {
+fn unknown(proc_id: &str) -> HostError {
     HostError::Proc {
         code: ErrorCode::UNKNOWN_PROC,
-        message: "process support is not available".into(),
+        message: format!("no process `{proc_id}` in this session"),
     }
+}
+
+fn dead(proc_id: &str) -> HostError {
+    HostError::Proc {
+        code: ErrorCode::PROC_DEAD,
+        message: format!("process `{proc_id}` has exited"),
+    }
+}
+
+/// The signal a `proc/kill` names: `SIGTERM` (also when empty), `SIGKILL` or
+/// `SIGINT`, case-insensitive, with or without the `SIG` prefix.
+pub fn parse_signal(name: &str) -> HostResult<Signal> {
+    let upper = name.trim().to_ascii_uppercase();
+    match upper.strip_prefix("SIG").unwrap_or(&upper) {
+        "" | "TERM" => Ok(Signal::SIGTERM),
+        "KILL" => Ok(Signal::SIGKILL),
+        "INT" => Ok(Signal::SIGINT),
+        _ => Err(HostError::schema(vec![format!(
+            "signal: `{name}` is not one of SIGTERM, SIGKILL, SIGINT"
+        )])),
+    }
+}
+
+fn new_proc_id() -> String {
+    let hex: String = uuid::Uuid::new_v4()
+        .simple()
+        .to_string()
+        .chars()
+        .take(8)
+        .collect();
+    format!("p-{hex}")
+}
+
+/// A command checked against the policy, ready to spawn.
+struct Prepared {
+    argv0: String,
+    cmd: tokio::process::Command,
 }
 
 impl ProcManager {
     /// An empty table.
     pub fn new(config: Arc<HostConfig>) -> Self {
-        Self { config }
+        Self {
+            config,
+            table: SharedTable::default(),
+            next_run: AtomicU64::new(0),
+        }
     }
 
-    /// Kills every process group of a session.
-    pub fn end_session(&self, session_id: &str) {
-        let _ = (&self.config, session_id);
+    /// Checks `argv`, `cwd` and `env` against the policy and builds the command.
+    fn prepare(
+        &self,
+        argv: &[String],
+        cwd: &str,
+        env: &Map<String, Value>,
+        stdin_piped: bool,
+    ) -> HostResult<Prepared> {
+        let argv0 = argv
+            .first()
+            .ok_or_else(|| HostError::schema(vec!["cmd: the program name is missing".into()]))?;
+        if argv.iter().any(|a| a.contains('\0')) {
+            return Err(HostError::schema(vec![
+                "cmd: arguments may not contain NUL".into(),
+            ]));
+        }
+        process::check_allowed(&self.config.commands.allow, argv0)?;
+        let dir = paths::resolve(&self.config.root, cwd)?;
+        if !dir.path.is_dir() {
+            return Err(HostError::Runtime(format!(
+                "working directory `{}` is not a directory",
+                dir.relative()
+            )));
+        }
+        let env = process::env_pairs(env)?;
+        let program = process::resolve_program(argv0)
+            .ok_or_else(|| HostError::Runtime(format!("command `{argv0}` not found")))?;
+        Ok(Prepared {
+            argv0: argv0.clone(),
+            cmd: process::command(&program, argv, &dir.path, &env, stdin_piped),
+        })
     }
 
-    /// `proc/spawn`.
+    fn limit_error(&self, live: usize) -> HostError {
+        HostError::Proc {
+            code: ErrorCode::PROC_LIMIT,
+            message: format!(
+                "the session has {live} live processes; the limit is {}",
+                self.config.commands.proc_limit
+            ),
+        }
+    }
+
+    /// `proc/spawn`: starts `req.cmd` and streams its output on `out` until it ends.
     pub async fn spawn(
         &self,
-        _session_id: &str,
-        _req: &ProcSpawnRequest,
-        _out: mpsc::Sender<Message>,
+        session_id: &str,
+        req: &ProcSpawnRequest,
+        out: mpsc::Sender<Message>,
     ) -> HostResult<ProcSpawnResponse> {
-        Err(unavailable())
+        let stdin_piped = match req.stdin_mode.as_str() {
+            "" | "pipe" => true,
+            "null" => false,
+            other => {
+                return Err(HostError::schema(vec![format!(
+                    "stdin_mode: `{other}` is not one of pipe, null"
+                )]));
+            }
+        };
+        let mut prepared = self.prepare(&req.cmd, &req.cwd, &req.env, stdin_piped)?;
+        let (entry, child) = {
+            let mut table = lock(&self.table);
+            let session = table.sessions.entry(session_id.to_owned()).or_default();
+            let live = session.live();
+            if live >= self.config.commands.proc_limit {
+                return Err(self.limit_error(live));
+            }
+            let mut child = process::spawn_group(&mut prepared.cmd).map_err(|e| {
+                HostError::Runtime(format!("cannot start `{}`: {e}", prepared.argv0))
+            })?;
+            let mut id = new_proc_id();
+            while session.procs.iter().any(|p| p.id == id) {
+                id = new_proc_id();
+            }
+            let entry = Arc::new(Proc {
+                id,
+                pid: child.pid(),
+                stdin: tokio::sync::Mutex::new(child.child.stdin.take()),
+                status: Mutex::new(ProcStatus {
+                    state: ProcState::RUNNING,
+                    kill_requested: false,
+                }),
+                cancel: CancellationToken::new(),
+                done: watch::Sender::new(false),
+            });
+            session.prune();
+            session.procs.push(entry.clone());
+            (entry, child)
+        };
+        tracing::debug!(session = session_id, proc_id = %entry.id, pid = entry.pid, command = %prepared.argv0, "process spawned");
+        let timeout = (req.timeout > 0).then(|| Duration::from_secs(req.timeout));
+        tokio::spawn(supervise_proc(
+            entry.clone(),
+            child,
+            timeout,
+            req.id.clone(),
+            out,
+        ));
+        Ok(ProcSpawnResponse {
+            req_id: req.id.clone(),
+            proc_id: entry.id.clone(),
+            ok: true,
+            pid: entry.pid,
+            ..ProcSpawnResponse::default()
+        })
     }
 
-    /// `proc/write`.
+    fn find(&self, session_id: &str, proc_id: &str) -> HostResult<Arc<Proc>> {
+        lock(&self.table)
+            .sessions
+            .get(session_id)
+            .and_then(|s| s.procs.iter().find(|p| p.id == proc_id))
+            .cloned()
+            .ok_or_else(|| unknown(proc_id))
+    }
+
+    /// `proc/write`: writes `data` to the process's stdin, then closes it when `eof`.
     pub async fn write(
         &self,
-        _session_id: &str,
-        _req: &ProcWriteRequest,
+        session_id: &str,
+        req: &ProcWriteRequest,
     ) -> HostResult<ProcWriteResponse> {
-        Err(unavailable())
+        let entry = self.find(session_id, &req.proc_id)?;
+        if !entry.is_running() {
+            return Err(dead(&req.proc_id));
+        }
+        let written = async {
+            let mut stdin = entry.stdin.lock().await;
+            let Some(pipe) = stdin.as_mut() else {
+                return Err(HostError::Runtime(format!(
+                    "the standard input of `{}` is closed",
+                    req.proc_id
+                )));
+            };
+            let io = async {
+                if !req.data.is_empty() {
+                    pipe.write_all(req.data.as_bytes()).await?;
+                    pipe.flush().await?;
+                }
+                Ok::<(), std::io::Error>(())
+            };
+            io.await.map_err(|e| match e.kind() {
+                std::io::ErrorKind::BrokenPipe => dead(&req.proc_id),
+                _ => HostError::Runtime(format!("cannot write to `{}`: {e}", req.proc_id)),
+            })?;
+            if req.eof {
+                if let Some(mut pipe) = stdin.take() {
+                    let _ = pipe.shutdown().await;
+                }
+            }
+            Ok(())
+        };
+        tokio::select! {
+            result = written => result?,
+            () = entry.finished() => return Err(dead(&req.proc_id)),
+        }
+        Ok(ProcWriteResponse {
+            req_id: req.id.clone(),
+            proc_id: entry.id.clone(),
+            ok: true,
+            pid: entry.pid,
+            ..ProcWriteResponse::default()
+        })
     }
 
-    /// `proc/kill`.
+    /// `proc/kill`: sends the signal to the process group and waits briefly for
+    /// the end. `ok` is false when the process had already ended (nothing sent).
     pub async fn kill(
         &self,
-        _session_id: &str,
-        _req: &ProcKillRequest,
+        session_id: &str,
+        req: &ProcKillRequest,
     ) -> HostResult<ProcKillResponse> {
-        Err(unavailable())
+        let signal = parse_signal(&req.signal)?;
+        let entry = self.find(session_id, &req.proc_id)?;
+        let running = {
+            let mut status = entry.status();
+            if status.state == ProcState::RUNNING {
+                status.kill_requested = true;
+                true
+            } else {
+                false
+            }
+        };
+        if running {
+            process::kill_group(entry.pid, signal)
+                .map_err(|e| HostError::Runtime(format!("cannot signal `{}`: {e}", req.proc_id)))?;
+            let _ = tokio::time::timeout(KILL_WAIT, entry.finished()).await;
+        }
+        Ok(ProcKillResponse {
+            req_id: req.id.clone(),
+            ok: running,
+            state: entry.state().to_string(),
+            ..ProcKillResponse::default()
+        })
     }
 
-    /// `proc/status`.
+    /// `proc/status`: the state of one process, or (empty `proc_id`) a JSON
+    /// object of every process of the session, id → state, as a string.
     pub fn status(
         &self,
-        _session_id: &str,
-        _req: &ProcStatusRequest,
+        session_id: &str,
+        req: &ProcStatusRequest,
     ) -> HostResult<ProcStatusResponse> {
-        Err(unavailable())
+        let status = if req.proc_id.is_empty() {
+            let table = lock(&self.table);
+            let all: Map<String, Value> = table
+                .sessions
+                .get(session_id)
+                .map(|s| {
+                    s.procs
+                        .iter()
+                        .map(|p| (p.id.clone(), Value::String(p.state().to_string())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Value::Object(all).to_string()
+        } else {
+            self.find(session_id, &req.proc_id)?.state().to_string()
+        };
+        Ok(ProcStatusResponse {
+            req_id: req.id.clone(),
+            proc_id: req.proc_id.clone(),
+            status,
+            ..ProcStatusResponse::default()
+        })
+    }
+
+    /// Runs a command to its end for a chain's `proc` node:
+    /// `{"exit_code", "signal", "stdout", "stderr", "truncated"}` with each
+    /// stream capped at `commands.output_max_bytes`. Same policy as `spawn`;
+    /// counts towards the session's process limit while it runs. The timeout,
+    /// `cancel`, the end of the session and dropping the future kill the group.
+    pub async fn run_to_exit(
+        &self,
+        session_id: &str,
+        cmd: Vec<String>,
+        cwd: &str,
+        env: Map<String, Value>,
+        timeout: Option<Duration>,
+        cancel: CancellationToken,
+    ) -> HostResult<Value> {
+        let mut prepared = self.prepare(&cmd, cwd, &env, false)?;
+        let run_cancel = cancel.child_token();
+        let (child, _registration): (GroupChild, RunRegistration) = {
+            let mut table = lock(&self.table);
+            let session = table.sessions.entry(session_id.to_owned()).or_default();
+            let live = session.live();
+            if live >= self.config.commands.proc_limit {
+                return Err(self.limit_error(live));
+            }
+            let child = process::spawn_group(&mut prepared.cmd).map_err(|e| {
+                HostError::Runtime(format!("cannot start `{}`: {e}", prepared.argv0))
+            })?;
+            let id = self.next_run.fetch_add(1, Ordering::Relaxed);
+            session.runs.insert(
+                id,
+                Run {
+                    pgid: child.pid(),
+                    cancel: run_cancel.clone(),
+                },
+            );
+            let registration = RunRegistration {
+                table: self.table.clone(),
+                session: session_id.to_owned(),
+                id,
+            };
+            (child, registration)
+        };
+        let limits = RunLimits {
+            timeout,
+            cancel: run_cancel,
+            output_max_bytes: Some(self.config.commands.output_max_bytes),
+            keep_output: true,
+        };
+        let outcome = process::supervise(child, limits, |_| async {})
+            .await
+            .map_err(|e| HostError::Runtime(format!("`{}` failed: {e}", prepared.argv0)))?;
+        match outcome.ending {
+            Ending::Exited => Ok(json!({
+                "exit_code": outcome.exit_code(),
+                "signal": outcome.signal(),
+                "stdout": outcome.stdout.text,
+                "stderr": outcome.stderr.text,
+                "truncated": outcome.stdout.truncated || outcome.stderr.truncated,
+            })),
+            Ending::TimedOut => Err(HostError::Timeout(
+                timeout.map_or(0, |t| t.as_secs_f64().ceil() as u64),
+            )),
+            Ending::Cancelled => Err(HostError::Cancelled),
+        }
+    }
+
+    /// Kills every process group of a session and forgets its processes.
+    /// Calling it again, or for an unknown session, does nothing.
+    pub fn end_session(&self, session_id: &str) {
+        let removed = lock(&self.table).sessions.remove(session_id);
+        if let Some(session) = removed {
+            tracing::debug!(session = session_id, "ending the session's processes");
+            session.stop_all();
+        }
+    }
+
+    /// Live processes (spawned and `run_to_exit`) of a session.
+    pub fn live_count(&self, session_id: &str) -> usize {
+        lock(&self.table)
+            .sessions
+            .get(session_id)
+            .map_or(0, SessionProcs::live)
+    }
+}
+
+impl Drop for ProcManager {
+    fn drop(&mut self) {
+        let sessions = std::mem::take(&mut lock(&self.table).sessions);
+        for (_, session) in sessions {
+            session.stop_all();
+        }
+    }
+}
+
+/// Streams a spawned process's output as events, then records its end.
+async fn supervise_proc(
+    entry: Arc<Proc>,
+    child: GroupChild,
+    timeout: Option<Duration>,
+    req_id: String,
+    out: mpsc::Sender<Message>,
+) {
+    let mut seq: u64 = 0;
+    let event = |seq: u64, stream_type: StreamType, data: Map<String, Value>| ProcReadEvent {
+        req_id: req_id.clone(),
+        proc_id: entry.id.clone(),
+        stream_type,
+        data,
+        seq,
+        ..ProcReadEvent::default()
+    };
+    let limits = RunLimits {
+        timeout,
+        cancel: entry.cancel.clone(),
+        output_max_bytes: None,
+        keep_output: false,
+    };
+    let outcome = process::supervise(child, limits, |line| {
+        let stream_type = match line.stream {
+            StreamKind::Stdout => StreamType::STDOUT,
+            StreamKind::Stderr => StreamType::STDERR,
+        };
+        let mut data = Map::new();
+        data.insert("text".into(), Value::String(line.text));
+        let message: Message = event(seq, stream_type, data).into();
+        seq += 1;
+        let out = out.clone();
+        async move {
+            // A receiver that went away just stops the stream; the process runs on.
+            let _ = out.send(message).await;
+        }
+    })
+    .await;
+    let (ending, code, signal) = match &outcome {
+        Ok(o) => (o.ending, o.exit_code(), o.signal()),
+        Err(e) => {
+            tracing::warn!(proc_id = %entry.id, error = %e, "waiting for a process failed");
+            (Ending::Exited, None, None)
+        }
+    };
+    let state = {
+        let mut status = entry.status();
+        status.state = match ending {
+            Ending::TimedOut => ProcState::TIMEDOUT,
+            Ending::Cancelled => ProcState::STOPPED,
+            Ending::Exited if status.kill_requested || code == Some(0) => ProcState::STOPPED,
+            Ending::Exited => ProcState::CRASHED,
+        };
+        status.state.clone()
+    };
+    entry.stdin.lock().await.take();
+    entry.done.send_replace(true);
+    tracing::debug!(proc_id = %entry.id, state = %state, ?code, ?signal, "process ended");
+    let mut data = Map::new();
+    data.insert("code".into(), code.map_or(Value::Null, Value::from));
+    if let Some(signal) = signal {
+        data.insert("signal".into(), Value::from(signal));
+    }
+    data.insert("state".into(), Value::String(state.to_string()));
+    let _ = out.send(event(seq, StreamType::KILLED, data).into()).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_by_name() {
+        assert_eq!(parse_signal("SIGTERM").unwrap(), Signal::SIGTERM);
+        assert_eq!(parse_signal("").unwrap(), Signal::SIGTERM);
+        assert_eq!(parse_signal("kill").unwrap(), Signal::SIGKILL);
+        assert_eq!(parse_signal("SigInt").unwrap(), Signal::SIGINT);
+        assert!(matches!(
+            parse_signal("SIGHUP"),
+            Err(HostError::Schema { .. })
+        ));
+    }
+
+    #[test]
+    fn proc_ids_look_like_p_and_8_hex() {
+        let id = new_proc_id();
+        assert_eq!(id.len(), 10);
+        assert!(id.starts_with("p-"));
+        assert!(id.chars().skip(2).all(|c| c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn end_session_of_an_unknown_session_is_a_no_op() {
+        let m = ProcManager::new(Arc::new(HostConfig::default()));
+        m.end_session("nope");
+        m.end_session("nope");
+        assert_eq!(m.live_count("nope"), 0);
     }
 }
