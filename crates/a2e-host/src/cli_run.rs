@@ -108,7 +108,7 @@ pub async fn run_file(
         Ok(resp) => {
             let ok = resp.success;
             let json = serde_json::to_string_pretty(&Message::from(resp)).unwrap_or_default();
-            println!("{json}");
+            print_out(&json);
             if ok {
                 ExitCode::SUCCESS
             } else {
@@ -133,7 +133,7 @@ pub fn validate_file(host: &Arc<Host>, file: &Path) -> ExitCode {
     };
     match crate::chains::validate(host, &req) {
         Ok(n) => {
-            println!("{}: valid chain of {n} nodes", file.display());
+            print_out(&format!("{}: valid chain of {n} nodes", file.display()));
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -180,4 +180,11 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// Writes a line to stdout; a closed stdout (e.g. `| head`) is not an error.
+pub fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
 }

@@ -65,31 +65,30 @@ pub async fn run(cli: Cli) -> ExitCode {
                 ..Default::default()
             };
             for tool in host.list_tools(&req) {
-                println!("{:<16} {}", tool.name, tool.description);
+                a2e_host::cli_run::print_out(&format!("{:<16} {}", tool.name, tool.description));
             }
             ExitCode::SUCCESS
         }
         Command::Skills => {
             for skill in host.discover_skills(&Default::default()) {
-                println!(
+                a2e_host::cli_run::print_out(&format!(
                     "{:<20} {:<10} {}",
                     skill.name, skill.status, skill.description
-                );
+                ));
             }
             ExitCode::SUCCESS
         }
         Command::Schema { r#type } => match r#type {
             None => {
                 for t in a2e_proto::Message::TYPES {
-                    println!("{t}");
+                    a2e_host::cli_run::print_out(t);
                 }
                 ExitCode::SUCCESS
             }
             Some(t) => match a2e_proto::schema::schema_for_type(t) {
                 Some(schema) => {
-                    println!(
-                        "{}",
-                        serde_json::to_string_pretty(&schema).unwrap_or_default()
+                    a2e_host::cli_run::print_out(
+                        &serde_json::to_string_pretty(&schema).unwrap_or_default(),
                     );
                     ExitCode::SUCCESS
                 }
