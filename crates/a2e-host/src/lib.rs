@@ -36,6 +36,7 @@ pub mod error;
 pub mod host;
 pub mod plugin;
 pub mod proc;
+pub mod process;
 pub mod redact;
 pub mod registry;
 pub mod search;

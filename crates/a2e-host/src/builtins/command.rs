@@ -1,0 +1,159 @@
+//! `run_command`: one allowed program, no shell, in its own process group.
+//!
+//! Each output line is emitted as a `log` event as it arrives (stdout at
+//! `info`, stderr at `warn`) and kept up to `commands.output_max_bytes` per
+//! stream. The timeout (the `timeout` argument, else `commands.timeout_secs`,
+//! never beyond the call's deadline) and the call's cancellation kill the
+//! whole process group; so does dropping the call. A program that exits with
+//! a non-zero code is a successful call: the code is in the result.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio_util::task::AbortOnDropHandle;
+
+use super::args;
+use super::paths::resolve;
+use crate::config::HostConfig;
+use crate::error::{HostError, HostResult};
+use crate::plugin::{CallContext, ToolOutput};
+use crate::process::{self, Ending, RunLimits, StreamKind};
+
+/// The `argv` argument: a non-empty array of strings.
+pub(crate) fn argv(args: &Map<String, Value>, field: &str) -> HostResult<Vec<String>> {
+    let Some(Value::Array(items)) = args.get(field) else {
+        return Err(HostError::schema(vec![format!(
+            "{field}: expected a non-empty array of strings"
+        )]));
+    };
+    let argv: Vec<String> = items
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    if argv.is_empty() || argv.len() != items.len() {
+        return Err(HostError::schema(vec![format!(
+            "{field}: expected a non-empty array of strings"
+        )]));
+    }
+    if argv.iter().any(|a| a.contains('\0')) {
+        return Err(HostError::schema(vec![format!(
+            "{field}: arguments may not contain NUL"
+        )]));
+    }
+    Ok(argv)
+}
+
+/// Runs `run_command`.
+pub(crate) async fn run_command(
+    config: &HostConfig,
+    args: &Map<String, Value>,
+    ctx: &CallContext,
+) -> HostResult<ToolOutput> {
+    let argv = argv(args, "argv")?;
+    let argv0 = argv.first().cloned().unwrap_or_default();
+    process::check_allowed(&config.commands.allow, &argv0)?;
+    let cwd = resolve(&config.root, args::opt_str(args, "cwd")?.unwrap_or(""))?;
+    if !cwd.path.is_dir() {
+        return Err(HostError::Tool(format!(
+            "working directory `{}` is not a directory",
+            cwd.relative()
+        )));
+    }
+    let env = match args.get("env") {
+        Some(Value::Object(map)) => process::env_pairs(map)?,
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => return Err(HostError::schema(vec!["env: expected an object".into()])),
+    };
+    let stdin = args::opt_str(args, "stdin")?.map(str::to_owned);
+    let timeout_secs = args::opt_u64(args, "timeout")?
+        .filter(|t| *t > 0)
+        .unwrap_or(config.commands.timeout_secs);
+    let mut timeout = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));
+    if let Some(left) = ctx.remaining() {
+        timeout = Some(timeout.map_or(left, |t| t.min(left)));
+    }
+    let program = process::resolve_program(&argv0)
+        .ok_or_else(|| HostError::Tool(format!("command `{argv0}` not found")))?;
+
+    let mut cmd = process::command(&program, &argv, &cwd.path, &env, stdin.is_some());
+    let mut child = process::spawn_group(&mut cmd)
+        .map_err(|e| HostError::Tool(format!("cannot start `{argv0}`: {e}")))?;
+    tracing::debug!(command = %argv0, pid = child.pid(), "run_command started");
+    let _feeder = match (stdin, child.child.stdin.take()) {
+        (Some(text), Some(mut pipe)) => Some(AbortOnDropHandle::new(tokio::spawn(async move {
+            // A program that does not read its input closes the pipe: not an error.
+            let _ = pipe.write_all(text.as_bytes()).await;
+            let _ = pipe.shutdown().await;
+        }))),
+        _ => None,
+    };
+
+    let limits = RunLimits {
+        timeout,
+        cancel: ctx.cancel.clone(),
+        output_max_bytes: Some(config.commands.output_max_bytes),
+        keep_output: true,
+    };
+    let outcome = process::supervise(child, limits, |line| {
+        let ctx = ctx.clone();
+        async move {
+            let level = match line.stream {
+                StreamKind::Stdout => "info",
+                StreamKind::Stderr => "warn",
+            };
+            ctx.log(level, line.text).await;
+        }
+    })
+    .await
+    .map_err(|e| HostError::Tool(format!("`{argv0}` failed: {e}")))?;
+
+    match outcome.ending {
+        Ending::Exited => {}
+        Ending::TimedOut => {
+            let secs = timeout.map_or(timeout_secs, |t| t.as_secs_f64().ceil() as u64);
+            return Err(HostError::Timeout(secs));
+        }
+        Ending::Cancelled => {
+            let overdue = ctx
+                .deadline
+                .is_some_and(|d| tokio::time::Instant::now() >= d);
+            return Err(if overdue {
+                HostError::Timeout(timeout_secs)
+            } else {
+                HostError::Cancelled
+            });
+        }
+    }
+    let truncated = outcome.stdout.truncated || outcome.stderr.truncated;
+    if truncated {
+        ctx.log(
+            "warn",
+            format!(
+                "output cut at {} bytes per stream",
+                config.commands.output_max_bytes
+            ),
+        )
+        .await;
+    }
+    let code = outcome.exit_code();
+    let signal = outcome.signal();
+    let summary = match (code, signal) {
+        (Some(c), _) => format!("`{argv0}` exited with code {c}"),
+        (None, Some(s)) => format!("`{argv0}` was killed by signal {s}"),
+        (None, None) => format!("`{argv0}` ended"),
+    };
+    Ok(ToolOutput {
+        data: json!({
+            "exit_code": code,
+            "signal": signal,
+            "stdout": outcome.stdout.text,
+            "stderr": outcome.stderr.text,
+            "stdout_truncated": outcome.stdout.truncated,
+            "stderr_truncated": outcome.stderr.truncated,
+        }),
+        summary: Value::String(summary),
+        truncated,
+        exit_code: code.map(i64::from),
+    })
+}

@@ -1,0 +1,462 @@
+//! File tools: `read_file`, `write_file`, `list_dir`, `glob`, `grep`.
+//!
+//! Every path goes through [`super::paths::resolve`]; directory walks never
+//! follow symbolic links, so they cannot leave the root either. File system
+//! work runs on the blocking pool and stops early when the call is cancelled.
+
+use std::fs::{self, File, FileType};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+use regex::RegexBuilder;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::args;
+use super::paths::{Resolved, relative_to, resolve};
+use super::text;
+use crate::config::HostConfig;
+use crate::error::{HostError, HostResult};
+use crate::plugin::{CallContext, ToolOutput};
+
+/// Bytes looked at to decide whether a file is binary (it is when they hold a NUL).
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// Longest matched line returned by `grep`; longer ones are cut.
+const MAX_MATCH_TEXT_BYTES: usize = 1000;
+
+/// Most directory entries a walk visits before giving up.
+const MAX_WALK_ENTRIES: usize = 1_000_000;
+
+async fn blocking<T, F>(f: F) -> HostResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> HostResult<T> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| HostError::Runtime(format!("file task failed: {e}")))?
+}
+
+fn io_error(what: &str, rel: &str, e: &io::Error) -> HostError {
+    match e.kind() {
+        io::ErrorKind::NotFound => HostError::Tool(format!("`{rel}` does not exist")),
+        io::ErrorKind::PermissionDenied => {
+            HostError::Tool(format!("cannot {what} `{rel}`: permission denied"))
+        }
+        _ => HostError::Tool(format!("cannot {what} `{rel}`: {e}")),
+    }
+}
+
+/// `read_file`: `{path, content, size, offset, bytes_read, encoding, truncated}`.
+pub(crate) async fn read_file(
+    config: &HostConfig,
+    args: &Map<String, Value>,
+) -> HostResult<ToolOutput> {
+    let path = args::req_str(args, "path")?;
+    let offset = args::opt_u64(args, "offset")?.unwrap_or(0);
+    let limit = args::opt_u64(args, "limit")?;
+    let base64 = args::opt_str(args, "encoding")? == Some("base64");
+    let max = limit.map_or(config.files.read_max_bytes, |l| {
+        usize::try_from(l).map_or(config.files.read_max_bytes, |l| {
+            l.min(config.files.read_max_bytes)
+        })
+    });
+    let resolved = resolve(&config.root, path)?;
+    blocking(move || read_blocking(&resolved, offset, max, base64)).await
+}
+
+fn read_blocking(
+    resolved: &Resolved,
+    offset: u64,
+    max: usize,
+    base64: bool,
+) -> HostResult<ToolOutput> {
+    let rel = resolved.relative();
+    let meta = fs::metadata(&resolved.path).map_err(|e| io_error("read", &rel, &e))?;
+    if meta.is_dir() {
+        return Err(HostError::Tool(format!(
+            "`{rel}` is a directory (use list_dir)"
+        )));
+    }
+    let size = meta.len();
+    let mut file = File::open(&resolved.path).map_err(|e| io_error("read", &rel, &e))?;
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| io_error("read", &rel, &e))?;
+    let want = u64::try_from(max).unwrap_or(u64::MAX);
+    let mut buf = Vec::with_capacity(
+        max.min(usize::try_from(size.saturating_sub(offset)).unwrap_or(max)) + 1,
+    );
+    file.take(want.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| io_error("read", &rel, &e))?;
+    let more = buf.len() > max;
+    buf.truncate(max);
+    if more && !base64 {
+        let keep = text::utf8_cut(&buf);
+        if keep > 0 {
+            buf.truncate(keep);
+        }
+    }
+    let (content, encoding) = text::encode(&buf, base64);
+    Ok(ToolOutput {
+        data: json!({
+            "path": rel,
+            "content": content,
+            "size": size,
+            "offset": offset,
+            "bytes_read": buf.len(),
+            "encoding": encoding,
+            "truncated": more,
+        }),
+        summary: Value::String(format!(
+            "read {} of {size} bytes of {rel} from offset {offset}",
+            buf.len()
+        )),
+        truncated: more,
+        exit_code: None,
+    })
+}
+
+/// `write_file`: atomic replace through a temporary file in the same directory.
+pub(crate) async fn write_file(
+    config: &HostConfig,
+    args: &Map<String, Value>,
+) -> HostResult<ToolOutput> {
+    let path = args::req_str(args, "path")?;
+    let content = args::req_str(args, "content")?.to_owned();
+    let create_dirs = args::opt_bool(args, "create_dirs")?.unwrap_or(false);
+    if content.len() > config.files.write_max_bytes {
+        return Err(HostError::Denied(format!(
+            "content is {} bytes, over the write limit of {} bytes",
+            content.len(),
+            config.files.write_max_bytes
+        )));
+    }
+    let resolved = resolve(&config.root, path)?;
+    blocking(move || write_blocking(&resolved, content.as_bytes(), create_dirs)).await
+}
+
+fn write_blocking(
+    resolved: &Resolved,
+    content: &[u8],
+    create_dirs: bool,
+) -> HostResult<ToolOutput> {
+    let rel = resolved.relative();
+    let target = &resolved.path;
+    if target.is_dir() {
+        return Err(HostError::Tool(format!("`{rel}` is a directory")));
+    }
+    let parent = target
+        .parent()
+        .filter(|p| p.starts_with(&resolved.root))
+        .ok_or_else(|| HostError::Tool(format!("`{rel}` has no parent directory")))?;
+    if !parent.is_dir() {
+        if create_dirs {
+            fs::create_dir_all(parent).map_err(|e| io_error("create directories for", &rel, &e))?;
+        } else {
+            return Err(HostError::Tool(format!(
+                "directory `{}` does not exist (set create_dirs to create it)",
+                relative_to(&resolved.root, parent)
+            )));
+        }
+    }
+    let previous = fs::metadata(target).ok().map(|m| m.permissions());
+    let created = previous.is_none();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".a2e-write-")
+        .suffix(".tmp")
+        .tempfile_in(parent)
+        .map_err(|e| io_error("write", &rel, &e))?;
+    let permissions = previous.unwrap_or_else(|| {
+        use std::os::unix::fs::PermissionsExt;
+        fs::Permissions::from_mode(0o644)
+    });
+    tmp.write_all(content)
+        .and_then(|()| tmp.as_file().set_permissions(permissions))
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| io_error("write", &rel, &e))?;
+    // On failure the temporary file is removed when `tmp` drops.
+    tmp.persist(target)
+        .map_err(|e| io_error("write", &rel, &e.error))?;
+    Ok(ToolOutput {
+        data: json!({"path": rel, "bytes_written": content.len(), "created": created}),
+        summary: Value::String(format!("wrote {} bytes to {rel}", content.len())),
+        ..ToolOutput::default()
+    })
+}
+
+fn kind_name(ft: &FileType) -> &'static str {
+    if ft.is_symlink() {
+        "symlink"
+    } else if ft.is_dir() {
+        "dir"
+    } else if ft.is_file() {
+        "file"
+    } else {
+        "other"
+    }
+}
+
+/// `list_dir`: `{path, entries: [{name, kind, size}]}`, sorted by name.
+pub(crate) async fn list_dir(
+    config: &HostConfig,
+    args: &Map<String, Value>,
+) -> HostResult<ToolOutput> {
+    let path = args::opt_str(args, "path")?.unwrap_or("");
+    let max = config.files.max_results;
+    let resolved = resolve(&config.root, path)?;
+    blocking(move || list_blocking(&resolved, max)).await
+}
+
+fn list_blocking(resolved: &Resolved, max: usize) -> HostResult<ToolOutput> {
+    let rel = resolved.relative();
+    let reader = fs::read_dir(&resolved.path).map_err(|e| io_error("list", &rel, &e))?;
+    let mut entries: Vec<(String, &'static str, u64)> = Vec::new();
+    for entry in reader {
+        let entry = entry.map_err(|e| io_error("list", &rel, &e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // DirEntry::metadata does not follow symbolic links.
+        let (kind, size) = match entry.metadata() {
+            Ok(m) => (kind_name(&m.file_type()), m.len()),
+            Err(_) => ("other", 0),
+        };
+        entries.push((name, kind, size));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let total = entries.len();
+    let truncated = total > max;
+    entries.truncate(max);
+    let list: Vec<Value> = entries
+        .into_iter()
+        .map(|(name, kind, size)| json!({"name": name, "kind": kind, "size": size}))
+        .collect();
+    Ok(ToolOutput {
+        data: json!({"path": rel, "entries": list, "total": total}),
+        summary: Value::String(format!("{total} entries in {rel}")),
+        truncated,
+        exit_code: None,
+    })
+}
+
+/// Visits every entry under `dir` depth first (entries of a directory in name
+/// order), without following symbolic links. `visit` gets the path and its type.
+fn walk(
+    dir: &Path,
+    cancel: &CancellationToken,
+    budget: &mut usize,
+    visit: &mut dyn FnMut(&Path, &FileType) -> HostResult<()>,
+) -> HostResult<()> {
+    let Ok(reader) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let mut entries: Vec<(PathBuf, FileType)> = reader
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_type().ok().map(|ft| (e.path(), ft)))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, ft) in entries {
+        if cancel.is_cancelled() {
+            return Err(HostError::Cancelled);
+        }
+        if *budget == 0 {
+            return Err(HostError::Tool(format!(
+                "too many entries to walk (more than {MAX_WALK_ENTRIES}); narrow the path"
+            )));
+        }
+        *budget -= 1;
+        visit(&path, &ft)?;
+        if ft.is_dir() {
+            walk(&path, cancel, budget, visit)?;
+        }
+    }
+    Ok(())
+}
+
+fn glob_matcher(field: &str, pattern: &str) -> HostResult<GlobMatcher> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| HostError::schema(vec![format!("{field}: {e}")]))
+}
+
+/// `glob`: `{matches: [path]}` relative to the root, sorted. The pattern is
+/// matched against paths relative to `path` (default: the root); `*` stays
+/// within one directory, `**` crosses directories.
+pub(crate) async fn glob(
+    config: &HostConfig,
+    args: &Map<String, Value>,
+    ctx: &CallContext,
+) -> HostResult<ToolOutput> {
+    let pattern = args::req_str(args, "pattern")?;
+    let matcher = glob_matcher("pattern", pattern)?;
+    let path = args::opt_str(args, "path")?.unwrap_or("");
+    let resolved = resolve(&config.root, path)?;
+    let max = config.files.max_results;
+    let cancel = ctx.cancel.clone();
+    blocking(move || {
+        let rel = resolved.relative();
+        if !resolved.path.is_dir() {
+            return Err(HostError::Tool(format!("`{rel}` is not a directory")));
+        }
+        let mut found: Vec<String> = Vec::new();
+        let mut budget = MAX_WALK_ENTRIES;
+        walk(&resolved.path, &cancel, &mut budget, &mut |p, _| {
+            if let Ok(under_base) = p.strip_prefix(&resolved.path) {
+                if matcher.is_match(under_base) {
+                    found.push(relative_to(&resolved.root, p));
+                }
+            }
+            Ok(())
+        })?;
+        found.sort();
+        let total = found.len();
+        let truncated = total > max;
+        found.truncate(max);
+        Ok(ToolOutput {
+            data: json!({"matches": found, "total": total}),
+            summary: Value::String(format!("{total} paths match")),
+            truncated,
+            exit_code: None,
+        })
+    })
+    .await
+}
+
+fn is_binary(file: &mut File) -> io::Result<bool> {
+    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
+    Read::by_ref(file)
+        .take(BINARY_SNIFF_BYTES as u64)
+        .read_to_end(&mut head)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(head.contains(&0))
+}
+
+struct GrepState {
+    matches: Vec<Value>,
+    max: usize,
+    truncated: bool,
+    files: usize,
+}
+
+fn grep_file(
+    path: &Path,
+    root: &Path,
+    regex: &regex::Regex,
+    state: &mut GrepState,
+) -> HostResult<()> {
+    let Ok(mut file) = File::open(path) else {
+        return Ok(());
+    };
+    if is_binary(&mut file).unwrap_or(true) {
+        return Ok(());
+    }
+    state.files += 1;
+    let rel = relative_to(root, path);
+    let mut reader = BufReader::new(file);
+    let mut buf = Vec::new();
+    let mut number = 0u64;
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return Ok(()),
+            Ok(_) => {}
+        }
+        number += 1;
+        let line = String::from_utf8_lossy(&buf);
+        let line = line.trim_end_matches(['\n', '\r']);
+        if regex.is_match(line) {
+            if state.matches.len() >= state.max {
+                state.truncated = true;
+                return Ok(());
+            }
+            let text = crate::process::prefix_at_boundary(line, MAX_MATCH_TEXT_BYTES);
+            state
+                .matches
+                .push(json!({"path": rel, "line": number, "text": text}));
+        }
+    }
+}
+
+/// `grep`: `{matches: [{path, line, text}]}` for lines matching a regex, in
+/// files under `path` (a directory or one file). Binary files (a NUL in their
+/// first 8 KiB) are skipped. `glob` filters files: a pattern with `/` is
+/// matched against the path relative to `path`, one without against the file name.
+pub(crate) async fn grep(
+    config: &HostConfig,
+    args: &Map<String, Value>,
+    ctx: &CallContext,
+) -> HostResult<ToolOutput> {
+    let pattern = args::req_str(args, "pattern")?;
+    let ignore_case = args::opt_bool(args, "ignore_case")?.unwrap_or(false);
+    let regex = RegexBuilder::new(pattern)
+        .case_insensitive(ignore_case)
+        .build()
+        .map_err(|e| HostError::schema(vec![format!("pattern: {e}")]))?;
+    let filter = match args::opt_str(args, "glob")? {
+        Some(g) => Some((glob_matcher("glob", g)?, g.contains('/'))),
+        None => None,
+    };
+    let max = args::opt_u64(args, "max_matches")?
+        .and_then(|m| usize::try_from(m).ok())
+        .map_or(config.files.max_results, |m| {
+            m.min(config.files.max_results)
+        });
+    let path = args::opt_str(args, "path")?.unwrap_or("");
+    let resolved = resolve(&config.root, path)?;
+    let cancel = ctx.cancel.clone();
+    blocking(move || {
+        let mut state = GrepState {
+            matches: Vec::new(),
+            max,
+            truncated: false,
+            files: 0,
+        };
+        let meta = fs::metadata(&resolved.path)
+            .map_err(|e| io_error("search", &resolved.relative(), &e))?;
+        if meta.is_file() {
+            grep_file(&resolved.path, &resolved.root, &regex, &mut state)?;
+        } else {
+            let mut budget = MAX_WALK_ENTRIES;
+            let walked = walk(&resolved.path, &cancel, &mut budget, &mut |p, ft| {
+                if !ft.is_file() {
+                    return Ok(());
+                }
+                if let Some((m, by_path)) = &filter {
+                    let wanted = if *by_path {
+                        p.strip_prefix(&resolved.path).is_ok_and(|r| m.is_match(r))
+                    } else {
+                        p.file_name().is_some_and(|n| m.is_match(n))
+                    };
+                    if !wanted {
+                        return Ok(());
+                    }
+                }
+                grep_file(p, &resolved.root, &regex, &mut state)?;
+                if state.truncated {
+                    // Stop the walk: the cap is reached.
+                    return Err(HostError::Cancelled);
+                }
+                Ok(())
+            });
+            match walked {
+                Ok(()) => {}
+                Err(HostError::Cancelled) if state.truncated => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let count = state.matches.len();
+        Ok(ToolOutput {
+            data: json!({"matches": state.matches, "files_searched": state.files}),
+            summary: Value::String(format!(
+                "{count} matching lines in {} files searched",
+                state.files
+            )),
+            truncated: state.truncated,
+            exit_code: None,
+        })
+    })
+    .await
+}
