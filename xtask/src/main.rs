@@ -1,1 +1,67 @@
-fn main() {}
+//! Workspace tasks: `cargo xtask <task>`.
+//!
+//! - `schema [--check]` writes the JSON Schemas of every wire type under `schemas/`, or
+//!   checks that the committed files match the code.
+//! - `conformance` replays the spec's wire examples and the negative fixtures, one line each.
+//! - `bench <chain|dag|transport|all>` runs a benchmark in release mode (JSON lines).
+//! - `ci` runs everything CI runs: fmt, clippy, tests, schema drift, conformance.
+
+mod bench;
+mod ci;
+mod conformance;
+mod schema;
+
+use std::process::ExitCode;
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: cargo xtask <task>\n\n\
+         tasks:\n  \
+         schema [--check]          write (or check) the committed JSON Schemas\n  \
+         conformance               replay every fixture; one line each and a summary\n  \
+         bench <chain|dag|transport|all>  run a benchmark (JSON lines)\n  \
+         ci                        fmt, clippy, tests, schema drift, conformance"
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("schema") => schema::run(rest.contains(&"--check")),
+        Some("conformance") => conformance::run(),
+        Some("bench") => bench::run(&rest),
+        Some("ci") => ci::run(),
+        _ => return usage(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate).
+pub(crate) fn root() -> std::path::PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// Runs `cargo` with `args` in the workspace root, failing on a non-zero exit.
+pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    eprintln!("$ cargo {}", args.join(" "));
+    let status = std::process::Command::new(cargo)
+        .args(args)
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}

@@ -1,0 +1,39 @@
+//! `cargo xtask bench <chain|dag|transport|all>`: benchmarks in release mode, as JSON lines.
+
+const BENCHES: &[(&str, &str, &str)] = &[
+    ("chain", "a2e-chain", "bench_chain"),
+    ("dag", "acmp-dag", "bench_dag"),
+    ("transport", "a2e-client", "bench_transport"),
+];
+
+/// Runs the named benchmarks.
+pub fn run(args: &[&str]) -> Result<(), String> {
+    let which = args.first().copied().unwrap_or("all");
+    let selected: Vec<_> = BENCHES
+        .iter()
+        .filter(|(name, _, _)| which == "all" || *name == which)
+        .collect();
+    if selected.is_empty() {
+        return Err(format!(
+            "unknown benchmark `{which}`; choose one of: chain, dag, transport, all"
+        ));
+    }
+    let extra: Vec<&str> = args.iter().skip(1).copied().collect();
+    for (_, package, example) in selected {
+        let mut cmd = vec![
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            package,
+            "--example",
+            example,
+        ];
+        if !extra.is_empty() {
+            cmd.push("--");
+            cmd.extend(extra.iter().copied());
+        }
+        crate::cargo(&cmd)?;
+    }
+    Ok(())
+}
