@@ -149,6 +149,7 @@ wire_message! {
         pub streaming: bool = true,
         /// Chain wall-clock limit in seconds.
         #[serde(default = "default_chain_timeout")]
+        #[serde(deserialize_with = "crate::num::int")]
         pub timeout: u64 = default_chain_timeout(),
     }
 }
@@ -178,6 +179,7 @@ wire_message! {
         pub error: String = String::new(),
         /// 0, 1, 2, … per chain request.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub seq: u64 = 0,
     }
 }
@@ -208,9 +210,11 @@ wire_message! {
         pub final_output: Value = Value::Null,
         /// Total execution time.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub duration_ms: u64 = 0,
         /// Nodes executed.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub nodes_run: u64 = 0,
         /// Error details `{code, message, node_id}` when the chain failed.
         #[serde(default)]

@@ -36,6 +36,7 @@ wire_message! {
         pub accepted_caps: Vec<Capability> = Vec::new(),
         /// Most concurrent requests this session may have in flight.
         #[serde(default = "default_max_parallel")]
+        #[serde(deserialize_with = "crate::num::int")]
         pub max_parallel: u32 = default_max_parallel(),
         /// Whether the session was opened.
         #[serde(default = "crate::envelope::yes")]
@@ -73,6 +74,7 @@ wire_message! {
     pub struct Shutdown = "shutdown" {
         /// Seconds to drain in-flight work.
         #[serde(default = "default_shutdown_timeout")]
+        #[serde(deserialize_with = "crate::num::int")]
         pub timeout: u64 = default_shutdown_timeout(),
     }
 }
@@ -133,6 +135,7 @@ wire_message! {
         pub data: Map<String, Value> = Map::new(),
         /// 0, 1, 2, … per `req_id`.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub seq: u64 = 0,
     }
 }

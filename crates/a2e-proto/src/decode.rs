@@ -148,9 +148,9 @@ pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
 
 /// The envelope fields read before the body.
 #[derive(Deserialize)]
-struct Peek<'a> {
-    #[serde(rename = "type", borrow, default)]
-    msg_type: Option<std::borrow::Cow<'a, str>>,
+struct Peek {
+    #[serde(rename = "type", default)]
+    msg_type: Option<Value>,
     #[serde(default)]
     id: Option<Value>,
     #[serde(default)]
@@ -174,7 +174,17 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
     }
     check_depth(bytes, options.max_depth)?;
 
-    let peek: Peek<'_> = serde_json::from_slice(bytes).map_err(|e| {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|b| *b != b'{') {
+        // Parse anyway so that broken JSON is still a parse error.
+        return Err(DecodeError::new(
+            match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+                Ok(_) => DecodeErrorKind::NotMessage("expected a JSON object".into()),
+                Err(e) => DecodeErrorKind::NotJson(e.to_string()),
+            },
+        ));
+    }
+    let peek: Peek = serde_json::from_slice(bytes).map_err(|e| {
         DecodeError::new(match e.classify() {
             serde_json::error::Category::Data => {
                 DecodeErrorKind::NotMessage("expected a JSON object with a string `type`".into())
@@ -190,8 +200,15 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
         kind,
         req_id: req_id.clone(),
     };
-    let Some(msg_type) = peek.msg_type else {
-        return Err(fail(DecodeErrorKind::NotMessage("missing `type`".into())));
+    let msg_type = match peek.msg_type {
+        Some(Value::String(t)) => t,
+        Some(other) => {
+            return Err(fail(DecodeErrorKind::NotMessage(format!(
+                "`type` must be a string, not {}",
+                json_kind(&other)
+            ))));
+        }
+        None => return Err(fail(DecodeErrorKind::NotMessage("missing `type`".into()))),
     };
     if let Some(Value::String(version)) = peek.version.as_ref().or(peek.a2e.as_ref()) {
         let major = version.split('.').next().unwrap_or_default();
@@ -204,7 +221,7 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
         Some(Err(e)) => {
             let path = e.path().to_string();
             Err(fail(DecodeErrorKind::Schema {
-                msg_type: msg_type.into_owned(),
+                msg_type,
                 path,
                 message: strip_position(&e.into_inner().to_string()),
             }))
@@ -213,7 +230,18 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
             Ok(map) => Ok(Message::Unknown(map)),
             Err(e) => Err(fail(DecodeErrorKind::NotJson(e.to_string()))),
         },
-        None => Err(fail(DecodeErrorKind::UnknownType(msg_type.into_owned()))),
+        None => Err(fail(DecodeErrorKind::UnknownType(msg_type))),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

@@ -28,6 +28,7 @@ impl Default for EventKind {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProgressData {
     /// Percent done, 0–100.
+    #[serde(deserialize_with = "crate::num::int")]
     pub pct: i64,
     /// What is happening.
     #[serde(default)]

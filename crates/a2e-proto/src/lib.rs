@@ -52,6 +52,7 @@ pub mod event;
 pub mod message;
 #[cfg(feature = "codec")]
 pub mod ndjson;
+mod num;
 pub mod proc;
 #[cfg(feature = "schema")]
 pub mod schema;

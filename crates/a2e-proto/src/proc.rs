@@ -50,6 +50,7 @@ wire_message! {
         pub stdin_mode: String = default_stdin_mode(),
         /// Seconds before the process is killed (0 = no limit).
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub timeout: u64 = 0,
     }
 }
@@ -72,6 +73,7 @@ wire_message! {
         pub ok: bool = false,
         /// OS process id.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub pid: u32 = 0,
         /// Why not.
         #[serde(default)]
@@ -108,6 +110,7 @@ wire_message! {
         pub ok: bool = false,
         /// OS process id.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub pid: u32 = 0,
         /// Why not.
         #[serde(default)]
@@ -130,6 +133,7 @@ wire_message! {
         pub data: Map<String, Value> = Map::new(),
         /// 0, 1, 2, … per process.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub seq: u64 = 0,
         /// Which process.
         #[serde(default)]

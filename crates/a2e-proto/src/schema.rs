@@ -12,17 +12,36 @@ use crate::proc::*;
 use crate::skills::*;
 use crate::tools::*;
 
-/// Fields whose default is made fresh on every call; a schema must not freeze one.
-const FRESH_DEFAULTS: &[&str] = &["id", "ts", "created_at", "session_id", "chain_id"];
+/// Fields whose default is made fresh on every message; a schema must not freeze one.
+const FRESH_DEFAULTS: &[&str] = &["id", "ts", "created_at"];
 
-fn schema_of<T: JsonSchema>() -> Value {
+/// Per message type, further fields with a fresh default.
+fn fresh_fields(wire_type: &str) -> &'static [&'static str] {
+    match wire_type {
+        "handshake/resp" => &["session_id"],
+        "chain/req" => &["chain_id"],
+        _ => &[],
+    }
+}
+
+fn schema_of<T: JsonSchema>(fresh: &[&str]) -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let mut value = generator.into_root_schema_for::<T>().to_value();
-    strip_fresh_defaults(&mut value);
+    // Only the message's own properties carry its fresh fields.
+    if let Some(Value::Object(props)) = value.get_mut("properties") {
+        for name in fresh {
+            if let Some(Value::Object(prop)) = props.get_mut(*name) {
+                prop.remove("default");
+            }
+        }
+    }
+    tidy(&mut value);
     value
 }
 
-fn strip_fresh_defaults(value: &mut Value) {
+/// Strips frozen fresh defaults everywhere, and gives unsigned integers the
+/// upper bound their `format` implies (validators do not check formats).
+fn tidy(value: &mut Value) {
     match value {
         Value::Object(map) => {
             if let Some(Value::Object(props)) = map.get_mut("properties") {
@@ -32,16 +51,28 @@ fn strip_fresh_defaults(value: &mut Value) {
                     }
                 }
             }
-            map.values_mut().for_each(strip_fresh_defaults);
+            let max = match map.get("format").and_then(Value::as_str) {
+                Some("uint32") => Some(Value::from(u32::MAX)),
+                Some("uint64" | "uint") => Some(Value::from(u64::MAX)),
+                Some("int64") => Some(Value::from(i64::MAX)),
+                _ => None,
+            };
+            if let Some(max) = max {
+                map.entry("maximum").or_insert(max);
+                if map.get("format").and_then(Value::as_str) == Some("int64") {
+                    map.entry("minimum").or_insert(Value::from(i64::MIN));
+                }
+            }
+            map.values_mut().for_each(tidy);
         }
-        Value::Array(items) => items.iter_mut().for_each(strip_fresh_defaults),
+        Value::Array(items) => items.iter_mut().for_each(tidy),
         _ => {}
     }
 }
 
 macro_rules! message_schemas {
     ($($t:ty),+ $(,)?) => {
-        vec![$( (<$t as WireType>::TYPE, schema_of::<$t>()) ),+]
+        vec![$( (<$t as WireType>::TYPE, schema_of::<$t>(fresh_fields(<$t as WireType>::TYPE))) ),+]
     };
 }
 
@@ -83,19 +114,19 @@ pub fn message_schemas() -> Vec<(&'static str, Value)> {
 /// `(model name, schema)` for every data model and event payload.
 pub fn model_schemas() -> Vec<(&'static str, Value)> {
     vec![
-        ("Capability", schema_of::<Capability>()),
-        ("ToolDefinition", schema_of::<ToolDefinition>()),
-        ("ToolParameter", schema_of::<ToolParameter>()),
-        ("ToolResult", schema_of::<ToolResult>()),
-        ("SkillDefinition", schema_of::<SkillDefinition>()),
-        ("SkillResult", schema_of::<SkillResult>()),
-        ("SkillStatus", schema_of::<SkillStatus>()),
-        ("LLMConfig", schema_of::<LLMConfig>()),
-        ("ChainNode", schema_of::<ChainNode>()),
-        ("ProgressData", schema_of::<ProgressData>()),
-        ("StatusData", schema_of::<StatusData>()),
-        ("ArtifactData", schema_of::<ArtifactData>()),
-        ("LogData", schema_of::<LogData>()),
+        ("Capability", schema_of::<Capability>(&[])),
+        ("ToolDefinition", schema_of::<ToolDefinition>(&[])),
+        ("ToolParameter", schema_of::<ToolParameter>(&[])),
+        ("ToolResult", schema_of::<ToolResult>(&[])),
+        ("SkillDefinition", schema_of::<SkillDefinition>(&[])),
+        ("SkillResult", schema_of::<SkillResult>(&[])),
+        ("SkillStatus", schema_of::<SkillStatus>(&[])),
+        ("LLMConfig", schema_of::<LLMConfig>(&[])),
+        ("ChainNode", schema_of::<ChainNode>(&[])),
+        ("ProgressData", schema_of::<ProgressData>(&[])),
+        ("StatusData", schema_of::<StatusData>(&[])),
+        ("ArtifactData", schema_of::<ArtifactData>(&[])),
+        ("LogData", schema_of::<LogData>(&[])),
     ]
 }
 

@@ -112,9 +112,11 @@ pub struct SkillDefinition {
     pub tags: Option<Vec<String>>,
     /// Most agentic turns.
     #[serde(default)]
+    #[serde(deserialize_with = "crate::num::opt_int")]
     pub max_turns: Option<u32>,
     /// Execution time limit.
     #[serde(default)]
+    #[serde(deserialize_with = "crate::num::opt_int")]
     pub timeout_seconds: Option<u64>,
     /// Icon for a UI.
     #[serde(default)]
@@ -200,6 +202,7 @@ pub struct SkillResult {
     #[serde(default)]
     pub error_code: Option<ErrorCode>,
     /// Execution time.
+    #[serde(deserialize_with = "crate::num::int")]
     pub duration_ms: u64,
     /// Events streamed during the call.
     #[serde(default)]
@@ -271,6 +274,7 @@ wire_message! {
         pub correlation_id: String = String::new(),
         /// Wall-clock limit in seconds.
         #[serde(default = "default_skill_timeout")]
+        #[serde(deserialize_with = "crate::num::int")]
         pub timeout: u64 = default_skill_timeout(),
         /// Emit `skill/event`s during execution.
         #[serde(default = "crate::envelope::yes")]
@@ -340,6 +344,7 @@ wire_message! {
         pub data: Map<String, Value> = Map::new(),
         /// 0, 1, 2, … per call.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub seq: u64 = 0,
     }
 }

@@ -143,6 +143,7 @@ pub struct ToolResult {
     pub truncated: bool,
     /// Process exit code, where one ran.
     #[serde(default)]
+    #[serde(deserialize_with = "crate::num::opt_int")]
     pub exit_code: Option<i64>,
     /// Error message.
     #[serde(default)]
@@ -151,6 +152,7 @@ pub struct ToolResult {
     #[serde(default)]
     pub error_code: Option<ErrorCode>,
     /// Execution time.
+    #[serde(deserialize_with = "crate::num::int")]
     pub duration_ms: u64,
     /// Events streamed during the call.
     #[serde(default)]
@@ -234,6 +236,7 @@ wire_message! {
         pub streaming: bool = false,
         /// Wall-clock limit in seconds.
         #[serde(default = "default_tool_timeout")]
+        #[serde(deserialize_with = "crate::num::int")]
         pub timeout: u64 = default_tool_timeout(),
     }
 }
@@ -291,6 +294,7 @@ wire_message! {
         pub data: Map<String, Value> = Map::new(),
         /// 0, 1, 2, … per call.
         #[serde(default)]
+        #[serde(deserialize_with = "crate::num::int")]
         pub seq: u64 = 0,
     }
 }
