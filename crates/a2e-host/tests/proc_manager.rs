@@ -1,0 +1,669 @@
+//! The proc capability: spawn, read events, write, kill, status, limits,
+//! timeouts, session isolation and the end of a session.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2e_host::proc::ProcManager;
+use a2e_host::process::pid_alive;
+use a2e_host::{HostConfig, HostError};
+use a2e_proto::{
+    ErrorCode, Message, ProcKillRequest, ProcReadEvent, ProcSpawnRequest, ProcStatusRequest,
+    ProcWriteRequest, StreamType,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+fn config(root: &Path) -> HostConfig {
+    let mut c = HostConfig {
+        root: root.to_path_buf(),
+        ..HostConfig::default()
+    };
+    c.commands.allow = ["echo", "cat", "sleep", "sh"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    c
+}
+
+fn manager(root: &Path) -> ProcManager {
+    ProcManager::new(Arc::new(config(root)))
+}
+
+fn spawn_req(cmd: &[&str]) -> ProcSpawnRequest {
+    ProcSpawnRequest {
+        cmd: cmd.iter().map(|s| (*s).to_owned()).collect(),
+        ..ProcSpawnRequest::default()
+    }
+}
+
+fn proc_code(err: &HostError) -> Option<ErrorCode> {
+    match err {
+        HostError::Proc { code, .. } => Some(code.clone()),
+        _ => None,
+    }
+}
+
+/// The next `proc/read/event`, within a generous bound.
+async fn next_event(rx: &mut mpsc::Receiver<Message>) -> ProcReadEvent {
+    match tokio::time::timeout(Duration::from_secs(20), rx.recv()).await {
+        Ok(Some(Message::ProcReadEvent(e))) => e,
+        other => panic!("expected a proc/read/event, got {other:?}"),
+    }
+}
+
+/// Every event up to and including `killed`.
+async fn events_until_end(rx: &mut mpsc::Receiver<Message>) -> Vec<ProcReadEvent> {
+    let mut out = Vec::new();
+    loop {
+        let e = next_event(rx).await;
+        let end = e.stream_type == StreamType::KILLED;
+        out.push(e);
+        if end {
+            return out;
+        }
+    }
+}
+
+async fn assert_gone(pid: u32) {
+    let gone = async {
+        while pid_alive(pid) {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), gone)
+        .await
+        .unwrap_or_else(|_| panic!("process {pid} is still alive"));
+}
+
+fn state(m: &ProcManager, session: &str, proc_id: &str) -> String {
+    m.status(
+        session,
+        &ProcStatusRequest {
+            proc_id: proc_id.into(),
+            ..ProcStatusRequest::default()
+        },
+    )
+    .unwrap()
+    .status
+}
+
+#[tokio::test]
+async fn spawn_streams_lines_then_a_killed_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(64);
+    let req = spawn_req(&["sh", "-c", "echo one; echo two >&2; echo three"]);
+    let resp = m.spawn("s1", &req, tx).await.unwrap();
+    assert!(resp.ok);
+    assert_eq!(resp.req_id, req.id);
+    assert!(resp.pid > 1);
+    assert!(
+        resp.proc_id.starts_with("p-") && resp.proc_id.len() == 10,
+        "{}",
+        resp.proc_id
+    );
+
+    let events = events_until_end(&mut rx).await;
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (0..events.len() as u64).collect::<Vec<_>>());
+    assert!(
+        events
+            .iter()
+            .all(|e| e.req_id == req.id && e.proc_id == resp.proc_id)
+    );
+    let stdout: Vec<&str> = events
+        .iter()
+        .filter(|e| e.stream_type == StreamType::STDOUT)
+        .map(|e| e.data["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(stdout, vec!["one", "three"]);
+    let stderr: Vec<&str> = events
+        .iter()
+        .filter(|e| e.stream_type == StreamType::STDERR)
+        .map(|e| e.data["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(stderr, vec!["two"]);
+    let last = events.last().unwrap();
+    assert_eq!(last.data["code"], 0);
+    assert_eq!(state(&m, "s1", &resp.proc_id), "stopped");
+}
+
+#[tokio::test]
+async fn many_lines_keep_their_order_and_seq() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(4);
+    let script = "i=1; while [ $i -le 200 ]; do echo $i; echo e$i >&2; i=$((i+1)); done";
+    m.spawn("s", &spawn_req(&["sh", "-c", script]), tx)
+        .await
+        .unwrap();
+    let events = events_until_end(&mut rx).await;
+    assert_eq!(events.len(), 401);
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.seq, i as u64);
+    }
+    let stdout: Vec<String> = events
+        .iter()
+        .filter(|e| e.stream_type == StreamType::STDOUT)
+        .map(|e| e.data["text"].as_str().unwrap().to_owned())
+        .collect();
+    let expected: Vec<String> = (1..=200).map(|i| i.to_string()).collect();
+    assert_eq!(stdout, expected);
+}
+
+#[tokio::test]
+async fn write_feeds_stdin_and_eof_ends_cat() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(64);
+    let resp = m.spawn("s", &spawn_req(&["cat"]), tx).await.unwrap();
+    let write = |data: &str, eof: bool| ProcWriteRequest {
+        proc_id: resp.proc_id.clone(),
+        data: data.into(),
+        eof,
+        ..ProcWriteRequest::default()
+    };
+    let w = m.write("s", &write("hello\n", false)).await.unwrap();
+    assert!(w.ok);
+    assert_eq!(w.pid, resp.pid);
+    let e = next_event(&mut rx).await;
+    assert_eq!(e.stream_type, StreamType::STDOUT);
+    assert_eq!(e.data["text"], "hello");
+    assert_eq!(state(&m, "s", &resp.proc_id), "running");
+
+    m.write("s", &write("bye\n", true)).await.unwrap();
+    let events = events_until_end(&mut rx).await;
+    assert_eq!(events[0].data["text"], "bye");
+    assert_eq!(events.last().unwrap().data["code"], 0);
+    assert_eq!(state(&m, "s", &resp.proc_id), "stopped");
+
+    let err = m.write("s", &write("late\n", false)).await.unwrap_err();
+    assert_eq!(proc_code(&err), Some(ErrorCode::PROC_DEAD), "{err:?}");
+}
+
+#[tokio::test]
+async fn stdin_mode_null_gives_end_of_file_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut req = spawn_req(&["cat"]);
+    req.stdin_mode = "null".into();
+    let resp = m.spawn("s", &req, tx).await.unwrap();
+    let events = events_until_end(&mut rx).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].data["code"], 0);
+    let _ = resp;
+
+    let mut bad = spawn_req(&["cat"]);
+    bad.stdin_mode = "file".into();
+    let (tx, _rx) = mpsc::channel(1);
+    let err = m.spawn("s", &bad, tx).await.unwrap_err();
+    assert!(matches!(err, HostError::Schema { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn kill_stops_a_process_and_reports_its_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(64);
+    let resp = m
+        .spawn("s", &spawn_req(&["sleep", "30"]), tx)
+        .await
+        .unwrap();
+    let kill = |signal: &str| ProcKillRequest {
+        proc_id: resp.proc_id.clone(),
+        signal: signal.into(),
+        ..ProcKillRequest::default()
+    };
+    let err = m.kill("s", &kill("SIGHUP")).await.unwrap_err();
+    assert!(matches!(err, HostError::Schema { .. }), "{err:?}");
+    assert_eq!(state(&m, "s", &resp.proc_id), "running");
+
+    let k = m.kill("s", &kill("SIGTERM")).await.unwrap();
+    assert!(k.ok);
+    assert_eq!(
+        k.state, "stopped",
+        "a kill that was asked for stops, not crashes"
+    );
+    let events = events_until_end(&mut rx).await;
+    let end = events.last().unwrap();
+    assert_eq!(end.data["code"], Value::Null);
+    assert_eq!(end.data["signal"], 15);
+    assert_gone(resp.pid).await;
+
+    let again = m.kill("s", &kill("SIGKILL")).await.unwrap();
+    assert!(!again.ok, "nothing to signal any more");
+    assert_eq!(again.state, "stopped");
+}
+
+#[tokio::test]
+async fn failures_crash_and_timeouts_time_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(64);
+    let crash = m
+        .spawn("s", &spawn_req(&["sh", "-c", "exit 3"]), tx.clone())
+        .await
+        .unwrap();
+    let events = events_until_end(&mut rx).await;
+    assert_eq!(events.last().unwrap().data["code"], 3);
+    assert_eq!(state(&m, "s", &crash.proc_id), "crashed");
+
+    let killed_by_itself = m
+        .spawn("s", &spawn_req(&["sh", "-c", "kill -9 $$"]), tx.clone())
+        .await
+        .unwrap();
+    events_until_end(&mut rx).await;
+    assert_eq!(state(&m, "s", &killed_by_itself.proc_id), "crashed");
+
+    let mut req = spawn_req(&["sh", "-c", "sleep 30 & echo $!; wait"]);
+    req.timeout = 1;
+    let slow = m.spawn("s", &req, tx).await.unwrap();
+    let events = events_until_end(&mut rx).await;
+    let grandchild: u32 = events[0].data["text"].as_str().unwrap().parse().unwrap();
+    assert_eq!(events.last().unwrap().stream_type, StreamType::KILLED);
+    assert_eq!(state(&m, "s", &slow.proc_id), "timedout");
+    assert_gone(slow.pid).await;
+    assert_gone(grandchild).await;
+}
+
+#[tokio::test]
+async fn status_of_all_processes_is_a_json_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(64);
+    let a = m
+        .spawn("s", &spawn_req(&["echo", "x"]), tx.clone())
+        .await
+        .unwrap();
+    events_until_end(&mut rx).await;
+    let b = m
+        .spawn("s", &spawn_req(&["sleep", "30"]), tx)
+        .await
+        .unwrap();
+    let all = m.status("s", &ProcStatusRequest::default()).unwrap();
+    let parsed: Map<String, Value> = serde_json::from_str(&all.status).unwrap();
+    assert_eq!(
+        Value::Object(parsed),
+        json!({a.proc_id.clone(): "stopped", b.proc_id.clone(): "running"})
+    );
+    let other = m.status("other", &ProcStatusRequest::default()).unwrap();
+    assert_eq!(other.status, "{}");
+    m.end_session("s");
+}
+
+#[tokio::test]
+async fn the_live_process_limit_is_per_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.commands.proc_limit = 2;
+    let m = ProcManager::new(Arc::new(cfg));
+    let (tx, mut rx) = mpsc::channel(64);
+    let first = m
+        .spawn("s", &spawn_req(&["sleep", "30"]), tx.clone())
+        .await
+        .unwrap();
+    m.spawn("s", &spawn_req(&["sleep", "30"]), tx.clone())
+        .await
+        .unwrap();
+    let err = m
+        .spawn("s", &spawn_req(&["sleep", "30"]), tx.clone())
+        .await
+        .unwrap_err();
+    assert_eq!(proc_code(&err), Some(ErrorCode::PROC_LIMIT), "{err:?}");
+    assert_eq!(m.live_count("s"), 2);
+
+    // Another session has its own budget.
+    m.spawn("t", &spawn_req(&["sleep", "30"]), tx.clone())
+        .await
+        .unwrap();
+
+    // Killing one frees a slot.
+    m.kill(
+        "s",
+        &ProcKillRequest {
+            proc_id: first.proc_id.clone(),
+            signal: "SIGKILL".into(),
+            ..ProcKillRequest::default()
+        },
+    )
+    .await
+    .unwrap();
+    let _ = next_event(&mut rx).await;
+    m.spawn("s", &spawn_req(&["sleep", "30"]), tx)
+        .await
+        .unwrap();
+    m.end_session("s");
+    m.end_session("t");
+    assert_eq!(m.live_count("s"), 0);
+}
+
+#[tokio::test]
+async fn sessions_cannot_see_each_others_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, _rx) = mpsc::channel(64);
+    let resp = m
+        .spawn("a", &spawn_req(&["sleep", "30"]), tx)
+        .await
+        .unwrap();
+    let status = m.status(
+        "b",
+        &ProcStatusRequest {
+            proc_id: resp.proc_id.clone(),
+            ..ProcStatusRequest::default()
+        },
+    );
+    assert_eq!(
+        proc_code(&status.unwrap_err()),
+        Some(ErrorCode::UNKNOWN_PROC)
+    );
+    let kill = m
+        .kill(
+            "b",
+            &ProcKillRequest {
+                proc_id: resp.proc_id.clone(),
+                ..ProcKillRequest::default()
+            },
+        )
+        .await;
+    assert_eq!(proc_code(&kill.unwrap_err()), Some(ErrorCode::UNKNOWN_PROC));
+    let write = m
+        .write(
+            "b",
+            &ProcWriteRequest {
+                proc_id: resp.proc_id.clone(),
+                data: "x".into(),
+                ..ProcWriteRequest::default()
+            },
+        )
+        .await;
+    assert_eq!(
+        proc_code(&write.unwrap_err()),
+        Some(ErrorCode::UNKNOWN_PROC)
+    );
+    assert!(
+        pid_alive(resp.pid),
+        "b's attempts did not touch a's process"
+    );
+    m.end_session("b");
+    assert!(pid_alive(resp.pid), "ending b leaves a alone");
+    m.end_session("a");
+    assert_gone(resp.pid).await;
+}
+
+#[tokio::test]
+async fn ending_a_session_kills_every_group_including_grandchildren() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(64);
+    let sleeper = m
+        .spawn("s", &spawn_req(&["sleep", "30"]), tx.clone())
+        .await
+        .unwrap();
+    let shell = m
+        .spawn(
+            "s",
+            &spawn_req(&["sh", "-c", "sleep 30 & echo $!; sleep 30"]),
+            tx,
+        )
+        .await
+        .unwrap();
+    let first = next_event(&mut rx).await;
+    assert_eq!(first.proc_id, shell.proc_id);
+    let grandchild: u32 = first.data["text"].as_str().unwrap().parse().unwrap();
+    for pid in [sleeper.pid, shell.pid, grandchild] {
+        assert!(pid_alive(pid), "{pid} should run before the session ends");
+    }
+
+    m.end_session("s");
+    for pid in [sleeper.pid, shell.pid, grandchild] {
+        assert_gone(pid).await;
+    }
+    m.end_session("s");
+    let err = m
+        .status(
+            "s",
+            &ProcStatusRequest {
+                proc_id: sleeper.proc_id.clone(),
+                ..ProcStatusRequest::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(proc_code(&err), Some(ErrorCode::UNKNOWN_PROC));
+}
+
+#[tokio::test]
+async fn dropping_the_manager_kills_its_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manager(dir.path());
+    let (tx, _rx) = mpsc::channel(64);
+    let resp = m
+        .spawn("s", &spawn_req(&["sleep", "30"]), tx)
+        .await
+        .unwrap();
+    drop(m);
+    assert_gone(resp.pid).await;
+}
+
+#[tokio::test]
+async fn spawn_enforces_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let m = manager(dir.path());
+    let (tx, mut rx) = mpsc::channel(64);
+
+    for cmd in [&["ls"][..], &["/bin/sleep", "1"][..]] {
+        let err = m.spawn("s", &spawn_req(cmd), tx.clone()).await.unwrap_err();
+        assert!(
+            matches!(&err, HostError::Denied(msg) if msg.contains(cmd[0])),
+            "{err:?}"
+        );
+    }
+    let err = m.spawn("s", &spawn_req(&[]), tx.clone()).await.unwrap_err();
+    assert!(matches!(err, HostError::Schema { .. }), "{err:?}");
+    for cwd in ["..", "out", "/"] {
+        let mut req = spawn_req(&["echo"]);
+        req.cwd = cwd.into();
+        let err = m.spawn("s", &req, tx.clone()).await.unwrap_err();
+        assert!(matches!(err, HostError::Denied(_)), "{cwd}: {err:?}");
+    }
+    let mut req = spawn_req(&["echo"]);
+    req.env.insert("LD_PRELOAD".into(), json!("evil.so"));
+    let err = m.spawn("s", &req, tx.clone()).await.unwrap_err();
+    assert!(matches!(err, HostError::Denied(_)), "{err:?}");
+
+    let mut req = spawn_req(&["sh", "-c", "pwd; echo $GREETING"]);
+    req.cwd = "sub".into();
+    req.env.insert("GREETING".into(), json!("hi"));
+    m.spawn("s", &req, tx).await.unwrap();
+    let events = events_until_end(&mut rx).await;
+    let canon = dir.path().canonicalize().unwrap().join("sub");
+    assert_eq!(events[0].data["text"], canon.to_str().unwrap());
+    assert_eq!(events[1].data["text"], "hi");
+}
+
+#[tokio::test]
+async fn run_to_exit_returns_code_and_capped_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.commands.output_max_bytes = 8;
+    let m = ProcManager::new(Arc::new(cfg));
+    let cmd = |args: &[&str]| args.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let out = m
+        .run_to_exit(
+            "s",
+            cmd(&["sh", "-c", "echo hi; echo 0123456789 >&2; exit 4"]),
+            "",
+            Map::new(),
+            Some(Duration::from_secs(20)),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out["exit_code"], 4);
+    assert_eq!(out["stdout"], "hi\n");
+    assert_eq!(out["stderr"], "01234567");
+    assert_eq!(out["truncated"], true);
+    assert_eq!(m.live_count("s"), 0, "a finished run no longer counts");
+
+    let err = m
+        .run_to_exit(
+            "s",
+            cmd(&["ls"]),
+            "",
+            Map::new(),
+            None,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HostError::Denied(_)), "{err:?}");
+    let err = m
+        .run_to_exit(
+            "s",
+            cmd(&["echo"]),
+            "../",
+            Map::new(),
+            None,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HostError::Denied(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn run_to_exit_kills_the_group_on_timeout_and_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let m = manager(dir.path());
+    let script = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "sleep 30 & echo $! > pid; wait".to_owned(),
+    ];
+    let err = m
+        .run_to_exit(
+            "s",
+            script.clone(),
+            "",
+            Map::new(),
+            Some(Duration::from_secs(1)),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, HostError::Timeout(1));
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_gone(pid).await;
+    std::fs::remove_file(&pid_file).unwrap();
+
+    let cancel = CancellationToken::new();
+    let run = m.run_to_exit("s", script, "", Map::new(), None, cancel.clone());
+    let canceller = async {
+        for _ in 0..500 {
+            if std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(run, canceller);
+    assert_eq!(result.unwrap_err(), HostError::Cancelled);
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_gone(pid).await;
+}
+
+#[tokio::test]
+async fn run_to_exit_counts_towards_the_limit_and_dies_with_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.commands.proc_limit = 1;
+    let m = Arc::new(ProcManager::new(Arc::new(cfg)));
+    let run = {
+        let m = m.clone();
+        tokio::spawn(async move {
+            m.run_to_exit(
+                "s",
+                vec!["sleep".into(), "30".into()],
+                "",
+                Map::new(),
+                None,
+                CancellationToken::new(),
+            )
+            .await
+        })
+    };
+    for _ in 0..500 {
+        if m.live_count("s") == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(m.live_count("s"), 1);
+    let (tx, _rx) = mpsc::channel(4);
+    let err = m.spawn("s", &spawn_req(&["echo"]), tx).await.unwrap_err();
+    assert_eq!(proc_code(&err), Some(ErrorCode::PROC_LIMIT), "{err:?}");
+
+    m.end_session("s");
+    let result = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("the run did not end with its session")
+        .unwrap();
+    assert_eq!(result.unwrap_err(), HostError::Cancelled);
+}
+
+#[tokio::test]
+async fn dropping_a_run_kills_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let m = Arc::new(manager(dir.path()));
+    let task = {
+        let m = m.clone();
+        tokio::spawn(async move {
+            m.run_to_exit(
+                "s",
+                vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "sleep 30 & echo $! > pid; wait".into(),
+                ],
+                "",
+                Map::new(),
+                None,
+                CancellationToken::new(),
+            )
+            .await
+        })
+    };
+    for _ in 0..500 {
+        if std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n')) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    task.abort();
+    let _ = task.await;
+    assert_gone(pid).await;
+    assert_eq!(m.live_count("s"), 0);
+}
