@@ -79,7 +79,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    runtime.block_on(commands::run(cli))
+    let code = runtime.block_on(commands::run(cli));
+    // A blocking read of stdin may still be parked on a runtime thread; do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
 }
 
 fn init_logging() {
