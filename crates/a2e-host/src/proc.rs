@@ -43,7 +43,7 @@ use crate::error::{HostError, HostResult};
 use crate::process::{self, Ending, GroupChild, RunLimits, StreamKind};
 
 /// How long `kill` waits for the process to end before it answers.
-const KILL_WAIT: Duration = Duration::from_secs(2);
+const KILL_WAIT: Duration = Duration::from_secs(3);
 
 /// Finished processes a session keeps for `status` before the oldest are forgotten.
 const FINISHED_KEPT: usize = 64;

@@ -433,6 +433,18 @@ impl RunOutcome {
     }
 }
 
+/// Kills the group for `why` and starts the drain grace period.
+fn stop(
+    guard: &GroupGuard,
+    why: Ending,
+    ending: &mut Option<Ending>,
+    drain_until: &mut Option<Instant>,
+) {
+    guard.kill();
+    *ending = Some(why);
+    *drain_until = Some(Instant::now() + DRAIN_GRACE);
+}
+
 async fn sleep_until_opt(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
@@ -482,18 +494,10 @@ where
         tokio::select! {
             biased;
             _ = limits.cancel.cancelled(), if ending.is_none() => {
-                child.guard.kill();
-                ending = Some(Ending::Cancelled);
-                drain_until = Some(Instant::now() + DRAIN_GRACE);
+                stop(&child.guard, Ending::Cancelled, &mut ending, &mut drain_until);
             }
             _ = sleep_until_opt(deadline), if ending.is_none() && deadline.is_some() => {
-                child.guard.kill();
-                ending = Some(Ending::TimedOut);
-                drain_until = Some(Instant::now() + DRAIN_GRACE);
-            }
-            _ = sleep_until_opt(drain_until), if drain_until.is_some() => {
-                tracing::warn!(pgid = child.pid(), "output pipes still open after the group was killed");
-                break;
+                stop(&child.guard, Ending::TimedOut, &mut ending, &mut drain_until);
             }
             waited = child.child.wait(), if status.is_none() => {
                 status = Some(waited?);
@@ -506,14 +510,41 @@ where
                     ending = Some(Ending::Exited);
                 }
             }
+            _ = sleep_until_opt(drain_until), if drain_until.is_some() => {
+                tracing::warn!(pgid = child.pid(), "output still pending after the group was killed");
+                break;
+            }
             line = rx.recv(), if !readers_done => match line {
                 Some(line) => {
+                    // Output still flows: the drain grace counts from the last line.
+                    if let Some(until) = drain_until.as_mut() {
+                        *until = Instant::now() + DRAIN_GRACE;
+                    }
                     let budget = match line.stream {
                         StreamKind::Stdout => &mut stdout,
                         StreamKind::Stderr => &mut stderr,
                     };
                     if let Some(line) = budget.admit(line) {
-                        on_line(line).await;
+                        // A slow consumer must not hold off the timeout or the cancellation.
+                        let delivery = on_line(line);
+                        tokio::pin!(delivery);
+                        let delivered = loop {
+                            tokio::select! {
+                                biased;
+                                () = &mut delivery => break true,
+                                _ = limits.cancel.cancelled(), if ending.is_none() => {
+                                    stop(&child.guard, Ending::Cancelled, &mut ending, &mut drain_until);
+                                }
+                                _ = sleep_until_opt(deadline), if ending.is_none() && deadline.is_some() => {
+                                    stop(&child.guard, Ending::TimedOut, &mut ending, &mut drain_until);
+                                }
+                                // Killed, and the consumer takes nothing: give the line up.
+                                _ = sleep_until_opt(drain_until), if ending.is_some_and(|e| e != Ending::Exited) => break false,
+                            }
+                        };
+                        if let (true, Some(until)) = (delivered, drain_until.as_mut()) {
+                            *until = Instant::now() + DRAIN_GRACE;
+                        }
                     }
                 }
                 None => readers_done = true,
@@ -693,6 +724,51 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), gone)
             .await
             .expect("background child still alive");
+    }
+
+    #[tokio::test]
+    async fn a_stuck_consumer_does_not_hold_off_the_timeout() {
+        let sh = resolve_program("sh").unwrap();
+        let argv: Vec<String> = ["sh", "-c", "echo $$; sleep 30"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let mut cmd = command(&sh, &argv, Path::new("/"), &[], false);
+        let child = spawn_group(&mut cmd).unwrap();
+        let pid = child.pid();
+        let limits = RunLimits {
+            timeout: Some(Duration::from_secs(1)),
+            ..RunLimits::default()
+        };
+        let outcome = tokio::time::timeout(
+            Duration::from_secs(20),
+            supervise(child, limits, |_| std::future::pending::<()>()),
+        )
+        .await
+        .expect("supervise waited for a consumer that never takes a line")
+        .unwrap();
+        assert_eq!(outcome.ending, Ending::TimedOut);
+        assert!(!pid_alive(pid));
+    }
+
+    #[tokio::test]
+    async fn a_slow_consumer_after_exit_loses_no_line() {
+        let sh = resolve_program("sh").unwrap();
+        let argv: Vec<String> = ["sh", "-c", "echo 1; echo 2; echo 3"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let mut cmd = command(&sh, &argv, Path::new("/"), &[], false);
+        let child = spawn_group(&mut cmd).unwrap();
+        let mut seen = Vec::new();
+        let outcome = supervise(child, RunLimits::default(), |l| {
+            seen.push(l.text);
+            tokio::time::sleep(Duration::from_millis(1500))
+        })
+        .await
+        .unwrap();
+        assert_eq!(outcome.ending, Ending::Exited);
+        assert_eq!(seen, vec!["1", "2", "3"]);
     }
 
     #[tokio::test]
