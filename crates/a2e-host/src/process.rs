@@ -46,7 +46,7 @@ const DENIED_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_"];
 
 /// Checks `argv0` against the allow-list. Only an exact match counts: an entry
 /// `echo` allows `echo` (looked up in the host's `PATH`), an entry `/bin/echo`
-/// allows `/bin/echo`; `./echo` or `/tmp/echo` are allowed by neither.
+/// allows `/bin/echo`; `./echo` or `bin/echo` are allowed by neither.
 pub fn check_allowed(allow: &[String], argv0: &str) -> HostResult<()> {
     if !argv0.is_empty() && allow.iter().any(|a| a == argv0) {
         Ok(())
