@@ -45,12 +45,15 @@ pub async fn run(cli: Cli) -> ExitCode {
         Err(e) => return fail(e),
     };
     match &cli.command {
-        Command::Serve { stdio } => {
-            if !stdio {
-                return fail("choose a transport: --stdio");
+        Command::Serve { stdio, ws, http } => {
+            if *stdio {
+                transport::stdio::serve_stdio(host).await;
+                return ExitCode::SUCCESS;
             }
-            transport::stdio::serve_stdio(host).await;
-            ExitCode::SUCCESS
+            if ws.is_none() && http.is_none() {
+                return fail("choose a transport: --stdio, --ws ADDR or --http ADDR");
+            }
+            serve_net(host, ws.as_deref(), http.as_deref()).await
         }
         Command::Run {
             file,
@@ -97,5 +100,94 @@ pub async fn run(cli: Cli) -> ExitCode {
                 )),
             },
         },
+    }
+}
+
+/// Serves WebSocket and/or HTTP+SSE until SIGTERM or SIGINT, then shuts down
+/// gracefully: stop accepting, drain calls in flight, close every session.
+async fn serve_net(host: Arc<Host>, ws: Option<&str>, http: Option<&str>) -> ExitCode {
+    use transport::net::{self, NetOptions, NetState, Protocols};
+    let mut listeners: Vec<(&str, Protocols)> = Vec::new();
+    match (ws, http) {
+        (Some(w), Some(h)) if w == h => listeners.push((
+            w,
+            Protocols {
+                ws: true,
+                http: true,
+            },
+        )),
+        _ => {
+            if let Some(w) = ws {
+                listeners.push((
+                    w,
+                    Protocols {
+                        ws: true,
+                        http: false,
+                    },
+                ));
+            }
+            if let Some(h) = http {
+                listeners.push((
+                    h,
+                    Protocols {
+                        ws: false,
+                        http: true,
+                    },
+                ));
+            }
+        }
+    }
+    let state = NetState::new(host.clone(), NetOptions::default());
+    let mut servers = Vec::new();
+    for (addr, protocols) in listeners {
+        let listener = match net::bind(addr, &host).await {
+            Ok(l) => l,
+            Err(e) => return fail(e),
+        };
+        let local = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| addr.to_owned());
+        if protocols.ws {
+            eprintln!("a2e: serving WebSocket on ws://{local}/");
+        }
+        if protocols.http {
+            eprintln!("a2e: serving HTTP+SSE on http://{local}/");
+        }
+        let router = net::router(state.clone(), protocols);
+        servers.push(tokio::spawn(net::serve(listener, router, state.clone())));
+    }
+    let shutdown = state.shutdown_token().clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        eprintln!("a2e: shutting down");
+        shutdown.cancel();
+    });
+    let mut code = ExitCode::SUCCESS;
+    for server in servers {
+        match server.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => code = fail(format!("server failed: {e}")),
+            Err(e) => code = fail(format!("server failed: {e}")),
+        }
+    }
+    code
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    match (term, int) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

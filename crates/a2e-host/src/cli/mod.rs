@@ -31,8 +31,16 @@ pub enum Command {
     /// Serve the A2E protocol.
     Serve {
         /// NDJSON on stdin/stdout (logs go to stderr).
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["ws", "http"])]
         stdio: bool,
+        /// WebSocket on ADDR (`host:port`), one message per text frame. Binding
+        /// anything but loopback needs `auth_token` in the configuration.
+        #[arg(long, value_name = "ADDR")]
+        ws: Option<String>,
+        /// HTTP+SSE on ADDR (`POST /session`, `POST /send`, `GET /stream`);
+        /// the same ADDR as `--ws` serves both on one listener.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
     },
     /// Run a chain file on the embedded host; the final chain/resp goes to stdout.
     Run {
