@@ -157,3 +157,18 @@ impl<'r> Plan<'r> {
         }
     }
 }
+
+#[cfg(test)]
+mod size_tests {
+    #[test]
+    fn print_sizes() {
+        eprintln!(
+            "Node {} Spec {} Expr {} Slot {} ChainNode {}",
+            std::mem::size_of::<super::Node<'_>>(),
+            std::mem::size_of::<super::Spec>(),
+            std::mem::size_of::<crate::context::Expr>(),
+            std::mem::size_of::<crate::engine::SlotSize>(),
+            std::mem::size_of::<a2e_proto::ChainNode>(),
+        );
+    }
+}

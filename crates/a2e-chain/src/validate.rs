@@ -104,22 +104,22 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         };
         let mut input_map = Vec::with_capacity(node.input_map.len());
         for (key, value) in &node.input_map {
-            let field = format!("input_map.{key}");
+            let field = Field::InputMap(key);
             let Value::String(text) = value else {
                 return Err(invalid(
                     &node.node_id,
-                    &field,
+                    &field.name(),
                     "expected a JMESPath expression string",
                 ));
             };
-            let expr = compile(node, &field, text, scope, &index, &roles)?;
+            let expr = compile(node, field, text, scope, &index, &roles)?;
             input_map.push((key.as_str(), expr));
         }
         let kind = &node.kind;
         let spec = if *kind == NodeKind::BRANCH {
             let cond = compile(
                 node,
-                "condition",
+                Field::Named("condition"),
                 &node.condition,
                 Scope::Condition,
                 &index,
@@ -140,7 +140,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         } else if *kind == NodeKind::MAP {
             let items = compile(
                 node,
-                "items_path",
+                Field::Named("items_path"),
                 &node.items_path,
                 Scope::Plain,
                 &index,
@@ -190,11 +190,11 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         }
         let me = i as u32;
         let mut add = |e: &Expr| {
-            for root in e.roots() {
+            e.each_root(|root| {
                 if let Root::Node(j) = root {
                     pairs.push((j, me, DATA));
                 }
-            }
+            })
         };
         n.input_map.iter().for_each(|(_, e)| add(e));
         match &n.spec {
@@ -482,9 +482,25 @@ fn assign_roles(nodes: &[ChainNode], refs: &[Refs], entry: Option<u32>) -> Resul
     Ok(roles)
 }
 
+/// The field an expression sits in; named only when an error needs it.
+#[derive(Clone, Copy)]
+enum Field<'a> {
+    Named(&'a str),
+    InputMap(&'a str),
+}
+
+impl Field<'_> {
+    fn name(self) -> String {
+        match self {
+            Self::Named(f) => f.to_owned(),
+            Self::InputMap(key) => format!("input_map.{key}"),
+        }
+    }
+}
+
 fn compile(
     node: &ChainNode,
-    field: &str,
+    field: Field<'_>,
     text: &str,
     scope: Scope,
     index: &HashMap<&str, u32>,
@@ -502,36 +518,40 @@ fn compile(
     let expr = context::compile(text, &resolve).map_err(|e| match e {
         CompileError::Unknown(target) => ValidationError::UnknownNode {
             node_id: node.node_id.clone(),
-            field: field.to_owned(),
+            field: field.name(),
             target,
         },
         CompileError::Syntax(message) => ValidationError::Expression {
             node_id: node.node_id.clone(),
-            field: field.to_owned(),
+            field: field.name(),
             expression: text.to_owned(),
             message,
         },
         CompileError::WholeContext => ValidationError::Expression {
             node_id: node.node_id.clone(),
-            field: field.to_owned(),
+            field: field.name(),
             expression: text.to_owned(),
             message: "`@` at the top level reads the whole chain context; name the node instead"
                 .into(),
         },
     })?;
-    for root in expr.roots() {
+    let mut template = None;
+    expr.each_root(|root| {
         if let Root::Node(j) = root {
             if roles.get(j as usize) == Some(&Role::Template) {
-                let target = index.iter().find(|(_, v)| **v == j).map_or("", |(k, _)| *k);
-                return Err(invalid(
-                    &node.node_id,
-                    field,
-                    format!(
-                        "reads map template `{target}`, which has no output of its own; read the map node"
-                    ),
-                ));
+                template = Some(j);
             }
         }
+    });
+    if let Some(j) = template {
+        let target = index.iter().find(|(_, v)| **v == j).map_or("", |(k, _)| *k);
+        return Err(invalid(
+            &node.node_id,
+            &field.name(),
+            format!(
+                "reads map template `{target}`, which has no output of its own; read the map node"
+            ),
+        ));
     }
     Ok(expr)
 }
@@ -570,7 +590,15 @@ fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
     let mut last_source: Vec<Option<u32>> = vec![None; n];
     for from in 0..n as u32 {
         let mut depended_on = false;
-        for e in plan.out_edges(from).to_vec() {
+        let (a, b) = match (
+            plan.edge_start.get(from as usize),
+            plan.edge_start.get(from as usize + 1),
+        ) {
+            (Some(&a), Some(&b)) => (a as usize, b as usize),
+            _ => (0, 0),
+        };
+        for k in a..b {
+            let Some(&e) = plan.edges.get(k) else { break };
             if e.flags & FALLBACK == 0 {
                 depended_on = true;
             }

@@ -45,7 +45,10 @@ pub(crate) enum Expr {
     Path {
         /// Where the path starts.
         root: Root,
-        /// The steps after the root.
+        /// The root is a node and the path continues from its `output`
+        /// (the common `node.output…`; saves a step).
+        output: bool,
+        /// The steps after the root (and `output`).
         steps: Box<[Step]>,
     },
     /// Anything else: the jmespath AST and the roots it names.
@@ -77,9 +80,31 @@ pub(crate) enum CompileError {
 impl Expr {
     /// Every root the expression reads, in order of first appearance.
     pub(crate) fn roots(&self) -> Vec<Root> {
+        let mut out = Vec::new();
+        self.each_root(|r| out.push(r));
+        out
+    }
+
+    /// Calls `f` with every root the expression reads.
+    pub(crate) fn each_root(&self, mut f: impl FnMut(Root)) {
         match self {
-            Self::Path { root, .. } => vec![*root],
-            Self::General(g) => g.roots.iter().map(|(_, r)| *r).collect(),
+            Self::Path { root, .. } => f(*root),
+            Self::General(g) => g.roots.iter().for_each(|(_, r)| f(*r)),
+        }
+    }
+
+    /// A path from `root` through `steps`, with a leading `output` of a node
+    /// folded into the flag.
+    fn path(root: Root, mut steps: Vec<Step>) -> Self {
+        let output = matches!(root, Root::Node(_))
+            && matches!(steps.first(), Some(Step::Field(f)) if &**f == OUTPUT);
+        if output {
+            steps.remove(0);
+        }
+        Self::Path {
+            root,
+            output,
+            steps: steps.into_boxed_slice(),
         }
     }
 }
@@ -90,12 +115,19 @@ pub(crate) fn compile(
     resolve: &dyn Fn(&str) -> Option<Root>,
 ) -> Result<Expr, CompileError> {
     let body = text.strip_prefix("$.").unwrap_or(text);
-    if let Some((first, steps)) = fast_path(body) {
+    if let Some((first, output, mut steps)) = fast_path(body) {
         let root = resolve(first).ok_or_else(|| CompileError::Unknown(first.to_owned()))?;
-        return Ok(Expr::Path {
-            root,
-            steps: steps.into(),
-        });
+        if output && matches!(root, Root::Node(_)) {
+            return Ok(Expr::Path {
+                root,
+                output,
+                steps: steps.into_boxed_slice(),
+            });
+        }
+        if output {
+            steps.insert(0, Step::Field(OUTPUT.into()));
+        }
+        return Ok(Expr::path(root, steps));
     }
     let ast = jmespath::parse(body).map_err(|e| CompileError::Syntax(e.to_string()))?;
     let mut names = Vec::new();
@@ -110,10 +142,7 @@ pub(crate) fn compile(
     }
     if let Some((first, steps)) = ast_path(&ast) {
         if let Some((_, root)) = roots.iter().find(|(n, _)| **n == *first) {
-            return Ok(Expr::Path {
-                root: *root,
-                steps: steps.into(),
-            });
+            return Ok(Expr::path(*root, steps));
         }
     }
     Ok(Expr::General(Box::new(General {
@@ -123,18 +152,27 @@ pub(crate) fn compile(
     })))
 }
 
+const OUTPUT: &str = "output";
+
 /// Recognises `ident(.ident|[int])*` without the general parser.
-fn fast_path(s: &str) -> Option<(&str, Vec<Step>)> {
+fn fast_path(s: &str) -> Option<(&str, bool, Vec<Step>)> {
     let b = s.as_bytes();
     let first_end = ident_end(b, 0)?;
     let first = s.get(..first_end)?;
+    let mut output = false;
     let mut steps = Vec::new();
     let mut i = first_end;
     while i < b.len() {
         match b.get(i)? {
             b'.' => {
                 let end = ident_end(b, i + 1)?;
-                steps.push(Step::Field(s.get(i + 1..end)?.into()));
+                let name = s.get(i + 1..end)?;
+                if i == first_end && name == OUTPUT {
+                    // `root.output`: kept as a flag, no allocation.
+                    output = true;
+                } else {
+                    steps.push(Step::Field(name.into()));
+                }
                 i = end;
             }
             b'[' => {
@@ -150,7 +188,7 @@ fn fast_path(s: &str) -> Option<(&str, Vec<Step>)> {
             _ => return None,
         }
     }
-    Some((first, steps))
+    Some((first, output, steps))
 }
 
 /// End of an unquoted identifier starting at `start`, if there is one.
@@ -269,18 +307,22 @@ mod tests {
 
     #[test]
     fn plain_paths_take_the_fast_route() {
-        let Expr::Path { root, steps } = compile("read.output.text[-1]", &resolve).unwrap() else {
+        let Expr::Path {
+            root,
+            output,
+            steps,
+        } = compile("read.output.text[-1]", &resolve).unwrap()
+        else {
             panic!("not a path")
         };
         assert_eq!(root, Root::Node(0));
-        assert_eq!(
-            &*steps,
-            &[
-                Step::Field("output".into()),
-                Step::Field("text".into()),
-                Step::Index(-1)
-            ]
-        );
+        assert!(output);
+        assert_eq!(&*steps, &[Step::Field("text".into()), Step::Index(-1)]);
+        let Expr::Path { output, steps, .. } = compile("read.error", &resolve).unwrap() else {
+            panic!("not a path")
+        };
+        assert!(!output);
+        assert_eq!(&*steps, &[Step::Field("error".into())]);
         assert!(matches!(
             compile("$.input", &resolve),
             Ok(Expr::Path {

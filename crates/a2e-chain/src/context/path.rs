@@ -32,8 +32,15 @@ pub(crate) fn node_object(output: &Value, error: Option<&str>) -> Value {
     Value::Object(map)
 }
 
-/// Evaluates `root` followed by `steps`.
-pub(crate) fn eval(root: RootRef<'_>, steps: &[Step]) -> Value {
+/// Evaluates `root` followed by `steps`; with `output`, a node root's
+/// `output` comes first.
+pub(crate) fn eval(root: RootRef<'_>, output: bool, steps: &[Step]) -> Value {
+    if output {
+        return match root {
+            RootRef::Node { output, .. } => walk(output, steps).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        };
+    }
     match root {
         RootRef::Value(v) => walk(v, steps).cloned().unwrap_or(Value::Null),
         RootRef::Absent => Value::Null,
@@ -113,7 +120,11 @@ mod tests {
         for (expr, path) in cases {
             let want = jmespath::compile(expr).unwrap().search(&data).unwrap();
             let want = serde_json::to_value(&*want).unwrap();
-            assert_eq!(eval(RootRef::Value(&data), &steps(path)), want, "{expr}");
+            assert_eq!(
+                eval(RootRef::Value(&data), false, &steps(path)),
+                want,
+                "{expr}"
+            );
         }
     }
 
@@ -124,14 +135,19 @@ mod tests {
             output: &out,
             error: Some("boom"),
         };
-        assert_eq!(eval(node, &steps(&["output", "x"])), json!(1));
-        assert_eq!(eval(node, &steps(&["error"])), json!("boom"));
-        assert_eq!(eval(node, &steps(&["other"])), Value::Null);
+        assert_eq!(eval(node, false, &steps(&["output", "x"])), json!(1));
+        assert_eq!(eval(node, false, &steps(&["error"])), json!("boom"));
+        assert_eq!(eval(node, false, &steps(&["other"])), Value::Null);
         assert_eq!(
-            eval(node, &[]),
+            eval(node, false, &[]),
             json!({"output": {"x": 1}, "error": "boom"})
         );
-        assert_eq!(eval(RootRef::Absent, &steps(&["output"])), Value::Null);
-        assert_eq!(eval(RootRef::Index(4), &[]), json!(4));
+        assert_eq!(
+            eval(RootRef::Absent, false, &steps(&["output"])),
+            Value::Null
+        );
+        assert_eq!(eval(RootRef::Index(4), false, &[]), json!(4));
+        assert_eq!(eval(node, true, &steps(&["x"])), json!(1));
+        assert_eq!(eval(RootRef::Absent, true, &[]), Value::Null);
     }
 }

@@ -3,6 +3,8 @@
 pub(crate) mod resolve;
 mod scheduler;
 mod state;
+#[cfg(test)]
+pub(crate) type SlotSize = state::Slot;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -125,7 +127,7 @@ fn respond<S>(plan: &Plan<'_>, run: Run<'_, '_, S>, started: Instant) -> ChainRe
     let final_output = final_index
         .and_then(|i| run.slots.get(i))
         .map_or(Value::Null, |s| s.output.clone());
-    let mut outputs = Map::new();
+    let mut outputs = Map::with_capacity(plan.total);
     let nodes_run = run.nodes_run;
     let failure = run.failure;
     for (node, slot) in plan.nodes.iter().zip(run.slots) {

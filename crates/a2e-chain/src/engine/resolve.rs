@@ -77,7 +77,11 @@ impl Env<'_> {
     /// Evaluates `expr` to JSON.
     pub(crate) fn eval(&mut self, expr: &Expr) -> Result<Value, String> {
         match expr {
-            Expr::Path { root, steps } => Ok(path::eval(self.root_ref(*root), steps)),
+            Expr::Path {
+                root,
+                output,
+                steps,
+            } => Ok(path::eval(self.root_ref(*root), *output, steps)),
             Expr::General(g) => jmes::eval(g, |r| self.root_var(r)).map(|v| jmes::to_value(&v)),
         }
     }
@@ -85,9 +89,15 @@ impl Env<'_> {
     /// Evaluates `expr` for its truth (JMESPath truthiness).
     pub(crate) fn truth(&mut self, expr: &Expr) -> Result<bool, String> {
         match expr {
-            Expr::Path { root, steps } => {
-                Ok(path::truthy(&path::eval(self.root_ref(*root), steps)))
-            }
+            Expr::Path {
+                root,
+                output,
+                steps,
+            } => Ok(path::truthy(&path::eval(
+                self.root_ref(*root),
+                *output,
+                steps,
+            ))),
             Expr::General(g) => jmes::eval(g, |r| self.root_var(r)).map(|v| v.is_truthy()),
         }
     }
