@@ -1,7 +1,7 @@
 //! Tool search: BM25 ranking over name, description and tags.
 //!
 //! Each tool is a document whose fields are tokenised (lowercase alphanumeric
-//! runs; `read_file` also yields `read` and `file`). Name tokens count three
+//! runs; `read_file` also yields `read` and `file`; a plural `s` is dropped). Name tokens count three
 //! times, tags twice, description once. Scores use BM25 (k1 = 1.2, b = 0.75)
 //! with an extra boost when the query equals the name or is a prefix of it, so
 //! `read` finds `read_file` first. Tools with no matching token are left out.
@@ -27,9 +27,17 @@ pub fn tokenize(text: &str) -> Vec<String> {
             let joined = word.trim_matches(|c: char| !c.is_alphanumeric());
             out.push(joined.to_owned());
         }
-        out.extend(parts.into_iter().map(str::to_owned));
+        out.extend(parts.into_iter().map(stem));
     }
     out
+}
+
+/// A light stemmer: plural `s` dropped (`files` → `file`, not `class`).
+fn stem(word: &str) -> String {
+    match word.strip_suffix('s') {
+        Some(base) if base.len() >= 3 && !base.ends_with('s') => base.to_owned(),
+        _ => word.to_owned(),
+    }
 }
 
 fn document(tool: &ToolDefinition) -> Vec<String> {
