@@ -104,16 +104,20 @@ pub enum SourceTasks {
 }
 
 impl SourceTasks {
-    /// The referenced task ids with the wire field naming each one (`from_task`,
-    /// `from_tasks[1]`, …).
-    pub fn with_fields(&self) -> Vec<(String, &str)> {
+    /// The referenced task ids, in order.
+    pub fn ids(&self) -> &[String] {
         match self {
-            Self::One(id) => vec![("input.source.from_task".to_owned(), id.as_str())],
-            Self::Many(ids) => ids
-                .iter()
-                .enumerate()
-                .map(|(i, id)| (format!("input.source.from_tasks[{i}]"), id.as_str()))
-                .collect(),
+            Self::One(id) => std::slice::from_ref(id),
+            Self::Many(ids) => ids,
+        }
+    }
+
+    /// The wire field naming the `i`-th referenced task: `input.source.from_task` or
+    /// `input.source.from_tasks[i]`.
+    pub fn field_name(&self, i: usize) -> String {
+        match self {
+            Self::One(_) => "input.source.from_task".to_owned(),
+            Self::Many(_) => format!("input.source.from_tasks[{i}]"),
         }
     }
 }

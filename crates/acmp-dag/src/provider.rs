@@ -47,6 +47,12 @@ pub trait DynProvider: Send + Sync + 'static {
 
     /// See [`Provider::invoke`].
     fn invoke_dyn(&self, invocation: Invocation) -> BoxFuture<'_, Result<InvokeResult, AcmpError>>;
+
+    /// See [`Provider::invoke`]; the future owns the provider (one allocation).
+    fn invoke_owned(
+        self: Arc<Self>,
+        invocation: Invocation,
+    ) -> BoxFuture<'static, Result<InvokeResult, AcmpError>>;
 }
 
 impl<P: Provider> DynProvider for P {
@@ -56,6 +62,13 @@ impl<P: Provider> DynProvider for P {
 
     fn invoke_dyn(&self, invocation: Invocation) -> BoxFuture<'_, Result<InvokeResult, AcmpError>> {
         Box::pin(self.invoke(invocation))
+    }
+
+    fn invoke_owned(
+        self: Arc<Self>,
+        invocation: Invocation,
+    ) -> BoxFuture<'static, Result<InvokeResult, AcmpError>> {
+        Box::pin(async move { self.invoke(invocation).await })
     }
 }
 

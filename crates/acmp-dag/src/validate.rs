@@ -1,10 +1,13 @@
 //! DAG validation (Layer 2 §3 constraints, the path grammar, and resource limits), producing a
 //! [`ValidatedDag`] the orchestrator can execute.
 
+mod csr;
 mod cycles;
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+
+pub(crate) use self::csr::Csr;
 use std::fmt;
 use std::sync::Arc;
 
@@ -289,11 +292,11 @@ pub(crate) enum PlannedInput {
     Literal,
     One {
         src: u32,
-        path: Option<FieldPath>,
+        path: Option<Arc<FieldPath>>,
     },
     Many {
         srcs: Vec<u32>,
-        path: Option<FieldPath>,
+        path: Option<Arc<FieldPath>>,
     },
 }
 
@@ -310,7 +313,6 @@ pub(crate) struct OutEdge {
 pub(crate) struct Node {
     pub(crate) id: Arc<str>,
     pub(crate) input: PlannedInput,
-    pub(crate) out: Box<[OutEdge]>,
     pub(crate) in_degree: u32,
 }
 
@@ -319,6 +321,8 @@ pub(crate) struct Node {
 pub struct ValidatedDag {
     dag: Dag,
     pub(crate) nodes: Vec<Node>,
+    /// Outgoing edges of every task, in declaration order.
+    pub(crate) out: Csr<OutEdge>,
     pub(crate) index: HashMap<Arc<str>, u32>,
     depth: usize,
     breadth: usize,
@@ -332,6 +336,7 @@ impl ValidatedDag {
         Ok(Self {
             dag,
             nodes: analysis.nodes,
+            out: analysis.out,
             index: analysis.index,
             depth: analysis.depth,
             breadth: analysis.breadth,
@@ -376,8 +381,14 @@ impl ValidatedDag {
     pub fn leaves(&self) -> impl Iterator<Item = &str> {
         self.nodes
             .iter()
-            .filter(|n| n.out.is_empty())
-            .map(|n| &*n.id)
+            .enumerate()
+            .filter(|&(i, _)| self.outs(i as u32).is_empty())
+            .map(|(_, n)| &*n.id)
+    }
+
+    /// Outgoing edges of task `i`.
+    pub(crate) fn outs(&self, i: u32) -> &[OutEdge] {
+        self.out.row(i)
     }
 
     /// Position of a task in `tasks`.
@@ -399,6 +410,7 @@ pub fn check(dag: &Dag, limits: &ValidationLimits) -> ValidationReport {
 
 struct Analysis {
     nodes: Vec<Node>,
+    out: Csr<OutEdge>,
     index: HashMap<Arc<str>, u32>,
     depth: usize,
     breadth: usize,
@@ -456,10 +468,9 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
         }
     }
 
-    // Edges.
-    let mut edge_at: HashMap<(u32, u32), usize> = HashMap::with_capacity(dag.edges.len());
-    let mut outs: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n];
-    let mut in_degree = vec![0_u32; n];
+    // Edges: incoming edges per task, sorted by source, to find duplicates and to look
+    // edges up without hashing.
+    let mut valid: Vec<(u32, (u32, u32))> = Vec::with_capacity(dag.edges.len());
     for (k, edge) in dag.edges.iter().enumerate() {
         let from = index.get(edge.from.as_str()).copied();
         let to = index.get(edge.to.as_str()).copied();
@@ -475,29 +486,47 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                 });
             }
         }
-        let (Some(f), Some(t)) = (from, to) else {
-            continue;
-        };
-        match edge_at.entry((f, t)) {
-            Entry::Occupied(first) => errors.push(ValidationError::DuplicateEdge {
-                edge_index: k,
-                first_index: *first.get(),
-                from: edge.from.clone(),
-                to: edge.to.clone(),
-            }),
-            Entry::Vacant(slot) => {
-                slot.insert(k);
-                if let Some(out) = outs.get_mut(f as usize) {
-                    out.push((t, k));
+        if let (Some(f), Some(t)) = (from, to) {
+            valid.push((t, (f, to_u32(k))));
+        }
+    }
+    let mut incoming = Csr::from_pairs(n, &valid);
+    let mut duplicate = vec![false; dag.edges.len()];
+    let mut in_degree = vec![0_u32; n];
+    for (t, degree) in in_degree.iter_mut().enumerate() {
+        let row = incoming.row_mut(to_u32(t));
+        row.sort_unstable();
+        let mut previous: Option<(u32, u32)> = None;
+        for &(f, k) in row.iter() {
+            match previous {
+                Some((pf, first)) if pf == f => {
+                    if let Some(d) = duplicate.get_mut(k as usize) {
+                        *d = true;
+                    }
+                    let edge = dag.edges.get(k as usize);
+                    errors.push(ValidationError::DuplicateEdge {
+                        edge_index: k as usize,
+                        first_index: first as usize,
+                        from: edge.map(|e| e.from.clone()).unwrap_or_default(),
+                        to: edge.map(|e| e.to.clone()).unwrap_or_default(),
+                    });
                 }
-                if let Some(d) = in_degree.get_mut(t as usize) {
-                    *d += 1;
+                _ => {
+                    previous = Some((f, k));
+                    *degree += 1;
                 }
             }
         }
     }
+    let has_edge = |from: u32, to: u32| {
+        incoming
+            .row(to)
+            .binary_search_by_key(&from, |&(f, _)| f)
+            .is_ok()
+    };
 
-    // Inputs.
+    // Inputs. DAGs repeat the same few paths: each distinct one is parsed once.
+    let mut paths: HashMap<&str, Result<Arc<FieldPath>, PathError>> = HashMap::new();
     let mut inputs = Vec::with_capacity(n);
     for ((i, task), reg) in dag.tasks.iter().enumerate().zip(&registered) {
         let TaskInput::Reference(reference) = &task.input else {
@@ -514,27 +543,33 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                 task_id: task.task_id.clone(),
             });
         }
-        let mut srcs = Vec::new();
-        for (field, source_task) in source.tasks.with_fields() {
-            match index.get(source_task).copied() {
+        let mut srcs = Vec::with_capacity(source.tasks.ids().len());
+        for (position, source_task) in source.tasks.ids().iter().enumerate() {
+            match index.get(source_task.as_str()).copied() {
                 None => errors.push(ValidationError::UnknownSourceTask {
                     task_id: task.task_id.clone(),
-                    field,
-                    source_task: source_task.to_owned(),
+                    field: source.tasks.field_name(position),
+                    source_task: source_task.clone(),
                 }),
                 Some(s) => {
-                    if !edge_at.contains_key(&(s, to_u32(i))) {
+                    if !has_edge(s, to_u32(i)) {
                         errors.push(ValidationError::MissingSourceEdge {
                             task_id: task.task_id.clone(),
-                            field,
-                            source_task: source_task.to_owned(),
+                            field: source.tasks.field_name(position),
+                            source_task: source_task.clone(),
                         });
                     }
                     srcs.push(s);
                 }
             }
         }
-        let path = match source.field.as_deref().map(FieldPath::parse).transpose() {
+        let parsed = source.field.as_deref().map(|field| {
+            paths
+                .entry(field)
+                .or_insert_with(|| FieldPath::parse(field).map(Arc::new))
+                .clone()
+        });
+        let path = match parsed.transpose() {
             Ok(path) => path,
             Err(error) => {
                 errors.push(ValidationError::InvalidPath {
@@ -553,56 +588,59 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
         });
     }
 
-    // Streaming candidates.
-    let mut stream_candidate = vec![false; dag.edges.len()];
-    for (&(f, t), &k) in &edge_at {
-        let Some(edge) = dag.edges.get(k) else {
-            continue;
-        };
-        if !edge.is_stream_eligible() {
+    // Outgoing edges, in declaration order, with their streaming candidacy.
+    let mut outgoing: Vec<(u32, OutEdge)> = Vec::with_capacity(valid.len());
+    for &(t, (f, k)) in &valid {
+        if duplicate.get(k as usize).copied().unwrap_or(false) {
             continue;
         }
-        let (from, to) = (edge.from.clone(), edge.to.clone());
-        match inputs.get(t as usize) {
-            Some(PlannedInput::One { src, path }) if *src == f => match path {
-                Some(p) if !p.is_whole_data() => {
-                    warnings.push(ValidationWarning::StreamWithSubField {
+        let Some(edge) = dag.edges.get(k as usize) else {
+            continue;
+        };
+        let mut stream_candidate = false;
+        if edge.is_stream_eligible() {
+            let (k, from, to) = (k as usize, edge.from.clone(), edge.to.clone());
+            match inputs.get(t as usize) {
+                Some(PlannedInput::One { src, path }) if *src == f => match path {
+                    Some(p) if !p.is_whole_data() => {
+                        warnings.push(ValidationWarning::StreamWithSubField {
+                            edge_index: k,
+                            from,
+                            to,
+                            field: p.to_string(),
+                        });
+                    }
+                    _ => stream_candidate = true,
+                },
+                Some(PlannedInput::Many { srcs, .. }) if srcs.contains(&f) => {
+                    warnings.push(ValidationWarning::StreamIntoAggregation {
                         edge_index: k,
                         from,
                         to,
-                        field: p.to_string(),
                     });
                 }
-                _ => {
-                    if let Some(c) = stream_candidate.get_mut(k) {
-                        *c = true;
-                    }
-                }
-            },
-            Some(PlannedInput::Many { srcs, .. }) if srcs.contains(&f) => {
-                warnings.push(ValidationWarning::StreamIntoAggregation {
+                _ => warnings.push(ValidationWarning::StreamWithoutReference {
                     edge_index: k,
                     from,
                     to,
-                });
+                }),
             }
-            _ => warnings.push(ValidationWarning::StreamWithoutReference {
-                edge_index: k,
-                from,
-                to,
-            }),
         }
+        outgoing.push((
+            f,
+            OutEdge {
+                to: t,
+                stream_candidate,
+            },
+        ));
     }
-    warnings.sort_by_key(|w| match w {
-        ValidationWarning::StreamWithSubField { edge_index, .. }
-        | ValidationWarning::StreamIntoAggregation { edge_index, .. }
-        | ValidationWarning::StreamWithoutReference { edge_index, .. } => *edge_index,
-    });
+    let out = Csr::from_pairs(n, &outgoing);
+    drop(outgoing);
 
     // Cycles, depth and breadth.
     let mut depth = 0;
     let mut breadth = 0;
-    match cycles::levels(&outs, &in_degree) {
+    match cycles::levels(&out, &in_degree) {
         Ok(levels) => {
             let mut per_level: Vec<usize> = Vec::new();
             let mut deepest = 0;
@@ -665,23 +703,16 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
     let nodes = ids
         .into_iter()
         .zip(inputs)
-        .zip(outs)
         .zip(in_degree)
-        .map(|(((id, input), out), in_degree)| Node {
+        .map(|((id, input), in_degree)| Node {
             id,
             input,
-            out: out
-                .into_iter()
-                .map(|(to, k)| OutEdge {
-                    to,
-                    stream_candidate: stream_candidate.get(k).copied().unwrap_or(false),
-                })
-                .collect(),
             in_degree,
         })
         .collect();
     Ok(Analysis {
         nodes,
+        out,
         index,
         depth,
         breadth,

@@ -166,31 +166,48 @@ fn cancelling_the_run_fires_every_in_flight_token() {
 #[test]
 fn dropping_a_run_cancels_its_providers() {
     block_on(async {
-        let cancelled: Arc<Mutex<Vec<String>>> = Arc::default();
+        struct OnDrop(Arc<Notify>);
+        impl Drop for OnDrop {
+            fn drop(&mut self) {
+                self.0.notify_one();
+            }
+        }
+        let tokens: Arc<Mutex<Vec<tokio_util::sync::CancellationToken>>> = Arc::default();
         let started = Arc::new(Notify::new());
-        let done = Arc::new(Notify::new());
-        let (log, started2, done2) = (
-            Arc::clone(&cancelled),
+        let dropped = Arc::new(Notify::new());
+        let (log, started2, dropped2) = (
+            Arc::clone(&tokens),
             Arc::clone(&started),
-            Arc::clone(&done),
+            Arc::clone(&dropped),
         );
         let slow = from_fn(move |inv: Invocation| {
-            let (log, started, done) =
-                (Arc::clone(&log), Arc::clone(&started2), Arc::clone(&done2));
+            let (log, started, dropped) = (
+                Arc::clone(&log),
+                Arc::clone(&started2),
+                Arc::clone(&dropped2),
+            );
             async move {
+                let _guard = OnDrop(dropped);
+                log.lock().unwrap().push(inv.cancel.clone());
                 started.notify_one();
-                inv.cancel.cancelled().await;
-                log.lock().unwrap().push(inv.params.task_id.clone());
-                done.notify_one();
-                Err::<InvokeResult, _>(AcmpError::cancelled(inv.params.task_id))
+                std::future::pending::<()>().await;
+                Ok(InvokeResult::new(
+                    inv.params.task_id,
+                    Payload::text("never"),
+                ))
             }
         });
         let orchestrator = Orchestrator::new(router(vec![("slow", arc(slow))]));
         let run = orchestrator.start(orchestrator.validate(dag(&[("x", "slow", &[])])).unwrap());
         started.notified().await;
         drop(run);
-        done.notified().await;
-        assert_eq!(*cancelled.lock().unwrap(), ["x"]);
+        dropped.notified().await;
+        let tokens = tokens.lock().unwrap();
+        assert_eq!(tokens.len(), 1);
+        assert!(
+            tokens[0].is_cancelled(),
+            "the token fired before the invocation was dropped"
+        );
     });
 }
 

@@ -1,11 +1,17 @@
-//! One invocation, spawned: catches panics, enforces the deadline, reports to the loop.
+//! One invocation as a future polled by the run's loop: catches panics, enforces the
+//! deadline, never fails to complete.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::FutureExt as _;
+use futures::future::BoxFuture;
 use tokio::sync::mpsc;
+use tokio::time::Sleep;
+use tokio_util::sync::CancellationToken;
 
 use crate::orchestrator::msg::Msg;
 use crate::{AcmpError, Invocation, InvokeResult, ProviderRef, TaskError};
@@ -20,48 +26,104 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
     }
 }
 
-fn settle(
-    outcome: Result<Result<InvokeResult, AcmpError>, Box<dyn Any + Send>>,
-) -> Result<InvokeResult, TaskError> {
-    match outcome {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(error)) => Err(TaskError::Provider(error)),
-        Err(panic) => Err(TaskError::Panicked {
-            message: panic_message(&*panic),
-        }),
+/// The provider's future for task `idx`, resolving to `(idx, result)`.
+///
+/// A panic, in `invoke` itself or while polling its future, becomes
+/// [`TaskError::Panicked`]. When the deadline passes, the token fires and
+/// [`Msg::TimedOut`] goes to the loop at once; the future still completes when the provider
+/// returns. The deadline timer is only created if the provider does not answer on its first
+/// poll.
+pub(crate) struct Invoke {
+    idx: u32,
+    future: BoxFuture<'static, Result<InvokeResult, AcmpError>>,
+    deadline: Deadline,
+}
+
+enum Deadline {
+    None,
+    Pending {
+        limit: Duration,
+        token: CancellationToken,
+        tx: mpsc::UnboundedSender<Msg>,
+    },
+    Armed {
+        sleep: Pin<Box<Sleep>>,
+        token: CancellationToken,
+        tx: mpsc::UnboundedSender<Msg>,
+        timeout_ms: u64,
+    },
+    Passed,
+}
+
+impl Invoke {
+    pub(crate) fn new(
+        provider: ProviderRef,
+        invocation: Invocation,
+        idx: u32,
+        timeout: Option<Duration>,
+        tx: &mpsc::UnboundedSender<Msg>,
+    ) -> Self {
+        let deadline = match timeout {
+            Some(limit) => Deadline::Pending {
+                limit,
+                token: invocation.cancel.clone(),
+                tx: tx.clone(),
+            },
+            None => Deadline::None,
+        };
+        Self {
+            idx,
+            future: provider.invoke_owned(invocation),
+            deadline,
+        }
     }
 }
 
-/// Runs the provider for task `idx` and always ends by sending [`Msg::Done`].
-pub(crate) async fn invoke(
-    provider: ProviderRef,
-    invocation: Invocation,
-    idx: u32,
-    timeout: Option<Duration>,
-    tx: mpsc::UnboundedSender<Msg>,
-) {
-    let token = timeout.map(|_| invocation.cancel.clone());
-    let call = std::panic::catch_unwind(AssertUnwindSafe(|| provider.invoke_dyn(invocation)));
-    let result = match call {
-        Err(panic) => settle(Err(panic)),
-        Ok(future) => {
-            let mut future = AssertUnwindSafe(future).catch_unwind();
-            match (timeout, token) {
-                (Some(limit), Some(token)) => {
-                    tokio::select! {
-                        biased;
-                        outcome = &mut future => settle(outcome),
-                        () = tokio::time::sleep(limit) => {
-                            token.cancel();
-                            let timeout_ms = u64::try_from(limit.as_millis()).unwrap_or(u64::MAX);
-                            let _ = tx.send(Msg::TimedOut { idx, timeout_ms });
-                            settle(future.await)
-                        }
-                    }
-                }
-                _ => settle(future.await),
+impl Future for Invoke {
+    type Output = (u32, Result<InvokeResult, TaskError>);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| this.future.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => {
+                return Poll::Ready((this.idx, result.map_err(TaskError::Provider)));
+            }
+            Err(panic) => {
+                let message = panic_message(&*panic);
+                return Poll::Ready((this.idx, Err(TaskError::Panicked { message })));
+            }
+            Ok(Poll::Pending) => {}
+        }
+        if let Deadline::Pending { limit, .. } = &this.deadline {
+            let limit = *limit;
+            if let Deadline::Pending { token, tx, .. } =
+                std::mem::replace(&mut this.deadline, Deadline::Passed)
+            {
+                this.deadline = Deadline::Armed {
+                    sleep: Box::pin(tokio::time::sleep(limit)),
+                    token,
+                    tx,
+                    timeout_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                };
             }
         }
-    };
-    let _ = tx.send(Msg::Done { idx, result });
+        if let Deadline::Armed { sleep, .. } = &mut this.deadline {
+            if sleep.as_mut().poll(cx).is_ready() {
+                if let Deadline::Armed {
+                    token,
+                    tx,
+                    timeout_ms,
+                    ..
+                } = std::mem::replace(&mut this.deadline, Deadline::Passed)
+                {
+                    token.cancel();
+                    let _ = tx.send(Msg::TimedOut {
+                        idx: this.idx,
+                        timeout_ms,
+                    });
+                }
+            }
+        }
+        Poll::Pending
+    }
 }

@@ -1,14 +1,9 @@
 //! Messages into a run's loop: from invocations, output sinks and run controls.
 
-use crate::{InvokeResult, Payload, TaskError};
+use crate::Payload;
 
 #[derive(Debug)]
 pub(crate) enum Msg {
-    /// The provider returned (or panicked); always the last message of an invocation.
-    Done {
-        idx: u32,
-        result: Result<InvokeResult, TaskError>,
-    },
     /// The deadline passed; the token has fired, the provider may still answer.
     TimedOut { idx: u32, timeout_ms: u64 },
     /// An output chunk.

@@ -215,9 +215,9 @@ impl DagOutcome {
     pub fn result(&self) -> Vec<(&str, &Payload)> {
         self.tasks
             .iter()
-            .zip(&self.plan.dag.nodes)
-            .filter(|(_, node)| node.out.is_empty())
-            .filter_map(|(t, _)| t.output().map(|o| (&*t.task_id, o)))
+            .enumerate()
+            .filter(|&(i, _)| self.plan.dag.outs(i as u32).is_empty())
+            .filter_map(|(_, t)| t.output().map(|o| (&*t.task_id, o)))
             .collect()
     }
 

@@ -39,9 +39,8 @@ impl Plan {
             .collect();
         let mut stream_out: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut fallbacks = Vec::new();
-        for (from, node) in dag.nodes.iter().enumerate() {
-            let from = from as u32;
-            for edge in node.out.iter().filter(|e| e.stream_candidate) {
+        for from in 0..dag.nodes.len() as u32 {
+            for edge in dag.outs(from).iter().filter(|e| e.stream_candidate) {
                 let up = features.get(from as usize).copied().flatten();
                 let down = features.get(edge.to as usize).copied().flatten();
                 let verdict = match (up, down) {

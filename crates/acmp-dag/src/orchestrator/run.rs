@@ -3,13 +3,15 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
+use futures::StreamExt as _;
+use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::invoke::invoke;
+use super::invoke::Invoke;
 use super::msg::Msg;
 use super::outcome::{CancelReason, DagOutcome, DagStatus, TaskEnd, TaskError, TaskOutcome};
 use super::plan::Plan;
@@ -29,8 +31,16 @@ struct Slot {
     /// Incoming edges not yet satisfied.
     remaining: u32,
     token: Option<CancellationToken>,
-    abort: Option<AbortHandle>,
     end: Option<TaskEnd>,
+}
+
+/// What woke the loop. Transient, moved once per wake: boxing the result would cost an
+/// allocation per task.
+#[allow(clippy::large_enum_variant)]
+enum Wake {
+    Done(u32, Result<InvokeResult, TaskError>),
+    Messages,
+    Closed,
 }
 
 pub(crate) struct RunLoop {
@@ -46,8 +56,8 @@ pub(crate) struct RunLoop {
     ready: VecDeque<u32>,
     /// Tasks not yet terminal.
     open: usize,
-    /// Invocations whose provider has not returned yet.
-    in_flight: usize,
+    /// Invocations whose provider has not returned yet, polled by this loop.
+    invocations: FuturesUnordered<Invoke>,
     out_streams: HashMap<u32, OutStream>,
     in_streams: HashMap<u32, mpsc::UnboundedReceiver<InputChunk>>,
 }
@@ -68,7 +78,6 @@ impl RunLoop {
                 state: TaskState::Pending,
                 remaining: n.in_degree,
                 token: None,
-                abort: None,
                 end: None,
             })
             .collect();
@@ -84,7 +93,7 @@ impl RunLoop {
             rx,
             slots,
             ready: VecDeque::new(),
-            in_flight: 0,
+            invocations: FuturesUnordered::new(),
             out_streams: HashMap::new(),
             in_streams: HashMap::new(),
         }
@@ -109,16 +118,41 @@ impl RunLoop {
         self.start_ready();
         let mut batch = Vec::with_capacity(BATCH);
         while self.open > 0 {
-            if self.rx.recv_many(&mut batch, BATCH).await == 0 {
-                break;
-            }
-            for msg in batch.drain(..) {
-                self.handle(msg);
+            match self.wake(&mut batch).await {
+                Wake::Done(idx, result) => {
+                    // What the provider sent before returning (chunks, heartbeats) comes first.
+                    while let Ok(msg) = self.rx.try_recv() {
+                        self.handle(msg);
+                    }
+                    self.on_done(idx, result);
+                }
+                Wake::Messages => {
+                    for msg in std::mem::take(&mut batch) {
+                        self.handle(msg);
+                    }
+                }
+                Wake::Closed => break,
             }
             self.start_ready();
         }
         self.drain().await;
         self.finish()
+    }
+
+    /// Waits for an invocation to finish or for messages (taken into `batch`).
+    async fn wake(&mut self, batch: &mut Vec<Msg>) -> Wake {
+        let (invocations, rx) = (&mut self.invocations, &mut self.rx);
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(Some((idx, result))) = invocations.poll_next_unpin(cx) {
+                return Poll::Ready(Wake::Done(idx, result));
+            }
+            match rx.poll_recv_many(cx, batch, BATCH) {
+                Poll::Ready(0) => Poll::Ready(Wake::Closed),
+                Poll::Ready(_) => Poll::Ready(Wake::Messages),
+                Poll::Pending => Poll::Pending,
+            }
+        })
+        .await
     }
 
     fn emit(&mut self, kind: impl FnOnce() -> EventKind) {
@@ -169,21 +203,18 @@ impl RunLoop {
         true
     }
 
+    fn on_done(&mut self, idx: u32, result: Result<InvokeResult, TaskError>) {
+        if self.state(idx) != Some(TaskState::Running) {
+            return; // cancelled or timed out meanwhile: the answer is moot
+        }
+        match result {
+            Ok(result) => self.on_result(idx, result),
+            Err(error) => self.fail(idx, error),
+        }
+    }
+
     fn handle(&mut self, msg: Msg) {
         match msg {
-            Msg::Done { idx, result } => {
-                self.in_flight -= 1;
-                if let Some(slot) = self.slots.get_mut(idx as usize) {
-                    slot.abort = None;
-                }
-                if self.state(idx) != Some(TaskState::Running) {
-                    return; // cancelled or timed out meanwhile: the answer is moot
-                }
-                match result {
-                    Ok(result) => self.on_result(idx, result),
-                    Err(error) => self.fail(idx, error),
-                }
-            }
             Msg::TimedOut { idx, timeout_ms } => {
                 if self.state(idx) == Some(TaskState::Running) {
                     self.fail(idx, TaskError::TimedOut { timeout_ms });
@@ -284,12 +315,11 @@ impl RunLoop {
             .timeout_ms
             .map(Duration::from_millis)
             .or(self.default_timeout);
-        let handle = tokio::spawn(invoke(provider, invocation, idx, timeout, self.tx.clone()));
+        self.invocations
+            .push(Invoke::new(provider, invocation, idx, timeout, &self.tx));
         if let Some(slot) = self.slots.get_mut(idx as usize) {
             slot.token = Some(token);
-            slot.abort = Some(handle.abort_handle());
         }
-        self.in_flight += 1;
     }
 
     /// Connects a task invoked with `stream: true` to its streaming dependents, which may
@@ -351,11 +381,9 @@ impl RunLoop {
             slot.end = Some(TaskEnd::Completed(result));
         }
         let plan = Arc::clone(&self.plan);
-        if let Some(node) = plan.dag.nodes.get(idx as usize) {
-            for edge in &*node.out {
-                if !plan.is_streamed(idx, edge.to) {
-                    self.satisfy(edge.to);
-                }
+        for edge in plan.dag.outs(idx) {
+            if !plan.is_streamed(idx, edge.to) {
+                self.satisfy(edge.to);
             }
         }
     }
@@ -402,7 +430,7 @@ impl RunLoop {
     /// end and are not walked through.
     fn cancel_downstream(&mut self, origin: u32, reason: &CancelReason) {
         let plan = Arc::clone(&self.plan);
-        let outs = |v: u32| plan.dag.nodes.get(v as usize).map_or(&[][..], |n| &*n.out);
+        let outs = |v: u32| plan.dag.outs(v);
         let mut queue: VecDeque<u32> = outs(origin).iter().map(|e| e.to).collect();
         while let Some(v) = queue.pop_front() {
             if self.cancel_one(v, reason.clone()) {
@@ -418,36 +446,15 @@ impl RunLoop {
     }
 
     /// Waits, up to the grace period, for the providers of cancelled or timed-out tasks to
-    /// return; aborts the rest.
+    /// return (their tokens have fired); drops the rest.
     async fn drain(&mut self) {
-        if self.in_flight > 0 {
-            let deadline = tokio::time::sleep(self.cancel_grace);
-            tokio::pin!(deadline);
-            let mut batch = Vec::with_capacity(BATCH);
-            while self.in_flight > 0 {
-                tokio::select! {
-                    n = self.rx.recv_many(&mut batch, BATCH) => {
-                        if n == 0 {
-                            break;
-                        }
-                        for msg in batch.drain(..) {
-                            if let Msg::Done { idx, .. } = msg {
-                                self.in_flight -= 1;
-                                if let Some(slot) = self.slots.get_mut(idx as usize) {
-                                    slot.abort = None;
-                                }
-                            }
-                        }
-                    }
-                    () = &mut deadline => break,
-                }
-            }
+        if self.invocations.is_empty() {
+            return;
         }
-        for slot in &mut self.slots {
-            if let Some(abort) = slot.abort.take() {
-                abort.abort();
-            }
-        }
+        let invocations = &mut self.invocations;
+        let settle = async { while invocations.next().await.is_some() {} };
+        let _ = tokio::time::timeout(self.cancel_grace, settle).await;
+        self.invocations.clear();
     }
 
     fn finish(mut self) -> DagOutcome {
@@ -490,30 +497,12 @@ impl RunLoop {
 
 impl Drop for RunLoop {
     /// A run dropped before its end (its future dropped, its task aborted) cancels what it
-    /// started: tokens fire at once, and invocations still running after the grace period
-    /// are aborted.
+    /// started: tokens fire, then the in-flight invocations are dropped with the loop.
     fn drop(&mut self) {
-        let mut leftovers = Vec::new();
         for slot in &mut self.slots {
             if let Some(token) = slot.token.take() {
                 token.cancel();
             }
-            if let Some(abort) = slot.abort.take() {
-                leftovers.push(abort);
-            }
-        }
-        if leftovers.is_empty() {
-            return;
-        }
-        let grace = self.cancel_grace;
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    tokio::time::sleep(grace).await;
-                    leftovers.iter().for_each(AbortHandle::abort);
-                });
-            }
-            Err(_) => leftovers.iter().for_each(AbortHandle::abort),
         }
     }
 }

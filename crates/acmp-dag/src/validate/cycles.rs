@@ -3,11 +3,13 @@
 
 use std::collections::VecDeque;
 
-/// Outgoing edges per task: `(to, edge index)`.
-type Outs = [Vec<(u32, usize)>];
+use super::{Csr, OutEdge};
 
-fn outs_of(outs: &Outs, v: u32) -> &[(u32, usize)] {
-    outs.get(v as usize).map_or(&[], Vec::as_slice)
+/// Outgoing edges per task.
+type Outs = Csr<OutEdge>;
+
+fn outs_of(outs: &Outs, v: u32) -> impl Iterator<Item = u32> + '_ {
+    outs.row(v).iter().map(|e| e.to)
 }
 
 /// The depth level of every task (roots are 1), or the cycles found.
@@ -23,7 +25,7 @@ pub(super) fn levels(outs: &Outs, in_degree: &[u32]) -> Result<Vec<u32>, Vec<Vec
     while let Some(u) = queue.pop_front() {
         done += 1;
         let next = level.get(u as usize).copied().unwrap_or(1) + 1;
-        for &(v, _) in outs_of(outs, u) {
+        for v in outs_of(outs, u) {
             if let Some(l) = level.get_mut(v as usize) {
                 *l = (*l).max(next);
             }
@@ -71,8 +73,8 @@ fn find_cycles(outs: &Outs, in_rest: &[bool]) -> Vec<Vec<u32>> {
         while let Some((v, next)) = stack.last_mut() {
             let (v, at) = (*v, *next);
             *next += 1;
-            match outs_of(outs, v).get(at) {
-                Some(&(w, _)) => {
+            match outs.row(v).get(at).map(|e| e.to) {
+                Some(w) => {
                     if flag(in_rest, w) && !flag(&visited, w) {
                         set(&mut visited, w);
                         stack.push((w, 0));
@@ -89,7 +91,7 @@ fn find_cycles(outs: &Outs, in_rest: &[bool]) -> Vec<Vec<u32>> {
     // Pass 2: components on the reversed graph.
     let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
     for v in nodes {
-        for &(w, _) in outs_of(outs, v) {
+        for w in outs_of(outs, v) {
             if flag(in_rest, w) {
                 if let Some(r) = rev.get_mut(w as usize) {
                     r.push(v);
@@ -120,7 +122,7 @@ fn find_cycles(outs: &Outs, in_rest: &[bool]) -> Vec<Vec<u32>> {
                 }
             }
         }
-        let self_loop = outs_of(outs, root).iter().any(|&(w, _)| w == root);
+        let self_loop = outs_of(outs, root).any(|w| w == root);
         if members.len() > 1 || self_loop {
             let start = members.iter().copied().min().unwrap_or(root);
             cycles.push(shortest_cycle(outs, &component, c, start));
@@ -135,7 +137,7 @@ fn shortest_cycle(outs: &Outs, component: &[u32], c: u32, start: u32) -> Vec<u32
     let mut parent = std::collections::HashMap::new();
     let mut queue = VecDeque::from([start]);
     while let Some(v) = queue.pop_front() {
-        for &(w, _) in outs_of(outs, v) {
+        for w in outs_of(outs, v) {
             if w == start {
                 // Walk back v, parent(v), …, start; then reverse and close the loop.
                 let mut path = vec![v];
@@ -161,14 +163,22 @@ fn shortest_cycle(outs: &Outs, component: &[u32], c: u32, start: u32) -> Vec<u32
 mod tests {
     use super::*;
 
-    fn graph(n: usize, edges: &[(u32, u32)]) -> (Vec<Vec<(u32, usize)>>, Vec<u32>) {
-        let mut outs = vec![Vec::new(); n];
+    fn graph(n: usize, edges: &[(u32, u32)]) -> (Outs, Vec<u32>) {
         let mut indeg = vec![0; n];
-        for (k, &(a, b)) in edges.iter().enumerate() {
-            outs[a as usize].push((b, k));
-            indeg[b as usize] += 1;
-        }
-        (outs, indeg)
+        let pairs: Vec<(u32, OutEdge)> = edges
+            .iter()
+            .map(|&(a, b)| {
+                indeg[b as usize] += 1;
+                (
+                    a,
+                    OutEdge {
+                        to: b,
+                        stream_candidate: false,
+                    },
+                )
+            })
+            .collect();
+        (Csr::from_pairs(n, &pairs), indeg)
     }
 
     #[test]

@@ -1,0 +1,250 @@
+//! Orchestrator overhead per task, on DAGs of no-op tasks.
+//!
+//! ```text
+//! cargo run --release -p acmp-dag --example bench_dag [-- --tasks 10000,100000 --shapes layered,random --runs 3 --runtime multi]
+//! ```
+//!
+//! For each shape and size, builds a DAG whose tasks reference their sources like real ones
+//! do (`from_task` with a `field` path, or `from_tasks` aggregations), then times validation
+//! plus execution over an in-process provider that answers at once, on a 2-worker runtime.
+//! Prints one JSON object per line:
+//! `{"shape":…, "tasks":…, "total_ms":…, "ns_per_task":…, "peak_rss_mb":…, "cpu_ms":…}` —
+//! wall time of the median of `--runs` runs, the CPU time of all threads during that run
+//! (telling contention on a shared machine apart from work), and the peak resident set size
+//! (VmHWM) of a process running that case alone. `--runtime current` uses a current-thread
+//! runtime instead of the 2-worker one.
+//!
+//! Shapes: `layered` (layers of 1000 tasks, each reading one or two tasks of the layer
+//! above) and `random` (each task reads one to three of the 1000 tasks before it; a few
+//! percent are roots).
+
+use std::time::Instant;
+
+use acmp_dag::{
+    CapabilityRouter, Dag, DagStatus, Edge, Invocation, InvokeResult, Orchestrator,
+    OrchestratorConfig, Payload, Provider, Task, TaskInput, ValidatedDag, ValidationLimits,
+};
+use serde_json::json;
+
+/// Answers every task at once with `{"value": 1}`.
+struct NoOp;
+
+impl Provider for NoOp {
+    async fn invoke(&self, invocation: Invocation) -> Result<InvokeResult, acmp_dag::AcmpError> {
+        Ok(InvokeResult::new(
+            invocation.params.task_id,
+            Payload::json(json!({"value": 1})),
+        ))
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so that runs compare.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn id(i: usize) -> String {
+    format!("task_{i:06}")
+}
+
+fn add_task(dag: &mut Dag, i: usize, sources: &[usize]) {
+    let input = match sources {
+        [] => TaskInput::literal("json", json!({"value": i})),
+        [one] => TaskInput::from_task_field(id(*one), "data.value"),
+        many => TaskInput::from_tasks(many.iter().map(|&s| id(s))),
+    };
+    dag.tasks.push(Task::new(id(i), "noop", input));
+    for &s in sources {
+        dag.edges.push(Edge::new(id(s), id(i)));
+    }
+}
+
+fn layered(tasks: usize, rng: &mut Rng) -> Dag {
+    const WIDTH: usize = 1000;
+    let mut dag = Dag::new("dag_layered");
+    for i in 0..tasks {
+        let sources = if i < WIDTH {
+            vec![]
+        } else {
+            let above = i - i % WIDTH - WIDTH;
+            let a = above + rng.below(WIDTH);
+            let b = above + rng.below(WIDTH);
+            if rng.below(2) == 0 || a == b {
+                vec![a]
+            } else {
+                vec![a, b]
+            }
+        };
+        add_task(&mut dag, i, &sources);
+    }
+    dag
+}
+
+fn random(tasks: usize, rng: &mut Rng) -> Dag {
+    const WINDOW: usize = 1000;
+    let mut dag = Dag::new("dag_random");
+    for i in 0..tasks {
+        let sources = if i < 16 || rng.below(100) < 3 {
+            vec![]
+        } else {
+            let window = WINDOW.min(i);
+            let mut s: Vec<usize> = (0..1 + rng.below(3))
+                .map(|_| i - 1 - rng.below(window))
+                .collect();
+            s.sort_unstable();
+            s.dedup();
+            s
+        };
+        add_task(&mut dag, i, &sources);
+    }
+    dag
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// CPU time of every thread of the process so far, in nanoseconds (`schedstat`).
+fn cpu_ns() -> u64 {
+    let Ok(threads) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    threads
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .sum()
+}
+
+fn reset_peak_rss() {
+    // "5" resets the peak resident set size (Linux ≥ 4.0); harmless where refused.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn arg(args: &[String], name: &str, default: &str) -> String {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| default.to_owned())
+}
+
+/// Runs one case in this process and prints its line.
+fn measure(
+    shape: &str,
+    tasks: usize,
+    runs: usize,
+    current_thread: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let runtime = if current_thread {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?
+    };
+    let router = CapabilityRouter::new().with("noop", NoOp)?;
+    let orchestrator = Orchestrator::new(router).with_config(OrchestratorConfig {
+        limits: ValidationLimits::unlimited(),
+        ..OrchestratorConfig::default()
+    });
+
+    // Warm-up: allocator, runtime threads, code paths.
+    runtime.block_on(orchestrator.run(layered(2_000, &mut Rng(7))))?;
+    reset_peak_rss();
+
+    let mut samples = Vec::with_capacity(runs);
+    for run in 0..runs.max(1) {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ run as u64);
+        let dag = match shape {
+            "layered" => layered(tasks, &mut rng),
+            "random" => random(tasks, &mut rng),
+            other => return Err(format!("unknown shape {other}").into()),
+        };
+        let cpu_started = cpu_ns();
+        let started = Instant::now();
+        let valid = ValidatedDag::new(dag, &orchestrator.config().limits)?;
+        let outcome = runtime.block_on(orchestrator.execute(valid));
+        let elapsed = started.elapsed().as_secs_f64();
+        let cpu = cpu_ns().saturating_sub(cpu_started) as f64 / 1e9;
+        if outcome.status != DagStatus::Completed {
+            return Err(format!("{shape}/{tasks}: run ended {:?}", outcome.status).into());
+        }
+        samples.push((elapsed, cpu));
+        drop(outcome);
+    }
+    samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (wall, cpu) = samples.get(samples.len() / 2).copied().unwrap_or_default();
+    let line = json!({
+        "shape": shape,
+        "tasks": tasks,
+        "total_ms": (wall * 1e6).round() / 1e3,
+        "ns_per_task": (wall * 1e9 / tasks as f64).round(),
+        "peak_rss_mb": (peak_rss_mb() * 10.0).round() / 10.0,
+        "cpu_ms": (cpu * 1e6).round() / 1e3,
+    });
+    println!("{line}");
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let sizes: Vec<usize> = arg(&args, "--tasks", "10000,100000")
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    let shapes: Vec<String> = arg(&args, "--shapes", "layered,random")
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    let runs: usize = arg(&args, "--runs", "3").parse()?;
+    let runtime = arg(&args, "--runtime", "multi");
+    let current_thread = match runtime.as_str() {
+        "multi" => false,
+        "current" => true,
+        other => return Err(format!("unknown runtime {other} (multi or current)").into()),
+    };
+
+    if let [shape] = shapes.as_slice() {
+        if let [tasks] = sizes.as_slice() {
+            return measure(shape, *tasks, runs, current_thread);
+        }
+    }
+    // Several cases: one child process each, so that each peak RSS is its own.
+    let exe = std::env::current_exe()?;
+    for shape in &shapes {
+        for tasks in &sizes {
+            let status = std::process::Command::new(&exe)
+                .args(["--shapes", shape, "--tasks", &tasks.to_string()])
+                .args(["--runs", &runs.to_string(), "--runtime", &runtime])
+                .status()?;
+            if !status.success() {
+                return Err(format!("{shape}/{tasks}: {status}").into());
+            }
+        }
+    }
+    Ok(())
+}
