@@ -409,8 +409,9 @@ fn run_shape(shape: &str) {
         "total_ms": round(total_ns / 1e6, 3),
         "ns_per_node": round(ns_per_node, 1),
         "peak_rss_mb": round(peak as f64 / 1024.0, 1),
-        "engine_bytes_per_node": round(engine_bytes_per_node, 0),
-        "request_bytes_per_node": round(request_bytes_per_node, 0),
+        // Per-node memory is meaningful only for large chains (pages are 4 KiB).
+        "engine_bytes_per_node": (n >= 10_000).then(|| round(engine_bytes_per_node, 0)),
+        "request_bytes_per_node": (n >= 10_000).then(|| round(request_bytes_per_node, 0)),
         "validate_ns_per_node": round(m.validate.as_nanos() as f64 / (reps * n) as f64, 1),
         "cpu_ns_per_node": round(m.cpu.as_nanos() as f64 / (reps * n) as f64, 1),
         "nodes_run": m.nodes_run,

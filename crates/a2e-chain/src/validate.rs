@@ -93,6 +93,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     // Expressions, and the edges they and the references make.
     let mut pairs: Vec<(u32, u32, u8)> = Vec::with_capacity(nodes.len() * 2);
     let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut last_name: Option<Arc<str>> = None;
     let mut compiled = Vec::with_capacity(nodes.len());
     for (i, (node, r)) in nodes.iter().zip(&refs).enumerate() {
         let me = i as u32;
@@ -159,14 +160,20 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         if let Policy::Fallback(f) = r.policy {
             pairs.push((me, f, FALLBACK));
         }
-        let name = match names.get(node.name.as_str()) {
+        // Names repeat (the same tool on many nodes): share one Arc each,
+        // with the previous node's name as a shortcut.
+        let name = match last_name.as_ref().filter(|n| ***n == *node.name) {
             Some(n) => n.clone(),
-            None => {
-                let n: Arc<str> = Arc::from(node.name.as_str());
-                names.insert(node.name.as_str(), n.clone());
-                n
-            }
+            None => match names.get(node.name.as_str()) {
+                Some(n) => n.clone(),
+                None => {
+                    let n: Arc<str> = Arc::from(node.name.as_str());
+                    names.insert(node.name.as_str(), n.clone());
+                    n
+                }
+            },
         };
+        last_name = Some(name.clone());
         compiled.push(Node {
             src: node,
             id: Arc::from(node.node_id.as_str()),
@@ -217,8 +224,10 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         roots: Vec::new(),
         total: 0,
     };
-    if let Some(path) = find_cycle(&plan) {
-        return Err(ValidationError::Cycle { path });
+    if !forward_only(&plan) {
+        if let Some(path) = find_cycle(&plan) {
+            return Err(ValidationError::Cycle { path });
+        }
     }
     finish(&mut plan, entry)?;
     check_static_fan_out(&plan, config)?;
@@ -557,20 +566,11 @@ fn compile(
 }
 
 /// Merges duplicate (from, to) pairs and lays the edges out by source.
-fn build_csr(n: usize, mut pairs: Vec<(u32, u32, u8)>) -> (Vec<u32>, Vec<Edge>) {
-    pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
-    let mut edges: Vec<Edge> = Vec::with_capacity(pairs.len());
+fn build_csr(n: usize, pairs: Vec<(u32, u32, u8)>) -> (Vec<u32>, Vec<Edge>) {
+    // Counting sort by source (linear time), then sort each source's short
+    // run by target and merge duplicates.
     let mut start = vec![0u32; n + 1];
-    let mut last: Option<(u32, u32)> = None;
-    for (a, b, f) in pairs {
-        if last == Some((a, b)) {
-            if let Some(e) = edges.last_mut() {
-                e.flags |= f;
-            }
-            continue;
-        }
-        last = Some((a, b));
-        edges.push(Edge { to: b, flags: f });
+    for &(a, _, _) in &pairs {
         if let Some(s) = start.get_mut(a as usize + 1) {
             *s += 1;
         }
@@ -581,7 +581,55 @@ fn build_csr(n: usize, mut pairs: Vec<(u32, u32, u8)>) -> (Vec<u32>, Vec<Edge>) 
             *s += prev;
         }
     }
-    (start, edges)
+    let mut fill: Vec<u32> = start.clone();
+    let mut slots = vec![Edge { to: 0, flags: 0 }; pairs.len()];
+    for (a, b, f) in pairs {
+        if let Some(pos) = fill.get_mut(a as usize) {
+            if let Some(slot) = slots.get_mut(*pos as usize) {
+                *slot = Edge { to: b, flags: f };
+            }
+            *pos += 1;
+        }
+    }
+    let mut edges: Vec<Edge> = Vec::with_capacity(slots.len());
+    let mut new_start = vec![0u32; n + 1];
+    for i in 0..n {
+        let (a, b) = match (start.get(i), start.get(i + 1)) {
+            (Some(&a), Some(&b)) => (a as usize, b as usize),
+            _ => (0, 0),
+        };
+        if let Some(run) = slots.get_mut(a..b) {
+            run.sort_unstable_by_key(|e| e.to);
+            let mut prev: Option<u32> = None;
+            for e in run.iter() {
+                match edges.last_mut() {
+                    Some(last) if prev == Some(e.to) => last.flags |= e.flags,
+                    _ => edges.push(*e),
+                }
+                prev = Some(e.to);
+            }
+        }
+        if let Some(s) = new_start.get_mut(i + 1) {
+            *s = edges.len() as u32;
+        }
+    }
+    (new_start, edges)
+}
+
+/// Whether every edge the cycle search looks at (see [`find_cycle`]) points
+/// to a later-declared node: then the graph is acyclic and the search can be
+/// skipped.
+fn forward_only(plan: &Plan<'_>) -> bool {
+    (0..plan.nodes.len() as u32).all(|from| {
+        let edges = plan.out_edges(from);
+        edges.iter().all(|e| e.to > from)
+            && edges.iter().filter(|f| f.flags & FALLBACK != 0).all(|f| {
+                edges
+                    .iter()
+                    .filter(|d| d.flags & FALLBACK == 0)
+                    .all(|d| d.to > f.to)
+            })
+    })
 }
 
 /// Counters, terminals, roots, branch upstreams, and the entry checks.
