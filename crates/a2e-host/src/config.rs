@@ -39,18 +39,15 @@ pub const ALL_BUILTINS: &[&str] = &[
     "grep",
     "run_command",
     "http_request",
+    "split_text",
+    "text_stats",
+    "transform",
 ];
 
-/// Built-ins that are on when the configuration does not say.
-pub const DEFAULT_BUILTINS: &[&str] = &[
-    "read_file",
-    "write_file",
-    "list_dir",
-    "glob",
-    "grep",
-    "run_command",
-    "http_request",
-];
+/// Built-ins that are on when the configuration does not say (all of them:
+/// `run_command` and `http_request` still refuse everything until the
+/// configuration allows commands or hosts).
+pub const DEFAULT_BUILTINS: &[&str] = ALL_BUILTINS;
 
 /// The host's configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

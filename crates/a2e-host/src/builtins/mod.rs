@@ -9,6 +9,9 @@
 //! | `grep` | fs, search | lines matching a regex, binary files skipped |
 //! | `run_command` | process | an allowed program, no shell, its own process group |
 //! | `http_request` | network, http | one request to an allowed host |
+//! | `split_text` | text | cut a text into chunks (paragraph, line, sentence, word; packed by size) |
+//! | `text_stats` | text | words, lines, sentences, characters, most frequent words |
+//! | `transform` | data | a JMESPath expression over any JSON |
 //!
 //! Only the tools named in `builtins` of the configuration are listed and
 //! served. Paths are resolved by [`paths::resolve`]: relative to the root,
@@ -26,6 +29,7 @@
 //! cancellation is a failure (`timeout`).
 
 mod command;
+mod compute;
 mod fs;
 mod http;
 pub mod paths;
@@ -257,7 +261,44 @@ pub fn definitions() -> Vec<ToolDefinition> {
     .param(encoding_param())
     .tags(&["network", "http"]);
 
-    let mut defs = vec![read, write, list, glob, grep, run, http];
+    let mut split = ToolDefinition::new(
+        "split_text",
+        "Split a text into chunks by paragraph, line, sentence or word, optionally packed to a size",
+    )
+    .param(param("text", "string", "The text").required())
+    .param(one_of(
+        param("by", "string", "Unit to cut at (default paragraph)"),
+        compute::SPLIT_UNITS,
+    ))
+    .param(param(
+        "size",
+        "integer",
+        "Pack consecutive units into chunks of at most this many characters",
+    ))
+    .tags(&["text"]);
+    split.idempotent = true;
+
+    let mut stats = ToolDefinition::new(
+        "text_stats",
+        "Count the words, lines, sentences and characters of a text and list its most frequent words",
+    )
+    .param(param("text", "string", "The text").required())
+    .param(param("top", "integer", "How many frequent words to list (default 5)"))
+    .tags(&["text"]);
+    stats.idempotent = true;
+
+    let mut transform = ToolDefinition::new(
+        "transform",
+        "Evaluate a JMESPath expression over JSON data (select, reshape, sum, sort, join)",
+    )
+    .param(param("expression", "string", "JMESPath expression").required())
+    .param(param("data", "any", "The JSON value to evaluate against"))
+    .tags(&["data", "json"]);
+    transform.idempotent = true;
+
+    let mut defs = vec![
+        read, write, list, glob, grep, run, http, split, stats, transform,
+    ];
     for d in &mut defs {
         d.output_parameters = outputs(&d.name);
     }
@@ -308,6 +349,18 @@ fn outputs(tool: &str) -> Vec<ToolParameter> {
             param("stdout", "string", "Standard output (capped)"),
             param("stderr", "string", "Standard error (capped)"),
         ],
+        "split_text" => vec![
+            param("chunks", "array", "The chunks, in order"),
+            param("count", "integer", "Number of chunks"),
+        ],
+        "text_stats" => vec![
+            param("words", "integer", "Words (whitespace-separated)"),
+            param("lines", "integer", "Lines"),
+            param("sentences", "integer", "Sentences"),
+            param("chars", "integer", "Characters"),
+            param("top_words", "array", "{word, count}, most frequent first"),
+        ],
+        "transform" => vec![param("result", "any", "The expression's value")],
         "http_request" => vec![
             param("status", "integer", "HTTP status"),
             param("headers", "object", "Response headers (lower-case names)"),
@@ -359,6 +412,9 @@ impl ToolPlugin for BuiltinTools {
             "grep" => fs::grep(config, &args, &ctx).await,
             "run_command" => command::run_command(config, &args, &ctx).await,
             "http_request" => http::http_request(config, &args, &ctx).await,
+            "split_text" => compute::split_text(&args),
+            "text_stats" => compute::text_stats(&args),
+            "transform" => compute::transform(&args),
             other => Err(HostError::UnknownTool(other.into())),
         }
     }

@@ -1,0 +1,229 @@
+//! Pure compute tools: no file, process or network access.
+//!
+//! - `split_text` cuts a text into chunks: by paragraph (blank lines), line,
+//!   sentence or word, then packs consecutive units into chunks of at most
+//!   `size` characters when `size` is given.
+//! - `text_stats` counts words, lines, sentences and characters, and lists the
+//!   most frequent words.
+//! - `transform` evaluates a JMESPath expression over `data` (any JSON).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::args;
+use crate::error::{HostError, HostResult};
+use crate::plugin::ToolOutput;
+
+/// Units `split_text` cuts at.
+pub const SPLIT_UNITS: &[&str] = &["paragraph", "line", "sentence", "word"];
+
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        current.push(c);
+        let ends = matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace());
+        if ends {
+            let s = current.trim();
+            if !s.is_empty() {
+                out.push(s.to_owned());
+            }
+            current.clear();
+        }
+    }
+    let s = current.trim();
+    if !s.is_empty() {
+        out.push(s.to_owned());
+    }
+    out
+}
+
+fn units(text: &str, by: &str) -> Vec<String> {
+    match by {
+        "line" => text
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect(),
+        "sentence" => sentences(text),
+        "word" => text.split_whitespace().map(str::to_owned).collect(),
+        _ => {
+            let mut paras = Vec::new();
+            let mut current: Vec<&str> = Vec::new();
+            for line in text.lines() {
+                if line.trim().is_empty() {
+                    if !current.is_empty() {
+                        paras.push(current.join("\n"));
+                        current.clear();
+                    }
+                } else {
+                    current.push(line.trim_end());
+                }
+            }
+            if !current.is_empty() {
+                paras.push(current.join("\n"));
+            }
+            paras
+        }
+    }
+}
+
+fn pack(units: Vec<String>, size: usize, sep: &str) -> Vec<String> {
+    let mut chunks: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for unit in units {
+        let extra = if current.is_empty() {
+            0
+        } else {
+            sep.chars().count()
+        };
+        if !current.is_empty() && current.chars().count() + extra + unit.chars().count() > size {
+            chunks.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push_str(sep);
+        }
+        current.push_str(&unit);
+    }
+    if !current.is_empty() {
+        chunks.push(current);
+    }
+    chunks
+}
+
+/// `split_text`.
+pub(crate) fn split_text(args: &Map<String, Value>) -> HostResult<ToolOutput> {
+    let text = args::req_str(args, "text")?;
+    let by = args::opt_str(args, "by")?.unwrap_or("paragraph");
+    if !SPLIT_UNITS.contains(&by) {
+        return Err(HostError::schema(vec![format!(
+            "by: `{by}` is not one of [{}]",
+            SPLIT_UNITS.join(", ")
+        )]));
+    }
+    let parts = units(text, by);
+    let chunks = match args::opt_u64(args, "size")? {
+        Some(0) => return Err(HostError::schema(vec!["size: must be at least 1".into()])),
+        Some(size) => {
+            let sep = match by {
+                "paragraph" => "\n\n",
+                "line" => "\n",
+                _ => " ",
+            };
+            pack(parts, usize::try_from(size).unwrap_or(usize::MAX), sep)
+        }
+        None => parts,
+    };
+    Ok(json!({"count": chunks.len(), "chunks": chunks}).into())
+}
+
+/// `text_stats`.
+pub(crate) fn text_stats(args: &Map<String, Value>) -> HostResult<ToolOutput> {
+    let text = args::req_str(args, "text")?;
+    let top = args::opt_u64(args, "top")?.unwrap_or(5).min(100) as usize;
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut words = 0u64;
+    for word in text.split_whitespace() {
+        words += 1;
+        let w: String = word
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == '\'')
+            .flat_map(char::to_lowercase)
+            .collect();
+        if !w.is_empty() {
+            *counts.entry(w).or_default() += 1;
+        }
+    }
+    let mut freq: Vec<(String, u64)> = counts.into_iter().collect();
+    freq.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    freq.truncate(top);
+    Ok(json!({
+        "words": words,
+        "lines": text.lines().count(),
+        "sentences": sentences(text).len(),
+        "chars": text.chars().count(),
+        "top_words": freq.into_iter().map(|(word, count)| json!({"word": word, "count": count})).collect::<Vec<_>>(),
+    })
+    .into())
+}
+
+/// `transform`.
+pub(crate) fn transform(args: &Map<String, Value>) -> HostResult<ToolOutput> {
+    let expression = args::req_str(args, "expression")?;
+    let data = args.get("data").cloned().unwrap_or(Value::Null);
+    let compiled = jmespath::compile(expression)
+        .map_err(|e| HostError::schema(vec![format!("expression: {e}")]))?;
+    let result = compiled
+        .search(data)
+        .map_err(|e| HostError::Tool(format!("expression failed: {e}")))?;
+    let value = serde_json::to_value(&*result)
+        .map_err(|e| HostError::Tool(format!("result is not JSON: {e}")))?;
+    Ok(json!({"result": value}).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn splits_by_unit_and_packs_by_size() {
+        let text = "One. Two!\nThree?\n\nFour five.\n\n\nSix";
+        let out = split_text(&obj(json!({"text": text}))).unwrap().data;
+        assert_eq!(
+            out["chunks"],
+            json!(["One. Two!\nThree?", "Four five.", "Six"])
+        );
+        let out = split_text(&obj(json!({"text": text, "by": "sentence"})))
+            .unwrap()
+            .data;
+        assert_eq!(
+            out["chunks"],
+            json!(["One.", "Two!", "Three?", "Four five.", "Six"])
+        );
+        let out = split_text(&obj(json!({"text": text, "by": "word", "size": 9})))
+            .unwrap()
+            .data;
+        assert_eq!(
+            out["chunks"],
+            json!(["One. Two!", "Three?", "Four", "five. Six"])
+        );
+        assert!(split_text(&obj(json!({"text": text, "by": "page"}))).is_err());
+        assert!(split_text(&obj(json!({"text": text, "size": 0}))).is_err());
+    }
+
+    #[test]
+    fn counts_words_and_frequencies() {
+        let out = text_stats(&obj(
+            json!({"text": "The cat. The dog, the END!", "top": 2}),
+        ))
+        .unwrap()
+        .data;
+        assert_eq!(out["words"], 6);
+        assert_eq!(out["sentences"], 2);
+        assert_eq!(
+            out["top_words"],
+            json!([{"word": "the", "count": 3}, {"word": "cat", "count": 1}])
+        );
+    }
+
+    #[test]
+    fn transforms_with_jmespath() {
+        let out = transform(&obj(
+            json!({"data": [{"n": 1}, {"n": 2}], "expression": "sum([*].n)"}),
+        ))
+        .unwrap()
+        .data;
+        assert_eq!(out["result"], json!(3.0));
+        assert!(matches!(
+            transform(&obj(json!({"data": 1, "expression": "[*"}))),
+            Err(HostError::Schema { .. })
+        ));
+    }
+}
