@@ -123,15 +123,16 @@ impl Orchestrator {
         Ok(self.execute(dag).await)
     }
 
-    /// Runs a validated DAG to its end, in the calling task. Must be called within a tokio
-    /// runtime (invocations are spawned). Dropping the future cancels the run.
+    /// Runs a validated DAG to its end, in the calling task: invocations are futures polled
+    /// by this one. Needs a tokio runtime with the time driver (deadlines). Dropping the
+    /// future cancels the run.
     pub async fn execute(&self, dag: ValidatedDag) -> DagOutcome {
         let (run, _control) = self.prepare(dag);
         run.run().await
     }
 
     /// Starts a validated DAG in a task of its own, returning a handle to cancel tasks and
-    /// await the outcome. Must be called within a tokio runtime.
+    /// await the outcome. Must be called within a tokio runtime (it spawns the run).
     pub fn start(&self, dag: ValidatedDag) -> DagRun {
         let (run, control) = self.prepare(dag);
         DagRun {

@@ -181,6 +181,7 @@ impl RunLoop {
             return false;
         }
         slot.state = to;
+        tracing::trace!(dag = %self.plan.dag_id, task = idx, %from, %to, "task transition");
         if to.is_terminal() {
             self.open -= 1;
             if let Some(token) = slot.token.take() {
@@ -389,6 +390,12 @@ impl RunLoop {
     }
 
     fn fail(&mut self, idx: u32, error: TaskError) {
+        if matches!(
+            error,
+            TaskError::Panicked { .. } | TaskError::Protocol { .. }
+        ) {
+            tracing::warn!(dag = %self.plan.dag_id, task = %self.plan.id(idx), %error, "task failed");
+        }
         let cause = self
             .events
             .is_some()
