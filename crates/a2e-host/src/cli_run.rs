@@ -1,7 +1,9 @@
 //! `a2e run` and `a2e validate`: chain files on the embedded host.
 //!
 //! A chain file is a `chain/req` message, or a bare object with `nodes` and
-//! `entry_node` (and optionally `initial_input`, `timeout`, `chain_id`).
+//! `entry_node` (and optionally `initial_input`, `timeout`, `chain_id`). A
+//! document with `tasks` (and no `nodes`) is an ACMP DAG, run by the ACMP
+//! orchestrator over the host's tools and skills.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -58,15 +60,73 @@ pub fn parse_chain(text: &str, input: Option<&str>) -> Result<ChainRequest, Stri
     Ok(req)
 }
 
-/// Runs a chain file; the final `chain/resp` goes to stdout, progress to stderr.
+/// What a file to run holds.
+enum Document {
+    Chain(Box<ChainRequest>),
+    Dag(acmp_dag::Dag),
+}
+
+fn load_document(file: &Path, input: Option<&str>) -> Result<Document, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not valid JSON: {e}", file.display()))?;
+    if crate::acmp::is_dag_document(&value) {
+        if input.is_some() {
+            return Err("--input applies to chains; a DAG's inputs are in its tasks".into());
+        }
+        let dag: acmp_dag::Dag = serde_json::from_value(value)
+            .map_err(|e| format!("{}: not an ACMP DAG: {e}", file.display()))?;
+        return Ok(Document::Dag(dag));
+    }
+    parse_chain(&text, input)
+        .map(|r| Document::Chain(Box::new(r)))
+        .map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// Runs an ACMP DAG document: progress on stderr, the outcome on stdout.
+async fn run_dag_file(
+    host: &Arc<Host>,
+    dag: acmp_dag::Dag,
+    cancel: &CancellationToken,
+) -> ExitCode {
+    let outcome = crate::acmp::run_dag(
+        host,
+        dag,
+        |event| {
+            if let Some(line) = crate::acmp::describe(event) {
+                eprintln!("{line}");
+            }
+        },
+        cancel,
+    )
+    .await;
+    match outcome {
+        Ok(outcome) => {
+            let json = crate::acmp::outcome_json(&outcome);
+            print_out(&serde_json::to_string_pretty(&json).unwrap_or_default());
+            if outcome.status == acmp_dag::DagStatus::Completed {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_FAILED)
+            }
+        }
+        Err(e) => {
+            eprintln!("a2e: {e}");
+            ExitCode::from(EXIT_INVALID)
+        }
+    }
+}
+
+/// Runs a chain file (or an ACMP DAG document); the final `chain/resp` (or
+/// the DAG outcome) goes to stdout, progress to stderr.
 pub async fn run_file(
     host: &Arc<Host>,
     file: &Path,
     input: Option<&str>,
     events: bool,
 ) -> ExitCode {
-    let req = match load_chain(file, input) {
-        Ok(r) => r,
+    let doc = match load_document(file, input) {
+        Ok(d) => d,
         Err(e) => {
             eprintln!("a2e: {e}");
             return ExitCode::from(EXIT_INVALID);
@@ -79,6 +139,10 @@ pub async fn run_file(
             interrupt.cancel();
         }
     });
+    let req = match doc {
+        Document::Chain(req) => *req,
+        Document::Dag(dag) => return run_dag_file(host, dag, &cancel).await,
+    };
     let result = if events {
         let (tx, mut rx) = mpsc::channel::<Message>(256);
         let printer = tokio::spawn(async move {
@@ -122,10 +186,24 @@ pub async fn run_file(
     }
 }
 
-/// Validates a chain file: exit 0 and a summary, or exit 2 and the error.
+/// Validates a chain file or an ACMP DAG document: exit 0 and a summary, or
+/// exit 2 and the error.
 pub fn validate_file(host: &Arc<Host>, file: &Path) -> ExitCode {
-    let req = match load_chain(file, None) {
-        Ok(r) => r,
+    let req = match load_document(file, None) {
+        Ok(Document::Chain(r)) => *r,
+        Ok(Document::Dag(dag)) => {
+            let n = dag.tasks.len();
+            return match acmp_dag::ValidatedDag::new(dag, &acmp_dag::ValidationLimits::default()) {
+                Ok(_) => {
+                    print_out(&format!("{}: valid DAG of {n} tasks", file.display()));
+                    ExitCode::SUCCESS
+                }
+                Err(report) => {
+                    eprintln!("a2e: {}: {report}", file.display());
+                    ExitCode::from(EXIT_INVALID)
+                }
+            };
+        }
         Err(e) => {
             eprintln!("a2e: {e}");
             return ExitCode::from(EXIT_INVALID);

@@ -27,6 +27,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
+pub mod acmp;
 pub mod audit;
 pub mod builtins;
 pub mod chains;

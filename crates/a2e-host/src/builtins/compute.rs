@@ -161,7 +161,24 @@ pub(crate) fn transform(args: &Map<String, Value>) -> HostResult<ToolOutput> {
         .map_err(|e| HostError::Tool(format!("expression failed: {e}")))?;
     let value = serde_json::to_value(&*result)
         .map_err(|e| HostError::Tool(format!("result is not JSON: {e}")))?;
-    Ok(json!({"result": value}).into())
+    Ok(json!({"result": whole_numbers(value)}).into())
+}
+
+/// JMESPath arithmetic yields floats; a whole one reads better as an integer.
+fn whole_numbers(value: Value) -> Value {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(whole_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, whole_numbers(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -220,7 +237,11 @@ mod tests {
         ))
         .unwrap()
         .data;
-        assert_eq!(out["result"], json!(3.0));
+        assert_eq!(out["result"], json!(3));
+        let out = transform(&obj(json!({"data": [1.5, 2], "expression": "sum(@)"})))
+            .unwrap()
+            .data;
+        assert_eq!(out["result"], json!(3.5));
         assert!(matches!(
             transform(&obj(json!({"data": 1, "expression": "[*"}))),
             Err(HostError::Schema { .. })

@@ -1,0 +1,259 @@
+//! ACMP task DAGs on the host: a [`Provider`] serving capabilities from the
+//! host's tools and skills (capability = tool or skill name; tools first), and
+//! the runner behind `a2e run` for DAG documents.
+//!
+//! Input mapping: a task's resolved input `{type, data}` becomes the call's
+//! arguments — `data` itself when it is an object, `{"text": data}` when it is
+//! a string, `{"data": data}` otherwise. Output: the result's `data` as a
+//! `json` payload (`text` when it is a string). Errors: a failed call is an
+//! `acmp/error` — `timeout` → -33003, cancellation → -33004, anything else
+//! -33099 with `data.code` set to the A2E error code.
+
+use std::sync::Arc;
+
+use a2e_proto::{ErrorCode, SkillCallRequest, ToolCallRequest};
+use acmp_dag::{
+    AcmpError, Dag, DagOutcome, DagStatus, Event, EventKind, Invocation, InvokeResult,
+    Orchestrator, Payload, Provider, ProviderRef, Router, Task, TaskState,
+};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::HostError;
+use crate::host::Host;
+
+/// Serves ACMP capabilities from a host's tools and skills.
+#[derive(Clone)]
+pub struct HostProvider {
+    host: Arc<Host>,
+    session_id: String,
+}
+
+impl HostProvider {
+    /// A provider on `host` acting for `session_id` (empty for the host itself).
+    pub fn new(host: Arc<Host>, session_id: &str) -> Self {
+        Self {
+            host,
+            session_id: session_id.to_owned(),
+        }
+    }
+
+    /// Whether `capability` names a tool or skill of the host.
+    pub fn serves(&self, capability: &str) -> bool {
+        self.host.registry().tool(capability).is_some()
+            || self.host.registry().skill(capability).is_some()
+    }
+}
+
+/// The call arguments for a task input (see the module docs).
+pub fn arguments(input: Option<&Payload>) -> Map<String, Value> {
+    match input.map(|p| &p.data) {
+        Some(Value::Object(map)) => map.clone(),
+        Some(Value::String(text)) => {
+            let mut m = Map::new();
+            m.insert("text".into(), Value::String(text.clone()));
+            m
+        }
+        Some(Value::Null) | None => Map::new(),
+        Some(other) => {
+            let mut m = Map::new();
+            m.insert("data".into(), other.clone());
+            m
+        }
+    }
+}
+
+fn payload(data: Value) -> Payload {
+    if data.is_string() {
+        Payload::new("text", data)
+    } else {
+        Payload::json(data)
+    }
+}
+
+fn acmp_error(task_id: &str, code: &ErrorCode, message: String) -> AcmpError {
+    if *code == ErrorCode::TIMEOUT {
+        AcmpError::timeout(task_id, message)
+    } else {
+        AcmpError::internal(task_id, message).with_data("code", code.to_string())
+    }
+}
+
+fn refusal(task_id: &str, e: &HostError) -> AcmpError {
+    acmp_error(task_id, &e.code(), e.to_string())
+}
+
+impl Provider for HostProvider {
+    async fn invoke(&self, invocation: Invocation) -> Result<InvokeResult, AcmpError> {
+        let params = invocation.params;
+        let task_id = params.task_id.clone();
+        let cancel = invocation.cancel;
+        let args = arguments(params.input.as_ref());
+        let timeout = params.timeout_ms.map_or(0, |ms| ms.div_ceil(1000).max(1));
+        if cancel.is_cancelled() {
+            return Err(AcmpError::cancelled(&task_id));
+        }
+        let registry = self.host.registry();
+        let data = if registry.tool(&params.capability).is_some() {
+            let mut req = ToolCallRequest::new(&params.capability, Value::Object(args));
+            req.session_id = self.session_id.clone();
+            req.timeout = timeout;
+            let result = self
+                .host
+                .call_tool(&self.session_id, &req, None, &cancel)
+                .await
+                .map_err(|e| refusal(&task_id, &e))?;
+            if !result.success {
+                if cancel.is_cancelled() {
+                    return Err(AcmpError::cancelled(&task_id));
+                }
+                let code = result.error_code.unwrap_or(ErrorCode::TOOL_ERROR);
+                return Err(acmp_error(
+                    &task_id,
+                    &code,
+                    result.error.unwrap_or_default(),
+                ));
+            }
+            result.data
+        } else if registry.skill(&params.capability).is_some() {
+            let mut req = SkillCallRequest::new(&params.capability, Value::Object(args));
+            req.timeout = timeout;
+            req.streaming = false;
+            let result = self
+                .host
+                .call_skill(&self.session_id, &req, None, &cancel)
+                .await
+                .map_err(|e| refusal(&task_id, &e))?;
+            if !result.success {
+                if cancel.is_cancelled() {
+                    return Err(AcmpError::cancelled(&task_id));
+                }
+                let code = result.error_code.unwrap_or(ErrorCode::SKILL_ERROR);
+                return Err(acmp_error(
+                    &task_id,
+                    &code,
+                    result.error.unwrap_or_default(),
+                ));
+            }
+            result.data
+        } else {
+            return Err(AcmpError::capability_not_found(
+                &task_id,
+                &params.capability,
+            ));
+        };
+        Ok(InvokeResult::new(task_id, payload(data)))
+    }
+}
+
+/// Routes every capability the host serves to a [`HostProvider`]; others have
+/// no provider (the task fails with -33002 when it would start).
+pub struct HostRouter {
+    provider: HostProvider,
+    shared: ProviderRef,
+}
+
+impl HostRouter {
+    /// A router over `host`.
+    pub fn new(host: Arc<Host>, session_id: &str) -> Self {
+        let provider = HostProvider::new(host, session_id);
+        Self {
+            shared: Arc::new(provider.clone()),
+            provider,
+        }
+    }
+}
+
+impl Router for HostRouter {
+    fn route(&self, task: &Task) -> Option<ProviderRef> {
+        self.provider
+            .serves(&task.capability)
+            .then(|| self.shared.clone())
+    }
+}
+
+/// Whether a JSON document is an ACMP DAG (has `tasks`) rather than a chain.
+pub fn is_dag_document(value: &Value) -> bool {
+    value.get("tasks").is_some_and(Value::is_array) && value.get("nodes").is_none()
+}
+
+/// The printable result of a DAG run: status, leaf outputs, every task's end.
+pub fn outcome_json(outcome: &DagOutcome) -> Value {
+    let status = match outcome.status {
+        DagStatus::Completed => "completed",
+        DagStatus::Failed => "failed",
+        DagStatus::Cancelled => "cancelled",
+    };
+    let result: Map<String, Value> = outcome
+        .result()
+        .into_iter()
+        .map(|(id, p)| {
+            (
+                id.to_owned(),
+                serde_json::to_value(p).unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    let tasks: Vec<Value> = outcome
+        .tasks
+        .iter()
+        .map(|t| {
+            let mut v = json!({"task_id": &*t.task_id, "state": state_name(t.state())});
+            if let Some(e) = t.error() {
+                v["error"] = Value::String(e.to_string());
+            }
+            if let Some(r) = t.cancel_reason() {
+                v["cancel_reason"] = Value::String(format!("{r:?}"));
+            }
+            v
+        })
+        .collect();
+    json!({
+        "dag_id": outcome.dag().dag_id,
+        "status": status,
+        "result": result,
+        "tasks": tasks,
+    })
+}
+
+fn state_name(state: TaskState) -> &'static str {
+    match state {
+        TaskState::Pending => "pending",
+        TaskState::Running => "running",
+        TaskState::Completed => "completed",
+        TaskState::Failed => "failed",
+        TaskState::Cancelled => "cancelled",
+    }
+}
+
+/// A one-line description of an event for progress output (`None`: not worth a line).
+pub fn describe(event: &Event) -> Option<String> {
+    match &event.kind {
+        EventKind::Transition { task_id, to, .. } => {
+            Some(format!("{task_id}: {}", state_name(*to)))
+        }
+        EventKind::DagFinished { status } => Some(format!("dag: {status:?}").to_lowercase()),
+        _ => None,
+    }
+}
+
+/// Runs a DAG on the host. `Err` carries the validation report as text.
+pub async fn run_dag(
+    host: &Arc<Host>,
+    dag: Dag,
+    on_event: impl Fn(&Event) + Send + Sync + 'static,
+    cancel: &CancellationToken,
+) -> Result<DagOutcome, String> {
+    let orchestrator =
+        Orchestrator::new(HostRouter::new(host.clone(), "")).with_event_sink(on_event);
+    let validated = orchestrator.validate(dag).map_err(|r| r.to_string())?;
+    let run = orchestrator.start(validated);
+    let control = run.control();
+    tokio::select! {
+        outcome = run.outcome() => outcome.map_err(|e| e.to_string()),
+        _ = cancel.cancelled() => {
+            control.cancel();
+            Err("cancelled".into())
+        }
+    }
+}
