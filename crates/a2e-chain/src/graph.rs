@@ -104,6 +104,8 @@ pub(crate) struct Node<'r> {
     pub terminal: bool,
     /// For a fallback: the node it stands in for.
     pub owner: Option<u32>,
+    /// `timeout` is a key of its `input` or `input_map` (else no lookup).
+    pub may_time_out: bool,
 }
 
 impl Node<'_> {

@@ -190,6 +190,8 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             data_in: 0,
             terminal: false,
             owner: None,
+            may_time_out: node.input.contains_key("timeout")
+                || node.input_map.contains_key("timeout"),
         });
     }
     // Data edges: a node depends on every node its expressions read; a map

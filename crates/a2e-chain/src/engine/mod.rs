@@ -117,24 +117,22 @@ impl Engine {
     }
 }
 
-fn respond<S>(plan: &Plan<'_>, run: Run<'_, '_, S>, started: Instant) -> ChainResponse {
-    let mut final_index = None;
-    for (i, (node, slot)) in plan.nodes.iter().zip(&run.slots).enumerate() {
-        if node.terminal && slot.status == Status::Done {
-            final_index = Some(i);
-        }
-    }
-    let final_output = final_index
-        .and_then(|i| run.slots.get(i))
-        .map_or(Value::Null, |s| s.output.clone());
+fn respond<S>(plan: &Plan<'_>, mut run: Run<'_, '_, S>, started: Instant) -> ChainResponse {
+    let final_output = plan
+        .nodes
+        .iter()
+        .zip(&run.slots)
+        .rev()
+        .find(|(node, slot)| node.terminal && slot.status == Status::Done)
+        .map_or(Value::Null, |(_, slot)| slot.output.clone());
     let mut outputs = Map::with_capacity(plan.total);
-    let nodes_run = run.nodes_run;
-    let failure = run.failure;
-    for (node, slot) in plan.nodes.iter().zip(run.slots) {
+    for (node, slot) in plan.nodes.iter().zip(run.slots.iter_mut()) {
         if slot.status == Status::Done {
-            outputs.insert(node.src.node_id.clone(), slot.output);
+            outputs.insert(node.src.node_id.clone(), std::mem::take(&mut slot.output));
         }
     }
+    let nodes_run = run.nodes_run;
+    let failure = run.failure.take();
     ChainResponse {
         req_id: plan.req.id.clone(),
         chain_id: plan.req.chain_id.clone(),

@@ -225,7 +225,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         match &node.spec {
             Spec::Run => match env
                 .input_of(node)
-                .and_then(|input| Ok((node_timeout(&input)?, input)))
+                .and_then(|input| Ok((timeout_of(node, &input)?, input)))
             {
                 Ok((timeout, input)) => {
                     let call = NodeCall {
@@ -368,7 +368,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             };
             match env
                 .input_of(tnode)
-                .and_then(|input| Ok((node_timeout(&input)?, input)))
+                .and_then(|input| Ok((timeout_of(tnode, &input)?, input)))
             {
                 Ok((timeout, input)) => {
                     let call = NodeCall {
@@ -395,19 +395,22 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let token = match timeout {
-            Some(_) => call.cancel.child_token(),
-            None => call.cancel.clone(),
-        };
-        call.cancel = token.clone();
+        // A node with its own timeout gets a child token it can fire alone;
+        // otherwise the call keeps the token it came with (token clones and
+        // drops take a lock, so none are made needlessly).
+        let own_token = timeout.map(|_| {
+            let child = call.cancel.child_token();
+            call.cancel = child.clone();
+            child
+        });
         let runner = self.runner.clone();
         let fut = match catch_unwind(AssertUnwindSafe(|| runner.run_boxed(call))) {
             Ok(fut) => fut,
             Err(panic) => return self.result(tag, Err(panic_error(panic))),
         };
         let grace = self.cfg.cancel_grace;
-        let mut fut: BoxNodeFuture = match (node_deadline, timeout) {
-            (Some(at), Some(t)) => Box::pin(async move {
+        let mut fut: BoxNodeFuture = match (node_deadline, timeout, own_token) {
+            (Some(at), Some(t), Some(token)) => Box::pin(async move {
                 let mut fut = fut;
                 match tokio::time::timeout_at(at, &mut fut).await {
                     Ok(result) => result,
@@ -732,6 +735,15 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             }
         }
         self.ready.clear();
+    }
+}
+
+/// The node's own timeout, read only when its input can have one.
+fn timeout_of(node: &crate::graph::Node<'_>, input: &Value) -> Result<Option<Duration>, NodeError> {
+    if node.may_time_out {
+        node_timeout(input)
+    } else {
+        Ok(None)
     }
 }
 
