@@ -406,6 +406,7 @@ fn unroutable_unresolvable_and_malformed_results_fail_the_task() {
                 let id = inv.params.task_id.clone();
                 let output = Payload::json(json!({"chunks": ["a", "b"]}));
                 match id.as_str() {
+                    "greedy" => Ok(InvokeResult::new(id, output).with_usage(1, 0.002)),
                     "liar" => Ok(InvokeResult::new("someone_else", output)),
                     "mute" => Ok(InvokeResult {
                         output: None,
@@ -430,6 +431,10 @@ fn unroutable_unresolvable_and_malformed_results_fail_the_task() {
             ))
             .with_task(Task::new("liar", "rec", TaskInput::text("x")))
             .with_task(Task::new("mute", "rec", TaskInput::text("x")))
+            .with_task(Task {
+                max_price_cu: Some(0.001),
+                ..Task::new("greedy", "rec", TaskInput::text("x"))
+            })
             .with_edge(Edge::new("src", "far"));
         let outcome = orchestrator.run(d).await.unwrap();
         let far = outcome.task("far").unwrap().error().unwrap().clone();
@@ -444,7 +449,7 @@ fn unroutable_unresolvable_and_malformed_results_fail_the_task() {
         );
         let nowhere = outcome.task("nowhere").unwrap().error().unwrap();
         assert_eq!(nowhere.code(), ErrorCode::CAPABILITY_NOT_FOUND);
-        for t in ["liar", "mute"] {
+        for t in ["liar", "mute", "greedy"] {
             assert!(
                 matches!(
                     outcome.task(t).unwrap().error(),

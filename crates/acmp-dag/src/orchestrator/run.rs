@@ -357,6 +357,12 @@ impl RunLoop {
             self.fail(idx, TaskError::Protocol { message });
             return;
         }
+        let max_price = plan_max_price(&self.plan, idx);
+        if let Some(max) = max_price.filter(|&max| result.cost_cu > max) {
+            let message = format!("cost_cu {} exceeds max_price_cu {max}", result.cost_cu);
+            self.fail(idx, TaskError::Protocol { message });
+            return;
+        }
         if let Some(mut stream) = self.out_streams.remove(&idx) {
             match stream.finish(&result) {
                 Ok(assembled) => {
@@ -500,6 +506,15 @@ impl RunLoop {
             plan: Arc::clone(&self.plan),
         }
     }
+}
+
+/// The task's `max_price_cu`, which a result's `cost_cu` must not exceed.
+fn plan_max_price(plan: &Plan, idx: u32) -> Option<f64> {
+    plan.dag
+        .dag()
+        .tasks
+        .get(idx as usize)
+        .and_then(|t| t.max_price_cu)
 }
 
 impl Drop for RunLoop {
