@@ -361,3 +361,41 @@ fn the_output_sink_numbers_chunks_and_refuses_misuse() {
     assert!(matches!(&got[2], ProviderMessage::Chunk(c) if c.seq == 1 && c.is_final));
     inv.output.heartbeat(None, None);
 }
+
+#[test]
+fn one_stream_fans_out_to_every_streaming_dependent() {
+    let (up_seen, down_seen) = (Arc::new(Seen::default()), Arc::new(Seen::default()));
+    let first = Arc::new(Notify::new());
+    let orchestrator = Orchestrator::new(router(vec![
+        (
+            "produce",
+            upstream(Arc::clone(&up_seen), Arc::clone(&first), only_output()),
+        ),
+        (
+            "shout",
+            downstream(Arc::clone(&down_seen), first, only_input()),
+        ),
+    ]));
+    let dag = acmp_dag::Dag::new("dag_fan")
+        .with_task(Task::new("up", "produce", TaskInput::text("go")))
+        .with_task(Task::new("d1", "shout", TaskInput::from_task("up")))
+        .with_task(Task::new("d2", "shout", TaskInput::from_task("up")))
+        .with_edge(Edge::streaming("up", "d1"))
+        .with_edge(Edge::streaming("up", "d2"));
+    let outcome = block_on(orchestrator.run(dag)).unwrap();
+    assert_eq!(outcome.status, DagStatus::Completed);
+    for d in ["d1", "d2"] {
+        assert_eq!(outcome.output(d), Some(&Payload::text("HELLO WORLD")));
+        let seqs: Vec<_> = down_seen
+            .chunks
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.task_id == d)
+            .map(|c| (c.seq, c.is_final))
+            .collect();
+        assert_eq!(seqs, [(0, false), (1, true)], "{d}");
+    }
+    let result: Vec<&str> = outcome.result().into_iter().map(|(t, _)| t).collect();
+    assert_eq!(result, ["d1", "d2"]);
+}
