@@ -38,13 +38,13 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     // into the request's scattered strings, so lookups stay in cache.
     let arena: String = nodes.iter().map(|n| n.node_id.as_str()).collect();
     let index = index_ids(nodes, &arena)?;
+    let index = Ids::new(index, &arena, nodes);
     let lookup = |owner: &ChainNode, field: &str, target: &str| -> Result<Option<u32>> {
         if target.is_empty() {
             return Ok(None);
         }
         index
             .get(target)
-            .copied()
             .map(Some)
             .ok_or_else(|| ValidationError::UnknownNode {
                 node_id: owner.node_id.clone(),
@@ -73,24 +73,25 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             policy,
         });
     }
-    let entry = if req.entry_node.is_empty() {
-        if !nodes.is_empty() {
-            return Err(invalid(
-                "",
-                "entry_node",
-                "required when the chain has nodes",
-            ));
-        }
-        None
-    } else {
-        Some(index.get(req.entry_node.as_str()).copied().ok_or_else(|| {
-            ValidationError::UnknownNode {
-                node_id: String::new(),
-                field: "entry_node".into(),
-                target: req.entry_node.clone(),
+    let entry =
+        if req.entry_node.is_empty() {
+            if !nodes.is_empty() {
+                return Err(invalid(
+                    "",
+                    "entry_node",
+                    "required when the chain has nodes",
+                ));
             }
-        })?)
-    };
+            None
+        } else {
+            Some(index.get(req.entry_node.as_str()).ok_or_else(|| {
+                ValidationError::UnknownNode {
+                    node_id: String::new(),
+                    field: "entry_node".into(),
+                    target: req.entry_node.clone(),
+                }
+            })?)
+        };
     let roles = assign_roles(nodes, &refs, entry)?;
 
     // Expressions, and the edges they and the references make.
@@ -116,13 +117,14 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                     "expected a JMESPath expression string",
                 ));
             };
-            let expr = compile(node, field, text, scope, &index, &roles)?;
+            let expr = compile(node, me, field, text, scope, &index, &roles)?;
             input_map.push((key.as_str(), expr));
         }
         let kind = &node.kind;
         let spec = if *kind == NodeKind::BRANCH {
             let cond = compile(
                 node,
+                me,
                 Field::Named("condition"),
                 &node.condition,
                 Scope::Condition,
@@ -144,6 +146,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         } else if *kind == NodeKind::MAP {
             let items = compile(
                 node,
+                me,
                 Field::Named("items_path"),
                 &node.items_path,
                 Scope::Plain,
@@ -261,6 +264,51 @@ fn invalid(node_id: &str, field: &str, message: impl Into<String>) -> Validation
         node_id: node_id.to_owned(),
         field: field.to_owned(),
         message: message.into(),
+    }
+}
+
+/// Node ids by name, with a shortcut for the node declared just before
+/// (chains mostly read their predecessor).
+struct Ids<'a> {
+    map: HashMap<&'a str, u32>,
+    arena: &'a str,
+    ends: Vec<u32>,
+}
+
+impl<'a> Ids<'a> {
+    fn new(map: HashMap<&'a str, u32>, arena: &'a str, nodes: &[ChainNode]) -> Self {
+        let mut end = 0u32;
+        let ends = nodes
+            .iter()
+            .map(|n| {
+                end = end.saturating_add(n.node_id.len() as u32);
+                end
+            })
+            .collect();
+        Self { map, arena, ends }
+    }
+
+    /// The id of node `i`.
+    fn id(&self, i: u32) -> Option<&'a str> {
+        let start = match i.checked_sub(1) {
+            Some(p) => *self.ends.get(p as usize)?,
+            None => 0,
+        };
+        self.arena
+            .get(start as usize..*self.ends.get(i as usize)? as usize)
+    }
+
+    /// The node named `name`.
+    fn get(&self, name: &str) -> Option<u32> {
+        self.map.get(name).copied()
+    }
+
+    /// The node named `name`, trying node `me - 1` first.
+    fn get_near(&self, name: &str, me: u32) -> Option<u32> {
+        match me.checked_sub(1) {
+            Some(prev) if self.id(prev) == Some(name) => Some(prev),
+            _ => self.get(name),
+        }
     }
 }
 
@@ -518,10 +566,11 @@ impl Field<'_> {
 
 fn compile(
     node: &ChainNode,
+    me: u32,
     field: Field<'_>,
     text: &str,
     scope: Scope,
-    index: &HashMap<&str, u32>,
+    index: &Ids<'_>,
     roles: &[Role],
 ) -> Result<Expr> {
     let resolve = |name: &str| -> Option<Root> {
@@ -530,7 +579,7 @@ fn compile(
             ("item", Scope::Template) => Some(Root::Item),
             ("index", Scope::Template) => Some(Root::Index),
             ("output", Scope::Condition) => Some(Root::Upstream),
-            _ => index.get(name).map(|&i| Root::Node(i)),
+            _ => index.get_near(name, me).map(Root::Node),
         }
     };
     let expr = context::compile(text, &resolve).map_err(|e| match e {
@@ -562,7 +611,7 @@ fn compile(
         }
     });
     if let Some(j) = template {
-        let target = index.iter().find(|(_, v)| **v == j).map_or("", |(k, _)| *k);
+        let target = index.id(j).unwrap_or_default();
         return Err(invalid(
             &node.node_id,
             &field.name(),
