@@ -224,3 +224,92 @@ impl Registry {
         !self.skill_plugins.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::HostResult;
+    use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
+    use serde_json::{Map, Value};
+
+    struct P {
+        name: &'static str,
+        tools: &'static [&'static str],
+        priority: i32,
+        exclusive: bool,
+    }
+
+    impl ToolPlugin for P {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn priority(&self) -> i32 {
+            self.priority
+        }
+        fn exclusive(&self) -> bool {
+            self.exclusive
+        }
+        fn tools(&self) -> Vec<ToolDefinition> {
+            self.tools
+                .iter()
+                .map(|t| ToolDefinition::new(t, "t"))
+                .collect()
+        }
+        async fn call(
+            &self,
+            _: &str,
+            _: Map<String, Value>,
+            _: CallContext,
+        ) -> HostResult<ToolOutput> {
+            Ok(ToolOutput::default())
+        }
+    }
+
+    fn p(
+        name: &'static str,
+        tools: &'static [&'static str],
+        priority: i32,
+        exclusive: bool,
+    ) -> Arc<dyn DynToolPlugin> {
+        Arc::new(P {
+            name,
+            tools,
+            priority,
+            exclusive,
+        })
+    }
+
+    #[test]
+    fn duplicate_plugins_and_tools_are_refused() {
+        let mut r = Registry::new();
+        r.add_tool_plugin(p("a", &["x", "y"], 0, false)).unwrap();
+        assert_eq!(
+            r.add_tool_plugin(p("a", &["z"], 0, false)).unwrap_err(),
+            RegistryError::DuplicatePlugin("a".into())
+        );
+        let err = r
+            .add_tool_plugin(p("b", &["z", "y"], 0, false))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tool `y` of plugin `b` is already offered by plugin `a`"
+        );
+        // Nothing of the refused plugin was registered.
+        assert!(r.tool("z").is_none());
+        assert!(r.add_tool_plugin(p("c", &["w", "w"], 0, false)).is_err());
+    }
+
+    #[test]
+    fn higher_priority_lists_first_and_exclusive_serves_alone() {
+        let mut r = Registry::new();
+        r.add_tool_plugin(p("low", &["b1"], 0, false)).unwrap();
+        r.add_tool_plugin(p("high", &["a1"], 10, false)).unwrap();
+        let names: Vec<String> = r.tools().into_iter().map(|e| e.def.name).collect();
+        assert_eq!(names, vec!["a1", "b1"]);
+        r.add_tool_plugin(p("only", &["o1"], 20, true)).unwrap();
+        let names: Vec<String> = r.tools().into_iter().map(|e| e.def.name).collect();
+        assert_eq!(names, vec!["o1"]);
+        assert!(r.tool("b1").is_none());
+        assert!(r.tool("o1").is_some());
+    }
+}
