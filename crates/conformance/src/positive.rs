@@ -92,6 +92,14 @@ fn check_message(
     report: &mut Report,
 ) {
     let problems = &mut report.problems;
+    let wire_type = original.get("type").and_then(Value::as_str).unwrap_or("");
+    // 4a. The original validates against its type's schema (whether or not it decodes).
+    if let Err(errors) = schemas.validate(wire_type, original) {
+        problems.push(format!(
+            "the original fails its schema: {}",
+            errors.join("; ")
+        ));
+    }
     let msg = match a2e_proto::decode(bytes) {
         Ok(msg) => msg,
         Err(e) => {
@@ -99,7 +107,6 @@ fn check_message(
             return;
         }
     };
-    let wire_type = original.get("type").and_then(Value::as_str).unwrap_or("");
     if matches!(msg, Message::Unknown(_)) {
         problems.push(format!("decoded as an unknown message, not `{wire_type}`"));
         return;
