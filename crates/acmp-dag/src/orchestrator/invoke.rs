@@ -11,7 +11,6 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 use tokio::time::Sleep;
-use tokio_util::sync::CancellationToken;
 
 use crate::orchestrator::msg::Msg;
 use crate::{AcmpError, Invocation, InvokeResult, ProviderRef, TaskError};
@@ -29,9 +28,9 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
 /// The provider's future for task `idx`, resolving to `(idx, result)`.
 ///
 /// A panic, in `invoke` itself or while polling its future, becomes
-/// [`TaskError::Panicked`]. When the deadline passes, the token fires and
-/// [`Msg::TimedOut`] goes to the loop at once; the future still completes when the provider
-/// returns. The deadline timer is only created if the provider does not answer on its first
+/// [`TaskError::Panicked`]. When the deadline passes, [`Msg::TimedOut`] goes to the loop at
+/// once (which fails the task and fires its token); the future still completes when the
+/// provider returns. The deadline timer is only created if the provider does not answer on its first
 /// poll.
 pub(crate) struct Invoke {
     idx: u32,
@@ -43,12 +42,10 @@ enum Deadline {
     None,
     Pending {
         limit: Duration,
-        token: CancellationToken,
         tx: mpsc::UnboundedSender<Msg>,
     },
     Armed {
         sleep: Pin<Box<Sleep>>,
-        token: CancellationToken,
         tx: mpsc::UnboundedSender<Msg>,
         timeout_ms: u64,
     },
@@ -66,7 +63,6 @@ impl Invoke {
         let deadline = match timeout {
             Some(limit) => Deadline::Pending {
                 limit,
-                token: invocation.cancel.clone(),
                 tx: tx.clone(),
             },
             None => Deadline::None,
@@ -96,12 +92,11 @@ impl Future for Invoke {
         }
         if let Deadline::Pending { limit, .. } = &this.deadline {
             let limit = *limit;
-            if let Deadline::Pending { token, tx, .. } =
+            if let Deadline::Pending { tx, .. } =
                 std::mem::replace(&mut this.deadline, Deadline::Passed)
             {
                 this.deadline = Deadline::Armed {
                     sleep: Box::pin(tokio::time::sleep(limit)),
-                    token,
                     tx,
                     timeout_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
                 };
@@ -109,14 +104,10 @@ impl Future for Invoke {
         }
         if let Deadline::Armed { sleep, .. } = &mut this.deadline {
             if sleep.as_mut().poll(cx).is_ready() {
-                if let Deadline::Armed {
-                    token,
-                    tx,
-                    timeout_ms,
-                    ..
-                } = std::mem::replace(&mut this.deadline, Deadline::Passed)
+                if let Deadline::Armed { tx, timeout_ms, .. } =
+                    std::mem::replace(&mut this.deadline, Deadline::Passed)
                 {
-                    token.cancel();
+                    // The loop fails the task, which fires its token.
                     let _ = tx.send(Msg::TimedOut {
                         idx: this.idx,
                         timeout_ms,

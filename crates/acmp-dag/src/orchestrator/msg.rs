@@ -4,7 +4,7 @@ use crate::Payload;
 
 #[derive(Debug)]
 pub(crate) enum Msg {
-    /// The deadline passed; the token has fired, the provider may still answer.
+    /// The deadline passed; the provider may still answer.
     TimedOut { idx: u32, timeout_ms: u64 },
     /// An output chunk.
     Chunk {
