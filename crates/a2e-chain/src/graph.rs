@@ -92,8 +92,12 @@ pub(crate) struct Node<'r> {
     pub spec: Spec,
     /// Its `on_error`.
     pub policy: Policy,
-    /// `input_map`, compiled, in declaration order.
-    pub input_map: Box<[(&'r str, Expr)]>,
+    /// `input_map`, compiled, in declaration order; keys interned.
+    pub input_map: Box<[(Arc<str>, Expr)]>,
+    /// Its kind (copied out of the request for locality at run time).
+    pub kind: NodeKind,
+    /// Its static `input` is not empty.
+    pub has_input: bool,
     /// Distinct nodes it depends on.
     pub pending: u32,
     /// Of those, how many through a control edge.
@@ -111,7 +115,7 @@ pub(crate) struct Node<'r> {
 impl Node<'_> {
     /// The node's kind.
     pub(crate) fn kind(&self) -> &NodeKind {
-        &self.src.kind
+        &self.kind
     }
 }
 

@@ -98,6 +98,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     let mut pairs: Vec<(u32, u32, u8)> = Vec::with_capacity(nodes.len() * 2);
     let mut names: HashMap<&str, Arc<str>> = HashMap::new();
     let mut last_name: Option<Arc<str>> = None;
+    let mut keys: HashMap<&str, Arc<str>> = HashMap::new();
     let mut compiled = Vec::with_capacity(nodes.len());
     for (i, (node, r)) in nodes.iter().zip(&refs).enumerate() {
         let me = i as u32;
@@ -118,7 +119,15 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                 ));
             };
             let expr = compile(node, me, field, text, scope, &index, &roles)?;
-            input_map.push((key.as_str(), expr));
+            let key = match keys.get(key.as_str()) {
+                Some(k) => Arc::clone(k),
+                None => {
+                    let k: Arc<str> = Arc::from(key.as_str());
+                    keys.insert(key.as_str(), Arc::clone(&k));
+                    k
+                }
+            };
+            input_map.push((key, expr));
         }
         let kind = &node.kind;
         let spec = if *kind == NodeKind::BRANCH {
@@ -188,6 +197,8 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             spec,
             policy: r.policy,
             input_map: input_map.into_boxed_slice(),
+            kind: node.kind.clone(),
+            has_input: !node.input.is_empty(),
             pending: 0,
             ctrl_in: 0,
             data_in: 0,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use a2e_proto::ErrorCode;
 use jmespath::Rcvar;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::state::{Slot, Status};
 use crate::context::path::{self, RootRef};
@@ -104,12 +104,16 @@ impl Env<'_> {
 
     /// The node's input: static `input` merged with `input_map` results.
     pub(crate) fn input_of(&mut self, node: &Node<'_>) -> Result<Value, NodeError> {
-        let mut map = node.src.input.clone();
+        let mut map = if node.has_input {
+            node.src.input.clone()
+        } else {
+            Map::with_capacity(node.input_map.len())
+        };
         for (key, expr) in node.input_map.iter() {
             let value = self.eval(expr).map_err(|e| {
                 NodeError::new(ErrorCode::RUNTIME_ERROR, format!("input_map.{key}: {e}"))
             })?;
-            map.insert((*key).to_owned(), value);
+            map.insert(key.to_string(), value);
         }
         Ok(Value::Object(map))
     }
