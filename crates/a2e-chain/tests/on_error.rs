@@ -207,3 +207,27 @@ async fn a_panic_after_the_first_await_is_caught_too() {
     assert!(resp.success);
     assert_eq!(errors, ["runner panicked: late panic"]);
 }
+
+#[tokio::test]
+async fn the_fallback_of_a_skipped_node_is_skipped_too() {
+    let req = request(
+        vec![
+            branch("b", "`false`", "x", "y"),
+            then(on_error(tool("x", "fail"), "fx"), "after"),
+            tool("fx", "echo"),
+            with_input(tool("y", "const"), &[("value", json!("Y"))]),
+            with_map(tool("after", "echo"), &[("x", "x.output")]),
+        ],
+        "b",
+        json!({}),
+    );
+    let script = Script::default();
+    let (resp, events) = run(&req, &script).await;
+    assert!(resp.success, "{:?}", resp.error);
+    let p = phases(&events);
+    for skipped in ["x:skip", "fx:skip", "after:skip"] {
+        assert!(p.contains(&skipped.to_owned()), "{skipped} missing from {p:?}");
+    }
+    assert_eq!(resp.final_output, json!("Y"));
+    assert_eq!(events.len(), 7); // b start/done, 3 skips, y start/done
+}
