@@ -33,7 +33,9 @@ pub(crate) async fn connect(
     }
     let config = WebSocketConfig::default()
         .max_message_size(Some(max))
-        .max_frame_size(Some(max));
+        .max_frame_size(Some(max))
+        .read_buffer_size(16 * 1024)
+        .write_buffer_size(16 * 1024);
     let (socket, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), true)
         .await
         .map_err(|e| match e {

@@ -217,6 +217,10 @@ pub async fn serve(
     state: Arc<NetState>,
 ) -> std::io::Result<()> {
     let shutdown = state.shutdown.clone();
+    // Small messages go out at once: no Nagle delay against the peer's delayed ACKs.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
+        let _ = tcp.set_nodelay(true);
+    });
     let server = axum::serve(
         listener,
         router.into_make_service_with_connect_info::<SocketAddr>(),

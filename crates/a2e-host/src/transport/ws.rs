@@ -31,6 +31,9 @@ const POLICY: u16 = 1008;
 const TOO_BIG: u16 = 1009;
 const NORMAL: u16 = 1000;
 
+/// Read chunk and write batching size of a connection; larger messages still pass.
+const BUFFER: usize = 16 * 1024;
+
 pub(crate) fn routes() -> Router<Arc<NetState>> {
     Router::new()
         .route("/", get(upgrade))
@@ -50,8 +53,11 @@ async fn upgrade(
     };
     let max = state.host.config().max_message_bytes;
     let tasks = state.tasks.clone();
+    // Small I/O buffers: a host holds many of these connections at once.
     ws.max_message_size(max)
         .max_frame_size(max)
+        .read_buffer_size(BUFFER)
+        .write_buffer_size(BUFFER)
         .on_upgrade(move |socket| async move {
             // Tracked so that shutdown waits for the session to drain.
             let _ = tasks.spawn(run(state, socket, slot)).await;
