@@ -226,7 +226,10 @@ async fn the_fallback_of_a_skipped_node_is_skipped_too() {
     assert!(resp.success, "{:?}", resp.error);
     let p = phases(&events);
     for skipped in ["x:skip", "fx:skip", "after:skip"] {
-        assert!(p.contains(&skipped.to_owned()), "{skipped} missing from {p:?}");
+        assert!(
+            p.contains(&skipped.to_owned()),
+            "{skipped} missing from {p:?}"
+        );
     }
     assert_eq!(resp.final_output, json!("Y"));
     assert_eq!(events.len(), 7); // b start/done, 3 skips, y start/done

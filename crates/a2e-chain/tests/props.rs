@@ -30,6 +30,9 @@ struct Spec {
     fails: bool,
     /// `on_error`: skip (true) or abort (false).
     skip: bool,
+    /// `on_error` names a fallback node of its own instead (declared after
+    /// every regular node).
+    fallback: bool,
     /// The runner waits once before answering (so calls interleave on tasks).
     yields: bool,
 }
@@ -57,36 +60,41 @@ fn dag(max: usize) -> impl Strategy<Value = Vec<Spec>> {
                 proptest::bool::weighted(0.1),
                 proptest::bool::weighted(0.8),
                 any::<bool>(),
+                proptest::bool::weighted(0.3),
             ),
             n,
         )
         .prop_map(move |raw| {
             raw.into_iter()
                 .enumerate()
-                .map(|(i, (reads, next, branch, fails, skip, yields))| {
-                    let earlier = |x: &prop::sample::Index| (i > 0).then(|| x.index(i));
-                    let later =
-                        |x: &prop::sample::Index| (i + 1 < n).then(|| i + 1 + x.index(n - i - 1));
-                    let reads: BTreeSet<usize> = reads.iter().filter_map(earlier).collect();
-                    let branch = branch.and_then(|(r, k, t, f, one_sided)| {
-                        let r = earlier(&r)?;
-                        let t = later(&t)?;
-                        let f = later(&f).filter(|f| *f != t && !one_sided);
-                        Some((r, k, Some(t), f))
-                    });
-                    Spec {
-                        reads: if branch.is_some() {
-                            Vec::new()
-                        } else {
-                            reads.into_iter().collect()
-                        },
-                        next: next.as_ref().and_then(later),
-                        fails: fails && branch.is_none(),
-                        branch,
-                        skip,
-                        yields,
-                    }
-                })
+                .map(
+                    |(i, (reads, next, branch, fails, skip, yields, fallback))| {
+                        let earlier = |x: &prop::sample::Index| (i > 0).then(|| x.index(i));
+                        let later = |x: &prop::sample::Index| {
+                            (i + 1 < n).then(|| i + 1 + x.index(n - i - 1))
+                        };
+                        let reads: BTreeSet<usize> = reads.iter().filter_map(earlier).collect();
+                        let branch = branch.and_then(|(r, k, t, f, one_sided)| {
+                            let r = earlier(&r)?;
+                            let t = later(&t)?;
+                            let f = later(&f).filter(|f| *f != t && !one_sided);
+                            Some((r, k, Some(t), f))
+                        });
+                        Spec {
+                            reads: if branch.is_some() {
+                                Vec::new()
+                            } else {
+                                reads.into_iter().collect()
+                            },
+                            next: next.as_ref().and_then(later),
+                            fails: fails && branch.is_none(),
+                            branch,
+                            skip,
+                            yields,
+                            fallback,
+                        }
+                    },
+                )
                 .collect()
         })
     })
@@ -123,11 +131,40 @@ fn build(specs: &[Spec]) -> ChainRequest {
             if let Some(x) = s.next {
                 n.next_node = id(x);
             }
-            n.on_error = if s.skip { "skip" } else { "abort" }.into();
+            n.on_error = match fallback_of(specs, i) {
+                Some(f) => id(f),
+                None if s.skip => "skip".into(),
+                None => "abort".into(),
+            };
             n
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut nodes = nodes;
+    for (i, _) in specs.iter().enumerate() {
+        if let Some(f) = fallback_of(specs, i) {
+            // The fallback reads its node's error and stands in with `{"v": f}`.
+            let n = with_input(
+                tool(&id(f), "calc"),
+                &[
+                    ("seed", json!(f)),
+                    ("fail", json!(false)),
+                    ("yield", json!(false)),
+                ],
+            );
+            nodes.push(with_map(n, &[("why", &format!("{}.error", id(i)))]));
+        }
+    }
     request(nodes, "n0", json!({}))
+}
+
+/// The index of node `i`'s fallback node, if it has one: fallbacks follow
+/// the regular nodes, in the order of the nodes they serve.
+fn fallback_of(specs: &[Spec], i: usize) -> Option<usize> {
+    let has = |s: &Spec| s.fallback && s.branch.is_none();
+    if !has(&specs[i]) {
+        return None;
+    }
+    Some(specs.len() + specs[..i].iter().filter(|s| has(s)).count())
 }
 
 /// The node function both the runner and the reference use.
@@ -194,6 +231,7 @@ fn reference(specs: &[Spec]) -> Expected {
     let mut taken: Vec<Option<bool>> = vec![None; n];
     let mut ran = 0;
     let mut aborts = false;
+    let mut fallback_ran: Vec<(usize, Value)> = Vec::new();
     for (i, s) in specs.iter().enumerate() {
         let live = |j: usize| matches!(st[j], St::Done(_));
         let runs = if !control[i].is_empty() {
@@ -236,12 +274,20 @@ fn reference(specs: &[Spec]) -> Expected {
         }
         match calc(&input) {
             Ok(v) => st.push(St::Done(v)),
-            Err(_) => {
-                if !s.skip {
-                    aborts = true;
+            Err(_) => match fallback_of(specs, i) {
+                Some(f) => {
+                    ran += 1;
+                    let out = json!({"v": f % 1000});
+                    fallback_ran.push((f, out.clone()));
+                    st.push(St::Done(out));
                 }
-                st.push(St::Done(Value::Null));
-            }
+                None => {
+                    if !s.skip {
+                        aborts = true;
+                    }
+                    st.push(St::Done(Value::Null));
+                }
+            },
         }
     }
     let mut outputs = Map::new();
@@ -254,6 +300,12 @@ fn reference(specs: &[Spec]) -> Expected {
             }
         }
     }
+    // Fallbacks are declared last and nothing depends on them.
+    fallback_ran.sort_by_key(|(f, _)| *f);
+    for (f, v) in fallback_ran {
+        outputs.insert(id(f), v.clone());
+        final_output = v;
+    }
     Expected {
         outputs,
         ran,
@@ -263,6 +315,12 @@ fn reference(specs: &[Spec]) -> Expected {
 }
 
 fn deps_of(specs: &[Spec], i: usize) -> BTreeSet<usize> {
+    if i >= specs.len() {
+        // A fallback depends on the node it serves.
+        return (0..specs.len())
+            .filter(|&o| fallback_of(specs, o) == Some(i))
+            .collect();
+    }
     let mut d: BTreeSet<usize> = specs[i].reads.iter().copied().collect();
     if let Some((r, ..)) = specs[i].branch {
         d.insert(r);
@@ -342,12 +400,13 @@ proptest! {
             prop_assert_eq!(&resp.outputs, &expected.outputs);
             prop_assert_eq!(resp.nodes_run as usize, expected.ran);
             prop_assert_eq!(&resp.final_output, &expected.final_output);
-            prop_assert_eq!(terminal_at.len(), specs.len());
+            let fallbacks = (0..specs.len()).filter(|&i| fallback_of(&specs, i).is_some()).count();
+            prop_assert_eq!(terminal_at.len(), specs.len() + fallbacks);
         } else {
             let err = resp.error.unwrap();
             prop_assert_eq!(&err["code"], "chain_node_error");
             let culprit: usize = err["node_id"].as_str().unwrap()[1..].parse().unwrap();
-            prop_assert!(specs[culprit].fails && !specs[culprit].skip);
+            prop_assert!(specs[culprit].fails && !specs[culprit].skip && fallback_of(&specs, culprit).is_none());
         }
     }
 
@@ -407,6 +466,7 @@ fn the_reference_agrees_with_a_hand_checked_case() {
             fails: false,
             skip: true,
             yields: false,
+            fallback: false,
         },
         Spec {
             reads: vec![0],
@@ -415,6 +475,7 @@ fn the_reference_agrees_with_a_hand_checked_case() {
             fails: false,
             skip: true,
             yields: false,
+            fallback: false,
         },
         Spec {
             reads: vec![],
@@ -423,6 +484,7 @@ fn the_reference_agrees_with_a_hand_checked_case() {
             fails: false,
             skip: true,
             yields: false,
+            fallback: false,
         },
         Spec {
             reads: vec![],
@@ -431,6 +493,7 @@ fn the_reference_agrees_with_a_hand_checked_case() {
             fails: false,
             skip: true,
             yields: false,
+            fallback: false,
         },
         Spec {
             reads: vec![],
@@ -439,6 +502,7 @@ fn the_reference_agrees_with_a_hand_checked_case() {
             fails: false,
             skip: true,
             yields: false,
+            fallback: false,
         },
     ];
     let e = reference(&specs);
