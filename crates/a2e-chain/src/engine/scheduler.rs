@@ -659,7 +659,13 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             };
             let completed = slot.status == Status::Done;
             let failed = slot.error.is_some();
-            let holds = slot.output.get("condition").and_then(Value::as_bool);
+            // A branch whose condition failed takes neither side (whatever
+            // stands in for its output).
+            let holds = if failed {
+                None
+            } else {
+                slot.output.get("condition").and_then(Value::as_bool)
+            };
             let is_branch = matches!(node.spec, Spec::Branch { .. });
             for e in plan.out_edges(i) {
                 if e.flags & FALLBACK != 0 && failed {
