@@ -33,6 +33,7 @@ wire_message! {
         pub session_id: String = crate::envelope::new_id(),
         /// Requested ∩ loaded capabilities (missing ones with `enabled: false`).
         #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "proptest::collection::vec(proptest::arbitrary::any::<Capability>(), 0..3)"))]
         pub accepted_caps: Vec<Capability> = Vec::new(),
         /// Most concurrent requests this session may have in flight.
         #[serde(default = "default_max_parallel")]

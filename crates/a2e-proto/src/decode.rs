@@ -187,7 +187,7 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
     let peek: Peek = serde_json::from_slice(bytes).map_err(|e| {
         DecodeError::new(match e.classify() {
             serde_json::error::Category::Data => {
-                DecodeErrorKind::NotMessage("expected a JSON object with a string `type`".into())
+                DecodeErrorKind::NotMessage(strip_position(&e.to_string()))
             }
             _ => DecodeErrorKind::NotJson(e.to_string()),
         })

@@ -206,6 +206,12 @@ pub struct SkillResult {
     pub duration_ms: u64,
     /// Events streamed during the call.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "arbitrary",
+        proptest(
+            strategy = "proptest::collection::vec(proptest::arbitrary::any::<SkillEvent>(), 0..3)"
+        )
+    )]
     pub events: Vec<SkillEvent>,
 }
 
@@ -255,6 +261,7 @@ wire_message! {
         pub req_id: String = String::new(),
         /// Skill manifests (credentials redacted).
         #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "proptest::collection::vec(proptest::arbitrary::any::<SkillDefinition>(), 0..3)"))]
         pub skills: Vec<SkillDefinition> = Vec::new(),
     }
 }

@@ -63,9 +63,21 @@ pub struct ToolDefinition {
     pub description: String,
     /// Input parameters.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "arbitrary",
+        proptest(
+            strategy = "proptest::collection::vec(proptest::arbitrary::any::<ToolParameter>(), 0..3)"
+        )
+    )]
     pub input_parameters: Vec<ToolParameter>,
     /// Output parameters.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "arbitrary",
+        proptest(
+            strategy = "proptest::collection::vec(proptest::arbitrary::any::<ToolParameter>(), 0..3)"
+        )
+    )]
     pub output_parameters: Vec<ToolParameter>,
     /// Whether it streams events.
     #[serde(default = "crate::envelope::yes")]
@@ -156,6 +168,12 @@ pub struct ToolResult {
     pub duration_ms: u64,
     /// Events streamed during the call.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "arbitrary",
+        proptest(
+            strategy = "proptest::collection::vec(proptest::arbitrary::any::<ToolEvent>(), 0..3)"
+        )
+    )]
     pub events: Vec<ToolEvent>,
 }
 
@@ -213,6 +231,7 @@ wire_message! {
         pub req_id: String = String::new(),
         /// Tool definitions.
         #[serde(default)]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "proptest::collection::vec(proptest::arbitrary::any::<ToolDefinition>(), 0..3)"))]
         pub tools: Vec<ToolDefinition> = Vec::new(),
     }
 }
