@@ -28,7 +28,7 @@ pub enum ValidationError {
     /// `dag_id` is empty.
     #[error("dag_id: empty")]
     EmptyDagId,
-    /// More tasks than [`ValidationLimits::max_tasks`]; nothing else is checked.
+    /// More tasks than [`crate::ValidationLimits::max_tasks`]; nothing else is checked.
     #[error("tasks: {count} tasks exceed the limit of {max}")]
     TooManyTasks {
         /// Tasks in the DAG.
@@ -122,7 +122,7 @@ pub enum ValidationError {
         /// The parse error (path, offset, reason).
         error: PathError,
     },
-    /// Deeper than [`ValidationLimits::max_depth`].
+    /// Deeper than [`crate::ValidationLimits::max_depth`].
     #[error("depth {depth} exceeds the limit of {max} (task \"{task_id}\" is at depth {depth})")]
     TooDeep {
         /// The DAG's depth.
@@ -132,7 +132,7 @@ pub enum ValidationError {
         /// A task at the deepest level.
         task_id: String,
     },
-    /// Broader than [`ValidationLimits::max_breadth`].
+    /// Broader than [`crate::ValidationLimits::max_breadth`].
     #[error("breadth {breadth} exceeds the limit of {max} ({breadth} tasks at depth {level})")]
     TooBroad {
         /// Tasks at the broadest level.
