@@ -169,11 +169,12 @@ mod size_tests {
     #[test]
     fn print_sizes() {
         eprintln!(
-            "Node {} Spec {} Expr {} Slot {} ChainNode {}",
+            "Node {} Spec {} Expr {} Slot {} Out {} ChainNode {}",
             std::mem::size_of::<super::Node<'_>>(),
             std::mem::size_of::<super::Spec>(),
             std::mem::size_of::<crate::context::Expr>(),
             std::mem::size_of::<crate::engine::SlotSize>(),
+            std::mem::size_of::<crate::engine::OutSize>(),
             std::mem::size_of::<a2e_proto::ChainNode>(),
         );
     }

@@ -5,6 +5,8 @@ mod scheduler;
 mod state;
 #[cfg(test)]
 pub(crate) type SlotSize = state::Slot;
+#[cfg(test)]
+pub(crate) type OutSize = state::Out;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -122,13 +124,14 @@ fn respond<S>(plan: &Plan<'_>, mut run: Run<'_, '_, S>, started: Instant) -> Cha
         .nodes
         .iter()
         .zip(&run.slots)
+        .zip(&run.outs)
         .rev()
-        .find(|(node, slot)| node.terminal && slot.status == Status::Done)
-        .map_or(Value::Null, |(_, slot)| slot.output.clone());
+        .find(|((node, slot), _)| node.terminal && slot.status == Status::Done)
+        .map_or(Value::Null, |(_, out)| out.output.clone());
     let mut outputs = Map::with_capacity(plan.total);
-    for (node, slot) in plan.nodes.iter().zip(run.slots.iter_mut()) {
+    for ((node, slot), out) in plan.nodes.iter().zip(&run.slots).zip(run.outs.iter_mut()) {
         if slot.status == Status::Done {
-            outputs.insert(node.src.node_id.clone(), std::mem::take(&mut slot.output));
+            outputs.insert(node.src.node_id.clone(), std::mem::take(&mut out.output));
         }
     }
     let nodes_run = run.nodes_run;

@@ -7,7 +7,7 @@ use a2e_proto::ErrorCode;
 use jmespath::Rcvar;
 use serde_json::{Map, Value};
 
-use super::state::{Slot, Status};
+use super::state::{Out, Slot, Status};
 use crate::context::path::{self, RootRef};
 use crate::context::{Expr, Root, jmes};
 use crate::error::NodeError;
@@ -15,7 +15,8 @@ use crate::graph::Node;
 
 /// What expressions of one node see.
 pub(crate) struct Env<'a> {
-    pub slots: &'a mut [Slot],
+    pub slots: &'a [Slot],
+    pub outs: &'a mut [Out],
     pub input: &'a Value,
     pub input_var: &'a mut Option<Rcvar>,
     /// `item` and `index`, in a map template.
@@ -34,8 +35,10 @@ impl Env<'_> {
             Root::Index => self
                 .item
                 .map_or(RootRef::Absent, |(_, i)| RootRef::Index(i)),
-            Root::Node(i) => match self.slots.get(i as usize) {
-                Some(s) if s.status == Status::Done || s.status == Status::Failed => {
+            Root::Node(i) => match (self.slots.get(i as usize), self.outs.get(i as usize)) {
+                (Some(slot), Some(s))
+                    if slot.status == Status::Done || slot.status == Status::Failed =>
+                {
                     RootRef::Node {
                         output: &s.output,
                         error: s.error.as_deref().map(|e| e.message.as_str()),
@@ -43,10 +46,15 @@ impl Env<'_> {
                 }
                 _ => RootRef::Absent,
             },
-            Root::Upstream => match self.upstream.and_then(|u| self.slots.get(u as usize)) {
-                Some(s) if s.status == Status::Done => RootRef::Value(&s.output),
-                _ => RootRef::Absent,
-            },
+            Root::Upstream => {
+                let u = self.upstream.map_or(usize::MAX, |u| u as usize);
+                match (self.slots.get(u), self.outs.get(u)) {
+                    (Some(slot), Some(s)) if slot.status == Status::Done => {
+                        RootRef::Value(&s.output)
+                    }
+                    _ => RootRef::Absent,
+                }
+            }
         }
     }
 
@@ -56,14 +64,17 @@ impl Env<'_> {
                 .input_var
                 .get_or_insert_with(|| jmes::to_var(self.input))
                 .clone(),
-            Root::Node(i) => match self.slots.get_mut(i as usize) {
-                Some(s) if s.status == Status::Done || s.status == Status::Failed => s
-                    .var
-                    .get_or_insert_with(|| {
-                        let err = s.error.as_deref().map(|e| e.message.as_str());
-                        jmes::node_var(jmes::to_var(&s.output), err)
-                    })
-                    .clone(),
+            Root::Node(i) => match (self.slots.get(i as usize), self.outs.get_mut(i as usize)) {
+                (Some(slot), Some(s))
+                    if slot.status == Status::Done || slot.status == Status::Failed =>
+                {
+                    s.var
+                        .get_or_insert_with(|| {
+                            let err = s.error.as_deref().map(|e| e.message.as_str());
+                            jmes::node_var(jmes::to_var(&s.output), err)
+                        })
+                        .clone()
+                }
                 _ => jmes::null_var(),
             },
             Root::Item | Root::Index | Root::Upstream => match self.root_ref(root) {
@@ -144,7 +155,8 @@ fn bad_timeout() -> NodeError {
 pub(crate) fn eval_static(expr: &Expr, input: &Value) -> Value {
     let mut var = None;
     let mut env = Env {
-        slots: &mut [],
+        slots: &[],
+        outs: &mut [],
         input,
         input_var: &mut var,
         item: None,

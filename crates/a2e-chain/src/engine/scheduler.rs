@@ -18,14 +18,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::resolve::{Env, node_timeout};
-use super::state::{Emitter, Item, MapRun, Slot, Status};
+use super::state::{Emitter, Item, MapRun, Out, Slot, Status};
 use crate::config::ChainConfig;
 use crate::context::Expr;
 use crate::error::NodeError;
 use crate::events::{EventSink, Progress};
-use crate::graph::{
-    ANY_CONTROL, CONTROL, DATA, FALLBACK, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec,
-};
+use crate::graph::{ANY_CONTROL, CONTROL, DATA, FALLBACK, ON_FALSE, ON_TRUE, Plan, Policy, Spec};
 use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
 
 /// Work waiting for a free slot.
@@ -62,6 +60,7 @@ pub(crate) struct Run<'p, 'r, S> {
     runner: Arc<dyn DynNodeRunner>,
     pub(crate) ev: Emitter<S>,
     pub(crate) slots: Vec<Slot>,
+    pub(crate) outs: Vec<Out>,
     maps: BTreeMap<u32, MapRun>,
     ready: VecDeque<Work>,
     tasks: JoinSet<(Tag, NodeResult)>,
@@ -98,7 +97,10 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                     total: plan.total,
                 },
             },
-            slots: plan.nodes.iter().map(|n| Slot::new(n.pending)).collect(),
+            slots: plan.nodes.iter().map(Slot::new).collect(),
+            outs: std::iter::repeat_with(Out::default)
+                .take(plan.nodes.len())
+                .collect(),
             maps: BTreeMap::new(),
             ready: plan.roots.iter().map(|&r| Work::Node(r)).collect(),
             tasks: JoinSet::new(),
@@ -216,7 +218,8 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         self.nodes_run += 1;
         self.ev.emit(&node.id, None, ChainPhase::START, None, None);
         let mut env = Env {
-            slots: &mut self.slots,
+            slots: &self.slots,
+            outs: &mut self.outs,
             input: &self.input,
             input_var: &mut self.input_var,
             item: None,
@@ -269,7 +272,8 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
 
     fn start_map(&mut self, i: u32, items: &Expr, _template: u32) {
         let mut env = Env {
-            slots: &mut self.slots,
+            slots: &self.slots,
+            outs: &mut self.outs,
             input: &self.input,
             input_var: &mut self.input_var,
             item: None,
@@ -360,7 +364,8 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 return;
             };
             let mut env = Env {
-                slots: &mut self.slots,
+                slots: &self.slots,
+                outs: &mut self.outs,
                 input: &self.input,
                 input_var: &mut self.input_var,
                 item: Some((item, k)),
@@ -452,7 +457,10 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         let Some(node) = plan.nodes.get(i as usize) else {
             return;
         };
-        let Some(slot) = self.slots.get_mut(i as usize) else {
+        let (Some(slot), Some(out)) = (
+            self.slots.get_mut(i as usize),
+            self.outs.get_mut(i as usize),
+        ) else {
             return;
         };
         if slot.status != Status::Running {
@@ -460,64 +468,57 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         }
         match result {
             Ok(output) => {
-                slot.output = output;
+                out.output = output;
                 slot.status = Status::Done;
                 self.ev.progress.settled += 1;
                 self.ev
-                    .emit(&node.id, None, ChainPhase::DONE, Some(&slot.output), None);
+                    .emit(&node.id, None, ChainPhase::DONE, Some(&out.output), None);
                 self.settle(i);
             }
-            Err(error) => match node.policy {
-                Policy::Abort => {
-                    slot.status = Status::Cancelled;
-                    self.ev.emit(
-                        &node.id,
-                        None,
-                        ChainPhase::ERROR,
-                        None,
-                        Some(&error.message),
-                    );
-                    let mut detail = Map::new();
-                    detail.insert(
-                        "code".into(),
-                        Value::from(ErrorCode::CHAIN_NODE_ERROR.as_str()),
-                    );
-                    detail.insert(
-                        "message".into(),
-                        Value::from(format!("node `{}` failed: {}", node.id, error.message)),
-                    );
-                    detail.insert("node_id".into(), Value::from(&*node.id));
-                    detail.insert("node_code".into(), Value::from(error.code.as_str()));
-                    self.fail(detail, "chain aborted");
-                }
-                Policy::Skip => {
-                    slot.status = Status::Done;
-                    slot.output = Value::Null;
+            Err(error) => {
+                if node.policy == Policy::Skip {
+                    // Settled by this very event.
                     self.ev.progress.settled += 1;
-                    self.ev.emit(
-                        &node.id,
-                        None,
-                        ChainPhase::ERROR,
-                        None,
-                        Some(&error.message),
-                    );
-                    slot.error = Some(Box::new(error));
-                    self.settle(i);
                 }
-                Policy::Fallback(f) => {
-                    slot.status = Status::Failed;
-                    self.ev.emit(
-                        &node.id,
-                        None,
-                        ChainPhase::ERROR,
-                        None,
-                        Some(&error.message),
-                    );
-                    slot.error = Some(Box::new(error));
-                    self.signal(f, true, true);
-                    self.drain_settles();
+                self.ev.emit(
+                    &node.id,
+                    None,
+                    ChainPhase::ERROR,
+                    None,
+                    Some(&error.message),
+                );
+                match node.policy {
+                    Policy::Abort => {
+                        slot.status = Status::Cancelled;
+                        let mut detail = Map::new();
+                        detail.insert(
+                            "code".into(),
+                            Value::from(ErrorCode::CHAIN_NODE_ERROR.as_str()),
+                        );
+                        detail.insert(
+                            "message".into(),
+                            Value::from(format!("node `{}` failed: {}", node.id, error.message)),
+                        );
+                        detail.insert("node_id".into(), Value::from(&*node.id));
+                        detail.insert("node_code".into(), Value::from(error.code.as_str()));
+                        self.fail(detail, "chain aborted");
+                    }
+                    Policy::Skip => {
+                        slot.status = Status::Done;
+                        slot.failed = true;
+                        out.output = Value::Null;
+                        out.error = Some(Box::new(error));
+                        self.settle(i);
+                    }
+                    Policy::Fallback(f) => {
+                        slot.status = Status::Failed;
+                        slot.failed = true;
+                        out.error = Some(Box::new(error));
+                        self.signal(f, true, true);
+                        self.drain_settles();
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -612,10 +613,6 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
 
     /// One dependency of `t` settled.
     fn signal(&mut self, t: u32, ctrl_live: bool, data_live: bool) {
-        let plan = self.plan;
-        let Some(node) = plan.nodes.get(t as usize) else {
-            return;
-        };
         let Some(slot) = self.slots.get_mut(t as usize) else {
             return;
         };
@@ -625,9 +622,9 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         if slot.pending > 0 || slot.status != Status::Waiting {
             return;
         }
-        let runs = if node.ctrl_in > 0 {
+        let runs = if slot.ctrl_in > 0 {
             slot.ctrl_live > 0
-        } else if node.data_in > 0 {
+        } else if slot.data_in > 0 {
             slot.data_live > 0
         } else {
             true
@@ -637,7 +634,8 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         } else {
             slot.status = Status::Skipped;
             self.ev.progress.settled += 1;
-            self.ev.emit(&node.id, None, ChainPhase::SKIP, None, None);
+            let id = self.plan.nodes.get(t as usize).map_or("", |n| &*n.id);
+            self.ev.emit(id, None, ChainPhase::SKIP, None, None);
             self.settle_stack.push(t);
         }
     }
@@ -651,43 +649,48 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
     fn drain_settles(&mut self) {
         let plan = self.plan;
         while let Some(i) = self.settle_stack.pop() {
-            let Some(node) = plan.nodes.get(i as usize) else {
-                continue;
-            };
             let Some(slot) = self.slots.get(i as usize) else {
                 continue;
             };
             let completed = slot.status == Status::Done;
-            let failed = slot.error.is_some();
+            let failed = slot.failed;
+            let is_fallback = slot.fallback;
             // A branch whose condition failed takes neither side (whatever
             // stands in for its output).
-            let holds = if failed {
-                None
+            let holds = if slot.branch && !failed {
+                self.outs
+                    .get(i as usize)
+                    .and_then(|o| o.output.get("condition"))
+                    .and_then(Value::as_bool)
             } else {
-                slot.output.get("condition").and_then(Value::as_bool)
+                None
             };
-            let is_branch = matches!(node.spec, Spec::Branch { .. });
             for e in plan.out_edges(i) {
                 if e.flags & FALLBACK != 0 && failed {
                     continue; // signalled when the node failed
                 }
                 let ctrl = completed
                     && (e.flags & CONTROL != 0
-                        || (is_branch && e.flags & ON_TRUE != 0 && holds == Some(true))
-                        || (is_branch && e.flags & ON_FALSE != 0 && holds == Some(false)));
+                        || (e.flags & ON_TRUE != 0 && holds == Some(true))
+                        || (e.flags & ON_FALSE != 0 && holds == Some(false)));
                 let ctrl = ctrl && e.flags & ANY_CONTROL != 0;
                 let data = completed && e.flags & DATA != 0;
                 self.signal(e.to, ctrl, data);
             }
-            if node.role == Role::Fallback {
-                let Some(o) = node.owner else { continue };
-                let stand_in = match self.slots.get(i as usize) {
-                    Some(s) if s.status == Status::Done => s.output.clone(),
+            if is_fallback {
+                let Some(o) = plan.nodes.get(i as usize).and_then(|n| n.owner) else {
+                    continue;
+                };
+                let stand_in = match self.outs.get(i as usize) {
+                    Some(out) if completed => out.output.clone(),
                     _ => Value::Null,
                 };
-                if let Some(owner) = self.slots.get_mut(o as usize) {
+                if let (Some(owner), Some(out)) = (
+                    self.slots.get_mut(o as usize),
+                    self.outs.get_mut(o as usize),
+                ) {
                     if owner.status == Status::Failed {
-                        owner.output = stand_in;
+                        out.output = stand_in;
                         owner.status = Status::Done;
                         self.ev.progress.settled += 1;
                         self.settle_stack.push(o);

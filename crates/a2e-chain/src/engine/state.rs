@@ -25,36 +25,54 @@ pub(crate) enum Status {
     Cancelled,
 }
 
-/// One node's run state.
-#[derive(Debug)]
+/// One node's scheduling state: small, so that the counters of many nodes
+/// share cache lines. Outputs live apart, in [`Out`].
+#[derive(Debug, Clone)]
 pub(crate) struct Slot {
     pub status: Status,
+    /// The node is a branch (its output says which side it took).
+    pub branch: bool,
+    /// The node is some node's fallback.
+    pub fallback: bool,
+    /// The node failed and its error is recorded (skip or fallback).
+    pub failed: bool,
     /// Dependencies not settled yet.
     pub pending: u32,
     /// Settled control edges that are live.
     pub ctrl_live: u32,
     /// Settled data edges that are live.
     pub data_live: u32,
+    /// Control edges in (from the plan).
+    pub ctrl_in: u32,
+    /// Data edges in (from the plan).
+    pub data_in: u32,
+}
+
+impl Slot {
+    pub(crate) fn new(node: &crate::graph::Node<'_>) -> Self {
+        Self {
+            status: Status::Waiting,
+            branch: matches!(node.spec, crate::graph::Spec::Branch { .. }),
+            fallback: node.role == crate::graph::Role::Fallback,
+            failed: false,
+            pending: node.pending,
+            ctrl_live: 0,
+            data_live: 0,
+            ctrl_in: node.ctrl_in,
+            data_in: node.data_in,
+        }
+    }
+}
+
+/// One node's results.
+#[derive(Debug, Default)]
+pub(crate) struct Out {
     /// The output, once done.
     pub output: Value,
     /// The error recorded when the node failed but the chain went on.
     pub error: Option<Box<NodeError>>,
     /// The node's context entry as a jmespath value, made on first use.
     pub var: Option<Rcvar>,
-}
-
-impl Slot {
-    pub(crate) fn new(pending: u32) -> Self {
-        Self {
-            status: Status::Waiting,
-            pending,
-            ctrl_live: 0,
-            data_live: 0,
-            output: Value::Null,
-            error: None,
-            var: None,
-        }
-    }
 }
 
 /// One map item's state.
