@@ -467,3 +467,62 @@ fn run_exit_codes() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn proc_messages_spawn_stream_write_and_kill() {
+    let mut h = Host::start(&["--allow-command", "cat", "--allow-command", "sleep"]);
+    h.handshake();
+    h.send(r#"{"type":"proc/spawn/req","id":"sp1","cmd":["cat"],"stdin_mode":"pipe"}"#);
+    let (spawn, _) = h.answer("sp1");
+    assert_eq!(spawn["type"], "proc/spawn/resp");
+    assert_eq!(spawn["ok"], true, "{spawn}");
+    let proc_id = spawn["proc_id"].as_str().unwrap().to_owned();
+    assert!(spawn["pid"].as_u64().unwrap() > 0);
+    h.send(&format!(
+        r#"{{"type":"proc/write/req","id":"w1","proc_id":"{proc_id}","data":"ping\n","eof":true}}"#
+    ));
+    let mut got_write = false;
+    let mut lines = Vec::new();
+    let mut exit = None;
+    while !(got_write && exit.is_some()) {
+        let msg = h.recv();
+        match msg["type"].as_str().unwrap() {
+            "proc/write/resp" => {
+                assert_eq!(msg["ok"], true);
+                got_write = true;
+            }
+            "proc/read/event" => {
+                assert_eq!(msg["req_id"], "sp1");
+                assert_eq!(msg["proc_id"], proc_id.as_str());
+                match msg["stream_type"].as_str().unwrap() {
+                    "stdout" => lines.push(msg["data"]["text"].as_str().unwrap().to_owned()),
+                    "killed" => exit = Some(msg["data"]["code"].clone()),
+                    other => panic!("unexpected stream {other}"),
+                }
+            }
+            other => panic!("unexpected {other}: {msg}"),
+        }
+    }
+    assert_eq!(lines.concat().trim(), "ping");
+    assert_eq!(exit, Some(json!(0)));
+    h.send(&format!(
+        r#"{{"type":"proc/status/req","id":"st1","proc_id":"{proc_id}"}}"#
+    ));
+    assert_eq!(h.answer("st1").0["status"], "stopped");
+
+    h.send(r#"{"type":"proc/spawn/req","id":"sp2","cmd":["sleep","30"],"stdin_mode":"null"}"#);
+    let (spawn, _) = h.answer("sp2");
+    let sleeper = spawn["proc_id"].as_str().unwrap().to_owned();
+    let pid = spawn["pid"].as_i64().unwrap() as i32;
+    h.send(&format!(
+        r#"{{"type":"proc/kill/req","id":"k1","proc_id":"{sleeper}","signal":"SIGKILL"}}"#
+    ));
+    let (kill, _) = h.answer("k1");
+    assert_eq!(kill["type"], "proc/kill/resp");
+    assert_eq!(kill["ok"], true);
+    assert!(wait_gone(pid, Duration::from_secs(5)));
+    h.send(r#"{"type":"proc/spawn/req","id":"sp3","cmd":["rm","-rf","x"]}"#);
+    let (denied, _) = h.answer("sp3");
+    assert_eq!(denied["type"], "error");
+    assert_eq!(denied["code"], "tool_denied");
+}
