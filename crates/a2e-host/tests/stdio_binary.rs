@@ -526,3 +526,54 @@ fn proc_messages_spawn_stream_write_and_kill() {
     assert_eq!(denied["type"], "error");
     assert_eq!(denied["code"], "tool_denied");
 }
+
+fn a2e(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_lists_tools_skills_schemas_and_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("skills")).unwrap();
+    std::fs::write(dir.path().join("skills/code_review.md"), CODE_REVIEW_SKILL).unwrap();
+    let (code, out, _) = a2e(&["tools", "--root", "."], dir.path());
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|l| l.starts_with("read_file")), "{out}");
+    let (_, out, _) = a2e(
+        &["tools", "--query", "search files regex", "--root", "."],
+        dir.path(),
+    );
+    assert!(out.lines().next().unwrap().starts_with("grep"), "{out}");
+    let (_, out, _) = a2e(&["skills", "--root", "."], dir.path());
+    assert!(
+        out.contains("code_review") && out.contains("Published"),
+        "{out}"
+    );
+    let (code, out, _) = a2e(&["schema", "tool/call/req"], dir.path());
+    assert_eq!(code, 0);
+    let schema: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(schema["properties"]["type"]["const"], "tool/call/req");
+    let (code, out, _) = a2e(&["schema"], dir.path());
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 29);
+    let (code, _, err) = a2e(&["schema", "nope/req"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown message type"));
+    std::fs::write(
+        dir.path().join("bad.json"),
+        r#"{"entry_node":"a","nodes":[{"node_id":"a","kind":"tool","name":"x","input_map":{"v":"ghost.output"}}]}"#,
+    )
+    .unwrap();
+    let (code, _, err) = a2e(&["validate", "bad.json"], dir.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("ghost"), "{err}");
+}
