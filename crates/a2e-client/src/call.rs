@@ -48,6 +48,15 @@ impl FromMessage for Message {
     }
 }
 
+/// A call taken apart: id, events, answer, deadline, limit.
+pub(crate) type Parts = (
+    String,
+    Option<mpsc::UnboundedReceiver<Message>>,
+    oneshot::Receiver<Answer>,
+    Pin<Box<Sleep>>,
+    Duration,
+);
+
 /// Turns the final answer into the caller's type.
 pub(crate) type MapAnswer<R> = fn(Message) -> ClientResult<R>;
 
@@ -130,15 +139,7 @@ impl<E: FromMessage, R> Call<E, R> {
     }
 
     /// Keeps the route alive after this handle is gone (a process's output).
-    pub(crate) fn into_parts(
-        mut self,
-    ) -> (
-        String,
-        Option<mpsc::UnboundedReceiver<Message>>,
-        oneshot::Receiver<Answer>,
-        Pin<Box<Sleep>>,
-        Duration,
-    ) {
+    pub(crate) fn into_parts(mut self) -> Parts {
         let id = std::mem::take(&mut self.id);
         let events = self.events.take();
         let (_, dummy) = oneshot::channel();

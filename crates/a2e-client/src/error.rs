@@ -33,7 +33,7 @@ pub enum ClientError {
         /// What went wrong, for a person.
         message: String,
         /// Structured detail (e.g. the JSON path of a schema violation).
-        detail: Map<String, Value>,
+        detail: Box<Map<String, Value>>,
         /// Whether a retry may succeed.
         retryable: bool,
         /// The capability concerned, if any.
@@ -89,7 +89,7 @@ impl ClientError {
         Self::Protocol {
             code: e.code,
             message: e.message,
-            detail: e.detail,
+            detail: Box::new(e.detail),
             retryable: e.retryable,
             capability: e.capability_name,
         }

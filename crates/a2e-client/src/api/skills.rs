@@ -188,7 +188,7 @@ impl<'a> SkillApi<'a> {
                             .get("retryable")
                             .and_then(Value::as_bool)
                             .unwrap_or(false),
-                        detail: error,
+                        detail: Box::new(error),
                         capability: "skill".into(),
                     }),
                     (None, None) => Err(ClientError::Failed {
