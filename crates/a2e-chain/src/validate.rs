@@ -18,8 +18,10 @@ use crate::graph::{
 type Result<T> = std::result::Result<T, ValidationError>;
 
 /// Checks `req` against the chain rules and `config`'s limits and compiles
-/// it. Nothing runs. Errors come in a fixed order: limits, ids, per-node
-/// fields (in declaration order), roles, expressions, cycles, entry.
+/// it. Nothing runs. The first error found is returned, in a fixed order:
+/// limits; ids; then node by node in declaration order its fields,
+/// references and expressions; `entry_node`; roles (templates, fallbacks);
+/// scopes; cycles; the entry's dependencies; static map fan-out.
 pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<'r>> {
     let nodes = &req.nodes;
     if nodes.len() > config.max_nodes {
@@ -53,9 +55,17 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             })
     };
 
-    // Per-node fields and references.
+    // One pass over the request: fields, references, expressions. Map
+    // templates are known only once every node is read, so `item`/`index`
+    // are accepted everywhere here and checked against roles afterwards.
     let mut refs = Vec::with_capacity(nodes.len());
-    for node in nodes {
+    let mut pairs: Vec<(u32, u32, u8)> = Vec::with_capacity(nodes.len() * 2);
+    let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut last_name: Option<Arc<str>> = None;
+    let mut keys: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut compiled = Vec::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        let me = i as u32;
         check_fields(node)?;
         let policy = match node.on_error_policy() {
             OnError::Abort => Policy::Abort,
@@ -65,48 +75,12 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                 None => Policy::Abort,
             },
         };
-        refs.push(Refs {
+        let r = Refs {
             next: lookup(node, "next_node", &node.next_node)?,
             on_true: lookup(node, "true_node", &node.true_node)?,
             on_false: lookup(node, "false_node", &node.false_node)?,
             template: lookup(node, "map_node", &node.map_node)?,
             policy,
-        });
-    }
-    let entry =
-        if req.entry_node.is_empty() {
-            if !nodes.is_empty() {
-                return Err(invalid(
-                    "",
-                    "entry_node",
-                    "required when the chain has nodes",
-                ));
-            }
-            None
-        } else {
-            Some(index.get(req.entry_node.as_str()).ok_or_else(|| {
-                ValidationError::UnknownNode {
-                    node_id: String::new(),
-                    field: "entry_node".into(),
-                    target: req.entry_node.clone(),
-                }
-            })?)
-        };
-    let roles = assign_roles(nodes, &refs, entry)?;
-
-    // Expressions, and the edges they and the references make.
-    let mut pairs: Vec<(u32, u32, u8)> = Vec::with_capacity(nodes.len() * 2);
-    let mut names: HashMap<&str, Arc<str>> = HashMap::new();
-    let mut last_name: Option<Arc<str>> = None;
-    let mut keys: HashMap<&str, Arc<str>> = HashMap::new();
-    let mut compiled = Vec::with_capacity(nodes.len());
-    for (i, (node, r)) in nodes.iter().zip(&refs).enumerate() {
-        let me = i as u32;
-        let role = roles.get(i).copied().unwrap_or(Role::Normal);
-        let scope = if role == Role::Template {
-            Scope::Template
-        } else {
-            Scope::Plain
         };
         let mut input_map = Vec::with_capacity(node.input_map.len());
         for (key, value) in &node.input_map {
@@ -118,7 +92,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                     "expected a JMESPath expression string",
                 ));
             };
-            let expr = compile(node, me, field, text, scope, &index, &roles)?;
+            let expr = compile(node, me, field, text, Scope::Template, &index)?;
             let key = match keys.get(key.as_str()) {
                 Some(k) => Arc::clone(k),
                 None => {
@@ -131,15 +105,8 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         }
         let kind = &node.kind;
         let spec = if *kind == NodeKind::BRANCH {
-            let cond = compile(
-                node,
-                me,
-                Field::Named("condition"),
-                &node.condition,
-                Scope::Condition,
-                &index,
-                &roles,
-            )?;
+            let field = Field::Named("condition");
+            let cond = compile(node, me, field, &node.condition, Scope::Condition, &index)?;
             if let Some(t) = r.on_true {
                 pairs.push((me, t, ON_TRUE));
             }
@@ -153,15 +120,8 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                 upstream: None,
             }
         } else if *kind == NodeKind::MAP {
-            let items = compile(
-                node,
-                me,
-                Field::Named("items_path"),
-                &node.items_path,
-                Scope::Plain,
-                &index,
-                &roles,
-            )?;
+            let field = Field::Named("items_path");
+            let items = compile(node, me, field, &node.items_path, Scope::Plain, &index)?;
             Spec::Map {
                 items,
                 template: r.template.unwrap_or(me),
@@ -191,9 +151,9 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         last_name = Some(name.clone());
         compiled.push(Node {
             src: node,
-            id: Arc::from(node.node_id.as_str()),
+            id: Arc::from(index.id(me).unwrap_or(&node.node_id)),
             name,
-            role,
+            role: Role::Normal,
             spec,
             policy: r.policy,
             input_map: input_map.into_boxed_slice(),
@@ -207,7 +167,29 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             may_time_out: node.input.contains_key("timeout")
                 || node.input_map.contains_key("timeout"),
         });
+        refs.push(r);
     }
+    let entry =
+        if req.entry_node.is_empty() {
+            if !nodes.is_empty() {
+                return Err(invalid(
+                    "",
+                    "entry_node",
+                    "required when the chain has nodes",
+                ));
+            }
+            None
+        } else {
+            Some(index.get(req.entry_node.as_str()).ok_or_else(|| {
+                ValidationError::UnknownNode {
+                    node_id: String::new(),
+                    field: "entry_node".into(),
+                    target: req.entry_node.clone(),
+                }
+            })?)
+        };
+    let roles = assign_roles(nodes, &refs, entry)?;
+    check_scopes(&mut compiled, &roles, &index)?;
     // Data edges: a node depends on every node its expressions read; a map
     // also on every node its template reads.
     for (i, n) in compiled.iter().enumerate() {
@@ -582,7 +564,6 @@ fn compile(
     text: &str,
     scope: Scope,
     index: &Ids<'_>,
-    roles: &[Role],
 ) -> Result<Expr> {
     let resolve = |name: &str| -> Option<Root> {
         match (name, scope) {
@@ -593,7 +574,7 @@ fn compile(
             _ => index.get_near(name, me).map(Root::Node),
         }
     };
-    let expr = context::compile(text, &resolve).map_err(|e| match e {
+    context::compile(text, &resolve).map_err(|e| match e {
         CompileError::Unknown(target) => ValidationError::UnknownNode {
             node_id: node.node_id.clone(),
             field: field.name(),
@@ -612,26 +593,79 @@ fn compile(
             message: "`@` at the top level reads the whole chain context; name the node instead"
                 .into(),
         },
-    })?;
-    let mut template = None;
-    expr.each_root(|root| {
-        if let Root::Node(j) = root {
-            if roles.get(j as usize) == Some(&Role::Template) {
-                template = Some(j);
+    })
+}
+
+/// With roles known: records each node's role; recompiles an `input_map`
+/// expression that used `item`/`index` outside a map template (where they
+/// are node ids, or unknown); refuses expressions that read a template.
+fn check_scopes(compiled: &mut [Node<'_>], roles: &[Role], index: &Ids<'_>) -> Result<()> {
+    for (i, node) in compiled.iter_mut().enumerate() {
+        node.role = roles.get(i).copied().unwrap_or(Role::Normal);
+        if node.role == Role::Template {
+            continue;
+        }
+        let src = node.src;
+        for (key, expr) in node.input_map.iter_mut() {
+            let mut scoped = false;
+            expr.each_root(|r| scoped |= matches!(r, Root::Item | Root::Index));
+            if scoped {
+                let text = src
+                    .input_map
+                    .get(&**key)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                *expr = compile(
+                    src,
+                    i as u32,
+                    Field::InputMap(key),
+                    text,
+                    Scope::Plain,
+                    index,
+                )?;
             }
         }
-    });
-    if let Some(j) = template {
+    }
+    if !roles.contains(&Role::Template) {
+        return Ok(());
+    }
+    let template_read = |e: &Expr| {
+        let mut template = None;
+        e.each_root(|root| {
+            if let Root::Node(j) = root {
+                if roles.get(j as usize) == Some(&Role::Template) {
+                    template = Some(j);
+                }
+            }
+        });
+        template
+    };
+    let refuse = |node: &Node<'_>, field: String, j: u32| {
         let target = index.id(j).unwrap_or_default();
-        return Err(invalid(
-            &node.node_id,
-            &field.name(),
+        invalid(
+            &node.src.node_id,
+            &field,
             format!(
                 "reads map template `{target}`, which has no output of its own; read the map node"
             ),
-        ));
+        )
+    };
+    for node in compiled.iter() {
+        for (key, expr) in node.input_map.iter() {
+            if let Some(j) = template_read(expr) {
+                return Err(refuse(node, format!("input_map.{key}"), j));
+            }
+        }
+        let (field, expr) = match &node.spec {
+            Spec::Branch { cond, .. } => ("condition", cond),
+            Spec::Map { items, .. } => ("items_path", items),
+            Spec::Run => continue,
+        };
+        if let Some(j) = template_read(expr) {
+            return Err(refuse(node, field.to_owned(), j));
+        }
     }
-    Ok(expr)
+    Ok(())
 }
 
 /// Merges duplicate (from, to) pairs and lays the edges out by source.

@@ -194,3 +194,24 @@ async fn items_from_an_upstream_node_are_checked_against_the_limit_at_run_time()
             .contains("3 items; the limit is 2")
     );
 }
+
+#[tokio::test]
+async fn item_is_a_node_outside_templates_and_the_item_inside() {
+    let req = request(
+        vec![
+            then(
+                with_input(tool("item", "const"), &[("value", json!("node"))]),
+                "user",
+            ),
+            with_map(tool("user", "echo"), &[("v", "item.output")]),
+            map("m", "input.xs", "t"),
+            with_map(tool("t", "echo"), &[("v", "item")]),
+        ],
+        "item",
+        json!({"xs": ["a", "b"]}),
+    );
+    let (resp, _) = run(&req, &Script::default()).await;
+    assert!(resp.success, "{:?}", resp.error);
+    assert_eq!(resp.outputs["user"], json!({"v": "node"}));
+    assert_eq!(resp.outputs["m"], json!([{"v": "a"}, {"v": "b"}]));
+}
