@@ -3,7 +3,8 @@
 //! they arrive. No polling loop: the only waits are on task completion, the
 //! chain deadline and external cancellation.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -26,13 +27,52 @@ use crate::events::{EventSink, Progress};
 use crate::graph::{ANY_CONTROL, CONTROL, DATA, FALLBACK, ON_FALSE, ON_TRUE, Plan, Policy, Spec};
 use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
 
-/// Work waiting for a free slot.
-#[derive(Debug, Clone, Copy)]
+/// Work waiting for a free slot. Ordered by node index, so that among ready
+/// work the earliest-declared goes first (and memory is walked in order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Work {
     /// Start this node.
     Node(u32),
     /// Start more items of this map.
     Items(u32),
+}
+
+impl Work {
+    fn key(self) -> (u32, bool) {
+        match self {
+            Self::Node(i) => (i, false),
+            Self::Items(m) => (m, true),
+        }
+    }
+}
+
+impl Ord for Work {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl PartialOrd for Work {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Ready work, earliest-declared node first.
+struct Ready(BinaryHeap<Reverse<Work>>);
+
+impl Ready {
+    fn push(&mut self, work: Work) {
+        self.0.push(Reverse(work));
+    }
+
+    fn pop(&mut self) -> Option<Work> {
+        self.0.pop().map(|Reverse(w)| w)
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
 }
 
 /// Which call a result belongs to.
@@ -62,7 +102,7 @@ pub(crate) struct Run<'p, 'r, S> {
     pub(crate) slots: Vec<Slot>,
     pub(crate) outs: Vec<Out>,
     maps: BTreeMap<u32, MapRun>,
-    ready: VecDeque<Work>,
+    ready: Ready,
     tasks: JoinSet<(Tag, NodeResult)>,
     pub(crate) nodes_run: u64,
     cancel: CancellationToken,
@@ -102,7 +142,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 .take(plan.nodes.len())
                 .collect(),
             maps: BTreeMap::new(),
-            ready: plan.roots.iter().map(|&r| Work::Node(r)).collect(),
+            ready: Ready(plan.roots.iter().map(|&r| Reverse(Work::Node(r))).collect()),
             tasks: JoinSet::new(),
             nodes_run: 0,
             cancel,
@@ -131,7 +171,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         let mut launches = 0u32;
         loop {
             while self.failure.is_none() && self.tasks.len() < max {
-                let Some(work) = self.ready.pop_front() else {
+                let Some(work) = self.ready.pop() else {
                     break;
                 };
                 match work {
@@ -324,7 +364,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 cancel: self.cancel.child_token(),
             },
         );
-        self.ready.push_back(Work::Items(i));
+        self.ready.push(Work::Items(i));
     }
 
     fn start_items(&mut self, m: u32) {
@@ -347,7 +387,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             }
             if self.tasks.len() >= max {
                 // The global bound stopped us: stay queued.
-                self.ready.push_back(Work::Items(m));
+                self.ready.push(Work::Items(m));
                 return;
             }
             let k = run.next;
@@ -596,7 +636,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             }
         } else if run.next < run.items.len() && !run.queued {
             run.queued = true;
-            self.ready.push_back(Work::Items(m));
+            self.ready.push(Work::Items(m));
         }
     }
 
@@ -630,7 +670,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             true
         };
         if runs {
-            self.ready.push_back(Work::Node(t));
+            self.ready.push(Work::Node(t));
         } else {
             slot.status = Status::Skipped;
             self.ev.progress.settled += 1;
