@@ -149,3 +149,24 @@ async fn map_items_hear_the_chain_timeout() {
     saw_cancel(&script, 3).await;
     assert_eq!(events.iter().filter(|e| e.phase == "error").count(), 4); // 3 items + m
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_run_future_cancels_the_runners() {
+    let seen: std::sync::Arc<std::sync::Mutex<Option<CancellationToken>>> = Default::default();
+    let keep = seen.clone();
+    let runner = a2e_chain::runner_fn(move |call: a2e_chain::NodeCall| {
+        *keep.lock().unwrap() = Some(call.cancel.clone());
+        std::future::pending()
+    });
+    let req = request(vec![tool("a", "x")], "a", json!({}));
+    let engine = a2e_chain::Engine::new(runner);
+    let run = engine.run(&req, (), CancellationToken::new());
+    // Let the chain start its runner, then give up on the whole run.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), run)
+            .await
+            .is_err()
+    );
+    let token = seen.lock().unwrap().clone().expect("runner was called");
+    assert!(token.is_cancelled());
+}

@@ -103,6 +103,9 @@ impl Engine {
         started: Instant,
     ) -> ChainResponse {
         let chain_token = cancel.child_token();
+        // If the caller drops this future mid-run, every runner still hears
+        // that the chain is over.
+        let _cancel_on_drop = chain_token.clone().drop_guard();
         let mut run = Run::new(
             plan,
             &self.config,
