@@ -74,6 +74,10 @@ impl Engine {
     /// A refused chain is an `Err` (the host answers with an `error`
     /// message carrying [`ValidationError::code`]); a chain that ran is an
     /// `Ok` response, `success: false` when it failed.
+    ///
+    /// Must run inside a tokio runtime with its time driver enabled (runner
+    /// calls that wait continue on tasks; timeouts use tokio timers).
+    /// Dropping the returned future cancels every runner's token.
     pub async fn run(
         &self,
         req: &ChainRequest,
