@@ -1,5 +1,5 @@
 //! The compiled form of a chain: nodes by index, edges in one flat array,
-//! expressions compiled. Built once by [`crate::validate`]; read-only while
+//! expressions compiled. Built once by [`crate::validate()`]; read-only while
 //! the chain runs.
 
 use std::sync::Arc;

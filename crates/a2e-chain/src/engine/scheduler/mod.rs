@@ -1,0 +1,392 @@
+//! The scheduler: dependency counters, a ready queue, runner calls polled
+//! once inline and then continued on tokio tasks, and results fed back as
+//! they arrive. No polling loop: the only waits are on task completion, the
+//! chain deadline and external cancellation.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use a2e_proto::ChainPhase;
+use futures::FutureExt;
+use jmespath::Rcvar;
+use serde_json::{Map, Value};
+use tokio::task::{JoinError, JoinSet};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::resolve::{Env, node_timeout};
+use super::state::{Emitter, MapRun, Out, Slot, Status};
+use crate::config::ChainConfig;
+use crate::error::NodeError;
+use crate::events::{EventSink, Progress};
+use crate::graph::{Plan, Spec};
+use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
+
+mod map;
+mod settle;
+
+/// Work waiting for a free slot. Ordered by node index, so that among ready
+/// work the earliest-declared goes first (and memory is walked in order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// Start this node.
+    Node(u32),
+    /// Start more items of this map.
+    Items(u32),
+}
+
+impl Work {
+    fn key(self) -> (u32, bool) {
+        match self {
+            Self::Node(i) => (i, false),
+            Self::Items(m) => (m, true),
+        }
+    }
+}
+
+impl Ord for Work {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl PartialOrd for Work {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Ready work, earliest-declared node first.
+struct Ready(BinaryHeap<Reverse<Work>>);
+
+impl Ready {
+    fn push(&mut self, work: Work) {
+        self.0.push(Reverse(work));
+    }
+
+    fn pop(&mut self) -> Option<Work> {
+        self.0.pop().map(|Reverse(w)| w)
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// Which call a result belongs to.
+#[derive(Debug, Clone, Copy)]
+enum Tag {
+    Node(u32),
+    Item(u32, usize),
+}
+
+/// Why the chain stopped early.
+enum Stop {
+    Timeout,
+    Cancelled,
+    Stuck,
+}
+
+/// How many launches between checks of the deadline and cancellation while
+/// runners keep finishing inline.
+const CHECK_EVERY: u32 = 1024;
+
+/// One run of a plan.
+pub(crate) struct Run<'p, 'r, S> {
+    plan: &'p Plan<'r>,
+    cfg: &'p ChainConfig,
+    runner: Arc<dyn DynNodeRunner>,
+    pub(crate) ev: Emitter<S>,
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) outs: Vec<Out>,
+    maps: BTreeMap<u32, MapRun>,
+    ready: Ready,
+    tasks: JoinSet<(Tag, NodeResult)>,
+    pub(crate) nodes_run: u64,
+    cancel: CancellationToken,
+    deadline: Option<Instant>,
+    timeout_secs: u64,
+    input: Value,
+    input_var: Option<Rcvar>,
+    pub(crate) failure: Option<Map<String, Value>>,
+    settle_stack: Vec<u32>,
+}
+
+impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
+    pub(crate) fn new(
+        plan: &'p Plan<'r>,
+        cfg: &'p ChainConfig,
+        runner: Arc<dyn DynNodeRunner>,
+        sink: S,
+        cancel: CancellationToken,
+    ) -> Self {
+        let timeout_secs = plan.req.timeout;
+        let deadline =
+            (timeout_secs > 0).then(|| Instant::now() + Duration::from_secs(timeout_secs));
+        Self {
+            plan,
+            cfg,
+            runner,
+            ev: Emitter {
+                sink,
+                seq: 0,
+                progress: Progress {
+                    settled: 0,
+                    total: plan.total,
+                },
+            },
+            slots: plan.nodes.iter().map(Slot::new).collect(),
+            outs: std::iter::repeat_with(Out::default)
+                .take(plan.nodes.len())
+                .collect(),
+            maps: BTreeMap::new(),
+            ready: Ready(plan.roots.iter().map(|&r| Reverse(Work::Node(r))).collect()),
+            tasks: JoinSet::new(),
+            nodes_run: 0,
+            cancel,
+            deadline,
+            timeout_secs,
+            input: Value::Object(plan.req.initial_input.clone()),
+            input_var: None,
+            failure: None,
+            settle_stack: Vec::new(),
+        }
+    }
+
+    /// Runs until every node settled, the chain failed, timed out or was
+    /// cancelled.
+    pub(crate) async fn drive(&mut self, external: &CancellationToken) {
+        let deadline = self.deadline;
+        let timer = async move {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut timer = std::pin::pin!(timer);
+        let mut cancelled = std::pin::pin!(external.cancelled());
+        let max = self.cfg.max_concurrency.max(1);
+        let mut launches = 0u32;
+        loop {
+            while self.failure.is_none() && self.tasks.len() < max {
+                let Some(work) = self.ready.pop() else {
+                    break;
+                };
+                match work {
+                    Work::Node(i) => self.start(i),
+                    Work::Items(m) => self.start_items(m),
+                }
+                launches += 1;
+                if launches >= CHECK_EVERY {
+                    launches = 0;
+                    if external.is_cancelled() {
+                        self.stop(Stop::Cancelled);
+                    } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                        self.stop(Stop::Timeout);
+                    } else {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+            if self.failure.is_some() || self.ev.progress.settled >= self.plan.total {
+                break;
+            }
+            if self.tasks.is_empty() {
+                self.stop(Stop::Stuck);
+                break;
+            }
+            tokio::select! {
+                biased;
+                () = &mut cancelled => {
+                    self.stop(Stop::Cancelled);
+                    break;
+                }
+                () = &mut timer => {
+                    self.stop(Stop::Timeout);
+                    break;
+                }
+                Some(joined) = self.tasks.join_next() => {
+                    self.joined(joined);
+                    while let Some(joined) = self.tasks.try_join_next() {
+                        self.joined(joined);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands runner calls still in flight to a reaper task: their tokens
+    /// have fired; they get `grace` to finish, then are aborted.
+    pub(crate) fn release_leftovers(&mut self, grace: Duration) {
+        if self.tasks.is_empty() {
+            return;
+        }
+        let mut tasks = std::mem::take(&mut self.tasks);
+        tokio::spawn(async move {
+            let drain = async { while tasks.join_next().await.is_some() {} };
+            let _ = tokio::time::timeout(grace, drain).await;
+            tasks.abort_all();
+        });
+    }
+
+    fn joined(&mut self, joined: Result<(Tag, NodeResult), JoinError>) {
+        // Tasks catch their own panics and are never aborted one by one, so
+        // a join error carries no result to deliver.
+        if let Ok((tag, result)) = joined {
+            self.result(tag, result);
+        }
+    }
+
+    fn result(&mut self, tag: Tag, result: NodeResult) {
+        match tag {
+            Tag::Node(i) => self.finish_node(i, result),
+            Tag::Item(m, k) => self.finish_item(m, k, result),
+        }
+    }
+
+    fn start(&mut self, i: u32) {
+        let plan = self.plan;
+        let Some(node) = plan.nodes.get(i as usize) else {
+            return;
+        };
+        match self.slots.get_mut(i as usize) {
+            Some(slot) if slot.status == Status::Waiting => slot.status = Status::Running,
+            _ => return,
+        }
+        self.nodes_run += 1;
+        self.ev.emit(&node.id, None, ChainPhase::START, None, None);
+        let mut env = Env {
+            slots: &self.slots,
+            outs: &mut self.outs,
+            input: &self.input,
+            input_var: &mut self.input_var,
+            item: None,
+            upstream: None,
+        };
+        match &node.spec {
+            Spec::Run => match env
+                .input_of(node)
+                .and_then(|input| Ok((timeout_of(node, &input)?, input)))
+            {
+                Ok((timeout, input)) => {
+                    let call = NodeCall {
+                        node_id: node.id.clone(),
+                        item: None,
+                        kind: node.kind().clone(),
+                        name: node.name.clone(),
+                        input,
+                        cancel: self.cancel.clone(),
+                        deadline: None,
+                    };
+                    self.launch(Tag::Node(i), call, timeout);
+                }
+                Err(e) => self.finish_node(i, Err(e)),
+            },
+            Spec::Branch {
+                cond,
+                on_true,
+                on_false,
+                upstream,
+            } => {
+                env.upstream = *upstream;
+                let result = env
+                    .truth(cond)
+                    .map(|holds| {
+                        let taken = if holds { on_true } else { on_false };
+                        let taken = taken
+                            .and_then(|t| plan.nodes.get(t as usize))
+                            .map_or(Value::Null, |t| Value::from(&*t.id));
+                        let mut out = Map::new();
+                        out.insert("condition".into(), Value::Bool(holds));
+                        out.insert("taken".into(), taken);
+                        Value::Object(out)
+                    })
+                    .map_err(|e| NodeError::runtime(format!("condition: {e}")));
+                self.finish_node(i, result);
+            }
+            Spec::Map { items, .. } => self.start_map(i, items),
+        }
+    }
+
+    /// Calls the runner: polls the future once here, and hands it to a task
+    /// if it is not finished.
+    fn launch(&mut self, tag: Tag, mut call: NodeCall, timeout: Option<Duration>) {
+        let node_deadline = timeout.map(|t| Instant::now() + t);
+        call.deadline = match (self.deadline, node_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // A node with its own timeout gets a child token it can fire alone;
+        // otherwise the call keeps the token it came with (token clones and
+        // drops take a lock, so none are made needlessly).
+        let own_token = timeout.map(|_| {
+            let child = call.cancel.child_token();
+            call.cancel = child.clone();
+            child
+        });
+        let runner = self.runner.clone();
+        let fut = match catch_unwind(AssertUnwindSafe(|| runner.run_boxed(call))) {
+            Ok(fut) => fut,
+            Err(panic) => return self.result(tag, Err(panic_error(panic))),
+        };
+        let grace = self.cfg.cancel_grace;
+        let mut fut: BoxNodeFuture = match (node_deadline, timeout, own_token) {
+            (Some(at), Some(t), Some(token)) => Box::pin(async move {
+                let mut fut = fut;
+                match tokio::time::timeout_at(at, &mut fut).await {
+                    Ok(result) => result,
+                    Err(_) => {
+                        // Tell the runner, let it wind down on its own for
+                        // the grace period, and report the timeout now.
+                        token.cancel();
+                        tokio::spawn(async move {
+                            let _ = tokio::time::timeout(grace, fut).await;
+                        });
+                        Err(NodeError::timeout(format!(
+                            "node timed out after {} s",
+                            t.as_secs_f64()
+                        )))
+                    }
+                }
+            }),
+            _ => fut,
+        };
+        if self.cfg.inline_first_poll {
+            let mut cx = Context::from_waker(Waker::noop());
+            match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+                Ok(Poll::Ready(result)) => return self.result(tag, result),
+                Ok(Poll::Pending) => {}
+                Err(panic) => return self.result(tag, Err(panic_error(panic))),
+            }
+        }
+        self.tasks.spawn(async move {
+            let result = AssertUnwindSafe(fut)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| Err(panic_error(panic)));
+            (tag, result)
+        });
+    }
+}
+
+/// The node's own timeout, read only when its input can have one.
+fn timeout_of(node: &crate::graph::Node<'_>, input: &Value) -> Result<Option<Duration>, NodeError> {
+    if node.may_time_out {
+        node_timeout(input)
+    } else {
+        Ok(None)
+    }
+}
+
+fn panic_error(panic: Box<dyn std::any::Any + Send>) -> NodeError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_owned());
+    NodeError::runtime(format!("runner panicked: {message}"))
+}

@@ -1,0 +1,397 @@
+//! Validation: everything that can be refused before a node runs, and the
+//! compilation of the request into a [`Plan`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use a2e_proto::{ChainNode, ChainRequest, NodeKind, OnError};
+use serde_json::Value;
+
+use crate::config::ChainConfig;
+use crate::context::{self, CompileError, Expr, Root};
+use crate::cycle::find_cycle;
+
+mod fields;
+mod layout;
+mod roles;
+
+use crate::error::ValidationError;
+use crate::graph::{CONTROL, DATA, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec};
+use fields::check_fields;
+use layout::{build_csr, check_static_fan_out, finish, forward_only};
+use roles::{assign_roles, check_scopes};
+
+type Result<T> = std::result::Result<T, ValidationError>;
+
+/// Checks `req` against the chain rules and `config`'s limits and compiles
+/// it. Nothing runs. The first error found is returned, in a fixed order:
+/// limits; ids; then node by node in declaration order its fields,
+/// references and expressions; `entry_node`; roles (templates, fallbacks);
+/// scopes; cycles; the entry's dependencies; static map fan-out.
+pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<'r>> {
+    let nodes = &req.nodes;
+    if nodes.len() > config.max_nodes {
+        return Err(ValidationError::TooManyNodes {
+            count: nodes.len(),
+            limit: config.max_nodes,
+        });
+    }
+    if nodes.len() > u32::MAX as usize / 2 {
+        return Err(ValidationError::TooManyNodes {
+            count: nodes.len(),
+            limit: u32::MAX as usize / 2,
+        });
+    }
+    // The ids, copied side by side: the index's keys point here rather than
+    // into the request's scattered strings, so lookups stay in cache.
+    let arena: String = nodes.iter().map(|n| n.node_id.as_str()).collect();
+    let index = index_ids(nodes, &arena)?;
+    let index = Ids::new(index, &arena, nodes);
+    let lookup = |owner: &ChainNode, field: &str, target: &str| -> Result<Option<u32>> {
+        if target.is_empty() {
+            return Ok(None);
+        }
+        index
+            .get(target)
+            .map(Some)
+            .ok_or_else(|| ValidationError::UnknownNode {
+                node_id: owner.node_id.clone(),
+                field: field.to_owned(),
+                target: target.to_owned(),
+            })
+    };
+
+    // One pass over the request: fields, references, expressions. Map
+    // templates are known only once every node is read, so `item`/`index`
+    // are accepted everywhere here and checked against roles afterwards.
+    let mut refs = Vec::with_capacity(nodes.len());
+    let mut pairs: Vec<(u32, u32, u8)> = Vec::with_capacity(nodes.len() * 2);
+    let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut last_name: Option<Arc<str>> = None;
+    let mut keys: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut compiled = Vec::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        let me = i as u32;
+        check_fields(node)?;
+        let policy = match node.on_error_policy() {
+            OnError::Abort => Policy::Abort,
+            OnError::Skip => Policy::Skip,
+            OnError::Fallback(f) => match lookup(node, "on_error", f)? {
+                Some(i) => Policy::Fallback(i),
+                None => Policy::Abort,
+            },
+        };
+        let r = Refs {
+            next: lookup(node, "next_node", &node.next_node)?,
+            on_true: lookup(node, "true_node", &node.true_node)?,
+            on_false: lookup(node, "false_node", &node.false_node)?,
+            template: lookup(node, "map_node", &node.map_node)?,
+            policy,
+        };
+        let mut input_map = Vec::with_capacity(node.input_map.len());
+        for (key, value) in &node.input_map {
+            let field = Field::InputMap(key);
+            let Value::String(text) = value else {
+                return Err(invalid(
+                    &node.node_id,
+                    &field.name(),
+                    "expected a JMESPath expression string",
+                ));
+            };
+            let expr = compile(node, me, field, text, Scope::Template, &index)?;
+            let key = match keys.get(key.as_str()) {
+                Some(k) => Arc::clone(k),
+                None => {
+                    let k: Arc<str> = Arc::from(key.as_str());
+                    keys.insert(key.as_str(), Arc::clone(&k));
+                    k
+                }
+            };
+            input_map.push((key, expr));
+        }
+        let kind = &node.kind;
+        let spec = if *kind == NodeKind::BRANCH {
+            let field = Field::Named("condition");
+            let cond = compile(node, me, field, &node.condition, Scope::Condition, &index)?;
+            if let Some(t) = r.on_true {
+                pairs.push((me, t, ON_TRUE));
+            }
+            if let Some(f) = r.on_false {
+                pairs.push((me, f, ON_FALSE));
+            }
+            Spec::Branch {
+                cond,
+                on_true: r.on_true,
+                on_false: r.on_false,
+                upstream: None,
+            }
+        } else if *kind == NodeKind::MAP {
+            let field = Field::Named("items_path");
+            let items = compile(node, me, field, &node.items_path, Scope::Plain, &index)?;
+            Spec::Map {
+                items,
+                template: r.template.unwrap_or(me),
+            }
+        } else {
+            Spec::Run
+        };
+        if let Some(n) = r.next {
+            pairs.push((me, n, CONTROL));
+        }
+        if let Policy::Fallback(f) = r.policy {
+            pairs.push((me, f, FALLBACK));
+        }
+        // Names repeat (the same tool on many nodes): share one Arc each,
+        // with the previous node's name as a shortcut.
+        let name = match last_name.as_ref().filter(|n| ***n == *node.name) {
+            Some(n) => n.clone(),
+            None => match names.get(node.name.as_str()) {
+                Some(n) => n.clone(),
+                None => {
+                    let n: Arc<str> = Arc::from(node.name.as_str());
+                    names.insert(node.name.as_str(), n.clone());
+                    n
+                }
+            },
+        };
+        last_name = Some(name.clone());
+        compiled.push(Node {
+            src: node,
+            id: Arc::from(index.id(me).unwrap_or(&node.node_id)),
+            name,
+            role: Role::Normal,
+            spec,
+            policy: r.policy,
+            input_map: input_map.into_boxed_slice(),
+            kind: node.kind.clone(),
+            has_input: !node.input.is_empty(),
+            pending: 0,
+            ctrl_in: 0,
+            data_in: 0,
+            terminal: false,
+            owner: None,
+            may_time_out: node.input.contains_key("timeout")
+                || node.input_map.contains_key("timeout"),
+        });
+        refs.push(r);
+    }
+    let entry =
+        if req.entry_node.is_empty() {
+            if !nodes.is_empty() {
+                return Err(invalid(
+                    "",
+                    "entry_node",
+                    "required when the chain has nodes",
+                ));
+            }
+            None
+        } else {
+            Some(index.get(req.entry_node.as_str()).ok_or_else(|| {
+                ValidationError::UnknownNode {
+                    node_id: String::new(),
+                    field: "entry_node".into(),
+                    target: req.entry_node.clone(),
+                }
+            })?)
+        };
+    let roles = assign_roles(nodes, &refs, entry)?;
+    check_scopes(&mut compiled, &roles, &index)?;
+    // Data edges: a node depends on every node its expressions read; a map
+    // also on every node its template reads.
+    for (i, n) in compiled.iter().enumerate() {
+        if n.role == Role::Template {
+            continue;
+        }
+        let me = i as u32;
+        let mut add = |e: &Expr| {
+            e.each_root(|root| {
+                if let Root::Node(j) = root {
+                    pairs.push((j, me, DATA));
+                }
+            })
+        };
+        n.input_map.iter().for_each(|(_, e)| add(e));
+        match &n.spec {
+            Spec::Branch { cond, .. } => add(cond),
+            Spec::Map { items, template } => {
+                add(items);
+                if let Some(t) = compiled.get(*template as usize) {
+                    t.input_map.iter().for_each(|(_, e)| add(e));
+                }
+            }
+            Spec::Run => {}
+        }
+    }
+    let (edge_start, edges) = build_csr(nodes.len(), pairs);
+    let mut plan = Plan {
+        req,
+        nodes: compiled,
+        edge_start,
+        edges,
+        roots: Vec::new(),
+        total: 0,
+    };
+    if !forward_only(&plan) {
+        if let Some(path) = find_cycle(&plan) {
+            return Err(ValidationError::Cycle { path });
+        }
+    }
+    finish(&mut plan, entry)?;
+    check_static_fan_out(&plan, config)?;
+    Ok(plan)
+}
+
+/// References of one node, resolved.
+struct Refs {
+    next: Option<u32>,
+    on_true: Option<u32>,
+    on_false: Option<u32>,
+    template: Option<u32>,
+    policy: Policy,
+}
+
+/// Which scoped names an expression may use besides `input` and node ids.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Plain,
+    Template,
+    Condition,
+}
+
+fn invalid(node_id: &str, field: &str, message: impl Into<String>) -> ValidationError {
+    ValidationError::InvalidField {
+        node_id: node_id.to_owned(),
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Node ids by name, with a shortcut for the node declared just before
+/// (chains mostly read their predecessor).
+struct Ids<'a> {
+    map: HashMap<&'a str, u32>,
+    arena: &'a str,
+    ends: Vec<u32>,
+}
+
+impl<'a> Ids<'a> {
+    fn new(map: HashMap<&'a str, u32>, arena: &'a str, nodes: &[ChainNode]) -> Self {
+        let mut end = 0u32;
+        let ends = nodes
+            .iter()
+            .map(|n| {
+                end = end.saturating_add(n.node_id.len() as u32);
+                end
+            })
+            .collect();
+        Self { map, arena, ends }
+    }
+
+    /// The id of node `i`.
+    fn id(&self, i: u32) -> Option<&'a str> {
+        let start = match i.checked_sub(1) {
+            Some(p) => *self.ends.get(p as usize)?,
+            None => 0,
+        };
+        self.arena
+            .get(start as usize..*self.ends.get(i as usize)? as usize)
+    }
+
+    /// The node named `name`.
+    fn get(&self, name: &str) -> Option<u32> {
+        self.map.get(name).copied()
+    }
+
+    /// The node named `name`, trying node `me - 1` first.
+    fn get_near(&self, name: &str, me: u32) -> Option<u32> {
+        match me.checked_sub(1) {
+            Some(prev) if self.id(prev) == Some(name) => Some(prev),
+            _ => self.get(name),
+        }
+    }
+}
+
+fn index_ids<'a>(nodes: &'a [ChainNode], arena: &'a str) -> Result<HashMap<&'a str, u32>> {
+    let mut index: HashMap<&str, u32> = HashMap::with_capacity(nodes.len());
+    let mut at = 0;
+    for (i, node) in nodes.iter().enumerate() {
+        let end = at + node.node_id.len();
+        let key = arena.get(at..end).unwrap_or(&node.node_id);
+        at = end;
+        if node.node_id.is_empty() {
+            return Err(invalid(
+                "",
+                "node_id",
+                format!("node at position {i} has an empty node_id"),
+            ));
+        }
+        if node.node_id == "input" {
+            return Err(invalid(
+                &node.node_id,
+                "node_id",
+                "`input` is reserved for the chain's initial input",
+            ));
+        }
+        if let Some(first) = index.insert(key, i as u32) {
+            return Err(ValidationError::DuplicateId {
+                node_id: node.node_id.clone(),
+                first: first as usize,
+            });
+        }
+    }
+    Ok(index)
+}
+/// The field an expression sits in; named only when an error needs it.
+#[derive(Clone, Copy)]
+enum Field<'a> {
+    Named(&'a str),
+    InputMap(&'a str),
+}
+
+impl Field<'_> {
+    fn name(self) -> String {
+        match self {
+            Self::Named(f) => f.to_owned(),
+            Self::InputMap(key) => format!("input_map.{key}"),
+        }
+    }
+}
+
+fn compile(
+    node: &ChainNode,
+    me: u32,
+    field: Field<'_>,
+    text: &str,
+    scope: Scope,
+    index: &Ids<'_>,
+) -> Result<Expr> {
+    let resolve = |name: &str| -> Option<Root> {
+        match (name, scope) {
+            ("input", _) => Some(Root::Input),
+            ("item", Scope::Template) => Some(Root::Item),
+            ("index", Scope::Template) => Some(Root::Index),
+            ("output", Scope::Condition) => Some(Root::Upstream),
+            _ => index.get_near(name, me).map(Root::Node),
+        }
+    };
+    context::compile(text, &resolve).map_err(|e| match e {
+        CompileError::Unknown(target) => ValidationError::UnknownNode {
+            node_id: node.node_id.clone(),
+            field: field.name(),
+            target,
+        },
+        CompileError::Syntax(message) => ValidationError::Expression {
+            node_id: node.node_id.clone(),
+            field: field.name(),
+            expression: text.to_owned(),
+            message,
+        },
+        CompileError::WholeContext => ValidationError::Expression {
+            node_id: node.node_id.clone(),
+            field: field.name(),
+            expression: text.to_owned(),
+            message: "`@` at the top level reads the whole chain context; name the node instead"
+                .into(),
+        },
+    })
+}
