@@ -92,8 +92,10 @@ impl ClientBuilder {
     }
 
     /// Spawns the host (e.g. `a2e serve --stdio`) and speaks NDJSON over its
-    /// stdin/stdout; its stderr is inherited. The child is killed when the
-    /// last clone of the client is dropped.
+    /// stdin/stdout; its stderr is inherited. When the last clone of the
+    /// client is dropped, the child gets end of input (so it ends its session
+    /// and its processes) and is killed if it has not exited 3 s later
+    /// (SIGTERM, then SIGKILL after 2 s more; at once without a runtime).
     pub async fn connect_stdio(
         self,
         command: impl Into<tokio::process::Command>,

@@ -88,6 +88,8 @@ async fn the_binary_over_stdio() {
     client.shutdown(2).await.unwrap();
     assert!(client.is_closed());
     eventually(Duration::from_secs(10), || !alive(pid)).await;
+    // The host ended its session first: its processes are gone too.
+    eventually(Duration::from_secs(10), || !alive(sleeper_pid)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -251,4 +253,24 @@ async fn binding_beyond_loopback_needs_a_token() {
         .unwrap();
     assert!(line.contains("serving WebSocket"), "{line}");
     child.start_kill().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_client_kills_the_spawned_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = a2e(dir.path());
+    cmd.args(["serve", "--stdio"]);
+    let client = Client::connect_stdio(cmd).await.unwrap();
+    let pid = client.child_id().unwrap();
+    let sleeper = client.proc().spawn(["sleep", "30"]).await.unwrap();
+    let sleeper_pid = sleeper.pid();
+    assert!(alive(pid) && alive(sleeper_pid));
+    let other = client.clone();
+    drop(client);
+    assert!(alive(pid), "a clone still holds the connection");
+    drop(sleeper);
+    drop(other);
+    eventually(Duration::from_secs(10), || !alive(pid)).await;
+    // The host ended its session first: its processes are gone too.
+    eventually(Duration::from_secs(10), || !alive(sleeper_pid)).await;
 }

@@ -26,9 +26,18 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        // Aborting the writer closes a child host's stdin: it ends its session
+        // (killing the session's processes) and exits; it is killed if it does not.
         self.abort();
-        if let Some(child) = self.child.as_mut() {
-            let _ = child.start_kill();
+        if let Some(mut child) = self.child.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(stdio::stop_child(child));
+                }
+                Err(_) => {
+                    let _ = child.start_kill();
+                }
+            }
         }
     }
 }
