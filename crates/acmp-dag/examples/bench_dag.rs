@@ -14,10 +14,18 @@
 //! (VmHWM) of a process running that case alone. `--runtime current` uses a current-thread
 //! runtime instead of the 2-worker one.
 //!
+//! Extra fields: `validate_ms` and `run_ms` split `total_ms` (same run), `allocs_per_task`
+//! counts heap allocations (validation, run and the provider's own) per task, from a
+//! counting global allocator.
+//!
 //! Shapes: `layered` (layers of 1000 tasks, each reading one or two tasks of the layer
 //! above) and `random` (each task reads one to three of the 1000 tasks before it; a few
 //! percent are roots).
 
+#![allow(unsafe_code)] // the counting allocator below
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use acmp_dag::{
@@ -25,6 +33,40 @@ use acmp_dag::{
     OrchestratorConfig, Payload, Provider, Task, TaskInput, ValidatedDag, ValidationLimits,
 };
 use serde_json::json;
+
+/// The system allocator, counting allocations.
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 /// Answers every task at once with `{"value": 1}`.
 struct NoOp;
@@ -149,6 +191,15 @@ fn arg(args: &[String], name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_owned())
 }
 
+/// One timed run.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sample {
+    wall: f64,
+    validate: f64,
+    cpu: f64,
+    allocs: u64,
+}
+
 /// Runs one case in this process and prints its line.
 fn measure(
     shape: &str,
@@ -185,19 +236,32 @@ fn measure(
             other => return Err(format!("unknown shape {other}").into()),
         };
         let cpu_started = cpu_ns();
+        let allocs_started = ALLOCS.load(Ordering::Relaxed);
         let started = Instant::now();
         let valid = ValidatedDag::new(dag, &orchestrator.config().limits)?;
+        let validated = started.elapsed().as_secs_f64();
         let outcome = runtime.block_on(orchestrator.execute(valid));
         let elapsed = started.elapsed().as_secs_f64();
         let cpu = cpu_ns().saturating_sub(cpu_started) as f64 / 1e9;
+        let allocs = ALLOCS.load(Ordering::Relaxed) - allocs_started;
         if outcome.status != DagStatus::Completed {
             return Err(format!("{shape}/{tasks}: run ended {:?}", outcome.status).into());
         }
-        samples.push((elapsed, cpu));
+        samples.push(Sample {
+            wall: elapsed,
+            validate: validated,
+            cpu,
+            allocs,
+        });
         drop(outcome);
     }
-    samples.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (wall, cpu) = samples.get(samples.len() / 2).copied().unwrap_or_default();
+    samples.sort_by(|a, b| a.wall.total_cmp(&b.wall));
+    let Sample {
+        wall,
+        validate,
+        cpu,
+        allocs,
+    } = samples.get(samples.len() / 2).copied().unwrap_or_default();
     let line = json!({
         "shape": shape,
         "tasks": tasks,
@@ -205,6 +269,9 @@ fn measure(
         "ns_per_task": (wall * 1e9 / tasks as f64).round(),
         "peak_rss_mb": (peak_rss_mb() * 10.0).round() / 10.0,
         "cpu_ms": (cpu * 1e6).round() / 1e3,
+        "validate_ms": (validate * 1e6).round() / 1e3,
+        "run_ms": ((wall - validate) * 1e6).round() / 1e3,
+        "allocs_per_task": (allocs as f64 / tasks as f64 * 100.0).round() / 100.0,
     });
     println!("{line}");
     Ok(())
