@@ -14,5 +14,5 @@ pub fn run() -> Result<(), String> {
     ])?;
     crate::cargo(&["test", "--workspace", "--all-features"])?;
     crate::schema::run(true)?;
-    crate::conformance::run()
+    crate::conformance::run(&[])
 }

@@ -18,7 +18,7 @@ fn usage() -> ExitCode {
         "usage: cargo xtask <task>\n\n\
          tasks:\n  \
          schema [--check]          write (or check) the committed JSON Schemas\n  \
-         conformance               replay every fixture; one line each and a summary\n  \
+         conformance [--host CMD…] replay every fixture (or drive a host over stdio)\n  \
          bench <chain|dag|transport|all>  run a benchmark (JSON lines)\n  \
          ci                        fmt, clippy, tests, schema drift, conformance"
     );
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let result = match args.first().map(String::as_str) {
         Some("schema") => schema::run(rest.contains(&"--check")),
-        Some("conformance") => conformance::run(),
+        Some("conformance") => conformance::run(&rest),
         Some("bench") => bench::run(&rest),
         Some("ci") => ci::run(),
         _ => return usage(),

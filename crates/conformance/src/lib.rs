@@ -17,6 +17,9 @@
 //! (`fixtures/defaults.json`), malformed lines with the exact error each must
 //! give (`fixtures/negative.json`), and NDJSON framing cases.
 //!
+//! [`blackbox::run`] drives any host binary over stdio with the spec's
+//! requests and malformed lines (`cargo xtask conformance --host CMD…`).
+//!
 //! [`run_all`] runs every one of these checks and returns one [`Outcome`]
 //! each; the integration tests and `cargo xtask conformance` both use it.
 //!
@@ -35,6 +38,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub mod blackbox;
 pub mod catalog;
 pub mod defaults;
 pub mod fixtures;

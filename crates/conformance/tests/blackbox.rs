@@ -1,0 +1,17 @@
+//! The black-box suite fails hosts that do not speak A2E.
+
+#[test]
+fn an_echoing_peer_fails_every_check() {
+    // `cat` answers each request with the request itself: wrong types, no req_id.
+    let outcomes =
+        conformance::blackbox::run_with(&["cat".to_owned()], std::time::Duration::from_millis(300));
+    assert!(!outcomes.is_empty());
+    assert!(outcomes.iter().all(|o| !o.passed), "{outcomes:#?}");
+}
+
+#[test]
+fn a_missing_program_is_reported() {
+    let outcomes = conformance::blackbox::run(&["/nonexistent/a2e-host".to_owned()]);
+    assert!(outcomes.iter().all(|o| !o.passed));
+    assert!(outcomes[0].detail.contains("cannot start"), "{outcomes:#?}");
+}
