@@ -47,10 +47,10 @@ fn stale(expected: &BTreeMap<PathBuf, String>) -> Vec<PathBuf> {
             let path = entry.path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if let Ok(rel) = path.strip_prefix(&root) {
-                if !expected.contains_key(rel) {
-                    found.push(rel.to_path_buf());
-                }
+            } else if let Ok(rel) = path.strip_prefix(&root)
+                && !expected.contains_key(rel)
+            {
+                found.push(rel.to_path_buf());
             }
         }
     }
