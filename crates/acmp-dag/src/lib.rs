@@ -62,6 +62,7 @@ mod dag;
 pub mod decode;
 mod error_code;
 mod events;
+mod hash;
 mod idempotent;
 mod input;
 pub mod jsonrpc;

@@ -207,47 +207,39 @@ impl FieldPath {
 
     /// Evaluates the path against a task's whole output `{type, data}`.
     pub fn evaluate<'a>(&self, output: &'a Payload) -> Result<&'a Value, EvalError> {
-        let mut at = String::from("data");
         let mut current = &output.data;
-        for segment in &self.segments {
-            match segment {
-                Segment::Member(name) => {
-                    at.push('.');
-                    at.push_str(name);
-                    let Value::Object(map) = current else {
-                        return Err(EvalError {
-                            at,
-                            kind: EvalErrorKind::NotAnObject {
-                                found: json_type(current),
-                            },
-                        });
-                    };
-                    current = map.get(name).ok_or_else(|| EvalError {
-                        at: at.clone(),
-                        kind: EvalErrorKind::MissingMember(name.clone()),
-                    })?;
+        for (i, segment) in self.segments.iter().enumerate() {
+            let found = match (segment, current) {
+                (Segment::Member(name), Value::Object(map)) => map
+                    .get(name)
+                    .ok_or_else(|| EvalErrorKind::MissingMember(name.clone())),
+                (Segment::Member(_), other) => Err(EvalErrorKind::NotAnObject {
+                    found: json_type(other),
+                }),
+                (Segment::Index(index), Value::Array(items)) => {
+                    items.get(*index).ok_or(EvalErrorKind::IndexOutOfRange {
+                        index: *index,
+                        len: items.len(),
+                    })
                 }
-                Segment::Index(index) => {
-                    at.push_str(&format!("[{index}]"));
-                    let Value::Array(items) = current else {
-                        return Err(EvalError {
-                            at,
-                            kind: EvalErrorKind::NotAnArray {
-                                found: json_type(current),
-                            },
-                        });
-                    };
-                    current = items.get(*index).ok_or_else(|| EvalError {
-                        at: at.clone(),
-                        kind: EvalErrorKind::IndexOutOfRange {
-                            index: *index,
-                            len: items.len(),
-                        },
-                    })?;
-                }
-            }
+                (Segment::Index(_), other) => Err(EvalErrorKind::NotAnArray {
+                    found: json_type(other),
+                }),
+            };
+            current = found.map_err(|kind| EvalError {
+                at: self.prefix(i + 1),
+                kind,
+            })?;
         }
         Ok(current)
+    }
+
+    /// The path up to its `len`-th segment, as written (`data.chunks[5]`).
+    fn prefix(&self, len: usize) -> String {
+        let prefix = Self {
+            segments: self.segments.iter().take(len).cloned().collect(),
+        };
+        prefix.to_string()
     }
 }
 

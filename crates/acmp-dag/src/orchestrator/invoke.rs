@@ -1,5 +1,4 @@
-//! One invocation as a future polled by the run's loop: catches panics, enforces the
-//! deadline, never fails to complete.
+//! Polling an invocation: catches panics, enforces the deadline, never fails to complete.
 
 use std::any::Any;
 use std::future::Future;
@@ -13,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::time::Sleep;
 
 use crate::orchestrator::msg::Msg;
-use crate::{AcmpError, Invocation, InvokeResult, ProviderRef, TaskError};
+use crate::{AcmpError, InvokeResult, TaskError};
 
 fn panic_message(panic: &(dyn Any + Send)) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {
@@ -25,51 +24,59 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
     }
 }
 
-/// The provider's future for task `idx`, resolving to `(idx, result)`.
-///
-/// A panic, in `invoke` itself or while polling its future, becomes
-/// [`TaskError::Panicked`]. When the deadline passes, [`Msg::TimedOut`] goes to the loop at
-/// once (which fails the task and fires its token); the future still completes when the
-/// provider returns. The deadline timer is only created if the provider does not answer on its first
-/// poll.
-pub(crate) struct Invoke {
-    idx: u32,
-    future: BoxFuture<'static, Result<InvokeResult, AcmpError>>,
-    deadline: Deadline,
+/// A provider's future.
+pub(crate) type InvokeFuture = BoxFuture<'static, Result<InvokeResult, AcmpError>>;
+
+/// Polls a provider's future once. A panic, in `invoke` itself or while polling its future,
+/// becomes [`TaskError::Panicked`].
+pub(crate) fn poll_guarded(
+    future: &mut InvokeFuture,
+    cx: &mut Context<'_>,
+) -> Poll<Result<InvokeResult, TaskError>> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+        Ok(Poll::Ready(result)) => Poll::Ready(result.map_err(TaskError::Provider)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(panic) => {
+            let message = panic_message(&*panic);
+            Poll::Ready(Err(TaskError::Panicked { message }))
+        }
+    }
 }
 
-enum Deadline {
-    None,
-    Pending {
-        limit: Duration,
-        tx: mpsc::UnboundedSender<Msg>,
-    },
-    Armed {
-        sleep: Pin<Box<Sleep>>,
-        tx: mpsc::UnboundedSender<Msg>,
-        timeout_ms: u64,
-    },
-    Passed,
+/// The future of task `idx`'s provider after it did not answer on its first poll (by the
+/// run loop), resolving to `(idx, result)`.
+///
+/// The deadline timer starts then: when it passes, [`Msg::TimedOut`] goes to the loop at
+/// once (which fails the task and fires its token); the future still completes when the
+/// provider returns.
+pub(crate) struct Invoke {
+    idx: u32,
+    future: InvokeFuture,
+    deadline: Option<Deadline>,
+}
+
+struct Deadline {
+    sleep: Pin<Box<Sleep>>,
+    tx: mpsc::UnboundedSender<Msg>,
+    timeout_ms: u64,
 }
 
 impl Invoke {
+    /// Must be called within a tokio runtime with the time driver when `timeout` is set.
     pub(crate) fn new(
-        provider: ProviderRef,
-        invocation: Invocation,
+        future: InvokeFuture,
         idx: u32,
         timeout: Option<Duration>,
         tx: &mpsc::UnboundedSender<Msg>,
     ) -> Self {
-        let deadline = match timeout {
-            Some(limit) => Deadline::Pending {
-                limit,
-                tx: tx.clone(),
-            },
-            None => Deadline::None,
-        };
+        let deadline = timeout.map(|limit| Deadline {
+            sleep: Box::pin(tokio::time::sleep(limit)),
+            tx: tx.clone(),
+            timeout_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+        });
         Self {
             idx,
-            future: provider.invoke_owned(invocation),
+            future,
             deadline,
         }
     }
@@ -80,39 +87,17 @@ impl Future for Invoke {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| this.future.as_mut().poll(cx))) {
-            Ok(Poll::Ready(result)) => {
-                return Poll::Ready((this.idx, result.map_err(TaskError::Provider)));
-            }
-            Err(panic) => {
-                let message = panic_message(&*panic);
-                return Poll::Ready((this.idx, Err(TaskError::Panicked { message })));
-            }
-            Ok(Poll::Pending) => {}
+        if let Poll::Ready(result) = poll_guarded(&mut this.future, cx) {
+            return Poll::Ready((this.idx, result));
         }
-        if let Deadline::Pending { limit, .. } = &this.deadline {
-            let limit = *limit;
-            if let Deadline::Pending { tx, .. } =
-                std::mem::replace(&mut this.deadline, Deadline::Passed)
-            {
-                this.deadline = Deadline::Armed {
-                    sleep: Box::pin(tokio::time::sleep(limit)),
-                    tx,
-                    timeout_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-                };
-            }
-        }
-        if let Deadline::Armed { sleep, .. } = &mut this.deadline {
-            if sleep.as_mut().poll(cx).is_ready() {
-                if let Deadline::Armed { tx, timeout_ms, .. } =
-                    std::mem::replace(&mut this.deadline, Deadline::Passed)
-                {
-                    // The loop fails the task, which fires its token.
-                    let _ = tx.send(Msg::TimedOut {
-                        idx: this.idx,
-                        timeout_ms,
-                    });
-                }
+        if let Some(deadline) = &mut this.deadline {
+            if deadline.sleep.as_mut().poll(cx).is_ready() {
+                // The loop fails the task, which fires its token.
+                let _ = deadline.tx.send(Msg::TimedOut {
+                    idx: this.idx,
+                    timeout_ms: deadline.timeout_ms,
+                });
+                this.deadline = None;
             }
         }
         Poll::Pending

@@ -4,15 +4,22 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::events::FallbackReason;
-use crate::{ProviderRef, Router, ValidatedDag};
+use crate::hash::IdxMap;
+use crate::{ProviderFeatures, ProviderRef, Router, ValidatedDag};
+
+/// `routes` entry of a task without a provider.
+const NO_PROVIDER: u32 = u32::MAX;
 
 /// What a run executes.
 pub(crate) struct Plan {
     pub(crate) dag: ValidatedDag,
     pub(crate) dag_id: Arc<str>,
-    pub(crate) routes: Vec<Option<ProviderRef>>,
+    /// Per task: its provider's position in `providers`, or [`NO_PROVIDER`].
+    routes: Vec<u32>,
+    /// The distinct providers the router chose (one entry per provider, not per task).
+    providers: Vec<ProviderRef>,
     /// Tasks invoked with `stream: true`, with the downstream tasks their chunks go to.
-    pub(crate) stream_out: HashMap<u32, Vec<u32>>,
+    pub(crate) stream_out: IdxMap<u32, Vec<u32>>,
     /// Per task: whether it is invoked with `stream: true`.
     pub(crate) streams: Vec<bool>,
     /// Stream-eligible edges that fell back to non-streaming, and why.
@@ -31,19 +38,43 @@ impl std::fmt::Debug for Plan {
 
 impl Plan {
     pub(crate) fn new(dag: ValidatedDag, router: &dyn Router) -> Self {
-        let routes: Vec<Option<ProviderRef>> =
-            dag.dag().tasks.iter().map(|t| router.route(t)).collect();
-        let features: Vec<_> = routes
+        // Routers typically hand out the same few providers: keep each once, with its
+        // features asked once.
+        let mut providers: Vec<ProviderRef> = Vec::new();
+        let mut features: Vec<ProviderFeatures> = Vec::new();
+        let mut known: HashMap<*const (), u32> = HashMap::new();
+        let mut last: Option<(*const (), u32)> = None;
+        let routes: Vec<u32> = dag
+            .dag()
+            .tasks
             .iter()
-            .map(|r| r.as_ref().map(|p| p.features()))
+            .map(|t| {
+                let Some(provider) = router.route(t) else {
+                    return NO_PROVIDER;
+                };
+                let key = Arc::as_ptr(&provider).cast::<()>();
+                match last {
+                    Some((k, at)) if k == key => at,
+                    _ => {
+                        let at = *known.entry(key).or_insert_with(|| {
+                            features.push(provider.features());
+                            providers.push(provider);
+                            u32::try_from(providers.len() - 1).unwrap_or(NO_PROVIDER)
+                        });
+                        last = Some((key, at));
+                        at
+                    }
+                }
+            })
             .collect();
-        let mut stream_out: HashMap<u32, Vec<u32>> = HashMap::new();
+        let features_of = |task: u32| -> Option<ProviderFeatures> {
+            features.get(*routes.get(task as usize)? as usize).copied()
+        };
+        let mut stream_out: IdxMap<u32, Vec<u32>> = IdxMap::default();
         let mut fallbacks = Vec::new();
         for from in 0..dag.nodes.len() as u32 {
             for edge in dag.outs(from).iter().filter(|e| e.stream_candidate) {
-                let up = features.get(from as usize).copied().flatten();
-                let down = features.get(edge.to as usize).copied().flatten();
-                let verdict = match (up, down) {
+                let verdict = match (features_of(from), features_of(edge.to)) {
                     (Some(up), Some(down)) => match (up.output_streaming, down.input_streaming) {
                         (true, true) => None,
                         (false, _) => Some(FallbackReason::NoOutputStreaming),
@@ -68,10 +99,16 @@ impl Plan {
             dag,
             dag_id,
             routes,
+            providers,
             stream_out,
             streams,
             fallbacks,
         }
+    }
+
+    /// The provider of task `idx`.
+    pub(crate) fn provider(&self, idx: u32) -> Option<&ProviderRef> {
+        self.providers.get(*self.routes.get(idx as usize)? as usize)
     }
 
     pub(crate) fn id(&self, idx: u32) -> Arc<str> {
@@ -81,9 +118,14 @@ impl Plan {
             .map_or_else(|| Arc::from(""), |n| n.id.clone())
     }
 
+    /// Whether task `idx` is invoked with `stream: true`.
+    pub(crate) fn streams(&self, idx: u32) -> bool {
+        self.streams.get(idx as usize).copied().unwrap_or(false)
+    }
+
     /// Whether `from → to` streams.
     pub(crate) fn is_streamed(&self, from: u32, to: u32) -> bool {
-        self.streams.get(from as usize).copied().unwrap_or(false)
+        self.streams(from)
             && self
                 .stream_out
                 .get(&from)

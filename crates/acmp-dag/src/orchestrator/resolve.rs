@@ -1,5 +1,7 @@
 //! Turning an input reference into the literal input a provider receives.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value};
 
 use crate::orchestrator::outcome::ResolveError;
@@ -57,15 +59,49 @@ pub(crate) fn resolve<'a>(
                 let out = get(src)?;
                 items.push(match path {
                     Some(path) => select(src, out, path)?.clone(),
-                    None => {
-                        let mut whole = Map::with_capacity(2);
-                        whole.insert("type".to_owned(), Value::String(out.kind.clone()));
-                        whole.insert("data".to_owned(), out.data.clone());
-                        Value::Object(whole)
-                    }
+                    None => whole_output(out),
                 });
             }
             Ok(Payload::json(Value::Array(items)))
         }
+    }
+}
+
+/// `{"type": …, "data": …}` of an output, as a JSON object.
+fn whole_output(out: &Payload) -> Value {
+    // Cloning a ready-made object skips hashing its two keys again.
+    static TEMPLATE: OnceLock<Map<String, Value>> = OnceLock::new();
+    let mut whole = TEMPLATE
+        .get_or_init(|| {
+            let mut m = Map::with_capacity(2);
+            m.insert("type".to_owned(), Value::Null);
+            m.insert("data".to_owned(), Value::Null);
+            m
+        })
+        .clone();
+    for (key, value) in whole.iter_mut() {
+        *value = match key.as_str() {
+            "type" => Value::String(out.kind.clone()),
+            _ => out.data.clone(),
+        };
+    }
+    Value::Object(whole)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn whole_outputs_keep_type_then_data() {
+        let out = Payload::json(json!({"a": [1, 2]}));
+        let whole = whole_output(&out);
+        assert_eq!(whole, json!({"type": "json", "data": {"a": [1, 2]}}));
+        assert_eq!(
+            serde_json::to_string(&whole).unwrap(),
+            r#"{"type":"json","data":{"a":[1,2]}}"#
+        );
     }
 }

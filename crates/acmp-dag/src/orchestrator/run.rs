@@ -1,9 +1,9 @@
 //! The event-driven loop of one run: dependency counters, one-way state machine,
 //! breadth-first cancellation, failure policy, streaming edges.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -11,7 +11,7 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::invoke::Invoke;
+use super::invoke::{Invoke, poll_guarded};
 use super::msg::Msg;
 use super::outcome::{CancelReason, DagOutcome, DagStatus, TaskEnd, TaskError, TaskOutcome};
 use super::plan::Plan;
@@ -19,6 +19,7 @@ use super::resolve::resolve;
 use super::stream::OutStream;
 use super::{FailurePolicy, OrchestratorConfig};
 use crate::events::{Event, EventKind, EventSink, TransitionCause};
+use crate::hash::IdxMap;
 use crate::{
     InputChunk, InputChunks, Invocation, InvokeParams, InvokeResult, OutputSink, TaskState,
 };
@@ -26,22 +27,21 @@ use crate::{
 /// Messages handled per wake-up.
 const BATCH: usize = 256;
 
+/// Tasks started or finished per poll of the run before it yields to the runtime.
+const BUDGET: u32 = 512;
+
+/// The hot, small per-task state.
 struct Slot {
     state: TaskState,
     /// Incoming edges not yet satisfied.
     remaining: u32,
+    /// The token of a running task.
     token: Option<CancellationToken>,
-    end: Option<TaskEnd>,
 }
 
-/// What woke the loop. Transient, moved once per wake: boxing the result would cost an
-/// allocation per task.
-#[allow(clippy::large_enum_variant)]
-enum Wake {
-    Done(u32, Result<InvokeResult, TaskError>),
-    Messages,
-    Closed,
-}
+/// What a task's outcome holds until it ends (never seen: [`RunLoop::finish`] replaces the
+/// end of a task that is not terminal).
+const NOT_ENDED: TaskEnd = TaskEnd::Cancelled(CancelReason::RunCancelled);
 
 pub(crate) struct RunLoop {
     plan: Arc<Plan>,
@@ -53,13 +53,16 @@ pub(crate) struct RunLoop {
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
     slots: Vec<Slot>,
+    /// Every task's outcome, built in place: the run's result without a copy at the end.
+    outcomes: Vec<TaskOutcome>,
     ready: VecDeque<u32>,
     /// Tasks not yet terminal.
     open: usize,
-    /// Invocations whose provider has not returned yet, polled by this loop.
+    /// Invocations that did not answer when first polled; polled by this loop.
     invocations: FuturesUnordered<Invoke>,
-    out_streams: HashMap<u32, OutStream>,
-    in_streams: HashMap<u32, mpsc::UnboundedReceiver<InputChunk>>,
+    out_streams: IdxMap<u32, OutStream>,
+    in_streams: IdxMap<u32, mpsc::UnboundedReceiver<InputChunk>>,
+    batch: Vec<Msg>,
 }
 
 impl RunLoop {
@@ -78,7 +81,15 @@ impl RunLoop {
                 state: TaskState::Pending,
                 remaining: n.in_degree,
                 token: None,
-                end: None,
+            })
+            .collect();
+        let outcomes = plan
+            .dag
+            .nodes
+            .iter()
+            .map(|n| TaskOutcome {
+                task_id: n.id.clone(),
+                end: NOT_ENDED,
             })
             .collect();
         Self {
@@ -92,10 +103,12 @@ impl RunLoop {
             tx,
             rx,
             slots,
+            outcomes,
             ready: VecDeque::new(),
             invocations: FuturesUnordered::new(),
-            out_streams: HashMap::new(),
-            in_streams: HashMap::new(),
+            out_streams: IdxMap::default(),
+            in_streams: IdxMap::default(),
+            batch: Vec::new(),
         }
     }
 
@@ -115,44 +128,69 @@ impl RunLoop {
                 self.ready.push_back(i as u32);
             }
         }
-        self.start_ready();
-        let mut batch = Vec::with_capacity(BATCH);
-        while self.open > 0 {
-            match self.wake(&mut batch).await {
-                Wake::Done(idx, result) => {
-                    // What the provider sent before returning (chunks, heartbeats) comes first.
-                    while let Ok(msg) = self.rx.try_recv() {
-                        self.handle(msg);
-                    }
-                    self.on_done(idx, result);
-                }
-                Wake::Messages => {
-                    for msg in std::mem::take(&mut batch) {
-                        self.handle(msg);
-                    }
-                }
-                Wake::Closed => break,
-            }
-            self.start_ready();
-        }
+        std::future::poll_fn(|cx| self.poll_run(cx)).await;
         self.drain().await;
         self.finish()
     }
 
-    /// Waits for an invocation to finish or for messages (taken into `batch`).
-    async fn wake(&mut self, batch: &mut Vec<Msg>) -> Wake {
-        let (invocations, rx) = (&mut self.invocations, &mut self.rx);
-        std::future::poll_fn(|cx| {
-            if let Poll::Ready(Some((idx, result))) = invocations.poll_next_unpin(cx) {
-                return Poll::Ready(Wake::Done(idx, result));
+    /// Drives the run until every task is terminal: starts ready tasks (each invocation is
+    /// polled once at once, so a provider that answers right away costs no wake-up), takes
+    /// the invocations that finish later and the messages. Yields to the runtime every
+    /// [`BUDGET`] steps.
+    fn poll_run(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut budget = BUDGET;
+        loop {
+            while self.open > 0 {
+                if budget == 0 {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                let Some(idx) = self.ready.pop_front() else {
+                    break;
+                };
+                if self.state(idx) == Some(TaskState::Pending) {
+                    budget -= 1;
+                    self.start(idx, cx);
+                }
             }
-            match rx.poll_recv_many(cx, batch, BATCH) {
-                Poll::Ready(0) => Poll::Ready(Wake::Closed),
-                Poll::Ready(_) => Poll::Ready(Wake::Messages),
-                Poll::Pending => Poll::Pending,
+            if self.open == 0 {
+                return Poll::Ready(());
             }
-        })
-        .await
+            let mut progress = false;
+            if let Poll::Ready(Some((idx, result))) = self.invocations.poll_next_unpin(cx) {
+                budget = budget.saturating_sub(1);
+                self.finished(idx, result);
+                progress = true;
+            }
+            if self.batch.capacity() == 0 {
+                self.batch.reserve(BATCH);
+            }
+            match self.rx.poll_recv_many(cx, &mut self.batch, BATCH) {
+                // Unreachable while the loop holds a sender.
+                Poll::Ready(0) => return Poll::Ready(()),
+                Poll::Ready(_) => {
+                    let mut batch = std::mem::take(&mut self.batch);
+                    for msg in batch.drain(..) {
+                        self.handle(msg);
+                    }
+                    self.batch = batch;
+                    progress = true;
+                }
+                Poll::Pending => {}
+            }
+            if !progress && self.ready.is_empty() {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// An invocation finished: what its provider sent before returning (chunks,
+    /// heartbeats) comes first.
+    fn finished(&mut self, idx: u32, result: Result<InvokeResult, TaskError>) {
+        while let Ok(msg) = self.rx.try_recv() {
+            self.handle(msg);
+        }
+        self.on_done(idx, result);
     }
 
     fn emit(&mut self, kind: impl FnOnce() -> EventKind) {
@@ -189,8 +227,12 @@ impl RunLoop {
                     token.cancel();
                 }
             }
-            self.out_streams.remove(&idx);
-            self.in_streams.remove(&idx);
+            if !self.out_streams.is_empty() {
+                self.out_streams.remove(&idx);
+            }
+            if !self.in_streams.is_empty() {
+                self.in_streams.remove(&idx);
+            }
         }
         if self.events.is_some() {
             let task_id = self.plan.id(idx);
@@ -252,16 +294,9 @@ impl RunLoop {
         }
     }
 
-    fn start_ready(&mut self) {
-        while let Some(idx) = self.ready.pop_front() {
-            if self.state(idx) == Some(TaskState::Pending) {
-                self.start(idx);
-            }
-        }
-    }
-
-    /// Resolves the input, invokes the provider, opens the output stream.
-    fn start(&mut self, idx: u32) {
+    /// Resolves the input, invokes the provider, opens the output stream. The invocation is
+    /// polled once here; only if it does not answer does it join `invocations`.
+    fn start(&mut self, idx: u32, cx: &mut Context<'_>) {
         let plan = Arc::clone(&self.plan);
         let (Some(task), Some(node)) = (
             plan.dag.dag().tasks.get(idx as usize),
@@ -269,19 +304,24 @@ impl RunLoop {
         ) else {
             return;
         };
-        let Some(provider) = plan.routes.get(idx as usize).cloned().flatten() else {
+        let Some(provider) = plan.provider(idx).cloned() else {
             let capability = task.capability.clone();
             self.fail(idx, TaskError::NoProvider { capability });
             return;
         };
-        let (input, input_chunks) = match self.in_streams.remove(&idx) {
+        let in_stream = if self.in_streams.is_empty() {
+            None
+        } else {
+            self.in_streams.remove(&idx)
+        };
+        let (input, input_chunks) = match in_stream {
             Some(rx) => (None, Some(InputChunks::from_receiver(rx))),
             None => {
-                let slots = &self.slots;
+                let outcomes = &self.outcomes;
                 let resolved = resolve(
                     task,
                     &node.input,
-                    |src| match slots.get(src as usize).and_then(|s| s.end.as_ref()) {
+                    |src| match outcomes.get(src as usize).map(|t| &t.end) {
                         Some(TaskEnd::Completed(r)) => r.output.as_ref(),
                         _ => None,
                     },
@@ -296,7 +336,7 @@ impl RunLoop {
                 }
             }
         };
-        let streams = plan.streams.get(idx as usize).copied().unwrap_or(false);
+        let streams = plan.streams(idx);
         let mut params = InvokeParams::for_task(task, input);
         if streams {
             params.stream = Some(true);
@@ -309,17 +349,26 @@ impl RunLoop {
             output: OutputSink::orchestrator(self.tx.clone(), idx, node.id.clone(), streams),
         };
         self.transition(idx, TaskState::Running, None);
+        if let Some(slot) = self.slots.get_mut(idx as usize) {
+            slot.token = Some(token);
+        }
         if streams {
             self.open_stream(idx);
         }
-        let timeout = task
-            .timeout_ms
-            .map(Duration::from_millis)
-            .or(self.default_timeout);
-        self.invocations
-            .push(Invoke::new(provider, invocation, idx, timeout, &self.tx));
-        if let Some(slot) = self.slots.get_mut(idx as usize) {
-            slot.token = Some(token);
+        let mut future = provider.invoke_owned(invocation);
+        match poll_guarded(&mut future, cx) {
+            Poll::Ready(result) => {
+                drop(future);
+                self.finished(idx, result);
+            }
+            Poll::Pending => {
+                let timeout = task
+                    .timeout_ms
+                    .map(Duration::from_millis)
+                    .or(self.default_timeout);
+                self.invocations
+                    .push(Invoke::new(future, idx, timeout, &self.tx));
+            }
         }
     }
 
@@ -363,7 +412,12 @@ impl RunLoop {
             self.fail(idx, TaskError::Protocol { message });
             return;
         }
-        if let Some(mut stream) = self.out_streams.remove(&idx) {
+        let stream = if self.out_streams.is_empty() {
+            None
+        } else {
+            self.out_streams.remove(&idx)
+        };
+        if let Some(mut stream) = stream {
             match stream.finish(&result) {
                 Ok(assembled) => {
                     if result.output.is_none() {
@@ -384,9 +438,7 @@ impl RunLoop {
         if !self.transition(idx, TaskState::Completed, None) {
             return;
         }
-        if let Some(slot) = self.slots.get_mut(idx as usize) {
-            slot.end = Some(TaskEnd::Completed(result));
-        }
+        self.set_end(idx, TaskEnd::Completed(result));
         let plan = Arc::clone(&self.plan);
         for edge in plan.dag.outs(idx) {
             if !plan.is_streamed(idx, edge.to) {
@@ -409,9 +461,7 @@ impl RunLoop {
         if !self.transition(idx, TaskState::Failed, cause) {
             return;
         }
-        if let Some(slot) = self.slots.get_mut(idx as usize) {
-            slot.end = Some(TaskEnd::Failed(error));
-        }
+        self.set_end(idx, TaskEnd::Failed(error));
         let task_id = self.plan.id(idx);
         self.cancel_downstream(
             idx,
@@ -433,10 +483,14 @@ impl RunLoop {
         if !self.transition(idx, TaskState::Cancelled, cause) {
             return false;
         }
-        if let Some(slot) = self.slots.get_mut(idx as usize) {
-            slot.end = Some(TaskEnd::Cancelled(reason));
-        }
+        self.set_end(idx, TaskEnd::Cancelled(reason));
         true
+    }
+
+    fn set_end(&mut self, idx: u32, end: TaskEnd) {
+        if let Some(outcome) = self.outcomes.get_mut(idx as usize) {
+            outcome.end = end;
+        }
     }
 
     /// Cancels every task reachable from `origin`, breadth first. Terminal tasks keep their
@@ -471,27 +525,19 @@ impl RunLoop {
     }
 
     fn finish(mut self) -> DagOutcome {
-        let slots = std::mem::take(&mut self.slots);
+        let mut tasks = std::mem::take(&mut self.outcomes);
         let mut failed = false;
         let mut cancelled = false;
-        let tasks = slots
-            .into_iter()
-            .zip(&self.plan.dag.nodes)
-            .map(|(slot, node)| {
-                let end = slot.end.unwrap_or_else(|| {
-                    // Unreachable: the loop ends when every task is terminal.
-                    TaskEnd::Failed(TaskError::Protocol {
-                        message: "the run ended before the task did".to_owned(),
-                    })
+        for (outcome, slot) in tasks.iter_mut().zip(&self.slots) {
+            if !slot.state.is_terminal() {
+                // Unreachable: the loop ends when every task is terminal.
+                outcome.end = TaskEnd::Failed(TaskError::Protocol {
+                    message: "the run ended before the task did".to_owned(),
                 });
-                failed |= matches!(end, TaskEnd::Failed(_));
-                cancelled |= matches!(end, TaskEnd::Cancelled(_));
-                TaskOutcome {
-                    task_id: node.id.clone(),
-                    end,
-                }
-            })
-            .collect();
+            }
+            failed |= matches!(outcome.end, TaskEnd::Failed(_));
+            cancelled |= matches!(outcome.end, TaskEnd::Cancelled(_));
+        }
         let status = if failed {
             DagStatus::Failed
         } else if cancelled {
