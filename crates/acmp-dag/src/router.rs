@@ -1,7 +1,8 @@
 //! Choosing the provider of each task.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+
+use crate::hash::StrMap;
 
 use crate::{Provider, ProviderRef, Task};
 
@@ -32,7 +33,7 @@ pub struct DuplicateCapability(pub String);
 /// Routes by exact `capability`, with an optional fallback provider.
 #[derive(Default, Clone)]
 pub struct CapabilityRouter {
-    providers: HashMap<String, ProviderRef>,
+    providers: StrMap<String, ProviderRef>,
     fallback: Option<ProviderRef>,
 }
 

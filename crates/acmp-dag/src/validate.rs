@@ -5,13 +5,13 @@ mod csr;
 mod cycles;
 mod error;
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 pub(crate) use self::csr::Csr;
 pub use self::error::{EdgeEnd, ValidationError, ValidationReport, ValidationWarning};
 use std::sync::Arc;
 
+use crate::hash::{KeyedState, StrMap};
 use crate::path::{FieldPath, PathError};
 use crate::{Dag, SourceTasks, TaskInput};
 
@@ -58,7 +58,8 @@ pub(crate) enum PlannedInput {
         path: Option<Arc<FieldPath>>,
     },
     Many {
-        srcs: Vec<u32>,
+        /// Where the sources are in [`ValidatedDag::sources`].
+        srcs: std::ops::Range<u32>,
         path: Option<Arc<FieldPath>>,
     },
 }
@@ -86,7 +87,9 @@ pub struct ValidatedDag {
     pub(crate) nodes: Vec<Node>,
     /// Outgoing edges of every task, in declaration order.
     pub(crate) out: Csr<OutEdge>,
-    pub(crate) index: HashMap<Arc<str>, u32>,
+    pub(crate) index: StrMap<Arc<str>, u32>,
+    /// The sources of every `from_tasks` input, one after the other.
+    pub(crate) sources: Vec<u32>,
     depth: usize,
     breadth: usize,
     warnings: Vec<ValidationWarning>,
@@ -101,6 +104,7 @@ impl ValidatedDag {
             nodes: analysis.nodes,
             out: analysis.out,
             index: analysis.index,
+            sources: analysis.sources,
             depth: analysis.depth,
             breadth: analysis.breadth,
             warnings: analysis.warnings,
@@ -174,10 +178,18 @@ pub fn check(dag: &Dag, limits: &ValidationLimits) -> ValidationReport {
 struct Analysis {
     nodes: Vec<Node>,
     out: Csr<OutEdge>,
-    index: HashMap<Arc<str>, u32>,
+    index: StrMap<Arc<str>, u32>,
+    sources: Vec<u32>,
     depth: usize,
     breadth: usize,
     warnings: Vec<ValidationWarning>,
+}
+
+/// The sources of a `from_tasks` input.
+pub(crate) fn sources_in<'a>(sources: &'a [u32], range: &std::ops::Range<u32>) -> &'a [u32] {
+    sources
+        .get(range.start as usize..range.end as usize)
+        .unwrap_or_default()
 }
 
 fn to_u32(i: usize) -> u32 {
@@ -201,7 +213,8 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
 
     // Task ids.
     let ids: Vec<Arc<str>> = dag.tasks.iter().map(|t| Arc::from(&*t.task_id)).collect();
-    let mut index: HashMap<Arc<str>, u32> = HashMap::with_capacity(n);
+    let mut index: StrMap<Arc<str>, u32> =
+        StrMap::with_capacity_and_hasher(n, KeyedState::default());
     let mut registered = vec![false; n];
     for ((i, task), (id, reg)) in dag
         .tasks
@@ -234,9 +247,22 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
     // Edges: incoming edges per task, sorted by source, to find duplicates and to look
     // edges up without hashing.
     let mut valid: Vec<(u32, (u32, u32))> = Vec::with_capacity(dag.edges.len());
+    // Edges are usually listed grouped by their downstream task, in task order: look for
+    // `to` at or right after the previous one before hashing.
+    let is_at = |id: &str, at: u32| {
+        registered.get(at as usize).copied().unwrap_or(false)
+            && dag.tasks.get(at as usize).is_some_and(|t| t.task_id == id)
+    };
+    let mut to_hint = 0_u32;
     for (k, edge) in dag.edges.iter().enumerate() {
         let from = index.get(edge.from.as_str()).copied();
-        let to = index.get(edge.to.as_str()).copied();
+        let to = [to_hint, to_hint.wrapping_add(1)]
+            .into_iter()
+            .find(|&at| is_at(&edge.to, at))
+            .or_else(|| index.get(edge.to.as_str()).copied());
+        if let Some(t) = to {
+            to_hint = t;
+        }
         for (end, id, found) in [
             (EdgeEnd::From, &edge.from, from),
             (EdgeEnd::To, &edge.to, to),
@@ -289,8 +315,10 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
     };
 
     // Inputs. DAGs repeat the same few paths: each distinct one is parsed once.
-    let mut paths: HashMap<&str, Result<Arc<FieldPath>, PathError>> = HashMap::new();
+    let mut paths: StrMap<&str, Result<Arc<FieldPath>, PathError>> = StrMap::default();
+    let mut last_path: Option<(&str, Result<Arc<FieldPath>, PathError>)> = None;
     let mut inputs = Vec::with_capacity(n);
+    let mut sources: Vec<u32> = Vec::new();
     for ((i, task), reg) in dag.tasks.iter().enumerate().zip(&registered) {
         let TaskInput::Reference(reference) = &task.input else {
             inputs.push(PlannedInput::Literal);
@@ -306,8 +334,34 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                 task_id: task.task_id.clone(),
             });
         }
-        let mut srcs = Vec::with_capacity(source.tasks.ids().len());
-        for (position, source_task) in source.tasks.ids().iter().enumerate() {
+        let ids = source.tasks.ids();
+        let srcs_start = to_u32(sources.len());
+        let mut first_src = u32::MAX;
+        let edges_in = incoming.row(to_u32(i));
+        for (position, source_task) in ids.iter().enumerate() {
+            // A valid reference names the source of one of the task's incoming edges: look
+            // there (few, short strings) before hashing.
+            let by_edge = if edges_in.len() <= 8 {
+                edges_in
+                    .iter()
+                    .find(|&&(_, k)| {
+                        dag.edges
+                            .get(k as usize)
+                            .is_some_and(|e| e.from == *source_task)
+                    })
+                    .map(|&(f, _)| f)
+            } else {
+                None
+            };
+            if let Some(s) = by_edge {
+                if position == 0 {
+                    first_src = s;
+                }
+                if ids.len() > 1 {
+                    sources.push(s);
+                }
+                continue;
+            }
             match index.get(source_task.as_str()).copied() {
                 None => errors.push(ValidationError::UnknownSourceTask {
                     task_id: task.task_id.clone(),
@@ -322,15 +376,25 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                             source_task: source_task.clone(),
                         });
                     }
-                    srcs.push(s);
+                    if position == 0 {
+                        first_src = s;
+                    }
+                    if ids.len() > 1 {
+                        sources.push(s);
+                    }
                 }
             }
         }
-        let parsed = source.field.as_deref().map(|field| {
-            paths
-                .entry(field)
-                .or_insert_with(|| FieldPath::parse(field).map(Arc::new))
-                .clone()
+        let parsed = source.field.as_deref().map(|field| match &last_path {
+            Some((f, parsed)) if *f == field => parsed.clone(),
+            _ => {
+                let parsed = paths
+                    .entry(field)
+                    .or_insert_with(|| FieldPath::parse(field).map(Arc::new))
+                    .clone();
+                last_path = Some((field, parsed.clone()));
+                parsed
+            }
         });
         let path = match parsed.transpose() {
             Ok(path) => path,
@@ -344,10 +408,13 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
         };
         inputs.push(match &source.tasks {
             SourceTasks::One(_) => PlannedInput::One {
-                src: srcs.first().copied().unwrap_or(u32::MAX),
+                src: first_src,
                 path,
             },
-            SourceTasks::Many(_) => PlannedInput::Many { srcs, path },
+            SourceTasks::Many(_) => PlannedInput::Many {
+                srcs: srcs_start..to_u32(sources.len()),
+                path,
+            },
         });
     }
 
@@ -375,7 +442,9 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                     }
                     _ => stream_candidate = true,
                 },
-                Some(PlannedInput::Many { srcs, .. }) if srcs.contains(&f) => {
+                Some(PlannedInput::Many { srcs, .. })
+                    if sources_in(&sources, srcs).contains(&f) =>
+                {
                     warnings.push(ValidationWarning::StreamIntoAggregation {
                         edge_index: k,
                         from,
@@ -477,6 +546,7 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
         nodes,
         out,
         index,
+        sources,
         depth,
         breadth,
         warnings,

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::orchestrator::outcome::ResolveError;
 use crate::path::FieldPath;
-use crate::validate::PlannedInput;
+use crate::validate::{PlannedInput, sources_in};
 use crate::{Payload, Task, TaskInput};
 
 /// Resolves a task's input. `output(i)` is the output of completed task `i`, `name(i)` its
@@ -21,6 +21,7 @@ use crate::{Payload, Task, TaskInput};
 pub(crate) fn resolve<'a>(
     task: &Task,
     planned: &PlannedInput,
+    sources: &[u32],
     output: impl Fn(u32) -> Option<&'a Payload>,
     name: impl Fn(u32) -> String,
 ) -> Result<Payload, ResolveError> {
@@ -54,6 +55,7 @@ pub(crate) fn resolve<'a>(
             }
         }
         PlannedInput::Many { srcs, path } => {
+            let srcs = sources_in(sources, srcs);
             let mut items = Vec::with_capacity(srcs.len());
             for &src in srcs {
                 let out = get(src)?;

@@ -321,6 +321,7 @@ impl RunLoop {
                 let resolved = resolve(
                     task,
                     &node.input,
+                    &plan.dag.sources,
                     |src| match outcomes.get(src as usize).map(|t| &t.end) {
                         Some(TaskEnd::Completed(r)) => r.output.as_ref(),
                         _ => None,

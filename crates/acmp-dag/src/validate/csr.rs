@@ -22,20 +22,25 @@ impl<T: Copy> Csr<T> {
                 *c += previous;
             }
         }
+        let Some(&(_, filler)) = pairs.first() else {
+            return Self {
+                start,
+                items: Vec::new(),
+            };
+        };
         let mut next: Vec<u32> = start.clone();
-        let mut items: Vec<Option<T>> = vec![None; pairs.len()];
+        let mut items: Vec<T> = vec![filler; pairs.len()];
         for &(row, item) in pairs {
             if let Some(at) = next.get_mut(row as usize) {
                 if let Some(slot) = items.get_mut(*at as usize) {
-                    *slot = Some(item);
+                    *slot = item;
                 }
                 *at += 1;
             }
         }
-        Self {
-            start,
-            items: items.into_iter().flatten().collect(),
-        }
+        // Pairs naming a row out of range were counted nowhere.
+        items.truncate(start.last().copied().unwrap_or(0) as usize);
+        Self { start, items }
     }
 }
 
