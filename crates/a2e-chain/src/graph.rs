@@ -92,8 +92,14 @@ pub(crate) struct Node<'r> {
     pub spec: Spec,
     /// Its `on_error`.
     pub policy: Policy,
-    /// `input_map`, compiled, in declaration order; keys interned.
-    pub input_map: Box<[(Arc<str>, Expr)]>,
+    /// Where its `input_map` (compiled, in declaration order) starts in
+    /// [`Plan::inputs`].
+    pub inputs_at: u32,
+    /// How many `input_map` entries it has.
+    pub inputs_len: u32,
+    /// Without a static `input`: its input object's keys, in
+    /// [`Plan::shapes`] (the object is a clone of it, no key hashed again).
+    pub shape: Option<u32>,
     /// Its kind (copied out of the request for locality at run time).
     pub kind: NodeKind,
     /// Its static `input` is not empty.
@@ -126,6 +132,12 @@ pub struct Plan<'r> {
     pub(crate) nodes: Vec<Node<'r>>,
     pub(crate) edge_start: Vec<u32>,
     pub(crate) edges: Vec<Edge>,
+    /// Every node's `input_map`, compiled, one node after another; keys
+    /// borrowed from the request.
+    pub(crate) inputs: Vec<(&'r str, Expr)>,
+    /// Input objects with every `input_map` key set to `null`, one per
+    /// distinct list of keys.
+    pub(crate) shapes: Vec<serde_json::Map<String, serde_json::Value>>,
     pub(crate) roots: Vec<u32>,
     pub(crate) total: usize,
 }
@@ -154,6 +166,19 @@ impl<'r> Plan<'r> {
             .filter_map(|&i| self.nodes.get(i as usize).map(|n| &*n.id))
     }
 
+    /// The compiled `input_map` of `node`.
+    pub(crate) fn input_map(&self, node: &Node<'_>) -> &[(&'r str, Expr)] {
+        inputs_of(&self.inputs, node)
+    }
+
+    /// The input object `node`'s input is made from, if it has one.
+    pub(crate) fn shape(
+        &self,
+        node: &Node<'_>,
+    ) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        node.shape.and_then(|s| self.shapes.get(s as usize))
+    }
+
     /// Out-edges of node `i`.
     pub(crate) fn out_edges(&self, i: u32) -> &[Edge] {
         let i = i as usize;
@@ -162,6 +187,15 @@ impl<'r> Plan<'r> {
             _ => &[],
         }
     }
+}
+
+/// The entries of `node` in a flat `input_map` array.
+pub(crate) fn inputs_of<'a, 'r>(
+    inputs: &'a [(&'r str, Expr)],
+    node: &Node<'_>,
+) -> &'a [(&'r str, Expr)] {
+    let at = node.inputs_at as usize;
+    inputs.get(at..at + node.inputs_len as usize).unwrap_or(&[])
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ mod engine;
 mod error;
 mod events;
 mod graph;
+mod hash;
 mod runner;
 mod validate;
 

@@ -114,17 +114,31 @@ impl Env<'_> {
     }
 
     /// The node's input: static `input` merged with `input_map` results.
-    pub(crate) fn input_of(&mut self, node: &Node<'_>) -> Result<Value, NodeError> {
+    pub(crate) fn input_of(
+        &mut self,
+        node: &Node<'_>,
+        input_map: &[(&str, Expr)],
+        shape: Option<&Map<String, Value>>,
+    ) -> Result<Value, NodeError> {
+        let fail = |key: &str, e: String| {
+            NodeError::new(ErrorCode::RUNTIME_ERROR, format!("input_map.{key}: {e}"))
+        };
+        if let Some(shape) = shape {
+            // Same keys in the same order: fill the values in place.
+            let mut map = shape.clone();
+            for (slot, (key, expr)) in map.values_mut().zip(input_map) {
+                *slot = self.eval(expr).map_err(|e| fail(key, e))?;
+            }
+            return Ok(Value::Object(map));
+        }
         let mut map = if node.has_input {
             node.src.input.clone()
         } else {
-            Map::with_capacity(node.input_map.len())
+            Map::with_capacity(input_map.len())
         };
-        for (key, expr) in node.input_map.iter() {
-            let value = self.eval(expr).map_err(|e| {
-                NodeError::new(ErrorCode::RUNTIME_ERROR, format!("input_map.{key}: {e}"))
-            })?;
-            map.insert(key.to_string(), value);
+        for (key, expr) in input_map {
+            let value = self.eval(expr).map_err(|e| fail(key, e))?;
+            map.insert((*key).to_owned(), value);
         }
         Ok(Value::Object(map))
     }

@@ -1,22 +1,24 @@
 //! Validation: everything that can be refused before a node runs, and the
 //! compilation of the request into a [`Plan`].
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use a2e_proto::{ChainNode, ChainRequest, NodeKind, OnError};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::config::ChainConfig;
 use crate::context::{self, CompileError, Expr, Root};
 use crate::cycle::find_cycle;
+use crate::hash::{FastMap, map_with_capacity};
 
 mod fields;
 mod layout;
 mod roles;
 
 use crate::error::ValidationError;
-use crate::graph::{CONTROL, DATA, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec};
+use crate::graph::{
+    CONTROL, DATA, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec, inputs_of,
+};
 use fields::check_fields;
 use layout::{build_csr, check_static_fan_out, finish, forward_only};
 use roles::{assign_roles, check_scopes};
@@ -66,9 +68,10 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     // are accepted everywhere here and checked against roles afterwards.
     let mut refs = Vec::with_capacity(nodes.len());
     let mut pairs: Vec<(u32, u32, u8)> = Vec::with_capacity(nodes.len() * 2);
-    let mut names: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut names: FastMap<&str, Arc<str>> = map_with_capacity(0);
     let mut last_name: Option<Arc<str>> = None;
-    let mut keys: HashMap<&str, Arc<str>> = HashMap::new();
+    let mut inputs: Vec<(&str, Expr)> = Vec::with_capacity(nodes.len());
+    let mut shapes = Shapes::default();
     let mut compiled = Vec::with_capacity(nodes.len());
     for (i, node) in nodes.iter().enumerate() {
         let me = i as u32;
@@ -88,8 +91,10 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             template: lookup(node, "map_node", &node.map_node)?,
             policy,
         };
-        let mut input_map = Vec::with_capacity(node.input_map.len());
+        let inputs_at = inputs.len() as u32;
+        let mut may_time_out = false;
         for (key, value) in &node.input_map {
+            may_time_out |= key == "timeout";
             let field = Field::InputMap(key);
             let Value::String(text) = value else {
                 return Err(invalid(
@@ -99,15 +104,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                 ));
             };
             let expr = compile(node, me, field, text, Scope::Template, &index)?;
-            let key = match keys.get(key.as_str()) {
-                Some(k) => Arc::clone(k),
-                None => {
-                    let k: Arc<str> = Arc::from(key.as_str());
-                    keys.insert(key.as_str(), Arc::clone(&k));
-                    k
-                }
-            };
-            input_map.push((key, expr));
+            inputs.push((key.as_str(), expr));
         }
         let kind = &node.kind;
         let spec = if *kind == NodeKind::BRANCH {
@@ -162,7 +159,8 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             role: Role::Normal,
             spec,
             policy: r.policy,
-            input_map: input_map.into_boxed_slice(),
+            inputs_at,
+            inputs_len: inputs.len() as u32 - inputs_at,
             kind: node.kind.clone(),
             has_input: !node.input.is_empty(),
             pending: 0,
@@ -170,8 +168,12 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             data_in: 0,
             terminal: false,
             owner: None,
-            may_time_out: node.input.contains_key("timeout")
-                || node.input_map.contains_key("timeout"),
+            shape: if node.input.is_empty() && !node.input_map.is_empty() {
+                Some(shapes.of(node))
+            } else {
+                None
+            },
+            may_time_out: may_time_out || node.input.contains_key("timeout"),
         });
         refs.push(r);
     }
@@ -195,7 +197,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             })?)
         };
     let roles = assign_roles(nodes, &refs, entry)?;
-    check_scopes(&mut compiled, &roles, &index)?;
+    check_scopes(&mut compiled, &mut inputs, &roles, &index)?;
     // Data edges: a node depends on every node its expressions read; a map
     // also on every node its template reads.
     for (i, n) in compiled.iter().enumerate() {
@@ -210,13 +212,13 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                 }
             })
         };
-        n.input_map.iter().for_each(|(_, e)| add(e));
+        inputs_of(&inputs, n).iter().for_each(|(_, e)| add(e));
         match &n.spec {
             Spec::Branch { cond, .. } => add(cond),
             Spec::Map { items, template } => {
                 add(items);
                 if let Some(t) = compiled.get(*template as usize) {
-                    t.input_map.iter().for_each(|(_, e)| add(e));
+                    inputs_of(&inputs, t).iter().for_each(|(_, e)| add(e));
                 }
             }
             Spec::Run => {}
@@ -228,6 +230,8 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         nodes: compiled,
         edge_start,
         edges,
+        inputs,
+        shapes: shapes.objects,
         roots: Vec::new(),
         total: 0,
     };
@@ -239,6 +243,46 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     finish(&mut plan, entry)?;
     check_static_fan_out(&plan, config)?;
     Ok(plan)
+}
+
+/// Input objects by their keys (nodes mostly share a few lists of keys).
+#[derive(Default)]
+struct Shapes<'r> {
+    objects: Vec<Map<String, Value>>,
+    by_keys: FastMap<Box<[&'r str]>, u32>,
+    last: Option<u32>,
+    keys: Vec<&'r str>,
+}
+
+impl<'r> Shapes<'r> {
+    /// The object with `node`'s `input_map` keys, all `null`.
+    fn of(&mut self, node: &'r ChainNode) -> u32 {
+        let same = |m: &Map<String, Value>| m.keys().eq(node.input_map.keys());
+        if let Some(last) = self.last {
+            if self.objects.get(last as usize).is_some_and(same) {
+                return last;
+            }
+        }
+        self.keys.clear();
+        self.keys.extend(node.input_map.keys().map(String::as_str));
+        let at = match self.by_keys.get(self.keys.as_slice()) {
+            Some(&at) => at,
+            None => {
+                let at = self.objects.len() as u32;
+                let object = node
+                    .input_map
+                    .keys()
+                    .map(|k| (k.clone(), Value::Null))
+                    .collect();
+                self.objects.push(object);
+                self.by_keys
+                    .insert(self.keys.clone().into_boxed_slice(), at);
+                at
+            }
+        };
+        self.last = Some(at);
+        at
+    }
 }
 
 /// References of one node, resolved.
@@ -269,13 +313,13 @@ fn invalid(node_id: &str, field: &str, message: impl Into<String>) -> Validation
 /// Node ids by name, with a shortcut for the node declared just before
 /// (chains mostly read their predecessor).
 struct Ids<'a> {
-    map: HashMap<&'a str, u32>,
+    map: FastMap<&'a str, u32>,
     arena: &'a str,
     ends: Vec<u32>,
 }
 
 impl<'a> Ids<'a> {
-    fn new(map: HashMap<&'a str, u32>, arena: &'a str, nodes: &[ChainNode]) -> Self {
+    fn new(map: FastMap<&'a str, u32>, arena: &'a str, nodes: &[ChainNode]) -> Self {
         let mut end = 0u32;
         let ends = nodes
             .iter()
@@ -311,8 +355,8 @@ impl<'a> Ids<'a> {
     }
 }
 
-fn index_ids<'a>(nodes: &'a [ChainNode], arena: &'a str) -> Result<HashMap<&'a str, u32>> {
-    let mut index: HashMap<&str, u32> = HashMap::with_capacity(nodes.len());
+fn index_ids<'a>(nodes: &'a [ChainNode], arena: &'a str) -> Result<FastMap<&'a str, u32>> {
+    let mut index: FastMap<&str, u32> = map_with_capacity(nodes.len());
     let mut at = 0;
     for (i, node) in nodes.iter().enumerate() {
         let end = at + node.node_id.len();

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Field, Ids, Refs, Result, Scope, compile, invalid};
 use crate::context::{Expr, Root};
-use crate::graph::{Node, Policy, Role, Spec};
+use crate::graph::{Node, Policy, Role, Spec, inputs_of};
 
 /// Templates, fallbacks and their exclusive roles.
 pub(super) fn assign_roles(
@@ -134,6 +134,7 @@ pub(super) fn assign_roles(
 /// are node ids, or unknown); refuses expressions that read a template.
 pub(super) fn check_scopes(
     compiled: &mut [Node<'_>],
+    inputs: &mut [(&str, Expr)],
     roles: &[Role],
     index: &Ids<'_>,
 ) -> Result<()> {
@@ -143,13 +144,17 @@ pub(super) fn check_scopes(
             continue;
         }
         let src = node.src;
-        for (key, expr) in node.input_map.iter_mut() {
+        let at = node.inputs_at as usize;
+        let own = inputs
+            .get_mut(at..at + node.inputs_len as usize)
+            .unwrap_or_default();
+        for (key, expr) in own.iter_mut() {
             let mut scoped = false;
             expr.each_root(|r| scoped |= matches!(r, Root::Item | Root::Index));
             if scoped {
                 let text = src
                     .input_map
-                    .get(&**key)
+                    .get(*key)
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 *expr = compile(
@@ -188,7 +193,7 @@ pub(super) fn check_scopes(
         )
     };
     for node in compiled.iter() {
-        for (key, expr) in node.input_map.iter() {
+        for (key, expr) in inputs_of(inputs, node) {
             if let Some(j) = template_read(expr) {
                 return Err(refuse(node, format!("input_map.{key}"), j));
             }

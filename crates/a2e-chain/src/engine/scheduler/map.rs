@@ -115,7 +115,7 @@ impl<S: EventSink> Run<'_, '_, S> {
                 upstream: None,
             };
             match env
-                .input_of(tnode)
+                .input_of(tnode, plan.input_map(tnode), plan.shape(tnode))
                 .and_then(|input| Ok((timeout_of(tnode, &input)?, input)))
             {
                 Ok((timeout, input)) => {

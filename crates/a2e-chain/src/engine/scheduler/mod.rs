@@ -269,7 +269,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         };
         match &node.spec {
             Spec::Run => match env
-                .input_of(node)
+                .input_of(node, plan.input_map(node), plan.shape(node))
                 .and_then(|input| Ok((timeout_of(node, &input)?, input)))
             {
                 Ok((timeout, input)) => {
