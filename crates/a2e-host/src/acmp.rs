@@ -198,14 +198,16 @@ pub fn outcome_json(outcome: &DagOutcome) -> Value {
         .tasks
         .iter()
         .map(|t| {
-            let mut v = json!({"task_id": &*t.task_id, "state": state_name(t.state())});
+            let mut v = Map::new();
+            v.insert("task_id".into(), Value::from(&*t.task_id));
+            v.insert("state".into(), Value::from(state_name(t.state())));
             if let Some(e) = t.error() {
-                v["error"] = Value::String(e.to_string());
+                v.insert("error".into(), Value::String(e.to_string()));
             }
             if let Some(r) = t.cancel_reason() {
-                v["cancel_reason"] = Value::String(format!("{r:?}"));
+                v.insert("cancel_reason".into(), Value::String(format!("{r:?}")));
             }
-            v
+            Value::Object(v)
         })
         .collect();
     json!({

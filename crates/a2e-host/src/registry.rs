@@ -151,7 +151,7 @@ impl Registry {
     /// Tool plugins that serve, highest priority first: only the first when it is exclusive.
     pub fn serving_tool_plugins(&self) -> &[Arc<dyn DynToolPlugin>] {
         match self.tool_plugins.first() {
-            Some(first) if first.exclusive() => &self.tool_plugins[..1],
+            Some(first) if first.exclusive() => std::slice::from_ref(first),
             _ => &self.tool_plugins,
         }
     }
@@ -159,7 +159,7 @@ impl Registry {
     /// Skill plugins that serve, highest priority first: only the first when it is exclusive.
     pub fn serving_skill_plugins(&self) -> &[Arc<dyn DynSkillPlugin>] {
         match self.skill_plugins.first() {
-            Some(first) if first.exclusive() => &self.skill_plugins[..1],
+            Some(first) if first.exclusive() => std::slice::from_ref(first),
             _ => &self.skill_plugins,
         }
     }

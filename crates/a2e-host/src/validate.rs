@@ -62,7 +62,10 @@ fn check_params(
         if let Some(allowed) = &p.r#enum {
             let ok = match value {
                 Value::String(s) => allowed.iter().any(|a| a == s),
-                other => allowed.iter().any(|a| *a == other.to_string()),
+                other => {
+                    let text = other.to_string();
+                    allowed.contains(&text)
+                }
             };
             if !ok {
                 out.push(format!(

@@ -291,11 +291,7 @@ impl SkillPlugin for ChainSkills {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64, String)>();
         let forward = async move {
             while let Some((done, total, node)) = rx.recv().await {
-                let pct = if total == 0 {
-                    100
-                } else {
-                    (done * 100 / total) as i64
-                };
+                let pct = (done * 100).checked_div(total).map_or(100, |p| p as i64);
                 ctx.progress(pct, format!("{node} done ({done}/{total})"))
                     .await;
             }
