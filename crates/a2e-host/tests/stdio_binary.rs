@@ -577,3 +577,47 @@ fn cli_lists_tools_skills_schemas_and_validates() {
     assert_eq!(code, 2);
     assert!(err.contains("ghost"), "{err}");
 }
+
+#[test]
+fn sigterm_ends_the_stdio_host_and_its_processes() {
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .args(["serve", "--stdio", "--allow-command", "sleep", "--root"])
+        .arg(root.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdin
+        .write_all(b"{\"type\":\"handshake/req\",\"id\":\"hs\"}\n{\"type\":\"proc/spawn/req\",\"id\":\"sp\",\"cmd\":[\"sleep\",\"60\"],\"stdin_mode\":\"null\"}\n")
+        .unwrap();
+    let mut pid = None;
+    for _ in 0..4 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "proc/spawn/resp" {
+            pid = v["pid"].as_i64();
+            break;
+        }
+    }
+    let pid = pid.expect("spawned") as i32;
+    assert!(pid_alive(pid));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let end = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < end, "the host ignored SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        wait_gone(pid, Duration::from_secs(5)),
+        "process {pid} outlived the host"
+    );
+}

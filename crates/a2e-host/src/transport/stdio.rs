@@ -45,8 +45,18 @@ where
     let cancel = session.cancel_token().clone();
     let writer_task = tokio::spawn(async move {
         let mut sink = FramedWrite::new(writer, NdjsonCodec::new(max));
-        while let Some(msg) = rx.recv().await {
-            if let Err(e) = sink.send(&msg).await {
+        'write: while let Some(msg) = rx.recv().await {
+            // Write what is ready, then flush once: fewer syscalls under load.
+            let mut next = Some(msg);
+            while let Some(msg) = next.take() {
+                if let Err(e) = sink.feed(&msg).await {
+                    tracing::info!("output closed ({e}); ending the session");
+                    cancel.cancel();
+                    break 'write;
+                }
+                next = rx.try_recv().ok();
+            }
+            if let Err(e) = SinkExt::<&Message>::flush(&mut sink).await {
                 tracing::info!("output closed ({e}); ending the session");
                 cancel.cancel();
                 break;
@@ -87,10 +97,15 @@ pub async fn serve_stdio(host: Arc<Host>) {
     let stdout = tokio::io::stdout();
     let gone = tokio_util::sync::CancellationToken::new();
     let watcher = tokio::spawn(watch_stdout(gone.clone()));
+    // Dropping the session (on a signal or a vanished reader) cancels its calls
+    // and kills its process groups.
     tokio::select! {
         _ = serve(host, stdin, stdout, StdioOptions::default()) => {}
         _ = gone.cancelled() => {
             tracing::info!("stdout closed; ending");
+        }
+        _ = terminated() => {
+            tracing::info!("signal received; ending");
         }
     }
     watcher.abort();
@@ -114,5 +129,22 @@ async fn watch_stdout(gone: tokio_util::sync::CancellationToken) {
                 return;
             }
         }
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
     }
 }
