@@ -35,15 +35,11 @@ impl Env<'_> {
             Root::Index => self
                 .item
                 .map_or(RootRef::Absent, |(_, i)| RootRef::Index(i)),
-            Root::Node(i) => match (self.slots.get(i as usize), self.outs.get(i as usize)) {
-                (Some(slot), Some(s))
-                    if slot.status == Status::Done || slot.status == Status::Failed =>
-                {
-                    RootRef::Node {
-                        output: &s.output,
-                        error: s.error.as_deref().map(|e| e.message.as_str()),
-                    }
-                }
+            Root::Node(i) => match self.outs.get(i as usize) {
+                Some(s) if s.readable => RootRef::Node {
+                    output: &s.output,
+                    error: s.error.as_deref().map(|e| e.message.as_str()),
+                },
                 _ => RootRef::Absent,
             },
             Root::Upstream => {
@@ -64,17 +60,14 @@ impl Env<'_> {
                 .input_var
                 .get_or_insert_with(|| jmes::to_var(self.input))
                 .clone(),
-            Root::Node(i) => match (self.slots.get(i as usize), self.outs.get_mut(i as usize)) {
-                (Some(slot), Some(s))
-                    if slot.status == Status::Done || slot.status == Status::Failed =>
-                {
-                    s.var
-                        .get_or_insert_with(|| {
-                            let err = s.error.as_deref().map(|e| e.message.as_str());
-                            jmes::node_var(jmes::to_var(&s.output), err)
-                        })
-                        .clone()
-                }
+            Root::Node(i) => match self.outs.get_mut(i as usize) {
+                Some(s) if s.readable => s
+                    .var
+                    .get_or_insert_with(|| {
+                        let err = s.error.as_deref().map(|e| e.message.as_str());
+                        jmes::node_var(jmes::to_var(&s.output), err)
+                    })
+                    .clone(),
                 _ => jmes::null_var(),
             },
             Root::Item | Root::Index | Root::Upstream => match self.root_ref(root) {

@@ -73,6 +73,9 @@ pub(crate) struct Out {
     pub error: Option<Box<NodeError>>,
     /// The node's context entry as a jmespath value, made on first use.
     pub var: Option<Rcvar>,
+    /// The node is `Done` or `Failed`: expressions see its entry (kept
+    /// here so that reading an upstream output touches one record).
+    pub readable: bool,
 }
 
 /// One map item's state.

@@ -12,6 +12,7 @@ use crate::cycle::find_cycle;
 use crate::hash::{FastMap, map_with_capacity};
 
 mod fields;
+mod ids;
 mod layout;
 mod roles;
 
@@ -20,6 +21,7 @@ use crate::graph::{
     CONTROL, DATA, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec, inputs_of,
 };
 use fields::check_fields;
+use ids::Ids;
 use layout::{build_csr, check_static_fan_out, finish, forward_only};
 use roles::{assign_roles, check_scopes};
 
@@ -47,8 +49,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     // The ids, copied side by side: the index's keys point here rather than
     // into the request's scattered strings, so lookups stay in cache.
     let arena: String = nodes.iter().map(|n| n.node_id.as_str()).collect();
-    let index = index_ids(nodes, &arena)?;
-    let index = Ids::new(index, &arena, nodes);
+    let index = Ids::build(nodes, &arena)?;
     let lookup = |owner: &ChainNode, field: &str, target: &str| -> Result<Option<u32>> {
         if target.is_empty() {
             return Ok(None);
@@ -310,81 +311,6 @@ fn invalid(node_id: &str, field: &str, message: impl Into<String>) -> Validation
     }
 }
 
-/// Node ids by name, with a shortcut for the node declared just before
-/// (chains mostly read their predecessor).
-struct Ids<'a> {
-    map: FastMap<&'a str, u32>,
-    arena: &'a str,
-    ends: Vec<u32>,
-}
-
-impl<'a> Ids<'a> {
-    fn new(map: FastMap<&'a str, u32>, arena: &'a str, nodes: &[ChainNode]) -> Self {
-        let mut end = 0u32;
-        let ends = nodes
-            .iter()
-            .map(|n| {
-                end = end.saturating_add(n.node_id.len() as u32);
-                end
-            })
-            .collect();
-        Self { map, arena, ends }
-    }
-
-    /// The id of node `i`.
-    fn id(&self, i: u32) -> Option<&'a str> {
-        let start = match i.checked_sub(1) {
-            Some(p) => *self.ends.get(p as usize)?,
-            None => 0,
-        };
-        self.arena
-            .get(start as usize..*self.ends.get(i as usize)? as usize)
-    }
-
-    /// The node named `name`.
-    fn get(&self, name: &str) -> Option<u32> {
-        self.map.get(name).copied()
-    }
-
-    /// The node named `name`, trying node `me - 1` first.
-    fn get_near(&self, name: &str, me: u32) -> Option<u32> {
-        match me.checked_sub(1) {
-            Some(prev) if self.id(prev) == Some(name) => Some(prev),
-            _ => self.get(name),
-        }
-    }
-}
-
-fn index_ids<'a>(nodes: &'a [ChainNode], arena: &'a str) -> Result<FastMap<&'a str, u32>> {
-    let mut index: FastMap<&str, u32> = map_with_capacity(nodes.len());
-    let mut at = 0;
-    for (i, node) in nodes.iter().enumerate() {
-        let end = at + node.node_id.len();
-        let key = arena.get(at..end).unwrap_or(&node.node_id);
-        at = end;
-        if node.node_id.is_empty() {
-            return Err(invalid(
-                "",
-                "node_id",
-                format!("node at position {i} has an empty node_id"),
-            ));
-        }
-        if node.node_id == "input" {
-            return Err(invalid(
-                &node.node_id,
-                "node_id",
-                "`input` is reserved for the chain's initial input",
-            ));
-        }
-        if let Some(first) = index.insert(key, i as u32) {
-            return Err(ValidationError::DuplicateId {
-                node_id: node.node_id.clone(),
-                first: first as usize,
-            });
-        }
-    }
-    Ok(index)
-}
 /// The field an expression sits in; named only when an error needs it.
 #[derive(Clone, Copy)]
 enum Field<'a> {

@@ -28,6 +28,7 @@ impl<S: EventSink> Run<'_, '_, S> {
         match result {
             Ok(output) => {
                 out.output = output;
+                out.readable = true;
                 slot.status = Status::Done;
                 self.ev.progress.settled += 1;
                 self.ev
@@ -65,6 +66,7 @@ impl<S: EventSink> Run<'_, '_, S> {
                     Policy::Skip => {
                         slot.status = Status::Done;
                         slot.failed = true;
+                        out.readable = true;
                         out.output = Value::Null;
                         out.error = Some(Box::new(error));
                         self.settle(i);
@@ -72,6 +74,7 @@ impl<S: EventSink> Run<'_, '_, S> {
                     Policy::Fallback(f) => {
                         slot.status = Status::Failed;
                         slot.failed = true;
+                        out.readable = true;
                         out.error = Some(Box::new(error));
                         self.signal(f, true, true);
                         self.drain_settles();
@@ -161,6 +164,7 @@ impl<S: EventSink> Run<'_, '_, S> {
                 ) {
                     if owner.status == Status::Failed {
                         out.output = stand_in;
+                        out.readable = true;
                         owner.status = Status::Done;
                         self.ev.progress.settled += 1;
                         self.settle_stack.push(o);

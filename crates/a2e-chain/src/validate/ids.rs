@@ -1,0 +1,229 @@
+//! Node ids by name: a compact open-addressing table built once per
+//! validation.
+//!
+//! Each slot is 16 bytes and holds, besides the node's index and part of the
+//! hash, the id itself when it is at most 7 bytes long (its length in the
+//! top byte), so a lookup of a short id reads one slot and nothing else;
+//! longer ids are checked against one contiguous copy of all the ids. A
+//! random DAG looks up several ids per node at random places, so the misses
+//! per lookup are what the validation of a large chain costs.
+
+use std::hash::BuildHasher;
+
+use a2e_proto::ChainNode;
+
+use super::{Result, invalid};
+use crate::error::ValidationError;
+use crate::hash::FastState;
+
+/// No node in this slot.
+const EMPTY: u32 = u32::MAX;
+/// The top byte of `head` for ids longer than 7 bytes.
+const LONG: u64 = 0xff << 56;
+
+#[derive(Clone, Copy)]
+struct Slot {
+    /// Up to 7 bytes of the id and its length (or `LONG`).
+    head: u64,
+    /// High bits of the hash.
+    tag: u32,
+    /// The node's index, or `EMPTY`.
+    node: u32,
+}
+
+/// Node ids by name, with a shortcut for the node declared just before
+/// (chains mostly read their predecessor).
+pub(super) struct Ids<'a> {
+    slots: Vec<Slot>,
+    mask: usize,
+    state: FastState,
+    arena: &'a str,
+    ends: Vec<u32>,
+}
+
+fn head(name: &str) -> u64 {
+    let b = name.as_bytes();
+    if b.len() > 7 {
+        let mut w = [0u8; 8];
+        if let (Some(d), Some(s)) = (w.get_mut(..7), b.get(..7)) {
+            d.copy_from_slice(s);
+        }
+        return (u64::from_le_bytes(w) & !LONG) | LONG;
+    }
+    let mut w = [0u8; 8];
+    if let Some(d) = w.get_mut(..b.len()) {
+        d.copy_from_slice(b);
+    }
+    let len = b.len() as u64;
+    (u64::from_le_bytes(w) & !LONG) | (len << 56)
+}
+
+impl<'a> Ids<'a> {
+    /// Indexes the ids of `nodes` (copied side by side in `arena`),
+    /// refusing empty, reserved and duplicate ids.
+    pub(super) fn build(nodes: &[ChainNode], arena: &'a str) -> Result<Self> {
+        let cap = (nodes.len() + nodes.len() / 2).max(8).next_power_of_two();
+        let mut end = 0u32;
+        let ends = nodes
+            .iter()
+            .map(|n| {
+                end = end.saturating_add(n.node_id.len() as u32);
+                end
+            })
+            .collect();
+        let mut ids = Self {
+            slots: vec![
+                Slot {
+                    head: 0,
+                    tag: 0,
+                    node: EMPTY,
+                };
+                cap
+            ],
+            mask: cap - 1,
+            state: FastState::new(),
+            arena,
+            ends,
+        };
+        for (i, node) in nodes.iter().enumerate() {
+            if node.node_id.is_empty() {
+                return Err(invalid(
+                    "",
+                    "node_id",
+                    format!("node at position {i} has an empty node_id"),
+                ));
+            }
+            if node.node_id == "input" {
+                return Err(invalid(
+                    &node.node_id,
+                    "node_id",
+                    "`input` is reserved for the chain's initial input",
+                ));
+            }
+            if let Some(first) = ids.insert(&node.node_id, i as u32) {
+                return Err(ValidationError::DuplicateId {
+                    node_id: node.node_id.clone(),
+                    first: first as usize,
+                });
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Where `name` is, or the empty slot it would go to: the slot's
+    /// position and the node found there.
+    fn probe(&self, name: &str, hash: u64) -> (usize, Option<u32>) {
+        let tag = (hash >> 32) as u32;
+        let head = head(name);
+        let mut at = hash as usize & self.mask;
+        loop {
+            let Some(slot) = self.slots.get(at) else {
+                return (at, None);
+            };
+            if slot.node == EMPTY {
+                return (at, None);
+            }
+            if slot.tag == tag
+                && slot.head == head
+                && (head & LONG != LONG || self.id(slot.node) == Some(name))
+            {
+                return (at, Some(slot.node));
+            }
+            at = (at + 1) & self.mask;
+        }
+    }
+
+    /// Adds `name` as node `node`; the node already named so, if any.
+    fn insert(&mut self, name: &str, node: u32) -> Option<u32> {
+        let hash = self.state.hash_one(name);
+        let (at, found) = self.probe(name, hash);
+        if found.is_some() {
+            return found;
+        }
+        if let Some(slot) = self.slots.get_mut(at) {
+            *slot = Slot {
+                head: head(name),
+                tag: (hash >> 32) as u32,
+                node,
+            };
+        }
+        None
+    }
+
+    /// The id of node `i`.
+    pub(super) fn id(&self, i: u32) -> Option<&'a str> {
+        let start = match i.checked_sub(1) {
+            Some(p) => *self.ends.get(p as usize)?,
+            None => 0,
+        };
+        self.arena
+            .get(start as usize..*self.ends.get(i as usize)? as usize)
+    }
+
+    /// The node named `name`.
+    pub(super) fn get(&self, name: &str) -> Option<u32> {
+        self.probe(name, self.state.hash_one(name)).1
+    }
+
+    /// The node named `name`, trying node `me - 1` first.
+    pub(super) fn get_near(&self, name: &str, me: u32) -> Option<u32> {
+        match me.checked_sub(1) {
+            Some(prev) if self.id(prev) == Some(name) => Some(prev),
+            _ => self.get(name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2e_proto::NodeKind;
+
+    fn nodes(ids: &[&str]) -> Vec<ChainNode> {
+        ids.iter()
+            .map(|id| ChainNode::new(id, NodeKind::TOOL, "t"))
+            .collect()
+    }
+
+    #[test]
+    fn short_and_long_ids_are_found_exactly() {
+        let names = [
+            "a",
+            "a\0",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefgi",
+            "a rather long id",
+            "a rather long ie",
+        ];
+        let ns = nodes(&names);
+        let arena: String = ns.iter().map(|n| n.node_id.as_str()).collect();
+        let ids = Ids::build(&ns, &arena).unwrap();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(ids.get(n), Some(i as u32), "{n:?}");
+            assert_eq!(ids.get_near(n, 3), Some(i as u32), "{n:?}");
+            assert_eq!(ids.id(i as u32), Some(*n));
+        }
+        for missing in ["", "b", "abcdefgj", "abcdefghi", "a rather long if", "\0"] {
+            assert_eq!(ids.get(missing), None, "{missing:?}");
+        }
+    }
+
+    #[test]
+    fn many_ids_and_duplicates() {
+        let names: Vec<String> = (0..5000).map(|i| format!("node-{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let ns = nodes(&refs);
+        let arena: String = ns.iter().map(|n| n.node_id.as_str()).collect();
+        let ids = Ids::build(&ns, &arena).unwrap();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(ids.get(n), Some(i as u32));
+        }
+        let ns = nodes(&["x", "y", "x"]);
+        let arena: String = ns.iter().map(|n| n.node_id.as_str()).collect();
+        assert!(matches!(
+            Ids::build(&ns, &arena),
+            Err(ValidationError::DuplicateId { first: 0, .. })
+        ));
+    }
+}
