@@ -197,12 +197,14 @@ fn ident_end(b: &[u8], start: usize) -> Option<usize> {
     if !(first.is_ascii_alphabetic() || first == b'_') {
         return None;
     }
-    let len = b
-        .get(start..)?
-        .iter()
-        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-        .unwrap_or(b.len() - start);
-    Some(start + len)
+    let mut end = start + 1;
+    while let Some(&c) = b.get(end) {
+        if !(c.is_ascii_alphanumeric() || c == b'_') {
+            break;
+        }
+        end += 1;
+    }
+    Some(end)
 }
 
 /// An AST that is a plain path (fields and indexes from a root field).

@@ -60,20 +60,47 @@ impl PartialOrd for Work {
     }
 }
 
-/// Ready work, earliest-declared node first.
-struct Ready(BinaryHeap<Reverse<Work>>);
+/// Ready work, earliest-declared node first. The earliest entry waits in
+/// `first` when it is the only one (a chain's usual case: one node becomes
+/// ready, then runs), so the heap is touched only when several are ready.
+struct Ready {
+    first: Option<Work>,
+    rest: BinaryHeap<Reverse<Work>>,
+}
 
 impl Ready {
+    fn new(roots: &[u32]) -> Self {
+        let mut ready = Self {
+            first: None,
+            rest: BinaryHeap::with_capacity(roots.len()),
+        };
+        for &r in roots {
+            ready.push(Work::Node(r));
+        }
+        ready
+    }
+
     fn push(&mut self, work: Work) {
-        self.0.push(Reverse(work));
+        match self.first {
+            None if self.rest.is_empty() => self.first = Some(work),
+            Some(f) if work < f => {
+                self.rest.push(Reverse(f));
+                self.first = Some(work);
+            }
+            _ => self.rest.push(Reverse(work)),
+        }
     }
 
     fn pop(&mut self) -> Option<Work> {
-        self.0.pop().map(|Reverse(w)| w)
+        match self.first.take() {
+            Some(f) => Some(f),
+            None => self.rest.pop().map(|Reverse(w)| w),
+        }
     }
 
     fn clear(&mut self) {
-        self.0.clear();
+        self.first = None;
+        self.rest.clear();
     }
 }
 
@@ -144,7 +171,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 .take(plan.nodes.len())
                 .collect(),
             maps: BTreeMap::new(),
-            ready: Ready(plan.roots.iter().map(|&r| Reverse(Work::Node(r))).collect()),
+            ready: Ready::new(&plan.roots),
             tasks: JoinSet::new(),
             nodes_run: 0,
             cancel,
