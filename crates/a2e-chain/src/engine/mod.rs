@@ -138,7 +138,8 @@ fn respond<S>(plan: &Plan<'_>, mut run: Run<'_, '_, S>, started: Instant) -> Cha
     let mut outputs = Map::with_capacity(plan.total);
     for ((node, slot), out) in plan.nodes.iter().zip(&run.slots).zip(run.outs.iter_mut()) {
         if slot.status == Status::Done {
-            outputs.insert(node.src.node_id.clone(), std::mem::take(&mut out.output));
+            // From the plan's copy of the id: the request's nodes stay cold.
+            outputs.insert(String::from(&*node.id), std::mem::take(&mut out.output));
         }
     }
     let nodes_run = run.nodes_run;

@@ -33,11 +33,13 @@ struct Slot {
 
 /// Node ids by name, with a shortcut for the node declared just before
 /// (chains mostly read their predecessor).
-pub(super) struct Ids<'a> {
+pub(super) struct Ids {
     slots: Vec<Slot>,
     mask: usize,
     state: FastState,
-    arena: &'a str,
+    /// Every id, side by side, in declaration order.
+    arena: String,
+    /// Where each id ends in `arena`.
     ends: Vec<u32>,
 }
 
@@ -58,19 +60,11 @@ fn head(name: &str) -> u64 {
     (u64::from_le_bytes(w) & !LONG) | (len << 56)
 }
 
-impl<'a> Ids<'a> {
-    /// Indexes the ids of `nodes` (copied side by side in `arena`),
-    /// refusing empty, reserved and duplicate ids.
-    pub(super) fn build(nodes: &[ChainNode], arena: &'a str) -> Result<Self> {
+impl Ids {
+    /// Indexes the ids of `nodes` in one pass, refusing empty, reserved and
+    /// duplicate ids.
+    pub(super) fn build(nodes: &[ChainNode]) -> Result<Self> {
         let cap = (nodes.len() + nodes.len() / 2).max(8).next_power_of_two();
-        let mut end = 0u32;
-        let ends = nodes
-            .iter()
-            .map(|n| {
-                end = end.saturating_add(n.node_id.len() as u32);
-                end
-            })
-            .collect();
         let mut ids = Self {
             slots: vec![
                 Slot {
@@ -82,25 +76,29 @@ impl<'a> Ids<'a> {
             ],
             mask: cap - 1,
             state: FastState::new(),
-            arena,
-            ends,
+            arena: String::with_capacity(nodes.len() * 8),
+            ends: Vec::with_capacity(nodes.len()),
         };
         for (i, node) in nodes.iter().enumerate() {
-            if node.node_id.is_empty() {
+            let id = node.node_id.as_str();
+            if id.is_empty() {
                 return Err(invalid(
                     "",
                     "node_id",
                     format!("node at position {i} has an empty node_id"),
                 ));
             }
-            if node.node_id == "input" {
+            if id == "input" {
                 return Err(invalid(
-                    &node.node_id,
+                    id,
                     "node_id",
                     "`input` is reserved for the chain's initial input",
                 ));
             }
-            if let Some(first) = ids.insert(&node.node_id, i as u32) {
+            // A long id is compared against the arena, so it goes in first.
+            ids.arena.push_str(id);
+            ids.ends.push(ids.arena.len() as u32);
+            if let Some(first) = ids.insert(id, i as u32) {
                 return Err(ValidationError::DuplicateId {
                     node_id: node.node_id.clone(),
                     first: first as usize,
@@ -151,7 +149,7 @@ impl<'a> Ids<'a> {
     }
 
     /// The id of node `i`.
-    pub(super) fn id(&self, i: u32) -> Option<&'a str> {
+    pub(super) fn id(&self, i: u32) -> Option<&str> {
         let start = match i.checked_sub(1) {
             Some(p) => *self.ends.get(p as usize)?,
             None => 0,
@@ -197,8 +195,7 @@ mod tests {
             "a rather long ie",
         ];
         let ns = nodes(&names);
-        let arena: String = ns.iter().map(|n| n.node_id.as_str()).collect();
-        let ids = Ids::build(&ns, &arena).unwrap();
+        let ids = Ids::build(&ns).unwrap();
         for (i, n) in names.iter().enumerate() {
             assert_eq!(ids.get(n), Some(i as u32), "{n:?}");
             assert_eq!(ids.get_near(n, 3), Some(i as u32), "{n:?}");
@@ -214,15 +211,13 @@ mod tests {
         let names: Vec<String> = (0..5000).map(|i| format!("node-{i}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let ns = nodes(&refs);
-        let arena: String = ns.iter().map(|n| n.node_id.as_str()).collect();
-        let ids = Ids::build(&ns, &arena).unwrap();
+        let ids = Ids::build(&ns).unwrap();
         for (i, n) in names.iter().enumerate() {
             assert_eq!(ids.get(n), Some(i as u32));
         }
         let ns = nodes(&["x", "y", "x"]);
-        let arena: String = ns.iter().map(|n| n.node_id.as_str()).collect();
         assert!(matches!(
-            Ids::build(&ns, &arena),
+            Ids::build(&ns),
             Err(ValidationError::DuplicateId { first: 0, .. })
         ));
     }

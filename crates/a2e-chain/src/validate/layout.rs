@@ -123,7 +123,7 @@ pub(super) fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
             }
         }
         let pending = node.pending;
-        let id = node.src.node_id.as_str();
+        let id = &*node.id;
         if let Spec::Branch { cond, upstream, .. } = &mut node.spec {
             *upstream = if pending == 1 {
                 last_source.get(i).copied().flatten()

@@ -48,8 +48,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     }
     // The ids, copied side by side: the index's keys point here rather than
     // into the request's scattered strings, so lookups stay in cache.
-    let arena: String = nodes.iter().map(|n| n.node_id.as_str()).collect();
-    let index = Ids::build(nodes, &arena)?;
+    let index = Ids::build(nodes)?;
     let lookup = |owner: &ChainNode, field: &str, target: &str| -> Result<Option<u32>> {
         if target.is_empty() {
             return Ok(None);
@@ -162,7 +161,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             policy: r.policy,
             inputs_at,
             inputs_len: inputs.len() as u32 - inputs_at,
-            kind: node.kind.clone(),
+            kind: canonical_kind(&node.kind),
             has_input: !node.input.is_empty(),
             pending: 0,
             ctrl_in: 0,
@@ -286,6 +285,16 @@ impl<'r> Shapes<'r> {
     }
 }
 
+/// The kind as its constant: a kind read from the wire owns its string, and
+/// the plan's copy is cloned into every runner call.
+fn canonical_kind(kind: &NodeKind) -> NodeKind {
+    NodeKind::KNOWN
+        .iter()
+        .find(|k| *k == kind)
+        .cloned()
+        .unwrap_or_else(|| kind.clone())
+}
+
 /// References of one node, resolved.
 struct Refs {
     next: Option<u32>,
@@ -333,7 +342,7 @@ fn compile(
     field: Field<'_>,
     text: &str,
     scope: Scope,
-    index: &Ids<'_>,
+    index: &Ids,
 ) -> Result<Expr> {
     let resolve = |name: &str| -> Option<Root> {
         match (name, scope) {

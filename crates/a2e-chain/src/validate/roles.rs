@@ -136,7 +136,7 @@ pub(super) fn check_scopes(
     compiled: &mut [Node<'_>],
     inputs: &mut [(&str, Expr)],
     roles: &[Role],
-    index: &Ids<'_>,
+    index: &Ids,
 ) -> Result<()> {
     for (i, node) in compiled.iter_mut().enumerate() {
         node.role = roles.get(i).copied().unwrap_or(Role::Normal);
