@@ -16,7 +16,7 @@
 //!
 //! Extra fields: `validate_ms` and `run_ms` split `total_ms` (same run), `allocs_per_task`
 //! counts heap allocations (validation, run and the provider's own) per task, from a
-//! counting global allocator.
+//! counting global allocator; `page_faults` the minor page faults (fresh memory touched).
 //!
 //! Shapes: `layered` (layers of 1000 tasks, each reading one or two tasks of the layer
 //! above) and `random` (each task reads one to three of the 1000 tasks before it; a few
@@ -178,6 +178,16 @@ fn cpu_ns() -> u64 {
         .sum()
 }
 
+/// Minor page faults of the process so far (`/proc/self/stat`, field 10).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 fn reset_peak_rss() {
     // "5" resets the peak resident set size (Linux ≥ 4.0); harmless where refused.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
@@ -198,6 +208,7 @@ struct Sample {
     validate: f64,
     cpu: f64,
     allocs: u64,
+    faults: u64,
 }
 
 /// Runs one case in this process and prints its line.
@@ -237,6 +248,7 @@ fn measure(
         };
         let cpu_started = cpu_ns();
         let allocs_started = ALLOCS.load(Ordering::Relaxed);
+        let faults_started = minor_faults();
         let started = Instant::now();
         let valid = ValidatedDag::new(dag, &orchestrator.config().limits)?;
         let validated = started.elapsed().as_secs_f64();
@@ -244,6 +256,7 @@ fn measure(
         let elapsed = started.elapsed().as_secs_f64();
         let cpu = cpu_ns().saturating_sub(cpu_started) as f64 / 1e9;
         let allocs = ALLOCS.load(Ordering::Relaxed) - allocs_started;
+        let faults = minor_faults().saturating_sub(faults_started);
         if outcome.status != DagStatus::Completed {
             return Err(format!("{shape}/{tasks}: run ended {:?}", outcome.status).into());
         }
@@ -252,6 +265,7 @@ fn measure(
             validate: validated,
             cpu,
             allocs,
+            faults,
         });
         drop(outcome);
     }
@@ -261,6 +275,7 @@ fn measure(
         validate,
         cpu,
         allocs,
+        faults,
     } = samples.get(samples.len() / 2).copied().unwrap_or_default();
     let line = json!({
         "shape": shape,
@@ -272,6 +287,7 @@ fn measure(
         "validate_ms": (validate * 1e6).round() / 1e3,
         "run_ms": ((wall - validate) * 1e6).round() / 1e3,
         "allocs_per_task": (allocs as f64 / tasks as f64 * 100.0).round() / 100.0,
+        "page_faults": faults,
     });
     println!("{line}");
     Ok(())
