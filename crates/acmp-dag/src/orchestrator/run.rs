@@ -392,17 +392,12 @@ impl RunLoop {
 
     /// One incoming edge of `to` is satisfied.
     fn satisfy(&mut self, to: u32) {
-        if let Some(slot) = self.slots.get_mut(to as usize) {
-            slot.remaining = slot.remaining.saturating_sub(1);
-            if slot.remaining == 0 && slot.state == TaskState::Pending {
-                self.ready.push_back(to);
-            }
-        }
+        satisfy(&mut self.slots, &mut self.ready, to);
     }
 
     fn on_result(&mut self, idx: u32, mut result: InvokeResult) {
-        let id = self.plan.id(idx);
-        if result.task_id != *id {
+        let expected = self.plan.dag.nodes.get(idx as usize).map(|n| &*n.id);
+        if expected != Some(result.task_id.as_str()) {
             let message = format!("result for task \"{}\"", result.task_id);
             self.fail(idx, TaskError::Protocol { message });
             return;
@@ -440,10 +435,12 @@ impl RunLoop {
             return;
         }
         self.set_end(idx, TaskEnd::Completed(result));
-        let plan = Arc::clone(&self.plan);
+        let Self {
+            plan, slots, ready, ..
+        } = self;
         for edge in plan.dag.outs(idx) {
             if !plan.is_streamed(idx, edge.to) {
-                self.satisfy(edge.to);
+                satisfy(slots, ready, edge.to);
             }
         }
     }
@@ -551,6 +548,16 @@ impl RunLoop {
             status,
             tasks,
             plan: Arc::clone(&self.plan),
+        }
+    }
+}
+
+/// One incoming edge of `to` is satisfied: it is ready once none is left.
+fn satisfy(slots: &mut [Slot], ready: &mut VecDeque<u32>, to: u32) {
+    if let Some(slot) = slots.get_mut(to as usize) {
+        slot.remaining = slot.remaining.saturating_sub(1);
+        if slot.remaining == 0 && slot.state == TaskState::Pending {
+            ready.push_back(to);
         }
     }
 }
