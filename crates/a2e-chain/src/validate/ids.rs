@@ -41,6 +41,9 @@ pub(super) struct Ids {
     arena: String,
     /// Where each id ends in `arena`.
     ends: Vec<u32>,
+    /// `input_map` entries over all nodes (counted on the way, so that the
+    /// compiled entries are allocated once).
+    pub(super) input_entries: usize,
 }
 
 fn head(name: &str) -> u64 {
@@ -78,9 +81,11 @@ impl Ids {
             state: FastState::new(),
             arena: String::with_capacity(nodes.len() * 8),
             ends: Vec::with_capacity(nodes.len()),
+            input_entries: 0,
         };
         for (i, node) in nodes.iter().enumerate() {
             let id = node.node_id.as_str();
+            ids.input_entries += node.input_map.len();
             if id.is_empty() {
                 return Err(invalid(
                     "",

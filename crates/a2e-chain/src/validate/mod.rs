@@ -17,13 +17,11 @@ mod layout;
 mod roles;
 
 use crate::error::ValidationError;
-use crate::graph::{
-    CONTROL, DATA, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec, inputs_of,
-};
+use crate::graph::{CONTROL, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec};
 use fields::check_fields;
 use ids::Ids;
 use layout::{build_csr, check_static_fan_out, finish, forward_only};
-use roles::{assign_roles, check_scopes};
+use roles::{assign_roles, scopes_and_edges};
 
 type Result<T> = std::result::Result<T, ValidationError>;
 
@@ -67,10 +65,12 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     // templates are known only once every node is read, so `item`/`index`
     // are accepted everywhere here and checked against roles afterwards.
     let mut refs = Vec::with_capacity(nodes.len());
-    let mut pairs: Vec<(u32, u32, u8)> = Vec::with_capacity(nodes.len() * 2);
+    // Control edges now, data edges (about one per input entry) later.
+    let mut pairs: Vec<(u32, u32, u8)> =
+        Vec::with_capacity(nodes.len() + index.input_entries + index.input_entries / 4);
     let mut names: FastMap<&str, Arc<str>> = map_with_capacity(0);
     let mut last_name: Option<Arc<str>> = None;
-    let mut inputs: Vec<(&str, Expr)> = Vec::with_capacity(nodes.len());
+    let mut inputs: Vec<(&str, Expr)> = Vec::with_capacity(index.input_entries);
     let mut shapes = Shapes::default();
     let mut compiled = Vec::with_capacity(nodes.len());
     for (i, node) in nodes.iter().enumerate() {
@@ -197,33 +197,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             })?)
         };
     let roles = assign_roles(nodes, &refs, entry)?;
-    check_scopes(&mut compiled, &mut inputs, &roles, &index)?;
-    // Data edges: a node depends on every node its expressions read; a map
-    // also on every node its template reads.
-    for (i, n) in compiled.iter().enumerate() {
-        if n.role == Role::Template {
-            continue;
-        }
-        let me = i as u32;
-        let mut add = |e: &Expr| {
-            e.each_root(|root| {
-                if let Root::Node(j) = root {
-                    pairs.push((j, me, DATA));
-                }
-            })
-        };
-        inputs_of(&inputs, n).iter().for_each(|(_, e)| add(e));
-        match &n.spec {
-            Spec::Branch { cond, .. } => add(cond),
-            Spec::Map { items, template } => {
-                add(items);
-                if let Some(t) = compiled.get(*template as usize) {
-                    inputs_of(&inputs, t).iter().for_each(|(_, e)| add(e));
-                }
-            }
-            Spec::Run => {}
-        }
-    }
+    scopes_and_edges(&mut compiled, &mut inputs, &roles, &index, &mut pairs)?;
     let (edge_start, edges) = build_csr(nodes.len(), pairs);
     let mut plan = Plan {
         req,

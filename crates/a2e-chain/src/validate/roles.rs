@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Field, Ids, Refs, Result, Scope, compile, invalid};
 use crate::context::{Expr, Root};
-use crate::graph::{Node, Policy, Role, Spec, inputs_of};
+use crate::graph::{DATA, Node, Policy, Role, Spec, inputs_of};
 
 /// Templates, fallbacks and their exclusive roles.
 pub(super) fn assign_roles(
@@ -129,57 +129,32 @@ pub(super) fn assign_roles(
     Ok(roles)
 }
 
-/// With roles known: records each node's role; recompiles an `input_map`
-/// expression that used `item`/`index` outside a map template (where they
-/// are node ids, or unknown); refuses expressions that read a template.
-pub(super) fn check_scopes(
+/// With roles known, in one pass over the compiled nodes: records each
+/// node's role; recompiles an `input_map` expression that used
+/// `item`/`index` outside a map template (where they are node ids, or
+/// unknown); refuses expressions that read a template; and adds the data
+/// edges (a node depends on every node its expressions read, a map also on
+/// every node its template reads). Of several errors, a scoping error comes
+/// first, then the first read of a template, each in declaration order.
+pub(super) fn scopes_and_edges(
     compiled: &mut [Node<'_>],
     inputs: &mut [(&str, Expr)],
     roles: &[Role],
     index: &Ids,
+    pairs: &mut Vec<(u32, u32, u8)>,
 ) -> Result<()> {
-    for (i, node) in compiled.iter_mut().enumerate() {
-        node.role = roles.get(i).copied().unwrap_or(Role::Normal);
-        if node.role == Role::Template {
-            continue;
-        }
-        let src = node.src;
-        let at = node.inputs_at as usize;
-        let own = inputs
-            .get_mut(at..at + node.inputs_len as usize)
-            .unwrap_or_default();
-        for (key, expr) in own.iter_mut() {
-            let mut scoped = false;
-            expr.each_root(|r| scoped |= matches!(r, Root::Item | Root::Index));
-            if scoped {
-                let text = src
-                    .input_map
-                    .get(*key)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                *expr = compile(
-                    src,
-                    i as u32,
-                    Field::InputMap(key),
-                    text,
-                    Scope::Plain,
-                    index,
-                )?;
-            }
-        }
-    }
-    if !roles.contains(&Role::Template) {
-        return Ok(());
-    }
+    let templates = roles.contains(&Role::Template);
     let template_read = |e: &Expr| {
         let mut template = None;
-        e.each_root(|root| {
-            if let Root::Node(j) = root {
-                if roles.get(j as usize) == Some(&Role::Template) {
-                    template = Some(j);
+        if templates {
+            e.each_root(|root| {
+                if let Root::Node(j) = root {
+                    if roles.get(j as usize) == Some(&Role::Template) {
+                        template = Some(j);
+                    }
                 }
-            }
-        });
+            });
+        }
         template
     };
     let refuse = |node: &Node<'_>, field: String, j: u32| {
@@ -192,10 +167,59 @@ pub(super) fn check_scopes(
             ),
         )
     };
-    for node in compiled.iter() {
+    let mut scope_error = None;
+    let mut read_error = None;
+    for i in 0..compiled.len() {
+        let me = i as u32;
+        let Some(node) = compiled.get_mut(i) else {
+            break;
+        };
+        node.role = roles.get(i).copied().unwrap_or(Role::Normal);
+        let template = node.role == Role::Template;
+        let at = node.inputs_at as usize;
+        let own = inputs
+            .get_mut(at..at + node.inputs_len as usize)
+            .unwrap_or_default();
+        if !template && scope_error.is_none() {
+            let src = node.src;
+            for (key, expr) in own.iter_mut() {
+                let mut scoped = false;
+                expr.each_root(|r| scoped |= matches!(r, Root::Item | Root::Index));
+                if scoped {
+                    let text = src
+                        .input_map
+                        .get(*key)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    match compile(src, me, Field::InputMap(key), text, Scope::Plain, index) {
+                        Ok(e) => *expr = e,
+                        Err(e) => {
+                            scope_error = Some(e);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let compiled = &*compiled;
+        let Some(node) = compiled.get(i) else {
+            break;
+        };
+        let mut add = |e: &Expr| {
+            e.each_root(|root| {
+                if let Root::Node(j) = root {
+                    pairs.push((j, me, DATA));
+                }
+            })
+        };
         for (key, expr) in inputs_of(inputs, node) {
-            if let Some(j) = template_read(expr) {
-                return Err(refuse(node, format!("input_map.{key}"), j));
+            if read_error.is_none() {
+                if let Some(j) = template_read(expr) {
+                    read_error = Some(refuse(node, format!("input_map.{key}"), j));
+                }
+            }
+            if !template {
+                add(expr);
             }
         }
         let (field, expr) = match &node.spec {
@@ -203,9 +227,22 @@ pub(super) fn check_scopes(
             Spec::Map { items, .. } => ("items_path", items),
             Spec::Run => continue,
         };
-        if let Some(j) = template_read(expr) {
-            return Err(refuse(node, field.to_owned(), j));
+        if read_error.is_none() {
+            if let Some(j) = template_read(expr) {
+                read_error = Some(refuse(node, field.to_owned(), j));
+            }
+        }
+        if !template {
+            add(expr);
+            if let Spec::Map { template: t, .. } = &node.spec {
+                if let Some(t) = compiled.get(*t as usize) {
+                    inputs_of(inputs, t).iter().for_each(|(_, e)| add(e));
+                }
+            }
         }
     }
-    Ok(())
+    match (scope_error, read_error) {
+        (Some(e), _) | (None, Some(e)) => Err(e),
+        (None, None) => Ok(()),
+    }
 }
