@@ -1,6 +1,7 @@
 //! The buyer-side orchestrator: walks a validated DAG, invoking each task through the
 //! provider its router picks, the moment the task's inputs are resolved.
 
+mod ends;
 mod invoke;
 pub(crate) mod msg;
 pub(crate) mod outcome;

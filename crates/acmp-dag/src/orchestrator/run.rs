@@ -1,7 +1,8 @@
 //! The event-driven loop of one run: dependency counters, one-way state machine,
 //! breadth-first cancellation, failure policy, streaming edges.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -11,9 +12,10 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::ends::Ends;
 use super::invoke::{Invoke, poll_guarded};
 use super::msg::Msg;
-use super::outcome::{CancelReason, DagOutcome, DagStatus, TaskEnd, TaskError, TaskOutcome};
+use super::outcome::{CancelReason, DagOutcome, DagStatus, TaskEnd, TaskError};
 use super::plan::Plan;
 use super::resolve::resolve;
 use super::stream::OutStream;
@@ -39,10 +41,6 @@ struct Slot {
     token: Option<CancellationToken>,
 }
 
-/// What a task's outcome holds until it ends (never seen: [`RunLoop::finish`] replaces the
-/// end of a task that is not terminal).
-const NOT_ENDED: TaskEnd = TaskEnd::Cancelled(CancelReason::RunCancelled);
-
 pub(crate) struct RunLoop {
     plan: Arc<Plan>,
     policy: FailurePolicy,
@@ -53,9 +51,11 @@ pub(crate) struct RunLoop {
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
     slots: Vec<Slot>,
-    /// Every task's outcome, built in place: the run's result without a copy at the end.
-    outcomes: Vec<TaskOutcome>,
-    ready: VecDeque<u32>,
+    /// The ends so far, which become the outcome.
+    ends: Ends,
+    /// Tasks whose inputs are all there, started lowest index first: a DAG declared in
+    /// dependency order runs in declaration order, walking memory in order.
+    ready: BinaryHeap<Reverse<u32>>,
     /// Tasks not yet terminal.
     open: usize,
     /// Invocations that did not answer when first polled; polled by this loop.
@@ -83,15 +83,7 @@ impl RunLoop {
                 token: None,
             })
             .collect();
-        let outcomes = plan
-            .dag
-            .nodes
-            .iter()
-            .map(|n| TaskOutcome {
-                task_id: n.id.clone(),
-                end: NOT_ENDED,
-            })
-            .collect();
+        let ends = Ends::new(slots.len());
         Self {
             open: slots.len(),
             plan,
@@ -103,8 +95,8 @@ impl RunLoop {
             tx,
             rx,
             slots,
-            outcomes,
-            ready: VecDeque::new(),
+            ends,
+            ready: BinaryHeap::new(),
             invocations: FuturesUnordered::new(),
             out_streams: IdxMap::default(),
             in_streams: IdxMap::default(),
@@ -125,7 +117,7 @@ impl RunLoop {
         }
         for (i, slot) in self.slots.iter().enumerate() {
             if slot.remaining == 0 {
-                self.ready.push_back(i as u32);
+                self.ready.push(Reverse(i as u32));
             }
         }
         std::future::poll_fn(|cx| self.poll_run(cx)).await;
@@ -145,7 +137,7 @@ impl RunLoop {
                     cx.waker().wake_by_ref();
                     return Poll::Pending;
                 }
-                let Some(idx) = self.ready.pop_front() else {
+                let Some(Reverse(idx)) = self.ready.pop() else {
                     break;
                 };
                 if self.state(idx) == Some(TaskState::Pending) {
@@ -317,12 +309,12 @@ impl RunLoop {
         let (input, input_chunks) = match in_stream {
             Some(rx) => (None, Some(InputChunks::from_receiver(rx))),
             None => {
-                let outcomes = &self.outcomes;
+                let ends = &self.ends;
                 let resolved = resolve(
                     task,
                     &node.input,
                     &plan.dag.sources,
-                    |src| match outcomes.get(src as usize).map(|t| &t.end) {
+                    |src| match ends.get(src) {
                         Some(TaskEnd::Completed(r)) => r.output.as_ref(),
                         _ => None,
                     },
@@ -486,9 +478,7 @@ impl RunLoop {
     }
 
     fn set_end(&mut self, idx: u32, end: TaskEnd) {
-        if let Some(outcome) = self.outcomes.get_mut(idx as usize) {
-            outcome.end = end;
-        }
+        self.ends.set(idx, end, &self.plan.dag.nodes);
     }
 
     /// Cancels every task reachable from `origin`, breadth first. Terminal tasks keep their
@@ -523,16 +513,12 @@ impl RunLoop {
     }
 
     fn finish(mut self) -> DagOutcome {
-        let mut tasks = std::mem::take(&mut self.outcomes);
+        let ends = std::mem::replace(&mut self.ends, Ends::new(0));
+        // Every task is terminal here, so every task has its end.
+        let tasks = ends.into_outcomes(&self.plan.dag.nodes);
         let mut failed = false;
         let mut cancelled = false;
-        for (outcome, slot) in tasks.iter_mut().zip(&self.slots) {
-            if !slot.state.is_terminal() {
-                // Unreachable: the loop ends when every task is terminal.
-                outcome.end = TaskEnd::Failed(TaskError::Protocol {
-                    message: "the run ended before the task did".to_owned(),
-                });
-            }
+        for outcome in &tasks {
             failed |= matches!(outcome.end, TaskEnd::Failed(_));
             cancelled |= matches!(outcome.end, TaskEnd::Cancelled(_));
         }
@@ -553,11 +539,11 @@ impl RunLoop {
 }
 
 /// One incoming edge of `to` is satisfied: it is ready once none is left.
-fn satisfy(slots: &mut [Slot], ready: &mut VecDeque<u32>, to: u32) {
+fn satisfy(slots: &mut [Slot], ready: &mut BinaryHeap<Reverse<u32>>, to: u32) {
     if let Some(slot) = slots.get_mut(to as usize) {
         slot.remaining = slot.remaining.saturating_sub(1);
         if slot.remaining == 0 && slot.state == TaskState::Pending {
-            ready.push_back(to);
+            ready.push(Reverse(to));
         }
     }
 }
