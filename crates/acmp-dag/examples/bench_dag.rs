@@ -164,6 +164,9 @@ fn peak_rss_mb() -> f64 {
 
 /// CPU time of every thread of the process so far, in nanoseconds (`schedstat`).
 fn cpu_ns() -> u64 {
+    // The kernel brings a running thread's count up to date only at a tick or a switch: a
+    // yield makes this thread's exact.
+    std::thread::yield_now();
     let Ok(threads) = std::fs::read_dir("/proc/self/task") else {
         return 0;
     };
