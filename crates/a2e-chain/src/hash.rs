@@ -80,14 +80,31 @@ pub(crate) struct FastHasher {
     seed: u64,
 }
 
+/// The first eight bytes of `b`, little-endian (`b` has at least eight).
 #[inline]
-fn word(b: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    let n = b.len().min(8);
-    if let (Some(dst), Some(src)) = (w.get_mut(..n), b.get(..n)) {
-        dst.copy_from_slice(src);
+fn u64_at(b: &[u8]) -> u64 {
+    match b.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w),
+        None => 0,
     }
-    u64::from_le_bytes(w)
+}
+
+/// Up to eight bytes as a little-endian word, zero-padded, with fixed-size
+/// loads only (overlapping ones for 4 to 8 bytes): no `memcpy` call.
+#[inline]
+pub(crate) fn load_le(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 8 {
+        return u64_at(b);
+    }
+    if n >= 4 {
+        let lo = b.first_chunk::<4>().map_or(0, |w| u32::from_le_bytes(*w));
+        let hi = b.last_chunk::<4>().map_or(0, |w| u32::from_le_bytes(*w));
+        // The overlapping bytes are the same in both, so OR keeps them.
+        return u64::from(lo) | (u64::from(hi) << (8 * (n - 4)));
+    }
+    let byte = |i: usize| b.get(i).map_or(0, |&x| u64::from(x));
+    byte(0) | (byte(1) << 8) | (byte(2) << 16)
 }
 
 impl Hasher for FastHasher {
@@ -98,14 +115,18 @@ impl Hasher for FastHasher {
         while rest.len() > 16 {
             let (chunk, tail) = rest.split_at(16);
             let (a, b) = chunk.split_at(8);
-            acc = fold(word(a) ^ acc, word(b) ^ self.seed);
+            acc = fold(u64_at(a) ^ acc, u64_at(b) ^ self.seed);
             rest = tail;
         }
+        // The last 16 bytes or fewer, in two words that may overlap (the
+        // length is already in `acc`).
         let (a, b) = if rest.len() > 8 {
-            let (a, b) = rest.split_at(8);
-            (word(a), word(b))
+            (
+                u64_at(rest),
+                rest.last_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w)),
+            )
         } else {
-            (word(rest), 0)
+            (load_le(rest), 0)
         };
         self.acc = fold(a ^ acc, b ^ self.seed ^ K1);
     }
@@ -157,6 +178,16 @@ mod tests {
         m.insert(long, 1);
         assert_eq!(m.get(long), Some(&1));
         assert_eq!(m.get(&long[..long.len() - 1]), None);
+    }
+
+    #[test]
+    fn short_loads_match_a_padded_copy() {
+        let data = b"0123456789abcdef";
+        for n in 0..=8 {
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(&data[..n]);
+            assert_eq!(load_le(&data[..n]), u64::from_le_bytes(w), "{n}");
+        }
     }
 
     #[test]

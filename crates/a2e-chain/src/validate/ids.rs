@@ -14,7 +14,7 @@ use a2e_proto::ChainNode;
 
 use super::{Result, invalid};
 use crate::error::ValidationError;
-use crate::hash::FastState;
+use crate::hash::{FastState, load_le};
 
 /// No node in this slot.
 const EMPTY: u32 = u32::MAX;
@@ -49,18 +49,9 @@ pub(super) struct Ids {
 fn head(name: &str) -> u64 {
     let b = name.as_bytes();
     if b.len() > 7 {
-        let mut w = [0u8; 8];
-        if let (Some(d), Some(s)) = (w.get_mut(..7), b.get(..7)) {
-            d.copy_from_slice(s);
-        }
-        return (u64::from_le_bytes(w) & !LONG) | LONG;
+        return (load_le(b) & !LONG) | LONG;
     }
-    let mut w = [0u8; 8];
-    if let Some(d) = w.get_mut(..b.len()) {
-        d.copy_from_slice(b);
-    }
-    let len = b.len() as u64;
-    (u64::from_le_bytes(w) & !LONG) | (len << 56)
+    (load_le(b) & !LONG) | ((b.len() as u64) << 56)
 }
 
 impl Ids {
