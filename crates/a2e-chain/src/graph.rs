@@ -100,8 +100,9 @@ pub(crate) struct Node<'r> {
     /// Without a static `input`: its input object's keys, in
     /// [`Plan::shapes`] (the object is a clone of it, no key hashed again).
     pub shape: Option<u32>,
-    /// Its kind (copied out of the request for locality at run time).
-    pub kind: NodeKind,
+    /// Its kind: one of the shared constants (checked at validation), so
+    /// running a node does not touch the request and cloning it is free.
+    pub kind: &'static NodeKind,
     /// Its static `input` is not empty.
     pub has_input: bool,
     /// Distinct nodes it depends on.
@@ -121,7 +122,7 @@ pub(crate) struct Node<'r> {
 impl Node<'_> {
     /// The node's kind.
     pub(crate) fn kind(&self) -> &NodeKind {
-        &self.kind
+        self.kind
     }
 }
 

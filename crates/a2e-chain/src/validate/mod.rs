@@ -161,7 +161,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             policy: r.policy,
             inputs_at,
             inputs_len: inputs.len() as u32 - inputs_at,
-            kind: canonical_kind(&node.kind),
+            kind: canonical_kind(node)?,
             has_input: !node.input.is_empty(),
             pending: 0,
             ctrl_in: 0,
@@ -260,13 +260,16 @@ impl<'r> Shapes<'r> {
 }
 
 /// The kind as its constant: a kind read from the wire owns its string, and
-/// the plan's copy is cloned into every runner call.
-fn canonical_kind(kind: &NodeKind) -> NodeKind {
+/// the plan's kind is cloned into every runner call. (Only known kinds get
+/// here: `check_fields` refuses the others first.)
+fn canonical_kind(node: &ChainNode) -> Result<&'static NodeKind> {
     NodeKind::KNOWN
         .iter()
-        .find(|k| *k == kind)
-        .cloned()
-        .unwrap_or_else(|| kind.clone())
+        .find(|k| **k == node.kind)
+        .ok_or_else(|| ValidationError::UnknownKind {
+            node_id: node.node_id.clone(),
+            kind: node.kind.to_string(),
+        })
 }
 
 /// References of one node, resolved.
