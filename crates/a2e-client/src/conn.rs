@@ -218,11 +218,13 @@ impl Shared {
             tracing::debug!(pending = routes.len(), "connection ended: {reason}");
         }
         let reason = self.closed_reason().unwrap_or_else(|| reason.to_owned());
+        // Mark the connection ended first: whoever sees a failed request then
+        // also sees `is_closed()`.
+        self.ended.cancel();
         for (_, route) in routes {
             if let Some(answer) = route.answer {
                 let _ = answer.send(Err(ClientError::ConnectionClosed(reason.clone())));
             }
         }
-        self.ended.cancel();
     }
 }
