@@ -211,16 +211,24 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
         return Err(ValidationReport { errors, warnings });
     }
 
-    // Task ids.
-    let ids: Vec<Arc<str>> = dag.tasks.iter().map(|t| Arc::from(&*t.task_id)).collect();
+    // Task ids. The executable form is filled in place, pass after pass.
+    let mut nodes: Vec<Node> = dag
+        .tasks
+        .iter()
+        .map(|t| Node {
+            id: Arc::from(&*t.task_id),
+            input: PlannedInput::Literal,
+            in_degree: 0,
+        })
+        .collect();
     let mut index: StrMap<Arc<str>, u32> =
         StrMap::with_capacity_and_hasher(n, KeyedState::default());
     let mut registered = vec![false; n];
-    for ((i, task), (id, reg)) in dag
+    for ((i, task), (node, reg)) in dag
         .tasks
         .iter()
         .enumerate()
-        .zip(ids.iter().zip(registered.iter_mut()))
+        .zip(nodes.iter().zip(registered.iter_mut()))
     {
         if task.task_id.is_empty() {
             errors.push(ValidationError::EmptyTaskId { index: i });
@@ -231,7 +239,7 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                 task_id: task.task_id.clone(),
             });
         }
-        match index.entry(id.clone()) {
+        match index.entry(node.id.clone()) {
             Entry::Occupied(first) => errors.push(ValidationError::DuplicateTaskId {
                 task_id: task.task_id.clone(),
                 first_index: *first.get() as usize,
@@ -251,7 +259,7 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
     // `to` at or right after the previous one before hashing.
     let is_at = |id: &str, at: u32| {
         registered.get(at as usize).copied().unwrap_or(false)
-            && dag.tasks.get(at as usize).is_some_and(|t| t.task_id == id)
+            && nodes.get(at as usize).is_some_and(|known| *known.id == *id)
     };
     let mut to_hint = 0_u32;
     for (k, edge) in dag.edges.iter().enumerate() {
@@ -281,8 +289,7 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
     }
     let mut incoming = Csr::from_pairs(n, &valid);
     let mut duplicate = vec![false; dag.edges.len()];
-    let mut in_degree = vec![0_u32; n];
-    for (t, degree) in in_degree.iter_mut().enumerate() {
+    for (t, degree) in nodes.iter_mut().map(|node| &mut node.in_degree).enumerate() {
         let row = incoming.row_mut(to_u32(t));
         row.sort_unstable();
         let mut previous: Option<(u32, u32)> = None;
@@ -317,15 +324,17 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
     // Inputs. DAGs repeat the same few paths: each distinct one is parsed once.
     let mut paths: StrMap<&str, Result<Arc<FieldPath>, PathError>> = StrMap::default();
     let mut last_path: Option<(&str, Result<Arc<FieldPath>, PathError>)> = None;
-    let mut inputs = Vec::with_capacity(n);
     let mut sources: Vec<u32> = Vec::new();
-    for ((i, task), reg) in dag.tasks.iter().enumerate().zip(&registered) {
+    for ((i, task), (node, reg)) in dag
+        .tasks
+        .iter()
+        .enumerate()
+        .zip(nodes.iter_mut().zip(&registered))
+    {
         let TaskInput::Reference(reference) = &task.input else {
-            inputs.push(PlannedInput::Literal);
             continue;
         };
         if !reg {
-            inputs.push(PlannedInput::Literal);
             continue;
         }
         let source = &reference.source;
@@ -406,7 +415,7 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                 None
             }
         };
-        inputs.push(match &source.tasks {
+        node.input = match &source.tasks {
             SourceTasks::One(_) => PlannedInput::One {
                 src: first_src,
                 path,
@@ -415,64 +424,65 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                 srcs: srcs_start..to_u32(sources.len()),
                 path,
             },
-        });
+        };
     }
 
-    // Outgoing edges, in declaration order, with their streaming candidacy.
-    let mut outgoing: Vec<(u32, OutEdge)> = Vec::with_capacity(valid.len());
-    for &(t, (f, k)) in &valid {
-        if duplicate.get(k as usize).copied().unwrap_or(false) {
-            continue;
-        }
-        let Some(edge) = dag.edges.get(k as usize) else {
-            continue;
-        };
-        let mut stream_candidate = false;
-        if edge.is_stream_eligible() {
-            let (k, from, to) = (k as usize, edge.from.clone(), edge.to.clone());
-            match inputs.get(t as usize) {
-                Some(PlannedInput::One { src, path }) if *src == f => match path {
-                    Some(p) if !p.is_whole_data() => {
-                        warnings.push(ValidationWarning::StreamWithSubField {
+    // Outgoing edges, in declaration order, with their streaming candidacy (in the memory
+    // of `valid`: same size).
+    let outgoing: Vec<(u32, OutEdge)> = valid
+        .into_iter()
+        .filter_map(|(t, (f, k))| {
+            if duplicate.get(k as usize).copied().unwrap_or(false) {
+                return None;
+            }
+            let edge = dag.edges.get(k as usize)?;
+            let mut stream_candidate = false;
+            if edge.is_stream_eligible() {
+                let (k, from, to) = (k as usize, edge.from.clone(), edge.to.clone());
+                match nodes.get(t as usize).map(|node| &node.input) {
+                    Some(PlannedInput::One { src, path }) if *src == f => match path {
+                        Some(p) if !p.is_whole_data() => {
+                            warnings.push(ValidationWarning::StreamWithSubField {
+                                edge_index: k,
+                                from,
+                                to,
+                                field: p.to_string(),
+                            });
+                        }
+                        _ => stream_candidate = true,
+                    },
+                    Some(PlannedInput::Many { srcs, .. })
+                        if sources_in(&sources, srcs).contains(&f) =>
+                    {
+                        warnings.push(ValidationWarning::StreamIntoAggregation {
                             edge_index: k,
                             from,
                             to,
-                            field: p.to_string(),
                         });
                     }
-                    _ => stream_candidate = true,
-                },
-                Some(PlannedInput::Many { srcs, .. })
-                    if sources_in(&sources, srcs).contains(&f) =>
-                {
-                    warnings.push(ValidationWarning::StreamIntoAggregation {
+                    _ => warnings.push(ValidationWarning::StreamWithoutReference {
                         edge_index: k,
                         from,
                         to,
-                    });
+                    }),
                 }
-                _ => warnings.push(ValidationWarning::StreamWithoutReference {
-                    edge_index: k,
-                    from,
-                    to,
-                }),
             }
-        }
-        outgoing.push((
-            f,
-            OutEdge {
-                to: t,
-                stream_candidate,
-            },
-        ));
-    }
+            Some((
+                f,
+                OutEdge {
+                    to: t,
+                    stream_candidate,
+                },
+            ))
+        })
+        .collect();
     let out = Csr::from_pairs(n, &outgoing);
     drop(outgoing);
 
     // Cycles, depth and breadth.
     let mut depth = 0;
     let mut breadth = 0;
-    match cycles::levels(&out, &in_degree) {
+    match cycles::levels(&out, nodes.iter().map(|node| node.in_degree).collect()) {
         Ok(levels) => {
             let mut per_level: Vec<usize> = Vec::new();
             let mut deepest = 0;
@@ -499,9 +509,9 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                 errors.push(ValidationError::TooDeep {
                     depth,
                     max: limits.max_depth,
-                    task_id: ids
+                    task_id: nodes
                         .get(deepest)
-                        .map(ToString::to_string)
+                        .map(|node| node.id.to_string())
                         .unwrap_or_default(),
                 });
             }
@@ -519,8 +529,9 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
                     path: cycle
                         .iter()
                         .map(|&i| {
-                            ids.get(i as usize)
-                                .map(ToString::to_string)
+                            nodes
+                                .get(i as usize)
+                                .map(|node| node.id.to_string())
                                 .unwrap_or_default()
                         })
                         .collect(),
@@ -532,16 +543,6 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
     if !errors.is_empty() {
         return Err(ValidationReport { errors, warnings });
     }
-    let nodes = ids
-        .into_iter()
-        .zip(inputs)
-        .zip(in_degree)
-        .map(|((id, input), in_degree)| Node {
-            id,
-            input,
-            in_degree,
-        })
-        .collect();
     Ok(Analysis {
         nodes,
         out,

@@ -13,14 +13,14 @@ fn outs_of(outs: &Outs, v: u32) -> impl Iterator<Item = u32> + '_ {
 }
 
 /// The depth level of every task (roots are 1), or the cycles found.
-pub(super) fn levels(outs: &Outs, in_degree: &[u32]) -> Result<Vec<u32>, Vec<Vec<u32>>> {
+pub(super) fn levels(outs: &Outs, in_degree: Vec<u32>) -> Result<Vec<u32>, Vec<Vec<u32>>> {
     let n = in_degree.len();
-    let mut remaining = in_degree.to_vec();
-    let mut level = vec![1_u32; n];
     let mut queue: VecDeque<u32> = (0..n)
         .filter(|&i| in_degree.get(i) == Some(&0))
         .map(|i| i as u32)
         .collect();
+    let mut remaining = in_degree;
+    let mut level = vec![1_u32; n];
     let mut done = 0;
     while let Some(u) = queue.pop_front() {
         done += 1;
@@ -184,14 +184,14 @@ mod tests {
     #[test]
     fn levels_of_a_diamond() {
         let (outs, indeg) = graph(4, &[(0, 1), (0, 2), (1, 3), (2, 3)]);
-        assert_eq!(levels(&outs, &indeg).unwrap(), vec![1, 2, 2, 3]);
+        assert_eq!(levels(&outs, indeg.clone()).unwrap(), vec![1, 2, 2, 3]);
     }
 
     #[test]
     fn finds_each_cycle_as_a_path() {
         // 0 → 1 → 2 → 0, 3 → 3, 4 downstream of the first cycle, 5 → 6 → 5
         let (outs, indeg) = graph(7, &[(0, 1), (1, 2), (2, 0), (3, 3), (2, 4), (5, 6), (6, 5)]);
-        let cycles = levels(&outs, &indeg).unwrap_err();
+        let cycles = levels(&outs, indeg.clone()).unwrap_err();
         assert_eq!(cycles, vec![vec![0, 1, 2, 0], vec![3, 3], vec![5, 6, 5]]);
     }
 
@@ -199,6 +199,9 @@ mod tests {
     fn picks_the_shortest_cycle_through_the_smallest_task() {
         // 0 → 1 → 2 → 3 → 0 and the shortcut 1 → 0
         let (outs, indeg) = graph(4, &[(0, 1), (1, 2), (2, 3), (3, 0), (1, 0)]);
-        assert_eq!(levels(&outs, &indeg).unwrap_err(), vec![vec![0, 1, 0]]);
+        assert_eq!(
+            levels(&outs, indeg.clone()).unwrap_err(),
+            vec![vec![0, 1, 0]]
+        );
     }
 }
