@@ -1,7 +1,7 @@
 //! Orchestrator overhead per task, on DAGs of no-op tasks.
 //!
 //! ```text
-//! cargo run --release -p acmp-dag --example bench_dag [-- --tasks 10000,100000 --shapes layered,random --runs 3 --runtime multi]
+//! cargo run --release -p acmp-dag --example bench_dag [-- --tasks 10000,100000 --shapes layered,random --runs 3 --runtime multi --floor]
 //! ```
 //!
 //! For each shape and size, builds a DAG whose tasks reference their sources like real ones
@@ -18,6 +18,11 @@
 //! counts heap allocations (validation, run and the provider's own) per task, from a
 //! counting global allocator; `page_faults` the minor page faults (fresh memory touched).
 //!
+//! `--floor` adds `floor_ns_per_task`: the same DAGs run by a bare loop doing only the work
+//! any orchestrator does with these types (each reference resolved into a fresh value, the
+//! invoke built, the provider's boxed future polled, every result kept), with no
+//! validation, routing, states or bookkeeping. The difference is the orchestrator's own cost.
+//!
 //! Shapes: `layered` (layers of 1000 tasks, each reading one or two tasks of the layer
 //! above) and `random` (each task reads one to three of the 1000 tasks before it; a few
 //! percent are roots).
@@ -25,14 +30,18 @@
 #![allow(unsafe_code)] // the counting allocator below
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
+use acmp_dag::path::FieldPath;
 use acmp_dag::{
-    CapabilityRouter, Dag, DagStatus, Edge, Invocation, InvokeResult, Orchestrator,
-    OrchestratorConfig, Payload, Provider, Task, TaskInput, ValidatedDag, ValidationLimits,
+    CapabilityRouter, Dag, DagStatus, Edge, Invocation, InvokeParams, InvokeResult, Orchestrator,
+    OrchestratorConfig, Payload, Provider, ProviderRef, SourceTasks, Task, TaskInput, ValidatedDag,
+    ValidationLimits,
 };
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 /// The system allocator, counting allocations.
 struct Counting;
@@ -153,6 +162,52 @@ fn random(tasks: usize, rng: &mut Rng) -> Dag {
     dag
 }
 
+/// The work any orchestrator does per task and nothing else: inputs resolved by direct
+/// indexing (the generator's ids give the positions, sources come first), the invoke built,
+/// the provider's boxed future polled once, every result kept.
+fn floor_run(dag: &Dag) -> Result<Vec<InvokeResult>, Box<dyn std::error::Error>> {
+    let provider: ProviderRef = Arc::new(NoOp);
+    let path = FieldPath::parse("data.value")?;
+    let waker = futures::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut results: Vec<InvokeResult> = Vec::with_capacity(dag.tasks.len());
+    for task in &dag.tasks {
+        let output = |id: &str| -> Result<&Payload, Box<dyn std::error::Error>> {
+            let at: usize = id.strip_prefix("task_").ok_or("bad id")?.parse()?;
+            let result = results.get(at).ok_or("source not run")?;
+            Ok(result.output.as_ref().ok_or("no output")?)
+        };
+        let input = match &task.input {
+            TaskInput::Literal(literal) => literal.clone(),
+            TaskInput::Reference(reference) => match &reference.source.tasks {
+                SourceTasks::One(id) => {
+                    let value = path.evaluate(output(id)?)?;
+                    let kind = if value.is_string() { "text" } else { "json" };
+                    Payload::new(kind, value.clone())
+                }
+                SourceTasks::Many(ids) => {
+                    let mut items = Vec::with_capacity(ids.len());
+                    for id in ids {
+                        let out = output(id)?;
+                        let mut whole = Map::with_capacity(2);
+                        whole.insert("type".to_owned(), Value::String(out.kind.clone()));
+                        whole.insert("data".to_owned(), out.data.clone());
+                        items.push(Value::Object(whole));
+                    }
+                    Payload::json(Value::Array(items))
+                }
+            },
+        };
+        let invocation = Invocation::new(InvokeParams::for_task(task, Some(input)));
+        let mut future = Arc::clone(&provider).invoke_owned(invocation);
+        let Poll::Ready(result) = future.as_mut().poll(&mut cx) else {
+            return Err("the provider did not answer at once".into());
+        };
+        results.push(result?);
+    }
+    Ok(results)
+}
+
 fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -204,6 +259,16 @@ fn arg(args: &[String], name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_owned())
 }
 
+/// The DAG of one run.
+fn build(shape: &str, tasks: usize, run: usize) -> Result<Dag, Box<dyn std::error::Error>> {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ run as u64);
+    match shape {
+        "layered" => Ok(layered(tasks, &mut rng)),
+        "random" => Ok(random(tasks, &mut rng)),
+        other => Err(format!("unknown shape {other}").into()),
+    }
+}
+
 /// One timed run.
 #[derive(Debug, Clone, Copy, Default)]
 struct Sample {
@@ -220,6 +285,7 @@ fn measure(
     tasks: usize,
     runs: usize,
     current_thread: bool,
+    floor: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let runtime = if current_thread {
         tokio::runtime::Builder::new_current_thread()
@@ -243,12 +309,7 @@ fn measure(
 
     let mut samples = Vec::with_capacity(runs);
     for run in 0..runs.max(1) {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ run as u64);
-        let dag = match shape {
-            "layered" => layered(tasks, &mut rng),
-            "random" => random(tasks, &mut rng),
-            other => return Err(format!("unknown shape {other}").into()),
-        };
+        let dag = build(shape, tasks, run)?;
         let cpu_started = cpu_ns();
         let allocs_started = ALLOCS.load(Ordering::Relaxed);
         let faults_started = minor_faults();
@@ -280,7 +341,16 @@ fn measure(
         allocs,
         faults,
     } = samples.get(samples.len() / 2).copied().unwrap_or_default();
-    let line = json!({
+    let mut floor_walls = Vec::new();
+    for run in 0..if floor { runs.max(1) } else { 0 } {
+        let dag = build(shape, tasks, run)?;
+        let started = Instant::now();
+        let results = floor_run(&dag)?;
+        floor_walls.push(started.elapsed().as_secs_f64());
+        drop(results);
+    }
+    floor_walls.sort_by(f64::total_cmp);
+    let mut line = json!({
         "shape": shape,
         "tasks": tasks,
         "total_ms": (wall * 1e6).round() / 1e3,
@@ -292,6 +362,9 @@ fn measure(
         "allocs_per_task": (allocs as f64 / tasks as f64 * 100.0).round() / 100.0,
         "page_faults": faults,
     });
+    if let Some(floor) = floor_walls.get(floor_walls.len() / 2) {
+        line["floor_ns_per_task"] = json!((floor * 1e9 / tasks as f64).round());
+    }
     println!("{line}");
     Ok(())
 }
@@ -314,9 +387,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         other => return Err(format!("unknown runtime {other} (multi or current)").into()),
     };
 
+    let floor = args.iter().any(|a| a == "--floor");
+
     if let [shape] = shapes.as_slice() {
         if let [tasks] = sizes.as_slice() {
-            return measure(shape, *tasks, runs, current_thread);
+            return measure(shape, *tasks, runs, current_thread, floor);
         }
     }
     // Several cases: one child process each, so that each peak RSS is its own.
@@ -326,6 +401,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let status = std::process::Command::new(&exe)
                 .args(["--shapes", shape, "--tasks", &tasks.to_string()])
                 .args(["--runs", &runs.to_string(), "--runtime", &runtime])
+                .args(floor.then_some("--floor"))
                 .status()?;
             if !status.success() {
                 return Err(format!("{shape}/{tasks}: {status}").into());
