@@ -42,7 +42,7 @@
 //! routing call, and a few hundred instructions of bookkeeping; a provider that answers when
 //! first polled costs no wake-up, no channel message and no timer. Peak memory is about
 //! 1.9–2.2 KB per task, mostly the DAG itself and the results kept; the crate's own part is
-//! about 140 bytes per task once validated and 260 more while running (the outcome).
+//! about 140 bytes per task once validated and 300 more while running (mostly the outcome).
 //!
 //! ```
 //! use acmp_dag::{
