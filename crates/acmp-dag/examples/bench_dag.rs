@@ -341,6 +341,8 @@ fn measure(
         allocs,
         faults,
     } = samples.get(samples.len() / 2).copied().unwrap_or_default();
+    // Before the bare loop's runs, which would add theirs.
+    let peak_rss = peak_rss_mb();
     let mut floor_walls = Vec::new();
     for run in 0..if floor { runs.max(1) } else { 0 } {
         let dag = build(shape, tasks, run)?;
@@ -355,7 +357,7 @@ fn measure(
         "tasks": tasks,
         "total_ms": (wall * 1e6).round() / 1e3,
         "ns_per_task": (wall * 1e9 / tasks as f64).round(),
-        "peak_rss_mb": (peak_rss_mb() * 10.0).round() / 10.0,
+        "peak_rss_mb": (peak_rss * 10.0).round() / 10.0,
         "cpu_ms": (cpu * 1e6).round() / 1e3,
         "validate_ms": (validate * 1e6).round() / 1e3,
         "run_ms": ((wall - validate) * 1e6).round() / 1e3,
