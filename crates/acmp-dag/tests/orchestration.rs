@@ -621,3 +621,41 @@ fn invalid_dags_are_refused_before_anything_runs() {
         assert_eq!(calls.load(Ordering::SeqCst), 0);
     });
 }
+
+#[test]
+fn tasks_declared_after_their_dependents_run_and_keep_declaration_order() {
+    block_on(async {
+        // Declared leaf first: every task ends out of declaration order, and a wide
+        // aggregation with its edges reversed still reads its sources in from_tasks order.
+        let sources: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+        let mut d = acmp_dag::Dag::new("d").with_task(Task::new(
+            "agg",
+            "echo",
+            TaskInput::from_tasks(sources.iter().rev().cloned()),
+        ));
+        for s in &sources {
+            d = d.with_task(Task::new(s.as_str(), "echo", TaskInput::text(s.as_str())));
+        }
+        for s in &sources {
+            d = d.with_edge(Edge::new(s.as_str(), "agg"));
+        }
+        let outcome = Orchestrator::new(router(vec![("echo", arc(echo()))]))
+            .run(d)
+            .await
+            .unwrap();
+        assert_eq!(outcome.status, DagStatus::Completed);
+        let order: Vec<&str> = outcome.tasks.iter().map(|t| &*t.task_id).collect();
+        let mut expected = vec!["agg"];
+        expected.extend(sources.iter().map(String::as_str));
+        assert_eq!(order, expected);
+        let echoed = &outcome.output("agg").unwrap().data["echo"];
+        let firsts: Vec<&str> = echoed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| item["data"]["task"].as_str().unwrap())
+            .collect();
+        let reversed: Vec<&str> = sources.iter().rev().map(String::as_str).collect();
+        assert_eq!(firsts, reversed);
+    });
+}

@@ -366,3 +366,52 @@ fn every_violation_is_reported_at_once() {
         assert!(text.contains(part), "{part} in {text}");
     }
 }
+
+#[test]
+fn wide_aggregations_resolve_their_sources_in_any_edge_order() {
+    // More sources than the few incoming edges looked through directly, edges listed in
+    // reverse, one reference without its edge.
+    let ids: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+    let mut d = Dag::new("d");
+    for id in &ids {
+        d = d.with_task(task(id, "c"));
+    }
+    d = d.with_task(Task::new("m", "c", TaskInput::from_tasks(ids.clone())));
+    for id in ids.iter().rev().filter(|id| *id != "s9") {
+        d = d.with_edge(Edge::new(id.as_str(), "m"));
+    }
+    assert_eq!(
+        errors(&d),
+        vec![ValidationError::MissingSourceEdge {
+            task_id: "m".into(),
+            field: "input.source.from_tasks[9]".into(),
+            source_task: "s9".into()
+        }]
+    );
+    let d = d.with_edge(Edge::new("s9", "m"));
+    assert!(errors(&d).is_empty());
+    let valid = ValidatedDag::new(d, &ValidationLimits::default()).unwrap();
+    assert_eq!(valid.roots().count(), 12);
+    assert_eq!(valid.leaves().collect::<Vec<_>>(), ["m"]);
+}
+
+#[test]
+fn edges_naming_a_duplicated_id_point_at_its_first_task() {
+    // `b` twice: edges and references resolve to the first one, and the duplicate is the
+    // only error.
+    let d = Dag::new("d")
+        .with_task(task("a", "c"))
+        .with_task(Task::new("b", "c", TaskInput::from_task("a")))
+        .with_task(task("b", "c"))
+        .with_task(Task::new("z", "c", TaskInput::from_task("b")))
+        .with_edge(Edge::new("a", "b"))
+        .with_edge(Edge::new("b", "z"));
+    assert_eq!(
+        errors(&d),
+        vec![ValidationError::DuplicateTaskId {
+            task_id: "b".into(),
+            first_index: 1,
+            index: 2
+        }]
+    );
+}
