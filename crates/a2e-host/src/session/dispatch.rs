@@ -211,6 +211,26 @@ async fn refuse(session: &Session, req_id: &str, error: &HostError) {
     session.send(error.to_error_message(req_id)).await;
 }
 
+/// Sends a response, or refuses the request with the error; audits under `name`.
+async fn answer<R: Into<Message>>(
+    session: &Session,
+    req_id: &str,
+    name: &str,
+    result: Result<R, HostError>,
+) -> Audited {
+    let audited = Audited::ok(name);
+    match result {
+        Ok(resp) => {
+            session.send(resp).await;
+            audited
+        }
+        Err(e) => {
+            refuse(session, req_id, &e).await;
+            audited.outcome(false, Some(&e.code()))
+        }
+    }
+}
+
 async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
     let host = session.host.clone();
     let out = session.out.clone();
@@ -304,43 +324,16 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
             }
         }
         Message::ProcWriteRequest(req) => {
-            let audited = Audited::ok(req.proc_id.clone());
-            match host.procs().write(&session.id, &req).await {
-                Ok(resp) => {
-                    session.send(resp).await;
-                    audited
-                }
-                Err(e) => {
-                    refuse(session, &req.id, &e).await;
-                    audited.outcome(false, Some(&e.code()))
-                }
-            }
+            let result = host.procs().write(&session.id, &req).await;
+            answer(session, &req.id, &req.proc_id, result).await
         }
         Message::ProcKillRequest(req) => {
-            let audited = Audited::ok(req.proc_id.clone());
-            match host.procs().kill(&session.id, &req).await {
-                Ok(resp) => {
-                    session.send(resp).await;
-                    audited
-                }
-                Err(e) => {
-                    refuse(session, &req.id, &e).await;
-                    audited.outcome(false, Some(&e.code()))
-                }
-            }
+            let result = host.procs().kill(&session.id, &req).await;
+            answer(session, &req.id, &req.proc_id, result).await
         }
         Message::ProcStatusRequest(req) => {
-            let audited = Audited::ok(req.proc_id.clone());
-            match host.procs().status(&session.id, &req) {
-                Ok(resp) => {
-                    session.send(resp).await;
-                    audited
-                }
-                Err(e) => {
-                    refuse(session, &req.id, &e).await;
-                    audited.outcome(false, Some(&e.code()))
-                }
-            }
+            let result = host.procs().status(&session.id, &req);
+            answer(session, &req.id, &req.proc_id, result).await
         }
         other => {
             let e = ErrorMessage::new(
