@@ -13,7 +13,6 @@
 //! a chain timeout or a cancelled session stops the tools and kills processes.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use a2e_chain::{ChainConfig, Engine, Event, NodeCall, NodeError, NodeResult, NodeRunner};
 use a2e_proto::{
@@ -250,6 +249,3 @@ pub async fn run_chain(
         .await
         .map_err(refusal)
 }
-
-/// How long chain callers wait for stragglers (documentation aid for the CLI).
-pub const STRAGGLER_GRACE: Duration = Duration::from_secs(1);

@@ -82,42 +82,7 @@ macro_rules! messages {
     };
 }
 
-messages!(
-    // core
-    HandshakeRequest,
-    HandshakeResponse,
-    Ping,
-    Pong,
-    Shutdown,
-    ErrorMessage,
-    InvokeEvent,
-    // tools
-    ToolListRequest,
-    ToolListResponse,
-    ToolCallRequest,
-    ToolCallResponse,
-    ToolEvent,
-    // skills
-    SkillDiscoverRequest,
-    SkillDiscoverResponse,
-    SkillCallRequest,
-    SkillCallResponse,
-    SkillEvent,
-    // chains
-    ChainRequest,
-    ChainEvent,
-    ChainResponse,
-    // proc
-    ProcSpawnRequest,
-    ProcSpawnResponse,
-    ProcWriteRequest,
-    ProcWriteResponse,
-    ProcReadEvent,
-    ProcKillRequest,
-    ProcKillResponse,
-    ProcStatusRequest,
-    ProcStatusResponse,
-);
+for_each_message!(messages);
 
 impl<'de> serde::Deserialize<'de> for Message {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -78,37 +78,7 @@ macro_rules! message_schemas {
 
 /// `(type, schema)` for every message type, in specification order.
 pub fn message_schemas() -> Vec<(&'static str, Value)> {
-    message_schemas!(
-        HandshakeRequest,
-        HandshakeResponse,
-        Ping,
-        Pong,
-        Shutdown,
-        ErrorMessage,
-        InvokeEvent,
-        ToolListRequest,
-        ToolListResponse,
-        ToolCallRequest,
-        ToolCallResponse,
-        ToolEvent,
-        SkillDiscoverRequest,
-        SkillDiscoverResponse,
-        SkillCallRequest,
-        SkillCallResponse,
-        SkillEvent,
-        ChainRequest,
-        ChainEvent,
-        ChainResponse,
-        ProcSpawnRequest,
-        ProcSpawnResponse,
-        ProcWriteRequest,
-        ProcWriteResponse,
-        ProcReadEvent,
-        ProcKillRequest,
-        ProcKillResponse,
-        ProcStatusRequest,
-        ProcStatusResponse,
-    )
+    for_each_message!(message_schemas)
 }
 
 /// `(model name, schema)` for every data model and event payload.
