@@ -4,6 +4,16 @@
 //! `cargo run --release -p a2e-chain --example bench_chain [SHAPE…]` prints
 //! one JSON object per line. Each shape runs in a child process of its own so
 //! that its peak RSS (VmHWM) is its own.
+//!
+//! Per shape: one cold run (validation included, as in every run) gives the
+//! memory figure and `ns_per_node_cold` (first touch of fresh pages); then
+//! `BENCH_TRIALS` trials (default 5) of `BENCH_REPS` runs each give the
+//! median `ns_per_node` and the best `ns_per_node_min`. dagx runs the same
+//! number of trials, and `ratio` compares the medians. `BENCH_NO_PEER` skips
+//! dagx.
+//!
+//! The process uses mimalloc, as the `a2e` host does; both engines run on
+//! it.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -13,6 +23,11 @@ use a2e_proto::{ChainNode, ChainRequest, NodeKind};
 use dagx::{DagRunner, Task, task};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
+
+
+/// The host's allocator (see the crate README for figures on the system one).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const SHAPES: &[&str] = &["linear5", "linear10k", "linear100k", "map100k", "dag100k"];
 
@@ -166,8 +181,8 @@ fn engine() -> Engine {
     Engine::new(runner).with_config(ChainConfig::with_limits(1_000_000))
 }
 
-/// What one measured series of runs gives.
-struct Measured {
+/// What one trial (a series of `reps` runs) gives.
+struct Trial {
     total: Duration,
     validate: Duration,
     cpu: Duration,
@@ -193,7 +208,7 @@ fn cpu_time() -> Duration {
 }
 
 /// Runs `req` `reps` times (validation included).
-async fn ours(engine: &Engine, req: &ChainRequest, reps: usize) -> Measured {
+async fn ours(engine: &Engine, req: &ChainRequest, reps: usize) -> Trial {
     let mut events = 0u64;
     let mut nodes_run = 0;
     let mut validate = Duration::ZERO;
@@ -206,29 +221,15 @@ async fn ours(engine: &Engine, req: &ChainRequest, reps: usize) -> Measured {
             .validate(req)
             .unwrap_or_else(|e| fail(&e.to_string()));
         validate += v0.elapsed();
-        if std::env::var_os("BENCH_BREAKDOWN").is_some() {
-            eprintln!(
-                "after validate: hwm {} rss {} kB",
-                status_kb("VmHWM:"),
-                status_kb("VmRSS:")
-            );
-        }
         let resp = engine
             .run_plan(&plan, |_: &Event<'_>| events += 1, CancellationToken::new())
             .await;
         if !resp.success {
             fail(&format!("chain failed: {:?}", resp.error));
         }
-        if std::env::var_os("BENCH_BREAKDOWN").is_some() {
-            eprintln!(
-                "after run: hwm {} rss {} kB",
-                status_kb("VmHWM:"),
-                status_kb("VmRSS:")
-            );
-        }
         nodes_run = resp.nodes_run as usize;
     }
-    Measured {
+    Trial {
         total: start.elapsed(),
         validate,
         cpu: cpu_time().saturating_sub(cpu0),
@@ -282,10 +283,7 @@ async fn dagx_run(dag: DagRunner) {
 }
 
 /// The same shape in dagx: build and run, `reps` times.
-async fn peer(shape: &str, n: usize, reps: usize, edges: &[Vec<usize>]) -> Option<Duration> {
-    if std::env::var_os("BENCH_NO_PEER").is_some() {
-        return None;
-    }
+async fn peer(shape: &str, n: usize, reps: usize, edges: &[Vec<usize>]) -> Duration {
     let start = Instant::now();
     for _ in 0..reps {
         let dag = DagRunner::new();
@@ -321,7 +319,21 @@ async fn peer(shape: &str, n: usize, reps: usize, edges: &[Vec<usize>]) -> Optio
         }
         dagx_run(dag).await;
     }
-    Some(start.elapsed())
+    start.elapsed()
+}
+
+/// The median of `xs` (sorted here).
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    match xs.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => xs.get(n / 2).copied().unwrap_or(0.0),
+        n => (xs.get(n / 2 - 1).copied().unwrap_or(0.0) + xs.get(n / 2).copied().unwrap_or(0.0)) / 2.0,
+    }
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
 fn run_shape(shape: &str) {
@@ -338,6 +350,8 @@ fn run_shape(shape: &str) {
         "dag100k" => ("dag", 100_000, 1),
         other => fail(&format!("unknown shape {other}")),
     };
+    let reps = env_usize("BENCH_REPS").unwrap_or(reps);
+    let trials = env_usize("BENCH_TRIALS").unwrap_or(5).max(1);
     let edges = if kind == "dag" {
         dag_edges(n)
     } else {
@@ -369,19 +383,21 @@ fn run_shape(shape: &str) {
     let after_build = status_kb("VmRSS:");
     reset_peak();
     let base = status_kb("VmRSS:");
-    if std::env::var_os("BENCH_BREAKDOWN").is_some() {
-        eprintln!(
-            "base: rss {base} kB (request built: {} kB)",
-            after_build.saturating_sub(before_build)
-        );
-    }
-    // The request moves into the task (a clone would count as engine memory).
-    let (m, req) = rt.block_on({
+    // The request moves into the task (a clone would count as engine
+    // memory). One cold run first, alone, for the memory figure: later runs
+    // reuse what the allocator kept (and may run on the other worker
+    // thread, with a heap of its own).
+    let (cold, first_peak, results, req) = rt.block_on({
         let engine = engine.clone();
         async move {
             tokio::spawn(async move {
-                let m = ours(&engine, &req, reps).await;
-                (m, req)
+                let cold = ours(&engine, &req, 1).await;
+                let first_peak = status_kb("VmHWM:");
+                let mut results = Vec::with_capacity(trials);
+                for _ in 0..trials {
+                    results.push(ours(&engine, &req, reps).await);
+                }
+                (cold, first_peak, results, req)
             })
             .await
             .unwrap_or_else(|e| fail(&format!("join: {e}")))
@@ -389,39 +405,55 @@ fn run_shape(shape: &str) {
     });
     let peak = status_kb("VmHWM:");
     drop(req);
-    let engine_bytes_per_node = (peak.saturating_sub(base) * 1024) as f64 / n as f64;
+    let per_node = |d: Duration| d.as_nanos() as f64 / (reps * n) as f64;
+    let mut totals: Vec<f64> = results.iter().map(|t| per_node(t.total)).collect();
+    let first = cold.total.as_nanos() as f64 / n as f64;
+    let min = totals.iter().copied().fold(f64::INFINITY, f64::min);
+    let ns_per_node = median(&mut totals);
+    let validate = median(&mut results.iter().map(|t| per_node(t.validate)).collect::<Vec<_>>());
+    let cpu = median(&mut results.iter().map(|t| per_node(t.cpu)).collect::<Vec<_>>());
+    let last = results.last();
+    let engine_bytes_per_node = (first_peak.saturating_sub(base) * 1024) as f64 / n as f64;
     let request_bytes_per_node =
         (after_build.saturating_sub(before_build) * 1024) as f64 / n as f64;
-    let total_ns = m.total.as_nanos() as f64;
-    let ns_per_node = total_ns / (reps * n) as f64;
 
-    let peer_elapsed = rt.block_on(async move {
-        let shape_kind = kind.to_owned();
-        tokio::spawn(async move { peer(&shape_kind, n, reps, &edges).await })
+    let peer_ns = (std::env::var_os("BENCH_NO_PEER").is_none()).then(|| {
+        rt.block_on(async move {
+            let shape_kind = kind.to_owned();
+            tokio::spawn(async move {
+                let mut xs = Vec::with_capacity(trials);
+                for _ in 0..trials {
+                    let d = peer(&shape_kind, n, reps, &edges).await;
+                    xs.push(d.as_nanos() as f64 / (reps * n) as f64);
+                }
+                median(&mut xs)
+            })
             .await
-            .ok()
-            .flatten()
+            .unwrap_or_else(|e| fail(&format!("join: {e}")))
+        })
     });
     let mut line = json!({
         "shape": shape,
         "nodes": n,
         "reps": reps,
-        "total_ms": round(total_ns / 1e6, 3),
+        "trials": trials,
+        "total_ms": round(ns_per_node * (reps * n) as f64 / 1e6, 3),
         "ns_per_node": round(ns_per_node, 1),
+        "ns_per_node_min": round(min, 1),
+        "ns_per_node_cold": round(first, 1),
         "peak_rss_mb": round(peak as f64 / 1024.0, 1),
         // Per-node memory is meaningful only for large chains (pages are 4 KiB).
         "engine_bytes_per_node": (n >= 10_000).then(|| round(engine_bytes_per_node, 0)),
         "request_bytes_per_node": (n >= 10_000).then(|| round(request_bytes_per_node, 0)),
-        "validate_ns_per_node": round(m.validate.as_nanos() as f64 / (reps * n) as f64, 1),
-        "cpu_ns_per_node": round(m.cpu.as_nanos() as f64 / (reps * n) as f64, 1),
-        "nodes_run": m.nodes_run,
-        "events": m.events,
+        "validate_ns_per_node": round(validate, 1),
+        "cpu_ns_per_node": round(cpu, 1),
+        "nodes_run": last.map_or(0, |t| t.nodes_run),
+        "events": last.map_or(0, |t| t.events),
     });
     if reps > 1 {
-        line["us_per_chain"] = json!(round(total_ns / reps as f64 / 1e3, 2));
+        line["us_per_chain"] = json!(round(ns_per_node * n as f64 / 1e3, 2));
     }
-    if let Some(p) = peer_elapsed {
-        let peer_ns = p.as_nanos() as f64 / (reps * n) as f64;
+    if let Some(peer_ns) = peer_ns {
         line["peer"] = json!("dagx");
         line["peer_ns_per_node"] = json!(round(peer_ns, 1));
         line["ratio"] = json!(round(ns_per_node / peer_ns, 2));

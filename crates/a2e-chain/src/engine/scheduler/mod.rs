@@ -3,8 +3,7 @@
 //! they arrive. No polling loop: the only waits are on task completion, the
 //! chain deadline and external cancellation.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -27,82 +26,10 @@ use crate::graph::{Plan, Spec};
 use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
 
 mod map;
+mod ready;
 mod settle;
 
-/// Work waiting for a free slot. Ordered by node index, so that among ready
-/// work the earliest-declared goes first (and memory is walked in order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Work {
-    /// Start this node.
-    Node(u32),
-    /// Start more items of this map.
-    Items(u32),
-}
-
-impl Work {
-    fn key(self) -> (u32, bool) {
-        match self {
-            Self::Node(i) => (i, false),
-            Self::Items(m) => (m, true),
-        }
-    }
-}
-
-impl Ord for Work {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-
-impl PartialOrd for Work {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// Ready work, earliest-declared node first. The earliest entry waits in
-/// `first` when it is the only one (a chain's usual case: one node becomes
-/// ready, then runs), so the heap is touched only when several are ready.
-struct Ready {
-    first: Option<Work>,
-    rest: BinaryHeap<Reverse<Work>>,
-}
-
-impl Ready {
-    fn new(roots: &[u32]) -> Self {
-        let mut ready = Self {
-            first: None,
-            rest: BinaryHeap::with_capacity(roots.len()),
-        };
-        for &r in roots {
-            ready.push(Work::Node(r));
-        }
-        ready
-    }
-
-    fn push(&mut self, work: Work) {
-        match self.first {
-            None if self.rest.is_empty() => self.first = Some(work),
-            Some(f) if work < f => {
-                self.rest.push(Reverse(f));
-                self.first = Some(work);
-            }
-            _ => self.rest.push(Reverse(work)),
-        }
-    }
-
-    fn pop(&mut self) -> Option<Work> {
-        match self.first.take() {
-            Some(f) => Some(f),
-            None => self.rest.pop().map(|Reverse(w)| w),
-        }
-    }
-
-    fn clear(&mut self) {
-        self.first = None;
-        self.rest.clear();
-    }
-}
+use self::ready::{Ready, Work};
 
 /// Which call a result belongs to.
 #[derive(Debug, Clone, Copy)]
@@ -171,7 +98,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 .take(plan.nodes.len())
                 .collect(),
             maps: BTreeMap::new(),
-            ready: Ready::new(&plan.roots),
+            ready: Ready::new(plan.nodes.len(), &plan.roots),
             tasks: JoinSet::new(),
             nodes_run: 0,
             cancel,
