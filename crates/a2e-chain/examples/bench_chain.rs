@@ -24,7 +24,6 @@ use dagx::{DagRunner, Task, task};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-
 /// The host's allocator (see the crate README for figures on the system one).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -171,11 +170,7 @@ fn dag_shape(edges: &[Vec<usize>]) -> ChainRequest {
 fn engine() -> Engine {
     // The trivial runner: the sum of its numeric inputs, plus one.
     let runner = runner_fn(|call: NodeCall| async move {
-        let sum: i64 = call
-            .input
-            .as_object()
-            .map(|m| m.values().filter_map(Value::as_i64).sum())
-            .unwrap_or(0);
+        let sum: i64 = call.input.values().iter().filter_map(Value::as_i64).sum();
         Ok(Value::from(sum.wrapping_add(1) % 1_000_000_007))
     });
     Engine::new(runner).with_config(ChainConfig::with_limits(1_000_000))
@@ -328,7 +323,10 @@ fn median(xs: &mut [f64]) -> f64 {
     match xs.len() {
         0 => 0.0,
         n if n % 2 == 1 => xs.get(n / 2).copied().unwrap_or(0.0),
-        n => (xs.get(n / 2 - 1).copied().unwrap_or(0.0) + xs.get(n / 2).copied().unwrap_or(0.0)) / 2.0,
+        n => {
+            (xs.get(n / 2 - 1).copied().unwrap_or(0.0) + xs.get(n / 2).copied().unwrap_or(0.0))
+                / 2.0
+        }
     }
 }
 
@@ -410,7 +408,12 @@ fn run_shape(shape: &str) {
     let first = cold.total.as_nanos() as f64 / n as f64;
     let min = totals.iter().copied().fold(f64::INFINITY, f64::min);
     let ns_per_node = median(&mut totals);
-    let validate = median(&mut results.iter().map(|t| per_node(t.validate)).collect::<Vec<_>>());
+    let validate = median(
+        &mut results
+            .iter()
+            .map(|t| per_node(t.validate))
+            .collect::<Vec<_>>(),
+    );
     let cpu = median(&mut results.iter().map(|t| per_node(t.cpu)).collect::<Vec<_>>());
     let last = results.last();
     let engine_bytes_per_node = (first_peak.saturating_sub(base) * 1024) as f64 / n as f64;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use a2e_proto::{ChainNode, ChainRequest, NodeKind};
 
 use crate::context::Expr;
+use crate::input::Keys;
 
 /// Edge flag: `next_node`.
 pub(crate) const CONTROL: u8 = 1;
@@ -97,9 +98,9 @@ pub(crate) struct Node<'r> {
     pub inputs_at: u32,
     /// How many `input_map` entries it has.
     pub inputs_len: u32,
-    /// Without a static `input`: its input object's keys, in
-    /// [`Plan::shapes`] (the object is a clone of it, no key hashed again).
-    pub shape: Option<u32>,
+    /// Its input's keys (static `input` keys, then `input_map` keys not among
+    /// them), in [`Plan::shapes`].
+    pub shape: u32,
     /// Its kind: one of the shared constants (checked at validation), so
     /// running a node does not touch the request and cloning it is free.
     pub kind: &'static NodeKind,
@@ -136,9 +137,8 @@ pub struct Plan<'r> {
     /// Every node's `input_map`, compiled, one node after another; keys
     /// borrowed from the request.
     pub(crate) inputs: Vec<(&'r str, Expr)>,
-    /// Input objects with every `input_map` key set to `null`, one per
-    /// distinct list of keys.
-    pub(crate) shapes: Vec<serde_json::Map<String, serde_json::Value>>,
+    /// Input keys, one list per distinct list, shared by the calls.
+    pub(crate) shapes: Vec<Keys>,
     pub(crate) roots: Vec<u32>,
     pub(crate) total: usize,
 }
@@ -172,12 +172,12 @@ impl<'r> Plan<'r> {
         inputs_of(&self.inputs, node)
     }
 
-    /// The input object `node`'s input is made from, if it has one.
-    pub(crate) fn shape(
-        &self,
-        node: &Node<'_>,
-    ) -> Option<&serde_json::Map<String, serde_json::Value>> {
-        node.shape.and_then(|s| self.shapes.get(s as usize))
+    /// The keys of `node`'s input.
+    pub(crate) fn shape(&self, node: &Node<'_>) -> Keys {
+        self.shapes
+            .get(node.shape as usize)
+            .cloned()
+            .unwrap_or_else(|| Keys::from([]))
     }
 
     /// Out-edges of node `i`.

@@ -62,6 +62,7 @@ mod error;
 mod events;
 mod graph;
 mod hash;
+mod input;
 mod runner;
 mod validate;
 
@@ -70,6 +71,7 @@ pub use engine::Engine;
 pub use error::{NodeError, ValidationError};
 pub use events::{Event, EventSink, Progress, WireEvents, channel_sink};
 pub use graph::Plan;
+pub use input::NodeInput;
 pub use runner::{
     BoxNodeFuture, DynNodeRunner, FnRunner, NodeCall, NodeResult, NodeRunner, runner_fn,
 };

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::NodeError;
+use crate::input::NodeInput;
 
 /// What a runner gets for one execution of a node.
 #[derive(Debug, Clone)]
@@ -23,9 +24,9 @@ pub struct NodeCall {
     pub kind: NodeKind,
     /// The tool or skill name (empty for `proc`).
     pub name: Arc<str>,
-    /// The resolved input: static `input` merged with `input_map` results
-    /// (always a JSON object).
-    pub input: Value,
+    /// The resolved input: static `input` merged with `input_map` results,
+    /// a JSON object (see [`NodeInput`]).
+    pub input: NodeInput,
     /// Fires when the work must stop: chain timeout, abort, external
     /// cancellation, the node's own timeout, or its map failing.
     pub cancel: CancellationToken,
@@ -81,7 +82,7 @@ where
 ///
 /// ```
 /// use a2e_chain::{runner_fn, NodeCall};
-/// let echo = runner_fn(|call: NodeCall| async move { Ok(call.input) });
+/// let echo = runner_fn(|call: NodeCall| async move { Ok(call.input.into_value()) });
 /// # let _ = echo;
 /// ```
 pub fn runner_fn<F, Fut>(f: F) -> FnRunner<F>

@@ -111,6 +111,12 @@ async fn inputs_merge_static_values_with_mapped_ones_and_initial_input() {
         resp.outputs["b"],
         json!({"x": 2, "keep": true, "from_a": 1, "seed": "s"})
     );
+    // Static keys keep their place (an override too); mapped keys follow.
+    let keys: Vec<&str> = resp.outputs["b"]
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["x", "keep", "from_a", "seed"]);
     assert_seq(&events);
 }
 

@@ -362,7 +362,7 @@ proptest! {
                 if call.input["yield"] == json!(true) {
                     tokio::task::yield_now().await;
                 }
-                calc(call.input.as_object().unwrap())
+                calc(&call.input.to_map())
             }
         });
         let config = ChainConfig { max_concurrency: max_conc, ..ChainConfig::default() };

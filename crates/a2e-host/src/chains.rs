@@ -18,7 +18,7 @@ use a2e_chain::{ChainConfig, Engine, Event, NodeCall, NodeError, NodeResult, Nod
 use a2e_proto::{
     ChainRequest, ChainResponse, ErrorCode, Message, NodeKind, SkillCallRequest, ToolCallRequest,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -54,13 +54,6 @@ fn secs_left(call: &NodeCall) -> u64 {
         .map_or(0, |s| s.max(1))
 }
 
-fn as_object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
 fn node_error(e: HostError) -> NodeError {
     NodeError::new(e.code(), e.to_string())
 }
@@ -69,7 +62,7 @@ impl NodeRunner for HostRunner {
     async fn run(&self, call: NodeCall) -> NodeResult {
         let timeout = secs_left(&call);
         if call.kind == NodeKind::TOOL {
-            let mut req = ToolCallRequest::new(&call.name, call.input);
+            let mut req = ToolCallRequest::new(&call.name, call.input.into_value());
             req.session_id = self.session_id.clone();
             req.timeout = timeout;
             let result = self
@@ -86,7 +79,7 @@ impl NodeRunner for HostRunner {
                 ))
             }
         } else if call.kind == NodeKind::SKILL {
-            let mut req = SkillCallRequest::new(&call.name, call.input);
+            let mut req = SkillCallRequest::new(&call.name, call.input.into_value());
             req.timeout = timeout;
             req.streaming = false;
             let result = self
@@ -114,7 +107,7 @@ impl NodeRunner for HostRunner {
 }
 
 async fn run_proc(host: &Arc<Host>, session_id: &str, call: NodeCall) -> NodeResult {
-    let input = as_object(call.input);
+    let input = call.input.into_map();
     let cmd: Vec<String> = match input.get("cmd") {
         Some(Value::Array(items)) => items
             .iter()

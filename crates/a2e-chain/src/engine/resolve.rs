@@ -5,13 +5,14 @@ use std::time::Duration;
 
 use a2e_proto::ErrorCode;
 use jmespath::Rcvar;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::state::{Out, Slot, Status};
 use crate::context::path::{self, RootRef};
 use crate::context::{Expr, Root, jmes};
 use crate::error::NodeError;
 use crate::graph::Node;
+use crate::input::{Keys, NodeInput};
 
 /// What expressions of one node see.
 pub(crate) struct Env<'a> {
@@ -106,40 +107,43 @@ impl Env<'_> {
         }
     }
 
-    /// The node's input: static `input` merged with `input_map` results.
+    /// The node's input: static `input` merged with `input_map` results,
+    /// under `keys` (the static keys, then the `input_map` keys not among
+    /// them).
     pub(crate) fn input_of(
         &mut self,
         node: &Node<'_>,
         input_map: &[(&str, Expr)],
-        shape: Option<&Map<String, Value>>,
-    ) -> Result<Value, NodeError> {
+        keys: Keys,
+    ) -> Result<NodeInput, NodeError> {
         let fail = |key: &str, e: String| {
             NodeError::new(ErrorCode::RUNTIME_ERROR, format!("input_map.{key}: {e}"))
         };
-        if let Some(shape) = shape {
-            // Same keys in the same order: fill the values in place.
-            let mut map = shape.clone();
-            for (slot, (key, expr)) in map.values_mut().zip(input_map) {
-                *slot = self.eval(expr).map_err(|e| fail(key, e))?;
+        let mut values = Vec::with_capacity(keys.len());
+        if node.has_input {
+            values.extend(node.src.input.values().cloned());
+            values.resize(keys.len(), Value::Null);
+            for (key, expr) in input_map {
+                let value = self.eval(expr).map_err(|e| fail(key, e))?;
+                if let Some(at) = keys.iter().position(|k| **k == **key) {
+                    if let Some(slot) = values.get_mut(at) {
+                        *slot = value;
+                    }
+                }
             }
-            return Ok(Value::Object(map));
-        }
-        let mut map = if node.has_input {
-            node.src.input.clone()
         } else {
-            Map::with_capacity(input_map.len())
-        };
-        for (key, expr) in input_map {
-            let value = self.eval(expr).map_err(|e| fail(key, e))?;
-            map.insert((*key).to_owned(), value);
+            // The keys are the `input_map` keys, in order.
+            for (key, expr) in input_map {
+                values.push(self.eval(expr).map_err(|e| fail(key, e))?);
+            }
         }
-        Ok(Value::Object(map))
+        Ok(NodeInput::new(keys, values))
     }
 }
 
 /// The node's own timeout from its resolved input (`timeout`, seconds;
 /// 0 or absent: none).
-pub(crate) fn node_timeout(input: &Value) -> Result<Option<Duration>, NodeError> {
+pub(crate) fn node_timeout(input: &NodeInput) -> Result<Option<Duration>, NodeError> {
     match input.get("timeout") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_f64() {

@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use a2e_proto::{ChainNode, ChainRequest, NodeKind, OnError};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::config::ChainConfig;
 use crate::context::{self, CompileError, Expr, Root};
 use crate::cycle::find_cycle;
 use crate::hash::{FastMap, map_with_capacity};
+use crate::input::Keys;
 
 mod fields;
 mod ids;
@@ -168,11 +169,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             data_in: 0,
             terminal: false,
             owner: None,
-            shape: if node.input.is_empty() && !node.input_map.is_empty() {
-                Some(shapes.of(node))
-            } else {
-                None
-            },
+            shape: shapes.of(node),
             may_time_out: may_time_out || node.input.contains_key("timeout"),
         });
         refs.push(r);
@@ -205,7 +202,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         edge_start,
         edges,
         inputs,
-        shapes: shapes.objects,
+        shapes: shapes.lists,
         roots: Vec::new(),
         total: 0,
     };
@@ -219,36 +216,42 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     Ok(plan)
 }
 
-/// Input objects by their keys (nodes mostly share a few lists of keys).
+/// Input key lists, each kept once (nodes mostly share a few).
 #[derive(Default)]
 struct Shapes<'r> {
-    objects: Vec<Map<String, Value>>,
+    lists: Vec<Keys>,
     by_keys: FastMap<Box<[&'r str]>, u32>,
     last: Option<u32>,
     keys: Vec<&'r str>,
 }
 
 impl<'r> Shapes<'r> {
-    /// The object with `node`'s `input_map` keys, all `null`.
+    /// The list of `node`'s input keys: its static `input` keys, then its
+    /// `input_map` keys that are not among them.
     fn of(&mut self, node: &'r ChainNode) -> u32 {
-        let same = |m: &Map<String, Value>| m.keys().eq(node.input_map.keys());
+        self.keys.clear();
+        self.keys.extend(node.input.keys().map(String::as_str));
+        if node.input.is_empty() {
+            self.keys.extend(node.input_map.keys().map(String::as_str));
+        } else {
+            let more = node
+                .input_map
+                .keys()
+                .filter(|k| !node.input.contains_key(*k));
+            self.keys.extend(more.map(String::as_str));
+        }
         if let Some(last) = self.last {
-            if self.objects.get(last as usize).is_some_and(same) {
+            let same = |l: &Keys| l.iter().map(|k| &**k).eq(self.keys.iter().copied());
+            if self.lists.get(last as usize).is_some_and(same) {
                 return last;
             }
         }
-        self.keys.clear();
-        self.keys.extend(node.input_map.keys().map(String::as_str));
         let at = match self.by_keys.get(self.keys.as_slice()) {
             Some(&at) => at,
             None => {
-                let at = self.objects.len() as u32;
-                let object = node
-                    .input_map
-                    .keys()
-                    .map(|k| (k.clone(), Value::Null))
-                    .collect();
-                self.objects.push(object);
+                let at = self.lists.len() as u32;
+                self.lists
+                    .push(self.keys.iter().map(|k| Box::from(*k)).collect());
                 self.by_keys
                     .insert(self.keys.clone().into_boxed_slice(), at);
                 at

@@ -117,13 +117,13 @@ impl NodeRunner for Script {
         self.calls.lock().unwrap().push(Call {
             node_id: call.node_id.to_string(),
             item: call.item,
-            input: call.input.clone(),
+            input: call.input.clone().into_value(),
         });
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
         let _guard = InFlight(self.in_flight.clone());
         match &*call.name {
-            "echo" => Ok(call.input),
+            "echo" => Ok(call.input.into_value()),
             "const" => Ok(call.input["value"].clone()),
             "fail" => Err(NodeError::tool(
                 call.input["message"]
@@ -135,7 +135,7 @@ impl NodeRunner for Script {
             "sleep" => {
                 let ms = call.input["ms"].as_u64().unwrap_or(1);
                 tokio::time::sleep(Duration::from_millis(ms)).await;
-                Ok(call.input)
+                Ok(call.input.into_value())
             }
             "hang" => {
                 call.cancel.cancelled().await;

@@ -328,7 +328,10 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
 }
 
 /// The node's own timeout, read only when its input can have one.
-fn timeout_of(node: &crate::graph::Node<'_>, input: &Value) -> Result<Option<Duration>, NodeError> {
+fn timeout_of(
+    node: &crate::graph::Node<'_>,
+    input: &crate::input::NodeInput,
+) -> Result<Option<Duration>, NodeError> {
     if node.may_time_out {
         node_timeout(input)
     } else {
