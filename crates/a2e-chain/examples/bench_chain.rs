@@ -345,6 +345,7 @@ fn run_shape(shape: &str) {
         "linear10k" => ("linear", 10_000, 5),
         "linear100k" => ("linear", 100_000, 1),
         "map100k" => ("map", 100_000, 1),
+        "dag10k" => ("dag", 10_000, 5),
         "dag100k" => ("dag", 100_000, 1),
         other => fail(&format!("unknown shape {other}")),
     };

@@ -63,6 +63,7 @@ mod events;
 mod graph;
 mod hash;
 mod input;
+mod prefetch;
 mod runner;
 mod validate;
 

@@ -29,7 +29,14 @@ pub struct NodeCall {
     pub input: NodeInput,
     /// Fires when the work must stop: chain timeout, abort, external
     /// cancellation, the node's own timeout, or its map failing.
-    pub cancel: CancellationToken,
+    ///
+    /// Shared with the other calls under the same token: cloning the `Arc`
+    /// is one atomic increment, where cloning and dropping a
+    /// `CancellationToken` each take a lock. It derefs to the token
+    /// (`call.cancel.cancelled().await`, `&call.cancel` where a
+    /// `&CancellationToken` is wanted); `(*call.cancel).clone()` gives an
+    /// owned one.
+    pub cancel: Arc<CancellationToken>,
     /// When the engine stops waiting: the earlier of the chain deadline and the
     /// node's own timeout. `None` when neither is set.
     pub deadline: Option<Instant>,

@@ -155,7 +155,7 @@ async fn dropping_the_run_future_cancels_the_runners() {
     let seen: std::sync::Arc<std::sync::Mutex<Option<CancellationToken>>> = Default::default();
     let keep = seen.clone();
     let runner = a2e_chain::runner_fn(move |call: a2e_chain::NodeCall| {
-        *keep.lock().unwrap() = Some(call.cancel.clone());
+        *keep.lock().unwrap() = Some((*call.cancel).clone());
         std::future::pending()
     });
     let req = request(vec![tool("a", "x")], "a", json!({}));

@@ -137,7 +137,7 @@ async fn run_proc(host: &Arc<Host>, session_id: &str, call: NodeCall) -> NodeRes
         .map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
     let out = host
         .procs()
-        .run_to_exit(session_id, cmd, cwd, env, timeout, call.cancel.clone())
+        .run_to_exit(session_id, cmd, cwd, env, timeout, (*call.cancel).clone())
         .await
         .map_err(node_error)?;
     match out.get("exit_code").and_then(Value::as_i64) {

@@ -13,6 +13,7 @@ use crate::context::{Expr, Root, jmes};
 use crate::error::NodeError;
 use crate::graph::Node;
 use crate::input::{Keys, NodeInput};
+use crate::prefetch::prefetch;
 
 /// What expressions of one node see.
 pub(crate) struct Env<'a> {
@@ -119,6 +120,17 @@ impl Env<'_> {
         let fail = |key: &str, e: String| {
             NodeError::new(ErrorCode::RUNTIME_ERROR, format!("input_map.{key}: {e}"))
         };
+        // The upstream outputs are scattered: ask for all of them before
+        // reading the first.
+        for (_, expr) in input_map {
+            if let Expr::Path {
+                root: Root::Node(j),
+                ..
+            } = expr
+            {
+                prefetch(self.outs.get(*j as usize));
+            }
+        }
         let mut values = Vec::with_capacity(keys.len());
         if node.has_input {
             values.extend(node.src.input.values().cloned());

@@ -105,7 +105,7 @@ pub(crate) struct MapRun {
     /// Whether a `MapItems` work entry is queued.
     pub queued: bool,
     /// Cancels this map's items.
-    pub cancel: CancellationToken,
+    pub cancel: std::sync::Arc<CancellationToken>,
 }
 
 /// Numbers events and hands them to the sink.

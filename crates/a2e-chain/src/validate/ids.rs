@@ -54,6 +54,17 @@ fn head(name: &str) -> u64 {
     (load_le(b) & !LONG) | ((b.len() as u64) << 56)
 }
 
+/// The name an expression starts with (after an optional `$.`): the root
+/// a plain path reads. Empty when the expression starts otherwise.
+pub(super) fn first_name(expr: &str) -> &str {
+    let body = expr.strip_prefix("$.").unwrap_or(expr);
+    let end = body
+        .bytes()
+        .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
+        .unwrap_or(body.len());
+    body.get(..end).unwrap_or_default()
+}
+
 impl Ids {
     /// Indexes the ids of `nodes` in one pass, refusing empty, reserved and
     /// duplicate ids.
@@ -152,6 +163,14 @@ impl Ids {
         };
         self.arena
             .get(start as usize..*self.ends.get(i as usize)? as usize)
+    }
+
+    /// Prefetches the slot where a lookup of `name` starts.
+    pub(super) fn prefetch(&self, name: &str) {
+        if !name.is_empty() {
+            let at = self.state.hash_one(name) as usize & self.mask;
+            crate::prefetch::prefetch(self.slots.get(at));
+        }
     }
 
     /// The node named `name`.

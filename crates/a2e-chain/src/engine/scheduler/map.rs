@@ -1,5 +1,7 @@
 //! Map nodes: fan-out over the items, bounded, results in item order.
 
+use std::sync::Arc;
+
 use a2e_proto::{ChainPhase, ErrorCode};
 use serde_json::Value;
 
@@ -64,7 +66,7 @@ impl<S: EventSink> Run<'_, '_, S> {
                 running: 0,
                 done: 0,
                 queued: true,
-                cancel: self.cancel.child_token(),
+                cancel: Arc::new(self.cancel.child_token()),
             },
         );
         self.ready.push(Work::Items(i));

@@ -62,6 +62,8 @@ pub(crate) struct Run<'p, 'r, S> {
     tasks: JoinSet<(Tag, NodeResult)>,
     pub(crate) nodes_run: u64,
     cancel: CancellationToken,
+    /// `cancel`, shared by the runner calls.
+    call_cancel: Arc<CancellationToken>,
     deadline: Option<Instant>,
     timeout_secs: u64,
     input: Value,
@@ -101,6 +103,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             ready: Ready::new(plan.nodes.len(), &plan.roots),
             tasks: JoinSet::new(),
             nodes_run: 0,
+            call_cancel: Arc::new(cancel.clone()),
             cancel,
             deadline,
             timeout_secs,
@@ -233,7 +236,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                         kind: node.kind().clone(),
                         name: node.name.clone(),
                         input,
-                        cancel: self.cancel.clone(),
+                        cancel: self.call_cancel.clone(),
                         deadline: None,
                     };
                     self.launch(Tag::Node(i), call, timeout);
@@ -275,10 +278,10 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             (a, b) => a.or(b),
         };
         // A node with its own timeout gets a child token it can fire alone;
-        // otherwise the call keeps the token it came with (token clones and
+        // otherwise the call shares the token it came with (token clones and
         // drops take a lock, so none are made needlessly).
         let own_token = timeout.map(|_| {
-            let child = call.cancel.child_token();
+            let child = Arc::new(call.cancel.child_token());
             call.cancel = child.clone();
             child
         });

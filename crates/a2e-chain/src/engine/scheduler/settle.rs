@@ -8,6 +8,7 @@ use super::{Run, Stop, Work};
 use crate::engine::state::Status;
 use crate::events::EventSink;
 use crate::graph::{ANY_CONTROL, CONTROL, DATA, FALLBACK, ON_FALSE, ON_TRUE, Policy, Spec};
+use crate::prefetch::prefetch;
 use crate::runner::NodeResult;
 
 impl<S: EventSink> Run<'_, '_, S> {
@@ -138,6 +139,11 @@ impl<S: EventSink> Run<'_, '_, S> {
             } else {
                 None
             };
+            // The dependents' slots are scattered: ask for all of them
+            // before touching the first.
+            for e in plan.out_edges(i) {
+                prefetch(self.slots.get(e.to as usize));
+            }
             for e in plan.out_edges(i) {
                 if e.flags & FALLBACK != 0 && failed {
                     continue; // signalled when the node failed

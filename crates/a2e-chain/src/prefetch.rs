@@ -1,0 +1,28 @@
+//! A cache prefetch hint, for the few places where the engine knows a
+//! moment ahead which scattered record it will read.
+//!
+//! In a large chain whose nodes read random earlier nodes, the id table and
+//! the per-node state are far bigger than the caches, and one read that
+//! waits for memory costs more than the rest of the work on an edge. A
+//! plain load cannot hide that (it retires only once its data is in, so the
+//! processor stalls behind it); a prefetch retires at once and the data
+//! arrives while other work goes on.
+
+/// Asks for the cache line holding `r` to be loaded, without waiting.
+#[inline(always)]
+pub(crate) fn prefetch<T>(r: Option<&T>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(r) = r {
+        let p: *const T = r;
+        #[allow(unsafe_code)]
+        // SAFETY: `_mm_prefetch` is a hint: it changes no program state and
+        // never faults, whatever the address (here one taken from a live
+        // reference). It is `unsafe` only for its `sse` target feature,
+        // which every x86_64 processor has.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
