@@ -61,6 +61,16 @@ impl FastState {
     }
 }
 
+impl FastState {
+    /// The hash of one word (a short key packed with its length), in one
+    /// multiply: what a table of short names uses instead of the streaming
+    /// [`Hasher`].
+    #[inline]
+    pub(crate) fn hash_word(&self, w: u64) -> u64 {
+        fold(w ^ self.seed.0, self.seed.1 ^ K2)
+    }
+}
+
 impl BuildHasher for FastState {
     type Hasher = FastHasher;
 

@@ -191,20 +191,41 @@ fn fast_path(s: &str) -> Option<(&str, bool, Vec<Step>)> {
     Some((first, output, steps))
 }
 
+/// Bytes that continue an unquoted identifier: `[A-Za-z0-9_]`.
+// Built at compile time; `c < 256` is the loop's bound.
+#[allow(clippy::indexing_slicing)]
+const IDENT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_';
+        c += 1;
+    }
+    t
+};
+
+/// Whether `c` continues an unquoted identifier.
+#[inline]
+pub(crate) fn ident_byte(c: u8) -> bool {
+    IDENT.get(c as usize).copied().unwrap_or(false)
+}
+
 /// End of an unquoted identifier starting at `start`, if there is one.
 fn ident_end(b: &[u8], start: usize) -> Option<usize> {
     let first = *b.get(start)?;
     if !(first.is_ascii_alphabetic() || first == b'_') {
         return None;
     }
-    let mut end = start + 1;
-    while let Some(&c) = b.get(end) {
-        if !(c.is_ascii_alphanumeric() || c == b'_') {
-            break;
-        }
-        end += 1;
-    }
-    Some(end)
+    let rest = b.get(start + 1..)?;
+    Some(
+        start
+            + 1
+            + rest
+                .iter()
+                .position(|&c| !ident_byte(c))
+                .unwrap_or(rest.len()),
+    )
 }
 
 /// An AST that is a plain path (fields and indexes from a root field).

@@ -6,10 +6,63 @@ use serde_json::Value;
 use super::{Result, invalid};
 use crate::error::ValidationError;
 
-/// Fields each kind needs and fields it must not have.
-pub(super) fn check_fields(node: &ChainNode) -> Result<()> {
+/// The kinds, as shared constants: a kind read from the wire owns its
+/// string, and the plan's kind is cloned into every runner call.
+static TOOL: NodeKind = NodeKind::TOOL;
+static SKILL: NodeKind = NodeKind::SKILL;
+static PROC: NodeKind = NodeKind::PROC;
+static BRANCH: NodeKind = NodeKind::BRANCH;
+static MAP: NodeKind = NodeKind::MAP;
+
+/// A node's kind, read once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// `tool`
+    Tool,
+    /// `skill`
+    Skill,
+    /// `proc`
+    Proc,
+    /// `branch`
+    Branch,
+    /// `map`
+    Map,
+}
+
+impl Kind {
+    fn of(kind: &NodeKind) -> Option<Self> {
+        Some(match kind.as_str() {
+            "tool" => Self::Tool,
+            "skill" => Self::Skill,
+            "proc" => Self::Proc,
+            "branch" => Self::Branch,
+            "map" => Self::Map,
+            _ => return None,
+        })
+    }
+
+    /// The shared constant.
+    pub(super) fn constant(self) -> &'static NodeKind {
+        match self {
+            Self::Tool => &TOOL,
+            Self::Skill => &SKILL,
+            Self::Proc => &PROC,
+            Self::Branch => &BRANCH,
+            Self::Map => &MAP,
+        }
+    }
+}
+
+/// Fields each kind needs and fields it must not have; the node's kind.
+pub(super) fn check_fields(node: &ChainNode) -> Result<Kind> {
     let kind = &node.kind;
     let id = &node.node_id;
+    let Some(class) = Kind::of(kind) else {
+        return Err(ValidationError::UnknownKind {
+            node_id: id.clone(),
+            kind: kind.to_string(),
+        });
+    };
     let missing = |field: &str| ValidationError::MissingField {
         node_id: id.clone(),
         field: field.into(),
@@ -39,10 +92,10 @@ pub(super) fn check_fields(node: &ChainNode) -> Result<()> {
         ("items_path", !node.items_path.is_empty()),
         ("map_node", !node.map_node.is_empty()),
     ];
-    if *kind == NodeKind::TOOL || *kind == NodeKind::SKILL || *kind == NodeKind::PROC {
+    if matches!(class, Kind::Tool | Kind::Skill | Kind::Proc) {
         forbid(&branch_only)?;
         forbid(&map_only)?;
-        if *kind == NodeKind::PROC {
+        if class == Kind::Proc {
             if !node.input.contains_key("cmd") && !node.input_map.contains_key("cmd") {
                 return Err(missing("input.cmd"));
             }
@@ -60,7 +113,7 @@ pub(super) fn check_fields(node: &ChainNode) -> Result<()> {
                 ));
             }
         }
-    } else if *kind == NodeKind::BRANCH {
+    } else if class == Kind::Branch {
         forbid(&runnable_only)?;
         forbid(&map_only)?;
         if node.condition.is_empty() {
@@ -76,7 +129,7 @@ pub(super) fn check_fields(node: &ChainNode) -> Result<()> {
                 "names the same node as true_node",
             ));
         }
-    } else if *kind == NodeKind::MAP {
+    } else {
         forbid(&runnable_only)?;
         forbid(&branch_only)?;
         if node.items_path.is_empty() {
@@ -85,11 +138,6 @@ pub(super) fn check_fields(node: &ChainNode) -> Result<()> {
         if node.map_node.is_empty() {
             return Err(missing("map_node"));
         }
-    } else {
-        return Err(ValidationError::UnknownKind {
-            node_id: id.clone(),
-            kind: kind.to_string(),
-        });
     }
-    Ok(())
+    Ok(class)
 }

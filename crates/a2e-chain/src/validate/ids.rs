@@ -60,7 +60,7 @@ pub(super) fn first_name(expr: &str) -> &str {
     let body = expr.strip_prefix("$.").unwrap_or(expr);
     let end = body
         .bytes()
-        .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
+        .position(|c| !crate::context::ident_byte(c))
         .unwrap_or(body.len());
     body.get(..end).unwrap_or_default()
 }
@@ -115,11 +115,24 @@ impl Ids {
         Ok(ids)
     }
 
+    /// `name`'s head (see [`head`]) and hash: a short id hashes as its
+    /// head, in one multiply.
+    #[inline]
+    fn key(&self, name: &str) -> (u64, u64) {
+        let head = head(name);
+        let hash = if head & LONG == LONG {
+            self.state.hash_one(name)
+        } else {
+            self.state.hash_word(head)
+        };
+        (head, hash)
+    }
+
     /// Where `name` is, or the empty slot it would go to: the slot's
     /// position and the node found there.
-    fn probe(&self, name: &str, hash: u64) -> (usize, Option<u32>) {
+    #[inline]
+    fn probe(&self, name: &str, (head, hash): (u64, u64)) -> (usize, Option<u32>) {
         let tag = (hash >> 32) as u32;
-        let head = head(name);
         let mut at = hash as usize & self.mask;
         loop {
             let Some(slot) = self.slots.get(at) else {
@@ -140,14 +153,14 @@ impl Ids {
 
     /// Adds `name` as node `node`; the node already named so, if any.
     fn insert(&mut self, name: &str, node: u32) -> Option<u32> {
-        let hash = self.state.hash_one(name);
-        let (at, found) = self.probe(name, hash);
+        let (head, hash) = self.key(name);
+        let (at, found) = self.probe(name, (head, hash));
         if found.is_some() {
             return found;
         }
         if let Some(slot) = self.slots.get_mut(at) {
             *slot = Slot {
-                head: head(name),
+                head,
                 tag: (hash >> 32) as u32,
                 node,
             };
@@ -168,14 +181,14 @@ impl Ids {
     /// Prefetches the slot where a lookup of `name` starts.
     pub(super) fn prefetch(&self, name: &str) {
         if !name.is_empty() {
-            let at = self.state.hash_one(name) as usize & self.mask;
+            let at = self.key(name).1 as usize & self.mask;
             crate::prefetch::prefetch(self.slots.get(at));
         }
     }
 
     /// The node named `name`.
     pub(super) fn get(&self, name: &str) -> Option<u32> {
-        self.probe(name, self.state.hash_one(name)).1
+        self.probe(name, self.key(name)).1
     }
 
     /// The node named `name`, trying node `me - 1` first.

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use a2e_proto::{ChainNode, ChainRequest, NodeKind, OnError};
+use a2e_proto::{ChainNode, ChainRequest, OnError};
 use serde_json::Value;
 
 use crate::config::ChainConfig;
@@ -19,7 +19,7 @@ mod roles;
 
 use crate::error::ValidationError;
 use crate::graph::{CONTROL, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec};
-use fields::check_fields;
+use fields::{Kind, check_fields};
 use ids::Ids;
 use layout::{build_csr, check_static_fan_out, finish, forward_only};
 use roles::{assign_roles, scopes_and_edges};
@@ -80,7 +80,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
     let mut compiled = Vec::with_capacity(nodes.len());
     for (i, node) in nodes.iter().enumerate() {
         let me = i as u32;
-        check_fields(node)?;
+        let class = check_fields(node)?;
         let policy = match node.on_error_policy() {
             OnError::Abort => Policy::Abort,
             OnError::Skip => Policy::Skip,
@@ -89,21 +89,31 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                 None => Policy::Abort,
             },
         };
+        // Most nodes name few of these: an empty one costs no call.
+        let refer = |field: &str, target: &str| match target.is_empty() {
+            true => Ok(None),
+            false => lookup(node, field, target),
+        };
         let r = Refs {
-            next: lookup(node, "next_node", &node.next_node)?,
-            on_true: lookup(node, "true_node", &node.true_node)?,
-            on_false: lookup(node, "false_node", &node.false_node)?,
-            template: lookup(node, "map_node", &node.map_node)?,
+            next: refer("next_node", &node.next_node)?,
+            on_true: refer("true_node", &node.true_node)?,
+            on_false: refer("false_node", &node.false_node)?,
+            template: refer("map_node", &node.map_node)?,
             policy,
         };
         let inputs_at = inputs.len() as u32;
         let mut may_time_out = false;
         // The id-table slots that a node a few places on will look up are
         // fetched now, so that its lookups find them in cache.
+        // (A read of the node just before is found without the table.)
         if let Some(ahead) = nodes.get(i + PREFETCH_AHEAD) {
+            let before = index.id((i + PREFETCH_AHEAD - 1) as u32);
             for value in ahead.input_map.values() {
                 if let Value::String(text) = value {
-                    index.prefetch(ids::first_name(text));
+                    let name = ids::first_name(text);
+                    if Some(name) != before {
+                        index.prefetch(name);
+                    }
                 }
             }
         }
@@ -120,8 +130,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             let expr = compile(node, me, field, text, Scope::Template, &index)?;
             inputs.push((key.as_str(), expr));
         }
-        let kind = &node.kind;
-        let spec = if *kind == NodeKind::BRANCH {
+        let spec = if class == Kind::Branch {
             let field = Field::Named("condition");
             let cond = compile(node, me, field, &node.condition, Scope::Condition, &index)?;
             if let Some(t) = r.on_true {
@@ -136,7 +145,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                 on_false: r.on_false,
                 upstream: None,
             }
-        } else if *kind == NodeKind::MAP {
+        } else if class == Kind::Map {
             let field = Field::Named("items_path");
             let items = compile(node, me, field, &node.items_path, Scope::Plain, &index)?;
             Spec::Map {
@@ -175,7 +184,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             policy: r.policy,
             inputs_at,
             inputs_len: inputs.len() as u32 - inputs_at,
-            kind: canonical_kind(node)?,
+            kind: class.constant(),
             has_input: !node.input.is_empty(),
             pending: 0,
             ctrl_in: 0,
@@ -275,19 +284,6 @@ impl<'r> Shapes<'r> {
     }
 }
 
-/// The kind as its constant: a kind read from the wire owns its string, and
-/// the plan's kind is cloned into every runner call. (Only known kinds get
-/// here: `check_fields` refuses the others first.)
-fn canonical_kind(node: &ChainNode) -> Result<&'static NodeKind> {
-    NodeKind::KNOWN
-        .iter()
-        .find(|k| **k == node.kind)
-        .ok_or_else(|| ValidationError::UnknownKind {
-            node_id: node.node_id.clone(),
-            kind: node.kind.to_string(),
-        })
-}
-
 /// References of one node, resolved.
 struct Refs {
     next: Option<u32>,
@@ -338,13 +334,18 @@ fn compile(
     index: &Ids,
 ) -> Result<Expr> {
     let resolve = |name: &str| -> Option<Root> {
-        match (name, scope) {
-            ("input", _) => Some(Root::Input),
-            ("item", Scope::Template) => Some(Root::Item),
-            ("index", Scope::Template) => Some(Root::Index),
-            ("output", Scope::Condition) => Some(Root::Upstream),
-            _ => index.get_near(name, me).map(Root::Node),
+        // The scoped names shadow node ids of the same name; they all start
+        // with `i` or `o`, so other names skip the comparisons.
+        if matches!(name.as_bytes().first(), Some(b'i' | b'o')) {
+            match (name, scope) {
+                ("input", _) => return Some(Root::Input),
+                ("item", Scope::Template) => return Some(Root::Item),
+                ("index", Scope::Template) => return Some(Root::Index),
+                ("output", Scope::Condition) => return Some(Root::Upstream),
+                _ => {}
+            }
         }
+        index.get_near(name, me).map(Root::Node)
     };
     context::compile(text, &resolve).map_err(|e| match e {
         CompileError::Unknown(target) => ValidationError::UnknownNode {
