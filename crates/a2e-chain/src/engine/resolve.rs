@@ -146,7 +146,19 @@ impl Env<'_> {
         } else {
             // The keys are the `input_map` keys, in order.
             for (key, expr) in input_map {
-                values.push(self.eval(expr).map_err(|e| fail(key, e))?);
+                let value = match expr {
+                    // `node.output`, the usual entry: the output itself.
+                    Expr::Path {
+                        root: Root::Node(j),
+                        output: true,
+                        steps,
+                    } if steps.is_empty() => match self.outs.get(*j as usize) {
+                        Some(out) if out.readable => out.output.clone(),
+                        _ => Value::Null,
+                    },
+                    _ => self.eval(expr).map_err(|e| fail(key, e))?,
+                };
+                values.push(value);
             }
         }
         Ok(NodeInput::new(keys, values))

@@ -41,6 +41,9 @@ pub(super) struct Ids {
     arena: String,
     /// Where each id ends in `arena`.
     ends: Vec<u32>,
+    /// Each id's head (see [`head`]), in declaration order: a read of the
+    /// node just before is checked against it with one comparison.
+    heads: Vec<u64>,
     /// `input_map` entries over all nodes (counted on the way, so that the
     /// compiled entries are allocated once).
     pub(super) input_entries: usize,
@@ -83,6 +86,7 @@ impl Ids {
             state: FastState::new(),
             arena: String::with_capacity(nodes.len() * 8),
             ends: Vec::with_capacity(nodes.len()),
+            heads: Vec::with_capacity(nodes.len()),
             input_entries: 0,
         };
         for (i, node) in nodes.iter().enumerate() {
@@ -105,6 +109,7 @@ impl Ids {
             // A long id is compared against the arena, so it goes in first.
             ids.arena.push_str(id);
             ids.ends.push(ids.arena.len() as u32);
+            ids.heads.push(head(id));
             if let Some(first) = ids.insert(id, i as u32) {
                 return Err(ValidationError::DuplicateId {
                     node_id: node.node_id.clone(),
@@ -193,10 +198,15 @@ impl Ids {
 
     /// The node named `name`, trying node `me - 1` first.
     pub(super) fn get_near(&self, name: &str, me: u32) -> Option<u32> {
-        match me.checked_sub(1) {
-            Some(prev) if self.id(prev) == Some(name) => Some(prev),
-            _ => self.get(name),
+        let key = self.key(name);
+        if let Some(prev) = me.checked_sub(1) {
+            let same = self.heads.get(prev as usize) == Some(&key.0)
+                && (key.0 & LONG != LONG || self.id(prev) == Some(name));
+            if same {
+                return Some(prev);
+            }
         }
+        self.probe(name, key).1
     }
 }
 
