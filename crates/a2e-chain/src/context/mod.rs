@@ -115,6 +115,18 @@ pub(crate) fn compile(
     resolve: &dyn Fn(&str) -> Option<Root>,
 ) -> Result<Expr, CompileError> {
     let body = text.strip_prefix("$.").unwrap_or(text);
+    // `node.output`, the usual entry, without the general scan.
+    if let Some(first) = body.strip_suffix(".output").filter(|f| is_ident(f)) {
+        let root = resolve(first).ok_or_else(|| CompileError::Unknown(first.to_owned()))?;
+        return Ok(match root {
+            Root::Node(_) => Expr::Path {
+                root,
+                output: true,
+                steps: Box::new([]),
+            },
+            _ => Expr::path(root, vec![Step::Field(OUTPUT.into())]),
+        });
+    }
     if let Some((first, output, mut steps)) = fast_path(body) {
         let root = resolve(first).ok_or_else(|| CompileError::Unknown(first.to_owned()))?;
         if output && matches!(root, Root::Node(_)) {
@@ -209,6 +221,16 @@ const IDENT: [bool; 256] = {
 #[inline]
 pub(crate) fn ident_byte(c: u8) -> bool {
     IDENT.get(c as usize).copied().unwrap_or(false)
+}
+
+/// Whether `s` is one unquoted identifier.
+fn is_ident(s: &str) -> bool {
+    match s.as_bytes().split_first() {
+        Some((first, rest)) => {
+            (first.is_ascii_alphabetic() || *first == b'_') && rest.iter().all(|&c| ident_byte(c))
+        }
+        None => false,
+    }
 }
 
 /// End of an unquoted identifier starting at `start`, if there is one.
@@ -360,6 +382,48 @@ mod tests {
                 root: Root::Node(0),
                 ..
             })
+        ));
+    }
+
+    #[test]
+    fn node_output_shortcut_matches_the_general_route() {
+        let Expr::Path {
+            root,
+            output,
+            steps,
+        } = compile("read.output", &resolve).unwrap()
+        else {
+            panic!("not a path")
+        };
+        assert_eq!((root, output, steps.len()), (Root::Node(0), true, 0));
+        // A field named `output` of a root that is not a node stays a field.
+        let Expr::Path {
+            root,
+            output,
+            steps,
+        } = compile("$.input.output", &resolve).unwrap()
+        else {
+            panic!("not a path")
+        };
+        assert_eq!(root, Root::Input);
+        assert!(!output);
+        assert_eq!(&*steps, &[Step::Field("output".into())]);
+        assert_eq!(
+            compile("nope.output", &resolve).unwrap_err(),
+            CompileError::Unknown("nope".into())
+        );
+        // Not an identifier before `.output`: the general parser decides.
+        assert!(matches!(
+            compile("read[0].output", &resolve),
+            Ok(Expr::Path {
+                root: Root::Node(0),
+                output: false,
+                ..
+            })
+        ));
+        assert!(matches!(
+            compile(".output", &resolve),
+            Err(CompileError::Syntax(_))
         ));
     }
 
