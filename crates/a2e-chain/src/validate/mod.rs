@@ -239,12 +239,27 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
 }
 
 /// Input key lists, each kept once (nodes mostly share a few).
-#[derive(Default)]
 struct Shapes<'r> {
     lists: Vec<Keys>,
     by_keys: FastMap<Box<[&'r str]>, u32>,
-    last: Option<u32>,
+    /// The lists found last, most recent first: neighbouring nodes mostly
+    /// have one of a few lists, and comparing against these costs no hash.
+    recent: [u32; RECENT_SHAPES],
     keys: Vec<&'r str>,
+}
+
+/// How many recently used key lists are tried before the table.
+const RECENT_SHAPES: usize = 4;
+
+impl Default for Shapes<'_> {
+    fn default() -> Self {
+        Self {
+            lists: Vec::new(),
+            by_keys: FastMap::default(),
+            recent: [u32::MAX; RECENT_SHAPES],
+            keys: Vec::new(),
+        }
+    }
 }
 
 impl<'r> Shapes<'r> {
@@ -262,10 +277,17 @@ impl<'r> Shapes<'r> {
                 .filter(|k| !node.input.contains_key(*k));
             self.keys.extend(more.map(String::as_str));
         }
-        if let Some(last) = self.last {
-            let same = |l: &Keys| l.iter().map(|k| &**k).eq(self.keys.iter().copied());
-            if self.lists.get(last as usize).is_some_and(same) {
-                return last;
+        let keys = &self.keys;
+        let same = |l: &Keys| l.len() == keys.len() && l.iter().zip(keys).all(|(a, b)| **a == **b);
+        for r in 0..RECENT_SHAPES {
+            let Some(&at) = self.recent.get(r) else { break };
+            if self.lists.get(at as usize).is_some_and(same) {
+                // Move it to the front.
+                self.recent.copy_within(0..r, 1);
+                if let Some(first) = self.recent.first_mut() {
+                    *first = at;
+                }
+                return at;
             }
         }
         let at = match self.by_keys.get(self.keys.as_slice()) {
@@ -279,7 +301,10 @@ impl<'r> Shapes<'r> {
                 at
             }
         };
-        self.last = Some(at);
+        self.recent.copy_within(0..RECENT_SHAPES - 1, 1);
+        if let Some(first) = self.recent.first_mut() {
+            *first = at;
+        }
         at
     }
 }
