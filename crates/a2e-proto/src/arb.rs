@@ -48,6 +48,11 @@ pub fn object() -> impl Strategy<Value = Map<String, Value>> {
     proptest::collection::vec(("[a-z_]{1,8}", json()), 0..4).prop_map(|kv| kv.into_iter().collect())
 }
 
+/// A chain response's outputs.
+pub fn outputs() -> impl Strategy<Value = crate::Outputs> {
+    object().prop_map(crate::Outputs::from)
+}
+
 /// A JSON object or nothing.
 pub fn opt_object() -> impl Strategy<Value = Option<Map<String, Value>>> {
     proptest::option::of(object())

@@ -202,8 +202,8 @@ wire_message! {
         pub success: bool = false,
         /// node_id → output of every completed node.
         #[serde(default)]
-        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::object()"))]
-        pub outputs: Map<String, Value> = Map::new(),
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::outputs()"))]
+        pub outputs: crate::Outputs = crate::Outputs::new(),
         /// Output of the last terminal node that completed.
         #[serde(default)]
         #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::json()"))]

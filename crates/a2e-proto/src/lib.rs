@@ -53,6 +53,7 @@ pub mod message;
 #[cfg(feature = "codec")]
 pub mod ndjson;
 mod num;
+pub mod outputs;
 pub mod proc;
 #[cfg(feature = "schema")]
 pub mod schema;
@@ -73,6 +74,7 @@ pub use envelope::{
 };
 pub use event::{EventData, EventKind};
 pub use message::Message;
+pub use outputs::Outputs;
 pub use proc::{
     ProcKillRequest, ProcKillResponse, ProcReadEvent, ProcSpawnRequest, ProcSpawnResponse,
     ProcState, ProcStatusRequest, ProcStatusResponse, ProcWriteRequest, ProcWriteResponse,

@@ -11,8 +11,8 @@ pub(crate) type OutSize = state::Out;
 use std::sync::Arc;
 use std::time::Instant;
 
-use a2e_proto::{ChainRequest, ChainResponse};
-use serde_json::{Map, Value};
+use a2e_proto::{ChainRequest, ChainResponse, Outputs};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use self::scheduler::Run;
@@ -135,11 +135,11 @@ fn respond<S>(plan: &Plan<'_>, mut run: Run<'_, '_, S>, started: Instant) -> Cha
         .rev()
         .find(|((node, slot), _)| node.terminal && slot.status == Status::Done)
         .map_or(Value::Null, |(_, out)| out.output.clone());
-    let mut outputs = Map::with_capacity(plan.total);
+    let mut outputs = Outputs::with_capacity(plan.total);
     for ((node, slot), out) in plan.nodes.iter().zip(&run.slots).zip(run.outs.iter_mut()) {
         if slot.status == Status::Done {
             // From the plan's copy of the id: the request's nodes stay cold.
-            outputs.insert(String::from(&*node.id), std::mem::take(&mut out.output));
+            outputs.push(node.id.clone(), std::mem::take(&mut out.output));
         }
     }
     let nodes_run = run.nodes_run;

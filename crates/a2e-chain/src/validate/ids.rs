@@ -16,6 +16,9 @@ use super::{Result, invalid};
 use crate::error::ValidationError;
 use crate::hash::{FastState, load_le};
 
+/// How many ids ahead of the one being inserted its slot is prefetched.
+const INSERT_AHEAD: usize = 8;
+
 /// No node in this slot.
 const EMPTY: u32 = u32::MAX;
 /// The top byte of `head` for ids longer than 7 bytes.
@@ -92,6 +95,11 @@ impl Ids {
         for (i, node) in nodes.iter().enumerate() {
             let id = node.node_id.as_str();
             ids.input_entries += node.input_map.len();
+            // Slots are scattered over a table larger than the caches in a
+            // large chain: ask for the one a later id goes to.
+            if let Some(ahead) = nodes.get(i + INSERT_AHEAD) {
+                ids.prefetch(&ahead.node_id);
+            }
             if id.is_empty() {
                 return Err(invalid(
                     "",
