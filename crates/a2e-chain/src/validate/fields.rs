@@ -14,6 +14,23 @@ static PROC: NodeKind = NodeKind::PROC;
 static BRANCH: NodeKind = NodeKind::BRANCH;
 static MAP: NodeKind = NodeKind::MAP;
 
+/// The kind-specific fields, in the bit order of `check_fields`.
+const FIELDS: [&str; 7] = [
+    "input",
+    "input_map",
+    "condition",
+    "true_node",
+    "false_node",
+    "items_path",
+    "map_node",
+];
+/// `input`, `input_map`: tool, skill and proc only.
+const RUNNABLE_ONLY: u8 = 0b000_0011;
+/// `condition`, `true_node`, `false_node`: branch only.
+const BRANCH_ONLY: u8 = 0b001_1100;
+/// `items_path`, `map_node`: map only.
+const MAP_ONLY: u8 = 0b110_0000;
+
 /// A node's kind, read once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -73,28 +90,28 @@ pub(super) fn check_fields(node: &ChainNode) -> Result<Kind> {
         field: field.into(),
         kind: kind.to_string(),
     };
-    let forbid = |fields: &[(&str, bool)]| -> Result<()> {
-        match fields.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(unexpected(f)),
-            None => Ok(()),
+    // Which of the kind-specific fields are set, one bit each (in the
+    // order of `FIELDS`): one pass, then a mask per kind.
+    let set = u8::from(!node.input.is_empty())
+        | u8::from(!node.input_map.is_empty()) << 1
+        | u8::from(!node.condition.is_empty()) << 2
+        | u8::from(!node.true_node.is_empty()) << 3
+        | u8::from(!node.false_node.is_empty()) << 4
+        | u8::from(!node.items_path.is_empty()) << 5
+        | u8::from(!node.map_node.is_empty()) << 6;
+    let forbid = |mask: u8| -> Result<()> {
+        match set & mask {
+            0 => Ok(()),
+            hit => Err(unexpected(
+                FIELDS
+                    .get(hit.trailing_zeros() as usize)
+                    .copied()
+                    .unwrap_or(""),
+            )),
         }
     };
-    let runnable_only = [
-        ("input", !node.input.is_empty()),
-        ("input_map", !node.input_map.is_empty()),
-    ];
-    let branch_only = [
-        ("condition", !node.condition.is_empty()),
-        ("true_node", !node.true_node.is_empty()),
-        ("false_node", !node.false_node.is_empty()),
-    ];
-    let map_only = [
-        ("items_path", !node.items_path.is_empty()),
-        ("map_node", !node.map_node.is_empty()),
-    ];
     if matches!(class, Kind::Tool | Kind::Skill | Kind::Proc) {
-        forbid(&branch_only)?;
-        forbid(&map_only)?;
+        forbid(BRANCH_ONLY | MAP_ONLY)?;
         if class == Kind::Proc {
             if !node.input.contains_key("cmd") && !node.input_map.contains_key("cmd") {
                 return Err(missing("input.cmd"));
@@ -114,8 +131,7 @@ pub(super) fn check_fields(node: &ChainNode) -> Result<Kind> {
             }
         }
     } else if class == Kind::Branch {
-        forbid(&runnable_only)?;
-        forbid(&map_only)?;
+        forbid(RUNNABLE_ONLY | MAP_ONLY)?;
         if node.condition.is_empty() {
             return Err(missing("condition"));
         }
@@ -130,8 +146,7 @@ pub(super) fn check_fields(node: &ChainNode) -> Result<Kind> {
             ));
         }
     } else {
-        forbid(&runnable_only)?;
-        forbid(&branch_only)?;
+        forbid(RUNNABLE_ONLY | BRANCH_ONLY)?;
         if node.items_path.is_empty() {
             return Err(missing("items_path"));
         }
