@@ -258,6 +258,8 @@ async fn a_stream_resumed_within_the_grace_keeps_the_session() {
     let (_dir, _counters, host) = setup("");
     let options = NetOptions {
         stream_grace: Duration::from_secs(5),
+        // Keep-alive writes make a dead stream's end noticed soon.
+        keep_alive: Duration::from_millis(100),
         ..NetOptions::default()
     };
     let server = Server::start(host, options).await;
@@ -270,8 +272,20 @@ async fn a_stream_resumed_within_the_grace_keeps_the_session() {
         StatusCode::ACCEPTED
     );
     assert_eq!(first.next().await.unwrap()["type"], "handshake/resp");
+    assert!(server.state.stream_attached(&id));
     drop(first);
-    // Answers sent while no stream is attached wait for the next one.
+    // Answers sent while no stream is attached wait for the next one. (What
+    // is written to a stream before the host notices its end is lost with
+    // it: SSE has no acknowledgement, and this host keeps no replay buffer.)
+    let gone = tokio::time::timeout(Duration::from_secs(10), async {
+        while server.state.stream_attached(&id) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    assert!(
+        gone.await.is_ok(),
+        "the host never noticed the stream's end"
+    );
     assert_eq!(
         post(addr, &id, "{\"type\":\"ping\",\"id\":\"while-away\"}").await,
         StatusCode::ACCEPTED

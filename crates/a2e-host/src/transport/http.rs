@@ -7,7 +7,10 @@
 //! - `GET /stream` (header `X-Session-Id` or `?session=`) is the SSE stream of
 //!   host → agent messages, one `data:` line per message. A newer stream of
 //!   the same session replaces an older one; messages wait in the session's
-//!   bounded queue while none is attached.
+//!   bounded queue while none is attached. A stream whose connection died
+//!   counts as attached until the server notices (keep-alive writes make
+//!   that prompt); what was written to it meanwhile is lost with it (no
+//!   `Last-Event-ID` replay). `NetState::stream_attached` tells which.
 //! - `DELETE /session` ends a session at once.
 //!
 //! Every route needs the bearer token when one is configured (401). A session
@@ -46,7 +49,7 @@ const STREAM_BUFFER: usize = 16;
 pub(crate) struct Registry(Mutex<HashMap<String, Arc<HttpSession>>>);
 
 impl Registry {
-    fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -74,6 +77,20 @@ pub(crate) struct HttpSession {
     session: Arc<Session>,
     attach: mpsc::Sender<mpsc::Sender<Message>>,
     limit: tokio::sync::Mutex<RateLimit>,
+    /// A stream is attached (as far as the host knows: a stream whose
+    /// connection died counts until the server notices).
+    attached: std::sync::atomic::AtomicBool,
+}
+
+impl HttpSession {
+    /// Whether an event stream is attached.
+    pub(crate) fn stream_attached(&self) -> bool {
+        self.attached.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn set_attached(&self, on: bool) {
+        self.attached.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 pub(crate) fn routes(state: &NetState) -> Router<Arc<NetState>> {
@@ -113,6 +130,7 @@ async fn open(State(state): State<Arc<NetState>>, headers: HeaderMap) -> Respons
         session,
         attach,
         limit: tokio::sync::Mutex::new(RateLimit::new(&state.options)),
+        attached: std::sync::atomic::AtomicBool::new(false),
     });
     state.http.insert(http.clone());
     state
@@ -274,6 +292,7 @@ async fn pump(
     };
     let mut pending: Option<Message> = None;
     let reason = 'session: loop {
+        http.set_attached(false);
         let mut sink = tokio::select! {
             sink = attach.recv() => match sink {
                 Some(sink) => sink,
@@ -282,6 +301,7 @@ async fn pump(
             () = tokio::time::sleep(options.stream_grace) => break "no event stream within the grace period",
             () = cancel.cancelled() => break "session ended",
         };
+        http.set_attached(true);
         loop {
             let msg = match pending.take() {
                 Some(msg) => msg,

@@ -123,6 +123,13 @@ impl NetState {
         self.active.load(Ordering::SeqCst)
     }
 
+    /// Whether HTTP session `id` has an event stream attached, as far as the
+    /// host knows (a stream whose connection died counts until the server
+    /// notices). `false` for an unknown session.
+    pub fn stream_attached(&self, id: &str) -> bool {
+        self.http.get(id).is_some_and(|h| h.stream_attached())
+    }
+
     /// Fires to shut down gracefully: stop accepting, drain, close sessions.
     pub fn shutdown_token(&self) -> &CancellationToken {
         &self.shutdown
