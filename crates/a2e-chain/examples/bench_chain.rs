@@ -13,7 +13,8 @@
 //! dagx.
 //!
 //! The process uses mimalloc, as the `a2e` host does; both engines run on
-//! it.
+//! it (`--features bench-system-alloc`: the system allocator). Each line
+//! names the allocator it ran on.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -24,7 +25,9 @@ use dagx::{DagRunner, Task, task};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-/// The host's allocator (see the crate README for figures on the system one).
+/// The host's allocator (`--features bench-system-alloc` measures on the
+/// system one; the crate README has both).
+#[cfg(not(feature = "bench-system-alloc"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -438,6 +441,7 @@ fn run_shape(shape: &str) {
     });
     let mut line = json!({
         "shape": shape,
+        "alloc": if cfg!(feature = "bench-system-alloc") { "system" } else { "mimalloc" },
         "nodes": n,
         "reps": reps,
         "trials": trials,
