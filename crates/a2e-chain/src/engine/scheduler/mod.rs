@@ -20,9 +20,11 @@ use tokio_util::sync::CancellationToken;
 use super::resolve::{Env, node_timeout};
 use super::state::{Emitter, MapRun, Out, Slot, Status};
 use crate::config::ChainConfig;
+use crate::context::{Expr, Root};
 use crate::error::NodeError;
 use crate::events::{EventSink, Progress};
 use crate::graph::{Plan, Spec};
+use crate::prefetch::prefetch;
 use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
 
 mod map;
@@ -133,6 +135,11 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 let Some(work) = self.ready.pop() else {
                     break;
                 };
+                // What the next node will read is scattered: ask for it
+                // while this one runs.
+                if let Some(Work::Node(next)) = self.ready.peek() {
+                    self.prefetch_inputs(next);
+                }
                 match work {
                     Work::Node(i) => self.start(i),
                     Work::Items(m) => self.start_items(m),
@@ -205,8 +212,30 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         }
     }
 
+    /// Prefetches node `n`'s record and the upstream outputs its
+    /// `input_map` reads.
+    fn prefetch_inputs(&self, n: u32) {
+        let plan = self.plan;
+        let Some(node) = plan.nodes.get(n as usize) else {
+            return;
+        };
+        for (_, expr) in plan.input_map(node) {
+            if let Expr::Path {
+                root: Root::Node(j),
+                ..
+            } = expr
+            {
+                prefetch(self.outs.get(*j as usize));
+            }
+        }
+    }
+
     fn start(&mut self, i: u32) {
         let plan = self.plan;
+        // The dependents' slots, updated when this node settles.
+        for e in plan.out_edges(i) {
+            prefetch(self.slots.get(e.to as usize));
+        }
         let Some(node) = plan.nodes.get(i as usize) else {
             return;
         };

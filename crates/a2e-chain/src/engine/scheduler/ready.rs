@@ -108,6 +108,23 @@ impl Ready {
         None
     }
 
+    /// The earliest queued work, left queued.
+    pub(super) fn peek(&mut self) -> Option<Work> {
+        if self.len == 0 {
+            return None;
+        }
+        while let Some(&s) = self.summary.get(self.low) {
+            if s == 0 {
+                self.low += 1;
+                continue;
+            }
+            let w = self.low * 64 + s.trailing_zeros() as usize;
+            let word = *self.words.get(w)?;
+            return Some(Work::from_key(w * 64 + word.trailing_zeros() as usize));
+        }
+        None
+    }
+
     /// Drops everything queued.
     pub(super) fn clear(&mut self) {
         if self.len > 0 {
@@ -132,6 +149,7 @@ mod tests {
         r.push(Work::Node(150));
         r.push(Work::Items(0));
         r.push(Work::Node(3)); // already queued
+        assert_eq!(r.peek(), Some(Work::Items(0)));
         let order: Vec<Work> = std::iter::from_fn(|| r.pop()).collect();
         assert_eq!(
             order,
@@ -166,6 +184,8 @@ mod tests {
                     r.push(w);
                     model.insert(w.key());
                 } else {
+                    let first = model.first().copied().map(Work::from_key);
+                    prop_assert_eq!(r.peek(), first);
                     let want = model.pop_first().map(Work::from_key);
                     prop_assert_eq!(r.pop(), want);
                 }
