@@ -7,7 +7,7 @@
 //!
 //! Per shape: one cold run (validation included, as in every run) gives the
 //! memory figure and `ns_per_node_cold` (first touch of fresh pages); then
-//! `BENCH_TRIALS` trials (default 5) of `BENCH_REPS` runs each give the
+//! `BENCH_TRIALS` trials (default 9) of `BENCH_REPS` runs each give the
 //! median `ns_per_node` and the best `ns_per_node_min`. dagx runs the same
 //! number of trials, and `ratio` compares the medians. `BENCH_NO_PEER` skips
 //! dagx.
@@ -353,7 +353,7 @@ fn run_shape(shape: &str) {
         other => fail(&format!("unknown shape {other}")),
     };
     let reps = env_usize("BENCH_REPS").unwrap_or(reps);
-    let trials = env_usize("BENCH_TRIALS").unwrap_or(5).max(1);
+    let trials = env_usize("BENCH_TRIALS").unwrap_or(9).max(1);
     let edges = if kind == "dag" {
         dag_edges(n)
     } else {
