@@ -31,7 +31,14 @@ use tokio_util::sync::CancellationToken;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const SHAPES: &[&str] = &["linear5", "linear10k", "linear100k", "map100k", "dag100k"];
+const SHAPES: &[&str] = &[
+    "linear5",
+    "linear10k",
+    "linear100k",
+    "map100k",
+    "dag100k",
+    "scaling",
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -337,12 +344,62 @@ fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
-fn run_shape(shape: &str) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap_or_else(|e| fail(&format!("runtime: {e}")));
+        .unwrap_or_else(|e| fail(&format!("runtime: {e}")))
+}
+
+/// How the total time grows from 10,000 to 100,000 nodes: linear chains of
+/// both sizes run in alternation, one chain per sample, so that both see the
+/// same machine (this one is shared and its speed drifts); the ratio of the
+/// medians is the figure.
+fn run_scaling() {
+    let rt = runtime();
+    let trials = env_usize("BENCH_TRIALS").unwrap_or(9).max(1) * 2 + 1;
+    let engine = engine();
+    let small = linear(10_000);
+    let large = linear(100_000);
+    let (mut t_small, mut t_large) = rt.block_on(async move {
+        tokio::spawn(async move {
+            let mut t_small = Vec::with_capacity(trials);
+            let mut t_large = Vec::with_capacity(trials);
+            // Warm-up: one of each.
+            ours(&engine, &small, 1).await;
+            ours(&engine, &large, 1).await;
+            for _ in 0..trials {
+                t_small.push(ours(&engine, &small, 1).await.total.as_nanos() as f64);
+                t_large.push(ours(&engine, &large, 1).await.total.as_nanos() as f64);
+            }
+            (t_small, t_large)
+        })
+        .await
+        .unwrap_or_else(|e| fail(&format!("join: {e}")))
+    });
+    let small_ms = median(&mut t_small) / 1e6;
+    let large_ms = median(&mut t_large) / 1e6;
+    let line = json!({
+        "shape": "scaling",
+        "alloc": if cfg!(feature = "bench-system-alloc") { "system" } else { "mimalloc" },
+        "nodes": 100_000,
+        "vs_nodes": 10_000,
+        "samples": trials,
+        "total_ms": round(large_ms, 3),
+        "vs_total_ms": round(small_ms, 3),
+        "ns_per_node": round(large_ms * 1e6 / 100_000.0, 1),
+        "vs_ns_per_node": round(small_ms * 1e6 / 10_000.0, 1),
+        "time_ratio": round(large_ms / small_ms, 2),
+    });
+    println!("{line}");
+}
+
+fn run_shape(shape: &str) {
+    if shape == "scaling" {
+        return run_scaling();
+    }
+    let rt = runtime();
     let (kind, n, reps) = match shape {
         "linear5" => ("linear", 5, 20_000),
         "linear10k" => ("linear", 10_000, 5),
@@ -389,6 +446,13 @@ fn run_shape(shape: &str) {
     // memory). One cold run first, alone, for the memory figure: later runs
     // reuse what the allocator kept (and may run on the other worker
     // thread, with a heap of its own).
+    // The request moves into the task (a clone would count as engine
+    // memory). One cold run first, alone, for the memory figure: later runs
+    // reuse what the allocator kept (and may run on the other worker
+    // thread, with a heap of its own). dagx runs after ours, not in
+    // alternation: its tasks churn the heap and the caches, which slowed the
+    // next run of either engine by up to half.
+    let with_peer = std::env::var_os("BENCH_NO_PEER").is_none();
     let (cold, first_peak, results, req) = rt.block_on({
         let engine = engine.clone();
         async move {
@@ -405,7 +469,6 @@ fn run_shape(shape: &str) {
             .unwrap_or_else(|e| fail(&format!("join: {e}")))
         }
     });
-    let peak = status_kb("VmHWM:");
     drop(req);
     let per_node = |d: Duration| d.as_nanos() as f64 / (reps * n) as f64;
     let mut totals: Vec<f64> = results.iter().map(|t| per_node(t.total)).collect();
@@ -423,14 +486,12 @@ fn run_shape(shape: &str) {
     let engine_bytes_per_node = (first_peak.saturating_sub(base) * 1024) as f64 / n as f64;
     let request_bytes_per_node =
         (after_build.saturating_sub(before_build) * 1024) as f64 / n as f64;
-
-    let peer_ns = (std::env::var_os("BENCH_NO_PEER").is_none()).then(|| {
+    let peer_ns = with_peer.then(|| {
         rt.block_on(async move {
-            let shape_kind = kind.to_owned();
             tokio::spawn(async move {
                 let mut xs = Vec::with_capacity(trials);
                 for _ in 0..trials {
-                    let d = peer(&shape_kind, n, reps, &edges).await;
+                    let d = peer(kind, n, reps, &edges).await;
                     xs.push(d.as_nanos() as f64 / (reps * n) as f64);
                 }
                 median(&mut xs)
@@ -449,7 +510,8 @@ fn run_shape(shape: &str) {
         "ns_per_node": round(ns_per_node, 1),
         "ns_per_node_min": round(min, 1),
         "ns_per_node_cold": round(first, 1),
-        "peak_rss_mb": round(peak as f64 / 1024.0, 1),
+        // The process after the request was built and ran once (dagx not yet).
+        "peak_rss_mb": round(first_peak as f64 / 1024.0, 1),
         // Per-node memory is meaningful only for large chains (pages are 4 KiB).
         "engine_bytes_per_node": (n >= 10_000).then(|| round(engine_bytes_per_node, 0)),
         "request_bytes_per_node": (n >= 10_000).then(|| round(request_bytes_per_node, 0)),
