@@ -83,8 +83,8 @@ impl Ready {
         self.low = self.low.min(w / 64);
     }
 
-    /// The earliest queued work, removed.
-    pub(super) fn pop(&mut self) -> Option<Work> {
+    /// Where the earliest queued key is: its word and bit.
+    fn first(&mut self) -> Option<(usize, u32)> {
         if self.len == 0 {
             return None;
         }
@@ -94,35 +94,29 @@ impl Ready {
                 continue;
             }
             let w = self.low * 64 + s.trailing_zeros() as usize;
-            let word = self.words.get_mut(w)?;
-            let b = word.trailing_zeros() as usize;
-            *word &= *word - 1;
-            if *word == 0 {
-                if let Some(s) = self.summary.get_mut(self.low) {
-                    *s &= !(1 << (w % 64));
-                }
-            }
-            self.len -= 1;
-            return Some(Work::from_key(w * 64 + b));
+            return Some((w, self.words.get(w)?.trailing_zeros()));
         }
         None
     }
 
+    /// The earliest queued work, removed.
+    pub(super) fn pop(&mut self) -> Option<Work> {
+        let (w, b) = self.first()?;
+        let word = self.words.get_mut(w)?;
+        *word &= !(1 << b);
+        if *word == 0 {
+            if let Some(s) = self.summary.get_mut(w / 64) {
+                *s &= !(1 << (w % 64));
+            }
+        }
+        self.len -= 1;
+        Some(Work::from_key(w * 64 + b as usize))
+    }
+
     /// The earliest queued work, left queued.
     pub(super) fn peek(&mut self) -> Option<Work> {
-        if self.len == 0 {
-            return None;
-        }
-        while let Some(&s) = self.summary.get(self.low) {
-            if s == 0 {
-                self.low += 1;
-                continue;
-            }
-            let w = self.low * 64 + s.trailing_zeros() as usize;
-            let word = *self.words.get(w)?;
-            return Some(Work::from_key(w * 64 + word.trailing_zeros() as usize));
-        }
-        None
+        self.first()
+            .map(|(w, b)| Work::from_key(w * 64 + b as usize))
     }
 
     /// Drops everything queued.
