@@ -55,27 +55,38 @@ pub(crate) enum Policy {
 
 /// What the node does.
 #[derive(Debug)]
+///
+/// Branches and maps are few; their parts live behind a box so that the
+/// compiled node, walked by every pass over the plan, stays small.
 pub(crate) enum Spec {
     /// `tool`, `skill` or `proc`: call the runner.
     Run,
     /// `branch`.
-    Branch {
-        /// The condition.
-        cond: Expr,
-        /// Node to run when it holds.
-        on_true: Option<u32>,
-        /// Node to run otherwise.
-        on_false: Option<u32>,
-        /// The single upstream node, whose output is `output` in `cond`.
-        upstream: Option<u32>,
-    },
+    Branch(Box<BranchSpec>),
     /// `map`.
-    Map {
-        /// The list to iterate.
-        items: Expr,
-        /// The template node applied to each item.
-        template: u32,
-    },
+    Map(Box<MapSpec>),
+}
+
+/// A `branch` node's parts.
+#[derive(Debug)]
+pub(crate) struct BranchSpec {
+    /// The condition.
+    pub cond: Expr,
+    /// Node to run when it holds.
+    pub on_true: Option<u32>,
+    /// Node to run otherwise.
+    pub on_false: Option<u32>,
+    /// The single upstream node, whose output is `output` in `cond`.
+    pub upstream: Option<u32>,
+}
+
+/// A `map` node's parts.
+#[derive(Debug)]
+pub(crate) struct MapSpec {
+    /// The list to iterate.
+    pub items: Expr,
+    /// The template node applied to each item.
+    pub template: u32,
 }
 
 /// One compiled node.
@@ -205,7 +216,7 @@ mod size_tests {
     /// rests on these staying small.
     #[test]
     fn per_node_structures_stay_small() {
-        assert!(std::mem::size_of::<super::Node<'_>>() <= 176);
+        assert!(std::mem::size_of::<super::Node<'_>>() <= 112);
         assert!(std::mem::size_of::<super::Edge>() <= 8);
         assert!(std::mem::size_of::<crate::engine::SlotSize>() <= 24);
         assert!(std::mem::size_of::<crate::engine::OutSize>() <= 96);

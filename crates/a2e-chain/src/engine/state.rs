@@ -52,7 +52,7 @@ impl Slot {
     pub(crate) fn new(node: &crate::graph::Node<'_>) -> Self {
         Self {
             status: Status::Waiting,
-            branch: matches!(node.spec, crate::graph::Spec::Branch { .. }),
+            branch: matches!(node.spec, crate::graph::Spec::Branch(_)),
             fallback: node.role == crate::graph::Role::Fallback,
             failed: false,
             pending: node.pending,

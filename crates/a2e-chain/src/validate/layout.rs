@@ -7,7 +7,7 @@ use super::{Result, invalid};
 use crate::config::ChainConfig;
 use crate::context::Root;
 use crate::error::ValidationError;
-use crate::graph::{ANY_CONTROL, DATA, Edge, FALLBACK, Plan, Role, Spec};
+use crate::graph::{ANY_CONTROL, BranchSpec, DATA, Edge, FALLBACK, Plan, Role, Spec};
 
 /// Merges duplicate (from, to) pairs and lays the edges out by source.
 pub(super) fn build_csr(n: usize, pairs: Vec<(u32, u32, u8)>) -> (Vec<u32>, Vec<Edge>) {
@@ -131,7 +131,8 @@ pub(super) fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
         }
         let pending = node.pending;
         let id = &*node.id;
-        if let Spec::Branch { cond, upstream, .. } = &mut node.spec {
+        if let Spec::Branch(branch) = &mut node.spec {
+            let BranchSpec { cond, upstream, .. } = &mut **branch;
             *upstream = if pending == 1 {
                 c.last_source.checked_sub(1)
             } else {
@@ -171,9 +172,10 @@ pub(super) fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
 pub(super) fn check_static_fan_out(plan: &Plan<'_>, config: &ChainConfig) -> Result<()> {
     let mut input = None;
     for node in &plan.nodes {
-        let Spec::Map { items, .. } = &node.spec else {
+        let Spec::Map(map) = &node.spec else {
             continue;
         };
+        let items = &map.items;
         if items.roots().iter().any(|r| *r != Root::Input) {
             continue;
         }

@@ -18,7 +18,9 @@ mod layout;
 mod roles;
 
 use crate::error::ValidationError;
-use crate::graph::{CONTROL, FALLBACK, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec};
+use crate::graph::{
+    BranchSpec, CONTROL, FALLBACK, MapSpec, Node, ON_FALSE, ON_TRUE, Plan, Policy, Role, Spec,
+};
 use fields::{Kind, check_fields};
 use ids::Ids;
 use layout::{build_csr, check_static_fan_out, finish, forward_only};
@@ -139,19 +141,19 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             if let Some(f) = r.on_false {
                 pairs.push((me, f, ON_FALSE));
             }
-            Spec::Branch {
+            Spec::Branch(Box::new(BranchSpec {
                 cond,
                 on_true: r.on_true,
                 on_false: r.on_false,
                 upstream: None,
-            }
+            }))
         } else if class == Kind::Map {
             let field = Field::Named("items_path");
             let items = compile(node, me, field, &node.items_path, Scope::Plain, &index)?;
-            Spec::Map {
+            Spec::Map(Box::new(MapSpec {
                 items,
                 template: r.template.unwrap_or(me),
-            }
+            }))
         } else {
             Spec::Run
         };

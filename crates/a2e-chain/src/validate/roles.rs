@@ -223,8 +223,8 @@ pub(super) fn scopes_and_edges(
             }
         }
         let (field, expr) = match &node.spec {
-            Spec::Branch { cond, .. } => ("condition", cond),
-            Spec::Map { items, .. } => ("items_path", items),
+            Spec::Branch(branch) => ("condition", &branch.cond),
+            Spec::Map(map) => ("items_path", &map.items),
             Spec::Run => continue,
         };
         if read_error.is_none() {
@@ -234,8 +234,8 @@ pub(super) fn scopes_and_edges(
         }
         if !template {
             add(expr);
-            if let Spec::Map { template: t, .. } = &node.spec {
-                if let Some(t) = compiled.get(*t as usize) {
+            if let Spec::Map(map) = &node.spec {
+                if let Some(t) = compiled.get(map.template as usize) {
                     inputs_of(inputs, t).iter().for_each(|(_, e)| add(e));
                 }
             }

@@ -74,10 +74,10 @@ impl<S: EventSink> Run<'_, '_, S> {
 
     pub(super) fn start_items(&mut self, m: u32) {
         let plan = self.plan;
-        let Some(Spec::Map { template, .. }) = plan.nodes.get(m as usize).map(|n| &n.spec) else {
+        let Some(Spec::Map(map)) = plan.nodes.get(m as usize).map(|n| &n.spec) else {
             return;
         };
-        let Some(tnode) = plan.nodes.get(*template as usize) else {
+        let Some(tnode) = plan.nodes.get(map.template as usize) else {
             return;
         };
         let max = self.cfg.max_concurrency.max(1);
@@ -139,10 +139,10 @@ impl<S: EventSink> Run<'_, '_, S> {
 
     pub(super) fn finish_item(&mut self, m: u32, k: usize, result: NodeResult) {
         let plan = self.plan;
-        let Some(Spec::Map { template, .. }) = plan.nodes.get(m as usize).map(|n| &n.spec) else {
+        let Some(Spec::Map(map)) = plan.nodes.get(m as usize).map(|n| &n.spec) else {
             return;
         };
-        let Some(tnode) = plan.nodes.get(*template as usize) else {
+        let Some(tnode) = plan.nodes.get(map.template as usize) else {
             return;
         };
         let Some(run) = self.maps.get_mut(&m) else {

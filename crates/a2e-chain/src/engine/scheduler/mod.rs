@@ -23,7 +23,7 @@ use crate::config::ChainConfig;
 use crate::context::{Expr, Root};
 use crate::error::NodeError;
 use crate::events::{EventSink, Progress};
-use crate::graph::{Plan, Spec};
+use crate::graph::{BranchSpec, Plan, Spec};
 use crate::prefetch::prefetch;
 use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
 
@@ -272,12 +272,13 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 }
                 Err(e) => self.finish_node(i, Err(e)),
             },
-            Spec::Branch {
-                cond,
-                on_true,
-                on_false,
-                upstream,
-            } => {
+            Spec::Branch(branch) => {
+                let BranchSpec {
+                    cond,
+                    on_true,
+                    on_false,
+                    upstream,
+                } = &**branch;
                 env.upstream = *upstream;
                 let result = env
                     .truth(cond)
@@ -294,7 +295,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                     .map_err(|e| NodeError::runtime(format!("condition: {e}")));
                 self.finish_node(i, result);
             }
-            Spec::Map { items, .. } => self.start_map(i, items),
+            Spec::Map(map) => self.start_map(i, &map.items),
         }
     }
 

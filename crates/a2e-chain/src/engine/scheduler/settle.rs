@@ -217,8 +217,8 @@ impl<S: EventSink> Run<'_, '_, S> {
             }
         }
         for (m, run) in std::mem::take(&mut self.maps) {
-            if let Some(Spec::Map { template, .. }) = plan.nodes.get(m as usize).map(|n| &n.spec) {
-                if let Some(t) = plan.nodes.get(*template as usize) {
+            if let Some(Spec::Map(map)) = plan.nodes.get(m as usize).map(|n| &n.spec) {
+                if let Some(t) = plan.nodes.get(map.template as usize) {
                     self.cancel_items(&t.id, run, &why);
                 }
             }
