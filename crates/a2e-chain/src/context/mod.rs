@@ -224,7 +224,7 @@ pub(crate) fn ident_byte(c: u8) -> bool {
 }
 
 /// Whether `s` is one unquoted identifier.
-fn is_ident(s: &str) -> bool {
+pub(crate) fn is_ident(s: &str) -> bool {
     match s.as_bytes().split_first() {
         Some((first, rest)) => {
             (first.is_ascii_alphabetic() || *first == b'_') && rest.iter().all(|&c| ident_byte(c))

@@ -129,7 +129,10 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
                     "expected a JMESPath expression string",
                 ));
             };
-            let expr = compile(node, me, field, text, Scope::Template, &index)?;
+            let expr = match node_output(text, me, &index) {
+                Some(expr) => expr,
+                None => compile(node, me, field, text, Scope::Template, &index)?,
+            };
             inputs.push((key.as_str(), expr));
         }
         let spec = if class == Kind::Branch {
@@ -350,6 +353,23 @@ impl Field<'_> {
             Self::InputMap(key) => format!("input_map.{key}"),
         }
     }
+}
+
+/// `<node>.output` (optionally after `$.`), the usual `input_map` entry,
+/// compiled straight from the id table; anything else (a scoped name, an
+/// unknown id, a longer path) is left to [`compile`].
+fn node_output(text: &str, me: u32, index: &Ids) -> Option<Expr> {
+    let body = text.strip_prefix("$.").unwrap_or(text);
+    let name = body.strip_suffix(".output")?;
+    if matches!(name.as_bytes().first(), Some(b'i' | b'o')) || !context::is_ident(name) {
+        return None;
+    }
+    let node = index.get_near(name, me)?;
+    Some(Expr::Path {
+        root: Root::Node(node),
+        output: true,
+        steps: Box::new([]),
+    })
 }
 
 fn compile(
