@@ -98,7 +98,8 @@ impl Ids {
             // Slots are scattered over a table larger than the caches in a
             // large chain: ask for the one a later id goes to.
             if let Some(ahead) = nodes.get(i + INSERT_AHEAD) {
-                ids.prefetch(&ahead.node_id);
+                let slot = ids.key(&ahead.node_id).1 as usize & ids.mask;
+                crate::prefetch::prefetch(ids.slots.get(slot));
             }
             if id.is_empty() {
                 return Err(invalid(
@@ -191,12 +192,19 @@ impl Ids {
             .get(start as usize..*self.ends.get(i as usize)? as usize)
     }
 
-    /// Prefetches the slot where a lookup of `name` starts.
-    pub(super) fn prefetch(&self, name: &str) {
-        if !name.is_empty() {
-            let at = self.key(name).1 as usize & self.mask;
-            crate::prefetch::prefetch(self.slots.get(at));
+    /// Prefetches the slot where node `me`'s lookup of `name` starts,
+    /// unless `name` is node `me - 1`'s (found without the table).
+    pub(super) fn prefetch(&self, name: &str, me: u32) {
+        if name.is_empty() {
+            return;
         }
+        let key = self.key(name);
+        if me.checked_sub(1).and_then(|p| self.heads.get(p as usize)) == Some(&key.0)
+            && key.0 & LONG != LONG
+        {
+            return;
+        }
+        crate::prefetch::prefetch(self.slots.get(key.1 as usize & self.mask));
     }
 
     /// The node named `name`.

@@ -109,13 +109,10 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         // fetched now, so that its lookups find them in cache.
         // (A read of the node just before is found without the table.)
         if let Some(ahead) = nodes.get(i + PREFETCH_AHEAD) {
-            let before = index.id((i + PREFETCH_AHEAD - 1) as u32);
+            let at = (i + PREFETCH_AHEAD) as u32;
             for value in ahead.input_map.values() {
                 if let Value::String(text) = value {
-                    let name = ids::first_name(text);
-                    if Some(name) != before {
-                        index.prefetch(name);
-                    }
+                    index.prefetch(ids::first_name(text), at);
                 }
             }
         }
@@ -360,7 +357,11 @@ impl Field<'_> {
 /// unknown id, a longer path) is left to [`compile`].
 fn node_output(text: &str, me: u32, index: &Ids) -> Option<Expr> {
     let body = text.strip_prefix("$.").unwrap_or(text);
-    let name = body.strip_suffix(".output")?;
+    // Fixed-size comparisons: no call to compare seven bytes.
+    if body.as_bytes().last_chunk::<7>() != Some(b".output") {
+        return None;
+    }
+    let name = body.get(..body.len() - 7)?;
     if matches!(name.as_bytes().first(), Some(b'i' | b'o')) || !context::is_ident(name) {
         return None;
     }
