@@ -13,11 +13,12 @@
 //! `final_output`) are written down in `docs/semantics.md`; measured
 //! overheads are in the crate's `README.md`. In short (`cargo xtask bench
 //! chain`, a shared 2-core machine, trivial in-process runners, validation
-//! and response included, medians of three runs of nine trials): a 5-node
-//! chain in 3.3–4.9 µs; per node at 100,000 nodes 243–306 ns for a map,
-//! 466–705 ns for a linear chain and 809–1,160 ns for a random DAG with three
-//! reads per node (dagx, in the same process: 2.0–5.8 µs); 100,000 nodes take
-//! 7.6–7.8× the time of 10,000; 230–584 bytes of engine memory per node.
+//! and response included, medians of nine trials, ranges over three runs): a
+//! 5-node chain in 3.2–5.2 µs; per node at 100,000 nodes 284–318 ns for a
+//! map, 464–705 ns for a linear chain and 906–1,244 ns for a random DAG with
+//! three reads per node (dagx, in the same process: 2.1–7.1 µs); 100,000
+//! nodes take 7.5–8.3× the time of 10,000; 229–528 bytes of engine memory per
+//! node.
 //!
 //! ```
 //! use a2e_chain::{runner_fn, Engine, NodeCall, NodeError};
