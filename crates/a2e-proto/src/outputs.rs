@@ -149,14 +149,12 @@ impl From<Outputs> for Map<String, Value> {
     }
 }
 
-impl<K: Into<Arc<str>>> FromIterator<(K, Value)> for Outputs {
-    /// Collects entries, a later duplicate id replacing the earlier value.
+impl<K: Into<String>> FromIterator<(K, Value)> for Outputs {
+    /// Collects entries, a later duplicate id replacing the earlier value in
+    /// its place (through a map: linear in the entries, however many).
     fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
-        let mut out = Self::new();
-        for (k, v) in iter {
-            out.insert(k, v);
-        }
-        out
+        let map: Map<String, Value> = iter.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        Self::from(map)
     }
 }
 
@@ -180,7 +178,14 @@ impl PartialEq for Outputs {
             .iter()
             .zip(&other.entries)
             .all(|((a, x), (b, y))| a == b && x == y);
-        in_order || self.iter().all(|(k, v)| other.get(k) == Some(v))
+        if in_order {
+            return true;
+        }
+        if self.len() <= 32 {
+            return self.iter().all(|(k, v)| other.get(k) == Some(v));
+        }
+        let theirs: std::collections::HashMap<&str, &Value> = other.iter().collect();
+        self.iter().all(|(k, v)| theirs.get(k) == Some(&v))
     }
 }
 
@@ -272,7 +277,10 @@ mod tests {
         let mut a = Outputs::new();
         a.push("x", json!(1));
         a.push("y", json!(2));
-        let b: Outputs = [("y", json!(2)), ("x", json!(1))].into_iter().collect();
+        let b: Outputs = [("y", json!(2)), ("x", json!(0)), ("x", json!(1))]
+            .into_iter()
+            .collect();
+        assert_eq!(b.keys().collect::<Vec<_>>(), ["y", "x"]);
         assert_eq!(a, b);
         assert_eq!(a.insert("x", json!(3)), Some(json!(1)));
         assert_ne!(a, b);
@@ -281,5 +289,17 @@ mod tests {
         assert_eq!(a.values().collect::<Vec<_>>(), [&json!(3), &json!(2)]);
         assert_eq!(format!("{a:?}"), r#"{"x": Number(3), "y": Number(2)}"#);
         assert!(Outputs::with_capacity(4).is_empty());
+        // Large lists in different orders compare through a table.
+        let many: Outputs = (0..100).map(|i| (format!("n{i}"), json!(i))).collect();
+        let reversed: Outputs = (0..100)
+            .rev()
+            .map(|i| (format!("n{i}"), json!(i)))
+            .collect();
+        assert_eq!(many, reversed);
+        let changed: Outputs = (0..100)
+            .rev()
+            .map(|i| (format!("n{i}"), json!(if i == 7 { -1 } else { i })))
+            .collect();
+        assert_ne!(many, changed);
     }
 }
