@@ -584,6 +584,14 @@ pub fn pid_alive(pid: u32) -> bool {
 mod tests {
     use super::*;
 
+    /// `sh -c script` spawned in a process group of its own.
+    fn spawn_sh(script: &str) -> GroupChild {
+        let sh = resolve_program("sh").unwrap();
+        let argv = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+        let mut cmd = command(&sh, &argv, Path::new("/"), &[], false);
+        spawn_group(&mut cmd).unwrap()
+    }
+
     fn line(text: &str) -> Line {
         Line {
             stream: StreamKind::Stdout,
@@ -686,13 +694,7 @@ mod tests {
 
     #[tokio::test]
     async fn supervise_collects_output_and_kills_leftovers() {
-        let sh = resolve_program("sh").unwrap();
-        let argv: Vec<String> = ["sh", "-c", "echo out; echo err >&2; sleep 30 & echo $!"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
-        let mut cmd = command(&sh, &argv, Path::new("/"), &[], false);
-        let child = spawn_group(&mut cmd).unwrap();
+        let child = spawn_sh("echo out; echo err >&2; sleep 30 & echo $!");
         let mut seen = Vec::new();
         let outcome = supervise(
             child,
@@ -728,13 +730,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_stuck_consumer_does_not_hold_off_the_timeout() {
-        let sh = resolve_program("sh").unwrap();
-        let argv: Vec<String> = ["sh", "-c", "echo $$; sleep 30"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
-        let mut cmd = command(&sh, &argv, Path::new("/"), &[], false);
-        let child = spawn_group(&mut cmd).unwrap();
+        let child = spawn_sh("echo $$; sleep 30");
         let pid = child.pid();
         let limits = RunLimits {
             timeout: Some(Duration::from_secs(1)),
@@ -753,13 +749,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_slow_consumer_after_exit_loses_no_line() {
-        let sh = resolve_program("sh").unwrap();
-        let argv: Vec<String> = ["sh", "-c", "echo 1; echo 2; echo 3"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
-        let mut cmd = command(&sh, &argv, Path::new("/"), &[], false);
-        let child = spawn_group(&mut cmd).unwrap();
+        let child = spawn_sh("echo 1; echo 2; echo 3");
         let mut seen = Vec::new();
         let outcome = supervise(child, RunLimits::default(), |l| {
             seen.push(l.text);

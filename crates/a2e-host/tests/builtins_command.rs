@@ -287,25 +287,31 @@ async fn timeout_kills_the_whole_group() {
     assert_gone(grandchild).await;
 }
 
+/// Starts `run_command` on a shell that leaves a `sleep 30` in the background
+/// and waits; the call's task and the sleeper's pid.
+async fn start_background_sleeper(
+    root: &Path,
+    cancel: CancellationToken,
+) -> (tokio::task::JoinHandle<HostResult<ToolOutput>>, u32) {
+    let tools = Arc::new(BuiltinTools::new(Arc::new(config(root))));
+    let (ctx, events) = context(cancel);
+    let task = tokio::spawn(async move {
+        tools
+            .call(
+                "run_command",
+                object(json!({"argv": ["sh", "-c", "sleep 30 & echo $!; wait"]})),
+                ctx,
+            )
+            .await
+    });
+    (task, first_pid(&events).await)
+}
+
 #[tokio::test]
 async fn cancellation_kills_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = Arc::new(BuiltinTools::new(Arc::new(config(dir.path()))));
     let cancel = CancellationToken::new();
-    let (ctx, events) = context(cancel.clone());
-    let task = {
-        let tools = tools.clone();
-        tokio::spawn(async move {
-            tools
-                .call(
-                    "run_command",
-                    object(json!({"argv": ["sh", "-c", "sleep 30 & echo $!; wait"]})),
-                    ctx,
-                )
-                .await
-        })
-    };
-    let grandchild = first_pid(&events).await;
+    let (task, grandchild) = start_background_sleeper(dir.path(), cancel.clone()).await;
     assert!(pid_alive(grandchild));
     cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(10), task)
@@ -319,21 +325,7 @@ async fn cancellation_kills_the_whole_group() {
 #[tokio::test]
 async fn dropping_the_call_kills_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = Arc::new(BuiltinTools::new(Arc::new(config(dir.path()))));
-    let (ctx, events) = context(CancellationToken::new());
-    let task = {
-        let tools = tools.clone();
-        tokio::spawn(async move {
-            tools
-                .call(
-                    "run_command",
-                    object(json!({"argv": ["sh", "-c", "sleep 30 & echo $!; wait"]})),
-                    ctx,
-                )
-                .await
-        })
-    };
-    let grandchild = first_pid(&events).await;
+    let (task, grandchild) = start_background_sleeper(dir.path(), CancellationToken::new()).await;
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
     assert_gone(grandchild).await;

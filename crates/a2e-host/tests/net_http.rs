@@ -6,7 +6,6 @@
 
 mod net_support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use a2e_client::{Client, ClientError, ToolCall};
@@ -18,13 +17,6 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use net_support::*;
 use serde_json::{Value, json};
-
-fn setup(token: &str) -> (tempfile::TempDir, Arc<Counters>, Arc<a2e_host::Host>) {
-    let dir = tempfile::tempdir().unwrap();
-    let counters = Arc::new(Counters::default());
-    let host = host(dir.path(), token, counters.clone());
-    (dir, counters, host)
-}
 
 /// One HTTP request on a fresh connection.
 async fn request(

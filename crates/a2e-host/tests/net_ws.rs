@@ -17,13 +17,6 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-fn setup(token: &str) -> (tempfile::TempDir, Arc<Counters>, Arc<a2e_host::Host>) {
-    let dir = tempfile::tempdir().unwrap();
-    let counters = Arc::new(Counters::default());
-    let host = host(dir.path(), token, counters.clone());
-    (dir, counters, host)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_api_over_websocket() {
     let (_dir, counters, host) = setup("");

@@ -114,6 +114,15 @@ impl SkillPlugin for TestSkills {
 }
 
 /// A host with the test plugins, the built-ins on `root`, and a few allowed commands.
+/// A host over a fresh temporary root (kept alive by the returned dir), with
+/// `token` and the test plugins counting into the returned counters.
+pub fn setup(token: &str) -> (tempfile::TempDir, Arc<Counters>, Arc<Host>) {
+    let dir = tempfile::tempdir().unwrap();
+    let counters = Arc::new(Counters::default());
+    let host = host(dir.path(), token, counters.clone());
+    (dir, counters, host)
+}
+
 pub fn host(root: &std::path::Path, token: &str, counters: Arc<Counters>) -> Arc<Host> {
     let mut config = HostConfig {
         root: root.to_owned(),
