@@ -131,6 +131,13 @@ impl ToolDefinition {
         self.tags.extend(tags.iter().map(|t| (*t).to_owned()));
         self
     }
+
+    /// Marks the tool idempotent (calling it twice with the same arguments
+    /// has the effect of calling it once).
+    pub fn idempotent(mut self) -> Self {
+        self.idempotent = true;
+        self
+    }
 }
 
 /// The result of a tool call.

@@ -128,7 +128,7 @@ fn encoding_param() -> ToolParameter {
 
 /// Every built-in tool's definition, whether enabled or not.
 pub fn definitions() -> Vec<ToolDefinition> {
-    let mut read = ToolDefinition::new(
+    let read = ToolDefinition::new(
         "read_file",
         "Read a file in the workspace: text (or base64), from a byte offset, up to a byte limit",
     )
@@ -151,10 +151,10 @@ pub fn definitions() -> Vec<ToolDefinition> {
         "Most bytes to read (capped by the host)",
     ))
     .param(encoding_param())
-    .tags(&["fs", "read"]);
-    read.idempotent = true;
+    .tags(&["fs", "read"])
+    .idempotent();
 
-    let mut write = ToolDefinition::new(
+    let write = ToolDefinition::new(
         "write_file",
         "Write a file in the workspace atomically (replaces it whole)",
     )
@@ -172,10 +172,10 @@ pub fn definitions() -> Vec<ToolDefinition> {
         "boolean",
         "Create missing parent directories (default false)",
     ))
-    .tags(&["fs", "write"]);
-    write.idempotent = true;
+    .tags(&["fs", "write"])
+    .idempotent();
 
-    let mut list = ToolDefinition::new(
+    let list = ToolDefinition::new(
         "list_dir",
         "List a directory of the workspace: name, kind (file, dir, symlink) and size of each entry",
     )
@@ -184,19 +184,19 @@ pub fn definitions() -> Vec<ToolDefinition> {
         "string",
         "Directory, relative to the workspace root (default: the root)",
     ))
-    .tags(&["fs"]);
-    list.idempotent = true;
+    .tags(&["fs"])
+    .idempotent();
 
-    let mut glob = ToolDefinition::new(
+    let glob = ToolDefinition::new(
         "glob",
         "Find workspace paths matching a glob pattern (`*` within a directory, `**` across directories)",
     )
     .param(param("pattern", "string", "Glob, e.g. `**/*.rs`, matched against paths relative to `path`").required())
     .param(param("path", "string", "Directory to search (default: the root)"))
-    .tags(&["fs", "search"]);
-    glob.idempotent = true;
+    .tags(&["fs", "search"])
+    .idempotent();
 
-    let mut grep = ToolDefinition::new(
+    let grep = ToolDefinition::new(
         "grep",
         "Search workspace files for lines matching a regular expression",
     )
@@ -228,8 +228,8 @@ pub fn definitions() -> Vec<ToolDefinition> {
         "boolean",
         "Match case-insensitively (default false)",
     ))
-    .tags(&["fs", "search"]);
-    grep.idempotent = true;
+    .tags(&["fs", "search"])
+    .idempotent();
 
     let run = ToolDefinition::new(
         "run_command",
@@ -261,7 +261,7 @@ pub fn definitions() -> Vec<ToolDefinition> {
     .param(encoding_param())
     .tags(&["network", "http"]);
 
-    let mut split = ToolDefinition::new(
+    let split = ToolDefinition::new(
         "split_text",
         "Split a text into chunks by paragraph, line, sentence or word, optionally packed to a size",
     )
@@ -275,26 +275,26 @@ pub fn definitions() -> Vec<ToolDefinition> {
         "integer",
         "Pack consecutive units into chunks of at most this many characters",
     ))
-    .tags(&["text"]);
-    split.idempotent = true;
+    .tags(&["text"])
+    .idempotent();
 
-    let mut stats = ToolDefinition::new(
+    let stats = ToolDefinition::new(
         "text_stats",
         "Count the words, lines, sentences and characters of a text and list its most frequent words",
     )
     .param(param("text", "string", "The text").required())
     .param(param("top", "integer", "How many frequent words to list (default 5)"))
-    .tags(&["text"]);
-    stats.idempotent = true;
+    .tags(&["text"])
+    .idempotent();
 
-    let mut transform = ToolDefinition::new(
+    let transform = ToolDefinition::new(
         "transform",
         "Evaluate a JMESPath expression over JSON data (select, reshape, sum, sort, join)",
     )
     .param(param("expression", "string", "JMESPath expression").required())
     .param(param("data", "any", "The JSON value to evaluate against"))
-    .tags(&["data", "json"]);
-    transform.idempotent = true;
+    .tags(&["data", "json"])
+    .idempotent();
 
     let mut defs = vec![
         read, write, list, glob, grep, run, http, split, stats, transform,
