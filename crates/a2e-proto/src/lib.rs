@@ -68,7 +68,7 @@ pub use codes::ErrorCode;
 pub use core::{
     ErrorMessage, HandshakeRequest, HandshakeResponse, InvokeEvent, Ping, Pong, Shutdown,
 };
-pub use decode::{DecodeError, DecodeErrorKind, DecodeOptions, decode, decode_with};
+pub use decode::{DecodeError, DecodeErrorKind, DecodeOptions, decode, decode_with, json_kind};
 pub use envelope::{
     PROTOCOL_VERSION, Request, Response, TypeTag, WireType, new_chain_id, new_id, now,
 };

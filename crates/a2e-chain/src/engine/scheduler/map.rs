@@ -16,25 +16,16 @@ use crate::runner::{NodeCall, NodeResult};
 
 impl<S: EventSink> Run<'_, '_, S> {
     pub(super) fn start_map(&mut self, i: u32, items: &Expr) {
-        let mut env = Env {
-            slots: &self.slots,
-            outs: &mut self.outs,
-            input: &self.input,
-            input_var: &mut self.input_var,
-            item: None,
-            upstream: None,
-        };
+        let mut env = Env::new(
+            &self.slots,
+            &mut self.outs,
+            &self.input,
+            &mut self.input_var,
+        );
         let list = match env.eval(items) {
             Ok(Value::Array(list)) => list,
             Ok(other) => {
-                let what = match other {
-                    Value::Null => "null",
-                    Value::Bool(_) => "a boolean",
-                    Value::Number(_) => "a number",
-                    Value::String(_) => "a string",
-                    Value::Object(_) => "an object",
-                    Value::Array(_) => "a list",
-                };
+                let what = a2e_proto::json_kind(&other);
                 let e = NodeError::runtime(format!("items_path: expected a list, got {what}"));
                 return self.finish_node(i, Err(e));
             }
@@ -109,12 +100,13 @@ impl<S: EventSink> Run<'_, '_, S> {
                 return;
             };
             let mut env = Env {
-                slots: &self.slots,
-                outs: &mut self.outs,
-                input: &self.input,
-                input_var: &mut self.input_var,
                 item: Some((item, k)),
-                upstream: None,
+                ..Env::new(
+                    &self.slots,
+                    &mut self.outs,
+                    &self.input,
+                    &mut self.input_var,
+                )
             };
             match env
                 .input_of(tnode, plan.input_map(tnode), plan.shape(tnode))
