@@ -96,25 +96,10 @@ fn node(id: String, reads: &[String]) -> ChainNode {
 }
 
 fn linear(n: usize) -> ChainRequest {
-    let nodes = (0..n)
-        .map(|i| {
-            let reads: Vec<String> = if i == 0 {
-                vec![]
-            } else {
-                vec![format!("n{}", i - 1)]
-            };
-            let mut nd = node(format!("n{i}"), &reads);
-            if i == 0 {
-                nd.input.insert("a0".into(), json!(1));
-            }
-            nd
-        })
+    let edges: Vec<Vec<usize>> = (0..n)
+        .map(|i| i.checked_sub(1).into_iter().collect())
         .collect();
-    ChainRequest {
-        nodes,
-        entry_node: "n0".into(),
-        ..ChainRequest::default()
-    }
+    dag_shape(&edges)
 }
 
 fn map_shape(items: usize) -> ChainRequest {
@@ -157,6 +142,8 @@ fn dag_edges(n: usize) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// Node `i` reads the outputs of the nodes in `edges[i]`; node 0 gets a
+/// static input.
 fn dag_shape(edges: &[Vec<usize>]) -> ChainRequest {
     let nodes = edges
         .iter()

@@ -58,6 +58,15 @@ fn node_error(e: HostError) -> NodeError {
     NodeError::new(e.code(), e.to_string())
 }
 
+/// A tool or skill result as the node's: its data, or its error.
+fn outcome(success: bool, data: Value, code: ErrorCode, error: Option<String>) -> NodeResult {
+    if success {
+        Ok(data)
+    } else {
+        Err(NodeError::new(code, error.unwrap_or_default()))
+    }
+}
+
 impl NodeRunner for HostRunner {
     async fn run(&self, call: NodeCall) -> NodeResult {
         let timeout = secs_left(&call);
@@ -70,14 +79,12 @@ impl NodeRunner for HostRunner {
                 .call_tool(&self.session_id, &req, None, &call.cancel)
                 .await
                 .map_err(node_error)?;
-            if result.success {
-                Ok(result.data)
-            } else {
-                Err(NodeError::new(
-                    result.error_code.unwrap_or(ErrorCode::TOOL_ERROR),
-                    result.error.unwrap_or_default(),
-                ))
-            }
+            outcome(
+                result.success,
+                result.data,
+                result.error_code.unwrap_or(ErrorCode::TOOL_ERROR),
+                result.error,
+            )
         } else if call.kind == NodeKind::SKILL {
             let mut req = SkillCallRequest::new(&call.name, call.input.into_value());
             req.timeout = timeout;
@@ -87,14 +94,12 @@ impl NodeRunner for HostRunner {
                 .call_skill(&self.session_id, &req, None, &call.cancel)
                 .await
                 .map_err(node_error)?;
-            if result.success {
-                Ok(result.data)
-            } else {
-                Err(NodeError::new(
-                    result.error_code.unwrap_or(ErrorCode::SKILL_ERROR),
-                    result.error.unwrap_or_default(),
-                ))
-            }
+            outcome(
+                result.success,
+                result.data,
+                result.error_code.unwrap_or(ErrorCode::SKILL_ERROR),
+                result.error,
+            )
         } else if call.kind == NodeKind::PROC {
             run_proc(&self.host, &self.session_id, call).await
         } else {

@@ -27,6 +27,25 @@ pub(crate) struct Env<'a> {
     pub upstream: Option<u32>,
 }
 
+impl<'a> Env<'a> {
+    /// What expressions outside a map template and a branch condition see.
+    pub(crate) fn new(
+        slots: &'a [Slot],
+        outs: &'a mut [Out],
+        input: &'a Value,
+        input_var: &'a mut Option<Rcvar>,
+    ) -> Self {
+        Self {
+            slots,
+            outs,
+            input,
+            input_var,
+            item: None,
+            upstream: None,
+        }
+    }
+}
+
 impl Env<'_> {
     fn root_ref(&self, root: Root) -> RootRef<'_> {
         match root {
@@ -189,13 +208,6 @@ fn bad_timeout() -> NodeError {
 /// Evaluates an expression that reads only `input` (validation time).
 pub(crate) fn eval_static(expr: &Expr, input: &Value) -> Value {
     let mut var = None;
-    let mut env = Env {
-        slots: &[],
-        outs: &mut [],
-        input,
-        input_var: &mut var,
-        item: None,
-        upstream: None,
-    };
+    let mut env = Env::new(&[], &mut [], input, &mut var);
     env.eval(expr).unwrap_or(Value::Null)
 }

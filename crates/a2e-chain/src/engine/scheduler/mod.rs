@@ -245,14 +245,12 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         }
         self.nodes_run += 1;
         self.ev.emit(&node.id, None, ChainPhase::START, None, None);
-        let mut env = Env {
-            slots: &self.slots,
-            outs: &mut self.outs,
-            input: &self.input,
-            input_var: &mut self.input_var,
-            item: None,
-            upstream: None,
-        };
+        let mut env = Env::new(
+            &self.slots,
+            &mut self.outs,
+            &self.input,
+            &mut self.input_var,
+        );
         match &node.spec {
             Spec::Run => match env
                 .input_of(node, plan.input_map(node), plan.shape(node))
