@@ -6,7 +6,7 @@ mod cli;
 /// per chain node; mimalloc serves them from thread-local free lists and
 /// keeps freed pages for reuse, which the chain engine's benchmark measured
 /// at about half the per-node cost of the system allocator (see
-/// `crates/a2e-chain/README.md`).
+/// `a2e-chain/README.md`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

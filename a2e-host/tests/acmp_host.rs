@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 fn workspace() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workspace")
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/workspace")
 }
 
 fn host_on(root: std::path::PathBuf, allow: &[&str]) -> Arc<Host> {
@@ -30,7 +30,7 @@ fn host_on(root: std::path::PathBuf, allow: &[&str]) -> Arc<Host> {
 fn example_dag() -> Dag {
     let text = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/dags/text-pipeline.json"),
+            .join("../examples/dags/text-pipeline.json"),
     )
     .unwrap();
     serde_json::from_str(&text).unwrap()
