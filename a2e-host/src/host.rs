@@ -198,6 +198,61 @@ pub(crate) async fn supervise<T: Send + 'static>(
     }
 }
 
+/// The longest any call may run, whatever its request asks: one day. A larger
+/// `timeout` on the wire is clamped to it (docs/protocol-decisions.md).
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+/// A call's timeout: the request's when given (non-zero), else the default;
+/// never above a skill's own `timeout_seconds` when it has one, nor above
+/// [`MAX_TIMEOUT_SECS`].
+pub fn effective_timeout(requested: u64, default: u64, ceiling: Option<u64>) -> u64 {
+    let ceiling = ceiling.filter(|c| *c > 0);
+    let wanted = match (requested, ceiling) {
+        (0, Some(own)) => own,
+        (0, None) => default,
+        (asked, Some(own)) => asked.min(own),
+        (asked, None) => asked,
+    };
+    wanted.clamp(1, MAX_TIMEOUT_SECS)
+}
+
+/// What the call pipeline needs to know of a request.
+struct CallSpec<'a> {
+    session_id: &'a str,
+    req_id: &'a str,
+    correlation_id: &'a str,
+    timeout_secs: u64,
+    stream: Option<mpsc::Sender<Message>>,
+    what: &'static str,
+}
+
+/// A call that ran: its outcome, duration and collected events.
+struct Finished<O, E> {
+    outcome: HostResult<O>,
+    duration_ms: u64,
+    events: Vec<E>,
+}
+
+fn tool_event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> ToolEvent {
+    ToolEvent {
+        kind,
+        data,
+        seq,
+        req_id,
+        ..ToolEvent::default()
+    }
+}
+
+fn skill_event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> SkillEvent {
+    SkillEvent {
+        kind,
+        data,
+        seq,
+        req_id,
+        ..SkillEvent::default()
+    }
+}
+
 impl Host {
     /// A builder over `config`.
     pub fn builder(config: HostConfig) -> HostBuilder {
@@ -276,56 +331,28 @@ impl Host {
         stream: Option<mpsc::Sender<Message>>,
         cancel: &CancellationToken,
     ) -> HostResult<ToolResult> {
-        let started = Instant::now();
         let entry = self
             .registry
             .tool(&req.tool_name)
             .ok_or_else(|| HostError::UnknownTool(req.tool_name.clone()))?;
-        let violations =
-            crate::validate::check_arguments(&entry.def.input_parameters, &req.arguments);
-        if !violations.is_empty() {
-            return Err(HostError::schema(violations));
-        }
-        let timeout_secs = if req.timeout == 0 {
-            self.config.timeouts.tool_secs
-        } else {
-            req.timeout
-        };
-        let deadline = started + Duration::from_secs(timeout_secs);
-        let (sink, collected) = collecting_sink(
-            &req.id,
-            if req.streaming { stream } else { None },
-            |kind, data, seq, req_id| ToolEvent {
-                kind,
-                data,
-                seq,
-                req_id,
-                ..ToolEvent::default()
-            },
-        );
-        let call_token = cancel.child_token();
-        let ctx = CallContext::new(
+        entry.validator.check(&req.arguments)?;
+        let spec = CallSpec {
             session_id,
-            &req.id,
-            call_token.clone(),
-            Some(deadline),
-            sink,
-        );
+            req_id: &req.id,
+            correlation_id: &req.correlation_id,
+            timeout_secs: effective_timeout(req.timeout, self.config.timeouts.tool_secs, None),
+            stream: if req.streaming { stream } else { None },
+            what: "tool",
+        };
         let plugin = entry.plugin.clone();
         let name = req.tool_name.clone();
         let args = req.arguments.clone();
-        let outcome = supervise(
-            async move { plugin.call_dyn(&name, args, ctx).await },
-            call_token,
-            cancel,
-            deadline,
-            timeout_secs,
-            "tool",
-        )
-        .await;
-        let duration_ms = started.elapsed().as_millis() as u64;
-        let events = take(&collected);
-        match outcome {
+        let done = self
+            .run_call(spec, cancel, tool_event, move |ctx| async move {
+                plugin.call_dyn(&name, args, ctx).await
+            })
+            .await;
+        match done.outcome {
             Ok(out) => Ok(ToolResult {
                 success: true,
                 tool_name: req.tool_name.clone(),
@@ -335,8 +362,8 @@ impl Host {
                 exit_code: out.exit_code,
                 error: None,
                 error_code: None,
-                duration_ms,
-                events,
+                duration_ms: done.duration_ms,
+                events: done.events,
             }),
             Err(e) if e.is_refusal() => Err(e),
             Err(e) => {
@@ -345,10 +372,57 @@ impl Host {
                     other => other.code(),
                 };
                 let mut result = ToolResult::failed(&req.tool_name, code, e.to_string());
-                result.duration_ms = duration_ms;
-                result.events = events;
+                result.duration_ms = done.duration_ms;
+                result.events = done.events;
                 Ok(result)
             }
+        }
+    }
+
+    /// The one call pipeline of tools and skills: deadline, event sink, call
+    /// context, supervision (panics, timeout, cancellation), duration and events.
+    async fn run_call<O, E, F, Fut>(
+        self: &Arc<Self>,
+        spec: CallSpec<'_>,
+        cancel: &CancellationToken,
+        make_event: fn(EventKind, Map<String, Value>, u64, String) -> E,
+        run: F,
+    ) -> Finished<O, E>
+    where
+        O: Send + 'static,
+        E: Clone + Into<Message> + Send + 'static,
+        F: FnOnce(CallContext) -> Fut,
+        Fut: std::future::Future<Output = HostResult<O>> + Send + 'static,
+    {
+        let started = Instant::now();
+        let timeout = Duration::from_secs(spec.timeout_secs);
+        // Checked: a deadline past the clock's range means "no deadline this century".
+        let deadline = started
+            .checked_add(timeout)
+            .unwrap_or_else(|| started + Duration::from_secs(MAX_TIMEOUT_SECS));
+        let (sink, collected) = collecting_sink(spec.req_id, spec.stream, make_event);
+        let call_token = cancel.child_token();
+        let ctx = CallContext::new(
+            spec.session_id,
+            spec.req_id,
+            call_token.clone(),
+            Some(deadline),
+            sink,
+        )
+        .with_correlation_id(spec.correlation_id);
+        let outcome = supervise(
+            run(ctx),
+            call_token,
+            cancel,
+            deadline,
+            spec.timeout_secs,
+            spec.what,
+        )
+        .await;
+        Finished {
+            outcome,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            events: take(&collected),
         }
     }
 
@@ -408,7 +482,6 @@ impl Host {
         stream: Option<mpsc::Sender<Message>>,
         cancel: &CancellationToken,
     ) -> HostResult<SkillResult> {
-        let started = Instant::now();
         let entry = self
             .registry
             .skill(&req.name)
@@ -426,55 +499,45 @@ impl Host {
                 req.name, effective.status
             )));
         }
-        crate::skills::schema::check(&entry.def.input_schema, &req.arguments)?;
-        let timeout_secs = if req.timeout == 0 {
-            entry
-                .def
-                .timeout_seconds
-                .unwrap_or(self.config.timeouts.skill_secs)
-        } else {
-            req.timeout
-        };
-        let deadline = started + Duration::from_secs(timeout_secs);
-        let (sink, collected) = collecting_sink(
-            &req.id,
-            if req.streaming { stream } else { None },
-            |kind, data, seq, req_id| SkillEvent {
-                kind,
-                data,
-                seq,
-                req_id,
-                ..SkillEvent::default()
-            },
-        );
-        let call_token = cancel.child_token();
-        let call = SkillCall {
-            ctx: CallContext::new(
-                session_id,
-                &req.id,
-                call_token.clone(),
-                Some(deadline),
-                sink,
+        entry.validator.check(&req.arguments)?;
+        let spec = CallSpec {
+            session_id,
+            req_id: &req.id,
+            correlation_id: &req.correlation_id,
+            // A request that leaves `timeout` at the spec's default (60 s) asks for
+            // nothing in particular: the skill's own `timeout_seconds` then applies.
+            timeout_secs: effective_timeout(
+                if req.timeout == a2e_proto::skills::DEFAULT_SKILL_TIMEOUT_SECS
+                    && entry.def.timeout_seconds.is_some()
+                {
+                    0
+                } else {
+                    req.timeout
+                },
+                self.config.timeouts.skill_secs,
+                entry.def.timeout_seconds,
             ),
-            host: self.clone(),
-            llm_override: req.llm_override.clone(),
-            metadata: req.metadata.clone(),
+            stream: if req.streaming { stream } else { None },
+            what: "skill",
         };
+        let host = self.clone();
+        let llm_override = req.llm_override.clone();
+        let metadata = req.metadata.clone();
         let plugin = entry.plugin.clone();
         let name = req.name.clone();
         let args = req.arguments.clone();
-        let outcome = supervise(
-            async move { plugin.call_dyn(&name, args, call).await },
-            call_token,
-            cancel,
-            deadline,
-            timeout_secs,
-            "skill",
-        )
-        .await;
-        let duration_ms = started.elapsed().as_millis() as u64;
-        let events = take(&collected);
-        match outcome {
+        let done = self
+            .run_call(spec, cancel, skill_event, move |ctx| async move {
+                let call = SkillCall {
+                    ctx,
+                    host,
+                    llm_override,
+                    metadata,
+                };
+                plugin.call_dyn(&name, args, call).await
+            })
+            .await;
+        match done.outcome {
             Ok(out) => Ok(SkillResult {
                 success: true,
                 data: out.data,
@@ -482,8 +545,8 @@ impl Host {
                 truncated: out.truncated,
                 error: None,
                 error_code: None,
-                duration_ms,
-                events,
+                duration_ms: done.duration_ms,
+                events: done.events,
             }),
             Err(e) if e.is_refusal() => Err(e),
             Err(e) => {
@@ -492,8 +555,8 @@ impl Host {
                     other => other.code(),
                 };
                 let mut result = SkillResult::failed(code, e.to_string());
-                result.duration_ms = duration_ms;
-                result.events = events;
+                result.duration_ms = done.duration_ms;
+                result.events = done.events;
                 Ok(result)
             }
         }

@@ -31,7 +31,7 @@ pub mod acmp;
 pub mod audit;
 pub mod builtins;
 pub mod chains;
-pub mod cli_run;
+pub mod document;
 pub mod config;
 pub mod error;
 pub mod host;
@@ -44,7 +44,6 @@ pub mod search;
 pub mod session;
 pub mod skills;
 pub mod transport;
-pub mod validate;
 
 pub use config::HostConfig;
 pub use error::{HostError, HostResult};

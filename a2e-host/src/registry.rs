@@ -1,11 +1,13 @@
 //! The plugin registry: plugins ordered by priority, `exclusive` honoured, and
 //! tool and skill names unique across plugins.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use a2e_proto::{SkillDefinition, ToolDefinition};
+use serde_json::{Map, Value};
 
+use crate::error::{HostError, HostResult};
 use crate::plugin::{DynSkillPlugin, DynToolPlugin};
 
 /// Registration refused.
@@ -36,31 +38,213 @@ pub enum RegistryError {
     },
 }
 
-/// A registered tool: its definition and the plugin that serves it.
-#[derive(Clone)]
-pub struct ToolEntry {
-    /// The manifest.
-    pub def: ToolDefinition,
-    /// Its plugin.
-    pub plugin: Arc<dyn DynToolPlugin>,
+/// What the registry needs to know of a plugin.
+pub trait PluginInfo: Send + Sync {
+    /// Plugin name (unique among plugins of its kind).
+    fn plugin_name(&self) -> &str;
+    /// Dispatch priority; higher first.
+    fn plugin_priority(&self) -> i32;
+    /// Whether it serves alone when it ranks first.
+    fn plugin_exclusive(&self) -> bool;
 }
 
-/// A registered skill.
-#[derive(Clone)]
-pub struct SkillEntry {
+impl PluginInfo for dyn DynToolPlugin {
+    fn plugin_name(&self) -> &str {
+        self.name()
+    }
+    fn plugin_priority(&self) -> i32 {
+        self.priority()
+    }
+    fn plugin_exclusive(&self) -> bool {
+        self.exclusive()
+    }
+}
+
+impl PluginInfo for dyn DynSkillPlugin {
+    fn plugin_name(&self) -> &str {
+        self.name()
+    }
+    fn plugin_priority(&self) -> i32 {
+        self.priority()
+    }
+    fn plugin_exclusive(&self) -> bool {
+        self.exclusive()
+    }
+}
+
+/// A registered tool or skill: its definition, the plugin that serves it, and
+/// the compiled validator of its arguments.
+pub struct Entry<P: ?Sized, D> {
     /// The manifest.
-    pub def: SkillDefinition,
+    pub def: D,
     /// Its plugin.
-    pub plugin: Arc<dyn DynSkillPlugin>,
+    pub plugin: Arc<P>,
+    /// The arguments' schema, compiled once at registration.
+    pub validator: ArgsValidator,
+}
+
+impl<P: ?Sized, D: Clone> Clone for Entry<P, D> {
+    fn clone(&self) -> Self {
+        Self {
+            def: self.def.clone(),
+            plugin: self.plugin.clone(),
+            validator: self.validator.clone(),
+        }
+    }
+}
+
+/// A registered tool.
+pub type ToolEntry = Entry<dyn DynToolPlugin, ToolDefinition>;
+/// A registered skill.
+pub type SkillEntry = Entry<dyn DynSkillPlugin, SkillDefinition>;
+
+/// A compiled JSON Schema for a call's arguments (`jsonschema`), or the reason
+/// the schema could not be compiled (then every call is refused with it).
+#[derive(Clone)]
+pub struct ArgsValidator(Option<Arc<Result<jsonschema::Validator, String>>>);
+
+impl ArgsValidator {
+    /// Compiles `schema`; an empty object accepts anything.
+    pub fn compile(schema: &Value) -> Self {
+        if schema.as_object().is_some_and(Map::is_empty) {
+            return Self(None);
+        }
+        Self(Some(Arc::new(
+            jsonschema::validator_for(schema).map_err(|e| e.to_string()),
+        )))
+    }
+
+    /// Checks `args`; every violation is listed with its JSON pointer (`$` for the whole).
+    pub fn check(&self, args: &Map<String, Value>) -> HostResult<()> {
+        let Some(compiled) = &self.0 else {
+            return Ok(());
+        };
+        let validator = match compiled.as_ref() {
+            Ok(v) => v,
+            Err(e) => return Err(HostError::Runtime(format!("the input schema is invalid: {e}"))),
+        };
+        let instance = Value::Object(args.clone());
+        let violations: Vec<String> = validator
+            .iter_errors(&instance)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let path = if path.is_empty() { "$".to_owned() } else { path };
+                format!("{path}: {e}")
+            })
+            .collect();
+        if violations.is_empty() {
+            Ok(())
+        } else {
+            Err(HostError::schema(violations))
+        }
+    }
+}
+
+/// Plugins of one kind and the names they serve.
+struct Table<P: ?Sized, D> {
+    plugins: Vec<Arc<P>>,
+    entries: HashMap<String, Entry<P, D>>,
+}
+
+impl<P: ?Sized, D> Default for Table<P, D> {
+    fn default() -> Self {
+        Self {
+            plugins: Vec::new(),
+            entries: HashMap::new(),
+        }
+    }
+}
+
+impl<P: ?Sized, D: Clone> Clone for Table<P, D> {
+    fn clone(&self) -> Self {
+        Self {
+            plugins: self.plugins.clone(),
+            entries: self.entries.clone(),
+        }
+    }
+}
+
+impl<P: PluginInfo + ?Sized, D: Clone> Table<P, D> {
+    /// Adds `plugin` with its `(name, definition, schema)`s; `duplicate(name, existing)`
+    /// builds the error for a name already served.
+    fn add(
+        &mut self,
+        plugin: Arc<P>,
+        items: Vec<(String, D, Value)>,
+        duplicate: impl Fn(String, String) -> RegistryError,
+    ) -> Result<(), RegistryError> {
+        if self
+            .plugins
+            .iter()
+            .any(|p| p.plugin_name() == plugin.plugin_name())
+        {
+            return Err(RegistryError::DuplicatePlugin(plugin.plugin_name().into()));
+        }
+        let mut seen = HashSet::new();
+        for (name, _, _) in &items {
+            if let Some(existing) = self.entries.get(name) {
+                return Err(duplicate(name.clone(), existing.plugin.plugin_name().into()));
+            }
+            if !seen.insert(name.as_str()) {
+                return Err(duplicate(name.clone(), plugin.plugin_name().into()));
+            }
+        }
+        for (name, def, schema) in items {
+            let validator = ArgsValidator::compile(&schema);
+            self.entries.insert(
+                name,
+                Entry {
+                    def,
+                    plugin: plugin.clone(),
+                    validator,
+                },
+            );
+        }
+        self.plugins.push(plugin);
+        // Stable: equal priorities keep registration order.
+        self.plugins
+            .sort_by_key(|p| std::cmp::Reverse(p.plugin_priority()));
+        Ok(())
+    }
+
+    /// Plugins that serve, highest priority first: only the first when it is exclusive.
+    fn serving(&self) -> &[Arc<P>] {
+        match self.plugins.first() {
+            Some(first) if first.plugin_exclusive() => std::slice::from_ref(first),
+            _ => &self.plugins,
+        }
+    }
+
+    /// Every entry that serves, in plugin priority order, then name.
+    fn all(&self) -> Vec<Entry<P, D>> {
+        let mut out = Vec::new();
+        for plugin in self.serving() {
+            let mut mine: Vec<(&String, &Entry<P, D>)> = self
+                .entries
+                .iter()
+                .filter(|(_, e)| Arc::ptr_eq(&e.plugin, plugin))
+                .collect();
+            mine.sort_by(|a, b| a.0.cmp(b.0));
+            out.extend(mine.into_iter().map(|(_, e)| e.clone()));
+        }
+        out
+    }
+
+    /// An entry that serves, by name.
+    fn get(&self, name: &str) -> Option<Entry<P, D>> {
+        let entry = self.entries.get(name)?;
+        self.serving()
+            .iter()
+            .any(|p| Arc::ptr_eq(p, &entry.plugin))
+            .then(|| entry.clone())
+    }
 }
 
 /// Tool and skill plugins, in dispatch order.
 #[derive(Default, Clone)]
 pub struct Registry {
-    tool_plugins: Vec<Arc<dyn DynToolPlugin>>,
-    skill_plugins: Vec<Arc<dyn DynSkillPlugin>>,
-    tools: HashMap<String, ToolEntry>,
-    skills: HashMap<String, SkillEntry>,
+    tools: Table<dyn DynToolPlugin, ToolDefinition>,
+    skills: Table<dyn DynSkillPlugin, SkillDefinition>,
 }
 
 impl Registry {
@@ -69,168 +253,96 @@ impl Registry {
         Self::default()
     }
 
-    /// Adds a tool plugin; refuses a duplicate plugin or tool name.
+    /// Adds a tool plugin; refuses a duplicate plugin or tool name. Each tool's
+    /// argument schema is compiled here, once.
     pub fn add_tool_plugin(&mut self, plugin: Arc<dyn DynToolPlugin>) -> Result<(), RegistryError> {
-        if self.tool_plugins.iter().any(|p| p.name() == plugin.name()) {
-            return Err(RegistryError::DuplicatePlugin(plugin.name().into()));
-        }
-        let defs = plugin.tools();
-        let mut seen = std::collections::HashSet::new();
-        for def in &defs {
-            if let Some(existing) = self.tools.get(&def.name) {
-                return Err(RegistryError::DuplicateTool {
-                    tool: def.name.clone(),
-                    plugin: plugin.name().into(),
-                    existing: existing.plugin.name().into(),
-                });
+        let items = plugin
+            .tools()
+            .into_iter()
+            .map(|def| {
+                let schema = plugin.input_schema(&def);
+                (def.name.clone(), def, schema)
+            })
+            .collect();
+        let plugin_name = plugin.name().to_owned();
+        self.tools.add(plugin, items, |tool, existing| {
+            RegistryError::DuplicateTool {
+                tool,
+                plugin: plugin_name.clone(),
+                existing,
             }
-            if !seen.insert(def.name.clone()) {
-                return Err(RegistryError::DuplicateTool {
-                    tool: def.name.clone(),
-                    plugin: plugin.name().into(),
-                    existing: plugin.name().into(),
-                });
-            }
-        }
-        for def in defs {
-            self.tools.insert(
-                def.name.clone(),
-                ToolEntry {
-                    def,
-                    plugin: plugin.clone(),
-                },
-            );
-        }
-        self.tool_plugins.push(plugin);
-        // Stable: equal priorities keep registration order.
-        self.tool_plugins
-            .sort_by_key(|p| std::cmp::Reverse(p.priority()));
-        Ok(())
+        })
     }
 
-    /// Adds a skill plugin; refuses a duplicate plugin or skill name.
+    /// Adds a skill plugin; refuses a duplicate plugin or skill name. Each
+    /// skill's `input_schema` is compiled here, once.
     pub fn add_skill_plugin(
         &mut self,
         plugin: Arc<dyn DynSkillPlugin>,
     ) -> Result<(), RegistryError> {
-        if self.skill_plugins.iter().any(|p| p.name() == plugin.name()) {
-            return Err(RegistryError::DuplicatePlugin(plugin.name().into()));
-        }
-        let defs = plugin.skills();
-        let mut seen = std::collections::HashSet::new();
-        for def in &defs {
-            let existing = self
-                .skills
-                .get(&def.name)
-                .map(|e| e.plugin.name().to_owned());
-            let dup_here = !seen.insert(def.name.clone());
-            if let Some(existing) = existing.or_else(|| dup_here.then(|| plugin.name().to_owned()))
-            {
-                return Err(RegistryError::DuplicateSkill {
-                    skill: def.name.clone(),
-                    plugin: plugin.name().into(),
-                    existing,
-                });
+        let items = plugin
+            .skills()
+            .into_iter()
+            .map(|def| {
+                let schema = Value::Object(def.input_schema.clone());
+                (def.name.clone(), def, schema)
+            })
+            .collect();
+        let plugin_name = plugin.name().to_owned();
+        self.skills.add(plugin, items, |skill, existing| {
+            RegistryError::DuplicateSkill {
+                skill,
+                plugin: plugin_name.clone(),
+                existing,
             }
-        }
-        for def in defs {
-            self.skills.insert(
-                def.name.clone(),
-                SkillEntry {
-                    def,
-                    plugin: plugin.clone(),
-                },
-            );
-        }
-        self.skill_plugins.push(plugin);
-        self.skill_plugins
-            .sort_by_key(|p| std::cmp::Reverse(p.priority()));
-        Ok(())
+        })
     }
 
     /// Tool plugins that serve, highest priority first: only the first when it is exclusive.
     pub fn serving_tool_plugins(&self) -> &[Arc<dyn DynToolPlugin>] {
-        match self.tool_plugins.first() {
-            Some(first) if first.exclusive() => std::slice::from_ref(first),
-            _ => &self.tool_plugins,
-        }
+        self.tools.serving()
     }
 
     /// Skill plugins that serve, highest priority first: only the first when it is exclusive.
     pub fn serving_skill_plugins(&self) -> &[Arc<dyn DynSkillPlugin>] {
-        match self.skill_plugins.first() {
-            Some(first) if first.exclusive() => std::slice::from_ref(first),
-            _ => &self.skill_plugins,
-        }
+        self.skills.serving()
     }
 
     /// Every tool that serves, in plugin priority order, then name.
     pub fn tools(&self) -> Vec<ToolEntry> {
-        let mut out = Vec::new();
-        for plugin in self.serving_tool_plugins() {
-            let mut mine: Vec<ToolEntry> = self
-                .tools
-                .values()
-                .filter(|e| Arc::ptr_eq(&e.plugin, plugin))
-                .cloned()
-                .collect();
-            mine.sort_by(|a, b| a.def.name.cmp(&b.def.name));
-            out.extend(mine);
-        }
-        out
+        self.tools.all()
     }
 
     /// A tool that serves, by name.
     pub fn tool(&self, name: &str) -> Option<ToolEntry> {
-        let entry = self.tools.get(name)?;
-        self.serving_tool_plugins()
-            .iter()
-            .any(|p| Arc::ptr_eq(p, &entry.plugin))
-            .then(|| entry.clone())
+        self.tools.get(name)
     }
 
     /// Every skill that serves, in plugin priority order, then name.
     pub fn skills(&self) -> Vec<SkillEntry> {
-        let mut out = Vec::new();
-        for plugin in self.serving_skill_plugins() {
-            let mut mine: Vec<SkillEntry> = self
-                .skills
-                .values()
-                .filter(|e| Arc::ptr_eq(&e.plugin, plugin))
-                .cloned()
-                .collect();
-            mine.sort_by(|a, b| a.def.name.cmp(&b.def.name));
-            out.extend(mine);
-        }
-        out
+        self.skills.all()
     }
 
     /// A skill that serves, by name.
     pub fn skill(&self, name: &str) -> Option<SkillEntry> {
-        let entry = self.skills.get(name)?;
-        self.serving_skill_plugins()
-            .iter()
-            .any(|p| Arc::ptr_eq(p, &entry.plugin))
-            .then(|| entry.clone())
+        self.skills.get(name)
     }
 
     /// Whether any tool plugin is registered.
     pub fn has_tools(&self) -> bool {
-        !self.tool_plugins.is_empty()
+        !self.tools.plugins.is_empty()
     }
 
     /// Whether any skill plugin is registered.
     pub fn has_skills(&self) -> bool {
-        !self.skill_plugins.is_empty()
+        !self.skills.plugins.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::HostResult;
     use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
-    use serde_json::{Map, Value};
 
     struct P {
         name: &'static str,
@@ -311,5 +423,80 @@ mod tests {
         assert_eq!(names, vec!["o1"]);
         assert!(r.tool("b1").is_none());
         assert!(r.tool("o1").is_some());
+    }
+
+    fn validator() -> ArgsValidator {
+        use a2e_proto::ToolParameter;
+        use std::collections::BTreeMap;
+        let mut opts = ToolParameter::new("opts", "object", "options");
+        let mut mode = ToolParameter::new("mode", "string", "mode").required();
+        mode.r#enum = Some(vec!["fast".into(), "slow".into()]);
+        let props = BTreeMap::from([
+            ("mode".to_owned(), mode),
+            (
+                "depth".to_owned(),
+                ToolParameter::new("depth", "integer", "depth"),
+            ),
+        ]);
+        opts.properties = Some(props);
+        let def = ToolDefinition::new("t", "t")
+            .param(ToolParameter::new("path", "string", "path").required())
+            .param(ToolParameter::new("limit", "integer", "limit"))
+            .param(opts);
+        ArgsValidator::compile(&def.input_schema())
+    }
+
+    fn violations(v: &ArgsValidator, args: serde_json::Value) -> Vec<String> {
+        match v.check(args.as_object().unwrap()) {
+            Ok(()) => Vec::new(),
+            Err(HostError::Schema { violations, .. }) => violations,
+            Err(other) => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn valid_arguments_pass_and_null_counts_as_absent() {
+        let v = validator();
+        let args = serde_json::json!({"path": "a", "limit": null, "opts": {"mode": "fast", "depth": 2}, "extra": 1});
+        assert!(violations(&v, args).is_empty());
+    }
+
+    #[test]
+    fn every_violation_is_listed_with_its_path() {
+        let v = validator();
+        let found = violations(
+            &v,
+            serde_json::json!({"limit": "3", "opts": {"mode": "medium", "depth": 1.5}}),
+        );
+        assert_eq!(found.len(), 4, "{found:?}");
+        for (path, what) in [
+            ("$", "path"),
+            ("/limit", "integer"),
+            ("/opts/depth", "integer"),
+            ("/opts/mode", "medium"),
+        ] {
+            assert!(
+                found.iter().any(|f| f.starts_with(&format!("{path}: ")) && f.contains(what)),
+                "{path} {what}: {found:?}"
+            );
+        }
+        let nested = violations(&v, serde_json::json!({"path": "a", "opts": {}}));
+        assert_eq!(nested.len(), 1);
+        assert!(nested[0].starts_with("/opts: ") && nested[0].contains("mode"), "{nested:?}");
+    }
+
+    #[test]
+    fn skill_schemas_name_their_paths_and_empty_schemas_accept_all() {
+        let schema = serde_json::json!({"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}, "required": ["code"]});
+        let v = ArgsValidator::compile(&schema);
+        assert!(violations(&v, serde_json::json!({"code": "x"})).is_empty());
+        let found = violations(&v, serde_json::json!({"n": "two"}));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.iter().any(|f| f.starts_with("/n:")), "{found:?}");
+        let any = ArgsValidator::compile(&serde_json::json!({}));
+        assert!(violations(&any, serde_json::json!({"whatever": [1]})).is_empty());
+        let broken = ArgsValidator::compile(&serde_json::json!({"type": 5}));
+        let err = broken.check(&Map::new()).unwrap_err();
+        assert!(err.to_string().contains("input schema is invalid"), "{err}");
     }
 }

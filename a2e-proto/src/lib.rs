@@ -54,6 +54,7 @@ pub mod message;
 pub mod ndjson;
 mod num;
 pub mod outputs;
+pub mod params;
 pub mod proc;
 #[cfg(feature = "schema")]
 pub mod schema;
@@ -75,6 +76,7 @@ pub use envelope::{
 pub use event::{EventData, EventKind};
 pub use message::Message;
 pub use outputs::Outputs;
+pub use params::params_from_schema;
 pub use proc::{
     ProcKillRequest, ProcKillResponse, ProcReadEvent, ProcSpawnRequest, ProcSpawnResponse,
     ProcState, ProcStatusRequest, ProcStatusResponse, ProcWriteRequest, ProcWriteResponse,

@@ -296,8 +296,11 @@ wire_message! {
     }
 }
 
+/// A `skill/call/req`'s `timeout` when the request gives none (a2e-skills).
+pub const DEFAULT_SKILL_TIMEOUT_SECS: u64 = 60;
+
 fn default_skill_timeout() -> u64 {
-    60
+    DEFAULT_SKILL_TIMEOUT_SECS
 }
 
 impl SkillCallRequest {

@@ -59,8 +59,8 @@ pub async fn run(cli: Cli) -> ExitCode {
             file,
             input,
             events,
-        } => a2e_host::cli_run::run_file(&host, file, input.as_deref(), *events).await,
-        Command::Validate { file } => a2e_host::cli_run::validate_file(&host, file),
+        } => super::run::run_file(&host, file, input.as_deref(), *events).await,
+        Command::Validate { file } => super::run::validate_file(&host, file),
         Command::Tools { query } => {
             let req = a2e_proto::ToolListRequest {
                 query: query.clone().unwrap_or_default(),
@@ -68,13 +68,13 @@ pub async fn run(cli: Cli) -> ExitCode {
                 ..Default::default()
             };
             for tool in host.list_tools(&req) {
-                a2e_host::cli_run::print_out(&format!("{:<16} {}", tool.name, tool.description));
+                super::run::print_out(&format!("{:<16} {}", tool.name, tool.description));
             }
             ExitCode::SUCCESS
         }
         Command::Skills => {
             for skill in host.discover_skills(&Default::default()) {
-                a2e_host::cli_run::print_out(&format!(
+                super::run::print_out(&format!(
                     "{:<20} {:<10} {}",
                     skill.name, skill.status, skill.description
                 ));
@@ -84,13 +84,13 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Schema { r#type } => match r#type {
             None => {
                 for t in a2e_proto::Message::TYPES {
-                    a2e_host::cli_run::print_out(t);
+                    super::run::print_out(t);
                 }
                 ExitCode::SUCCESS
             }
             Some(t) => match a2e_proto::schema::schema_for_type(t) {
                 Some(schema) => {
-                    a2e_host::cli_run::print_out(
+                    super::run::print_out(
                         &serde_json::to_string_pretty(&schema).unwrap_or_default(),
                     );
                     ExitCode::SUCCESS

@@ -1,6 +1,7 @@
 //! Command-line interface of the `a2e` binary.
 
 mod commands;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

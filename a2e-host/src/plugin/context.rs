@@ -59,6 +59,9 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// When the call's time runs out, if it has a limit.
     pub deadline: Option<Instant>,
+    /// The agent's correlation id of the request (empty when none), to follow one
+    /// agent turn through calls and the audit log.
+    pub correlation_id: Arc<str>,
     events: EventSink,
 }
 
@@ -76,8 +79,15 @@ impl CallContext {
             req_id: req_id.into(),
             cancel,
             deadline,
+            correlation_id: "".into(),
             events,
         }
+    }
+
+    /// The same context carrying the request's correlation id.
+    pub fn with_correlation_id(mut self, correlation_id: &str) -> Self {
+        self.correlation_id = correlation_id.into();
+        self
     }
 
     /// A context for tests and host-internal calls: no session, no limit, events dropped.

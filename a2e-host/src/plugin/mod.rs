@@ -7,7 +7,9 @@
 mod context;
 mod skill;
 mod tool;
+mod typed;
 
 pub use context::{CallContext, EventSink};
 pub use skill::{DynSkillPlugin, SkillCall, SkillOutput, SkillPlugin};
 pub use tool::{DynToolPlugin, ToolOutput, ToolPlugin};
+pub use typed::{Toolbox, TypedTool, parse_args, schema_of};

@@ -69,6 +69,14 @@ pub trait ToolPlugin: Send + Sync + 'static {
     /// The tools this plugin offers.
     fn tools(&self) -> Vec<ToolDefinition>;
 
+    /// The JSON Schema that a call's arguments are validated against (compiled
+    /// once at registration). By default it is derived from the tool's
+    /// parameters ([`ToolDefinition::input_schema`]); a plugin whose tools come
+    /// with a fuller schema (typed tools, mounted MCP tools) returns that.
+    fn input_schema(&self, tool: &ToolDefinition) -> Value {
+        tool.input_schema()
+    }
+
     /// Runs `tool` with arguments already validated against its parameters.
     fn call(
         &self,
@@ -88,6 +96,8 @@ pub trait DynToolPlugin: Send + Sync + 'static {
     fn exclusive(&self) -> bool;
     /// See [`ToolPlugin::tools`].
     fn tools(&self) -> Vec<ToolDefinition>;
+    /// See [`ToolPlugin::input_schema`].
+    fn input_schema(&self, tool: &ToolDefinition) -> Value;
     /// See [`ToolPlugin::call`].
     fn call_dyn<'a>(
         &'a self,
@@ -109,6 +119,9 @@ impl<T: ToolPlugin> DynToolPlugin for T {
     }
     fn tools(&self) -> Vec<ToolDefinition> {
         ToolPlugin::tools(self)
+    }
+    fn input_schema(&self, tool: &ToolDefinition) -> Value {
+        ToolPlugin::input_schema(self, tool)
     }
     fn call_dyn<'a>(
         &'a self,

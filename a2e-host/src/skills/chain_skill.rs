@@ -164,7 +164,7 @@ pub fn parse_skill(text: &str, path: &Path) -> Result<ChainSkill, String> {
     let (yaml, body) = split_front_matter(text)
         .ok_or_else(|| format!("{where_}: missing `---` YAML front matter"))?;
     let front: FrontMatter =
-        serde_yaml::from_str(yaml).map_err(|e| format!("{where_}: front matter: {e}"))?;
+        serde_norway::from_str(yaml).map_err(|e| format!("{where_}: front matter: {e}"))?;
     let (instructions, chain_text) = split_chain_block(body)
         .ok_or_else(|| format!("{where_}: no ```chain block in the body"))?;
     let chain: ChainBody =

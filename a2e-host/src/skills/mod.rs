@@ -2,7 +2,6 @@
 //! from Markdown files with YAML front matter.
 
 pub mod chain_skill;
-pub mod schema;
 
 use crate::host::{BuildError, HostBuilder};
 
