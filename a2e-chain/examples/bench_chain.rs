@@ -42,10 +42,10 @@ const SHAPES: &[&str] = &[
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, shape] = args.as_slice() {
-        if flag == "--shape" {
-            return run_shape(shape);
-        }
+    if let [flag, shape] = args.as_slice()
+        && flag == "--shape"
+    {
+        return run_shape(shape);
     }
     let wanted: Vec<&str> = if args.is_empty() {
         SHAPES.to_vec()

@@ -1,5 +1,35 @@
 //! Limits and knobs of the engine.
 
+use std::time::Duration;
+
+/// The longest timeout the engine honours, in seconds (24 hours): a chain's
+/// `timeout`, a node's `input.timeout` and a map item's. Longer ones are
+/// clamped to it, so deadline arithmetic never overflows. The host uses the
+/// same maximum for its own calls.
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+/// `timeout` clamped to [`MAX_TIMEOUT_SECS`].
+///
+/// ```
+/// use std::time::Duration;
+/// use a2e_chain::{clamp_timeout, MAX_TIMEOUT_SECS};
+///
+/// assert_eq!(clamp_timeout(Duration::from_secs(5)), Duration::from_secs(5));
+/// assert_eq!(clamp_timeout(Duration::MAX), Duration::from_secs(MAX_TIMEOUT_SECS));
+/// ```
+pub fn clamp_timeout(timeout: Duration) -> Duration {
+    timeout.min(Duration::from_secs(MAX_TIMEOUT_SECS))
+}
+
+/// The instant `timeout` (clamped to [`MAX_TIMEOUT_SECS`]) after `now`;
+/// `None` only if even that is past what the clock can represent.
+pub fn deadline_after(
+    now: tokio::time::Instant,
+    timeout: Duration,
+) -> Option<tokio::time::Instant> {
+    now.checked_add(clamp_timeout(timeout))
+}
+
 /// Limits and knobs of the engine. The defaults suit a host serving agents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainConfig {

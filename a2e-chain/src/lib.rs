@@ -67,6 +67,7 @@ mod cycle;
 mod engine;
 mod error;
 mod events;
+pub mod expr;
 mod graph;
 mod hash;
 mod input;
@@ -74,7 +75,7 @@ mod prefetch;
 mod runner;
 mod validate;
 
-pub use config::ChainConfig;
+pub use config::{ChainConfig, MAX_TIMEOUT_SECS, clamp_timeout, deadline_after};
 pub use engine::Engine;
 pub use error::{NodeError, ValidationError};
 pub use events::{Event, EventSink, Progress, WireEvents, channel_sink};

@@ -329,10 +329,10 @@ fn deps_of(specs: &[Spec], i: usize) -> BTreeSet<usize> {
         if s.next == Some(i) {
             d.insert(j);
         }
-        if let Some((_, _, t, f)) = s.branch {
-            if t == Some(i) || f == Some(i) {
-                d.insert(j);
-            }
+        if let Some((_, _, t, f)) = s.branch
+            && (t == Some(i) || f == Some(i))
+        {
+            d.insert(j);
         }
     }
     d

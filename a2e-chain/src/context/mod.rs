@@ -152,10 +152,10 @@ pub(crate) fn compile(
         let root = resolve(name).ok_or_else(|| CompileError::Unknown(name.to_owned()))?;
         roots.push((name.into(), root));
     }
-    if let Some((first, steps)) = ast_path(&ast) {
-        if let Some((_, root)) = roots.iter().find(|(n, _)| **n == *first) {
-            return Ok(Expr::path(*root, steps));
-        }
+    if let Some((first, steps)) = ast_path(&ast)
+        && let Some((_, root)) = roots.iter().find(|(n, _)| **n == *first)
+    {
+        return Ok(Expr::path(*root, steps));
     }
     Ok(Expr::General(Box::new(General {
         text: body.into(),

@@ -8,10 +8,12 @@ pub(crate) type SlotSize = state::Slot;
 #[cfg(test)]
 pub(crate) type OutSize = state::Out;
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
 use a2e_proto::{ChainRequest, ChainResponse, Outputs};
+use futures::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -117,7 +119,11 @@ impl Engine {
             events,
             chain_token.clone(),
         );
-        run.drive(&cancel).await;
+        // A panic in the scheduler itself still ends in one response.
+        let driven = AssertUnwindSafe(run.drive(&cancel)).catch_unwind().await;
+        if let Err(panic) = driven {
+            run.chain_panicked(None, panic);
+        }
         // Whatever still runs (late map items, stragglers after a failure)
         // is told to stop, and aborted after the grace period.
         chain_token.cancel();

@@ -156,10 +156,10 @@ impl Env<'_> {
             values.resize(keys.len(), Value::Null);
             for (key, expr) in input_map {
                 let value = self.eval(expr).map_err(|e| fail(key, e))?;
-                if let Some(at) = keys.iter().position(|k| **k == **key) {
-                    if let Some(slot) = values.get_mut(at) {
-                        *slot = value;
-                    }
+                if let Some(at) = keys.iter().position(|k| **k == **key)
+                    && let Some(slot) = values.get_mut(at)
+                {
+                    *slot = value;
                 }
             }
         } else {
@@ -191,7 +191,10 @@ pub(crate) fn node_timeout(input: &NodeInput) -> Result<Option<Duration>, NodeEr
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_f64() {
             Some(0.0) => Ok(None),
-            Some(t) if t > 0.0 && t.is_finite() => Ok(Duration::try_from_secs_f64(t).ok()),
+            // Past the maximum (or past what a Duration holds): the maximum.
+            Some(t) if t > 0.0 && t.is_finite() => Ok(Some(crate::config::clamp_timeout(
+                Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX),
+            ))),
             _ => Err(bad_timeout()),
         },
         Some(_) => Err(bad_timeout()),

@@ -150,19 +150,18 @@ pub(super) fn finish(plan: &mut Plan<'_>, entry: Option<u32>) -> Result<()> {
         }
     }
     plan.total = total;
-    if let Some(e) = entry {
-        if let Some(node) = plan.nodes.get(e as usize) {
-            if node.pending != 0 {
-                return Err(invalid(
-                    "",
-                    "entry_node",
-                    format!(
-                        "entry node `{}` depends on {} other node(s); the entry must have none",
-                        node.id, node.pending
-                    ),
-                ));
-            }
-        }
+    if let Some(e) = entry
+        && let Some(node) = plan.nodes.get(e as usize)
+        && node.pending != 0
+    {
+        return Err(invalid(
+            "",
+            "entry_node",
+            format!(
+                "entry node `{}` depends on {} other node(s); the entry must have none",
+                node.id, node.pending
+            ),
+        ));
     }
     Ok(())
 }
@@ -181,14 +180,14 @@ pub(super) fn check_static_fan_out(plan: &Plan<'_>, config: &ChainConfig) -> Res
         }
         let input = input.get_or_insert_with(|| Value::Object(plan.req.initial_input.clone()));
         let list = crate::engine::resolve::eval_static(items, input);
-        if let Value::Array(list) = list {
-            if list.len() > config.max_map_items {
-                return Err(ValidationError::MapFanOut {
-                    node_id: node.src.node_id.clone(),
-                    count: list.len(),
-                    limit: config.max_map_items,
-                });
-            }
+        if let Value::Array(list) = list
+            && list.len() > config.max_map_items
+        {
+            return Err(ValidationError::MapFanOut {
+                node_id: node.src.node_id.clone(),
+                count: list.len(),
+                limit: config.max_map_items,
+            });
         }
     }
     Ok(())

@@ -230,10 +230,10 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
         roots: Vec::new(),
         total: 0,
     };
-    if !forward_only(&plan) {
-        if let Some(path) = find_cycle(&plan) {
-            return Err(ValidationError::Cycle { path });
-        }
+    if !forward_only(&plan)
+        && let Some(path) = find_cycle(&plan)
+    {
+        return Err(ValidationError::Cycle { path });
     }
     finish(&mut plan, entry)?;
     check_static_fan_out(&plan, config)?;
@@ -381,6 +381,14 @@ fn compile(
     scope: Scope,
     index: &Ids,
 ) -> Result<Expr> {
+    // Bounded before the parser, whose recursion follows the nesting.
+    if let Err(e) = crate::expr::check_expression(text) {
+        return Err(ValidationError::InvalidField {
+            node_id: node.node_id.clone(),
+            field: field.name(),
+            message: e.to_string(),
+        });
+    }
     let resolve = |name: &str| -> Option<Root> {
         // The scoped names shadow node ids of the same name; they all start
         // with `i` or `o`, so other names skip the comparisons.

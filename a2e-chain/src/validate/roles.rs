@@ -148,10 +148,10 @@ pub(super) fn scopes_and_edges(
         let mut template = None;
         if templates {
             e.each_root(|root| {
-                if let Root::Node(j) = root {
-                    if roles.get(j as usize) == Some(&Role::Template) {
-                        template = Some(j);
-                    }
+                if let Root::Node(j) = root
+                    && roles.get(j as usize) == Some(&Role::Template)
+                {
+                    template = Some(j);
                 }
             });
         }
@@ -213,10 +213,10 @@ pub(super) fn scopes_and_edges(
             })
         };
         for (key, expr) in inputs_of(inputs, node) {
-            if read_error.is_none() {
-                if let Some(j) = template_read(expr) {
-                    read_error = Some(refuse(node, format!("input_map.{key}"), j));
-                }
+            if read_error.is_none()
+                && let Some(j) = template_read(expr)
+            {
+                read_error = Some(refuse(node, format!("input_map.{key}"), j));
             }
             if !template {
                 add(expr);
@@ -227,17 +227,17 @@ pub(super) fn scopes_and_edges(
             Spec::Map(map) => ("items_path", &map.items),
             Spec::Run => continue,
         };
-        if read_error.is_none() {
-            if let Some(j) = template_read(expr) {
-                read_error = Some(refuse(node, field.to_owned(), j));
-            }
+        if read_error.is_none()
+            && let Some(j) = template_read(expr)
+        {
+            read_error = Some(refuse(node, field.to_owned(), j));
         }
         if !template {
             add(expr);
-            if let Spec::Map(map) = &node.spec {
-                if let Some(t) = compiled.get(map.template as usize) {
-                    inputs_of(inputs, t).iter().for_each(|(_, e)| add(e));
-                }
+            if let Spec::Map(map) = &node.spec
+                && let Some(t) = compiled.get(map.template as usize)
+            {
+                inputs_of(inputs, t).iter().for_each(|(_, e)| add(e));
             }
         }
     }

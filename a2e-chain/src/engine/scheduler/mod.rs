@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use a2e_proto::ChainPhase;
+use a2e_proto::{ChainPhase, ErrorCode};
 use futures::FutureExt;
 use jmespath::Rcvar;
 use serde_json::{Map, Value};
@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::resolve::{Env, node_timeout};
 use super::state::{Emitter, MapRun, Out, Slot, Status};
-use crate::config::ChainConfig;
+use crate::config::{ChainConfig, MAX_TIMEOUT_SECS, deadline_after};
 use crate::context::{Expr, Root};
 use crate::error::NodeError;
 use crate::events::{EventSink, Progress};
@@ -82,9 +82,12 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         sink: S,
         cancel: CancellationToken,
     ) -> Self {
-        let timeout_secs = plan.req.timeout;
-        let deadline =
-            (timeout_secs > 0).then(|| Instant::now() + Duration::from_secs(timeout_secs));
+        // Clamped to the maximum, and checked: a timeout from the wire
+        // never overflows the clock.
+        let timeout_secs = plan.req.timeout.min(MAX_TIMEOUT_SECS);
+        let deadline = (timeout_secs > 0)
+            .then(|| deadline_after(Instant::now(), Duration::from_secs(timeout_secs)))
+            .flatten();
         Self {
             plan,
             cfg,
@@ -140,9 +143,20 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 if let Some(Work::Node(next)) = self.ready.peek() {
                     self.prefetch_inputs(next);
                 }
+                // The engine's own work for a node (resolving its input,
+                // a condition, a map's items) is inside the panic net too:
+                // a panic there is that node's failure, not the chain's end.
                 match work {
-                    Work::Node(i) => self.start(i),
-                    Work::Items(m) => self.start_items(m),
+                    Work::Node(i) => {
+                        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.start(i))) {
+                            self.node_panicked(i, panic);
+                        }
+                    }
+                    Work::Items(m) => {
+                        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.start_items(m))) {
+                            self.chain_panicked(Some(m), panic);
+                        }
+                    }
                 }
                 launches += 1;
                 if launches >= CHECK_EVERY {
@@ -195,6 +209,50 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             let _ = tokio::time::timeout(grace, drain).await;
             tasks.abort_all();
         });
+    }
+
+    /// The engine's work for node `i` panicked: the node fails with a
+    /// `runtime_error` naming the panic (its `on_error` applies).
+    fn node_panicked(&mut self, i: u32, panic: Box<dyn std::any::Any + Send>) {
+        let error = panic_error("node", panic);
+        let Some(slot) = self.slots.get_mut(i as usize) else {
+            return;
+        };
+        if slot.status == Status::Waiting {
+            slot.status = Status::Running;
+        }
+        if slot.status == Status::Running {
+            self.finish_node(i, Err(error));
+        } else if self.failure.is_none() {
+            let node = self.plan.nodes.get(i as usize).map(|n| n.id.clone());
+            self.panicked_detail(node.as_deref(), &error.message);
+        }
+    }
+
+    /// The engine's work panicked where no single node can carry the
+    /// failure (a map's items, the scheduler itself): the chain fails with a
+    /// `runtime_error`, once.
+    pub(crate) fn chain_panicked(
+        &mut self,
+        node: Option<u32>,
+        panic: Box<dyn std::any::Any + Send>,
+    ) {
+        let error = panic_error("chain", panic);
+        let id = node
+            .and_then(|n| self.plan.nodes.get(n as usize))
+            .map(|n| n.id.clone());
+        self.panicked_detail(id.as_deref(), &error.message);
+    }
+
+    fn panicked_detail(&mut self, node_id: Option<&str>, message: &str) {
+        let mut detail = Map::new();
+        detail.insert(
+            "code".into(),
+            Value::from(ErrorCode::RUNTIME_ERROR.as_str()),
+        );
+        detail.insert("message".into(), Value::from(message));
+        detail.insert("node_id".into(), Value::from(node_id.unwrap_or("")));
+        self.fail(detail, message);
     }
 
     fn joined(&mut self, joined: Result<(Tag, NodeResult), JoinError>) {
@@ -300,7 +358,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
     /// Calls the runner: polls the future once here, and hands it to a task
     /// if it is not finished.
     fn launch(&mut self, tag: Tag, mut call: NodeCall, timeout: Option<Duration>) {
-        let node_deadline = timeout.map(|t| Instant::now() + t);
+        let node_deadline = timeout.and_then(|t| deadline_after(Instant::now(), t));
         call.deadline = match (self.deadline, node_deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -316,7 +374,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         let runner = self.runner.clone();
         let fut = match catch_unwind(AssertUnwindSafe(|| runner.run_boxed(call))) {
             Ok(fut) => fut,
-            Err(panic) => return self.result(tag, Err(panic_error(panic))),
+            Err(panic) => return self.result(tag, Err(panic_error("runner", panic))),
         };
         let grace = self.cfg.cancel_grace;
         let mut fut: BoxNodeFuture = match (node_deadline, timeout, own_token) {
@@ -345,14 +403,14 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
                 Ok(Poll::Ready(result)) => return self.result(tag, result),
                 Ok(Poll::Pending) => {}
-                Err(panic) => return self.result(tag, Err(panic_error(panic))),
+                Err(panic) => return self.result(tag, Err(panic_error("runner", panic))),
             }
         }
         self.tasks.spawn(async move {
             let result = AssertUnwindSafe(fut)
                 .catch_unwind()
                 .await
-                .unwrap_or_else(|panic| Err(panic_error(panic)));
+                .unwrap_or_else(|panic| Err(panic_error("runner", panic)));
             (tag, result)
         });
     }
@@ -370,11 +428,12 @@ fn timeout_of(
     }
 }
 
-fn panic_error(panic: Box<dyn std::any::Any + Send>) -> NodeError {
+/// A panic as a `runtime_error`; `whose` is `runner`, `node` or `chain`.
+fn panic_error(whose: &str, panic: Box<dyn std::any::Any + Send>) -> NodeError {
     let message = panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "non-string panic payload".to_owned());
-    NodeError::runtime(format!("runner panicked: {message}"))
+    NodeError::runtime(format!("{whose} panicked: {message}"))
 }

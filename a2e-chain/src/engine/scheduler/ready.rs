@@ -29,7 +29,7 @@ impl Work {
 
     fn from_key(k: usize) -> Self {
         let i = (k / 2) as u32;
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             Self::Node(i)
         } else {
             Self::Items(i)
@@ -104,10 +104,10 @@ impl Ready {
         let (w, b) = self.first()?;
         let word = self.words.get_mut(w)?;
         *word &= !(1 << b);
-        if *word == 0 {
-            if let Some(s) = self.summary.get_mut(w / 64) {
-                *s &= !(1 << (w % 64));
-            }
+        if *word == 0
+            && let Some(s) = self.summary.get_mut(w / 64)
+        {
+            *s &= !(1 << (w % 64));
         }
         self.len -= 1;
         Some(Work::from_key(w * 64 + b as usize))

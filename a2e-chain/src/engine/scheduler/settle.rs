@@ -167,14 +167,13 @@ impl<S: EventSink> Run<'_, '_, S> {
                 if let (Some(owner), Some(out)) = (
                     self.slots.get_mut(o as usize),
                     self.outs.get_mut(o as usize),
-                ) {
-                    if owner.status == Status::Failed {
-                        out.output = stand_in;
-                        out.readable = true;
-                        owner.status = Status::Done;
-                        self.ev.progress.settled += 1;
-                        self.settle_stack.push(o);
-                    }
+                ) && owner.status == Status::Failed
+                {
+                    out.output = stand_in;
+                    out.readable = true;
+                    owner.status = Status::Done;
+                    self.ev.progress.settled += 1;
+                    self.settle_stack.push(o);
                 }
             }
         }
@@ -217,10 +216,10 @@ impl<S: EventSink> Run<'_, '_, S> {
             }
         }
         for (m, run) in std::mem::take(&mut self.maps) {
-            if let Some(Spec::Map(map)) = plan.nodes.get(m as usize).map(|n| &n.spec) {
-                if let Some(t) = plan.nodes.get(map.template as usize) {
-                    self.cancel_items(&t.id, run, &why);
-                }
+            if let Some(Spec::Map(map)) = plan.nodes.get(m as usize).map(|n| &n.spec)
+                && let Some(t) = plan.nodes.get(map.template as usize)
+            {
+                self.cancel_items(&t.id, run, &why);
             }
         }
         self.ready.clear();
