@@ -1,0 +1,179 @@
+//! Loop events and their mapping onto `skill/event` kinds and payloads.
+
+use a2e_proto::{EventData, EventKind};
+use serde_json::{Map, Value};
+
+use crate::types::Usage;
+
+/// Something that happened in the agentic loop. Texts are bounded by
+/// [`LoopOptions::max_event_bytes`](crate::LoopOptions::max_event_bytes); no event carries
+/// credentials.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopEvent {
+    /// A model call begins.
+    TurnStarted {
+        /// 1-based turn number.
+        turn: u32,
+        /// The limit.
+        max_turns: u32,
+    },
+    /// Streamed answer text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// The model called a tool.
+    ToolCall {
+        /// The turn.
+        turn: u32,
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as the model wrote them (bounded).
+        arguments: String,
+    },
+    /// A tool call was answered.
+    ToolResult {
+        /// The turn.
+        turn: u32,
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Whether the answer is an error (failure, refusal, bad arguments).
+        is_error: bool,
+        /// Whether the tool was refused (not offered).
+        refused: bool,
+        /// The answer (bounded).
+        content: String,
+    },
+    /// Tokens of one turn and of all so far.
+    Usage {
+        /// The turn.
+        turn: u32,
+        /// This turn's tokens.
+        usage: Usage,
+        /// All turns' tokens.
+        total: Usage,
+    },
+}
+
+/// The artifact name streamed answer text is sent under.
+pub const ANSWER_ARTIFACT: &str = "answer";
+
+impl LoopEvent {
+    /// The `skill/event` kind and `data` this event maps to: turns are `progress`, tool
+    /// calls and results `log`, text deltas `artifact` chunks (base64 of UTF-8 text,
+    /// `text/plain`, name [`ANSWER_ARTIFACT`]), usage `status`.
+    pub fn to_skill_event(&self) -> (EventKind, Map<String, Value>) {
+        match self {
+            LoopEvent::TurnStarted { turn, max_turns } => {
+                let pct = i64::from(turn.saturating_sub(1)) * 100 / i64::from((*max_turns).max(1));
+                (
+                    EventKind::PROGRESS,
+                    EventData::progress(pct, format!("turn {turn} of at most {max_turns}")),
+                )
+            }
+            LoopEvent::TextDelta { text } => (
+                EventKind::ARTIFACT,
+                EventData::artifact(
+                    ANSWER_ARTIFACT,
+                    "text/plain",
+                    &base64(text.as_bytes()),
+                    false,
+                ),
+            ),
+            LoopEvent::ToolCall {
+                name, arguments, ..
+            } => (
+                EventKind::LOG,
+                EventData::log("info", format!("tool call {name} {arguments}")),
+            ),
+            LoopEvent::ToolResult {
+                name,
+                is_error,
+                refused,
+                content,
+                ..
+            } => {
+                let (level, what) = match (refused, is_error) {
+                    (true, _) => ("warn", "refused"),
+                    (false, true) => ("warn", "failed"),
+                    (false, false) => ("info", "result"),
+                };
+                (
+                    EventKind::LOG,
+                    EventData::log(level, format!("tool {what} {name}: {content}")),
+                )
+            }
+            LoopEvent::Usage { turn, usage, total } => (
+                EventKind::STATUS,
+                EventData::status(format!(
+                    "turn {turn}: {} input + {} output tokens ({} in all)",
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    total.total()
+                )),
+            ),
+        }
+    }
+}
+
+/// Standard base64 with padding.
+pub fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_rfc_vectors() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in cases {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
+    }
+
+    #[test]
+    fn events_map_onto_skill_event_kinds() {
+        let (kind, data) = LoopEvent::TurnStarted {
+            turn: 2,
+            max_turns: 4,
+        }
+        .to_skill_event();
+        assert_eq!(kind, EventKind::PROGRESS);
+        assert_eq!(data["pct"], 25);
+        let (kind, data) = LoopEvent::TextDelta { text: "hi".into() }.to_skill_event();
+        assert_eq!(kind, EventKind::ARTIFACT);
+        assert_eq!(data["chunk"], "aGk=");
+        assert_eq!(data["mime"], "text/plain");
+    }
+}

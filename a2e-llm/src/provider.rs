@@ -1,0 +1,74 @@
+//! The provider trait and the client enum over both implementations.
+
+use std::future::Future;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::anthropic::AnthropicProvider;
+use crate::error::LlmError;
+use crate::openai::OpenAiProvider;
+use crate::types::{ChatRequest, ChatResponse, DeltaSink};
+
+/// A model provider: one chat call, streamed or not.
+///
+/// With `request.stream` set, text and tool-call fragments go to `deltas` as they arrive;
+/// either way the complete answer is returned. Cancelling `cancel` ends the call with
+/// [`LlmError::Cancelled`] and drops the HTTP response, closing its connection.
+pub trait ChatProvider: Send + Sync {
+    /// The provider's configured name.
+    fn name(&self) -> &str;
+
+    /// One chat completion.
+    fn chat(
+        &self,
+        request: &ChatRequest,
+        deltas: &mut dyn DeltaSink,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<ChatResponse, LlmError>> + Send;
+}
+
+/// Either provider implementation, as built from a
+/// [`ProviderConfig`](crate::ProviderConfig). Cheap to clone (the HTTP client is shared).
+#[derive(Debug, Clone)]
+pub enum ModelClient {
+    /// OpenAI-compatible Chat Completions.
+    OpenAi(OpenAiProvider),
+    /// Anthropic Messages.
+    Anthropic(AnthropicProvider),
+}
+
+impl ChatProvider for ModelClient {
+    fn name(&self) -> &str {
+        match self {
+            ModelClient::OpenAi(p) => p.name(),
+            ModelClient::Anthropic(p) => p.name(),
+        }
+    }
+
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        deltas: &mut dyn DeltaSink,
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, LlmError> {
+        match self {
+            ModelClient::OpenAi(p) => p.chat(request, deltas, cancel).await,
+            ModelClient::Anthropic(p) => p.chat(request, deltas, cancel).await,
+        }
+    }
+}
+
+impl<P: ChatProvider> ChatProvider for &P {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn chat(
+        &self,
+        request: &ChatRequest,
+        deltas: &mut dyn DeltaSink,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<ChatResponse, LlmError>> + Send {
+        (**self).chat(request, deltas, cancel)
+    }
+}
