@@ -9,29 +9,20 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::args;
+use super::args::*;
 use super::paths::resolve;
 use crate::config::HostConfig;
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput};
 use crate::process::{self, Ending, RunLimits, StreamKind};
 
-/// The `argv` argument: a non-empty array of strings.
-pub(crate) fn argv(args: &Map<String, Value>, field: &str) -> HostResult<Vec<String>> {
-    let Some(Value::Array(items)) = args.get(field) else {
-        return Err(HostError::schema(vec![format!(
-            "{field}: expected a non-empty array of strings"
-        )]));
-    };
-    let argv: Vec<String> = items
-        .iter()
-        .filter_map(|v| v.as_str().map(str::to_owned))
-        .collect();
-    if argv.is_empty() || argv.len() != items.len() {
+/// Checks a parsed argv: not empty, no NUL in any argument.
+pub(crate) fn checked_argv(argv: Vec<String>, field: &str) -> HostResult<Vec<String>> {
+    if argv.is_empty() {
         return Err(HostError::schema(vec![format!(
             "{field}: expected a non-empty array of strings"
         )]));
@@ -47,26 +38,26 @@ pub(crate) fn argv(args: &Map<String, Value>, field: &str) -> HostResult<Vec<Str
 /// Runs `run_command`.
 pub(crate) async fn run_command(
     config: &HostConfig,
-    args: &Map<String, Value>,
+    args: RunCommandArgs,
     ctx: &CallContext,
 ) -> HostResult<ToolOutput> {
-    let argv = argv(args, "argv")?;
+    let argv = checked_argv(args.argv, "argv")?;
     let argv0 = argv.first().cloned().unwrap_or_default();
     process::check_allowed(&config.commands.allow, &argv0)?;
-    let cwd = resolve(&config.root, args::opt_str(args, "cwd")?.unwrap_or(""))?;
+    let cwd = resolve(&config.root, args.cwd.as_deref().unwrap_or(""))?;
     if !cwd.path.is_dir() {
         return Err(HostError::Tool(format!(
             "working directory `{}` is not a directory",
             cwd.relative()
         )));
     }
-    let env = match args.get("env") {
-        Some(Value::Object(map)) => process::env_pairs(map)?,
-        None | Some(Value::Null) => Vec::new(),
-        Some(_) => return Err(HostError::schema(vec!["env: expected an object".into()])),
+    let env = match &args.env {
+        Some(map) => process::env_pairs(map)?,
+        None => Vec::new(),
     };
-    let stdin = args::opt_str(args, "stdin")?.map(str::to_owned);
-    let timeout_secs = args::opt_u64(args, "timeout")?
+    let stdin = args.stdin;
+    let timeout_secs = args
+        .timeout
         .filter(|t| *t > 0)
         .unwrap_or(config.commands.timeout_secs);
     let mut timeout = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));

@@ -9,14 +9,12 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::args;
+use super::args::*;
 use crate::error::{HostError, HostResult};
 use crate::plugin::ToolOutput;
 
-/// Units `split_text` cuts at.
-pub const SPLIT_UNITS: &[&str] = &["paragraph", "line", "sentence", "word"];
 
 fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -95,17 +93,16 @@ fn pack(units: Vec<String>, size: usize, sep: &str) -> Vec<String> {
 }
 
 /// `split_text`.
-pub(crate) fn split_text(args: &Map<String, Value>) -> HostResult<ToolOutput> {
-    let text = args::req_str(args, "text")?;
-    let by = args::opt_str(args, "by")?.unwrap_or("paragraph");
-    if !SPLIT_UNITS.contains(&by) {
-        return Err(HostError::schema(vec![format!(
-            "by: `{by}` is not one of [{}]",
-            SPLIT_UNITS.join(", ")
-        )]));
-    }
+pub(crate) fn split_text(args: SplitTextArgs) -> HostResult<ToolOutput> {
+    let text = args.text.as_str();
+    let by = match args.by.unwrap_or_default() {
+        SplitUnit::Paragraph => "paragraph",
+        SplitUnit::Line => "line",
+        SplitUnit::Sentence => "sentence",
+        SplitUnit::Word => "word",
+    };
     let parts = units(text, by);
-    let chunks = match args::opt_u64(args, "size")? {
+    let chunks = match args.size {
         Some(0) => return Err(HostError::schema(vec!["size: must be at least 1".into()])),
         Some(size) => {
             let sep = match by {
@@ -121,9 +118,9 @@ pub(crate) fn split_text(args: &Map<String, Value>) -> HostResult<ToolOutput> {
 }
 
 /// `text_stats`.
-pub(crate) fn text_stats(args: &Map<String, Value>) -> HostResult<ToolOutput> {
-    let text = args::req_str(args, "text")?;
-    let top = args::opt_u64(args, "top")?.unwrap_or(5).min(100) as usize;
+pub(crate) fn text_stats(args: TextStatsArgs) -> HostResult<ToolOutput> {
+    let text = args.text.as_str();
+    let top = args.top.unwrap_or(5).min(100) as usize;
     let mut counts: HashMap<String, u64> = HashMap::new();
     let mut words = 0u64;
     for word in text.split_whitespace() {
@@ -151,9 +148,9 @@ pub(crate) fn text_stats(args: &Map<String, Value>) -> HostResult<ToolOutput> {
 }
 
 /// `transform`.
-pub(crate) fn transform(args: &Map<String, Value>) -> HostResult<ToolOutput> {
-    let expression = args::req_str(args, "expression")?;
-    let data = args.get("data").cloned().unwrap_or(Value::Null);
+pub(crate) fn transform(args: TransformArgs) -> HostResult<ToolOutput> {
+    let expression = args.expression.as_str();
+    let data = args.data;
     let compiled = jmespath::compile(expression)
         .map_err(|e| HostError::schema(vec![format!("expression: {e}")]))?;
     let result = compiled
@@ -185,41 +182,42 @@ fn whole_numbers(value: Value) -> Value {
 mod tests {
     use super::*;
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
+    fn run<T: serde::de::DeserializeOwned>(
+        tool: fn(T) -> HostResult<ToolOutput>,
+        args: Value,
+    ) -> HostResult<ToolOutput> {
+        tool(crate::plugin::parse_args(args.as_object().unwrap().clone())?)
     }
 
     #[test]
     fn splits_by_unit_and_packs_by_size() {
         let text = "One. Two!\nThree?\n\nFour five.\n\n\nSix";
-        let out = split_text(&obj(json!({"text": text}))).unwrap().data;
+        let out = run(split_text, json!({"text": text})).unwrap().data;
         assert_eq!(
             out["chunks"],
             json!(["One. Two!\nThree?", "Four five.", "Six"])
         );
-        let out = split_text(&obj(json!({"text": text, "by": "sentence"})))
+        let out = run(split_text, json!({"text": text, "by": "sentence"}))
             .unwrap()
             .data;
         assert_eq!(
             out["chunks"],
             json!(["One.", "Two!", "Three?", "Four five.", "Six"])
         );
-        let out = split_text(&obj(json!({"text": text, "by": "word", "size": 9})))
+        let out = run(split_text, json!({"text": text, "by": "word", "size": 9}))
             .unwrap()
             .data;
         assert_eq!(
             out["chunks"],
             json!(["One. Two!", "Three?", "Four", "five. Six"])
         );
-        assert!(split_text(&obj(json!({"text": text, "by": "page"}))).is_err());
-        assert!(split_text(&obj(json!({"text": text, "size": 0}))).is_err());
+        assert!(run(split_text, json!({"text": text, "by": "page"})).is_err());
+        assert!(run(split_text, json!({"text": text, "size": 0})).is_err());
     }
 
     #[test]
     fn counts_words_and_frequencies() {
-        let out = text_stats(&obj(
-            json!({"text": "The cat. The dog, the END!", "top": 2}),
-        ))
+        let out = run(text_stats, json!({"text": "The cat. The dog, the END!", "top": 2}))
         .unwrap()
         .data;
         assert_eq!(out["words"], 6);
@@ -232,18 +230,16 @@ mod tests {
 
     #[test]
     fn transforms_with_jmespath() {
-        let out = transform(&obj(
-            json!({"data": [{"n": 1}, {"n": 2}], "expression": "sum([*].n)"}),
-        ))
+        let out = run(transform, json!({"data": [{"n": 1}, {"n": 2}], "expression": "sum([*].n)"}))
         .unwrap()
         .data;
         assert_eq!(out["result"], json!(3));
-        let out = transform(&obj(json!({"data": [1.5, 2], "expression": "sum(@)"})))
+        let out = run(transform, json!({"data": [1.5, 2], "expression": "sum(@)"}))
             .unwrap()
             .data;
         assert_eq!(out["result"], json!(3.5));
         assert!(matches!(
-            transform(&obj(json!({"data": 1, "expression": "[*"}))),
+            run(transform, json!({"data": 1, "expression": "[*"})),
             Err(HostError::Schema { .. })
         ));
     }

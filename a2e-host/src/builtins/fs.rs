@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 use regex::RegexBuilder;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::args;
+use super::args::*;
 use super::paths::{Resolved, relative_to, resolve};
 use super::text;
 use crate::config::HostConfig;
@@ -52,12 +52,12 @@ fn io_error(what: &str, rel: &str, e: &io::Error) -> HostError {
 /// `read_file`: `{path, content, size, offset, bytes_read, encoding, truncated}`.
 pub(crate) async fn read_file(
     config: &HostConfig,
-    args: &Map<String, Value>,
+    args: ReadFileArgs,
 ) -> HostResult<ToolOutput> {
-    let path = args::req_str(args, "path")?;
-    let offset = args::opt_u64(args, "offset")?.unwrap_or(0);
-    let limit = args::opt_u64(args, "limit")?;
-    let base64 = args::opt_str(args, "encoding")? == Some("base64");
+    let path = args.path.as_str();
+    let offset = args.offset.unwrap_or(0);
+    let limit = args.limit;
+    let base64 = args.encoding == Some(Encoding::Base64);
     let max = limit.map_or(config.files.read_max_bytes, |l| {
         usize::try_from(l).map_or(config.files.read_max_bytes, |l| {
             l.min(config.files.read_max_bytes)
@@ -122,11 +122,11 @@ fn read_blocking(
 /// `write_file`: atomic replace through a temporary file in the same directory.
 pub(crate) async fn write_file(
     config: &HostConfig,
-    args: &Map<String, Value>,
+    args: WriteFileArgs,
 ) -> HostResult<ToolOutput> {
-    let path = args::req_str(args, "path")?;
-    let content = args::req_str(args, "content")?.to_owned();
-    let create_dirs = args::opt_bool(args, "create_dirs")?.unwrap_or(false);
+    let path = args.path.as_str();
+    let content = args.content;
+    let create_dirs = args.create_dirs.unwrap_or(false);
     if content.len() > config.files.write_max_bytes {
         return Err(HostError::Denied(format!(
             "content is {} bytes, over the write limit of {} bytes",
@@ -202,9 +202,9 @@ fn kind_name(ft: &FileType) -> &'static str {
 /// `list_dir`: `{path, entries: [{name, kind, size}]}`, sorted by name.
 pub(crate) async fn list_dir(
     config: &HostConfig,
-    args: &Map<String, Value>,
+    args: ListDirArgs,
 ) -> HostResult<ToolOutput> {
-    let path = args::opt_str(args, "path")?.unwrap_or("");
+    let path = args.path.as_deref().unwrap_or("");
     let max = config.files.max_results;
     let resolved = resolve(&config.root, path)?;
     blocking(move || list_blocking(&resolved, max)).await
@@ -287,12 +287,12 @@ fn glob_matcher(field: &str, pattern: &str) -> HostResult<GlobMatcher> {
 /// within one directory, `**` crosses directories.
 pub(crate) async fn glob(
     config: &HostConfig,
-    args: &Map<String, Value>,
+    args: GlobArgs,
     ctx: &CallContext,
 ) -> HostResult<ToolOutput> {
-    let pattern = args::req_str(args, "pattern")?;
+    let pattern = args.pattern.as_str();
     let matcher = glob_matcher("pattern", pattern)?;
-    let path = args::opt_str(args, "path")?.unwrap_or("");
+    let path = args.path.as_deref().unwrap_or("");
     let resolved = resolve(&config.root, path)?;
     let max = config.files.max_results;
     let cancel = ctx.cancel.clone();
@@ -386,25 +386,26 @@ fn grep_file(
 /// matched against the path relative to `path`, one without against the file name.
 pub(crate) async fn grep(
     config: &HostConfig,
-    args: &Map<String, Value>,
+    args: GrepArgs,
     ctx: &CallContext,
 ) -> HostResult<ToolOutput> {
-    let pattern = args::req_str(args, "pattern")?;
-    let ignore_case = args::opt_bool(args, "ignore_case")?.unwrap_or(false);
+    let pattern = args.pattern.as_str();
+    let ignore_case = args.ignore_case.unwrap_or(false);
     let regex = RegexBuilder::new(pattern)
         .case_insensitive(ignore_case)
         .build()
         .map_err(|e| HostError::schema(vec![format!("pattern: {e}")]))?;
-    let filter = match args::opt_str(args, "glob")? {
+    let filter = match args.glob.as_deref() {
         Some(g) => Some((glob_matcher("glob", g)?, g.contains('/'))),
         None => None,
     };
-    let max = args::opt_u64(args, "max_matches")?
+    let max = args
+        .max_matches
         .and_then(|m| usize::try_from(m).ok())
         .map_or(config.files.max_results, |m| {
             m.min(config.files.max_results)
         });
-    let path = args::opt_str(args, "path")?.unwrap_or("");
+    let path = args.path.as_deref().unwrap_or("");
     let resolved = resolve(&config.root, path)?;
     let cancel = ctx.cancel.clone();
     blocking(move || {

@@ -27,7 +27,8 @@ use tokio_rustls::rustls::pki_types::ServerName;
 use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 use tokio_util::task::AbortOnDropHandle;
 
-use super::{args, text};
+use super::args::*;
+use super::text;
 use crate::config::HostConfig;
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput};
@@ -35,8 +36,6 @@ use crate::plugin::{CallContext, ToolOutput};
 /// Most redirects followed for one request.
 pub const MAX_REDIRECTS: usize = 5;
 
-/// Methods `http_request` accepts.
-pub const METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD"];
 
 /// Request headers the tool sets itself; values given for them are ignored.
 const MANAGED_HEADERS: &[&str] = &["host", "content-length", "transfer-encoding", "connection"];
@@ -254,15 +253,11 @@ fn header_map_json(headers: &HeaderMap) -> Map<String, Value> {
     out
 }
 
-fn request_headers(args: &Map<String, Value>) -> HostResult<Vec<(HeaderName, HeaderValue)>> {
-    let map = match args.get("headers") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Object(map)) => map,
-        Some(_) => {
-            return Err(HostError::schema(vec![
-                "headers: expected an object of strings".into(),
-            ]));
-        }
+fn request_headers(
+    headers: Option<&Map<String, Value>>,
+) -> HostResult<Vec<(HeaderName, HeaderValue)>> {
+    let Some(map) = headers else {
+        return Ok(Vec::new());
     };
     let mut out = Vec::new();
     let mut violations = Vec::new();
@@ -298,10 +293,10 @@ fn request_headers(args: &Map<String, Value>) -> HostResult<Vec<(HeaderName, Hea
 /// Runs `http_request`: `{status, headers, body, encoding, url, redirects}`.
 pub(crate) async fn http_request(
     config: &HostConfig,
-    args: &Map<String, Value>,
+    args: HttpRequestArgs,
     ctx: &CallContext,
 ) -> HostResult<ToolOutput> {
-    let url = args::req_str(args, "url")?;
+    let url = args.url.as_str();
     let uri: Uri = url
         .parse()
         .map_err(|e| HostError::schema(vec![format!("url: {e}")]))?;
@@ -312,21 +307,14 @@ pub(crate) async fn http_request(
             first.host
         )));
     }
-    let method_name = args::opt_str(args, "method")?
-        .unwrap_or("GET")
-        .to_ascii_uppercase();
-    if !METHODS.contains(&method_name.as_str()) {
-        return Err(HostError::schema(vec![format!(
-            "method: `{method_name}` is not one of {}",
-            METHODS.join(", ")
-        )]));
-    }
+    let method_name = args.method.unwrap_or_default().as_str();
     let method = Method::from_bytes(method_name.as_bytes())
         .map_err(|e| HostError::schema(vec![format!("method: {e}")]))?;
-    let headers = request_headers(args)?;
-    let body = Bytes::from(args::opt_str(args, "body")?.unwrap_or("").to_owned());
-    let base64 = args::opt_str(args, "encoding")? == Some("base64");
-    let timeout_secs = args::opt_u64(args, "timeout")?
+    let headers = request_headers(args.headers.as_ref())?;
+    let body = Bytes::from(args.body.unwrap_or_default());
+    let base64 = args.encoding == Some(Encoding::Base64);
+    let timeout_secs = args
+        .timeout
         .filter(|t| *t > 0)
         .unwrap_or(config.http.timeout_secs);
     let mut timeout = Duration::from_secs(timeout_secs.max(1));

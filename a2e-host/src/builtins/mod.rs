@@ -28,6 +28,7 @@
 //! result), `null` with `signal` set when a signal ended it. A timeout or a
 //! cancellation is a failure (`timeout`).
 
+pub mod args;
 mod command;
 mod compute;
 mod fs;
@@ -42,68 +43,14 @@ use a2e_proto::{ToolDefinition, ToolParameter};
 use serde_json::{Map, Value};
 
 use crate::config::HostConfig;
-use crate::error::{HostError, HostResult};
-use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
+use crate::error::HostResult;
+use crate::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox, TypedTool};
+use args::*;
 
 pub use http::{MAX_REDIRECTS, host_allowed};
 
-/// Reading typed arguments; a wrong type is a schema violation.
-pub(crate) mod args {
-    use serde_json::{Map, Value};
-
-    use crate::error::{HostError, HostResult};
-
-    fn wrong(name: &str, expected: &str) -> HostError {
-        HostError::schema(vec![format!("{name}: expected {expected}")])
-    }
-
-    /// An optional string (`null` counts as absent).
-    pub(crate) fn opt_str<'a>(
-        args: &'a Map<String, Value>,
-        name: &str,
-    ) -> HostResult<Option<&'a str>> {
-        match args.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(wrong(name, "string")),
-        }
-    }
-
-    /// A required string.
-    pub(crate) fn req_str<'a>(args: &'a Map<String, Value>, name: &str) -> HostResult<&'a str> {
-        opt_str(args, name)?.ok_or_else(|| {
-            HostError::schema(vec![format!("{name}: required parameter is missing")])
-        })
-    }
-
-    /// An optional non-negative integer.
-    pub(crate) fn opt_u64(args: &Map<String, Value>, name: &str) -> HostResult<Option<u64>> {
-        match args.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| wrong(name, "a non-negative integer")),
-        }
-    }
-
-    /// An optional boolean.
-    pub(crate) fn opt_bool(args: &Map<String, Value>, name: &str) -> HostResult<Option<bool>> {
-        match args.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(wrong(name, "boolean")),
-        }
-    }
-}
-
 fn param(name: &str, ty: &str, description: &str) -> ToolParameter {
     ToolParameter::new(name, ty, description)
-}
-
-fn one_of(mut p: ToolParameter, values: &[&str]) -> ToolParameter {
-    p.r#enum = Some(values.iter().map(|v| (*v).to_owned()).collect());
-    p
 }
 
 fn object_of(mut p: ToolParameter, props: &[(&str, &str, &str)]) -> ToolParameter {
@@ -115,194 +62,166 @@ fn object_of(mut p: ToolParameter, props: &[(&str, &str, &str)]) -> ToolParamete
     p
 }
 
-fn encoding_param() -> ToolParameter {
-    one_of(
-        param(
-            "encoding",
-            "string",
-            "`text` (default: UTF-8, invalid bytes replaced and labelled utf-8-lossy) or `base64` (exact bytes)",
-        ),
-        text::ENCODINGS,
+/// A built-in tool: its definition (without input parameters, which come from
+/// its argument type) and the function that runs it.
+macro_rules! builtin {
+    ($ty:ident, $args:ty, $def:expr, |$config:ident, $a:ident, $ctx:ident| $body:expr) => {
+        struct $ty(Arc<HostConfig>);
+
+        impl TypedTool for $ty {
+            type Args = $args;
+
+            fn definition(&self) -> ToolDefinition {
+                let mut def: ToolDefinition = $def;
+                def.output_parameters = outputs(&def.name);
+                def
+            }
+
+            async fn call(&self, $a: $args, $ctx: CallContext) -> HostResult<ToolOutput> {
+                let $config = &*self.0;
+                $body
+            }
+        }
+    };
+}
+
+builtin!(
+    ReadFile,
+    ReadFileArgs,
+    ToolDefinition::new(
+        "read_file",
+        "Read a file in the workspace: text (or base64), from a byte offset, up to a byte limit",
     )
+    .tags(&["fs", "read"])
+    .idempotent(),
+    |config, args, _ctx| fs::read_file(config, args).await
+);
+
+builtin!(
+    WriteFile,
+    WriteFileArgs,
+    ToolDefinition::new(
+        "write_file",
+        "Write a file in the workspace atomically (replaces it whole)",
+    )
+    .tags(&["fs", "write"])
+    .idempotent(),
+    |config, args, _ctx| fs::write_file(config, args).await
+);
+
+builtin!(
+    ListDir,
+    ListDirArgs,
+    ToolDefinition::new(
+        "list_dir",
+        "List a directory of the workspace: name, kind (file, dir, symlink) and size of each entry",
+    )
+    .tags(&["fs"])
+    .idempotent(),
+    |config, args, _ctx| fs::list_dir(config, args).await
+);
+
+builtin!(
+    Glob,
+    GlobArgs,
+    ToolDefinition::new(
+        "glob",
+        "Find workspace paths matching a glob pattern (`*` within a directory, `**` across directories)",
+    )
+    .tags(&["fs", "search"])
+    .idempotent(),
+    |config, args, ctx| fs::glob(config, args, &ctx).await
+);
+
+builtin!(
+    Grep,
+    GrepArgs,
+    ToolDefinition::new(
+        "grep",
+        "Search workspace files for lines matching a regular expression",
+    )
+    .tags(&["fs", "search"])
+    .idempotent(),
+    |config, args, ctx| fs::grep(config, args, &ctx).await
+);
+
+builtin!(
+    RunCommand,
+    RunCommandArgs,
+    ToolDefinition::new(
+        "run_command",
+        "Run an allowed program (no shell) and return its exit code, stdout and stderr; output lines stream as log events",
+    )
+    .tags(&["process"]),
+    |config, args, ctx| command::run_command(config, args, &ctx).await
+);
+
+builtin!(
+    HttpRequest,
+    HttpRequestArgs,
+    ToolDefinition::new(
+        "http_request",
+        "Make an HTTP request to an allowed host and return status, headers and body",
+    )
+    .tags(&["network", "http"]),
+    |config, args, ctx| http::http_request(config, args, &ctx).await
+);
+
+builtin!(
+    SplitText,
+    SplitTextArgs,
+    ToolDefinition::new(
+        "split_text",
+        "Split a text into chunks by paragraph, line, sentence or word, optionally packed to a size",
+    )
+    .tags(&["text"])
+    .idempotent(),
+    |_config, args, _ctx| compute::split_text(args)
+);
+
+builtin!(
+    TextStats,
+    TextStatsArgs,
+    ToolDefinition::new(
+        "text_stats",
+        "Count the words, lines, sentences and characters of a text and list its most frequent words",
+    )
+    .tags(&["text"])
+    .idempotent(),
+    |_config, args, _ctx| compute::text_stats(args)
+);
+
+builtin!(
+    Transform,
+    TransformArgs,
+    ToolDefinition::new(
+        "transform",
+        "Evaluate a JMESPath expression over JSON data (select, reshape, sum, sort, join)",
+    )
+    .tags(&["data", "json"])
+    .idempotent(),
+    |_config, args, _ctx| compute::transform(args)
+);
+
+/// Every built-in tool, whether enabled or not.
+fn toolbox(config: Arc<HostConfig>) -> Toolbox {
+    let c = || config.clone();
+    Toolbox::new("builtin")
+        .with(ReadFile(c()))
+        .with(WriteFile(c()))
+        .with(ListDir(c()))
+        .with(Glob(c()))
+        .with(Grep(c()))
+        .with(RunCommand(c()))
+        .with(HttpRequest(c()))
+        .with(SplitText(c()))
+        .with(TextStats(c()))
+        .with(Transform(c()))
 }
 
 /// Every built-in tool's definition, whether enabled or not.
 pub fn definitions() -> Vec<ToolDefinition> {
-    let read = ToolDefinition::new(
-        "read_file",
-        "Read a file in the workspace: text (or base64), from a byte offset, up to a byte limit",
-    )
-    .param(
-        param(
-            "path",
-            "string",
-            "File path, relative to the workspace root",
-        )
-        .required(),
-    )
-    .param(param(
-        "offset",
-        "integer",
-        "Byte offset to start at (default 0)",
-    ))
-    .param(param(
-        "limit",
-        "integer",
-        "Most bytes to read (capped by the host)",
-    ))
-    .param(encoding_param())
-    .tags(&["fs", "read"])
-    .idempotent();
-
-    let write = ToolDefinition::new(
-        "write_file",
-        "Write a file in the workspace atomically (replaces it whole)",
-    )
-    .param(
-        param(
-            "path",
-            "string",
-            "File path, relative to the workspace root",
-        )
-        .required(),
-    )
-    .param(param("content", "string", "The complete new content (UTF-8 text)").required())
-    .param(param(
-        "create_dirs",
-        "boolean",
-        "Create missing parent directories (default false)",
-    ))
-    .tags(&["fs", "write"])
-    .idempotent();
-
-    let list = ToolDefinition::new(
-        "list_dir",
-        "List a directory of the workspace: name, kind (file, dir, symlink) and size of each entry",
-    )
-    .param(param(
-        "path",
-        "string",
-        "Directory, relative to the workspace root (default: the root)",
-    ))
-    .tags(&["fs"])
-    .idempotent();
-
-    let glob = ToolDefinition::new(
-        "glob",
-        "Find workspace paths matching a glob pattern (`*` within a directory, `**` across directories)",
-    )
-    .param(param("pattern", "string", "Glob, e.g. `**/*.rs`, matched against paths relative to `path`").required())
-    .param(param("path", "string", "Directory to search (default: the root)"))
-    .tags(&["fs", "search"])
-    .idempotent();
-
-    let grep = ToolDefinition::new(
-        "grep",
-        "Search workspace files for lines matching a regular expression",
-    )
-    .param(
-        param(
-            "pattern",
-            "string",
-            "Regular expression (Rust regex syntax)",
-        )
-        .required(),
-    )
-    .param(param(
-        "path",
-        "string",
-        "File or directory to search (default: the root)",
-    ))
-    .param(param(
-        "glob",
-        "string",
-        "Only files matching this glob (by name, or by relative path when it has a `/`)",
-    ))
-    .param(param(
-        "max_matches",
-        "integer",
-        "Most matching lines to return (capped by the host)",
-    ))
-    .param(param(
-        "ignore_case",
-        "boolean",
-        "Match case-insensitively (default false)",
-    ))
-    .tags(&["fs", "search"])
-    .idempotent();
-
-    let run = ToolDefinition::new(
-        "run_command",
-        "Run an allowed program (no shell) and return its exit code, stdout and stderr; output lines stream as log events",
-    )
-    .param(param("argv", "array", "Program and arguments, e.g. [\"ls\", \"-l\"]; the program must be allowed").required())
-    .param(param("cwd", "string", "Working directory, relative to the workspace root (default: the root)"))
-    .param(param("timeout", "integer", "Seconds before the process group is killed (default: host setting)"))
-    .param(param("stdin", "string", "Text written to the program's standard input"))
-    .param(param("env", "object", "Extra environment variables (name → value)"))
-    .tags(&["process"]);
-
-    let http = ToolDefinition::new(
-        "http_request",
-        "Make an HTTP request to an allowed host and return status, headers and body",
-    )
-    .param(param("url", "string", "http:// or https:// URL").required())
-    .param(one_of(
-        param("method", "string", "HTTP method (default GET)"),
-        http::METHODS,
-    ))
-    .param(param("headers", "object", "Request headers (name → value)"))
-    .param(param("body", "string", "Request body"))
-    .param(param(
-        "timeout",
-        "integer",
-        "Seconds for the whole exchange (default: host setting)",
-    ))
-    .param(encoding_param())
-    .tags(&["network", "http"]);
-
-    let split = ToolDefinition::new(
-        "split_text",
-        "Split a text into chunks by paragraph, line, sentence or word, optionally packed to a size",
-    )
-    .param(param("text", "string", "The text").required())
-    .param(one_of(
-        param("by", "string", "Unit to cut at (default paragraph)"),
-        compute::SPLIT_UNITS,
-    ))
-    .param(param(
-        "size",
-        "integer",
-        "Pack consecutive units into chunks of at most this many characters",
-    ))
-    .tags(&["text"])
-    .idempotent();
-
-    let stats = ToolDefinition::new(
-        "text_stats",
-        "Count the words, lines, sentences and characters of a text and list its most frequent words",
-    )
-    .param(param("text", "string", "The text").required())
-    .param(param("top", "integer", "How many frequent words to list (default 5)"))
-    .tags(&["text"])
-    .idempotent();
-
-    let transform = ToolDefinition::new(
-        "transform",
-        "Evaluate a JMESPath expression over JSON data (select, reshape, sum, sort, join)",
-    )
-    .param(param("expression", "string", "JMESPath expression").required())
-    .param(param("data", "any", "The JSON value to evaluate against"))
-    .tags(&["data", "json"])
-    .idempotent();
-
-    let mut defs = vec![
-        read, write, list, glob, grep, run, http, split, stats, transform,
-    ];
-    for d in &mut defs {
-        d.output_parameters = outputs(&d.name);
-    }
-    defs
+    ToolPlugin::tools(&toolbox(Arc::new(HostConfig::default())))
 }
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
@@ -372,13 +291,14 @@ fn outputs(tool: &str) -> Vec<ToolParameter> {
 
 /// The built-in tools the configuration enables.
 pub struct BuiltinTools {
-    config: Arc<HostConfig>,
+    tools: Toolbox,
 }
 
 impl BuiltinTools {
     /// Built-ins per `config`.
     pub fn new(config: Arc<HostConfig>) -> Self {
-        Self { config }
+        let tools = toolbox(config.clone()).retain(|d| config.builtin_enabled(&d.name));
+        Self { tools }
     }
 }
 
@@ -388,10 +308,11 @@ impl ToolPlugin for BuiltinTools {
     }
 
     fn tools(&self) -> Vec<ToolDefinition> {
-        definitions()
-            .into_iter()
-            .filter(|d| self.config.builtin_enabled(&d.name))
-            .collect()
+        ToolPlugin::tools(&self.tools)
+    }
+
+    fn input_schema(&self, tool: &ToolDefinition) -> Value {
+        ToolPlugin::input_schema(&self.tools, tool)
     }
 
     async fn call(
@@ -400,29 +321,14 @@ impl ToolPlugin for BuiltinTools {
         args: Map<String, Value>,
         ctx: CallContext,
     ) -> HostResult<ToolOutput> {
-        if !self.config.builtin_enabled(tool) {
-            return Err(HostError::UnknownTool(tool.into()));
-        }
-        let config = &self.config;
-        match tool {
-            "read_file" => fs::read_file(config, &args).await,
-            "write_file" => fs::write_file(config, &args).await,
-            "list_dir" => fs::list_dir(config, &args).await,
-            "glob" => fs::glob(config, &args, &ctx).await,
-            "grep" => fs::grep(config, &args, &ctx).await,
-            "run_command" => command::run_command(config, &args, &ctx).await,
-            "http_request" => http::http_request(config, &args, &ctx).await,
-            "split_text" => compute::split_text(&args),
-            "text_stats" => compute::text_stats(&args),
-            "transform" => compute::transform(&args),
-            other => Err(HostError::UnknownTool(other.into())),
-        }
+        ToolPlugin::call(&self.tools, tool, args, ctx).await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::HostError;
 
     #[test]
     fn only_enabled_tools_are_listed() {
@@ -480,14 +386,17 @@ mod tests {
         assert_eq!(err, HostError::UnknownTool("list_dir".into()));
     }
 
-    #[test]
-    fn args_reject_wrong_types() {
+    #[tokio::test]
+    async fn a_wrong_shape_is_a_schema_violation_naming_its_path() {
+        let tools = BuiltinTools::new(Arc::new(HostConfig::default()));
         let args: Map<String, Value> =
-            serde_json::from_str(r#"{"n": -1, "s": 3, "b": "x", "z": null}"#).unwrap();
-        assert!(args::opt_u64(&args, "n").is_err());
-        assert!(args::opt_str(&args, "s").is_err());
-        assert!(args::opt_bool(&args, "b").is_err());
-        assert_eq!(args::opt_str(&args, "z").unwrap(), None);
-        assert!(args::req_str(&args, "z").is_err());
+            serde_json::from_str(r#"{"text": "a b", "top": -1}"#).unwrap();
+        let err = ToolPlugin::call(&tools, "text_stats", args, CallContext::detached())
+            .await
+            .unwrap_err();
+        let HostError::Schema { violations, .. } = err else {
+            panic!("{err}")
+        };
+        assert!(violations[0].starts_with("top: "), "{violations:?}");
     }
 }

@@ -1,0 +1,176 @@
+//! The built-in tools' arguments, as types: each tool's parameters and the JSON
+//! Schema its calls are validated against are derived from these, and a call's
+//! arguments are parsed into them (see [`crate::plugin::TypedTool`]).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// How bytes come back: `text` (UTF-8, invalid bytes replaced and labelled
+/// `utf-8-lossy`) or `base64` (the exact bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// UTF-8 text (the default).
+    #[default]
+    Text,
+    /// The exact bytes, base64-encoded.
+    Base64,
+}
+
+/// `read_file`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadFileArgs {
+    /// File path, relative to the workspace root.
+    pub path: String,
+    /// Byte offset to start at (default 0).
+    pub offset: Option<u64>,
+    /// Most bytes to read (capped by the host).
+    pub limit: Option<u64>,
+    /// `text` (default: UTF-8, invalid bytes replaced and labelled utf-8-lossy) or `base64` (exact bytes).
+    pub encoding: Option<Encoding>,
+}
+
+/// `write_file`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteFileArgs {
+    /// File path, relative to the workspace root.
+    pub path: String,
+    /// The complete new content (UTF-8 text).
+    pub content: String,
+    /// Create missing parent directories (default false).
+    pub create_dirs: Option<bool>,
+}
+
+/// `list_dir`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListDirArgs {
+    /// Directory, relative to the workspace root (default: the root).
+    pub path: Option<String>,
+}
+
+/// `glob`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GlobArgs {
+    /// Glob, e.g. `**/*.rs`, matched against paths relative to `path`.
+    pub pattern: String,
+    /// Directory to search (default: the root).
+    pub path: Option<String>,
+}
+
+/// `grep`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepArgs {
+    /// Regular expression (Rust regex syntax).
+    pub pattern: String,
+    /// File or directory to search (default: the root).
+    pub path: Option<String>,
+    /// Only files matching this glob (by name, or by relative path when it has a `/`).
+    pub glob: Option<String>,
+    /// Most matching lines to return (capped by the host).
+    pub max_matches: Option<u64>,
+    /// Match case-insensitively (default false).
+    pub ignore_case: Option<bool>,
+}
+
+/// `run_command`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RunCommandArgs {
+    /// Program and arguments, e.g. ["ls", "-l"]; the program must be allowed.
+    pub argv: Vec<String>,
+    /// Working directory, relative to the workspace root (default: the root).
+    pub cwd: Option<String>,
+    /// Seconds before the process group is killed (default: host setting).
+    pub timeout: Option<u64>,
+    /// Text written to the program's standard input.
+    pub stdin: Option<String>,
+    /// Extra environment variables (name → value).
+    pub env: Option<Map<String, Value>>,
+}
+
+/// An HTTP method `http_request` sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+#[allow(missing_docs)]
+pub enum HttpMethod {
+    #[default]
+    Get,
+    Post,
+    Put,
+    Delete,
+    Patch,
+    Head,
+}
+
+impl HttpMethod {
+    /// The method's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
+            HttpMethod::Delete => "DELETE",
+            HttpMethod::Patch => "PATCH",
+            HttpMethod::Head => "HEAD",
+        }
+    }
+}
+
+/// `http_request`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct HttpRequestArgs {
+    /// http:// or https:// URL.
+    pub url: String,
+    /// HTTP method (default GET).
+    pub method: Option<HttpMethod>,
+    /// Request headers (name → value).
+    pub headers: Option<Map<String, Value>>,
+    /// Request body.
+    pub body: Option<String>,
+    /// Seconds for the whole exchange (default: host setting).
+    pub timeout: Option<u64>,
+    /// `text` (default: UTF-8, invalid bytes replaced and labelled utf-8-lossy) or `base64` (exact bytes).
+    pub encoding: Option<Encoding>,
+}
+
+/// The unit `split_text` cuts at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum SplitUnit {
+    #[default]
+    Paragraph,
+    Line,
+    Sentence,
+    Word,
+}
+
+/// `split_text`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SplitTextArgs {
+    /// The text.
+    pub text: String,
+    /// Unit to cut at (default paragraph).
+    pub by: Option<SplitUnit>,
+    /// Pack consecutive units into chunks of at most this many characters.
+    pub size: Option<u64>,
+}
+
+/// `text_stats`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TextStatsArgs {
+    /// The text.
+    pub text: String,
+    /// How many frequent words to list (default 5).
+    pub top: Option<u64>,
+}
+
+/// `transform`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TransformArgs {
+    /// JMESPath expression.
+    pub expression: String,
+    /// The JSON value to evaluate against.
+    #[serde(default)]
+    pub data: Value,
+}

@@ -1,0 +1,79 @@
+//! Opening a database file: pragmas and the schema.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::StoreError;
+
+/// The schema version this code writes (`PRAGMA user_version`).
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS memories (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    namespace TEXT NOT NULL,
+    content TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL,
+    embed_model TEXT,
+    embedding BLOB
+);
+CREATE INDEX IF NOT EXISTS memories_by_namespace ON memories(namespace, seq);
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+    content,
+    content = 'memories',
+    content_rowid = 'seq',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content) VALUES (new.seq, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+END;
+CREATE TABLE IF NOT EXISTS namespaces (
+    name TEXT PRIMARY KEY,
+    count INTEGER NOT NULL,
+    writes INTEGER NOT NULL,
+    deletes INTEGER NOT NULL
+) WITHOUT ROWID;
+";
+
+/// Opens (creating if needed) the file, in WAL mode with `synchronous=FULL`.
+pub(crate) fn open(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(busy_timeout)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Corrupt(format!("journal_mode is {mode}, WAL was refused")));
+    }
+    // FULL: the WAL is synced at every commit, so an acknowledged write
+    // survives a crash of the process and of the machine.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Corrupt(format!(
+            "schema version {version} is newer than this build's {SCHEMA_VERSION}"
+        )));
+    }
+    if version < SCHEMA_VERSION {
+        // Several handles may open a fresh file at once: one creates, the
+        // others wait on the write lock and find it done.
+        let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute_batch(SCHEMA)?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tx.commit()?;
+    }
+    Ok(conn)
+}
