@@ -1,0 +1,636 @@
+//! Parse and validate a chain document before anything runs.
+//!
+//! Checks run on the raw JSON value so that every error can name its path
+//! and all of them are reported at once: shape and types, the spec's limits,
+//! per-type required fields (which may also sit in `params`), unique ids,
+//! edges naming existing steps, acyclic edges and the longest edge path.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::doc::{Document, StepType};
+use crate::error::{Rule, ValidationError, ValidationErrors};
+use crate::limits::*;
+
+/// Parses a document from JSON text and validates it.
+pub fn parse(text: &str) -> Result<Document, ValidationErrors> {
+    if text.len() > MAX_DOCUMENT_BYTES {
+        return Err(one(
+            "$",
+            Rule::DocumentSize,
+            format!(
+                "document is {} bytes, more than {MAX_DOCUMENT_BYTES}",
+                text.len()
+            ),
+        ));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        one(
+            "$",
+            Rule::Syntax,
+            format!("not JSON: {e} (line {}, column {})", e.line(), e.column()),
+        )
+    })?;
+    parse_value(&value)
+}
+
+/// Validates a JSON value and turns it into a [`Document`].
+pub fn parse_value(value: &Value) -> Result<Document, ValidationErrors> {
+    let mut v = Checker::default();
+    v.document(value);
+    if !v.errors.is_empty() {
+        return Err(ValidationErrors(v.errors));
+    }
+    serde_json::from_value(value.clone())
+        .map_err(|e| one("$", Rule::Type, format!("does not fit the format: {e}")))
+}
+
+/// Validates an already typed document (e.g. a sub-chain a host loaded).
+pub fn validate(doc: &Document) -> Result<(), ValidationErrors> {
+    let value = serde_json::to_value(doc)
+        .map_err(|e| one("$", Rule::Type, format!("cannot serialize: {e}")))?;
+    parse_value(&value).map(|_| ())
+}
+
+fn one(path: &str, rule: Rule, message: String) -> ValidationErrors {
+    ValidationErrors(vec![ValidationError {
+        path: path.to_owned(),
+        rule,
+        message,
+    }])
+}
+
+const STEP_FIELDS: [&str; 26] = [
+    "id",
+    "type",
+    "agent_id",
+    "task_id",
+    "chain_id",
+    "input",
+    "when",
+    "params",
+    "inputs",
+    "outputs",
+    "prompt",
+    "system_prompt",
+    "model",
+    "server",
+    "tool",
+    "args",
+    "delay_ms",
+    "count",
+    "fail_on_warnings",
+    "cases",
+    "steps",
+    "default",
+    "url",
+    "method",
+    "headers",
+    "body",
+];
+
+#[derive(Default)]
+struct Checker {
+    errors: Vec<ValidationError>,
+    /// Step id → path of its first declaration.
+    ids: HashMap<String, String>,
+    total_steps: usize,
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl Checker {
+    fn err(&mut self, path: &str, rule: Rule, message: impl Into<String>) {
+        self.errors.push(ValidationError {
+            path: path.to_owned(),
+            rule,
+            message: message.into(),
+        });
+    }
+
+    fn document(&mut self, value: &Value) {
+        let Some(obj) = value.as_object() else {
+            self.err("$", Rule::Type, format!("expected an object, got {}", kind(value)));
+            return;
+        };
+        for key in obj.keys() {
+            if key != "steps" && key != "edges" {
+                self.err(&format!("$.{key}"), Rule::UnknownField, "unknown top-level key");
+            }
+        }
+        match obj.get("steps") {
+            None => self.err("$.steps", Rule::Required, "a chain needs `steps`"),
+            Some(steps) => self.step_list(steps, "$.steps", 1, MAX_STEPS, 0),
+        }
+        if self.total_steps > MAX_TOTAL_STEPS {
+            self.err(
+                "$.steps",
+                Rule::Nesting,
+                format!(
+                    "{} steps in all, more than {MAX_TOTAL_STEPS}",
+                    self.total_steps
+                ),
+            );
+        }
+        let edges = match obj.get("edges") {
+            None => Vec::new(),
+            Some(Value::Array(edges)) => {
+                if edges.len() > MAX_EDGES {
+                    self.err(
+                        "$.edges",
+                        Rule::Items,
+                        format!("{} edges, at most {MAX_EDGES}", edges.len()),
+                    );
+                }
+                self.edges(edges)
+            }
+            Some(other) => {
+                self.err("$.edges", Rule::Type, format!("expected an array, got {}", kind(other)));
+                Vec::new()
+            }
+        };
+        self.graph(&edges);
+    }
+
+    fn step_list(&mut self, value: &Value, path: &str, min: usize, max: usize, depth: usize) {
+        let Some(steps) = value.as_array() else {
+            self.err(path, Rule::Type, format!("expected an array of steps, got {}", kind(value)));
+            return;
+        };
+        if steps.len() < min || steps.len() > max {
+            self.err(
+                path,
+                Rule::Items,
+                format!("{} steps, expected {min}–{max}", steps.len()),
+            );
+        }
+        if depth > MAX_NESTING {
+            self.err(path, Rule::Nesting, format!("steps nest deeper than {MAX_NESTING} levels"));
+            return;
+        }
+        for (i, step) in steps.iter().enumerate() {
+            self.step(step, &format!("{path}[{i}]"), depth);
+        }
+    }
+
+    fn step(&mut self, value: &Value, path: &str, depth: usize) {
+        self.total_steps += 1;
+        let Some(obj) = value.as_object() else {
+            self.err(path, Rule::Type, format!("a step is an object, got {}", kind(value)));
+            return;
+        };
+        for key in obj.keys() {
+            if !STEP_FIELDS.contains(&key.as_str()) {
+                self.err(&format!("{path}.{key}"), Rule::UnknownField, "not a step field");
+            }
+        }
+        // id
+        match obj.get("id") {
+            None => self.err(&format!("{path}.id"), Rule::Required, "a step needs an `id`"),
+            Some(Value::String(id)) => {
+                let p = format!("{path}.id");
+                self.length(&p, id, 1, MAX_ID_CHARS);
+                if id == "input" || id == "output" {
+                    self.err(&p, Rule::ReservedId, format!("`{id}` is reserved for edges"));
+                }
+                if let Some(first) = self.ids.get(id) {
+                    let msg = format!("id `{id}` is already used at {first}");
+                    self.err(&p, Rule::DuplicateId, msg);
+                } else {
+                    self.ids.insert(id.clone(), p);
+                }
+            }
+            Some(other) => self.err(
+                &format!("{path}.id"),
+                Rule::Type,
+                format!("expected a string, got {}", kind(other)),
+            ),
+        }
+        // type
+        let ty = match obj.get("type") {
+            None => {
+                self.err(&format!("{path}.type"), Rule::Required, "a step needs a `type`");
+                None
+            }
+            Some(Value::String(t)) => match StepType::from_name(t) {
+                Some(ty) => Some(ty),
+                None => {
+                    self.err(
+                        &format!("{path}.type"),
+                        Rule::Enum,
+                        format!("unknown step type `{t}`"),
+                    );
+                    None
+                }
+            },
+            Some(other) => {
+                self.err(
+                    &format!("{path}.type"),
+                    Rule::Type,
+                    format!("expected a string, got {}", kind(other)),
+                );
+                None
+            }
+        };
+        let params = match obj.get("params") {
+            None => None,
+            Some(Value::Object(p)) => Some(p),
+            Some(other) => {
+                self.err(
+                    &format!("{path}.params"),
+                    Rule::Type,
+                    format!("expected an object, got {}", kind(other)),
+                );
+                None
+            }
+        };
+        // Field types, top level and in params.
+        self.fields(obj, path, ty, false);
+        if let Some(p) = params {
+            self.fields(p, &format!("{path}.params"), ty, true);
+        }
+        for key in ["inputs", "outputs", "args", "headers"] {
+            if let Some(v) = obj.get(key) {
+                if !v.is_object() {
+                    self.err(
+                        &format!("{path}.{key}"),
+                        Rule::Type,
+                        format!("expected an object, got {}", kind(v)),
+                    );
+                }
+            }
+        }
+        if let Some(when) = obj.get("when") {
+            self.when(when, &format!("{path}.when"));
+        }
+        if let Some(ty) = ty {
+            self.per_type(obj, params, path, ty, depth);
+        }
+    }
+
+    /// Type and range checks of the fields that may sit at the top level or
+    /// in `params`.
+    fn fields(&mut self, obj: &Map<String, Value>, path: &str, ty: Option<StepType>, in_params: bool) {
+        for (key, v) in obj {
+            let p = format!("{path}.{key}");
+            match key.as_str() {
+                "agent_id" | "chain_id" => self.string(&p, v, 1, MAX_AGENT_ID_CHARS),
+                "task_id" => self.string(&p, v, 1, MAX_ID_CHARS),
+                "input" | "prompt" | "system_prompt" | "model" | "server" | "tool" | "url"
+                | "template" | "query" | "namespace" | "content" => {
+                    self.string(&p, v, 0, usize::MAX)
+                }
+                "method" => {
+                    if let Some(m) = self.string_val(&p, v) {
+                        if !HTTP_METHODS.contains(&m.to_ascii_uppercase().as_str()) {
+                            self.err(&p, Rule::Enum, format!("method `{m}` is not one of {}", HTTP_METHODS.join(", ")));
+                        }
+                    }
+                }
+                "delay_ms" => self.integer(&p, v, 0, MAX_DELAY_MS),
+                "count" => match ty {
+                    Some(StepType::Retry) => self.integer(&p, v, 1, MAX_RETRY_COUNT),
+                    Some(StepType::Loop) => self.integer(&p, v, 1, MAX_LOOP_COUNT),
+                    _ => self.integer(&p, v, 1, u64::MAX),
+                },
+                "top_k" if in_params => self.integer(&p, v, 1, MAX_TOP_K),
+                "fail_on_warnings" | "silent" => {
+                    if !v.is_boolean() {
+                        self.err(&p, Rule::Type, format!("expected a boolean, got {}", kind(v)));
+                    }
+                }
+                "temperature" if in_params => match v.as_f64() {
+                    Some(t) if (0.0..=2.0).contains(&t) => {}
+                    Some(t) => self.err(&p, Rule::Range, format!("temperature {t} is outside 0–2")),
+                    None => self.err(&p, Rule::Type, format!("expected a number, got {}", kind(v))),
+                },
+                "namespaces" if in_params => match v.as_array() {
+                    Some(list) => {
+                        for (i, ns) in list.iter().enumerate() {
+                            self.string(&format!("{p}[{i}]"), ns, 1, usize::MAX);
+                        }
+                    }
+                    None => self.err(&p, Rule::Type, format!("expected an array of strings, got {}", kind(v))),
+                },
+                "output_format" if in_params => {
+                    if let Some(f) = self.string_val(&p, v) {
+                        if f != "text" && f != "json" {
+                            self.err(&p, Rule::Enum, format!("output_format `{f}` is not `text` or `json`"));
+                        }
+                    }
+                }
+                "success_when" if in_params => self.when(v, &p),
+                "headers" => {
+                    if let Some(h) = v.as_object() {
+                        for (name, hv) in h {
+                            if !hv.is_string() {
+                                self.err(&format!("{p}.{name}"), Rule::Type, format!("a header value is a string, got {}", kind(hv)));
+                            }
+                        }
+                    } else if in_params {
+                        self.err(&p, Rule::Type, format!("expected an object, got {}", kind(v)));
+                    }
+                }
+                "args" if in_params && !v.is_object() => {
+                    self.err(&p, Rule::Type, format!("expected an object, got {}", kind(v)));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn per_type(
+        &mut self,
+        obj: &Map<String, Value>,
+        params: Option<&Map<String, Value>>,
+        path: &str,
+        ty: StepType,
+        depth: usize,
+    ) {
+        let has = |name: &str| {
+            obj.get(name).is_some_and(|v| !v.is_null())
+                || params.is_some_and(|p| p.get(name).is_some_and(|v| !v.is_null()))
+        };
+        let require = |this: &mut Self, name: &str, why: &str| {
+            if !has(name) {
+                this.err(&format!("{path}.{name}"), Rule::Required, format!("a `{ty}` step needs `{name}`{why}"));
+            }
+        };
+        match ty {
+            StepType::Llm => require(self, "prompt", ""),
+            StepType::Agent => require(self, "agent_id", ""),
+            StepType::Tool => {
+                require(self, "server", "");
+                require(self, "tool", "");
+            }
+            StepType::MemorySearch => require(self, "namespaces", " (in `params`)"),
+            StepType::MemoryWrite => {
+                require(self, "namespace", " (in `params`)");
+                require(self, "content", " (in `params`)");
+            }
+            StepType::Transform => {
+                if !has("prompt") && !has("template") {
+                    self.err(&format!("{path}.prompt"), Rule::Required, "a `transform` step needs `prompt` (or `params.template`)");
+                }
+            }
+            StepType::RestCall => {
+                require(self, "url", "");
+                if let Some(Value::String(u)) = obj.get("url") {
+                    if u.trim().is_empty() {
+                        self.err(&format!("{path}.url"), Rule::Length, "the URL is empty");
+                    }
+                }
+            }
+            StepType::Router => {
+                require(self, "cases", "");
+                if !has("input") && !has("value") {
+                    self.err(&format!("{path}.input"), Rule::Required, "a `router` step needs its central value in `input` (or `params.value`)");
+                }
+            }
+            StepType::Branch => require(self, "cases", ""),
+            StepType::Parallel => require(self, "steps", ""),
+            StepType::Loop => {
+                require(self, "count", "");
+                require(self, "steps", "");
+            }
+            StepType::Retry => require(self, "steps", ""),
+            StepType::Delay => require(self, "delay_ms", ""),
+        }
+        let takes_steps = matches!(ty, StepType::Parallel | StepType::Loop | StepType::Retry);
+        let takes_cases = matches!(ty, StepType::Branch | StepType::Router);
+        match obj.get("steps") {
+            Some(_) if !takes_steps => {
+                self.err(&format!("{path}.steps"), Rule::NotAllowed, format!("a `{ty}` step has no sub-steps"));
+            }
+            Some(steps) => self.step_list(steps, &format!("{path}.steps"), 1, MAX_NESTED_STEPS, depth + 1),
+            None => {}
+        }
+        for key in ["cases", "default"] {
+            if obj.contains_key(key) && !takes_cases {
+                self.err(&format!("{path}.{key}"), Rule::NotAllowed, format!("a `{ty}` step has no `{key}`"));
+            }
+        }
+        if takes_cases {
+            if let Some(cases) = obj.get("cases") {
+                self.cases(cases, &format!("{path}.cases"), depth);
+            }
+            if let Some(default) = obj.get("default") {
+                self.step_list(default, &format!("{path}.default"), 0, MAX_CASE_STEPS, depth + 1);
+            }
+        }
+    }
+
+    fn cases(&mut self, value: &Value, path: &str, depth: usize) {
+        let Some(cases) = value.as_array() else {
+            self.err(path, Rule::Type, format!("expected an array of cases, got {}", kind(value)));
+            return;
+        };
+        if cases.is_empty() || cases.len() > MAX_CASES {
+            self.err(path, Rule::Items, format!("{} cases, expected 1–{MAX_CASES}", cases.len()));
+        }
+        for (i, case) in cases.iter().enumerate() {
+            let p = format!("{path}[{i}]");
+            let Some(obj) = case.as_object() else {
+                self.err(&p, Rule::Type, format!("a case is an object, got {}", kind(case)));
+                continue;
+            };
+            for key in obj.keys() {
+                if key != "when" && key != "steps" {
+                    self.err(&format!("{p}.{key}"), Rule::UnknownField, "a case has only `when` and `steps`");
+                }
+            }
+            if let Some(when) = obj.get("when") {
+                self.when(when, &format!("{p}.when"));
+            }
+            match obj.get("steps") {
+                None => self.err(&format!("{p}.steps"), Rule::Required, "a case needs `steps`"),
+                Some(steps) => self.step_list(steps, &format!("{p}.steps"), 0, MAX_CASE_STEPS, depth + 1),
+            }
+        }
+    }
+
+    fn when(&mut self, value: &Value, path: &str) {
+        if !(value.is_boolean() || value.is_number() || value.is_string()) {
+            self.err(path, Rule::Type, format!("a condition is a boolean, number or string, got {}", kind(value)));
+        }
+    }
+
+    fn string_val<'v>(&mut self, path: &str, value: &'v Value) -> Option<&'v str> {
+        match value {
+            Value::String(s) => Some(s),
+            other => {
+                self.err(path, Rule::Type, format!("expected a string, got {}", kind(other)));
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, path: &str, value: &Value, min: usize, max: usize) {
+        if let Some(s) = self.string_val(path, value) {
+            self.length(path, s, min, max);
+        }
+    }
+
+    fn length(&mut self, path: &str, s: &str, min: usize, max: usize) {
+        let n = s.chars().count();
+        if n < min || n > max {
+            let msg = if max == usize::MAX {
+                format!("{n} characters, at least {min}")
+            } else {
+                format!("{n} characters, expected {min}–{max}")
+            };
+            self.err(path, Rule::Length, msg);
+        }
+    }
+
+    fn integer(&mut self, path: &str, value: &Value, min: u64, max: u64) {
+        let Some(n) = value.as_number() else {
+            self.err(path, Rule::Type, format!("expected a number, got {}", kind(value)));
+            return;
+        };
+        if let Some(u) = n.as_u64() {
+            if u < min || u > max {
+                let range = if max == u64::MAX { format!("at least {min}") } else { format!("{min}–{max}") };
+                self.err(path, Rule::Range, format!("{u} is outside {range}"));
+            }
+            return;
+        }
+        match n.as_f64() {
+            Some(f) if f.fract() != 0.0 => self.err(path, Rule::Integer, format!("{f} is not a whole number")),
+            _ => self.err(path, Rule::Range, format!("{n} is outside {min}–{max}")),
+        }
+    }
+
+    /// Edge shapes; returns the well-formed (from, to) pairs.
+    fn edges(&mut self, edges: &[Value]) -> Vec<(String, String)> {
+        let mut pairs = Vec::new();
+        for (i, edge) in edges.iter().enumerate() {
+            let p = format!("$.edges[{i}]");
+            let Some(obj) = edge.as_object() else {
+                self.err(&p, Rule::Type, format!("an edge is an object, got {}", kind(edge)));
+                continue;
+            };
+            for key in obj.keys() {
+                if !matches!(key.as_str(), "from" | "to" | "map") {
+                    self.err(&format!("{p}.{key}"), Rule::UnknownField, "an edge has only `from`, `to` and `map`");
+                }
+            }
+            let end = |this: &mut Self, key: &str, special: &str| -> Option<String> {
+                let ep = format!("{p}.{key}");
+                match obj.get(key) {
+                    None => {
+                        this.err(&ep, Rule::Required, format!("an edge needs `{key}`"));
+                        None
+                    }
+                    Some(Value::String(s)) => {
+                        this.length(&ep, s, 1, MAX_ID_CHARS);
+                        if s != special && !this.ids.contains_key(s) {
+                            this.err(&ep, Rule::UnknownStep, format!("no step `{s}` (nor `{special}`)"));
+                            return None;
+                        }
+                        Some(s.clone())
+                    }
+                    Some(other) => {
+                        this.err(&ep, Rule::Type, format!("expected a string, got {}", kind(other)));
+                        None
+                    }
+                }
+            };
+            let from = end(self, "from", "input");
+            let to = end(self, "to", "output");
+            if let Some(map) = obj.get("map") {
+                let mp = format!("{p}.map");
+                match map.as_object() {
+                    Some(m) if m.is_empty() => self.err(&mp, Rule::Items, "`map` must not be empty"),
+                    Some(m) => {
+                        for (k, v) in m {
+                            if k.is_empty() {
+                                self.err(&mp, Rule::Length, "a source path is empty");
+                            }
+                            match v.as_str() {
+                                Some("") => self.err(&format!("{mp}.{k}"), Rule::Length, "an input key is empty"),
+                                Some(_) => {}
+                                None => self.err(&format!("{mp}.{k}"), Rule::Type, format!("an input key is a string, got {}", kind(v))),
+                            }
+                        }
+                    }
+                    None => self.err(&mp, Rule::Type, format!("expected an object, got {}", kind(map))),
+                }
+            }
+            if let (Some(f), Some(t)) = (from, to) {
+                pairs.push((f, t));
+            }
+        }
+        pairs
+    }
+
+    /// Acyclic, and the longest path (in steps) at most [`MAX_EDGE_PATH`].
+    fn graph(&mut self, edges: &[(String, String)]) {
+        let mut adj: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (f, t) in edges {
+            adj.entry(f.as_str()).or_default().push(t.as_str());
+        }
+        // Iterative DFS with colours; longest path from each node memoised.
+        let mut longest: HashMap<&str, usize> = HashMap::new();
+        let mut on_stack: HashSet<&str> = HashSet::new();
+        let mut reported_cycle = false;
+        let mut nodes: Vec<&str> = adj.keys().copied().collect();
+        nodes.sort_unstable();
+        for &start in &nodes {
+            if longest.contains_key(start) {
+                continue;
+            }
+            let mut stack: Vec<(&str, usize)> = vec![(start, 0)];
+            on_stack.insert(start);
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                let succ = adj.get(node).map(Vec::as_slice).unwrap_or(&[]);
+                if let Some(&child) = succ.get(*next) {
+                    *next += 1;
+                    if on_stack.contains(child) {
+                        if !reported_cycle {
+                            reported_cycle = true;
+                            let mut path: Vec<&str> = stack.iter().map(|(n, _)| *n).collect();
+                            if let Some(pos) = path.iter().position(|n| *n == child) {
+                                path.drain(..pos);
+                            }
+                            path.push(child);
+                            self.err("$.edges", Rule::Cycle, format!("edges form a cycle: {}", path.join(" -> ")));
+                        }
+                    } else if !longest.contains_key(child) {
+                        on_stack.insert(child);
+                        stack.push((child, 0));
+                    }
+                } else {
+                    let best = succ
+                        .iter()
+                        .filter_map(|c| longest.get(c))
+                        .max()
+                        .copied()
+                        .unwrap_or(0);
+                    longest.insert(node, best + 1);
+                    on_stack.remove(node);
+                    stack.pop();
+                }
+            }
+        }
+        if let Some(max) = longest.values().max() {
+            if *max > MAX_EDGE_PATH && !reported_cycle {
+                self.err(
+                    "$.edges",
+                    Rule::PathLength,
+                    format!("the longest edge path has {max} steps, at most {MAX_EDGE_PATH}"),
+                );
+            }
+        }
+    }
+}
