@@ -104,6 +104,9 @@ pub(crate) fn build_client() -> Result<reqwest::Client, LlmError> {
         .with_no_client_auth();
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
+        // No idle-reaper timer: a stale pooled connection is found closed when reused (and
+        // a transport error is retried), and no background timer wakes an idle process.
+        .pool_idle_timeout(None)
         .build()
         .map_err(|e| LlmError::Invalid(format!("HTTP client: {e}")))
 }
