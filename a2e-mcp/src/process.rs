@@ -47,6 +47,11 @@ pub(crate) struct ProcessGroupGuard {
 }
 
 impl ProcessGroupGuard {
+    /// The leader's pid (= the group id).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pgid.and_then(|p| u32::try_from(p.as_raw()).ok())
+    }
+
     /// Sends `signal` to the group (ignored when it is gone already).
     pub(crate) fn signal(&self, signal: Signal) {
         if let Some(pgid) = self.pgid

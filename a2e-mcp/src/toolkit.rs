@@ -289,6 +289,14 @@ impl McpToolkit {
         self.tools().await.map(|_| ())
     }
 
+    /// The process id of a running stdio server (its process group id too).
+    pub async fn server_pid(&self) -> Option<u32> {
+        match &*self.inner.state.lock().await {
+            State::Up(c) if c.alive() => c.group.as_ref().and_then(ProcessGroupGuard::pid),
+            _ => None,
+        }
+    }
+
     /// Whether the server is running now.
     pub async fn is_running(&self) -> bool {
         matches!(&*self.inner.state.lock().await, State::Up(c) if c.alive())
