@@ -42,8 +42,8 @@ pub fn parse_document(text: &str, input: Option<&str>) -> Result<Document, Strin
     let Value::Object(obj) = value else {
         return Err("a document must be a JSON object".into());
     };
-    let is_chain = obj.contains_key("nodes")
-        || obj.get("type").and_then(Value::as_str) == Some("chain/req");
+    let is_chain =
+        obj.contains_key("nodes") || obj.get("type").and_then(Value::as_str) == Some("chain/req");
     if obj.contains_key("tasks") && !is_chain {
         if input.is_some() {
             return Err("--input applies to chains; a DAG's inputs are in its tasks".into());
@@ -89,7 +89,9 @@ fn parse_chain_object(
     check_keys(&obj, &known, "an A2E chain")?;
     match obj.get("nodes") {
         Some(Value::Array(nodes)) if !nodes.is_empty() => {}
-        Some(Value::Array(_)) => return Err("a chain needs at least one node (`nodes` is empty)".into()),
+        Some(Value::Array(_)) => {
+            return Err("a chain needs at least one node (`nodes` is empty)".into());
+        }
         Some(_) => return Err("`nodes` must be an array of chain nodes".into()),
         None => return Err("a chain needs `nodes`".into()),
     }

@@ -121,14 +121,22 @@ impl ArgsValidator {
         };
         let validator = match compiled.as_ref() {
             Ok(v) => v,
-            Err(e) => return Err(HostError::Runtime(format!("the input schema is invalid: {e}"))),
+            Err(e) => {
+                return Err(HostError::Runtime(format!(
+                    "the input schema is invalid: {e}"
+                )));
+            }
         };
         let instance = Value::Object(args.clone());
         let violations: Vec<String> = validator
             .iter_errors(&instance)
             .map(|e| {
                 let path = e.instance_path().to_string();
-                let path = if path.is_empty() { "$".to_owned() } else { path };
+                let path = if path.is_empty() {
+                    "$".to_owned()
+                } else {
+                    path
+                };
                 format!("{path}: {e}")
             })
             .collect();
@@ -183,7 +191,10 @@ impl<P: PluginInfo + ?Sized, D: Clone> Table<P, D> {
         let mut seen = HashSet::new();
         for (name, _, _) in &items {
             if let Some(existing) = self.entries.get(name) {
-                return Err(duplicate(name.clone(), existing.plugin.plugin_name().into()));
+                return Err(duplicate(
+                    name.clone(),
+                    existing.plugin.plugin_name().into(),
+                ));
             }
             if !seen.insert(name.as_str()) {
                 return Err(duplicate(name.clone(), plugin.plugin_name().into()));
@@ -476,13 +487,18 @@ mod tests {
             ("/opts/mode", "medium"),
         ] {
             assert!(
-                found.iter().any(|f| f.starts_with(&format!("{path}: ")) && f.contains(what)),
+                found
+                    .iter()
+                    .any(|f| f.starts_with(&format!("{path}: ")) && f.contains(what)),
                 "{path} {what}: {found:?}"
             );
         }
         let nested = violations(&v, serde_json::json!({"path": "a", "opts": {}}));
         assert_eq!(nested.len(), 1);
-        assert!(nested[0].starts_with("/opts: ") && nested[0].contains("mode"), "{nested:?}");
+        assert!(
+            nested[0].starts_with("/opts: ") && nested[0].contains("mode"),
+            "{nested:?}"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! capabilities, event kinds, statuses and phases are open enums: unknown
 //! values survive a round trip.
 //!
-//! [`decode`] turns bytes into a [`Message`] with errors that map to wire
+//! [`decode()`] turns bytes into a [`Message`] with errors that map to wire
 //! codes (`parse_error`, `invalid_message`, `schema_violation` naming the JSON
 //! path, `version_mismatch`), under a size and a nesting limit.
 //!

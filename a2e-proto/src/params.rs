@@ -235,16 +235,19 @@ mod tests {
             .param(opts);
         let schema = def.input_schema();
         assert_eq!(schema["required"], json!(["path"]));
-        assert_eq!(schema["properties"]["mode"]["enum"], json!(["a", "b", null]));
         assert_eq!(
-            schema["properties"]["opts"]["required"],
-            json!(["depth"])
+            schema["properties"]["mode"]["enum"],
+            json!(["a", "b", null])
         );
+        assert_eq!(schema["properties"]["opts"]["required"], json!(["depth"]));
         let back = params_from_schema(&schema);
         let names: Vec<&str> = back.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["path", "mode", "opts"]);
         assert!(back[0].required && !back[1].required);
-        assert_eq!(back[1].r#enum.as_deref(), Some(&["a".to_owned(), "b".to_owned()][..]));
+        assert_eq!(
+            back[1].r#enum.as_deref(),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
         let nested = back[2].properties.as_ref().unwrap();
         assert!(nested["depth"].required);
         assert_eq!(nested["depth"].param_type, "integer");

@@ -4,7 +4,8 @@
 //!   checks that the committed files match the code.
 //! - `conformance` replays the spec's wire examples and the negative fixtures, one line each.
 //! - `bench <chain|dag|transport|all>` runs a benchmark in release mode (JSON lines).
-//! - `ci` runs everything CI runs: fmt, clippy, tests, schema drift, conformance.
+//! - `ci` runs everything CI runs: fmt, clippy, schema drift, tests, the typed-plugin
+//!   example, docs, packaging, conformance.
 
 mod bench;
 mod ci;
@@ -52,10 +53,16 @@ pub(crate) fn root() -> std::path::PathBuf {
 
 /// Runs `cargo` with `args` in the workspace root, failing on a non-zero exit.
 pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
+    cargo_env(args, &[])
+}
+
+/// [`cargo`] with extra environment variables.
+pub(crate) fn cargo_env(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     eprintln!("$ cargo {}", args.join(" "));
     let status = std::process::Command::new(cargo)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(root())
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;

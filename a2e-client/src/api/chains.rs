@@ -27,7 +27,7 @@ impl<'a> ChainApi<'a> {
     pub async fn run(&self, req: ChainRequest) -> ClientResult<Call<ChainEvent, ChainResponse>> {
         let limit = self
             .client
-            .limit_for(super::tools::effective(req.timeout, 300), None);
+            .limit_for(if req.timeout == 0 { 300 } else { req.timeout }, None);
         self.run_within(req, limit).await
     }
 

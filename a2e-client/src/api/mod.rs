@@ -1,11 +1,13 @@
 //! Typed APIs per capability, mirroring the specification's client APIs.
 
 mod chains;
+mod invoke;
 mod proc;
 mod skills;
 mod tools;
 
 pub use chains::ChainApi;
+pub use invoke::CallOptions;
 pub use proc::{ProcApi, ProcExit, Process};
 pub use skills::{SkillApi, SkillCall, SkillQuery};
 pub use tools::{ToolApi, ToolCall, ToolQuery};

@@ -1,13 +1,12 @@
 //! `skill/*`: discover and call.
 
-use std::time::Duration;
-
 use a2e_proto::{
     ErrorCode, LLMConfig, Message, SkillCallRequest, SkillDefinition, SkillDiscoverRequest,
     SkillEvent, SkillResult,
 };
 use serde_json::{Map, Value};
 
+use super::invoke::{self, CallOptions, Invocation, call_options};
 use crate::call::Call;
 use crate::client::{Client, unexpected};
 use crate::error::{ClientError, ClientResult};
@@ -43,18 +42,12 @@ pub struct SkillCall {
     pub name: String,
     /// Its arguments.
     pub arguments: Map<String, Value>,
-    /// Ask for `skill/event`s (the spec's default: yes).
-    pub streaming: bool,
-    /// Wall-clock limit the host enforces, in seconds (0: the skill's default).
-    pub timeout_secs: u64,
-    /// Ties the call to an agent turn.
-    pub correlation_id: String,
+    /// Streaming (the spec's default: on), timeouts (default 60 s), correlation id.
+    pub options: CallOptions,
     /// Another model or provider for this call.
     pub llm_override: Option<LLMConfig>,
     /// More metadata.
     pub metadata: Map<String, Value>,
-    /// How long the client waits for the answer (default: `timeout_secs` plus the slack).
-    pub client_timeout: Option<Duration>,
 }
 
 impl SkillCall {
@@ -63,37 +56,78 @@ impl SkillCall {
         Self {
             name: name.into(),
             arguments: super::object(arguments),
-            streaming: true,
-            timeout_secs: 60,
-            correlation_id: String::new(),
+            options: CallOptions {
+                streaming: true,
+                timeout_secs: 60,
+                ..CallOptions::default()
+            },
             llm_override: None,
             metadata: Map::new(),
-            client_timeout: None,
         }
     }
 
-    /// The host-side limit in seconds.
-    pub fn timeout_secs(mut self, secs: u64) -> Self {
-        self.timeout_secs = secs;
+    /// Another model or provider for this call (honoured only where the host allows it).
+    pub fn llm_override(mut self, config: LLMConfig) -> Self {
+        self.llm_override = Some(config);
         self
     }
+}
 
-    /// The client-side limit.
-    pub fn client_timeout(mut self, limit: Duration) -> Self {
-        self.client_timeout = Some(limit);
-        self
+call_options!(SkillCall);
+
+impl Invocation for SkillCall {
+    type Event = SkillEvent;
+    type Output = SkillResult;
+    const DEFAULT_TIMEOUT_SECS: u64 = 60;
+    const ANSWER: &'static str = "skill/call/resp";
+
+    fn options(&self) -> &CallOptions {
+        &self.options
     }
 
-    /// The correlation id.
-    pub fn correlation_id(mut self, id: impl Into<String>) -> Self {
-        self.correlation_id = id.into();
-        self
+    fn into_request(self, _client: &Client, streaming: bool) -> Message {
+        SkillCallRequest {
+            name: self.name,
+            arguments: self.arguments,
+            correlation_id: self.options.correlation_id,
+            timeout: self.options.timeout_secs,
+            streaming,
+            llm_override: self.llm_override,
+            metadata: self.metadata,
+            ..SkillCallRequest::default()
+        }
+        .into()
     }
 
-    /// Ask for events or not.
-    pub fn streaming(mut self, yes: bool) -> Self {
-        self.streaming = yes;
-        self
+    fn answer(msg: Message) -> ClientResult<SkillResult> {
+        let resp = match msg {
+            Message::SkillCallResponse(resp) => resp,
+            other => return Err(unexpected(Self::ANSWER, &other)),
+        };
+        match (resp.data, resp.error) {
+            (Some(result), _) => Ok(result),
+            (None, Some(error)) => Err(ClientError::Protocol {
+                code: error
+                    .get("code")
+                    .and_then(Value::as_str)
+                    .map_or(ErrorCode::SKILL_ERROR, ErrorCode::new),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                retryable: error
+                    .get("retryable")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                detail: Box::new(error),
+                capability: "skill".into(),
+            }),
+            (None, None) => Err(ClientError::Failed {
+                what: "skill/call",
+                message: "the host sent neither a result nor an error".into(),
+            }),
+        }
     }
 }
 
@@ -133,8 +167,7 @@ impl<'a> SkillApi<'a> {
 
     /// Makes a call as described and waits for its result.
     pub async fn call_with(&self, call: SkillCall) -> ClientResult<SkillResult> {
-        let streaming = call.streaming;
-        self.begin(call, streaming).await?.finish().await
+        invoke::call_with(self.client, call).await
     }
 
     /// Makes a streaming call, handing each event to `on_event` as it arrives.
@@ -143,61 +176,11 @@ impl<'a> SkillApi<'a> {
         call: SkillCall,
         on_event: impl FnMut(SkillEvent),
     ) -> ClientResult<SkillResult> {
-        self.begin(call, true).await?.finish_with(on_event).await
+        invoke::call_with_events(self.client, call, on_event).await
     }
 
     /// Starts a streaming call: its events as a stream, then its result.
     pub async fn start(&self, call: SkillCall) -> ClientResult<Call<SkillEvent, SkillResult>> {
-        self.begin(call, true).await
-    }
-
-    async fn begin(
-        &self,
-        call: SkillCall,
-        streaming: bool,
-    ) -> ClientResult<Call<SkillEvent, SkillResult>> {
-        let limit = self.client.limit_for(
-            super::tools::effective(call.timeout_secs, 60),
-            call.client_timeout,
-        );
-        let req = SkillCallRequest {
-            name: call.name,
-            arguments: call.arguments,
-            correlation_id: call.correlation_id,
-            timeout: call.timeout_secs,
-            streaming,
-            llm_override: call.llm_override,
-            metadata: call.metadata,
-            ..SkillCallRequest::default()
-        };
-        self.client
-            .start(req.into(), streaming, limit, |msg| match msg {
-                Message::SkillCallResponse(resp) => match (resp.data, resp.error) {
-                    (Some(result), _) => Ok(result),
-                    (None, Some(error)) => Err(ClientError::Protocol {
-                        code: error
-                            .get("code")
-                            .and_then(Value::as_str)
-                            .map_or(ErrorCode::SKILL_ERROR, ErrorCode::new),
-                        message: error
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                        retryable: error
-                            .get("retryable")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false),
-                        detail: Box::new(error),
-                        capability: "skill".into(),
-                    }),
-                    (None, None) => Err(ClientError::Failed {
-                        what: "skill/call",
-                        message: "the host sent neither a result nor an error".into(),
-                    }),
-                },
-                other => Err(unexpected("skill/call/resp", &other)),
-            })
-            .await
+        invoke::begin(self.client, call, true).await
     }
 }

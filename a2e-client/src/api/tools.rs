@@ -1,11 +1,11 @@
 //! `tool/*`: list (cached), search, call with streaming, timeout and correlation id.
 
 use std::sync::{Arc, PoisonError};
-use std::time::Duration;
 
 use a2e_proto::{Message, ToolCallRequest, ToolDefinition, ToolEvent, ToolListRequest, ToolResult};
 use serde_json::{Map, Value};
 
+use super::invoke::{self, CallOptions, Invocation, call_options};
 use crate::call::Call;
 use crate::client::{Client, unexpected};
 use crate::error::ClientResult;
@@ -58,14 +58,8 @@ pub struct ToolCall {
     pub name: String,
     /// Its arguments.
     pub arguments: Map<String, Value>,
-    /// Ask for `tool/event`s.
-    pub streaming: bool,
-    /// Wall-clock limit the host enforces, in seconds (0: the host's default).
-    pub timeout_secs: u64,
-    /// Ties the call to an agent turn.
-    pub correlation_id: String,
-    /// How long the client waits for the answer (default: `timeout_secs` plus the slack).
-    pub client_timeout: Option<Duration>,
+    /// Streaming (default off), timeouts (default 30 s), correlation id.
+    pub options: CallOptions,
 }
 
 impl ToolCall {
@@ -74,35 +68,44 @@ impl ToolCall {
         Self {
             name: name.into(),
             arguments: super::object(arguments),
-            streaming: false,
-            timeout_secs: 30,
-            correlation_id: String::new(),
-            client_timeout: None,
+            options: CallOptions {
+                timeout_secs: 30,
+                ..CallOptions::default()
+            },
         }
     }
+}
 
-    /// Ask for events.
-    pub fn streaming(mut self, yes: bool) -> Self {
-        self.streaming = yes;
-        self
+call_options!(ToolCall);
+
+impl Invocation for ToolCall {
+    type Event = ToolEvent;
+    type Output = ToolResult;
+    const DEFAULT_TIMEOUT_SECS: u64 = 30;
+    const ANSWER: &'static str = "tool/call/resp";
+
+    fn options(&self) -> &CallOptions {
+        &self.options
     }
 
-    /// The host-side limit in seconds.
-    pub fn timeout_secs(mut self, secs: u64) -> Self {
-        self.timeout_secs = secs;
-        self
+    fn into_request(self, client: &Client, streaming: bool) -> Message {
+        ToolCallRequest {
+            session_id: client.session_id().to_owned(),
+            tool_name: self.name,
+            arguments: self.arguments,
+            correlation_id: self.options.correlation_id,
+            streaming,
+            timeout: self.options.timeout_secs,
+            ..ToolCallRequest::default()
+        }
+        .into()
     }
 
-    /// The client-side limit.
-    pub fn client_timeout(mut self, limit: Duration) -> Self {
-        self.client_timeout = Some(limit);
-        self
-    }
-
-    /// The correlation id.
-    pub fn correlation_id(mut self, id: impl Into<String>) -> Self {
-        self.correlation_id = id.into();
-        self
+    fn answer(msg: Message) -> ClientResult<ToolResult> {
+        match msg {
+            Message::ToolCallResponse(resp) => Ok(resp.data),
+            other => Err(unexpected(Self::ANSWER, &other)),
+        }
     }
 }
 
@@ -167,8 +170,7 @@ impl<'a> ToolApi<'a> {
 
     /// Makes a call as described and waits for its result.
     pub async fn call_with(&self, call: ToolCall) -> ClientResult<ToolResult> {
-        let streaming = call.streaming;
-        self.begin(call, streaming).await?.finish().await
+        invoke::call_with(self.client, call).await
     }
 
     /// Makes a streaming call, handing each event to `on_event` as it arrives.
@@ -177,41 +179,11 @@ impl<'a> ToolApi<'a> {
         call: ToolCall,
         on_event: impl FnMut(ToolEvent),
     ) -> ClientResult<ToolResult> {
-        self.begin(call, true).await?.finish_with(on_event).await
+        invoke::call_with_events(self.client, call, on_event).await
     }
 
     /// Starts a streaming call: its events as a stream, then its result.
     pub async fn start(&self, call: ToolCall) -> ClientResult<Call<ToolEvent, ToolResult>> {
-        self.begin(call, true).await
+        invoke::begin(self.client, call, true).await
     }
-
-    async fn begin(
-        &self,
-        call: ToolCall,
-        streaming: bool,
-    ) -> ClientResult<Call<ToolEvent, ToolResult>> {
-        let limit = self
-            .client
-            .limit_for(effective(call.timeout_secs, 30), call.client_timeout);
-        let req = ToolCallRequest {
-            session_id: self.client.session_id().to_owned(),
-            tool_name: call.name,
-            arguments: call.arguments,
-            correlation_id: call.correlation_id,
-            streaming,
-            timeout: call.timeout_secs,
-            ..ToolCallRequest::default()
-        };
-        self.client
-            .start(req.into(), streaming, limit, |msg| match msg {
-                Message::ToolCallResponse(resp) => Ok(resp.data),
-                other => Err(unexpected("tool/call/resp", &other)),
-            })
-            .await
-    }
-}
-
-/// A wire timeout of 0 means the host's default.
-pub(crate) fn effective(secs: u64, default: u64) -> u64 {
-    if secs == 0 { default } else { secs }
 }

@@ -15,7 +15,6 @@ use super::args::*;
 use crate::error::{HostError, HostResult};
 use crate::plugin::ToolOutput;
 
-
 fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
@@ -186,7 +185,9 @@ mod tests {
         tool: fn(T) -> HostResult<ToolOutput>,
         args: Value,
     ) -> HostResult<ToolOutput> {
-        tool(crate::plugin::parse_args(args.as_object().unwrap().clone())?)
+        tool(crate::plugin::parse_args(
+            args.as_object().unwrap().clone(),
+        )?)
     }
 
     #[test]
@@ -217,7 +218,10 @@ mod tests {
 
     #[test]
     fn counts_words_and_frequencies() {
-        let out = run(text_stats, json!({"text": "The cat. The dog, the END!", "top": 2}))
+        let out = run(
+            text_stats,
+            json!({"text": "The cat. The dog, the END!", "top": 2}),
+        )
         .unwrap()
         .data;
         assert_eq!(out["words"], 6);
@@ -230,7 +234,10 @@ mod tests {
 
     #[test]
     fn transforms_with_jmespath() {
-        let out = run(transform, json!({"data": [{"n": 1}, {"n": 2}], "expression": "sum([*].n)"}))
+        let out = run(
+            transform,
+            json!({"data": [{"n": 1}, {"n": 2}], "expression": "sum([*].n)"}),
+        )
         .unwrap()
         .data;
         assert_eq!(out["result"], json!(3));

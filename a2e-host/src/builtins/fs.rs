@@ -50,10 +50,7 @@ fn io_error(what: &str, rel: &str, e: &io::Error) -> HostError {
 }
 
 /// `read_file`: `{path, content, size, offset, bytes_read, encoding, truncated}`.
-pub(crate) async fn read_file(
-    config: &HostConfig,
-    args: ReadFileArgs,
-) -> HostResult<ToolOutput> {
+pub(crate) async fn read_file(config: &HostConfig, args: ReadFileArgs) -> HostResult<ToolOutput> {
     let path = args.path.as_str();
     let offset = args.offset.unwrap_or(0);
     let limit = args.limit;
@@ -120,10 +117,7 @@ fn read_blocking(
 }
 
 /// `write_file`: atomic replace through a temporary file in the same directory.
-pub(crate) async fn write_file(
-    config: &HostConfig,
-    args: WriteFileArgs,
-) -> HostResult<ToolOutput> {
+pub(crate) async fn write_file(config: &HostConfig, args: WriteFileArgs) -> HostResult<ToolOutput> {
     let path = args.path.as_str();
     let content = args.content;
     let create_dirs = args.create_dirs.unwrap_or(false);
@@ -200,10 +194,7 @@ fn kind_name(ft: &FileType) -> &'static str {
 }
 
 /// `list_dir`: `{path, entries: [{name, kind, size}]}`, sorted by name.
-pub(crate) async fn list_dir(
-    config: &HostConfig,
-    args: ListDirArgs,
-) -> HostResult<ToolOutput> {
+pub(crate) async fn list_dir(config: &HostConfig, args: ListDirArgs) -> HostResult<ToolOutput> {
     let path = args.path.as_deref().unwrap_or("");
     let max = config.files.max_results;
     let resolved = resolve(&config.root, path)?;

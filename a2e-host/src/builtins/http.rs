@@ -36,7 +36,6 @@ use crate::plugin::{CallContext, ToolOutput};
 /// Most redirects followed for one request.
 pub const MAX_REDIRECTS: usize = 5;
 
-
 /// Request headers the tool sets itself; values given for them are ignored.
 const MANAGED_HEADERS: &[&str] = &["host", "content-length", "transfer-encoding", "connection"];
 

@@ -14,7 +14,6 @@ use a2e_proto::Message;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-
 /// Exit code: the chain failed.
 pub(crate) const EXIT_FAILED: u8 = 1;
 /// Exit code: invalid input (unreadable file, bad JSON, invalid chain).

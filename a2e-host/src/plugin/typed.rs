@@ -73,7 +73,10 @@ pub trait TypedTool: Send + Sync + 'static {
 pub fn schema_of<T: JsonSchema>() -> Value {
     let mut settings = schemars::generate::SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
-    let mut value = settings.into_generator().into_root_schema_for::<T>().to_value();
+    let mut value = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
     if let Value::Object(map) = &mut value {
         map.remove("$schema");
         map.remove("title");
