@@ -94,7 +94,8 @@ impl VectorCache {
     }
 
     /// The `limit` most similar rows to the unit vector `query` in
-    /// `namespaces` (restricted to `allowed` when given), best first.
+    /// `namespaces` (restricted to `allowed` when given), best first; rows
+    /// with a cosine of 0 or less are left out.
     pub(crate) fn nearest(
         &mut self,
         conn: &Connection,
@@ -113,7 +114,11 @@ impl VectorCache {
             }
             for (seq, v) in space.seqs.iter().zip(space.data.chunks_exact(space.dims)) {
                 if allowed.is_none_or(|a| a.contains(seq)) {
-                    scored.push((*seq, dot(query, v)));
+                    let cosine = dot(query, v);
+                    // Orthogonal or opposite: unrelated, not a weak match.
+                    if cosine > 0.0 {
+                        scored.push((*seq, cosine));
+                    }
                 }
             }
         }
