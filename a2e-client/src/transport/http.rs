@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2e_proto::Message;
-use bytes::{Bytes, BytesMut};
-use http_body_util::{BodyExt, Full};
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{BodyDataStream, BodyExt, Full};
+use sse_stream::SseByteStream;
 use hyper::client::conn::http1::SendRequest;
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
@@ -178,50 +180,54 @@ pub(crate) async fn connect(
     })
 }
 
-/// Reads the SSE stream: `data:` lines joined until a blank line make one message.
+/// Bytes without a line end that the event stream may send before it is cut
+/// off: an SSE line never needs more than the largest message plus its field name.
+fn line_limit(max: usize) -> usize {
+    max.saturating_add(16)
+}
+
+/// Reads the SSE stream (`sse-stream` parses it; a line longer than the largest
+/// message is refused before the parser buffers it) and delivers each event's data.
 async fn read_events(
-    mut body: hyper::body::Incoming,
+    body: hyper::body::Incoming,
     shared: Arc<Shared>,
     max: usize,
     _conn: SendRequest<Full<Bytes>>,
 ) {
-    let mut buf = BytesMut::new();
-    let mut data: Vec<u8> = Vec::new();
-    let reason = 'read: loop {
-        let chunk = match body.frame().await {
-            Some(Ok(frame)) => match frame.into_data() {
-                Ok(chunk) => chunk,
-                Err(_) => continue,
-            },
-            Some(Err(e)) => break format!("the event stream failed: {e}"),
-            None => break "the host closed the event stream".to_owned(),
-        };
-        buf.extend_from_slice(&chunk);
-        while let Some(at) = buf.iter().position(|b| *b == b'\n') {
-            let line = buf.split_to(at + 1);
-            let line = line.strip_suffix(b"\n").unwrap_or(&line);
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.is_empty() {
-                if !data.is_empty() {
-                    if let Some(msg) = super::decode(&data, max) {
-                        shared.deliver(msg);
-                    }
-                    data.clear();
+    let limit = line_limit(max);
+    let bounded = BodyDataStream::new(body).scan(0usize, move |run, chunk| {
+        let item = chunk
+            .map_err(|e| std::io::Error::other(format!("the event stream failed: {e}")))
+            .and_then(|chunk: Bytes| {
+                *run = match chunk.iter().rposition(|b| *b == b'\n') {
+                    Some(at) => chunk.len() - at - 1,
+                    None => run.saturating_add(chunk.len()),
+                };
+                if *run > limit {
+                    Err(std::io::Error::other(format!(
+                        "the host sent a line over {max} bytes"
+                    )))
+                } else {
+                    Ok(chunk)
                 }
-            } else if let Some(value) = line.strip_prefix(b"data:") {
-                let value = value.strip_prefix(b" ").unwrap_or(value);
-                if !data.is_empty() {
-                    data.push(b'\n');
-                }
-                data.extend_from_slice(value);
+            });
+        std::future::ready(Some(item))
+    });
+    let mut events = std::pin::pin!(SseByteStream::new(bounded));
+    let reason = loop {
+        match events.next().await {
+            Some(Ok(event)) => {
+                // Comments (keep-alives) and `event:`/`id:`/`retry:`-only blocks carry no data.
+                let Some(data) = event.data else { continue };
                 if data.len() > max {
-                    break 'read format!("the host sent an event over {max} bytes");
+                    break format!("the host sent an event over {max} bytes");
+                }
+                if let Some(msg) = super::decode(data.as_bytes(), max) {
+                    shared.deliver(msg);
                 }
             }
-            // Comments (keep-alives), `event:`, `id:` and `retry:` lines are ignored.
-        }
-        if buf.len() > max + 16 {
-            break format!("the host sent a line over {max} bytes");
+            Some(Err(e)) => break format!("the event stream failed: {e}"),
+            None => break "the host closed the event stream".to_owned(),
         }
     };
     shared.fail_all(&reason);

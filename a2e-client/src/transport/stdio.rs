@@ -45,6 +45,8 @@ pub(crate) async fn stop_child(mut child: Child) {
     {
         return;
     }
+    // Off Unix there is no SIGTERM: the child is killed outright below.
+    #[cfg(unix)]
     if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid),
