@@ -261,7 +261,11 @@ async fn answer_call<T: ToolExecutor>(
             .take(20)
             .map(|e| {
                 let path = e.instance_path().to_string();
-                let path = if path.is_empty() { "$".to_owned() } else { path };
+                let path = if path.is_empty() {
+                    "$".to_owned()
+                } else {
+                    path
+                };
                 format!("{path}: {e}")
             })
             .collect();

@@ -228,6 +228,7 @@ impl AnthropicProvider {
         let mut usage = Usage::default();
         let mut reason: Option<String> = None;
         let mut model = String::new();
+        let mut stopped = false;
         while let Some(event) = reader.next(&self.transport).await? {
             if event.data.trim().is_empty() {
                 continue;
@@ -307,12 +308,20 @@ impl AnthropicProvider {
                         usage.input_tokens = n;
                     }
                 }
-                "message_stop" => break,
+                "message_stop" => {
+                    stopped = true;
+                    break;
+                }
                 "error" => {
                     return Err(self.transport.malformed(format!("error event: {data}")));
                 }
                 _ => {}
             }
+        }
+        if !stopped && reason.is_none() {
+            return Err(self.transport.malformed(
+                "the stream ended before the answer was complete (no stop_reason, no message_stop)",
+            ));
         }
         for call in &mut calls {
             if call.arguments.trim().is_empty() {

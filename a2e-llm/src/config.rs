@@ -370,7 +370,10 @@ impl Providers {
             (None, ConfigSource::Override) => {
                 return Err(ConfigError::unauthorized(
                     provider_field,
-                    format!("provider {:?} is not on the allow-list", config.provider_name),
+                    format!(
+                        "provider {:?} is not on the allow-list",
+                        config.provider_name
+                    ),
                 ));
             }
             (None, ConfigSource::Skill) => {
@@ -393,10 +396,9 @@ impl Providers {
             let field = format!("{root}.provider_config.{key}");
             match key.as_str() {
                 "model" => {
-                    let model = value
-                        .as_str()
-                        .filter(|m| !m.is_empty())
-                        .ok_or_else(|| ConfigError::invalid(&field, "must be a non-empty string"))?;
+                    let model = value.as_str().filter(|m| !m.is_empty()).ok_or_else(|| {
+                        ConfigError::invalid(&field, "must be a non-empty string")
+                    })?;
                     if source == ConfigSource::Override && !pc.allows_model(model) {
                         return Err(ConfigError::unauthorized(
                             field,
@@ -428,7 +430,10 @@ impl Providers {
                 _ => {
                     return Err(ConfigError::invalid(
                         field,
-                        format!("is not a known setting (known: model, temperature, max_tokens, {})", PASS_THROUGH.join(", ")),
+                        format!(
+                            "is not a known setting (known: model, temperature, max_tokens, {})",
+                            PASS_THROUGH.join(", ")
+                        ),
                     ));
                 }
             }

@@ -376,7 +376,8 @@ mod tests {
 
     #[test]
     fn sse_blocks_split_on_blank_lines_with_lf_or_crlf() {
-        let mut buf = b"event: a\ndata: 1\ndata: 2\n\n: keepalive\n\ndata: x\r\n\r\ndata: partial".to_vec();
+        let mut buf =
+            b"event: a\ndata: 1\ndata: 2\n\n: keepalive\n\ndata: x\r\n\r\ndata: partial".to_vec();
         let first = take_event(&mut buf).unwrap().unwrap();
         assert_eq!(first.event, "a");
         assert_eq!(first.data, "1\n2");

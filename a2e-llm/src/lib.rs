@@ -55,7 +55,9 @@ mod provider;
 mod secret;
 mod types;
 
-pub use agent::{EventSink, LoopOptions, LoopOutcome, ToolExecutor, parse_arguments, run_loop, truncate};
+pub use agent::{
+    EventSink, LoopOptions, LoopOutcome, ToolExecutor, parse_arguments, run_loop, truncate,
+};
 pub use anthropic::{AnthropicProvider, DEFAULT_ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS};
 pub use config::{
     ConfigSource, DEFAULT_TIMEOUT_SECONDS, ProviderConfig, ProviderKind, Providers, ResolvedModel,

@@ -110,10 +110,9 @@ fn wire_message(message: &Message) -> Value {
             tool_calls,
         } => {
             let mut m = json!({"role": "assistant", "content": content});
+            // `content` stays a string even when empty: the API allows null beside
+            // tool calls, but some compatible servers (llama-cpp-python) reject null.
             if !tool_calls.is_empty() {
-                if content.is_empty() {
-                    m["content"] = Value::Null;
-                }
                 m["tool_calls"] = tool_calls
                     .iter()
                     .map(|c| {
@@ -290,8 +289,10 @@ impl OpenAiProvider {
     }
 
     fn parse_full(&self, body: &[u8]) -> Result<ChatResponse, LlmError> {
-        let wire: WireCompletion = serde_json::from_slice(body)
-            .map_err(|e| self.transport.malformed(format!("not a chat completion: {e}")))?;
+        let wire: WireCompletion = serde_json::from_slice(body).map_err(|e| {
+            self.transport
+                .malformed(format!("not a chat completion: {e}"))
+        })?;
         if let Some(error) = &wire.error {
             return Err(self.error_in_body(error));
         }
@@ -316,7 +317,11 @@ impl OpenAiProvider {
         }
         let tool_calls = calls.finish();
         Ok(ChatResponse {
-            content: message.content.as_ref().map(content_text).unwrap_or_default(),
+            content: message
+                .content
+                .as_ref()
+                .map(content_text)
+                .unwrap_or_default(),
             finish_reason: finish(choice.finish_reason.as_deref(), &tool_calls),
             tool_calls,
             usage: wire.usage.map(|u| u.usage()).unwrap_or_default(),
@@ -335,9 +340,11 @@ impl OpenAiProvider {
         let mut reason: Option<String> = None;
         let mut usage = Usage::default();
         let mut model = String::new();
+        let mut done = false;
         while let Some(event) = reader.next(&self.transport).await? {
             let data = event.data.trim();
             if data == "[DONE]" {
+                done = true;
                 break;
             }
             if data.is_empty() {
@@ -361,16 +368,22 @@ impl OpenAiProvider {
                 let Some(delta) = choice.delta.as_ref().or(choice.message.as_ref()) else {
                     continue;
                 };
-                if let Some(text) = delta.content.as_ref().map(content_text) {
-                    if !text.is_empty() {
-                        content.push_str(&text);
-                        deltas.delta(Delta::Text(text));
-                    }
+                if let Some(text) = delta.content.as_ref().map(content_text)
+                    && !text.is_empty()
+                {
+                    content.push_str(&text);
+                    deltas.delta(Delta::Text(text));
                 }
                 for wire_call in delta.tool_calls.iter().flatten() {
                     calls.apply(wire_call, deltas);
                 }
             }
+        }
+        if !done && reason.is_none() {
+            // The server closed the stream mid-answer (interrupted, crashed, cut off).
+            return Err(self.transport.malformed(
+                "the stream ended before the answer was complete (no finish_reason, no [DONE])",
+            ));
         }
         let tool_calls = calls.finish();
         Ok(ChatResponse {

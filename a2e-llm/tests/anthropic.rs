@@ -65,9 +65,16 @@ async fn tool_loop_sends_messages_api_shapes() {
     assert_eq!(first["tool_choice"], json!({"type": "any"}));
 
     let second = got[1].body["messages"].as_array().unwrap().clone();
-    assert_eq!(second.len(), 3, "user, assistant, one user turn of both results");
+    assert_eq!(
+        second.len(),
+        3,
+        "user, assistant, one user turn of both results"
+    );
     assert_eq!(second[1]["role"], "assistant");
-    assert_eq!(second[1]["content"][0], json!({"type": "text", "text": "Let me look."}));
+    assert_eq!(
+        second[1]["content"][0],
+        json!({"type": "text", "text": "Let me look."})
+    );
     assert_eq!(
         second[1]["content"][1],
         json!({"type": "tool_use", "id": "toolu_1", "name": "read_note", "input": {"name": "todo.md"}})
@@ -101,7 +108,10 @@ async fn streamed_tool_use_and_text_assemble() {
                 "content_block_delta",
                 json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Adding."}}),
             ),
-            anthropic_event("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+            anthropic_event(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
             anthropic_event("ping", json!({"type": "ping"})),
             anthropic_event(
                 "content_block_start",
@@ -116,7 +126,10 @@ async fn streamed_tool_use_and_text_assemble() {
                 "content_block_delta",
                 json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ", \"b\": 5}"}}),
             ),
-            anthropic_event("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
+            anthropic_event(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 1}),
+            ),
             anthropic_event(
                 "message_delta",
                 json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 17}}),
@@ -156,7 +169,10 @@ async fn streamed_tool_use_and_text_assemble() {
     .await
     .unwrap();
     assert_eq!(outcome.text, "It is 9.");
-    assert_eq!(tools.calls(), vec![("add".to_owned(), json!({"a": 4, "b": 5}))]);
+    assert_eq!(
+        tools.calls(),
+        vec![("add".to_owned(), json!({"a": 4, "b": 5}))]
+    );
     assert_eq!(outcome.usage.input_tokens, 61);
     assert_eq!(outcome.usage.output_tokens, 21);
     let got = server.received();
@@ -178,14 +194,21 @@ async fn streamed_tool_use_and_text_assemble() {
 #[tokio::test(start_paused = true)]
 async fn overloaded_529_then_success() {
     let server = Server::start(vec![
-        Scripted::status(529, r#"{"type":"error","error":{"type":"overloaded_error"}}"#),
+        Scripted::status(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error"}}"#,
+        ),
         Scripted::json(anthropic_text("fine now")),
     ]);
     let model = model(config(ProviderKind::Anthropic, &server));
     let started = tokio::time::Instant::now();
     let answer = model
         .client
-        .chat(&model.request(opening(), vec![]), &mut NoDeltas, &CancellationToken::new())
+        .chat(
+            &model.request(opening(), vec![]),
+            &mut NoDeltas,
+            &CancellationToken::new(),
+        )
         .await
         .unwrap();
     assert_eq!(answer.content, "fine now");
@@ -215,17 +238,25 @@ async fn malformed_tool_input_from_history_stays_a_valid_transcript() {
     });
     model
         .client
-        .chat(&model.request(messages, vec![]), &mut NoDeltas, &CancellationToken::new())
+        .chat(
+            &model.request(messages, vec![]),
+            &mut NoDeltas,
+            &CancellationToken::new(),
+        )
         .await
         .unwrap();
     let body = &server.received()[0].body;
-    assert_eq!(body["messages"][1]["content"][0]["input"], json!({"_raw": "{\"a\": 1,"}));
+    assert_eq!(
+        body["messages"][1]["content"][0]["input"],
+        json!({"_raw": "{\"a\": 1,"})
+    );
     assert_eq!(body["messages"][2]["content"][0]["is_error"], true);
 }
 
 #[tokio::test]
 async fn anthropic_errors_never_echo_the_key() {
-    let echo = format!(r#"{{"type":"error","error":{{"message":"invalid x-api-key {FAKE_KEY}"}}}}"#);
+    let echo =
+        format!(r#"{{"type":"error","error":{{"message":"invalid x-api-key {FAKE_KEY}"}}}}"#);
     let server = Server::start(vec![
         Scripted::status(401, &echo),
         Scripted::Sse(vec![anthropic_event(
@@ -236,10 +267,18 @@ async fn anthropic_errors_never_echo_the_key() {
     let model = model(config(ProviderKind::Anthropic, &server));
     let mut request = model.request(opening(), vec![]);
     let cancel = CancellationToken::new();
-    let e1 = model.client.chat(&request, &mut NoDeltas, &cancel).await.unwrap_err();
+    let e1 = model
+        .client
+        .chat(&request, &mut NoDeltas, &cancel)
+        .await
+        .unwrap_err();
     assert!(matches!(e1, LlmError::Status { status: 401, .. }));
     request.stream = true;
-    let e2 = model.client.chat(&request, &mut NoDeltas, &cancel).await.unwrap_err();
+    let e2 = model
+        .client
+        .chat(&request, &mut NoDeltas, &cancel)
+        .await
+        .unwrap_err();
     for e in [e1, e2] {
         let text = format!("{e} {e:?}");
         assert!(!text.contains(FAKE_KEY), "{text}");

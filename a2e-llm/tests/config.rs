@@ -42,17 +42,31 @@ fn refused(err: ConfigError, field: &str) {
 fn overrides_are_held_to_the_allow_list() {
     let p = registry();
     let unknown = llm(json!({"provider_name": "evil", "provider_credentials": {}}));
-    refused(p.resolve(None, Some(&unknown)).unwrap_err(), "llm_override.provider_name");
+    refused(
+        p.resolve(None, Some(&unknown)).unwrap_err(),
+        "llm_override.provider_name",
+    );
     let closed = llm(json!({"provider_name": "closed", "provider_credentials": {}}));
-    refused(p.resolve(None, Some(&closed)).unwrap_err(), "llm_override.provider_name");
+    refused(
+        p.resolve(None, Some(&closed)).unwrap_err(),
+        "llm_override.provider_name",
+    );
     let big = llm(json!({"provider_name": "open", "provider_credentials": {},
         "provider_config": {"model": "huge"}}));
-    refused(p.resolve(None, Some(&big)).unwrap_err(), "llm_override.provider_config.model");
+    refused(
+        p.resolve(None, Some(&big)).unwrap_err(),
+        "llm_override.provider_config.model",
+    );
     let creds = llm(json!({"provider_name": "open", "provider_credentials": {"api_key": "mine"}}));
-    refused(p.resolve(None, Some(&creds)).unwrap_err(), "llm_override.provider_credentials");
+    refused(
+        p.resolve(None, Some(&creds)).unwrap_err(),
+        "llm_override.provider_credentials",
+    );
 
-    let ok = llm(json!({"provider_name": "open", "provider_credentials": {"api_key": "[REDACTED]"},
-        "provider_config": {"model": "medium", "temperature": 0.1, "max_tokens": 99, "top_p": 0.9}}));
+    let ok = llm(
+        json!({"provider_name": "open", "provider_credentials": {"api_key": "[REDACTED]"},
+        "provider_config": {"model": "medium", "temperature": 0.1, "max_tokens": 99, "top_p": 0.9}}),
+    );
     let r = p.resolve(None, Some(&ok)).unwrap();
     assert_eq!((r.provider.as_str(), r.model.as_str()), ("open", "medium"));
     assert_eq!(r.temperature, Some(0.1));
@@ -63,8 +77,10 @@ fn overrides_are_held_to_the_allow_list() {
 #[test]
 fn skill_configs_may_use_any_configured_provider_and_model() {
     let p = registry();
-    let skill = llm(json!({"provider_name": "closed", "provider_credentials": {},
-        "provider_config": {"model": "claude-other"}}));
+    let skill = llm(
+        json!({"provider_name": "closed", "provider_credentials": {},
+        "provider_config": {"model": "claude-other"}}),
+    );
     let r = p.resolve(Some(&skill), None).unwrap();
     assert_eq!(r.model, "claude-other");
     // An override wins over the skill's configuration.
@@ -76,20 +92,34 @@ fn skill_configs_may_use_any_configured_provider_and_model() {
     assert_eq!(err.field(), "llm_config.provider_name");
     // No configuration at all: the first provider, its defaults.
     let d = p.resolve(None, None).unwrap();
-    assert_eq!((d.provider.as_str(), d.model.as_str(), d.temperature), ("open", "small", Some(0.5)));
+    assert_eq!(
+        (d.provider.as_str(), d.model.as_str(), d.temperature),
+        ("open", "small", Some(0.5))
+    );
 }
 
 #[test]
 fn bad_settings_name_their_field() {
     let p = registry();
     let cases = [
-        (json!({"base_url": "http://elsewhere"}), "llm_config.provider_config.base_url"),
-        (json!({"temperature": 7}), "llm_config.provider_config.temperature"),
-        (json!({"max_tokens": -1}), "llm_config.provider_config.max_tokens"),
+        (
+            json!({"base_url": "http://elsewhere"}),
+            "llm_config.provider_config.base_url",
+        ),
+        (
+            json!({"temperature": 7}),
+            "llm_config.provider_config.temperature",
+        ),
+        (
+            json!({"max_tokens": -1}),
+            "llm_config.provider_config.max_tokens",
+        ),
         (json!({"model": ""}), "llm_config.provider_config.model"),
     ];
     for (config, field) in cases {
-        let c = llm(json!({"provider_name": "open", "provider_credentials": {}, "provider_config": config}));
+        let c = llm(
+            json!({"provider_name": "open", "provider_credentials": {}, "provider_config": config}),
+        );
         let err = p.resolve_one(&c, ConfigSource::Skill).unwrap_err();
         assert_eq!(err.field(), field, "{err}");
     }
@@ -99,7 +129,10 @@ fn bad_settings_name_their_field() {
         "llm_config.provider_credentials.token"
     );
     let bad_url = ProviderConfig::new("x", ProviderKind::OpenAi, "ftp://host", "m");
-    assert_eq!(Providers::new(vec![bad_url]).unwrap_err().field(), "providers.x.base_url");
+    assert_eq!(
+        Providers::new(vec![bad_url]).unwrap_err().field(),
+        "providers.x.base_url"
+    );
     let twice = ProviderConfig::new("x", ProviderKind::OpenAi, "http://h", "m");
     assert!(Providers::new(vec![twice.clone(), twice]).is_err());
     let unknown_field = serde_json::from_value::<ProviderConfig>(json!({
@@ -140,13 +173,22 @@ async fn keys_from_env_agent_credentials_and_headers_reach_the_server() {
     let cancel = CancellationToken::new();
     let ra = p.resolve(None, None).unwrap();
     ra.client
-        .chat(&ra.request(vec![a2e_llm::Message::user("hi")], vec![]), &mut NoDeltas, &cancel)
+        .chat(
+            &ra.request(vec![a2e_llm::Message::user("hi")], vec![]),
+            &mut NoDeltas,
+            &cancel,
+        )
         .await
         .unwrap();
-    let agent = llm(json!({"provider_name": "o", "provider_credentials": {"api_key": "agent-own-key"}}));
+    let agent =
+        llm(json!({"provider_name": "o", "provider_credentials": {"api_key": "agent-own-key"}}));
     let ro = p.resolve(None, Some(&agent)).unwrap();
     ro.client
-        .chat(&ro.request(vec![a2e_llm::Message::user("hi")], vec![]), &mut NoDeltas, &cancel)
+        .chat(
+            &ro.request(vec![a2e_llm::Message::user("hi")], vec![]),
+            &mut NoDeltas,
+            &cancel,
+        )
         .await
         .unwrap();
     let got = server.received();

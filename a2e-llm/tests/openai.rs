@@ -39,12 +39,18 @@ async fn plain_completion_sends_model_messages_and_bearer_key() {
     let got = server.received();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].path, "/v1/chat/completions");
-    assert_eq!(got[0].headers["authorization"], format!("Bearer {FAKE_KEY}"));
+    assert_eq!(
+        got[0].headers["authorization"],
+        format!("Bearer {FAKE_KEY}")
+    );
     let body = &got[0].body;
     assert_eq!(body["model"], "test-model");
     assert_eq!(body["temperature"], 0.2);
     assert_eq!(body["max_tokens"], 64);
-    assert_eq!(body["messages"][0], json!({"role": "system", "content": "You answer with tools."}));
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "You answer with tools."})
+    );
     assert_eq!(body["messages"][1]["role"], "user");
     assert!(body.get("tools").is_none());
     assert!(body.get("stream").is_none());
@@ -90,31 +96,53 @@ async fn multi_turn_loop_runs_tools_and_answers_results_back() {
     let first = &got[0].body;
     assert_eq!(first["tools"][0]["type"], "function");
     assert_eq!(first["tools"][0]["function"]["name"], "add");
-    assert_eq!(first["tools"][1]["function"]["parameters"]["required"], json!(["name"]));
+    assert_eq!(
+        first["tools"][1]["function"]["parameters"]["required"],
+        json!(["name"])
+    );
     assert_eq!(first["tool_choice"], "auto");
     let second = &got[1].body["messages"];
     assert_eq!(second[2]["role"], "assistant");
-    assert_eq!(second[2]["content"], json!(null));
+    assert_eq!(second[2]["content"], "");
     assert_eq!(second[2]["tool_calls"][1]["function"]["name"], "read_note");
-    assert_eq!(second[3], json!({"role": "tool", "tool_call_id": "call_1", "content": "5.0"}));
+    assert_eq!(
+        second[3],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "5.0"})
+    );
     assert_eq!(second[4]["tool_call_id"], "call_2");
     assert_eq!(second[4]["content"], "- buy milk\n- TODO: write tests");
 
     let events = sink.events();
-    assert!(matches!(events[0], LoopEvent::TurnStarted { turn: 1, max_turns: 10 }));
-    assert!(events.iter().any(|e| matches!(e, LoopEvent::ToolCall { name, .. } if name == "add")));
+    assert!(matches!(
+        events[0],
+        LoopEvent::TurnStarted {
+            turn: 1,
+            max_turns: 10
+        }
+    ));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, LoopEvent::ToolCall { name, .. } if name == "add"))
+    );
     assert!(events.iter().any(
         |e| matches!(e, LoopEvent::ToolResult { name, is_error: false, content, .. } if name == "add" && content == "5.0")
     ));
-    assert!(events.iter().any(|e| matches!(e, LoopEvent::Usage { turn: 2, total, .. } if total.total() == 43)));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, LoopEvent::Usage { turn: 2, total, .. } if total.total() == 43))
+    );
     assert!(!sink.all_text().contains(FAKE_KEY));
 }
 
 #[tokio::test]
 async fn streamed_text_and_tool_call_fragments_assemble() {
     let chunk = |delta: serde_json::Value, finish: Option<&str>| {
-        sse(json!({"id": "s", "object": "chat.completion.chunk", "model": "test-model",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+        sse(
+            json!({"id": "s", "object": "chat.completion.chunk", "model": "test-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
     };
     let server = Server::start(vec![
         Scripted::Sse(vec![
@@ -123,10 +151,18 @@ async fn streamed_text_and_tool_call_fragments_assemble() {
                 json!({"tool_calls": [{"index": 0, "id": "call_9", "type": "function", "function": {"name": "add", "arguments": ""}}]}),
                 None,
             ),
-            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\": 40,"}}]}), None),
-            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": " \"b\": 2}"}}]}), None),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\": 40,"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": " \"b\": 2}"}}]}),
+                None,
+            ),
             chunk(json!({}), Some("tool_calls")),
-            sse(json!({"id": "s", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 3}})),
+            sse(
+                json!({"id": "s", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 3}}),
+            ),
             sse_done(),
         ]),
         Scripted::Sse(vec![
@@ -155,11 +191,17 @@ async fn streamed_text_and_tool_call_fragments_assemble() {
     .await
     .unwrap();
     assert_eq!(outcome.text, "The answer is 42.");
-    assert_eq!(tools.calls(), vec![("add".to_owned(), json!({"a": 40, "b": 2}))]);
+    assert_eq!(
+        tools.calls(),
+        vec![("add".to_owned(), json!({"a": 40, "b": 2}))]
+    );
     assert_eq!(outcome.usage.input_tokens, 9);
     let got = server.received();
     assert_eq!(got[0].body["stream"], true);
-    assert_eq!(got[0].body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(
+        got[0].body["stream_options"],
+        json!({"include_usage": true})
+    );
     let deltas: Vec<String> = sink
         .events()
         .into_iter()
@@ -175,7 +217,9 @@ async fn streamed_text_and_tool_call_fragments_assemble() {
 async fn stream_deltas_reach_the_callback_in_order() {
     let server = Server::start(vec![Scripted::Sse(vec![
         sse(json!({"choices": [{"index": 0, "delta": {"content": "a"}}]})),
-        sse(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "add", "arguments": "{}"}}]}}]})),
+        sse(
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "add", "arguments": "{}"}}]}}]}),
+        ),
         sse_done(),
     ])]);
     let model = model(config(ProviderKind::OpenAi, &server));
@@ -184,15 +228,26 @@ async fn stream_deltas_reach_the_callback_in_order() {
     let mut seen = Vec::new();
     let answer = model
         .client
-        .chat(&request, &mut |d: Delta| seen.push(d), &CancellationToken::new())
+        .chat(
+            &request,
+            &mut |d: Delta| seen.push(d),
+            &CancellationToken::new(),
+        )
         .await
         .unwrap();
     assert_eq!(
         seen,
         vec![
             Delta::Text("a".into()),
-            Delta::ToolCallStart { index: 0, id: "c".into(), name: "add".into() },
-            Delta::ToolCallArguments { index: 0, fragment: "{}".into() },
+            Delta::ToolCallStart {
+                index: 0,
+                id: "c".into(),
+                name: "add".into()
+            },
+            Delta::ToolCallArguments {
+                index: 0,
+                fragment: "{}".into()
+            },
         ]
     );
     assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
@@ -212,7 +267,11 @@ async fn a_429_is_retried_after_retry_after() {
     let started = tokio::time::Instant::now();
     let answer = model
         .client
-        .chat(&model.request(opening(), vec![]), &mut NoDeltas, &CancellationToken::new())
+        .chat(
+            &model.request(opening(), vec![]),
+            &mut NoDeltas,
+            &CancellationToken::new(),
+        )
         .await
         .unwrap();
     assert_eq!(answer.content, "after the wait");
@@ -260,10 +319,17 @@ async fn retries_give_up_after_the_limit() {
     let model = model(config(ProviderKind::OpenAi, &server));
     let err = model
         .client
-        .chat(&model.request(opening(), vec![]), &mut NoDeltas, &CancellationToken::new())
+        .chat(
+            &model.request(opening(), vec![]),
+            &mut NoDeltas,
+            &CancellationToken::new(),
+        )
         .await
         .unwrap_err();
-    assert!(matches!(err, LlmError::Status { status: 502, ref body, .. } if body == "c"), "{err}");
+    assert!(
+        matches!(err, LlmError::Status { status: 502, ref body, .. } if body == "c"),
+        "{err}"
+    );
     assert_eq!(server.left(), 1);
 }
 
@@ -276,10 +342,17 @@ async fn a_hanging_server_hits_the_request_timeout() {
     let started = tokio::time::Instant::now();
     let err = model
         .client
-        .chat(&model.request(opening(), vec![]), &mut NoDeltas, &CancellationToken::new())
+        .chat(
+            &model.request(opening(), vec![]),
+            &mut NoDeltas,
+            &CancellationToken::new(),
+        )
         .await
         .unwrap_err();
-    assert!(matches!(err, LlmError::Timeout { after, .. } if after == Duration::from_secs(30)), "{err}");
+    assert!(
+        matches!(err, LlmError::Timeout { after, .. } if after == Duration::from_secs(30)),
+        "{err}"
+    );
     assert_eq!(started.elapsed().as_secs(), 30);
 }
 
@@ -312,7 +385,9 @@ async fn the_loop_timeout_bounds_everything() {
 async fn cancelling_a_stream_closes_the_connection() {
     let dropped = Arc::new(AtomicBool::new(false));
     let server = Server::start(vec![Scripted::SseThenWait(
-        vec![sse(json!({"choices": [{"index": 0, "delta": {"content": "partial"}}]}))],
+        vec![sse(
+            json!({"choices": [{"index": 0, "delta": {"content": "partial"}}]}),
+        )],
         dropped.clone(),
     )]);
     let model = model(config(ProviderKind::OpenAi, &server));
@@ -339,8 +414,16 @@ async fn cancelling_a_stream_closes_the_connection() {
 #[tokio::test]
 async fn malformed_tool_arguments_are_answered_as_an_error_and_the_loop_goes_on() {
     let server = Server::start(vec![
-        Scripted::json(openai_tools(&[("c1", "read_note", r#"{"path" :"Babayon:2017-12-31"#)])),
-        Scripted::json(openai_tools(&[("c2", "read_note", r#"{"path": "todo.md"}"#)])),
+        Scripted::json(openai_tools(&[(
+            "c1",
+            "read_note",
+            r#"{"path" :"Babayon:2017-12-31"#,
+        )])),
+        Scripted::json(openai_tools(&[(
+            "c2",
+            "read_note",
+            r#"{"path": "todo.md"}"#,
+        )])),
         Scripted::json(openai_tools(&[("c3", "read_note", "[1, 2]")])),
         Scripted::json(openai_text("I could not read it.")),
     ]);
@@ -360,14 +443,39 @@ async fn malformed_tool_arguments_are_answered_as_an_error_and_the_loop_goes_on(
     assert_eq!(outcome.turns, 4);
     assert!(tools.calls().is_empty(), "no tool ran with bad arguments");
     let got = server.received();
-    let answer = |i: usize| got[i].body["messages"].as_array().unwrap().last().unwrap().clone();
+    let answer = |i: usize| {
+        got[i].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone()
+    };
     let first = answer(1);
     assert_eq!(first["role"], "tool");
-    assert!(first["content"].as_str().unwrap().contains("not valid JSON"), "{first}");
+    assert!(
+        first["content"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON"),
+        "{first}"
+    );
     let second = answer(2);
-    assert!(second["content"].as_str().unwrap().contains("\"name\" is a required property"), "{second}");
+    assert!(
+        second["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"name\" is a required property"),
+        "{second}"
+    );
     let third = answer(3);
-    assert!(third["content"].as_str().unwrap().contains("must be a JSON object, got an array"), "{third}");
+    assert!(
+        third["content"]
+            .as_str()
+            .unwrap()
+            .contains("must be a JSON object, got an array"),
+        "{third}"
+    );
 }
 
 #[tokio::test]
@@ -391,9 +499,24 @@ async fn tools_not_offered_are_refused_to_the_model() {
     .unwrap();
     assert!(tools.calls().is_empty());
     let got = server.received();
-    let last = got[1].body["messages"].as_array().unwrap().last().unwrap().clone();
-    assert!(last["content"].as_str().unwrap().starts_with("refused: tool \"delete_everything\""), "{last}");
-    assert!(sink.events().iter().any(|e| matches!(e, LoopEvent::ToolResult { refused: true, .. })));
+    let last = got[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused: tool \"delete_everything\""),
+        "{last}"
+    );
+    assert!(
+        sink.events()
+            .iter()
+            .any(|e| matches!(e, LoopEvent::ToolResult { refused: true, .. }))
+    );
 }
 
 #[tokio::test]
@@ -423,7 +546,10 @@ async fn max_turns_is_a_distinct_error_naming_the_limit() {
     assert!(err.to_string().contains("max_turns"));
     let got = server.received();
     assert_eq!(got.len(), 2);
-    assert_eq!(got[0].body["tool_choice"], json!({"type": "function", "function": {"name": "add"}}));
+    assert_eq!(
+        got[0].body["tool_choice"],
+        json!({"type": "function", "function": {"name": "add"}})
+    );
     assert_eq!(got[1].body["tool_choice"], "auto");
 }
 
@@ -448,11 +574,17 @@ async fn the_key_never_shows_in_errors_or_debug() {
             .unwrap_err();
         let text = format!("{err} {err:?}");
         assert!(!text.contains(FAKE_KEY), "{text}");
-        assert!(text.contains("[REDACTED]") || text.contains("malformed"), "{text}");
+        assert!(
+            text.contains("[REDACTED]") || text.contains("malformed"),
+            "{text}"
+        );
     }
     // The key did go out, in the header only.
     let got = server.received();
-    assert_eq!(got[0].headers["authorization"], format!("Bearer {FAKE_KEY}"));
+    assert_eq!(
+        got[0].headers["authorization"],
+        format!("Bearer {FAKE_KEY}")
+    );
     assert!(!got[0].body.to_string().contains(FAKE_KEY));
 }
 
@@ -466,11 +598,43 @@ async fn malformed_bodies_are_errors_naming_what_is_wrong() {
     let model = model(config(ProviderKind::OpenAi, &server));
     let mut request = model.request(opening(), vec![]);
     let cancel = CancellationToken::new();
-    let e1 = model.client.chat(&request, &mut NoDeltas, &cancel).await.unwrap_err();
+    let e1 = model
+        .client
+        .chat(&request, &mut NoDeltas, &cancel)
+        .await
+        .unwrap_err();
     assert!(e1.to_string().contains("not a chat completion"), "{e1}");
-    let e2 = model.client.chat(&request, &mut NoDeltas, &cancel).await.unwrap_err();
+    let e2 = model
+        .client
+        .chat(&request, &mut NoDeltas, &cancel)
+        .await
+        .unwrap_err();
     assert!(e2.to_string().contains("choices"), "{e2}");
     request.stream = true;
-    let e3 = model.client.chat(&request, &mut NoDeltas, &cancel).await.unwrap_err();
+    let e3 = model
+        .client
+        .chat(&request, &mut NoDeltas, &cancel)
+        .await
+        .unwrap_err();
     assert!(e3.to_string().contains("stream chunk"), "{e3}");
+}
+
+#[tokio::test]
+async fn a_stream_cut_off_mid_answer_is_an_error() {
+    let server = Server::start(vec![Scripted::Sse(vec![sse(
+        json!({"choices": [{"index": 0, "delta": {"content": "half an ans"}}]}),
+    )])]);
+    let model = model(config(ProviderKind::OpenAi, &server));
+    let mut request = model.request(opening(), vec![]);
+    request.stream = true;
+    let err = model
+        .client
+        .chat(&request, &mut NoDeltas, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("stream ended before the answer was complete"),
+        "{err}"
+    );
 }

@@ -241,11 +241,9 @@ pub fn anthropic_text(text: &str) -> Value {
 
 pub fn anthropic_tools(calls: &[(&str, &str, Value)]) -> Value {
     let mut content = vec![json!({"type": "text", "text": "Let me look."})];
-    content.extend(
-        calls
-            .iter()
-            .map(|(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input})),
-    );
+    content.extend(calls.iter().map(
+        |(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+    ));
     json!({"id": "msg_2", "type": "message", "role": "assistant", "model": "test-model",
         "content": content, "stop_reason": "tool_use",
         "usage": {"input_tokens": 30, "output_tokens": 9}})
@@ -265,7 +263,10 @@ pub struct Tools {
 impl Tools {
     pub fn new() -> Self {
         let mut notes = BTreeMap::new();
-        notes.insert("todo.md".to_owned(), "- buy milk\n- TODO: write tests".to_owned());
+        notes.insert(
+            "todo.md".to_owned(),
+            "- buy milk\n- TODO: write tests".to_owned(),
+        );
         Tools {
             notes,
             calls: Mutex::new(Vec::new()),
