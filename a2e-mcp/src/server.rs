@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use a2e_proto::{EventKind, ToolDefinition, ToolEvent, ToolResult};
 use axum::Router;
@@ -22,7 +23,7 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ServeError;
@@ -97,8 +98,18 @@ pub trait ToolBackend: Send + Sync + 'static {
 /// token gets a sink that drops everything.
 #[derive(Debug, Clone, Default)]
 pub struct ProgressSink {
-    tx: Option<mpsc::UnboundedSender<(f64, String)>>,
+    tx: Option<mpsc::UnboundedSender<SinkMsg>>,
 }
+
+#[derive(Debug)]
+enum SinkMsg {
+    Progress(f64, String),
+    /// Answered once everything before it has been sent.
+    Flush(oneshot::Sender<()>),
+}
+
+/// How long a call's answer waits for its last progress notifications.
+const FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
 impl ProgressSink {
     /// A sink that drops everything.
@@ -110,23 +121,40 @@ impl ProgressSink {
         let Some(token) = token else {
             return Self::discard();
         };
-        let (tx, mut rx) = mpsc::unbounded_channel::<(f64, String)>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<SinkMsg>();
         tokio::spawn(async move {
             let mut last = f64::MIN;
-            while let Some((pct, message)) = rx.recv().await {
-                if pct < last {
-                    continue;
-                }
-                last = pct;
-                let mut params = ProgressNotificationParam::new(token.clone(), pct);
-                params.total = Some(100.0);
-                params.message = (!message.is_empty()).then_some(message);
-                if peer.notify_progress(params).await.is_err() {
-                    break;
+            let mut open = true;
+            while let Some(msg) = rx.recv().await {
+                match msg {
+                    SinkMsg::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                    SinkMsg::Progress(pct, message) => {
+                        if !open || pct < last {
+                            continue;
+                        }
+                        last = pct;
+                        let mut params = ProgressNotificationParam::new(token.clone(), pct);
+                        params.total = Some(100.0);
+                        params.message = (!message.is_empty()).then_some(message);
+                        open = peer.notify_progress(params).await.is_ok();
+                    }
                 }
             }
         });
         Self { tx: Some(tx) }
+    }
+
+    /// Waits until the notifications reported so far have been sent, so the
+    /// answer does not overtake them.
+    async fn flush(&self) {
+        if let Some(tx) = &self.tx {
+            let (done, wait) = oneshot::channel();
+            if tx.send(SinkMsg::Flush(done)).is_ok() {
+                let _ = tokio::time::timeout(FLUSH_LIMIT, wait).await;
+            }
+        }
     }
 
     /// Whether the client asked for progress.
@@ -139,7 +167,7 @@ impl ProgressSink {
         if let Some(tx) = &self.tx {
             // pct is clamped to 0..=100, exactly representable as f64.
             let pct = pct.clamp(0, 100) as f64;
-            let _ = tx.send((pct, message.to_owned()));
+            let _ = tx.send(SinkMsg::Progress(pct, message.to_owned()));
         }
     }
 
@@ -207,8 +235,9 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
             let args = request.arguments.unwrap_or_default();
             let result = self
                 .backend
-                .call_tool(name.into_owned(), args, sink, context.ct.clone())
+                .call_tool(name.into_owned(), args, sink.clone(), context.ct.clone())
                 .await;
+            sink.flush().await;
             Ok(CallToolResponse::Complete(to_mcp_result(&result)))
         }
     }
