@@ -53,6 +53,7 @@ mod http;
 mod openai;
 mod provider;
 mod secret;
+mod skill;
 mod types;
 
 pub use agent::{
@@ -68,6 +69,7 @@ pub use http::{MAX_BODY_BYTES, MAX_EVENT_BYTES, RetryPolicy};
 pub use openai::OpenAiProvider;
 pub use provider::{ChatProvider, ModelClient};
 pub use secret::{REDACTED, Secret};
+pub use skill::{DEFAULT_MAX_TURNS, SkillEventSink, run_metadata, skill_messages};
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
     ChatRequest, ChatResponse, Delta, DeltaSink, FinishReason, Message, NoDeltas, ToolCall,
