@@ -391,10 +391,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let floor = args.iter().any(|a| a == "--floor");
 
-    if let [shape] = shapes.as_slice() {
-        if let [tasks] = sizes.as_slice() {
-            return measure(shape, *tasks, runs, current_thread, floor);
-        }
+    if let [shape] = shapes.as_slice()
+        && let [tasks] = sizes.as_slice()
+    {
+        return measure(shape, *tasks, runs, current_thread, floor);
     }
     // Several cases: one child process each, so that each peak RSS is its own.
     let exe = std::env::current_exe()?;

@@ -90,15 +90,15 @@ impl Future for Invoke {
         if let Poll::Ready(result) = poll_guarded(&mut this.future, cx) {
             return Poll::Ready((this.idx, result));
         }
-        if let Some(deadline) = &mut this.deadline {
-            if deadline.sleep.as_mut().poll(cx).is_ready() {
-                // The loop fails the task, which fires its token.
-                let _ = deadline.tx.send(Msg::TimedOut {
-                    idx: this.idx,
-                    timeout_ms: deadline.timeout_ms,
-                });
-                this.deadline = None;
-            }
+        if let Some(deadline) = &mut this.deadline
+            && deadline.sleep.as_mut().poll(cx).is_ready()
+        {
+            // The loop fails the task, which fires its token.
+            let _ = deadline.tx.send(Msg::TimedOut {
+                idx: this.idx,
+                timeout_ms: deadline.timeout_ms,
+            });
+            this.deadline = None;
         }
         Poll::Pending
     }

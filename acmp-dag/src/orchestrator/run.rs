@@ -214,10 +214,10 @@ impl RunLoop {
         tracing::trace!(dag = %self.plan.dag_id, task = idx, %from, %to, "task transition");
         if to.is_terminal() {
             self.open -= 1;
-            if let Some(token) = slot.token.take() {
-                if to != TaskState::Completed {
-                    token.cancel();
-                }
+            if let Some(token) = slot.token.take()
+                && to != TaskState::Completed
+            {
+                token.cancel();
             }
             if !self.out_streams.is_empty() {
                 self.out_streams.remove(&idx);
@@ -256,10 +256,10 @@ impl RunLoop {
                 }
             }
             Msg::Chunk { idx, chunk, last } => {
-                if self.state(idx) == Some(TaskState::Running) {
-                    if let Some(stream) = self.out_streams.get_mut(&idx) {
-                        stream.push(chunk, last);
-                    }
+                if self.state(idx) == Some(TaskState::Running)
+                    && let Some(stream) = self.out_streams.get_mut(&idx)
+                {
+                    stream.push(chunk, last);
                 }
             }
             Msg::Heartbeat {

@@ -92,10 +92,10 @@ fn find_cycles(outs: &Outs, in_rest: &[bool]) -> Vec<Vec<u32>> {
     let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
     for v in nodes {
         for w in outs_of(outs, v) {
-            if flag(in_rest, w) {
-                if let Some(r) = rev.get_mut(w as usize) {
-                    r.push(v);
-                }
+            if flag(in_rest, w)
+                && let Some(r) = rev.get_mut(w as usize)
+            {
+                r.push(v);
             }
         }
     }
@@ -114,11 +114,11 @@ fn find_cycles(outs: &Outs, in_rest: &[bool]) -> Vec<Vec<u32>> {
         while let Some(&v) = members.get(i) {
             i += 1;
             for &u in rev.get(v as usize).map_or(&[][..], Vec::as_slice) {
-                if let Some(slot) = component.get_mut(u as usize) {
-                    if *slot == u32::MAX {
-                        *slot = c;
-                        members.push(u);
-                    }
+                if let Some(slot) = component.get_mut(u as usize)
+                    && *slot == u32::MAX
+                {
+                    *slot = c;
+                    members.push(u);
                 }
             }
         }
