@@ -37,7 +37,6 @@ pub mod error;
 pub mod host;
 pub mod plugin;
 pub mod proc;
-pub mod process;
 pub mod redact;
 pub mod registry;
 pub mod search;

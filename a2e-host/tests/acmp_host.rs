@@ -175,7 +175,7 @@ async fn cancelling_a_run_stops_its_processes() {
         .await
         .unwrap();
     let end = Instant::now() + Duration::from_secs(10);
-    while a2e_host::process::pid_alive(pid) {
+    while a2e_host::proc::pid_alive(pid) {
         assert!(
             Instant::now() < end,
             "process {pid} outlived its cancelled DAG"

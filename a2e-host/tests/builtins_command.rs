@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use a2e_host::builtins::BuiltinTools;
 use a2e_host::plugin::{CallContext, EventSink, ToolOutput, ToolPlugin};
-use a2e_host::process::pid_alive;
+use a2e_host::proc::pid_alive;
 use a2e_host::{Host, HostConfig, HostError, HostResult};
 use a2e_proto::{ErrorCode, EventKind, ToolCallRequest};
 use futures::FutureExt;
@@ -166,7 +166,7 @@ async fn commands_outside_the_allow_list_are_denied_by_name() {
 #[tokio::test]
 async fn a_full_path_entry_allows_that_path_only() {
     let dir = tempfile::tempdir().unwrap();
-    let echo = a2e_host::process::resolve_program("echo").unwrap();
+    let echo = a2e_host::proc::resolve_program("echo").unwrap();
     let echo = echo.to_str().unwrap().to_owned();
     let mut cfg = config(dir.path());
     cfg.commands.allow = vec![echo.clone()];

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2e_host::proc::ProcManager;
-use a2e_host::process::pid_alive;
+use a2e_host::proc::pid_alive;
 use a2e_host::{HostConfig, HostError};
 use a2e_proto::{
     ErrorCode, Message, ProcKillRequest, ProcReadEvent, ProcSpawnRequest, ProcStatusRequest,

@@ -18,7 +18,7 @@ use super::paths::resolve;
 use crate::config::HostConfig;
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput};
-use crate::process::{self, Ending, RunLimits, StreamKind};
+use crate::proc::{self as process, Ending, RunLimits, StreamKind};
 
 /// Checks a parsed argv: not empty, no NUL in any argument.
 pub(crate) fn checked_argv(argv: Vec<String>, field: &str) -> HostResult<Vec<String>> {

@@ -363,7 +363,7 @@ fn grep_file(
                 state.truncated = true;
                 return Ok(());
             }
-            let text = crate::process::prefix_at_boundary(line, MAX_MATCH_TEXT_BYTES);
+            let text = crate::proc::prefix_at_boundary(line, MAX_MATCH_TEXT_BYTES);
             state
                 .matches
                 .push(json!({"path": rel, "line": number, "text": text}));

@@ -37,10 +37,10 @@ use tokio::process::ChildStdin;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::{self as process, Ending, GroupChild, RunLimits, StreamKind};
 use crate::builtins::paths;
 use crate::config::HostConfig;
 use crate::error::{HostError, HostResult};
-use crate::process::{self, Ending, GroupChild, RunLimits, StreamKind};
 
 /// How long `kill` waits for the process to end before it answers.
 const KILL_WAIT: Duration = Duration::from_secs(3);

@@ -1,0 +1,113 @@
+//! The command policy: the allow-list check on `argv[0]`, the lookup of a bare
+//! program name in the host's own `PATH`, the environment a command gets, and
+//! the `Command` built from all of it.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::{Map, Value};
+use tokio::process::Command;
+
+use crate::error::{HostError, HostResult};
+
+/// Environment variable prefixes a caller may not set: they would let a
+/// workspace file be loaded into an allowed program (`LD_PRELOAD`, …).
+const DENIED_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_"];
+
+/// Checks `argv0` against the allow-list. Only an exact match counts: an entry
+/// `echo` allows `echo` (looked up in the host's `PATH`), an entry `/bin/echo`
+/// allows `/bin/echo`; `./echo` or `bin/echo` are allowed by neither.
+pub fn check_allowed(allow: &[String], argv0: &str) -> HostResult<()> {
+    if !argv0.is_empty() && allow.iter().any(|a| a == argv0) {
+        Ok(())
+    } else {
+        Err(HostError::Denied(format!(
+            "command `{argv0}` is not in the allow-list"
+        )))
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The program to execute for `argv0`: a name without `/` is looked up in the
+/// host's own `PATH` (absolute entries only), never in a `PATH` the caller
+/// passes in the command's environment; anything with a `/` is used as given.
+/// `None` when a name is found nowhere.
+pub fn resolve_program(argv0: &str) -> Option<PathBuf> {
+    if argv0.contains('/') {
+        return Some(PathBuf::from(argv0));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(argv0))
+        .find(|candidate| is_executable(candidate))
+}
+
+/// Environment variables from a JSON object. Strings are taken as they are,
+/// numbers and booleans as their JSON text; anything else, an empty name or a
+/// name with `=` or NUL is a schema error. Names starting with `LD_` or
+/// `DYLD_` are denied.
+pub fn env_pairs(env: &Map<String, Value>) -> HostResult<Vec<(String, String)>> {
+    let mut pairs = Vec::with_capacity(env.len());
+    let mut violations = Vec::new();
+    for (name, value) in env {
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            violations.push(format!("env.{name}: not a valid variable name"));
+            continue;
+        }
+        if DENIED_ENV_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            return Err(HostError::Denied(format!(
+                "environment variable `{name}` may not be set"
+            )));
+        }
+        let text = match value {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => {
+                violations.push(format!("env.{name}: expected a string, number or boolean"));
+                continue;
+            }
+        };
+        if text.contains('\0') {
+            violations.push(format!("env.{name}: value contains NUL"));
+            continue;
+        }
+        pairs.push((name.clone(), text));
+    }
+    if violations.is_empty() {
+        Ok(pairs)
+    } else {
+        Err(HostError::schema(violations))
+    }
+}
+
+/// A command for `argv` (non-empty) with `program` resolved, working directory,
+/// extra environment, stdout and stderr piped, and stdin piped or null.
+pub fn command(
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+    stdin_piped: bool,
+) -> Command {
+    let mut cmd = Command::new(program);
+    if let Some((argv0, rest)) = argv.split_first() {
+        cmd.arg0(argv0);
+        cmd.args(rest);
+    }
+    cmd.current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(if stdin_piped {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
