@@ -233,7 +233,10 @@ impl<B: Backend> Engine<B> {
         let format = step.param_str("output_format");
         let (output, data) = match format.as_deref() {
             Some("json") => {
-                let v = parse_lenient(&text).ok_or_else(|| {
+                let strict = serde_json::from_str::<Value>(&text).ok();
+                let v = strict
+                    .or_else(|| parse_lenient(&text).filter(|v| v.is_object() || v.is_array()))
+                    .ok_or_else(|| {
                     StepError::Param(format!(
                         "output_format is json but the text is not JSON: {}",
                         truncate_chars(&text, 200)
