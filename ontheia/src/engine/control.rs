@@ -134,7 +134,7 @@ impl<B: Backend> Engine<B> {
             let outcome = match self.run_steps(cx, children, &inner).await {
                 Err(StepError::Cancelled) => return Err(StepError::Cancelled),
                 Err(e) => Err(e),
-                Ok(()) => self.attempt_verdict(cx, frame, warnings_before, fail_on_warnings, success_when.as_ref()),
+                Ok(()) => self.attempt_verdict(cx, &inner, warnings_before, fail_on_warnings, success_when.as_ref()),
             };
             match outcome {
                 Ok(()) => {
