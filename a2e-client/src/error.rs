@@ -1,5 +1,6 @@
 //! [`ClientError`]: everything a client call can fail with, in one enum to match on.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2e_proto::{ErrorCode, ErrorMessage};
@@ -17,8 +18,14 @@ pub type ClientResult<T> = Result<T, ClientError>;
 #[non_exhaustive]
 pub enum ClientError {
     /// The transport could not be set up or failed (connect, spawn, I/O).
-    #[error("transport error: {0}")]
-    Transport(String),
+    #[error("transport error: {context}")]
+    Transport {
+        /// What was being done, for a person.
+        context: String,
+        /// The underlying error (I/O, HTTP, WebSocket), when there is one.
+        #[source]
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    },
     /// The connection ended; every request still waiting fails with this.
     #[error("connection closed: {0}")]
     ConnectionClosed(String),
@@ -95,7 +102,24 @@ impl ClientError {
         }
     }
 
-    pub(crate) fn transport(e: impl std::fmt::Display) -> Self {
-        Self::Transport(e.to_string())
+    /// A transport failure with its cause.
+    pub(crate) fn transport(
+        context: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        let context = context.into();
+        let context = format!("{context}: {source}");
+        Self::Transport {
+            context,
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// A transport failure without an underlying error.
+    pub(crate) fn transport_msg(context: impl Into<String>) -> Self {
+        Self::Transport {
+            context: context.into(),
+            source: None,
+        }
     }
 }

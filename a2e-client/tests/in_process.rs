@@ -136,11 +136,11 @@ async fn connecting_to_nothing_is_a_transport_error() {
     let err = Client::connect_ws(&format!("ws://{addr}/"))
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::Transport(_)), "{err}");
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
     let err = Client::connect_http(&format!("http://{addr}/"))
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::Transport(_)), "{err}");
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
     let err = Client::connect_http("https://example.invalid/")
         .await
         .unwrap_err();
@@ -148,5 +148,5 @@ async fn connecting_to_nothing_is_a_transport_error() {
     let err = Client::connect_stdio(tokio::process::Command::new("/nonexistent/a2e"))
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::Transport(_)), "{err}");
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
 }

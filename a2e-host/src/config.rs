@@ -198,6 +198,7 @@ impl Default for TimeoutConfig {
 
 /// A configuration file that could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// Could not read it.
     #[error("cannot read {path}: {source}")]

@@ -1,9 +1,17 @@
 //! Host errors and the one place where they map to wire codes.
 
+use std::sync::Arc;
+
 use a2e_proto::{ErrorCode, ErrorMessage};
 
 /// Why a request was refused or a call failed.
+///
+/// Plugins build theirs with the named constructors, which say whether the call
+/// was refused before it did anything ([`HostError::denied`],
+/// [`HostError::invalid_argument`], [`HostError::unauthorized`]) or ran and
+/// failed ([`HostError::failed`], [`HostError::io`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HostError {
     /// No tool of that name.
     #[error("unknown tool `{0}`")]
@@ -58,9 +66,48 @@ pub enum HostError {
         /// What happened.
         message: String,
     },
+    /// An I/O operation failed (a file, a pipe, a socket, a task).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: Cause,
+    },
     /// Anything else that went wrong inside the host.
     #[error("{0}")]
     Runtime(String),
+}
+
+/// The underlying error of a [`HostError`], shared by clones of it; two causes
+/// are equal when they say the same.
+#[derive(Debug, Clone)]
+pub struct Cause(Arc<dyn std::error::Error + Send + Sync>);
+
+impl Cause {
+    /// Wraps `error`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Arc::new(error))
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
 }
 
 impl HostError {
@@ -77,7 +124,35 @@ impl HostError {
             Self::Tool(_) => ErrorCode::TOOL_ERROR,
             Self::Skill(_) => ErrorCode::SKILL_ERROR,
             Self::Proc { code, .. } | Self::InvalidChain { code, .. } => code.clone(),
-            Self::Runtime(_) => ErrorCode::RUNTIME_ERROR,
+            Self::Runtime(_) | Self::Io { .. } => ErrorCode::RUNTIME_ERROR,
+        }
+    }
+
+    /// Refused by policy (`tool_denied`): an allow-list, the workspace confinement.
+    pub fn denied(why: impl Into<String>) -> Self {
+        Self::Denied(why.into())
+    }
+
+    /// Refused: the caller may not do this in this session (`unauthorized`).
+    pub fn unauthorized(why: impl Into<String>) -> Self {
+        Self::Unauthorized(why.into())
+    }
+
+    /// Refused: the argument at `path` is wrong (`schema_violation`).
+    pub fn invalid_argument(path: &str, what: impl std::fmt::Display) -> Self {
+        Self::schema(vec![format!("{path}: {what}")])
+    }
+
+    /// The call ran and failed (`tool_error` for a tool, `skill_error` for a skill).
+    pub fn failed(why: impl Into<String>) -> Self {
+        Self::Tool(why.into())
+    }
+
+    /// An I/O operation failed while the call ran.
+    pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
+        Self::Io {
+            context: context.into(),
+            source: Cause::new(error),
         }
     }
 

@@ -36,6 +36,7 @@ pub struct Host {
 
 /// Why a host could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// A plugin clashed with another.
     #[error(transparent)]
@@ -368,7 +369,7 @@ impl Host {
             Err(e) if e.is_refusal() => Err(e),
             Err(e) => {
                 let code = match &e {
-                    HostError::Runtime(_) => ErrorCode::TOOL_ERROR,
+                    HostError::Runtime(_) | HostError::Io { .. } => ErrorCode::TOOL_ERROR,
                     other => other.code(),
                 };
                 let mut result = ToolResult::failed(&req.tool_name, code, e.to_string());
@@ -551,7 +552,9 @@ impl Host {
             Err(e) if e.is_refusal() => Err(e),
             Err(e) => {
                 let code = match &e {
-                    HostError::Runtime(_) | HostError::Tool(_) => ErrorCode::SKILL_ERROR,
+                    HostError::Runtime(_) | HostError::Io { .. } | HostError::Tool(_) => {
+                        ErrorCode::SKILL_ERROR
+                    }
                     other => other.code(),
                 };
                 let mut result = SkillResult::failed(code, e.to_string());

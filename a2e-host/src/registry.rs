@@ -12,6 +12,7 @@ use crate::plugin::{DynSkillPlugin, DynToolPlugin};
 
 /// Registration refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// Two plugins share a name.
     #[error("a plugin named `{0}` is already registered")]

@@ -35,6 +35,7 @@ impl Default for DecodeOptions {
 
 /// What was wrong with the bytes.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeErrorKind {
     /// Over the size limit.
     #[error("message of {size} bytes exceeds the limit of {limit} bytes")]

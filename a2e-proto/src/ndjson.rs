@@ -29,6 +29,7 @@ pub enum Frame {
 
 /// I/O failure of the codec.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CodecError {
     /// The underlying stream failed.
     #[error("i/o error: {0}")]

@@ -10,10 +10,10 @@ use a2e_proto::Message;
 use bytes::Bytes;
 use futures::StreamExt;
 use http_body_util::{BodyDataStream, BodyExt, Full};
-use sse_stream::SseByteStream;
 use hyper::client::conn::http1::SendRequest;
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
+use sse_stream::SseByteStream;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -67,12 +67,12 @@ impl Target {
 
     async fn connect(&self) -> ClientResult<SendRequest<Full<Bytes>>> {
         let stream = TcpStream::connect(&self.authority).await.map_err(|e| {
-            ClientError::Transport(format!("cannot connect to {}: {e}", self.authority))
+            ClientError::transport(format!("cannot connect to {}", self.authority), e)
         })?;
         let _ = stream.set_nodelay(true);
         let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
-            .map_err(ClientError::transport)?;
+            .map_err(|e| ClientError::transport("HTTP handshake", e))?;
         tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!("HTTP connection ended: {e}");
@@ -124,7 +124,7 @@ async fn check(
         .await
         .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
         .unwrap_or_default();
-    Err(ClientError::Transport(format!(
+    Err(ClientError::transport_msg(format!(
         "{what}: the host answered HTTP {status}: {}",
         body.trim()
     )))
@@ -143,14 +143,14 @@ pub(crate) async fn connect(
     let resp = sender
         .send_request(target.request(Method::POST, "/session", None, Bytes::new())?)
         .await
-        .map_err(ClientError::transport)?;
+        .map_err(|e| ClientError::transport("POST /session", e))?;
     let resp = check(resp, "POST /session").await?;
     let session = resp
         .headers()
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
-        .ok_or_else(|| ClientError::Transport("POST /session: no X-Session-Id header".into()))?;
+        .ok_or_else(|| ClientError::transport_msg("POST /session: no X-Session-Id header"))?;
     let _ = resp.into_body().collect().await;
 
     let mut streamer = target.connect().await?;
@@ -162,7 +162,7 @@ pub(crate) async fn connect(
     let resp = streamer
         .send_request(request)
         .await
-        .map_err(ClientError::transport)?;
+        .map_err(|e| ClientError::transport("GET /stream", e))?;
     let resp = check(resp, "GET /stream").await?;
 
     let read = tokio::spawn(read_events(resp.into_body(), shared.clone(), max, streamer));
@@ -281,7 +281,7 @@ async fn post(
     let resp = sender
         .send_request(request)
         .await
-        .map_err(ClientError::transport)?;
+        .map_err(|e| ClientError::transport("POST /send", e))?;
     let resp = check(resp, "POST /send").await?;
     let _ = resp.into_body().collect().await;
     Ok(())

@@ -25,10 +25,10 @@ pub(crate) fn spawn(
         .kill_on_drop(true);
     let mut child = cmd
         .spawn()
-        .map_err(|e| ClientError::Transport(format!("cannot start the host: {e}")))?;
+        .map_err(|e| ClientError::transport("cannot start the host", e))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(ClientError::Transport(
-            "the host's stdin/stdout are not piped".into(),
+        return Err(ClientError::transport_msg(
+            "the host's stdin/stdout are not piped",
         ));
     };
     let mut guard = super::io::spawn(stdout, stdin, shared, out, max);

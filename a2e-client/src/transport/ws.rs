@@ -45,9 +45,9 @@ pub(crate) async fn connect(
                 }
             }
             tungstenite::Error::Http(resp) => {
-                ClientError::Transport(format!("the host answered HTTP {}", resp.status()))
+                ClientError::transport_msg(format!("the host answered HTTP {}", resp.status()))
             }
-            other => ClientError::Transport(format!("cannot connect to {url}: {other}")),
+            other => ClientError::transport(format!("cannot connect to {url}"), other),
         })?;
     let (mut sink, mut stream) = socket.split();
 

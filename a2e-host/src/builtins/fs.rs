@@ -36,7 +36,7 @@ where
 {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| HostError::Runtime(format!("file task failed: {e}")))?
+        .map_err(|e| HostError::io("file task failed", e.into()))?
 }
 
 fn io_error(what: &str, rel: &str, e: &io::Error) -> HostError {

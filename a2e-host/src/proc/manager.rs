@@ -299,9 +299,8 @@ impl ProcManager {
             if live >= self.config.commands.proc_limit {
                 return Err(self.limit_error(live));
             }
-            let mut child = process::spawn_group(&mut prepared.cmd).map_err(|e| {
-                HostError::Runtime(format!("cannot start `{}`: {e}", prepared.argv0))
-            })?;
+            let mut child = process::spawn_group(&mut prepared.cmd)
+                .map_err(|e| HostError::io(format!("cannot start `{}`", prepared.argv0), e))?;
             let mut id = new_proc_id();
             while session.procs.iter().any(|p| p.id == id) {
                 id = new_proc_id();
@@ -375,7 +374,7 @@ impl ProcManager {
             };
             io.await.map_err(|e| match e.kind() {
                 std::io::ErrorKind::BrokenPipe => dead(&req.proc_id),
-                _ => HostError::Runtime(format!("cannot write to `{}`: {e}", req.proc_id)),
+                _ => HostError::io(format!("cannot write to `{}`", req.proc_id), e),
             })?;
             if req.eof {
                 if let Some(mut pipe) = stdin.take() {
@@ -417,7 +416,7 @@ impl ProcManager {
         };
         if running {
             process::kill_group(entry.pid, signal)
-                .map_err(|e| HostError::Runtime(format!("cannot signal `{}`: {e}", req.proc_id)))?;
+                .map_err(|e| HostError::io(format!("cannot signal `{}`", req.proc_id), e))?;
             let _ = tokio::time::timeout(KILL_WAIT, entry.finished()).await;
         }
         Ok(ProcKillResponse {
@@ -482,9 +481,8 @@ impl ProcManager {
             if live >= self.config.commands.proc_limit {
                 return Err(self.limit_error(live));
             }
-            let child = process::spawn_group(&mut prepared.cmd).map_err(|e| {
-                HostError::Runtime(format!("cannot start `{}`: {e}", prepared.argv0))
-            })?;
+            let child = process::spawn_group(&mut prepared.cmd)
+                .map_err(|e| HostError::io(format!("cannot start `{}`", prepared.argv0), e))?;
             let id = self.next_run.fetch_add(1, Ordering::Relaxed);
             session.runs.insert(
                 id,
@@ -508,7 +506,7 @@ impl ProcManager {
         };
         let outcome = process::supervise(child, limits, |_| async {})
             .await
-            .map_err(|e| HostError::Runtime(format!("`{}` failed: {e}", prepared.argv0)))?;
+            .map_err(|e| HostError::io(format!("`{}` failed", prepared.argv0), e))?;
         match outcome.ending {
             Ending::Exited => Ok(json!({
                 "exit_code": outcome.exit_code(),

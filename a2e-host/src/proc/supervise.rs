@@ -19,6 +19,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// How a supervised run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Ending {
     /// The leader exited by itself (or by a signal someone else sent).
     Exited,

@@ -67,6 +67,7 @@ impl Default for NetOptions {
 
 /// Why the network server could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NetError {
     /// A non-loopback address without a configured token.
     #[error(
