@@ -60,9 +60,11 @@ mod tests {
     fn fusion_rewards_agreement() {
         let fused = reciprocal_rank_fusion(&[vec!["a", "b", "c"], vec!["c", "b", "d"]]);
         let keys: Vec<_> = fused.iter().map(|(k, _)| *k).collect();
-        assert_eq!(keys, ["b", "c", "a", "d"]);
-        let b = fused.first().unwrap().1;
-        assert!((b - (1.0 / 62.0 + 1.0 / 62.0)).abs() < 1e-12);
+        // c (ranks 3 and 1) edges out b (2 and 2); a and d appear once.
+        assert_eq!(keys, ["c", "b", "a", "d"]);
+        assert!((fused[0].1 - (1.0 / 63.0 + 1.0 / 61.0)).abs() < 1e-12);
+        assert!((fused[1].1 - 2.0 / 62.0).abs() < 1e-12);
+        assert!((fused[2].1 - 1.0 / 61.0).abs() < 1e-12);
     }
 
     #[test]

@@ -255,3 +255,30 @@ async fn embedding_failures_fail_writes_and_degrade_searches() {
     assert_eq!(hits[0].score.kind, ScoreKind::Bm25);
     assert_eq!(plain.namespaces().await.unwrap()[0].count, 1);
 }
+
+#[tokio::test]
+async fn common_words_do_not_crowd_out_rare_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    // 2,500 memories that all say "the note"; a few also say something rare.
+    let mut items: Vec<NewMemory> = (0..2500).map(|i| NewMemory::new("big", format!("the note number {i}"))).collect();
+    items[10] = NewMemory::new("big", "the note about the zeppelin");
+    items[20] = NewMemory::new("big", "the note about the harpsichord");
+    items[30] = NewMemory::new("big", "another harpsichord note");
+    let ids: Vec<String> = store.write_batch(items).await.unwrap().into_iter().map(|m| m.id).collect();
+
+    // One rare match: fewer than top_k, so every term is used and the rest
+    // of the list is filled by the common words.
+    let hits = store.search(SearchQuery::new("the zeppelin note", ["big"])).await.unwrap();
+    assert_eq!(hits.len(), 5);
+    assert_eq!(hits[0].id, ids[10]);
+    // Enough rare matches: they alone are ranked.
+    let hits = store.search(SearchQuery::new("the harpsichord", ["big"]).top_k(2)).await.unwrap();
+    let mut got: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    got.sort();
+    let mut want = vec![ids[20].as_str(), ids[30].as_str()];
+    want.sort();
+    assert_eq!(got, want);
+    // Only common words: ranked as usual.
+    assert_eq!(store.search(SearchQuery::new("the note", ["big"])).await.unwrap().len(), 5);
+}

@@ -14,7 +14,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use self::rows::Prepared;
-use self::search::{Plan, fts_query};
+use self::search::{Plan, fts_terms};
 use self::vectors::{VectorCache, to_blob};
 use crate::embed::{DynEmbedder, Embedder};
 use crate::error::StoreError;
@@ -238,7 +238,7 @@ impl SqliteStore {
         }
         Ok(Plan {
             namespaces,
-            fts: fts_query(text),
+            terms: fts_terms(text),
             filter,
             top_k: query.top_k.min(MAX_TOP_K),
             vector,

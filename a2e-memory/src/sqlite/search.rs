@@ -19,8 +19,8 @@ const MIN_CANDIDATES: usize = 100;
 /// A validated search, ready to run.
 pub(crate) struct Plan {
     pub(crate) namespaces: Vec<String>,
-    /// The FTS5 query, `None` when the text has no terms.
-    pub(crate) fts: Option<String>,
+    /// The query's words, each quoted for FTS5; empty when it has none.
+    pub(crate) terms: Vec<String>,
     /// `(json path, json value)` pairs of the metadata filter.
     pub(crate) filter: Vec<(String, String)>,
     pub(crate) top_k: usize,
@@ -30,19 +30,76 @@ pub(crate) struct Plan {
     pub(crate) recent: bool,
 }
 
-/// An FTS5 query matching any of the words of `text` (each quoted, so no
-/// FTS5 syntax passes through), `None` if it has no words.
-pub(crate) fn fts_query(text: &str) -> Option<String> {
+/// Below this many memories in the store, every query term is used.
+const PRUNE_MIN_MEMORIES: i64 = 2_000;
+/// A term found in more than one memory in this many is common.
+const COMMON_SHARE: i64 = 10;
+
+/// The words of `text`, each quoted for FTS5 (so no FTS5 syntax passes
+/// through), lowercased, without repeats, at most [`MAX_TERMS`].
+pub(crate) fn fts_terms(text: &str) -> Vec<String> {
     let mut seen = HashSet::new();
-    let terms: Vec<String> = text
+    text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|t| !t.is_empty())
         .map(str::to_lowercase)
         .filter(|t| seen.insert(t.clone()))
         .take(MAX_TERMS)
         .map(|t| format!("\"{t}\""))
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" OR "))
+        .collect()
+}
+
+/// The terms that are not common, when some are and some are not; `None`
+/// when all terms should be used. BM25 ranks every document matching any
+/// term, so a common term (`the`, `is`) makes a query rank a large part of
+/// the store for almost no gain in score: leaving it out first is what keeps
+/// search fast at 100k memories.
+fn rare_terms(conn: &Connection, terms: &[String]) -> Result<Option<Vec<String>>, StoreError> {
+    if terms.len() < 2 {
+        return Ok(None);
+    }
+    let total: i64 = conn.query_row("SELECT coalesce(sum(count), 0) FROM namespaces", [], |r| r.get(0))?;
+    if total < PRUNE_MIN_MEMORIES {
+        return Ok(None);
+    }
+    let mut stmt = conn.prepare_cached("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1")?;
+    let mut rare = Vec::new();
+    for term in terms {
+        let df: i64 = stmt.query_row([term], |r| r.get(0))?;
+        if df.saturating_mul(COMMON_SHARE) <= total {
+            rare.push(term.clone());
+        }
+    }
+    Ok((!rare.is_empty() && rare.len() < terms.len()).then_some(rare))
+}
+
+/// BM25 candidates: `(seq, score)` best first, score = −bm25.
+fn bm25(conn: &Connection, terms: &[String], cond: &str, args: &[SqlValue], n: usize) -> Result<Vec<(i64, f64)>, StoreError> {
+    let sql = format!(
+        "SELECT m.seq, bm25(memories_fts) AS r FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+         WHERE memories_fts MATCH ? AND {cond} ORDER BY r, m.seq DESC LIMIT ?"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let all = std::iter::once(SqlValue::Text(terms.join(" OR ")))
+        .chain(args.iter().cloned())
+        .chain([limit(n)]);
+    let rows = stmt.query_map(params_from_iter(all), |r| Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// BM25 over the rare terms when they find at least `top_k` memories, else
+/// over every term.
+fn bm25_candidates(conn: &Connection, plan: &Plan, cond: &str, args: &[SqlValue], n: usize) -> Result<Vec<(i64, f64)>, StoreError> {
+    if plan.terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(rare) = rare_terms(conn, &plan.terms)? {
+        let found = bm25(conn, &rare, cond, args, n)?;
+        if found.len() >= plan.top_k {
+            return Ok(found);
+        }
+    }
+    bm25(conn, &plan.terms, cond, args, n)
 }
 
 /// `m.namespace IN (…) AND <filter>` and its parameters.
@@ -78,19 +135,7 @@ pub(crate) fn run(conn: &mut Connection, cache: &mut VectorCache, plan: &Plan) -
     }
     let candidates = plan.top_k.saturating_mul(10).max(MIN_CANDIDATES);
 
-    let mut bm25: Vec<(i64, f64)> = Vec::new();
-    if let Some(fts) = &plan.fts {
-        let sql = format!(
-            "SELECT m.seq, bm25(memories_fts) AS r FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-             WHERE memories_fts MATCH ? AND {cond} ORDER BY r, m.seq DESC LIMIT ?"
-        );
-        let mut stmt = tx.prepare_cached(&sql)?;
-        let all = std::iter::once(SqlValue::Text(fts.clone()))
-            .chain(args.iter().cloned())
-            .chain([limit(candidates)]);
-        let rows = stmt.query_map(params_from_iter(all), |r| Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?)))?;
-        bm25 = rows.collect::<Result<_, _>>()?;
-    }
+    let bm25 = bm25_candidates(&tx, plan, &cond, &args, candidates)?;
 
     let mut cosine: Vec<(i64, f32)> = Vec::new();
     if let Some((model, query)) = &plan.vector {
@@ -170,10 +215,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fts_query_quotes_words_and_drops_syntax() {
-        assert_eq!(fts_query("Coffee, OR tea?").as_deref(), Some("\"coffee\" OR \"or\" OR \"tea\""));
-        assert_eq!(fts_query("a* NEAR(\"b\") -c").as_deref(), Some("\"a\" OR \"near\" OR \"b\" OR \"c\""));
-        assert_eq!(fts_query("  ?! "), None);
-        assert_eq!(fts_query("café café"), Some("\"café\"".into()));
+    fn fts_terms_quote_words_and_drop_syntax() {
+        assert_eq!(fts_terms("Coffee, OR tea?"), ["\"coffee\"", "\"or\"", "\"tea\""]);
+        assert_eq!(fts_terms("a* NEAR(\"b\") -c"), ["\"a\"", "\"near\"", "\"b\"", "\"c\""]);
+        assert!(fts_terms("  ?! ").is_empty());
+        assert_eq!(fts_terms("café café"), ["\"café\""]);
+        assert_eq!(fts_terms(&"w ".repeat(100)).len(), 1);
+        let many: Vec<String> = (0..100).map(|i| format!("w{i}")).collect();
+        assert_eq!(fts_terms(&many.join(" ")).len(), MAX_TERMS);
     }
 }
