@@ -190,7 +190,9 @@ impl McpServerConfig {
             }
             (None, Some(url)) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(bad(format!("`url` must be http:// or https://, got `{url}`")));
+                    return Err(bad(format!(
+                        "`url` must be http:// or https://, got `{url}`"
+                    )));
                 }
                 if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() {
                     return Err(bad(
@@ -199,7 +201,9 @@ impl McpServerConfig {
                 }
                 for (name, value) in &self.headers {
                     let name_ok = !name.is_empty()
-                        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
                     if !name_ok || value.bytes().any(|b| b == b'\r' || b == b'\n') {
                         return Err(bad(format!("header `{name}` is not a valid HTTP header")));
                     }
@@ -207,12 +211,14 @@ impl McpServerConfig {
                 let bearer_token = match (&self.bearer_token, &self.bearer_token_env) {
                     (Some(_), Some(_)) => {
                         return Err(bad(
-                            "set `bearer_token` or `bearer_token_env`, not both".into(),
+                            "set `bearer_token` or `bearer_token_env`, not both".into()
                         ));
                     }
                     (Some(token), None) => Some(token.clone()),
                     (None, Some(var)) => Some(std::env::var(var).map_err(|_| {
-                        bad(format!("environment variable `{var}` (bearer token) is not set"))
+                        bad(format!(
+                            "environment variable `{var}` (bearer token) is not set"
+                        ))
                     })?),
                     (None, None) => None,
                 };
@@ -223,7 +229,9 @@ impl McpServerConfig {
                 })
             }
             (Some(_), Some(_)) => Err(bad("set `command` or `url`, not both".into())),
-            (None, None) => Err(bad("set `command` (stdio) or `url` (Streamable HTTP)".into())),
+            (None, None) => Err(bad(
+                "set `command` (stdio) or `url` (Streamable HTTP)".into()
+            )),
         }
     }
 
@@ -243,8 +251,7 @@ impl McpServerConfig {
         let exp = failures.saturating_sub(1).min(30);
         let ms = self
             .restart_backoff_ms
-            .checked_mul(1u64 << exp)
-            .unwrap_or(u64::MAX)
+            .saturating_mul(1u64 << exp)
             .min(self.restart_backoff_max_ms.max(self.restart_backoff_ms));
         Duration::from_millis(ms)
     }
@@ -280,7 +287,10 @@ mod tests {
         .unwrap();
         assert!(cfg.eager && !cfg.defer_loading);
         assert_eq!(cfg.init_timeout_secs, 30);
-        let McpTransport::Stdio { command, args, env, .. } = cfg.transport().unwrap() else {
+        let McpTransport::Stdio {
+            command, args, env, ..
+        } = cfg.transport().unwrap()
+        else {
             panic!("stdio expected")
         };
         assert_eq!(command, "mcp-server-time");
@@ -305,11 +315,27 @@ mod tests {
             serde_json::json!({"name": "x", "command": "a", "url": "http://b"}),
         )
         .unwrap();
-        assert!(both.transport().unwrap_err().to_string().contains("not both"));
+        assert!(
+            both.transport()
+                .unwrap_err()
+                .to_string()
+                .contains("not both")
+        );
         let none = McpServerConfig::empty("x");
-        assert!(none.transport().unwrap_err().to_string().contains("set `command`"));
+        assert!(
+            none.transport()
+                .unwrap_err()
+                .to_string()
+                .contains("set `command`")
+        );
         let dotted = McpServerConfig::stdio("a.b", "x", &[]);
-        assert!(dotted.transport().unwrap_err().to_string().contains("server name"));
+        assert!(
+            dotted
+                .transport()
+                .unwrap_err()
+                .to_string()
+                .contains("server name")
+        );
         let ftp = McpServerConfig::http("f", "ftp://x");
         assert!(ftp.transport().unwrap_err().to_string().contains("http://"));
         let mut hdr = McpServerConfig::http("h", "http://x");

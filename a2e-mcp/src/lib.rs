@@ -49,6 +49,8 @@ pub use config::{McpServerConfig, McpTransport};
 pub use error::{McpError, ServeError};
 pub use names::NameTable;
 pub use output::{McpOutput, to_mcp_result};
-pub use server::{BackendTool, ProgressSink, ToolBackend, http_router, serve_http, serve_io, serve_stdio};
+pub use server::{
+    BackendTool, ProgressSink, ToolBackend, http_router, serve_http, serve_io, serve_stdio,
+};
 pub use tool::{McpTool, ToolCatalog};
 pub use toolkit::{CallOptions, McpProgress, McpToolkit, ProgressFn};

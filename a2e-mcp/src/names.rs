@@ -72,7 +72,9 @@ impl NameTable {
         }
         let mut qualified: Vec<bool> = tools
             .iter()
-            .map(|(_, tool)| offered[tool.as_str()] > 1 || reserved.contains(tool))
+            .map(|(_, tool)| {
+                offered.get(tool.as_str()).copied().unwrap_or(0) > 1 || reserved.contains(tool)
+            })
             .collect();
         // A qualified name that equals some plain name qualifies that one too;
         // each round removes plain names, so this ends.
@@ -104,9 +106,7 @@ impl NameTable {
             table
                 .exposed
                 .insert((server.clone(), tool.clone()), name.clone());
-            table
-                .lookup
-                .insert(name, (server.clone(), tool.clone()));
+            table.lookup.insert(name, (server.clone(), tool.clone()));
         }
         // Qualified aliases, where they do not shadow an exposed name.
         for (server, tool) in &tools {
@@ -127,9 +127,7 @@ impl NameTable {
 
     /// The server and tool an exposed name (or a `server.tool` alias) means.
     pub fn resolve(&self, name: &str) -> Option<(&str, &str)> {
-        self.lookup
-            .get(name)
-            .map(|(s, t)| (s.as_str(), t.as_str()))
+        self.lookup.get(name).map(|(s, t)| (s.as_str(), t.as_str()))
     }
 
     /// Every tool as (server, tool, exposed name), by server then tool.
@@ -168,8 +166,7 @@ mod tests {
         let b = v(&["q"]);
         let c = v(&["q"]);
         let reserved: HashSet<String> = ["read_file".to_owned()].into();
-        let t = NameTable::build([("a", &a[..]), ("b", &b[..]), ("c", &c[..])], &reserved)
-            .unwrap();
+        let t = NameTable::build([("a", &a[..]), ("b", &b[..]), ("c", &c[..])], &reserved).unwrap();
         assert_eq!(t.exposed_name("a", "read_file"), Some("a.read_file"));
         // `b.q` is b's qualified name, so a's tool of that name is qualified.
         assert_eq!(t.exposed_name("b", "q"), Some("b.q"));

@@ -62,7 +62,10 @@ impl McpOutput {
 
     /// The joined text output.
     pub fn text(&self) -> &str {
-        self.data.get("output").and_then(Value::as_str).unwrap_or("")
+        self.data
+            .get("output")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
 
     /// The A2E result: `success: false` with `tool_error` when `isError`.

@@ -202,7 +202,10 @@ fn object_schema<'a>(
         if param.required {
             required.push(Value::from(param.name.clone()));
         }
-        properties.insert(param.name.clone(), Value::Object(param_schema(param, depth)));
+        properties.insert(
+            param.name.clone(),
+            Value::Object(param_schema(param, depth)),
+        );
     }
     let mut out = Map::new();
     out.insert("type".into(), "object".into());
@@ -325,7 +328,10 @@ mod tests {
         let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["city", "when", "count", "mode", "raw"]);
         assert!(params[0].required);
-        assert_eq!(params[0].r#enum.as_deref(), Some(&["Oslo".to_owned(), "Lima".into()][..]));
+        assert_eq!(
+            params[0].r#enum.as_deref(),
+            Some(&["Oslo".to_owned(), "Lima".into()][..])
+        );
         assert_eq!(params[0].description, "Where");
         let when = &params[1];
         assert_eq!((when.param_type.as_str(), when.required), ("object", true));
@@ -348,9 +354,10 @@ mod tests {
         }));
         let params = params_from_schema(&schema);
         assert_eq!(params.len(), 2);
-        let deep = (0..100).fold(json!({"type": "string"}), |inner, _| {
-            json!({"type": "object", "properties": {"x": inner}})
-        });
+        let deep = (0..100).fold(
+            json!({"type": "string"}),
+            |inner, _| json!({"type": "object", "properties": {"x": inner}}),
+        );
         let params = params_from_schema(deep.as_object().unwrap());
         assert_eq!(params[0].param_type, "object");
     }

@@ -203,43 +203,36 @@ impl<B> Clone for Handler<B> {
 
 impl<B: ToolBackend> ServerHandler for Handler<B> {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                self.name.to_string(),
-                env!("CARGO_PKG_VERSION"),
-            ))
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new(self.name.to_string(), env!("CARGO_PKG_VERSION")),
+        )
     }
 
-    fn list_tools(
+    async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + Send + '_ {
-        async move {
-            let tools = self.backend.list_tools().await;
-            Ok(ListToolsResult::with_all_items(
-                tools.iter().map(BackendTool::to_mcp).collect(),
-            ))
-        }
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.backend.list_tools().await;
+        Ok(ListToolsResult::with_all_items(
+            tools.iter().map(BackendTool::to_mcp).collect(),
+        ))
     }
 
-    fn call_tool(
+    async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_ {
-        async move {
-            let sink =
-                ProgressSink::for_peer(context.peer.clone(), context.meta.get_progress_token());
-            let name: Cow<'static, str> = request.name;
-            let args = request.arguments.unwrap_or_default();
-            let result = self
-                .backend
-                .call_tool(name.into_owned(), args, sink.clone(), context.ct.clone())
-                .await;
-            sink.flush().await;
-            Ok(CallToolResponse::Complete(to_mcp_result(&result)))
-        }
+    ) -> Result<CallToolResponse, ErrorData> {
+        let sink = ProgressSink::for_peer(context.peer.clone(), context.meta.get_progress_token());
+        let name: Cow<'static, str> = request.name;
+        let args = request.arguments.unwrap_or_default();
+        let result = self
+            .backend
+            .call_tool(name.into_owned(), args, sink.clone(), context.ct.clone())
+            .await;
+        sink.flush().await;
+        Ok(CallToolResponse::Complete(to_mcp_result(&result)))
     }
 }
 
@@ -306,10 +299,12 @@ pub fn http_router<B: ToolBackend>(
     match bearer_token {
         Some(token) => {
             let expected: Arc<str> = format!("Bearer {token}").into();
-            router.layer(axum::middleware::from_fn(move |req: Request, next: Next| {
-                let expected = expected.clone();
-                async move { check_bearer(&expected, req, next).await }
-            }))
+            router.layer(axum::middleware::from_fn(
+                move |req: Request, next: Next| {
+                    let expected = expected.clone();
+                    async move { check_bearer(&expected, req, next).await }
+                },
+            ))
         }
         None => router,
     }

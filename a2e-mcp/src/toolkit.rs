@@ -490,66 +490,62 @@ impl Inner {
             server: server.clone(),
             after: limit,
         };
-        let (running, group, stderr): (RunningService<RoleClient, ClientSide>, _, _) =
-            match &self.transport {
-                McpTransport::Stdio {
-                    command,
-                    args,
-                    env,
-                    cwd,
-                } => {
-                    let (child, group, stderr) =
-                        crate::process::spawn(&server, command, args, env, cwd.as_ref())?;
-                    let started =
-                        tokio::time::timeout(limit, handler.serve_with_ct(child, stop.clone()))
-                            .await;
-                    // On failure `group` drops here and kills what was started.
-                    match started {
-                        Err(_) => return Err(timed_out()),
-                        Ok(Err(e)) => {
-                            let tail = stderr.joined();
-                            let reason = if tail.is_empty() {
-                                e.to_string()
-                            } else {
-                                format!("{e} (stderr: {tail})")
-                            };
-                            return Err(init_failed(reason));
-                        }
-                        Ok(Ok(running)) => (running, Some(group), stderr),
+        let (running, group, stderr): (RunningService<RoleClient, ClientSide>, _, _) = match &self
+            .transport
+        {
+            McpTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let (child, group, stderr) =
+                    crate::process::spawn(&server, command, args, env, cwd.as_ref())?;
+                let started =
+                    tokio::time::timeout(limit, handler.serve_with_ct(child, stop.clone())).await;
+                // On failure `group` drops here and kills what was started.
+                match started {
+                    Err(_) => return Err(timed_out()),
+                    Ok(Err(e)) => {
+                        let tail = stderr.joined();
+                        let reason = if tail.is_empty() {
+                            e.to_string()
+                        } else {
+                            format!("{e} (stderr: {tail})")
+                        };
+                        return Err(init_failed(reason));
                     }
+                    Ok(Ok(running)) => (running, Some(group), stderr),
                 }
-                McpTransport::Http {
-                    url,
-                    headers,
-                    bearer_token,
-                } => {
-                    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                    if let Some(token) = bearer_token {
-                        config = config.auth_header(token.clone());
-                    }
-                    let mut custom = HashMap::new();
-                    for (name, value) in headers {
-                        let name = axum::http::HeaderName::try_from(
-                            name.as_str(),
-                        )
-                        .map_err(|e| init_failed(format!("header `{name}`: {e}")))?;
-                        let value = axum::http::HeaderValue::try_from(
-                            value.as_str(),
-                        )
-                        .map_err(|e| init_failed(format!("header `{name}`: {e}")))?;
-                        custom.insert(name, value);
-                    }
-                    config = config.custom_headers(custom);
-                    let transport = StreamableHttpClientTransport::from_config(config);
-                    match tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
-                        .await
-                    {
-                        Err(_) => return Err(timed_out()),
-                        Ok(Err(e)) => return Err(init_failed(e.to_string())),
-                        Ok(Ok(running)) => (running, None, StderrTail::default()),
-                    }
+            }
+            McpTransport::Http {
+                url,
+                headers,
+                bearer_token,
+            } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(token) = bearer_token {
+                    config = config.auth_header(token.clone());
                 }
-            };
+                let mut custom = HashMap::new();
+                for (name, value) in headers {
+                    let name = axum::http::HeaderName::try_from(name.as_str())
+                        .map_err(|e| init_failed(format!("header `{name}`: {e}")))?;
+                    let value = axum::http::HeaderValue::try_from(value.as_str())
+                        .map_err(|e| init_failed(format!("header `{name}`: {e}")))?;
+                    custom.insert(name, value);
+                }
+                config = config.custom_headers(custom);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                match tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
+                    .await
+                {
+                    Err(_) => return Err(timed_out()),
+                    Ok(Err(e)) => return Err(init_failed(e.to_string())),
+                    Ok(Ok(running)) => (running, None, StderrTail::default()),
+                }
+            }
+        };
         let alive = Arc::new(AtomicBool::new(true));
         let conn = Arc::new(Connection {
             peer: running.peer().clone(),
@@ -598,9 +594,9 @@ impl Inner {
     ) -> Result<McpOutput, McpError> {
         let server = &self.config.name;
         let what = format!("tools/call {tool}");
-        let limit = options
-            .timeout
-            .map_or(self.config.call_timeout(), |t| t.min(self.config.call_timeout()));
+        let limit = options.timeout.map_or(self.config.call_timeout(), |t| {
+            t.min(self.config.call_timeout())
+        });
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new(tool.to_owned()).with_arguments(args),
         ));

@@ -114,7 +114,11 @@ async fn an_eager_server_starts_at_mount_and_restarts_after_a_crash() {
     }
     assert!(restarted.is_some(), "no restart");
     let out = kit
-        .call("echo", args(json!({"message": "again"})), CallOptions::default())
+        .call(
+            "echo",
+            args(json!({"message": "again"})),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(out.text().contains("again"));
@@ -145,7 +149,10 @@ impl HttpEverything {
             .spawn()
             .unwrap();
         for _ in 0..400 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
                 return Some(Self {
                     child,
                     url: format!("http://127.0.0.1:{port}/mcp"),
@@ -169,7 +176,11 @@ async fn everything_over_streamable_http() {
     assert!(defs.iter().any(|d| d.name == "get-sum"));
     assert!(defs.iter().all(|d| d.toolkit.as_deref() == Some("evhttp")));
     let sum = kit
-        .call("get-sum", args(json!({"a": 1.5, "b": 2})), CallOptions::default())
+        .call(
+            "get-sum",
+            args(json!({"a": 1.5, "b": 2})),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(sum.text().contains("3.5"), "{}", sum.text());

@@ -11,6 +11,9 @@ use a2e_proto::ErrorCode;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+/// Progress seen: (pct, event data).
+type Seen = Arc<Mutex<Vec<(i64, Map<String, Value>)>>>;
+
 fn args(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
@@ -32,7 +35,10 @@ async fn time_server_tools_are_listed_and_called() {
     let Some(kit) = time_kit("time_server_tools_are_listed_and_called") else {
         return;
     };
-    assert!(!kit.is_running().await, "lazy: nothing runs before first use");
+    assert!(
+        !kit.is_running().await,
+        "lazy: nothing runs before first use"
+    );
     let defs = kit.definitions().await.unwrap();
     assert!(kit.is_running().await);
     let get = defs.iter().find(|d| d.name == "get_current_time").unwrap();
@@ -61,7 +67,9 @@ async fn time_server_tools_are_listed_and_called() {
     let converted = kit
         .call_result(
             "convert_time",
-            args(json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})),
+            args(
+                json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+            ),
             CallOptions::default(),
         )
         .await;
@@ -90,7 +98,10 @@ async fn tool_errors_and_bad_arguments_fail_with_codes() {
         .call("get_current_time", Map::new(), CallOptions::default())
         .await
         .unwrap_err();
-    assert!(matches!(missing, McpError::InvalidArguments { .. }), "{missing}");
+    assert!(
+        matches!(missing, McpError::InvalidArguments { .. }),
+        "{missing}"
+    );
     assert_eq!(missing.code(), ErrorCode::SCHEMA_VIOLATION);
     let unknown = kit
         .call_result("no_such_tool", Map::new(), CallOptions::default())
@@ -106,7 +117,12 @@ async fn everything_server_echo_structured_and_enums() {
         return;
     };
     let catalog = kit.tools().await.unwrap();
-    for name in ["echo", "get-sum", "get-structured-content", "trigger-long-running-operation"] {
+    for name in [
+        "echo",
+        "get-sum",
+        "get-structured-content",
+        "trigger-long-running-operation",
+    ] {
         assert!(catalog.get(name).is_some(), "{name} listed");
     }
     let structured = catalog.get("get-structured-content").unwrap();
@@ -114,18 +130,32 @@ async fn everything_server_echo_structured_and_enums() {
     assert_eq!(location.name, "location");
     assert_eq!(
         location.r#enum.as_deref(),
-        Some(&["New York".to_owned(), "Chicago".into(), "Los Angeles".into()][..])
+        Some(
+            &[
+                "New York".to_owned(),
+                "Chicago".into(),
+                "Los Angeles".into()
+            ][..]
+        )
     );
     assert!(!structured.definition.output_parameters.is_empty());
     assert!(structured.definition.tags.contains(&"read-only".to_owned()));
 
     let echo = kit
-        .call("echo", args(json!({"message": "hi there"})), CallOptions::default())
+        .call(
+            "echo",
+            args(json!({"message": "hi there"})),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(echo.text().contains("hi there"));
     let sum = kit
-        .call("get-sum", args(json!({"a": 2, "b": 40})), CallOptions::default())
+        .call(
+            "get-sum",
+            args(json!({"a": 2, "b": 40})),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(sum.text().contains("42"), "{}", sum.text());
@@ -155,7 +185,7 @@ async fn progress_of_a_long_running_operation_reaches_the_callback() {
     let Some(kit) = everything_kit("progress_of_a_long_running_operation", "everything") else {
         return;
     };
-    let seen: Arc<Mutex<Vec<(i64, Map<String, Value>)>>> = Arc::default();
+    let seen: Seen = Arc::default();
     let sink = seen.clone();
     let opts = CallOptions::default().on_progress(move |p| {
         let sink = sink.clone();
@@ -185,12 +215,10 @@ async fn cancelling_a_call_sends_cancelled_and_the_server_keeps_serving() {
     };
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    let opts = CallOptions::default()
-        .cancel(cancel)
-        .on_progress(move |_| {
-            trigger.cancel();
-            async {}
-        });
+    let opts = CallOptions::default().cancel(cancel).on_progress(move |_| {
+        trigger.cancel();
+        async {}
+    });
     let err = kit
         .call(
             "trigger-long-running-operation",
@@ -207,7 +235,11 @@ async fn cancelling_a_call_sends_cancelled_and_the_server_keeps_serving() {
         }
     );
     let echo = kit
-        .call("echo", args(json!({"message": "still here"})), CallOptions::default())
+        .call(
+            "echo",
+            args(json!({"message": "still here"})),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(echo.text().contains("still here"));
@@ -263,7 +295,11 @@ async fn a_crash_fails_the_call_in_flight_and_the_server_restarts() {
 
     // Restarted on next use (after the first, short backoff).
     let echo = kit
-        .call("echo", args(json!({"message": "back"})), CallOptions::default())
+        .call(
+            "echo",
+            args(json!({"message": "back"})),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(echo.text().contains("back"));
@@ -281,14 +317,18 @@ async fn two_servers_with_the_same_tool_names_are_qualified() {
     };
     let (ta, tb) = (a.tools().await.unwrap(), b.tools().await.unwrap());
     let (na, nb) = (ta.names(), tb.names());
-    let table = NameTable::build([("ev1", &na[..]), ("ev2", &nb[..])], &Default::default())
-        .unwrap();
+    let table =
+        NameTable::build([("ev1", &na[..]), ("ev2", &nb[..])], &Default::default()).unwrap();
     assert_eq!(table.exposed_name("ev1", "echo"), Some("ev1.echo"));
     let (server, tool) = table.resolve("ev2.echo").unwrap();
     assert_eq!((server, tool), ("ev2", "echo"));
     let kit = if server == "ev1" { &a } else { &b };
     let out = kit
-        .call(tool, args(json!({"message": "via ev2"})), CallOptions::default())
+        .call(
+            tool,
+            args(json!({"message": "via ev2"})),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(out.text().contains("via ev2"));
@@ -317,8 +357,14 @@ async fn shutdown_kills_the_whole_process_group() {
         .unwrap();
     assert!(!common::process_gone(sleeper));
     kit.shutdown().await;
-    assert!(common::wait_gone(sleeper).await, "helper {sleeper} survived");
-    assert!(common::wait_gone(server_pid).await, "server {server_pid} survived");
+    assert!(
+        common::wait_gone(sleeper).await,
+        "helper {sleeper} survived"
+    );
+    assert!(
+        common::wait_gone(server_pid).await,
+        "server {server_pid} survived"
+    );
     let err = kit
         .call("get_current_time", Map::new(), CallOptions::default())
         .await
@@ -334,5 +380,8 @@ async fn dropping_the_toolkit_kills_the_server() {
     kit.start().await.unwrap();
     let pid = kit.server_pid().await.unwrap() as i32;
     drop(kit);
-    assert!(common::wait_gone(pid).await, "server {pid} survived the drop");
+    assert!(
+        common::wait_gone(pid).await,
+        "server {pid} survived the drop"
+    );
 }

@@ -2,9 +2,9 @@
 //! HTTP, driven by rmcp's client, by this crate's own client side, and by the
 //! official Python SDK.
 
-mod common;
 #[path = "../examples/demo/backend.rs"]
 mod backend;
+mod common;
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -36,7 +36,10 @@ async fn rmcp_client_lists_calls_and_cancels() {
     ));
     let client = ().serve(client_io).await.unwrap();
     let info = client.peer().peer_info().unwrap();
-    assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("demo"));
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("demo")
+    );
 
     let tools = client.peer().list_all_tools().await.unwrap();
     let nested = tools.iter().find(|t| t.name == "nested").unwrap();
@@ -57,11 +60,26 @@ async fn rmcp_client_lists_calls_and_cancels() {
         .await
         .unwrap();
     assert_eq!(r.content[0].as_text().unwrap().text, "Hello, Bo!");
-    let r = client.call_tool(CallToolRequestParams::new("fail")).await.unwrap();
+    let r = client
+        .call_tool(CallToolRequestParams::new("fail"))
+        .await
+        .unwrap();
     assert_eq!(r.is_error, Some(true));
-    assert_eq!(r.content[0].as_text().unwrap().text, "tool_error: deliberate failure");
-    let r = client.call_tool(CallToolRequestParams::new("nope")).await.unwrap();
-    assert!(r.content[0].as_text().unwrap().text.starts_with("unknown_tool"));
+    assert_eq!(
+        r.content[0].as_text().unwrap().text,
+        "tool_error: deliberate failure"
+    );
+    let r = client
+        .call_tool(CallToolRequestParams::new("nope"))
+        .await
+        .unwrap();
+    assert!(
+        r.content[0]
+            .as_text()
+            .unwrap()
+            .text
+            .starts_with("unknown_tool")
+    );
 
     // notifications/cancelled reaches the backend's token.
     let handle = client
@@ -146,7 +164,9 @@ async fn our_client_mounts_our_server_over_http_with_a_token() {
         "slow",
         args(json!({"steps": 4})),
         CallOptions::default().on_progress(move |p| {
-            sink.lock().unwrap().push((p.pct(), p.message.clone().unwrap_or_default()));
+            sink.lock()
+                .unwrap()
+                .push((p.pct(), p.message.clone().unwrap_or_default()));
             async {}
         }),
     )
@@ -154,7 +174,12 @@ async fn our_client_mounts_our_server_over_http_with_a_token() {
     .unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
-        [(25, "step 1".into()), (50, "step 2".into()), (75, "step 3".into()), (100, "step 4".into())]
+        [
+            (25, "step 1".into()),
+            (50, "step 2".into()),
+            (75, "step 3".into()),
+            (100, "step 4".into())
+        ]
     );
 
     // Cancelled once the server reports it is running the call.
@@ -242,7 +267,14 @@ fn check_python_report(report: &Value) {
     assert_eq!(report["server"], "a2e-demo");
     assert_eq!(
         report["tools"],
-        json!(["cancelled_count", "fail", "greet", "nested", "slow", "wait_for_cancel"])
+        json!([
+            "cancelled_count",
+            "fail",
+            "greet",
+            "nested",
+            "slow",
+            "wait_for_cancel"
+        ])
     );
     assert_eq!(
         report["nested_schema"]["properties"]["order"]["required"],
@@ -256,9 +288,17 @@ fn check_python_report(report: &Value) {
     assert_eq!(report["slow"], json!({"steps": 4}));
     assert_eq!(
         report["progress"],
-        json!([[25.0, 100.0, "step 1"], [50.0, 100.0, "step 2"], [75.0, 100.0, "step 3"], [100.0, 100.0, "step 4"]])
+        json!([
+            [25.0, 100.0, "step 1"],
+            [50.0, 100.0, "step 2"],
+            [75.0, 100.0, "step 3"],
+            [100.0, 100.0, "step 4"]
+        ])
     );
-    assert_eq!(report["fail"], json!({"is_error": true, "text": "tool_error: deliberate failure"}));
+    assert_eq!(
+        report["fail"],
+        json!({"is_error": true, "text": "tool_error: deliberate failure"})
+    );
     assert_ne!(report["wait_for_cancel"], "returned");
     assert_eq!(report["cancelled_count"], 1);
 }

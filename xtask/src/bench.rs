@@ -4,6 +4,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),
     ("dag", "acmp-dag", "bench_dag"),
     ("transport", "a2e-client", "bench_transport"),
+    ("mcp", "a2e-mcp", "bench_mcp"),
 ];
 
 /// Runs the named benchmarks.
@@ -15,7 +16,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .collect();
     if selected.is_empty() {
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, dag, transport, all"
+            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, all"
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();

@@ -32,7 +32,10 @@ fn definitions() -> Vec<BackendTool> {
             "city".to_owned(),
             ToolParameter::new("city", "string", "City").required(),
         ),
-        ("zip".to_owned(), ToolParameter::new("zip", "string", "Postcode")),
+        (
+            "zip".to_owned(),
+            ToolParameter::new("zip", "string", "Postcode"),
+        ),
     ]));
     let mut order = ToolParameter::new("order", "object", "An order").required();
     order.properties = Some(BTreeMap::from([
@@ -86,7 +89,11 @@ impl ToolBackend for DemoBackend {
             }
             "nested" => ToolResult::ok(&name, json!({"received": arguments})),
             "slow" => {
-                let steps = arguments.get("steps").and_then(Value::as_i64).unwrap_or(1).clamp(1, 100);
+                let steps = arguments
+                    .get("steps")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1)
+                    .clamp(1, 100);
                 for step in 1..=steps {
                     tokio::time::sleep(Duration::from_millis(5)).await;
                     let mut data = Map::new();
@@ -102,15 +109,14 @@ impl ToolBackend for DemoBackend {
                 self.cancelled.fetch_add(1, Ordering::SeqCst);
                 ToolResult::failed(&name, ErrorCode::TOOL_ERROR, "cancelled")
             }
-            "cancelled_count" => {
-                ToolResult::ok(&name, json!({"count": self.cancelled.load(Ordering::SeqCst)}))
-            }
-            "fail" => ToolResult::failed(&name, ErrorCode::TOOL_ERROR, "deliberate failure"),
-            other => ToolResult::failed(
-                other,
-                ErrorCode::UNKNOWN_TOOL,
-                format!("no tool `{other}`"),
+            "cancelled_count" => ToolResult::ok(
+                &name,
+                json!({"count": self.cancelled.load(Ordering::SeqCst)}),
             ),
+            "fail" => ToolResult::failed(&name, ErrorCode::TOOL_ERROR, "deliberate failure"),
+            other => {
+                ToolResult::failed(other, ErrorCode::UNKNOWN_TOOL, format!("no tool `{other}`"))
+            }
         }
     }
 }

@@ -21,7 +21,10 @@ pub fn need(test: &str, package: &str, relative: &str) -> Option<PathBuf> {
         return Some(path);
     }
     if std::env::var_os("CI").is_some() {
-        panic!("{test} needs {package} ({} is missing; run .ci/install-mcp.sh)", path.display());
+        panic!(
+            "{test} needs {package} ({} is missing; run .ci/install-mcp.sh)",
+            path.display()
+        );
     }
     eprintln!("SKIPPED: {test} needs {package} (run .ci/install-mcp.sh)");
     None
@@ -48,7 +51,9 @@ pub fn everything(test: &str) -> Option<PathBuf> {
 
 /// A file in this crate's `tests/` folder.
 pub fn test_file(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(name)
 }
 
 /// Whether a process is gone (no such pid, or a zombie).
