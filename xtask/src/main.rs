@@ -4,12 +4,14 @@
 //!   checks that the committed files match the code.
 //! - `conformance` replays the spec's wire examples and the negative fixtures, one line each.
 //! - `bench <chain|dag|transport|all>` runs a benchmark in release mode (JSON lines).
+//! - `fuzz --cases N [--seed S]` runs the hostile-input fuzzers in release mode.
 //! - `ci` runs everything CI runs: fmt, clippy, schema drift, tests, the typed-plugin
 //!   example, docs, packaging, conformance.
 
 mod bench;
 mod ci;
 mod conformance;
+mod fuzz;
 mod schema;
 
 use std::process::ExitCode;
@@ -21,6 +23,7 @@ fn usage() -> ExitCode {
          schema [--check]          write (or check) the committed JSON Schemas\n  \
          conformance [--host CMD…] replay every fixture (or drive a host over stdio)\n  \
          bench <chain|dag|transport|all>  run a benchmark (JSON lines)\n  \
+         fuzz --cases N [--seed S] run the session and decoder fuzzers (release)\n  \
          ci                        fmt, clippy, tests, schema drift, conformance"
     );
     ExitCode::from(2)
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         Some("schema") => schema::run(rest.contains(&"--check")),
         Some("conformance") => conformance::run(&rest),
         Some("bench") => bench::run(&rest),
+        Some("fuzz") => fuzz::run(&rest),
         Some("ci") => ci::run(),
         _ => return usage(),
     };

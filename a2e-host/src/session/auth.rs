@@ -31,11 +31,15 @@ pub fn loaded_capabilities(host: &Host) -> Vec<Capability> {
         c.metadata = meta(p.name(), "tools", p.priority(), p.exclusive());
         caps.push(c);
     }
-    if let Some(p) = registry.serving_skill_plugins().first() {
-        let mut c = Capability::enabled(A2ECapability::SKILL);
-        c.metadata = meta(p.name(), "skill", p.priority(), p.exclusive());
-        caps.push(c);
-    }
+    // The host can always run skills (chain skills, plugins' skills): with
+    // none loaded, `skill/discover` answers an empty list and `skill/call`
+    // `unknown_skill`, rather than the whole capability being refused.
+    let mut skill = Capability::enabled(A2ECapability::SKILL);
+    skill.metadata = match registry.serving_skill_plugins().first() {
+        Some(p) => meta(p.name(), "skill", p.priority(), p.exclusive()),
+        None => meta("skills", "skill", 0, false),
+    };
+    caps.push(skill);
     let mut chains = Capability::enabled(A2ECapability::CHAINS);
     chains.metadata = meta("chain", "chains", 10, false);
     caps.push(chains);

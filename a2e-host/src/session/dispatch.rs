@@ -1,7 +1,10 @@
 //! Routing one message: authorisation, the request's task, its answer, its audit line.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
+
+use futures::FutureExt;
 
 use a2e_proto::{
     A2ECapability, ErrorCode, ErrorMessage, HandshakeResponse, Message, Pong, ProcSpawnResponse,
@@ -187,7 +190,28 @@ async fn spawn_request(session: &Arc<Session>, request: Message) {
         let Ok(_permit) = permit else { return };
         let started = std::time::Instant::now();
         let msg_type = request.type_str().to_owned();
-        let audited = run_request(&session, request).await;
+        let req_id = request.id().to_owned();
+        // The panic net: a panic anywhere in the work for a request still
+        // answers it, once, and is audited. Every arm of `run_request` sends
+        // its answer last, so a panic means nothing was sent yet.
+        let audited = match AssertUnwindSafe(run_request(&session, request))
+            .catch_unwind()
+            .await
+        {
+            Ok(audited) => audited,
+            Err(panic) => {
+                let message = panic_message(panic.as_ref());
+                tracing::error!(session = %session.id, req_id = %req_id, r#type = %msg_type, "request panicked: {message}");
+                session
+                    .send(ErrorMessage::new(
+                        req_id.clone(),
+                        ErrorCode::RUNTIME_ERROR,
+                        format!("internal error while handling `{msg_type}`: {message}"),
+                    ))
+                    .await;
+                Audited::ok("").outcome(false, Some(&ErrorCode::RUNTIME_ERROR))
+            }
+        };
         let agent = session
             .state
             .lock()
@@ -205,6 +229,15 @@ async fn spawn_request(session: &Arc<Session>, request: Message) {
             arguments: audited.arguments,
         });
     });
+}
+
+/// A panic's message, when it has one.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 async fn refuse(session: &Session, req_id: &str, error: &HostError) {

@@ -1,6 +1,6 @@
 //! One agent's session: handshake, authorisation, concurrent dispatch, answers.
 //!
-//! A transport feeds [`Session::handle_frame`] the lines (or frames) it reads and
+//! A transport feeds [`Session::handle_line`] the lines (or frames) it reads and
 //! drains the session's outbound channel to the wire. Requests run on their own
 //! tasks, at most `max_parallel` at once; responses carry `req_id`, events
 //! carry `seq` 0, 1, 2, … per request. When the session ends, its token fires:
