@@ -4,8 +4,9 @@
 //! (stdio command or Streamable HTTP URL), [`McpToolkit`] (lazy or eager
 //! start, tool listing with JSON Schema → [`a2e_proto::ToolParameter`]s,
 //! calls with progress, cancellation and timeouts, restart with backoff,
-//! process-group shutdown) and [`NameTable`] (the collision rule for tools
-//! of several servers).
+//! process-group shutdown), [`NameTable`] (the collision rule for tools
+//! of several servers) and [`McpMounts`] (all of a host's servers under one
+//! name table).
 //!
 //! **Server side** — serve a host's tools to MCP clients: implement
 //! [`ToolBackend`] and hand it to [`serve_stdio`], [`serve_io`] or
@@ -37,6 +38,7 @@
 
 pub mod config;
 pub mod error;
+pub mod mounts;
 pub mod names;
 pub mod output;
 mod process;
@@ -47,6 +49,7 @@ pub mod toolkit;
 
 pub use config::{McpServerConfig, McpTransport};
 pub use error::{McpError, ServeError};
+pub use mounts::McpMounts;
 pub use names::NameTable;
 pub use output::{McpOutput, to_mcp_result};
 pub use server::{
