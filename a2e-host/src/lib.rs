@@ -7,6 +7,16 @@
 //! timeouts, events numbered per request. Built-in tools are confined to a
 //! workspace root; commands and network access are off unless allowed.
 //!
+//! The surface, by what a user does with it:
+//! - embed a host: [`Host`], [`HostBuilder`], [`HostConfig`] ([`config`]), [`HostError`];
+//! - write plugins: [`plugin`] (the traits, typed tools, the call context), [`registry`];
+//! - serve it: [`session`] and [`transport`] (stdio, WebSocket, HTTP+SSE);
+//! - run documents: [`document`], [`chains`], [`acmp`], [`skills`];
+//! - built-in tools and processes: [`builtins`], [`proc`]; the audit log: [`audit`];
+//!   redaction of secrets: [`redact`].
+//!
+//! Internals (the BM25 tokenizer, path resolution, text encoding) stay private.
+//!
 //! ```
 //! use a2e_host::{Host, HostConfig};
 //!
@@ -33,17 +43,20 @@ pub mod builtins;
 pub mod chains;
 pub mod config;
 pub mod document;
-pub mod error;
-pub mod host;
+mod error;
+mod host;
 pub mod plugin;
 pub mod proc;
 pub mod redact;
 pub mod registry;
-pub mod search;
+mod search;
 pub mod session;
 pub mod skills;
 pub mod transport;
 
 pub use config::HostConfig;
-pub use error::{HostError, HostResult};
-pub use host::{Host, HostBuilder};
+pub use error::{Cause, HostError, HostResult};
+pub use host::{
+    BuildError, CANCEL_GRACE, Host, HostBuilder, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS,
+    effective_timeout,
+};

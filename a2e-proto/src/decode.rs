@@ -287,6 +287,16 @@ fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DecodeError> {
     Ok(())
 }
 
+/// A message deserializes through [`decode`], so that a `Message` inside another
+/// document gets the same checks and errors as one read from the wire.
+impl<'de> serde::Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let bytes = serde_json::to_vec(&value).map_err(serde::de::Error::custom)?;
+        decode(&bytes).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,14 +84,6 @@ macro_rules! messages {
 
 for_each_message!(messages);
 
-impl<'de> serde::Deserialize<'de> for Message {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let bytes = serde_json::to_vec(&value).map_err(serde::de::Error::custom)?;
-        crate::decode::decode(&bytes).map_err(serde::de::Error::custom)
-    }
-}
-
 impl Message {
     /// Compact JSON, without a trailing newline.
     pub fn to_json(&self) -> Vec<u8> {

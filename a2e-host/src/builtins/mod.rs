@@ -14,14 +14,13 @@
 //! | `transform` | data | a JMESPath expression over any JSON |
 //!
 //! Only the tools named in `builtins` of the configuration are listed and
-//! served. Paths are resolved by [`paths::resolve`]: relative to the root,
+//! served. Paths are resolved relative to the root,
 //! absolute ones only under it, never out of it through `..` or a symbolic
 //! link (refused with `tool_denied`). Results that hit a cap set `truncated`.
 //!
 //! Text: file contents and response bodies come back as UTF-8 text when they
 //! are UTF-8, else decoded lossily and labelled `"encoding": "utf-8-lossy"`;
-//! `"encoding": "base64"` in the arguments returns the exact bytes instead
-//! (see [`text`]).
+//! `"encoding": "base64"` in the arguments returns the exact bytes instead.
 //!
 //! Exit codes: `run_command` succeeds whenever the program ran to its end,
 //! whatever its exit code; the code is in `exit_code` (of the data and of the
@@ -33,8 +32,8 @@ mod command;
 mod compute;
 mod fs;
 mod http;
-pub mod paths;
-pub mod text;
+pub(crate) mod paths;
+pub(crate) mod text;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -8,9 +8,6 @@
 //! - `base64`: the exact bytes in standard base64 with padding, labelled
 //!   `"encoding": "base64"`.
 
-/// The `encoding` values a caller may ask for.
-pub const ENCODINGS: &[&str] = &["text", "base64"];
-
 /// Bytes as JSON text: `(content, encoding label)`.
 pub fn encode(bytes: &[u8], base64: bool) -> (String, &'static str) {
     if base64 {

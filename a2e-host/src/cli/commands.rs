@@ -154,7 +154,7 @@ async fn serve_net(host: Arc<Host>, ws: Option<&str>, http: Option<&str>) -> Exi
         if protocols.http {
             eprintln!("a2e: serving HTTP+SSE on http://{local}/");
         }
-        let router = net::router(state.clone(), protocols);
+        let router = transport::router(state.clone(), protocols);
         servers.push(tokio::spawn(net::serve(listener, router, state.clone())));
     }
     let shutdown = state.shutdown_token().clone();

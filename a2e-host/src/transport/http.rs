@@ -18,9 +18,8 @@
 //! processes killed); so is one whose stream cannot take an event within the
 //! stall bound (a slow reader).
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2e_proto::Message;
@@ -35,7 +34,8 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::SendTimeoutError;
 
-use super::net::{NetState, RateLimit, SessionSlot};
+use super::http_sessions::HttpSession;
+use super::net::{NetState, SessionSlot};
 use crate::session::{OUTBOUND_CAPACITY, Session};
 
 /// The header naming the session.
@@ -43,55 +43,6 @@ pub const SESSION_HEADER: &str = "x-session-id";
 
 /// Events buffered between the session and one SSE response.
 const STREAM_BUFFER: usize = 16;
-
-/// HTTP sessions by id.
-#[derive(Default)]
-pub(crate) struct Registry(Mutex<HashMap<String, Arc<HttpSession>>>);
-
-impl Registry {
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()
-    }
-
-    fn insert(&self, session: Arc<HttpSession>) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(session.session.id().to_owned(), session);
-    }
-
-    fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id)
-    }
-}
-
-/// One HTTP session: the session, the way to attach a stream to it, its rate limit.
-pub(crate) struct HttpSession {
-    session: Arc<Session>,
-    attach: mpsc::Sender<mpsc::Sender<Message>>,
-    limit: tokio::sync::Mutex<RateLimit>,
-    /// A stream is attached (as far as the host knows: a stream whose
-    /// connection died counts until the server notices).
-    attached: std::sync::atomic::AtomicBool,
-}
-
-impl HttpSession {
-    /// Whether an event stream is attached.
-    pub(crate) fn stream_attached(&self) -> bool {
-        self.attached.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    fn set_attached(&self, on: bool) {
-        self.attached.store(on, std::sync::atomic::Ordering::SeqCst);
-    }
-}
 
 pub(crate) fn routes(state: &NetState) -> Router<Arc<NetState>> {
     let body_limit = state.host.config().max_message_bytes.saturating_add(1024);
@@ -129,7 +80,7 @@ async fn open(State(state): State<Arc<NetState>>, headers: HeaderMap) -> Respons
     let http = Arc::new(HttpSession {
         session,
         attach,
-        limit: tokio::sync::Mutex::new(RateLimit::new(&state.options)),
+        limit: tokio::sync::Mutex::new(state.options.rate_limit()),
         attached: std::sync::atomic::AtomicBool::new(false),
     });
     state.http.insert(http.clone());

@@ -1,6 +1,30 @@
 //! Transports: how sessions reach agents.
+//!
+//! Imports run one way: `http` and `ws` use the shared server state of `net`
+//! (which holds the HTTP session table of `http_sessions` and the pacing of
+//! `limits`); [`router`] here composes the two protocols' routes.
 
 pub mod http;
+mod http_sessions;
+mod limits;
 pub mod net;
 pub mod stdio;
 pub mod ws;
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use net::{NetState, Protocols};
+
+/// The routes of the enabled protocols.
+pub fn router(state: Arc<NetState>, protocols: Protocols) -> Router {
+    let mut router = Router::new();
+    if protocols.ws {
+        router = router.merge(ws::routes());
+    }
+    if protocols.http {
+        router = router.merge(http::routes(&state));
+    }
+    router.with_state(state)
+}

@@ -20,10 +20,10 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::HeaderMap;
 use tokio::net::TcpListener;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::limits::RateLimit;
 use crate::host::Host;
 use crate::session::token_matches;
 
@@ -48,6 +48,13 @@ pub struct NetOptions {
     pub drain: Duration,
     /// WebSocket pings and SSE keep-alive comments, this often.
     pub keep_alive: Duration,
+}
+
+impl NetOptions {
+    /// A fresh token bucket at this server's rate.
+    pub(crate) fn rate_limit(&self) -> RateLimit {
+        RateLimit::new(self.rate_per_sec, self.burst)
+    }
 }
 
 impl Default for NetOptions {
@@ -103,7 +110,7 @@ pub struct NetState {
     /// Every session's task.
     pub(crate) tasks: TaskTracker,
     active: AtomicUsize,
-    pub(crate) http: super::http::Registry,
+    pub(crate) http: super::http_sessions::Registry,
 }
 
 impl NetState {
@@ -115,7 +122,7 @@ impl NetState {
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
             active: AtomicUsize::new(0),
-            http: super::http::Registry::default(),
+            http: super::http_sessions::Registry::default(),
         })
     }
 
@@ -204,18 +211,6 @@ pub async fn bind(addr: &str, host: &Host) -> Result<TcpListener, NetError> {
     TcpListener::bind(first).await.map_err(bind_err)
 }
 
-/// The routes of the enabled protocols.
-pub fn router(state: Arc<NetState>, protocols: Protocols) -> Router {
-    let mut router = Router::new();
-    if protocols.ws {
-        router = router.merge(super::ws::routes());
-    }
-    if protocols.http {
-        router = router.merge(super::http::routes(&state));
-    }
-    router.with_state(state)
-}
-
 /// Serves `router` on `listener` until `state`'s shutdown token fires; then
 /// stops accepting, lets calls in flight finish for up to `drain`, closes
 /// every session (cancelling what is left, killing their processes) and returns.
@@ -247,55 +242,6 @@ pub async fn serve(
     result
 }
 
-/// A token bucket: `rate` per second, up to `burst` saved.
-#[derive(Debug)]
-pub(crate) struct RateLimit {
-    rate: f64,
-    burst: f64,
-    tokens: f64,
-    last: Instant,
-}
-
-impl RateLimit {
-    pub(crate) fn new(options: &NetOptions) -> Self {
-        let burst = options.burst.max(1.0);
-        Self {
-            rate: options.rate_per_sec.max(0.001),
-            burst,
-            tokens: burst,
-            last: Instant::now(),
-        }
-    }
-
-    /// Takes `n` tokens; returns how long the caller must wait for them (zero
-    /// when there were enough). The debt is recorded either way.
-    pub(crate) fn take(&mut self, n: f64) -> Duration {
-        let now = Instant::now();
-        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
-        self.last = now;
-        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
-        self.tokens -= n;
-        if self.tokens >= 0.0 {
-            Duration::ZERO
-        } else {
-            Duration::from_secs_f64(-self.tokens / self.rate)
-        }
-    }
-
-    /// How long taking `n` tokens would make the caller wait, without taking them.
-    pub(crate) fn wait_for(&self, n: f64) -> Duration {
-        let elapsed = Instant::now()
-            .saturating_duration_since(self.last)
-            .as_secs_f64();
-        let tokens = (self.tokens + elapsed * self.rate).min(self.burst) - n;
-        if tokens >= 0.0 {
-            Duration::ZERO
-        } else {
-            Duration::from_secs_f64(-tokens / self.rate)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,7 +253,7 @@ mod tests {
             burst: 5.0,
             ..NetOptions::default()
         };
-        let mut bucket = RateLimit::new(&options);
+        let mut bucket = options.rate_limit();
         for _ in 0..5 {
             assert_eq!(bucket.take(1.0), Duration::ZERO);
         }

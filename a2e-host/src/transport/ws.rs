@@ -22,7 +22,7 @@ use futures::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::net::{NetState, RateLimit, SessionSlot};
+use super::net::{NetState, SessionSlot};
 use crate::session::{OUTBOUND_CAPACITY, Session};
 
 /// Close codes.
@@ -82,7 +82,7 @@ async fn run(state: Arc<NetState>, socket: WebSocket, _slot: SessionSlot) {
         state.options.keep_alive,
     ));
 
-    let mut limit = RateLimit::new(&state.options);
+    let mut limit = state.options.rate_limit();
     let mut graceful = false;
     loop {
         let next = tokio::select! {
