@@ -36,6 +36,11 @@ pub const SETUP_FAILED_EXIT: i32 = 125;
 /// sandbox up or start the program.
 pub const SETUP_FAILED_MARKER: &str = "a2e-sandbox: setup failed: ";
 
+/// Prefix of the stderr line with which the wrapper tells that the program
+/// was killed by a signal when it must report it as an exit code (under
+/// bubblewrap): `a2e-sandbox: killed by signal N`, with exit code 128 + N.
+pub const SIGNAL_MARKER: &str = "a2e-sandbox: killed by signal ";
+
 /// Largest report the init process sends to the wrapper.
 const MAX_REPORT_BYTES: u64 = 4096;
 
@@ -142,6 +147,9 @@ fn outer(plan: &ExecPlan, plan_text: &OsString, program: &[OsString]) -> Result<
         return run_under_init(plan, plan_text, program);
     }
     prepare(plan)?;
+    if plan.signal_marker {
+        return run_and_mark(name, args);
+    }
     let err = Command::new(name).args(args).exec();
     Err(format!("cannot run `{}`: {err}", name.to_string_lossy()))
 }
@@ -155,6 +163,7 @@ fn exec_bwrap(bwrap: &std::path::Path, plan: &ExecPlan, program: &[OsString]) ->
     };
     let mut inner = plan.clone();
     inner.bwrap = None;
+    inner.signal_marker = true;
     inner.parent_pid = None;
     let unshare_net = inner.ns.net;
     inner.ns = Default::default();
@@ -175,6 +184,26 @@ fn exec_bwrap(bwrap: &std::path::Path, plan: &ExecPlan, program: &[OsString]) ->
         .args(program);
     let err = cmd.exec();
     format!("cannot run bubblewrap {}: {err}", bwrap.display())
+}
+
+/// Runs the program as a child; a death by signal N becomes exit code 128 + N
+/// with a [`SIGNAL_MARKER`] line on stderr.
+fn run_and_mark(name: &OsString, args: &[OsString]) -> Result<i32, String> {
+    use std::os::unix::process::ExitStatusExt;
+    let status = Command::new(name)
+        .args(args)
+        .status()
+        .map_err(|e| format!("cannot run `{}`: {e}", name.to_string_lossy()))?;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ok(code),
+        (None, Some(sig)) => {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{SIGNAL_MARKER}{sig}");
+            let _ = err.flush();
+            Ok(128 + sig)
+        }
+        (None, None) => Err("the program ended without a status".into()),
+    }
 }
 
 /// Starts the init process in the new PID namespace and ends as the program did.

@@ -53,7 +53,7 @@ mod skill;
 
 pub use caps::{Capabilities, Layer};
 pub use error::SandboxError;
-pub use exec::{SETUP_FAILED_EXIT, SETUP_FAILED_MARKER, exec_main};
+pub use exec::{SETUP_FAILED_EXIT, SETUP_FAILED_MARKER, SIGNAL_MARKER, exec_main};
 pub use outcome::{
     Ending, OOM_MARKERS, Termination, classify, mentions_allocation_failure, setup_failure,
     signal_name,

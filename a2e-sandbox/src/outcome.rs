@@ -4,7 +4,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-use crate::exec::{SETUP_FAILED_EXIT, SETUP_FAILED_MARKER};
+use crate::exec::{SETUP_FAILED_EXIT, SETUP_FAILED_MARKER, SIGNAL_MARKER};
 use crate::policy::Limits;
 
 /// Who ended the run, as the supervisor saw it.
@@ -115,9 +115,22 @@ pub fn setup_failure(stderr: &[u8]) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The signal N of exit code 128 + N when the wrapper's [`SIGNAL_MARKER`]
+/// line for N is in `stderr`.
+fn marked_signal(code: Option<i32>, stderr: &[u8]) -> Option<i32> {
+    let sig = code?.checked_sub(128).filter(|s| *s > 0)?;
+    let want = format!("{SIGNAL_MARKER}{sig}");
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .rev()
+        .any(|line| line == want)
+        .then_some(sig)
+}
+
 /// Tells how a run ended, in this order:
 /// 1. the supervisor's own timeout or cancellation;
-/// 2. exit code 125 with the wrapper's marker line: setup failed;
+/// 2. exit code 125 with the wrapper's marker line: setup failed (exit code
+///    128 + N with the wrapper's [`SIGNAL_MARKER`] line counts as signal N);
 /// 3. SIGXCPU (or SIGKILL once the CPU limit is set and used up, which the
 ///    wrapper reports as SIGXCPU): CPU limit;
 /// 4. an address-space limit set, a failure (non-zero exit or any signal),
@@ -138,10 +151,13 @@ pub fn classify(
         Ending::Cancelled => return Termination::Cancelled,
         Ending::Exited => {}
     }
-    let (code, signal) = match status {
+    let (mut code, mut signal) = match status {
         Some(s) => (s.code(), s.signal()),
         None => (None, Some(nix::libc::SIGKILL)),
     };
+    if let Some(sig) = marked_signal(code, stderr_tail) {
+        (code, signal) = (None, Some(sig));
+    }
     if code == Some(SETUP_FAILED_EXIT)
         && let Some(why) = setup_failure(stderr_tail)
     {
@@ -239,6 +255,20 @@ mod tests {
         assert_eq!(
             classify(None, Ending::Exited, b"", &none),
             Termination::Signaled(9)
+        );
+        let marked = format!("{SIGNAL_MARKER}11\n");
+        assert_eq!(
+            classify(exited(139), Ending::Exited, marked.as_bytes(), &none),
+            Termination::Signaled(11)
+        );
+        // The marker must name the signal of the code.
+        assert_eq!(
+            classify(exited(137), Ending::Exited, marked.as_bytes(), &none),
+            Termination::Exited(137)
+        );
+        assert_eq!(
+            classify(exited(139), Ending::Exited, b"", &none),
+            Termination::Exited(139)
         );
     }
 

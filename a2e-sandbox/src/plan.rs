@@ -64,6 +64,11 @@ pub(crate) struct ExecPlan {
     pub landlock: Option<LandlockPlan>,
     /// Run under this bubblewrap binary (for the PID and network namespaces).
     pub bwrap: Option<PathBuf>,
+    /// Run the program as a child and report a death by signal N as exit code
+    /// 128 + N with a [`SIGNAL_MARKER`](crate::exec::SIGNAL_MARKER) line on
+    /// stderr (under bubblewrap, which turns signals into exit codes).
+    #[serde(default)]
+    pub signal_marker: bool,
     /// Arguments between the wrapper binary and the plan (a hidden subcommand),
     /// used when the wrapper starts itself again.
     pub reexec_prefix: Vec<String>,
@@ -116,6 +121,7 @@ mod tests {
                 scope: true,
             }),
             bwrap: None,
+            signal_marker: false,
             reexec_prefix: vec!["__sandbox-exec".into()],
         }
     }

@@ -337,8 +337,21 @@ impl Sandbox {
         args: impl IntoIterator<Item = impl AsRef<OsStr>>,
         opts: &RunOptions,
     ) -> Result<RunReport, SandboxError> {
-        let applied = self.applied(policy);
         let child = self.spawn(policy, program, args, opts.stdin.is_some())?;
+        self.supervise(policy, child, opts).await
+    }
+
+    /// Drives a child spawned with [`Sandbox::spawn`] (or [`Sandbox::command`])
+    /// for `policy` to its end: writes `opts.stdin`, keeps the head of stdout
+    /// and the tail of stderr, kills the whole group on timeout or
+    /// cancellation, and kills what is left of the group once the leader exits.
+    pub async fn supervise(
+        &self,
+        policy: &Policy,
+        child: Child,
+        opts: &RunOptions,
+    ) -> Result<RunReport, SandboxError> {
+        let applied = self.applied(policy);
         let mut sink = HeadSink {
             bytes: Vec::new(),
             cap: opts.stdout_max_bytes,
@@ -346,7 +359,12 @@ impl Sandbox {
         };
         let driven = drive(child, opts, &mut sink).await?;
         Ok(RunReport {
-            termination: classify(driven.status, driven.ending, &driven.stderr.bytes, &policy.limits),
+            termination: classify(
+                driven.status,
+                driven.ending,
+                &driven.stderr.bytes,
+                &policy.limits,
+            ),
             status: driven.status,
             stdout: sink.bytes,
             stdout_truncated: sink.truncated,

@@ -270,6 +270,7 @@ impl Sandbox {
             ns,
             landlock,
             bwrap: self.bwrap.clone().filter(|_| use_bwrap),
+            signal_marker: false,
             reexec_prefix: self.wrapper.prefix.clone(),
         };
         let applied = Applied {
