@@ -4,9 +4,10 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use conformance::child::HostProcess;
 
 use serde_json::{Value, json};
 
@@ -38,11 +39,9 @@ Review the provided code: store it, then list its function definitions.
 ```
 "#;
 
-/// A running `a2e serve --stdio` with a reader thread.
+/// A running `a2e serve --stdio` in a fresh workspace root.
 struct Host {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
+    process: HostProcess,
     root: tempfile::TempDir,
 }
 
@@ -57,25 +56,9 @@ impl Host {
             .arg("--stdio")
             .arg("--root")
             .arg(root.path())
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = cmd.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+            .args(extra);
         Self {
-            stdin: child.stdin.take(),
-            child,
-            lines,
+            process: HostProcess::spawn(cmd).unwrap(),
             root,
         }
     }
@@ -85,46 +68,27 @@ impl Host {
     }
 
     fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
+        self.process.send(line.as_bytes()).unwrap();
     }
 
     fn recv(&self) -> Value {
         let line = self
-            .lines
-            .recv_timeout(Duration::from_secs(20))
+            .process
+            .recv_line(Duration::from_secs(20))
             .expect("an answer within 20 s");
         serde_json::from_str(&line).unwrap()
     }
 
     /// Reads until the message answering `req_id` that is not an event.
     fn answer(&self, req_id: &str) -> (Value, Vec<Value>) {
-        let mut events = Vec::new();
-        loop {
-            let msg = self.recv();
-            if msg["req_id"] != req_id {
-                continue;
-            }
-            if msg["type"].as_str().unwrap().ends_with("event") {
-                events.push(msg);
-            } else {
-                return (msg, events);
-            }
-        }
+        self.process
+            .answer(req_id, Duration::from_secs(20), |_| {})
+            .unwrap()
     }
 
     fn handshake(&mut self) -> Value {
         self.send(r#"{"type":"handshake/req","id":"hs","agent_id":"e2e"}"#);
         self.answer("hs").0
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -262,14 +226,10 @@ fn spec_wire_examples_are_answered() {
 
     // shutdown: the host exits.
     h.send(r#"{"type":"shutdown","id":"bye","timeout":2}"#);
-    let end = Instant::now() + Duration::from_secs(10);
-    loop {
-        if h.child.try_wait().unwrap().is_some() {
-            break;
-        }
-        assert!(Instant::now() < end, "host did not exit after shutdown");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        h.process.wait_exit(Duration::from_secs(10)).is_some(),
+        "host did not exit after shutdown"
+    );
 }
 
 #[test]
@@ -339,9 +299,7 @@ fn malformed_lines_get_their_codes_and_the_session_goes_on() {
             "unknown_proc",
         ),
     ];
-    let mut bytes = b"\xff\xfe{\"type\":\"ping\"}".to_vec();
-    bytes.push(b'\n');
-    h.stdin.as_mut().unwrap().write_all(&bytes).unwrap();
+    h.process.send(b"\xff\xfe{\"type\":\"ping\"}").unwrap();
     assert_eq!(h.recv()["code"], "parse_error");
     for (line, code) in cases {
         h.send(&line);

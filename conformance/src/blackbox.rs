@@ -17,135 +17,82 @@
 //!   and `schema_violation`, and the session goes on;
 //! - `shutdown` ends the process.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use a2e_proto::Message;
 use serde_json::Value;
 
 use crate::Outcome;
+use crate::child::HostProcess;
 use crate::schemas::Schemas;
 
 /// How long a host may take to answer one request, by default.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// A host process under test.
+/// A host process under test, with what its lines showed.
 struct Peer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
+    process: HostProcess,
     /// Problems seen on any line (undecodable, schema-invalid).
     problems: Vec<String>,
     /// How long to wait for one answer.
     timeout: Duration,
 }
 
+/// Checks one line the host wrote against the decoder and the schemas.
+fn inspect(line: &str, schemas: &Schemas, problems: &mut Vec<String>) {
+    match a2e_proto::decode(line.as_bytes()) {
+        Ok(Message::Unknown(_)) => {
+            problems.push(format!("the host sent an unknown message type: {line}"));
+        }
+        Ok(msg) => {
+            let Ok(value) = serde_json::from_str::<Value>(line) else {
+                return;
+            };
+            if let Err(errors) = schemas.validate(msg.type_str(), &value) {
+                problems.push(format!(
+                    "`{}` violates its schema: {}",
+                    msg.type_str(),
+                    errors.join("; ")
+                ));
+            }
+        }
+        Err(e) => problems.push(format!(
+            "the host sent a line that does not decode ({e}): {line}"
+        )),
+    }
+}
+
 impl Peer {
     fn start(command: &[String], timeout: Duration) -> Result<Self, String> {
-        let (program, args) = command
-            .split_first()
-            .ok_or_else(|| "empty host command".to_owned())?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| "the host's stdout is not piped".to_owned())?;
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         Ok(Self {
-            stdin: child.stdin.take(),
-            child,
-            lines,
+            process: HostProcess::start(command)?,
             problems: Vec::new(),
             timeout,
         })
     }
 
     fn send(&mut self, line: &[u8]) -> Result<(), String> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| "stdin closed".to_owned())?;
-        stdin
-            .write_all(line)
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush())
-            .map_err(|e| format!("cannot write to the host: {e}"))
+        self.process.send(line)
     }
 
     /// The next message, checked against the decoder and the schemas.
     fn recv(&mut self, schemas: &Schemas) -> Result<Value, String> {
-        let line = self
-            .lines
-            .recv_timeout(self.timeout)
-            .map_err(|_| format!("no answer within {:?}", self.timeout))?;
-        match a2e_proto::decode(line.as_bytes()) {
-            Ok(Message::Unknown(_)) => self
-                .problems
-                .push(format!("the host sent an unknown message type: {line}")),
-            Ok(msg) => {
-                let value: Value = serde_json::from_str(&line).map_err(|e| e.to_string())?;
-                if let Err(errors) = schemas.validate(msg.type_str(), &value) {
-                    self.problems.push(format!(
-                        "`{}` violates its schema: {}",
-                        msg.type_str(),
-                        errors.join("; ")
-                    ));
-                }
-            }
-            Err(e) => self.problems.push(format!(
-                "the host sent a line that does not decode ({e}): {line}"
-            )),
-        }
+        let line = self.process.recv_line(self.timeout)?;
+        inspect(&line, schemas, &mut self.problems);
         serde_json::from_str(&line).map_err(|e| format!("not JSON: {e}"))
     }
 
     /// Reads until the non-event message answering `req_id`; returns it and its events.
     fn answer(&mut self, req_id: &str, schemas: &Schemas) -> Result<(Value, Vec<Value>), String> {
-        let mut events = Vec::new();
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            if Instant::now() > deadline {
-                return Err(format!("no answer to `{req_id}`"));
-            }
-            let msg = self.recv(schemas)?;
-            if msg.get("req_id").and_then(Value::as_str) != Some(req_id) {
-                continue;
-            }
-            let kind = msg.get("type").and_then(Value::as_str).unwrap_or_default();
-            if kind.ends_with("event") {
-                events.push(msg);
-            } else {
-                return Ok((msg, events));
-            }
-        }
+        let problems = &mut self.problems;
+        self.process.answer(req_id, self.timeout, |line| {
+            inspect(line, schemas, problems)
+        })
     }
 
     fn handshake(&mut self, schemas: &Schemas) -> Result<Value, String> {
         self.send(br#"{"type":"handshake/req","id":"bb-hs","agent_id":"conformance"}"#)?;
         Ok(self.answer("bb-hs", schemas)?.0)
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -303,12 +250,8 @@ fn shutdown_ends_the_host(
     let mut peer = Peer::start(command, timeout)?;
     peer.handshake(schemas)?;
     peer.send(br#"{"type":"shutdown","id":"bb-bye","timeout":2}"#)?;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while Instant::now() < deadline {
-        if peer.child.try_wait().map_err(|e| e.to_string())?.is_some() {
-            return Ok(std::mem::take(&mut peer.problems));
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if peer.process.wait_exit(Duration::from_secs(15)).is_some() {
+        return Ok(std::mem::take(&mut peer.problems));
     }
     Ok(vec![
         "the host was still running 15 s after `shutdown`".into(),

@@ -40,6 +40,7 @@ use std::fmt;
 
 pub mod blackbox;
 pub mod catalog;
+pub mod child;
 pub mod defaults;
 pub mod fixtures;
 pub mod framing;
