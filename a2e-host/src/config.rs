@@ -235,10 +235,10 @@ impl HostConfig {
             },
             other => other,
         })?;
-        if config.root.is_relative() {
-            if let Some(dir) = path.parent() {
-                config.root = dir.join(&config.root);
-            }
+        if config.root.is_relative()
+            && let Some(dir) = path.parent()
+        {
+            config.root = dir.join(&config.root);
         }
         Ok(config)
     }

@@ -126,10 +126,10 @@ where
     let sink = EventSink::new(move |kind, data| {
         let n = seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let event = make(kind, data, n, req_id.clone());
-        if let Ok(mut list) = keep.lock() {
-            if list.len() < MAX_COLLECTED_EVENTS {
-                list.push(event.clone());
-            }
+        if let Ok(mut list) = keep.lock()
+            && list.len() < MAX_COLLECTED_EVENTS
+        {
+            list.push(event.clone());
         }
         let stream = stream.clone();
         async move {

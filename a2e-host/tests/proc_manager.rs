@@ -5,17 +5,12 @@ mod proc_support;
 
 use std::sync::Arc;
 
+use a2e_host::HostError;
 use a2e_host::proc::ProcManager;
 use a2e_host::proc::pid_alive;
-use a2e_host::HostError;
-use a2e_proto::{
-    ErrorCode, ProcKillRequest, ProcStatusRequest,
-    ProcWriteRequest, StreamType,
-};
+use a2e_proto::{ErrorCode, ProcKillRequest, ProcStatusRequest, ProcWriteRequest, StreamType};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
-
-/// The next `proc/read/event`, within a generous bound.
 
 /// Every event up to and including `killed`.
 use proc_support::*;

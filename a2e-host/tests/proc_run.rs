@@ -6,14 +6,12 @@ mod proc_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2e_host::proc::ProcManager;
 use a2e_host::HostError;
+use a2e_host::proc::ProcManager;
 use a2e_proto::ErrorCode;
 use serde_json::Map;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// The next `proc/read/event`, within a generous bound.
 
 /// Every event up to and including `killed`.
 use proc_support::*;

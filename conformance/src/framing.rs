@@ -182,10 +182,10 @@ pub fn check(case: &Case) -> Result<(), String> {
         ));
     }
     for frame in &got {
-        if let Frame::Line(line) = frame {
-            if let Err(e) = a2e_proto::decode(line) {
-                return Err(format!("a framed line does not decode: {e}"));
-            }
+        if let Frame::Line(line) = frame
+            && let Err(e) = a2e_proto::decode(line)
+        {
+            return Err(format!("a framed line does not decode: {e}"));
         }
     }
     Ok(())

@@ -161,7 +161,7 @@ impl Case {
 
 fn from_hex(hex: &str) -> Result<Vec<u8>, String> {
     let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err("odd number of hex digits".into());
     }
     digits
@@ -252,10 +252,10 @@ pub fn check(case: &Case, schemas: &Schemas) -> Result<(), Vec<String>> {
     if answer.retryable {
         problems.push(format!("the error message calls {} retryable", answer.code));
     }
-    if let Some(path) = &case.path {
-        if answer.detail.get("path").and_then(Value::as_str) != Some(path.as_str()) {
-            problems.push(format!("the error message's detail.path is not {path:?}"));
-        }
+    if let Some(path) = &case.path
+        && answer.detail.get("path").and_then(Value::as_str) != Some(path.as_str())
+    {
+        problems.push(format!("the error message's detail.path is not {path:?}"));
     }
     let answer = Message::from(answer);
     match a2e_proto::decode(&answer.to_json()) {
@@ -264,14 +264,14 @@ pub fn check(case: &Case, schemas: &Schemas) -> Result<(), Vec<String>> {
     }
 
     // A schema violation of a known type must violate the type's schema too.
-    if case.code == ErrorCode::SCHEMA_VIOLATION {
-        if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
-            let wire_type = value.get("type").and_then(Value::as_str).unwrap_or("");
-            if schemas.validate(wire_type, &value).is_ok() {
-                problems.push(format!(
-                    "the decoder refuses it but the `{wire_type}` schema accepts it"
-                ));
-            }
+    if case.code == ErrorCode::SCHEMA_VIOLATION
+        && let Ok(value) = serde_json::from_slice::<Value>(&bytes)
+    {
+        let wire_type = value.get("type").and_then(Value::as_str).unwrap_or("");
+        if schemas.validate(wire_type, &value).is_ok() {
+            problems.push(format!(
+                "the decoder refuses it but the `{wire_type}` schema accepts it"
+            ));
         }
     }
     if problems.is_empty() {

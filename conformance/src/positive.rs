@@ -236,12 +236,11 @@ pub fn compare_fields(
 ) {
     // `a2e` is an input alias of `version`.
     let mut original = original.clone();
-    if let Value::Object(map) = &mut original {
-        if !map.contains_key("version") {
-            if let Some(version) = map.remove("a2e") {
-                map.insert("version".into(), version);
-            }
-        }
+    if let Value::Object(map) = &mut original
+        && !map.contains_key("version")
+        && let Some(version) = map.remove("a2e")
+    {
+        map.insert("version".into(), version);
     }
     compare_model(wire_type, &original, reencoded, "$", catalog, problems);
 }

@@ -295,10 +295,10 @@ pub(crate) async fn glob(
         let mut found: Vec<String> = Vec::new();
         let mut budget = MAX_WALK_ENTRIES;
         walk(&resolved.path, &cancel, &mut budget, &mut |p, _| {
-            if let Ok(under_base) = p.strip_prefix(&resolved.path) {
-                if matcher.is_match(under_base) {
-                    found.push(relative_to(&resolved.root, p));
-                }
+            if let Ok(under_base) = p.strip_prefix(&resolved.path)
+                && matcher.is_match(under_base)
+            {
+                found.push(relative_to(&resolved.root, p));
             }
             Ok(())
         })?;

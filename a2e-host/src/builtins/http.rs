@@ -51,11 +51,11 @@ fn bare_host(host: &str) -> String {
 /// An allow-list entry as `(host, port)`.
 fn split_entry(entry: &str) -> (String, Option<u16>) {
     let entry = entry.trim();
-    if let Some(rest) = entry.strip_prefix('[') {
-        if let Some((host, after)) = rest.split_once(']') {
-            let port = after.strip_prefix(':').and_then(|p| p.parse().ok());
-            return (bare_host(host), port);
-        }
+    if let Some(rest) = entry.strip_prefix('[')
+        && let Some((host, after)) = rest.split_once(']')
+    {
+        let port = after.strip_prefix(':').and_then(|p| p.parse().ok());
+        return (bare_host(host), port);
     }
     match entry.split_once(':') {
         Some((host, port)) if !port.contains(':') => match port.parse() {
@@ -105,10 +105,11 @@ fn target(uri: Uri) -> Result<Target, String> {
 }
 
 fn redirect_uri(base: &Uri, location: &str) -> Option<Uri> {
-    if let Ok(uri) = location.parse::<Uri>() {
-        if uri.scheme().is_some() && uri.authority().is_some() {
-            return Some(uri);
-        }
+    if let Ok(uri) = location.parse::<Uri>()
+        && uri.scheme().is_some()
+        && uri.authority().is_some()
+    {
+        return Some(uri);
     }
     let scheme = base.scheme_str()?;
     let authority = base.authority()?.as_str();

@@ -376,10 +376,10 @@ impl ProcManager {
                 std::io::ErrorKind::BrokenPipe => dead(&req.proc_id),
                 _ => HostError::io(format!("cannot write to `{}`", req.proc_id), e),
             })?;
-            if req.eof {
-                if let Some(mut pipe) = stdin.take() {
-                    let _ = pipe.shutdown().await;
-                }
+            if req.eof
+                && let Some(mut pipe) = stdin.take()
+            {
+                let _ = pipe.shutdown().await;
             }
             Ok(())
         };
