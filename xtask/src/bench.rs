@@ -5,6 +5,8 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("dag", "acmp-dag", "bench_dag"),
     ("transport", "a2e-client", "bench_transport"),
     ("mcp", "a2e-mcp", "bench_mcp"),
+    ("ontheia", "ontheia", "bench_ontheia"),
+    ("repair", "ontheia", "bench_repair"),
 ];
 
 /// Runs the named benchmarks.
@@ -16,7 +18,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .collect();
     if selected.is_empty() {
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, all"
+            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, ontheia, repair, all"
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();

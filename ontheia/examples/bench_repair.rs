@@ -1,0 +1,81 @@
+//! JSON repair throughput on 1 MiB and 10 MiB of malformed model-style JSON
+//! (single quotes, unquoted keys, Python literals, missing and trailing
+//! commas, comments), and the ratio of the two times: 10 means linear. The
+//! peer, in the same run, is `serde_json` parsing the repaired (valid) text.
+//!
+//! `cargo xtask bench repair` (or `cargo run --release -p ontheia --example
+//! bench_repair [-- TRIALS]`). One JSON line per size, then the scaling line.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use serde_json::json;
+
+const RECORD: &str = "{'id': 1, name: 'Ada \"the\" first', \"tags\": ['a' 'b',], ok: True, none: None, // note\n \"text\": \"line\nbreak\", n: .5,},\n";
+
+fn input(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + RECORD.len() + 2);
+    s.push('[');
+    while s.len() + RECORD.len() < bytes {
+        s.push_str(RECORD);
+    }
+    s.push(']');
+    s
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let trials: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(9);
+    let mut medians = Vec::new();
+    for mib in [1usize, 10] {
+        let text = input(mib << 20);
+        let repaired = ontheia::repair::repair(&text).unwrap_or_else(|e| {
+            eprintln!("bench_repair: {e}");
+            std::process::exit(1)
+        });
+        let parsed: serde_json::Value = serde_json::from_str(&repaired).unwrap_or_else(|e| {
+            eprintln!("bench_repair: the repaired text does not parse: {e}");
+            std::process::exit(1)
+        });
+        let (mut t_repair, mut t_parse) = (Vec::new(), Vec::new());
+        for _ in 0..trials {
+            let start = Instant::now();
+            black_box(ontheia::repair::repair(black_box(&text)).map(|s| s.len()).unwrap_or(0));
+            t_repair.push(start.elapsed().as_secs_f64());
+            let start = Instant::now();
+            black_box(serde_json::from_str::<serde_json::Value>(black_box(&repaired)).is_ok());
+            t_parse.push(start.elapsed().as_secs_f64());
+        }
+        let repair_s = median(&mut t_repair);
+        let parse_s = median(&mut t_parse);
+        let mb = text.len() as f64 / 1e6;
+        println!(
+            "{}",
+            json!({
+                "bench": "repair",
+                "input_bytes": text.len(),
+                "records": parsed.as_array().map_or(0, Vec::len),
+                "samples": trials,
+                "repair_ms": (repair_s * 1e4).round() / 10.0,
+                "repair_mb_per_s": (mb / repair_s * 10.0).round() / 10.0,
+                "vs": "serde_json parsing the repaired text",
+                "vs_parse_mb_per_s": (repaired.len() as f64 / 1e6 / parse_s * 10.0).round() / 10.0,
+                "ratio": (repair_s / parse_s * 10.0).round() / 10.0,
+            })
+        );
+        medians.push(repair_s);
+    }
+    println!(
+        "{}",
+        json!({
+            "bench": "repair_scaling",
+            "sizes_mib": [1, 10],
+            "time_ratio": (medians[1] / medians[0] * 100.0).round() / 100.0,
+            "linear_would_be": 10.0,
+        })
+    );
+}
