@@ -11,10 +11,19 @@ const WRITER: &str = env!("CARGO_BIN_EXE_a2e-memory-writer");
 
 #[tokio::test]
 async fn acknowledged_writes_survive_sigkill() {
+    kill_and_reopen("full").await;
+}
+
+#[tokio::test]
+async fn acknowledged_writes_survive_sigkill_with_normal_sync() {
+    kill_and_reopen("normal").await;
+}
+
+async fn kill_and_reopen(mode: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("kill.db");
     let mut child = Command::new(WRITER)
-        .args([db.to_str().unwrap(), "durable.notes", "0"])
+        .args([db.to_str().unwrap(), "durable.notes", "0", mode])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

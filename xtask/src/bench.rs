@@ -7,6 +7,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("mcp", "a2e-mcp", "bench_mcp"),
     ("ontheia", "ontheia", "bench_ontheia"),
     ("repair", "ontheia", "bench_repair"),
+    ("memory", "a2e-memory", "bench_memory"),
 ];
 
 /// Runs the named benchmarks.
@@ -18,7 +19,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .collect();
     if selected.is_empty() {
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, ontheia, repair, all"
+            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, ontheia, repair, memory, all"
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();

@@ -1,6 +1,7 @@
 //! The embedded store: one SQLite file, WAL, FTS5, optional vectors.
 
 mod rows;
+pub use self::schema::Durability;
 mod schema;
 mod search;
 mod vectors;
@@ -33,6 +34,8 @@ pub struct StoreOptions {
     pub embedder: Option<Arc<dyn DynEmbedder>>,
     /// How long to wait for another writer's lock (default 10 s).
     pub busy_timeout: Option<Duration>,
+    /// What an acknowledged write survives (default: a power cut).
+    pub durability: Durability,
 }
 
 impl StoreOptions {
@@ -55,6 +58,7 @@ impl fmt::Debug for StoreOptions {
             .field("limits", &self.limits)
             .field("embedder", &self.embedder.as_ref().map(|e| e.model_dyn().to_owned()))
             .field("busy_timeout", &self.busy_timeout)
+            .field("durability", &self.durability)
             .finish()
     }
 }
@@ -73,9 +77,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The embedded default [`MemoryStore`]: one SQLite file.
 ///
-/// - **Durability**: WAL with `synchronous=FULL`; a write returns only after
-///   its transaction is committed and the WAL synced, so an acknowledged
-///   memory survives a killed process and a power cut.
+/// - **Durability**: WAL with `synchronous=FULL` by default; a write returns
+///   only after its transaction is committed and the WAL synced, so an
+///   acknowledged memory survives a killed process and a power cut
+///   ([`Durability::ProcessCrash`] trades the power cut for speed).
 /// - **Concurrency**: each handle owns one connection; writes take SQLite's
 ///   write lock up front (`BEGIN IMMEDIATE`) and wait up to the busy timeout
 ///   for it, so handles and processes sharing a file never lose a write.
@@ -106,7 +111,8 @@ impl SqliteStore {
         let path = path.as_ref().to_path_buf();
         let busy = options.busy_timeout.unwrap_or(Duration::from_secs(10));
         let p = path.clone();
-        let conn = tokio::task::spawn_blocking(move || schema::open(&p, busy))
+        let durability = options.durability;
+        let conn = tokio::task::spawn_blocking(move || schema::open(&p, busy, durability))
             .await
             .map_err(|e| StoreError::Worker(e.to_string()))??;
         Ok(Self {

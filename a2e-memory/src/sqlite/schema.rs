@@ -42,8 +42,23 @@ CREATE TABLE IF NOT EXISTS namespaces (
 ) WITHOUT ROWID;
 ";
 
-/// Opens (creating if needed) the file, in WAL mode with `synchronous=FULL`.
-pub(crate) fn open(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
+/// What an acknowledged write survives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=FULL`: the WAL is synced at every commit, so an
+    /// acknowledged write survives the process being killed and the machine
+    /// losing power. The default.
+    #[default]
+    PowerLoss,
+    /// `synchronous=NORMAL`: the WAL is synced at checkpoints only; an
+    /// acknowledged write survives the process being killed (the WAL is in
+    /// the operating system's hands) but the last ones may be lost to a power
+    /// cut. Faster single writes.
+    ProcessCrash,
+}
+
+/// Opens (creating if needed) the file, in WAL mode.
+pub(crate) fn open(path: &Path, busy_timeout: Duration, durability: Durability) -> Result<Connection, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
@@ -58,9 +73,11 @@ pub(crate) fn open(path: &Path, busy_timeout: Duration) -> Result<Connection, St
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Corrupt(format!("journal_mode is {mode}, WAL was refused")));
     }
-    // FULL: the WAL is synced at every commit, so an acknowledged write
-    // survives a crash of the process and of the machine.
-    conn.pragma_update(None, "synchronous", "FULL")?;
+    let synchronous = match durability {
+        Durability::PowerLoss => "FULL",
+        Durability::ProcessCrash => "NORMAL",
+    };
+    conn.pragma_update(None, "synchronous", synchronous)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
         return Err(StoreError::Corrupt(format!(
