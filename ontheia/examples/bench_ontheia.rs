@@ -10,8 +10,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use ontheia::{
-    AgentPlan, AgentRequest, Backend, BackendError, Document, Engine, Globals, LlmReply, LlmRequest,
-    MemorySearch, MemoryWrite, RestRequest, RestResponse, ToolCall,
+    AgentPlan, AgentRequest, Backend, BackendError, Document, Engine, Globals, LlmReply,
+    LlmRequest, MemorySearch, MemoryWrite, RestRequest, RestResponse, ToolCall,
 };
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -28,19 +28,38 @@ impl Backend for NoOp {
         black_box(&call);
         Ok(json!({"content": [{"type": "text", "text": "{\"value\": 42}"}]}))
     }
-    async fn memory_search(&self, req: MemorySearch, _: CancellationToken) -> Result<Vec<Value>, BackendError> {
+    async fn memory_search(
+        &self,
+        req: MemorySearch,
+        _: CancellationToken,
+    ) -> Result<Vec<Value>, BackendError> {
         black_box(&req);
         Ok(vec![json!({"content": "note", "score": 0.9})])
     }
-    async fn memory_write(&self, req: MemoryWrite, _: CancellationToken) -> Result<u64, BackendError> {
+    async fn memory_write(
+        &self,
+        req: MemoryWrite,
+        _: CancellationToken,
+    ) -> Result<u64, BackendError> {
         black_box(&req);
         Ok(1)
     }
-    async fn rest_call(&self, req: RestRequest, _: CancellationToken) -> Result<RestResponse, BackendError> {
+    async fn rest_call(
+        &self,
+        req: RestRequest,
+        _: CancellationToken,
+    ) -> Result<RestResponse, BackendError> {
         black_box(&req);
-        Ok(RestResponse { status: 200, body: "{\"status\": \"up\"}".into() })
+        Ok(RestResponse {
+            status: 200,
+            body: "{\"status\": \"up\"}".into(),
+        })
     }
-    async fn agent(&self, req: AgentRequest, _: CancellationToken) -> Result<AgentPlan, BackendError> {
+    async fn agent(
+        &self,
+        req: AgentRequest,
+        _: CancellationToken,
+    ) -> Result<AgentPlan, BackendError> {
         black_box(&req);
         Ok(AgentPlan::Reply(LlmReply::text("done")))
     }
@@ -51,14 +70,30 @@ impl Backend for NoOp {
 fn document() -> Document {
     let mut steps = Vec::new();
     for i in 0..40 {
-        let prev = if i == 0 { "input".to_owned() } else { format!("steps.s{}.output", i - 1) };
+        let prev = if i == 0 {
+            "input".to_owned()
+        } else {
+            format!("steps.s{}.output", i - 1)
+        };
         let step = match i % 6 {
-            0 => json!({"id": format!("s{i}"), "type": "llm", "prompt": format!("Step {i}: ${{{prev}}} for ${{user_name}}"), "params": {"silent": true}}),
-            1 => json!({"id": format!("s{i}"), "type": "tool", "server": "srv", "tool": "t", "args": {"q": format!("${{{prev}}}"), "n": i}}),
-            2 => json!({"id": format!("s{i}"), "type": "memory_search", "params": {"namespaces": ["vector.user.${user_id}.notes"], "query": "${input}"}}),
-            3 => json!({"id": format!("s{i}"), "type": "memory_write", "params": {"namespace": "vector.user.${user_id}.notes", "content": format!("${{{prev}}}")}}),
-            4 => json!({"id": format!("s{i}"), "type": "rest_call", "url": "http://127.0.0.1/x?q=${input}", "when": "${user_id} != ''"}),
-            _ => json!({"id": format!("s{i}"), "type": "agent", "agent_id": "helper", "input": format!("${{{prev}}}"), "params": {"silent": true}}),
+            0 => {
+                json!({"id": format!("s{i}"), "type": "llm", "prompt": format!("Step {i}: ${{{prev}}} for ${{user_name}}"), "params": {"silent": true}})
+            }
+            1 => {
+                json!({"id": format!("s{i}"), "type": "tool", "server": "srv", "tool": "t", "args": {"q": format!("${{{prev}}}"), "n": i}})
+            }
+            2 => {
+                json!({"id": format!("s{i}"), "type": "memory_search", "params": {"namespaces": ["vector.user.${user_id}.notes"], "query": "${input}"}})
+            }
+            3 => {
+                json!({"id": format!("s{i}"), "type": "memory_write", "params": {"namespace": "vector.user.${user_id}.notes", "content": format!("${{{prev}}}")}})
+            }
+            4 => {
+                json!({"id": format!("s{i}"), "type": "rest_call", "url": "http://127.0.0.1/x?q=${input}", "when": "${user_id} != ''"})
+            }
+            _ => {
+                json!({"id": format!("s{i}"), "type": "agent", "agent_id": "helper", "input": format!("${{{prev}}}"), "params": {"silent": true}})
+            }
         };
         steps.push(step);
     }
@@ -83,7 +118,10 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let trials: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(201);
+    let trials: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(201);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -121,12 +159,93 @@ fn main() {
             for i in 0..40 {
                 let cancel = CancellationToken::new();
                 match i % 6 {
-                    0 => drop(black_box(backend.llm(LlmRequest { step_id: format!("s{i}"), prompt: "p".into(), system_prompt: None, model: None, temperature: None, silent: true, params: Map::new(), chain_state: String::new(), agent_id: None, depth: 0 }, cancel).await)),
-                    1 => drop(black_box(backend.tool(ToolCall { step_id: format!("s{i}"), server: "srv".into(), tool: "t".into(), args: Map::new() }, cancel).await)),
-                    2 => drop(black_box(backend.memory_search(MemorySearch { step_id: format!("s{i}"), namespaces: vec!["n".into()], query: "q".into(), top_k: 5 }, cancel).await)),
-                    3 => drop(black_box(backend.memory_write(MemoryWrite { step_id: format!("s{i}"), namespace: "n".into(), content: "c".into(), metadata: Map::new() }, cancel).await)),
-                    4 => drop(black_box(backend.rest_call(RestRequest { step_id: format!("s{i}"), method: "GET".into(), url: "u".into(), headers: Vec::new(), body: None }, cancel).await)),
-                    _ => drop(black_box(backend.agent(AgentRequest { step_id: format!("s{i}"), agent_id: "a".into(), task_id: None, chain_id: None, input: "i".into(), depth: 1 }, cancel).await)),
+                    0 => drop(black_box(
+                        backend
+                            .llm(
+                                LlmRequest {
+                                    step_id: format!("s{i}"),
+                                    prompt: "p".into(),
+                                    system_prompt: None,
+                                    model: None,
+                                    temperature: None,
+                                    silent: true,
+                                    params: Map::new(),
+                                    chain_state: String::new(),
+                                    agent_id: None,
+                                    depth: 0,
+                                },
+                                cancel,
+                            )
+                            .await,
+                    )),
+                    1 => drop(black_box(
+                        backend
+                            .tool(
+                                ToolCall {
+                                    step_id: format!("s{i}"),
+                                    server: "srv".into(),
+                                    tool: "t".into(),
+                                    args: Map::new(),
+                                },
+                                cancel,
+                            )
+                            .await,
+                    )),
+                    2 => drop(black_box(
+                        backend
+                            .memory_search(
+                                MemorySearch {
+                                    step_id: format!("s{i}"),
+                                    namespaces: vec!["n".into()],
+                                    query: "q".into(),
+                                    top_k: 5,
+                                },
+                                cancel,
+                            )
+                            .await,
+                    )),
+                    3 => drop(black_box(
+                        backend
+                            .memory_write(
+                                MemoryWrite {
+                                    step_id: format!("s{i}"),
+                                    namespace: "n".into(),
+                                    content: "c".into(),
+                                    metadata: Map::new(),
+                                },
+                                cancel,
+                            )
+                            .await,
+                    )),
+                    4 => drop(black_box(
+                        backend
+                            .rest_call(
+                                RestRequest {
+                                    step_id: format!("s{i}"),
+                                    method: "GET".into(),
+                                    url: "u".into(),
+                                    headers: Vec::new(),
+                                    body: None,
+                                },
+                                cancel,
+                            )
+                            .await,
+                    )),
+                    _ => drop(black_box(
+                        backend
+                            .agent(
+                                AgentRequest {
+                                    step_id: format!("s{i}"),
+                                    agent_id: "a".into(),
+                                    task_id: None,
+                                    chain_id: None,
+                                    input: "i".into(),
+                                    depth: 1,
+                                },
+                                cancel,
+                            )
+                            .await,
+                    )),
                 }
             }
             t_direct.push(start.elapsed().as_nanos() as f64);

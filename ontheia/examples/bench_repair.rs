@@ -29,7 +29,10 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let trials: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(9);
+    let trials: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(9);
     let mut medians = Vec::new();
     for mib in [1usize, 10] {
         let text = input(mib << 20);
@@ -44,7 +47,11 @@ fn main() {
         let (mut t_repair, mut t_parse) = (Vec::new(), Vec::new());
         for _ in 0..trials {
             let start = Instant::now();
-            black_box(ontheia::repair::repair(black_box(&text)).map(|s| s.len()).unwrap_or(0));
+            black_box(
+                ontheia::repair::repair(black_box(&text))
+                    .map(|s| s.len())
+                    .unwrap_or(0),
+            );
             t_repair.push(start.elapsed().as_secs_f64());
             let start = Instant::now();
             black_box(serde_json::from_str::<serde_json::Value>(black_box(&repaired)).is_ok());

@@ -41,7 +41,10 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("runtime: {e}");
@@ -53,13 +56,22 @@ fn main() {
         &Globals::with_input(input),
         |e: &Event<'_>| {
             let detail = e.error.or(e.output).unwrap_or("");
-            println!("{:>3} {:<14} {:<8} {}", e.seq, e.step_id, e.kind.as_str(), detail.replace('\n', " "));
+            println!(
+                "{:>3} {:<14} {:<8} {}",
+                e.seq,
+                e.step_id,
+                e.kind.as_str(),
+                detail.replace('\n', " ")
+            );
         },
         CancellationToken::new(),
     ));
     match outcome {
         Ok(out) => {
-            println!("outputs: {}", serde_json::Value::Object(out.outputs.clone()));
+            println!(
+                "outputs: {}",
+                serde_json::Value::Object(out.outputs.clone())
+            );
             if let Some(last) = out.last_result() {
                 println!("last: {}", last.to_value());
             }

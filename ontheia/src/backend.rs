@@ -249,36 +249,76 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, BackendError>> + S
 /// `Backend` is one, and `Arc<dyn DynBackend>` is a `Backend` again.
 pub trait DynBackend: Send + Sync + 'static {
     /// See [`Backend::llm`].
-    fn llm_boxed(self: Arc<Self>, req: LlmRequest, cancel: CancellationToken) -> BoxFuture<LlmReply>;
+    fn llm_boxed(
+        self: Arc<Self>,
+        req: LlmRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<LlmReply>;
     /// See [`Backend::tool`].
     fn tool_boxed(self: Arc<Self>, call: ToolCall, cancel: CancellationToken) -> BoxFuture<Value>;
     /// See [`Backend::memory_search`].
-    fn memory_search_boxed(self: Arc<Self>, req: MemorySearch, cancel: CancellationToken) -> BoxFuture<Vec<Value>>;
+    fn memory_search_boxed(
+        self: Arc<Self>,
+        req: MemorySearch,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Vec<Value>>;
     /// See [`Backend::memory_write`].
-    fn memory_write_boxed(self: Arc<Self>, req: MemoryWrite, cancel: CancellationToken) -> BoxFuture<u64>;
+    fn memory_write_boxed(
+        self: Arc<Self>,
+        req: MemoryWrite,
+        cancel: CancellationToken,
+    ) -> BoxFuture<u64>;
     /// See [`Backend::rest_call`].
-    fn rest_call_boxed(self: Arc<Self>, req: RestRequest, cancel: CancellationToken) -> BoxFuture<RestResponse>;
+    fn rest_call_boxed(
+        self: Arc<Self>,
+        req: RestRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<RestResponse>;
     /// See [`Backend::agent`].
-    fn agent_boxed(self: Arc<Self>, req: AgentRequest, cancel: CancellationToken) -> BoxFuture<AgentPlan>;
+    fn agent_boxed(
+        self: Arc<Self>,
+        req: AgentRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<AgentPlan>;
 }
 
 impl<B: Backend> DynBackend for B {
-    fn llm_boxed(self: Arc<Self>, req: LlmRequest, cancel: CancellationToken) -> BoxFuture<LlmReply> {
+    fn llm_boxed(
+        self: Arc<Self>,
+        req: LlmRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<LlmReply> {
         Box::pin(async move { self.llm(req, cancel).await })
     }
     fn tool_boxed(self: Arc<Self>, call: ToolCall, cancel: CancellationToken) -> BoxFuture<Value> {
         Box::pin(async move { self.tool(call, cancel).await })
     }
-    fn memory_search_boxed(self: Arc<Self>, req: MemorySearch, cancel: CancellationToken) -> BoxFuture<Vec<Value>> {
+    fn memory_search_boxed(
+        self: Arc<Self>,
+        req: MemorySearch,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Vec<Value>> {
         Box::pin(async move { self.memory_search(req, cancel).await })
     }
-    fn memory_write_boxed(self: Arc<Self>, req: MemoryWrite, cancel: CancellationToken) -> BoxFuture<u64> {
+    fn memory_write_boxed(
+        self: Arc<Self>,
+        req: MemoryWrite,
+        cancel: CancellationToken,
+    ) -> BoxFuture<u64> {
         Box::pin(async move { self.memory_write(req, cancel).await })
     }
-    fn rest_call_boxed(self: Arc<Self>, req: RestRequest, cancel: CancellationToken) -> BoxFuture<RestResponse> {
+    fn rest_call_boxed(
+        self: Arc<Self>,
+        req: RestRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<RestResponse> {
         Box::pin(async move { self.rest_call(req, cancel).await })
     }
-    fn agent_boxed(self: Arc<Self>, req: AgentRequest, cancel: CancellationToken) -> BoxFuture<AgentPlan> {
+    fn agent_boxed(
+        self: Arc<Self>,
+        req: AgentRequest,
+        cancel: CancellationToken,
+    ) -> BoxFuture<AgentPlan> {
         Box::pin(async move { self.agent(req, cancel).await })
     }
 }
@@ -294,22 +334,46 @@ impl std::fmt::Debug for SharedBackend {
 }
 
 impl Backend for SharedBackend {
-    fn llm(&self, req: LlmRequest, cancel: CancellationToken) -> impl Future<Output = Result<LlmReply, BackendError>> + Send {
+    fn llm(
+        &self,
+        req: LlmRequest,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<LlmReply, BackendError>> + Send {
         Arc::clone(&self.0).llm_boxed(req, cancel)
     }
-    fn tool(&self, call: ToolCall, cancel: CancellationToken) -> impl Future<Output = Result<Value, BackendError>> + Send {
+    fn tool(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<Value, BackendError>> + Send {
         Arc::clone(&self.0).tool_boxed(call, cancel)
     }
-    fn memory_search(&self, req: MemorySearch, cancel: CancellationToken) -> impl Future<Output = Result<Vec<Value>, BackendError>> + Send {
+    fn memory_search(
+        &self,
+        req: MemorySearch,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<Vec<Value>, BackendError>> + Send {
         Arc::clone(&self.0).memory_search_boxed(req, cancel)
     }
-    fn memory_write(&self, req: MemoryWrite, cancel: CancellationToken) -> impl Future<Output = Result<u64, BackendError>> + Send {
+    fn memory_write(
+        &self,
+        req: MemoryWrite,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<u64, BackendError>> + Send {
         Arc::clone(&self.0).memory_write_boxed(req, cancel)
     }
-    fn rest_call(&self, req: RestRequest, cancel: CancellationToken) -> impl Future<Output = Result<RestResponse, BackendError>> + Send {
+    fn rest_call(
+        &self,
+        req: RestRequest,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<RestResponse, BackendError>> + Send {
         Arc::clone(&self.0).rest_call_boxed(req, cancel)
     }
-    fn agent(&self, req: AgentRequest, cancel: CancellationToken) -> impl Future<Output = Result<AgentPlan, BackendError>> + Send {
+    fn agent(
+        &self,
+        req: AgentRequest,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<AgentPlan, BackendError>> + Send {
         Arc::clone(&self.0).agent_boxed(req, cancel)
     }
 }

@@ -51,7 +51,11 @@ pub fn holds_str(expr: &str, ex: &mut Expander<'_>) -> Result<bool, StepError> {
 }
 
 /// Whether a router case matches the central value.
-pub fn case_matches(when: Option<&When>, central: &str, ex: &mut Expander<'_>) -> Result<bool, StepError> {
+pub fn case_matches(
+    when: Option<&When>,
+    central: &str,
+    ex: &mut Expander<'_>,
+) -> Result<bool, StepError> {
     match when {
         None => Ok(true),
         Some(When::Bool(b)) => Ok(*b),

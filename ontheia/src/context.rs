@@ -117,8 +117,18 @@ const WEEKDAYS: [&str; 7] = [
     "Mittwoch",
 ];
 const MONTHS: [&str; 12] = [
-    "Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
-    "November", "Dezember",
+    "Januar",
+    "Februar",
+    "März",
+    "April",
+    "Mai",
+    "Juni",
+    "Juli",
+    "August",
+    "September",
+    "Oktober",
+    "November",
+    "Dezember",
 ];
 
 /// `("Dienstag, 1. Dezember 2026", "14:05")` for an instant and a UTC offset.

@@ -65,7 +65,7 @@ pub use backend::{
 pub use context::{Clock, FixedClock, Globals, SystemClock};
 pub use doc::{Case, Document, Edge, Step, StepType, When};
 pub use engine::{Engine, EngineConfig, RunOutcome};
-pub use error::{BackendError, RunError, Rule, StepError, ValidationError, ValidationErrors};
+pub use error::{BackendError, Rule, RunError, StepError, ValidationError, ValidationErrors};
 pub use events::{Event, EventKind, EventSink};
 pub use result::{StepResult, StepStatus};
 pub use validate::{parse, parse_value, validate};

@@ -120,12 +120,20 @@ impl Checker {
 
     fn document(&mut self, value: &Value) {
         let Some(obj) = value.as_object() else {
-            self.err("$", Rule::Type, format!("expected an object, got {}", kind(value)));
+            self.err(
+                "$",
+                Rule::Type,
+                format!("expected an object, got {}", kind(value)),
+            );
             return;
         };
         for key in obj.keys() {
             if key != "steps" && key != "edges" {
-                self.err(&format!("$.{key}"), Rule::UnknownField, "unknown top-level key");
+                self.err(
+                    &format!("$.{key}"),
+                    Rule::UnknownField,
+                    "unknown top-level key",
+                );
             }
         }
         match obj.get("steps") {
@@ -155,7 +163,11 @@ impl Checker {
                 self.edges(edges)
             }
             Some(other) => {
-                self.err("$.edges", Rule::Type, format!("expected an array, got {}", kind(other)));
+                self.err(
+                    "$.edges",
+                    Rule::Type,
+                    format!("expected an array, got {}", kind(other)),
+                );
                 Vec::new()
             }
         };
@@ -164,7 +176,11 @@ impl Checker {
 
     fn step_list(&mut self, value: &Value, path: &str, min: usize, max: usize, depth: usize) {
         let Some(steps) = value.as_array() else {
-            self.err(path, Rule::Type, format!("expected an array of steps, got {}", kind(value)));
+            self.err(
+                path,
+                Rule::Type,
+                format!("expected an array of steps, got {}", kind(value)),
+            );
             return;
         };
         if steps.len() < min || steps.len() > max {
@@ -175,7 +191,11 @@ impl Checker {
             );
         }
         if depth > MAX_NESTING {
-            self.err(path, Rule::Nesting, format!("steps nest deeper than {MAX_NESTING} levels"));
+            self.err(
+                path,
+                Rule::Nesting,
+                format!("steps nest deeper than {MAX_NESTING} levels"),
+            );
             return;
         }
         for (i, step) in steps.iter().enumerate() {
@@ -186,22 +206,38 @@ impl Checker {
     fn step(&mut self, value: &Value, path: &str, depth: usize) {
         self.total_steps += 1;
         let Some(obj) = value.as_object() else {
-            self.err(path, Rule::Type, format!("a step is an object, got {}", kind(value)));
+            self.err(
+                path,
+                Rule::Type,
+                format!("a step is an object, got {}", kind(value)),
+            );
             return;
         };
         for key in obj.keys() {
             if !STEP_FIELDS.contains(&key.as_str()) {
-                self.err(&format!("{path}.{key}"), Rule::UnknownField, "not a step field");
+                self.err(
+                    &format!("{path}.{key}"),
+                    Rule::UnknownField,
+                    "not a step field",
+                );
             }
         }
         // id
         match obj.get("id") {
-            None => self.err(&format!("{path}.id"), Rule::Required, "a step needs an `id`"),
+            None => self.err(
+                &format!("{path}.id"),
+                Rule::Required,
+                "a step needs an `id`",
+            ),
             Some(Value::String(id)) => {
                 let p = format!("{path}.id");
                 self.length(&p, id, 1, MAX_ID_CHARS);
                 if id == "input" || id == "output" {
-                    self.err(&p, Rule::ReservedId, format!("`{id}` is reserved for edges"));
+                    self.err(
+                        &p,
+                        Rule::ReservedId,
+                        format!("`{id}` is reserved for edges"),
+                    );
                 }
                 if let Some(first) = self.ids.get(id) {
                     let msg = format!("id `{id}` is already used at {first}");
@@ -219,7 +255,11 @@ impl Checker {
         // type
         let ty = match obj.get("type") {
             None => {
-                self.err(&format!("{path}.type"), Rule::Required, "a step needs a `type`");
+                self.err(
+                    &format!("{path}.type"),
+                    Rule::Required,
+                    "a step needs a `type`",
+                );
                 None
             }
             Some(Value::String(t)) => match StepType::from_name(t) {
@@ -260,14 +300,14 @@ impl Checker {
             self.fields(p, &format!("{path}.params"), ty, true);
         }
         for key in ["inputs", "outputs", "args", "headers"] {
-            if let Some(v) = obj.get(key) {
-                if !v.is_object() {
-                    self.err(
-                        &format!("{path}.{key}"),
-                        Rule::Type,
-                        format!("expected an object, got {}", kind(v)),
-                    );
-                }
+            if let Some(v) = obj.get(key)
+                && !v.is_object()
+            {
+                self.err(
+                    &format!("{path}.{key}"),
+                    Rule::Type,
+                    format!("expected an object, got {}", kind(v)),
+                );
             }
         }
         if let Some(when) = obj.get("when") {
@@ -280,7 +320,13 @@ impl Checker {
 
     /// Type and range checks of the fields that may sit at the top level or
     /// in `params`.
-    fn fields(&mut self, obj: &Map<String, Value>, path: &str, ty: Option<StepType>, in_params: bool) {
+    fn fields(
+        &mut self,
+        obj: &Map<String, Value>,
+        path: &str,
+        ty: Option<StepType>,
+        in_params: bool,
+    ) {
         for (key, v) in obj {
             let p = format!("{path}.{key}");
             match key.as_str() {
@@ -291,10 +337,14 @@ impl Checker {
                     self.string(&p, v, 0, usize::MAX)
                 }
                 "method" => {
-                    if let Some(m) = self.string_val(&p, v) {
-                        if !HTTP_METHODS.contains(&m.to_ascii_uppercase().as_str()) {
-                            self.err(&p, Rule::Enum, format!("method `{m}` is not one of {}", HTTP_METHODS.join(", ")));
-                        }
+                    if let Some(m) = self.string_val(&p, v)
+                        && !HTTP_METHODS.contains(&m.to_ascii_uppercase().as_str())
+                    {
+                        self.err(
+                            &p,
+                            Rule::Enum,
+                            format!("method `{m}` is not one of {}", HTTP_METHODS.join(", ")),
+                        );
                     }
                 }
                 "delay_ms" => self.integer(&p, v, 0, MAX_DELAY_MS),
@@ -304,15 +354,21 @@ impl Checker {
                     _ => self.integer(&p, v, 1, u64::MAX),
                 },
                 "top_k" if in_params => self.integer(&p, v, 1, MAX_TOP_K),
-                "fail_on_warnings" | "silent" => {
-                    if !v.is_boolean() {
-                        self.err(&p, Rule::Type, format!("expected a boolean, got {}", kind(v)));
-                    }
+                "fail_on_warnings" | "silent" if !v.is_boolean() => {
+                    self.err(
+                        &p,
+                        Rule::Type,
+                        format!("expected a boolean, got {}", kind(v)),
+                    );
                 }
                 "temperature" if in_params => match v.as_f64() {
                     Some(t) if (0.0..=2.0).contains(&t) => {}
                     Some(t) => self.err(&p, Rule::Range, format!("temperature {t} is outside 0–2")),
-                    None => self.err(&p, Rule::Type, format!("expected a number, got {}", kind(v))),
+                    None => self.err(
+                        &p,
+                        Rule::Type,
+                        format!("expected a number, got {}", kind(v)),
+                    ),
                 },
                 "namespaces" if in_params => match v.as_array() {
                     Some(list) => {
@@ -320,13 +376,22 @@ impl Checker {
                             self.string(&format!("{p}[{i}]"), ns, 1, usize::MAX);
                         }
                     }
-                    None => self.err(&p, Rule::Type, format!("expected an array of strings, got {}", kind(v))),
+                    None => self.err(
+                        &p,
+                        Rule::Type,
+                        format!("expected an array of strings, got {}", kind(v)),
+                    ),
                 },
                 "output_format" if in_params => {
-                    if let Some(f) = self.string_val(&p, v) {
-                        if f != "text" && f != "json" {
-                            self.err(&p, Rule::Enum, format!("output_format `{f}` is not `text` or `json`"));
-                        }
+                    if let Some(f) = self.string_val(&p, v)
+                        && f != "text"
+                        && f != "json"
+                    {
+                        self.err(
+                            &p,
+                            Rule::Enum,
+                            format!("output_format `{f}` is not `text` or `json`"),
+                        );
                     }
                 }
                 "success_when" if in_params => self.when(v, &p),
@@ -334,15 +399,27 @@ impl Checker {
                     if let Some(h) = v.as_object() {
                         for (name, hv) in h {
                             if !hv.is_string() {
-                                self.err(&format!("{p}.{name}"), Rule::Type, format!("a header value is a string, got {}", kind(hv)));
+                                self.err(
+                                    &format!("{p}.{name}"),
+                                    Rule::Type,
+                                    format!("a header value is a string, got {}", kind(hv)),
+                                );
                             }
                         }
                     } else if in_params {
-                        self.err(&p, Rule::Type, format!("expected an object, got {}", kind(v)));
+                        self.err(
+                            &p,
+                            Rule::Type,
+                            format!("expected an object, got {}", kind(v)),
+                        );
                     }
                 }
                 "args" if in_params && !v.is_object() => {
-                    self.err(&p, Rule::Type, format!("expected an object, got {}", kind(v)));
+                    self.err(
+                        &p,
+                        Rule::Type,
+                        format!("expected an object, got {}", kind(v)),
+                    );
                 }
                 _ => {}
             }
@@ -363,7 +440,11 @@ impl Checker {
         };
         let require = |this: &mut Self, name: &str, why: &str| {
             if !has(name) {
-                this.err(&format!("{path}.{name}"), Rule::Required, format!("a `{ty}` step needs `{name}`{why}"));
+                this.err(
+                    &format!("{path}.{name}"),
+                    Rule::Required,
+                    format!("a `{ty}` step needs `{name}`{why}"),
+                );
             }
         };
         match ty {
@@ -380,21 +461,29 @@ impl Checker {
             }
             StepType::Transform => {
                 if !has("prompt") && !has("template") {
-                    self.err(&format!("{path}.prompt"), Rule::Required, "a `transform` step needs `prompt` (or `params.template`)");
+                    self.err(
+                        &format!("{path}.prompt"),
+                        Rule::Required,
+                        "a `transform` step needs `prompt` (or `params.template`)",
+                    );
                 }
             }
             StepType::RestCall => {
                 require(self, "url", "");
-                if let Some(Value::String(u)) = obj.get("url") {
-                    if u.trim().is_empty() {
-                        self.err(&format!("{path}.url"), Rule::Length, "the URL is empty");
-                    }
+                if let Some(Value::String(u)) = obj.get("url")
+                    && u.trim().is_empty()
+                {
+                    self.err(&format!("{path}.url"), Rule::Length, "the URL is empty");
                 }
             }
             StepType::Router => {
                 require(self, "cases", "");
                 if !has("input") && !has("value") {
-                    self.err(&format!("{path}.input"), Rule::Required, "a `router` step needs its central value in `input` (or `params.value`)");
+                    self.err(
+                        &format!("{path}.input"),
+                        Rule::Required,
+                        "a `router` step needs its central value in `input` (or `params.value`)",
+                    );
                 }
             }
             StepType::Branch => require(self, "cases", ""),
@@ -410,14 +499,28 @@ impl Checker {
         let takes_cases = matches!(ty, StepType::Branch | StepType::Router);
         match obj.get("steps") {
             Some(_) if !takes_steps => {
-                self.err(&format!("{path}.steps"), Rule::NotAllowed, format!("a `{ty}` step has no sub-steps"));
+                self.err(
+                    &format!("{path}.steps"),
+                    Rule::NotAllowed,
+                    format!("a `{ty}` step has no sub-steps"),
+                );
             }
-            Some(steps) => self.step_list(steps, &format!("{path}.steps"), 1, MAX_NESTED_STEPS, depth + 1),
+            Some(steps) => self.step_list(
+                steps,
+                &format!("{path}.steps"),
+                1,
+                MAX_NESTED_STEPS,
+                depth + 1,
+            ),
             None => {}
         }
         for key in ["cases", "default"] {
             if obj.contains_key(key) && !takes_cases {
-                self.err(&format!("{path}.{key}"), Rule::NotAllowed, format!("a `{ty}` step has no `{key}`"));
+                self.err(
+                    &format!("{path}.{key}"),
+                    Rule::NotAllowed,
+                    format!("a `{ty}` step has no `{key}`"),
+                );
             }
         }
         if takes_cases {
@@ -425,43 +528,78 @@ impl Checker {
                 self.cases(cases, &format!("{path}.cases"), depth);
             }
             if let Some(default) = obj.get("default") {
-                self.step_list(default, &format!("{path}.default"), 0, MAX_CASE_STEPS, depth + 1);
+                self.step_list(
+                    default,
+                    &format!("{path}.default"),
+                    0,
+                    MAX_CASE_STEPS,
+                    depth + 1,
+                );
             }
         }
     }
 
     fn cases(&mut self, value: &Value, path: &str, depth: usize) {
         let Some(cases) = value.as_array() else {
-            self.err(path, Rule::Type, format!("expected an array of cases, got {}", kind(value)));
+            self.err(
+                path,
+                Rule::Type,
+                format!("expected an array of cases, got {}", kind(value)),
+            );
             return;
         };
         if cases.is_empty() || cases.len() > MAX_CASES {
-            self.err(path, Rule::Items, format!("{} cases, expected 1–{MAX_CASES}", cases.len()));
+            self.err(
+                path,
+                Rule::Items,
+                format!("{} cases, expected 1–{MAX_CASES}", cases.len()),
+            );
         }
         for (i, case) in cases.iter().enumerate() {
             let p = format!("{path}[{i}]");
             let Some(obj) = case.as_object() else {
-                self.err(&p, Rule::Type, format!("a case is an object, got {}", kind(case)));
+                self.err(
+                    &p,
+                    Rule::Type,
+                    format!("a case is an object, got {}", kind(case)),
+                );
                 continue;
             };
             for key in obj.keys() {
                 if key != "when" && key != "steps" {
-                    self.err(&format!("{p}.{key}"), Rule::UnknownField, "a case has only `when` and `steps`");
+                    self.err(
+                        &format!("{p}.{key}"),
+                        Rule::UnknownField,
+                        "a case has only `when` and `steps`",
+                    );
                 }
             }
             if let Some(when) = obj.get("when") {
                 self.when(when, &format!("{p}.when"));
             }
             match obj.get("steps") {
-                None => self.err(&format!("{p}.steps"), Rule::Required, "a case needs `steps`"),
-                Some(steps) => self.step_list(steps, &format!("{p}.steps"), 0, MAX_CASE_STEPS, depth + 1),
+                None => self.err(
+                    &format!("{p}.steps"),
+                    Rule::Required,
+                    "a case needs `steps`",
+                ),
+                Some(steps) => {
+                    self.step_list(steps, &format!("{p}.steps"), 0, MAX_CASE_STEPS, depth + 1)
+                }
             }
         }
     }
 
     fn when(&mut self, value: &Value, path: &str) {
         if !(value.is_boolean() || value.is_number() || value.is_string()) {
-            self.err(path, Rule::Type, format!("a condition is a boolean, number or string, got {}", kind(value)));
+            self.err(
+                path,
+                Rule::Type,
+                format!(
+                    "a condition is a boolean, number or string, got {}",
+                    kind(value)
+                ),
+            );
         }
     }
 
@@ -469,7 +607,11 @@ impl Checker {
         match value {
             Value::String(s) => Some(s),
             other => {
-                self.err(path, Rule::Type, format!("expected a string, got {}", kind(other)));
+                self.err(
+                    path,
+                    Rule::Type,
+                    format!("expected a string, got {}", kind(other)),
+                );
                 None
             }
         }
@@ -495,18 +637,28 @@ impl Checker {
 
     fn integer(&mut self, path: &str, value: &Value, min: u64, max: u64) {
         let Some(n) = value.as_number() else {
-            self.err(path, Rule::Type, format!("expected a number, got {}", kind(value)));
+            self.err(
+                path,
+                Rule::Type,
+                format!("expected a number, got {}", kind(value)),
+            );
             return;
         };
         if let Some(u) = n.as_u64() {
             if u < min || u > max {
-                let range = if max == u64::MAX { format!("at least {min}") } else { format!("{min}–{max}") };
+                let range = if max == u64::MAX {
+                    format!("at least {min}")
+                } else {
+                    format!("{min}–{max}")
+                };
                 self.err(path, Rule::Range, format!("{u} is outside {range}"));
             }
             return;
         }
         match n.as_f64() {
-            Some(f) if f.fract() != 0.0 => self.err(path, Rule::Integer, format!("{f} is not a whole number")),
+            Some(f) if f.fract() != 0.0 => {
+                self.err(path, Rule::Integer, format!("{f} is not a whole number"))
+            }
             _ => self.err(path, Rule::Range, format!("{n} is outside {min}–{max}")),
         }
     }
@@ -517,12 +669,20 @@ impl Checker {
         for (i, edge) in edges.iter().enumerate() {
             let p = format!("$.edges[{i}]");
             let Some(obj) = edge.as_object() else {
-                self.err(&p, Rule::Type, format!("an edge is an object, got {}", kind(edge)));
+                self.err(
+                    &p,
+                    Rule::Type,
+                    format!("an edge is an object, got {}", kind(edge)),
+                );
                 continue;
             };
             for key in obj.keys() {
                 if !matches!(key.as_str(), "from" | "to" | "map") {
-                    self.err(&format!("{p}.{key}"), Rule::UnknownField, "an edge has only `from`, `to` and `map`");
+                    self.err(
+                        &format!("{p}.{key}"),
+                        Rule::UnknownField,
+                        "an edge has only `from`, `to` and `map`",
+                    );
                 }
             }
             let end = |this: &mut Self, key: &str, special: &str| -> Option<String> {
@@ -535,13 +695,21 @@ impl Checker {
                     Some(Value::String(s)) => {
                         this.length(&ep, s, 1, MAX_ID_CHARS);
                         if s != special && !this.ids.contains_key(s) {
-                            this.err(&ep, Rule::UnknownStep, format!("no step `{s}` (nor `{special}`)"));
+                            this.err(
+                                &ep,
+                                Rule::UnknownStep,
+                                format!("no step `{s}` (nor `{special}`)"),
+                            );
                             return None;
                         }
                         Some(s.clone())
                     }
                     Some(other) => {
-                        this.err(&ep, Rule::Type, format!("expected a string, got {}", kind(other)));
+                        this.err(
+                            &ep,
+                            Rule::Type,
+                            format!("expected a string, got {}", kind(other)),
+                        );
                         None
                     }
                 }
@@ -551,20 +719,34 @@ impl Checker {
             if let Some(map) = obj.get("map") {
                 let mp = format!("{p}.map");
                 match map.as_object() {
-                    Some(m) if m.is_empty() => self.err(&mp, Rule::Items, "`map` must not be empty"),
+                    Some(m) if m.is_empty() => {
+                        self.err(&mp, Rule::Items, "`map` must not be empty")
+                    }
                     Some(m) => {
                         for (k, v) in m {
                             if k.is_empty() {
                                 self.err(&mp, Rule::Length, "a source path is empty");
                             }
                             match v.as_str() {
-                                Some("") => self.err(&format!("{mp}.{k}"), Rule::Length, "an input key is empty"),
+                                Some("") => self.err(
+                                    &format!("{mp}.{k}"),
+                                    Rule::Length,
+                                    "an input key is empty",
+                                ),
                                 Some(_) => {}
-                                None => self.err(&format!("{mp}.{k}"), Rule::Type, format!("an input key is a string, got {}", kind(v))),
+                                None => self.err(
+                                    &format!("{mp}.{k}"),
+                                    Rule::Type,
+                                    format!("an input key is a string, got {}", kind(v)),
+                                ),
                             }
                         }
                     }
-                    None => self.err(&mp, Rule::Type, format!("expected an object, got {}", kind(map))),
+                    None => self.err(
+                        &mp,
+                        Rule::Type,
+                        format!("expected an object, got {}", kind(map)),
+                    ),
                 }
             }
             if let (Some(f), Some(t)) = (from, to) {
@@ -604,7 +786,11 @@ impl Checker {
                                 path.drain(..pos);
                             }
                             path.push(child);
-                            self.err("$.edges", Rule::Cycle, format!("edges form a cycle: {}", path.join(" -> ")));
+                            self.err(
+                                "$.edges",
+                                Rule::Cycle,
+                                format!("edges form a cycle: {}", path.join(" -> ")),
+                            );
                         }
                     } else if !longest.contains_key(child) {
                         on_stack.insert(child);
@@ -623,14 +809,15 @@ impl Checker {
                 }
             }
         }
-        if let Some(max) = longest.values().max() {
-            if *max > MAX_EDGE_PATH && !reported_cycle {
-                self.err(
-                    "$.edges",
-                    Rule::PathLength,
-                    format!("the longest edge path has {max} steps, at most {MAX_EDGE_PATH}"),
-                );
-            }
+        if let Some(max) = longest.values().max()
+            && *max > MAX_EDGE_PATH
+            && !reported_cycle
+        {
+            self.err(
+                "$.edges",
+                Rule::PathLength,
+                format!("the longest edge path has {max} steps, at most {MAX_EDGE_PATH}"),
+            );
         }
     }
 }

@@ -9,13 +9,21 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/repair_corpus/inputs.jsonl");
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/repair_corpus/npm_jsonrepair.cjs");
+const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/repair_corpus/inputs.jsonl"
+);
+const SCRIPT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/repair_corpus/npm_jsonrepair.cjs"
+);
 
 fn tools_dir() -> PathBuf {
     match std::env::var_os("A2E_CI_TOOLS") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(".ci-tools"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(".ci-tools"),
     }
 }
 
@@ -29,7 +37,9 @@ fn normalize(v: &Value) -> Value {
             .map(Value::Number)
             .unwrap_or(Value::Null),
         Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), normalize(v))).collect())
+        }
         other => other.clone(),
     }
 }
@@ -42,14 +52,23 @@ fn ours(input: &str) -> Option<Value> {
 #[test]
 fn repair_agrees_with_npm_jsonrepair() {
     let node_modules = tools_dir().join("node").join("node_modules");
-    let installed = node_modules.join("jsonrepair").join("package.json").exists();
+    let installed = node_modules
+        .join("jsonrepair")
+        .join("package.json")
+        .exists();
     let node = Command::new("node").arg("--version").output().is_ok();
     if !installed || !node {
-        let what = if node { "the npm package jsonrepair" } else { "node and the npm package jsonrepair" };
+        let what = if node {
+            "the npm package jsonrepair"
+        } else {
+            "node and the npm package jsonrepair"
+        };
         if std::env::var_os("CI").is_some() {
             panic!("repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)");
         }
-        eprintln!("SKIPPED: repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)");
+        eprintln!(
+            "SKIPPED: repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)"
+        );
         return;
     }
     let corpus = std::fs::read_to_string(CORPUS).expect("corpus");
@@ -58,7 +77,11 @@ fn repair_agrees_with_npm_jsonrepair() {
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_str(l).expect("corpus line is a JSON string"))
         .collect();
-    assert!(inputs.len() >= 200, "the corpus has {} inputs, needs 200", inputs.len());
+    assert!(
+        inputs.len() >= 200,
+        "the corpus has {} inputs, needs 200",
+        inputs.len()
+    );
 
     let out = Command::new("node")
         .arg(SCRIPT)
@@ -66,7 +89,11 @@ fn repair_agrees_with_npm_jsonrepair() {
         .env("NODE_PATH", &node_modules)
         .output()
         .expect("run node");
-    assert!(out.status.success(), "node failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "node failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let theirs: Vec<Option<Value>> = String::from_utf8(out.stdout)
         .expect("utf-8")
         .lines()

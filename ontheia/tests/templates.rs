@@ -41,19 +41,35 @@ fn german_date_with_offset_and_across_years() {
     use std::time::{Duration, UNIX_EPOCH};
     let at = |s: u64| UNIX_EPOCH + Duration::from_secs(s);
     // 2026-12-01 13:05 UTC is 14:05 in Berlin (UTC+1).
-    assert_eq!(german_date_time(at(1_796_130_300), 60), ("Dienstag, 1. Dezember 2026".into(), "14:05".into()));
+    assert_eq!(
+        german_date_time(at(1_796_130_300), 60),
+        ("Dienstag, 1. Dezember 2026".into(), "14:05".into())
+    );
     // 1970-01-01 00:00 UTC.
-    assert_eq!(german_date_time(at(0), 0), ("Donnerstag, 1. Januar 1970".into(), "00:00".into()));
+    assert_eq!(
+        german_date_time(at(0), 0),
+        ("Donnerstag, 1. Januar 1970".into(), "00:00".into())
+    );
     // 2024-02-29 23:30 UTC +60 min → 1 March.
-    assert_eq!(german_date_time(at(1_709_249_400), 60).0, "Freitag, 1. März 2024");
+    assert_eq!(
+        german_date_time(at(1_709_249_400), 60).0,
+        "Freitag, 1. März 2024"
+    );
     // An unset clock value is overridable.
-    let g = Globals { current_date: Some("heute".into()), ..Globals::default() };
+    let g = Globals {
+        current_date: Some("heute".into()),
+        ..Globals::default()
+    };
     assert_eq!(g.to_map(at(0), 0)["current_date"], "heute");
 }
 
 #[tokio::test]
 async fn step_results_paths_null_and_objects() {
-    let host = Host::with_llm(|_| Ok(LlmReply::text(r#"Result: {"user": {"name": "Ada", "tags": ["a", "b"]}, "n": 3, "free": true, "none": null}"#)));
+    let host = Host::with_llm(|_| {
+        Ok(LlmReply::text(
+            r#"Result: {"user": {"name": "Ada", "tags": ["a", "b"]}, "n": 3, "free": true, "none": null}"#,
+        ))
+    });
     let d = doc(json!({"steps": [
         {"id": "m", "type": "llm", "prompt": "x", "params": {"silent": true}},
         {"id": "t", "type": "transform", "params": {"output_format": "text"}, "prompt":
@@ -62,7 +78,10 @@ async fn step_results_paths_null_and_objects() {
         {"id": "later", "type": "transform", "prompt": "x"}
     ]}));
     let (out, _) = run(&engine(host), &d, &Globals::default()).await;
-    assert_eq!(out.result("t").unwrap().output, "Ada|b|3|true|[]|[]|success|${steps.later.output}");
+    assert_eq!(
+        out.result("t").unwrap().output,
+        "Ada|b|3|true|[]|[]|success|${steps.later.output}"
+    );
     // Objects and arrays are inserted as pretty-printed JSON.
     assert_eq!(out.result("o").unwrap().output, "[\n  \"a\",\n  \"b\"\n]");
 }
@@ -75,7 +94,10 @@ async fn a_value_is_never_expanded_again() {
         Ok(LlmReply::text(if req.step_id == "secret" {
             "TOP-SECRET".to_owned()
         } else {
-            format!("model says ${{steps.secret.output}} and ${{user_email}} for {}", req.prompt)
+            format!(
+                "model says ${{steps.secret.output}} and ${{user_email}} for {}",
+                req.prompt
+            )
         }))
     });
     let d = doc(json!({"steps": [
@@ -91,26 +113,58 @@ async fn a_value_is_never_expanded_again() {
     };
     let e = engine(host);
     let (out, _) = run(&e, &d, &g).await;
-    let prompts: Vec<String> = e.backend().llm_calls().iter().map(|r| r.prompt.clone()).collect();
-    assert_eq!(prompts[1], "User: leak ${steps.secret.output} please ${user_email}");
-    let show = out.result("show").unwrap().output.as_str().unwrap().to_owned();
+    let prompts: Vec<String> = e
+        .backend()
+        .llm_calls()
+        .iter()
+        .map(|r| r.prompt.clone())
+        .collect();
+    assert_eq!(
+        prompts[1],
+        "User: leak ${steps.secret.output} please ${user_email}"
+    );
+    let show = out
+        .result("show")
+        .unwrap()
+        .output
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(!show.contains("TOP-SECRET"), "{show}");
     assert!(!show.contains("ada@example.org"), "{show}");
     let tool = &e.backend().tool_calls()[0];
-    assert_eq!(tool.args["q"], "leak ${steps.secret.output} please ${user_email}");
-    assert!(tool.args["nested"][0].as_str().unwrap().contains("model says ${steps.secret.output}"));
+    assert_eq!(
+        tool.args["q"],
+        "leak ${steps.secret.output} please ${user_email}"
+    );
+    assert!(
+        tool.args["nested"][0]
+            .as_str()
+            .unwrap()
+            .contains("model says ${steps.secret.output}")
+    );
 }
 
 #[test]
 fn expansion_is_bounded() {
     let mut steps = HashMap::new();
-    steps.insert("big".to_owned(), StepResult::success(Value::String("x".repeat(1000)), Value::Null));
+    steps.insert(
+        "big".to_owned(),
+        StepResult::success(Value::String("x".repeat(1000)), Value::Null),
+    );
     let globals = Map::new();
     let locals = Map::new();
-    let vars = Vars { globals: &globals, locals: &locals, steps: &steps };
+    let vars = Vars {
+        globals: &globals,
+        locals: &locals,
+        steps: &steps,
+    };
     let template = "${steps.big.output}".repeat(20);
     let mut ex = Expander::new(vars, 10_000, 8);
-    assert_eq!(ex.expand(&template).unwrap_err(), StepError::ExpansionTooLarge(10_000));
+    assert_eq!(
+        ex.expand(&template).unwrap_err(),
+        StepError::ExpansionTooLarge(10_000)
+    );
     // The budget is shared by everything one step expands.
     let mut ex = Expander::new(vars, 2500, 8);
     ex.expand("${steps.big.output}").unwrap();
@@ -125,7 +179,10 @@ fn expansion_is_bounded() {
     assert_eq!(ex.expand_value(&deep).unwrap_err(), StepError::TooDeep(8));
     // Unterminated and odd placeholders stay as they are.
     let mut ex = Expander::new(vars, 1 << 20, 8);
-    assert_eq!(ex.expand("a ${ b} ${steps.big} ${x").unwrap(), "a ${ b} ${steps.big} ${x");
+    assert_eq!(
+        ex.expand("a ${ b} ${steps.big} ${x").unwrap(),
+        "a ${ b} ${steps.big} ${x"
+    );
 }
 
 #[tokio::test]
@@ -149,7 +206,11 @@ async fn a_template_too_large_fails_the_step_not_the_run() {
 
 #[tokio::test]
 async fn when_conditions() {
-    let host = Host::with_llm(|_| Ok(LlmReply::text(r#"{"speed": "", "is_free": "true", "n": 0, "label": "fast"}"#)));
+    let host = Host::with_llm(|_| {
+        Ok(LlmReply::text(
+            r#"{"speed": "", "is_free": "true", "n": 0, "label": "fast"}"#,
+        ))
+    });
     let w = |id: &str, when: Value| json!({"id": id, "type": "transform", "prompt": "ran", "when": when});
     let d = doc(json!({"steps": [
         {"id": "m", "type": "llm", "prompt": "x", "params": {"silent": true}},
@@ -176,10 +237,30 @@ async fn when_conditions() {
     ]}));
     let (out, events) = run(&engine(host), &d, &Globals::default()).await;
     let ran = |id: &str| out.result(id).is_some();
-    for id in ["empty_ne", "empty_empty", "str_eq", "str_eq_dq", "unquoted", "bool_true", "num_one", "word_true", "nonempty"] {
+    for id in [
+        "empty_ne",
+        "empty_empty",
+        "str_eq",
+        "str_eq_dq",
+        "unquoted",
+        "bool_true",
+        "num_one",
+        "word_true",
+        "nonempty",
+    ] {
         assert!(ran(id), "{id} should run");
     }
-    for id in ["empty_eq", "empty_eq_quoted", "ne_false", "bool_false", "num_zero", "word_false", "num_str_zero", "empty", "missing_step"] {
+    for id in [
+        "empty_eq",
+        "empty_eq_quoted",
+        "ne_false",
+        "bool_false",
+        "num_zero",
+        "word_false",
+        "num_str_zero",
+        "empty",
+        "missing_step",
+    ] {
         assert!(!ran(id), "{id} should be skipped");
         assert!(events.contains(&format!("{id}:skip")), "{id}");
     }
@@ -202,7 +283,10 @@ async fn memory_output_paths_descend_into_json_text() {
     // The spec's example reads `${steps.read_mem.output.hits}`: `output` is
     // JSON text, and the path goes on into it.
     let host = Host::default();
-    host.memory.lock().unwrap().push(("ns".into(), "likes tea".into(), Map::new()));
+    host.memory
+        .lock()
+        .unwrap()
+        .push(("ns".into(), "likes tea".into(), Map::new()));
     let d = doc(json!({"steps": [
         {"id": "read_mem", "type": "memory_search", "params": {"namespaces": ["ns"], "query": "tea"}},
         {"id": "t", "type": "transform", "params": {"output_format": "text"}, "prompt": "${steps.read_mem.output.hits.0.content}|${steps.read_mem.data.hits.0.namespace}"}

@@ -21,7 +21,12 @@ pub const NO_BRANCH_INDEX: i64 = -1;
 const DEFAULT_RETRY_DELAY_MS: u64 = 1000;
 
 impl<B: Backend> Engine<B> {
-    pub(super) async fn branch(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn branch(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let chosen = {
             let st = lock(&cx.state);
             let mut ex = self.expander(cx, frame, &st);
@@ -41,12 +46,23 @@ impl<B: Backend> Engine<B> {
         })
     }
 
-    pub(super) async fn router(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn router(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let (value, chosen) = {
             let st = lock(&cx.state);
             let mut ex = self.expander(cx, frame, &st);
-            let raw = step.param("input").or_else(|| step.param("value")).unwrap_or(Value::Null);
-            let value = ex.expand(&crate::template::to_text(&raw))?.trim().to_owned();
+            let raw = step
+                .param("input")
+                .or_else(|| step.param("value"))
+                .unwrap_or(Value::Null);
+            let value = ex
+                .expand(&crate::template::to_text(&raw))?
+                .trim()
+                .to_owned();
             let mut chosen = None;
             for (i, case) in step.cases.iter().flatten().enumerate() {
                 if condition::case_matches(case.when.as_ref(), &value, &mut ex)? {
@@ -65,12 +81,18 @@ impl<B: Backend> Engine<B> {
     }
 
     /// Runs case `chosen`, else `default`; returns `executedBranchIndex`.
-    async fn run_case(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame, chosen: Option<usize>) -> Result<i64, StepError> {
-        if let Some(i) = chosen {
-            if let Some(case) = step.cases.as_ref().and_then(|c| c.get(i)) {
-                self.run_steps(cx, &case.steps, frame).await?;
-                return Ok(i64::try_from(i).unwrap_or(i64::MAX));
-            }
+    async fn run_case(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+        chosen: Option<usize>,
+    ) -> Result<i64, StepError> {
+        if let Some(i) = chosen
+            && let Some(case) = step.cases.as_ref().and_then(|c| c.get(i))
+        {
+            self.run_steps(cx, &case.steps, frame).await?;
+            return Ok(i64::try_from(i).unwrap_or(i64::MAX));
         }
         match &step.default {
             Some(default) => {
@@ -81,11 +103,20 @@ impl<B: Backend> Engine<B> {
         }
     }
 
-    pub(super) async fn parallel(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn parallel(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let children = step.steps.as_deref().unwrap_or(&[]);
-        let results = futures::future::join_all(children.iter().map(|c| self.run_step(cx, c, frame))).await;
+        let results =
+            futures::future::join_all(children.iter().map(|c| self.run_step(cx, c, frame))).await;
         // Cancellation first, then the first failure (inside a retry).
-        if results.iter().any(|r| matches!(r, Err(StepError::Cancelled))) {
+        if results
+            .iter()
+            .any(|r| matches!(r, Err(StepError::Cancelled)))
+        {
             return Err(StepError::Cancelled);
         }
         if let Some(Err(e)) = results.into_iter().find(|r| r.is_err()) {
@@ -97,7 +128,12 @@ impl<B: Backend> Engine<B> {
         })
     }
 
-    pub(super) async fn loop_step(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn loop_step(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let count = step
             .param_u64("count")
             .ok_or_else(|| StepError::Param("`count` is missing".into()))?;
@@ -116,10 +152,19 @@ impl<B: Backend> Engine<B> {
         })
     }
 
-    pub(super) async fn retry(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn retry(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let count = step.param_u64("count").unwrap_or(DEFAULT_RETRY_COUNT);
         let delay_ms = step.param_u64("delay_ms").unwrap_or(DEFAULT_RETRY_DELAY_MS);
-        let success_when = step.params.as_ref().and_then(|p| p.get("success_when")).cloned();
+        let success_when = step
+            .params
+            .as_ref()
+            .and_then(|p| p.get("success_when"))
+            .cloned();
         let fail_on_warnings = step.flag("fail_on_warnings");
         let children = step.steps.as_deref().unwrap_or(&[]);
         let mut last = String::new();
@@ -134,7 +179,13 @@ impl<B: Backend> Engine<B> {
             let outcome = match self.run_steps(cx, children, &inner).await {
                 Err(StepError::Cancelled) => return Err(StepError::Cancelled),
                 Err(e) => Err(e),
-                Ok(()) => self.attempt_verdict(cx, &inner, warnings_before, fail_on_warnings, success_when.as_ref()),
+                Ok(()) => self.attempt_verdict(
+                    cx,
+                    &inner,
+                    warnings_before,
+                    fail_on_warnings,
+                    success_when.as_ref(),
+                ),
             };
             match outcome {
                 Ok(()) => {
@@ -152,7 +203,10 @@ impl<B: Backend> Engine<B> {
                 self.sleep(cx, delay_ms).await?;
             }
         }
-        Err(StepError::RetryExhausted { attempts: count, last })
+        Err(StepError::RetryExhausted {
+            attempts: count,
+            last,
+        })
     }
 
     /// After an attempt whose steps all succeeded: warnings (when they count)

@@ -7,17 +7,28 @@ use crate::backend::{
     AgentPlan, AgentRequest, Backend, LlmReply, LlmRequest, MemorySearch, MemoryWrite, RestRequest,
     ToolCall,
 };
+use crate::doc::Step;
 use crate::error::StepError;
 use crate::limits::DEFAULT_TOP_K;
 use crate::repair::{extract_json, parse_lenient};
 use crate::template::Expander;
-use crate::doc::Step;
 use crate::validate::validate;
 
 /// `params` keys the engine consumes itself (not passed on to the model).
-const LLM_OWN_PARAMS: [&str; 6] = ["silent", "temperature", "prompt", "system_prompt", "model", "metadata"];
+const LLM_OWN_PARAMS: [&str; 6] = [
+    "silent",
+    "temperature",
+    "prompt",
+    "system_prompt",
+    "model",
+    "metadata",
+];
 
-fn string_param(step: &Step, name: &str, ex: &mut Expander<'_>) -> Result<Option<String>, StepError> {
+fn string_param(
+    step: &Step,
+    name: &str,
+    ex: &mut Expander<'_>,
+) -> Result<Option<String>, StepError> {
     match step.param(name) {
         Some(Value::String(s)) => Ok(Some(ex.expand(&s)?)),
         Some(Value::Null) | None => Ok(None),
@@ -26,8 +37,7 @@ fn string_param(step: &Step, name: &str, ex: &mut Expander<'_>) -> Result<Option
 }
 
 fn required(step: &Step, name: &str, ex: &mut Expander<'_>) -> Result<String, StepError> {
-    string_param(step, name, ex)?
-        .ok_or_else(|| StepError::Param(format!("`{name}` is missing")))
+    string_param(step, name, ex)?.ok_or_else(|| StepError::Param(format!("`{name}` is missing")))
 }
 
 impl<B: Backend> Engine<B> {
@@ -44,7 +54,11 @@ impl<B: Backend> Engine<B> {
                 m.insert(id.clone(), json!({"data": r.data, "output": r.output}));
             }
         }
-        truncate_chars(&Value::Object(m).to_string(), self.config.chain_context_chars).into_owned()
+        truncate_chars(
+            &Value::Object(m).to_string(),
+            self.config.chain_context_chars,
+        )
+        .into_owned()
     }
 
     fn model_outcome(&self, step: &Step, reply: LlmReply) -> Outcome {
@@ -59,7 +73,12 @@ impl<B: Backend> Engine<B> {
         }
     }
 
-    pub(super) async fn llm(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn llm(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let chain_state = self.chain_state(cx);
         let req = {
             let st = lock(&cx.state);
@@ -83,16 +102,27 @@ impl<B: Backend> Engine<B> {
                 chain_state,
                 agent_id: match string_param(step, "agent_id", &mut ex)? {
                     Some(a) => Some(a),
-                    None => cx.globals.get("agent_id").and_then(Value::as_str).map(str::to_owned),
+                    None => cx
+                        .globals
+                        .get("agent_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
                 },
                 depth: cx.depth,
             }
         };
-        let reply = self.call(cx, self.backend.llm(req, cx.run.cancel.clone())).await?;
+        let reply = self
+            .call(cx, self.backend.llm(req, cx.run.cancel.clone()))
+            .await?;
         Ok(self.model_outcome(step, reply))
     }
 
-    pub(super) async fn tool(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn tool(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let call = {
             let st = lock(&cx.state);
             let mut ex = self.expander(cx, frame, &st);
@@ -105,12 +135,18 @@ impl<B: Backend> Engine<B> {
             };
             ToolCall {
                 step_id: step.id.clone(),
-                server: step.param_str("server").ok_or_else(|| StepError::Param("`server` is missing".into()))?,
-                tool: step.param_str("tool").ok_or_else(|| StepError::Param("`tool` is missing".into()))?,
+                server: step
+                    .param_str("server")
+                    .ok_or_else(|| StepError::Param("`server` is missing".into()))?,
+                tool: step
+                    .param_str("tool")
+                    .ok_or_else(|| StepError::Param("`tool` is missing".into()))?,
                 args,
             }
         };
-        let result = self.call(cx, self.backend.tool(call, cx.run.cancel.clone())).await?;
+        let result = self
+            .call(cx, self.backend.tool(call, cx.run.cancel.clone()))
+            .await?;
         let parts: Vec<&str> = result
             .get("content")
             .and_then(Value::as_array)
@@ -135,7 +171,9 @@ impl<B: Backend> Engine<B> {
             }
             many => Value::Array(
                 many.iter()
-                    .map(|t| parse_lenient(t.trim()).unwrap_or_else(|| Value::String((*t).to_owned())))
+                    .map(|t| {
+                        parse_lenient(t.trim()).unwrap_or_else(|| Value::String((*t).to_owned()))
+                    })
                     .collect(),
             ),
         };
@@ -160,7 +198,12 @@ impl<B: Backend> Engine<B> {
         })
     }
 
-    pub(super) async fn memory_search(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn memory_search(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let req = {
             let st = lock(&cx.state);
             let mut ex = self.expander(cx, frame, &st);
@@ -173,7 +216,12 @@ impl<B: Backend> Engine<B> {
             };
             let query = match string_param(step, "query", &mut ex)? {
                 Some(q) => q,
-                None => cx.globals.get("input").and_then(Value::as_str).unwrap_or("").to_owned(),
+                None => cx
+                    .globals
+                    .get("input")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
             };
             let top_k = step.param_u64("top_k").unwrap_or(DEFAULT_TOP_K);
             MemorySearch {
@@ -183,7 +231,9 @@ impl<B: Backend> Engine<B> {
                 top_k: u32::try_from(top_k).unwrap_or(u32::MAX),
             }
         };
-        let hits = self.call(cx, self.backend.memory_search(req, cx.run.cancel.clone())).await?;
+        let hits = self
+            .call(cx, self.backend.memory_search(req, cx.run.cancel.clone()))
+            .await?;
         let data = json!({ "hits": hits });
         Ok(Outcome {
             output: Value::String(data.to_string()),
@@ -192,7 +242,12 @@ impl<B: Backend> Engine<B> {
         })
     }
 
-    pub(super) async fn memory_write(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn memory_write(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let req = {
             let st = lock(&cx.state);
             let mut ex = self.expander(cx, frame, &st);
@@ -213,7 +268,9 @@ impl<B: Backend> Engine<B> {
             }
         };
         let namespace = req.namespace.clone();
-        let count = self.call(cx, self.backend.memory_write(req, cx.run.cancel.clone())).await?;
+        let count = self
+            .call(cx, self.backend.memory_write(req, cx.run.cancel.clone()))
+            .await?;
         Ok(Outcome {
             output: Value::String(format!("stored {count} in {namespace}")),
             data: json!({ "count": count, "namespace": namespace }),
@@ -221,7 +278,12 @@ impl<B: Backend> Engine<B> {
         })
     }
 
-    pub(super) fn transform(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) fn transform(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let text = {
             let st = lock(&cx.state);
             let mut ex = self.expander(cx, frame, &st);
@@ -237,15 +299,19 @@ impl<B: Backend> Engine<B> {
                 let v = strict
                     .or_else(|| parse_lenient(&text).filter(|v| v.is_object() || v.is_array()))
                     .ok_or_else(|| {
-                    StepError::Param(format!(
-                        "output_format is json but the text is not JSON: {}",
-                        truncate_chars(&text, 200)
-                    ))
-                })?;
+                        StepError::Param(format!(
+                            "output_format is json but the text is not JSON: {}",
+                            truncate_chars(&text, 200)
+                        ))
+                    })?;
                 (v.clone(), v)
             }
             Some(_) => (Value::String(text.clone()), Value::Null),
-            None => match text.contains(['{', '[']).then(|| parse_lenient(text.trim())).flatten() {
+            None => match text
+                .contains(['{', '['])
+                .then(|| parse_lenient(text.trim()))
+                .flatten()
+            {
                 Some(v) => (v.clone(), v),
                 None => (Value::String(text.clone()), Value::Null),
             },
@@ -262,7 +328,12 @@ impl<B: Backend> Engine<B> {
         })
     }
 
-    pub(super) async fn rest_call(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn rest_call(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let req = {
             let st = lock(&cx.state);
             let mut ex = self.expander(cx, frame, &st);
@@ -281,7 +352,11 @@ impl<B: Backend> Engine<B> {
                 None | Some(Value::Null) => None,
                 Some(b) => Some(ex.expand_value(&b)?),
             };
-            if body.is_some() && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+            if body.is_some()
+                && !headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
                 headers.push(("Content-Type".into(), "application/json".into()));
             }
             RestRequest {
@@ -298,7 +373,9 @@ impl<B: Backend> Engine<B> {
             .call(cx, self.backend.rest_call(req, cx.run.cancel.clone()))
             .await
             .map_err(|e| match e {
-                StepError::Backend(b) => StepError::Param(format!("HTTP {method} to {url} failed: {b}")),
+                StepError::Backend(b) => {
+                    StepError::Param(format!("HTTP {method} to {url} failed: {b}"))
+                }
                 other => other,
             })?;
         let ok = (200..300).contains(&resp.status);
@@ -316,7 +393,12 @@ impl<B: Backend> Engine<B> {
         })
     }
 
-    pub(super) async fn agent(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    pub(super) async fn agent(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         let depth = cx.depth + 1;
         if depth > self.config.max_agent_depth {
             return Err(StepError::AgentDepth(self.config.max_agent_depth));
@@ -326,7 +408,12 @@ impl<B: Backend> Engine<B> {
             let mut ex = self.expander(cx, frame, &st);
             let input = match string_param(step, "input", &mut ex)? {
                 Some(i) if !i.is_empty() => i,
-                _ => cx.globals.get("input").and_then(Value::as_str).unwrap_or("").to_owned(),
+                _ => cx
+                    .globals
+                    .get("input")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
             };
             AgentRequest {
                 step_id: step.id.clone(),
@@ -339,10 +426,15 @@ impl<B: Backend> Engine<B> {
         };
         let input = req.input.clone();
         let agent_id = req.agent_id.clone();
-        let plan = self.call(cx, self.backend.agent(req, cx.run.cancel.clone())).await?;
+        let plan = self
+            .call(cx, self.backend.agent(req, cx.run.cancel.clone()))
+            .await?;
         match plan {
             AgentPlan::Reply(reply) => Ok(self.model_outcome(step, reply)),
-            AgentPlan::Llm { system_prompt, model } => {
+            AgentPlan::Llm {
+                system_prompt,
+                model,
+            } => {
                 let req = LlmRequest {
                     step_id: step.id.clone(),
                     prompt: input,
@@ -355,27 +447,43 @@ impl<B: Backend> Engine<B> {
                     agent_id: Some(agent_id),
                     depth,
                 };
-                let reply = self.call(cx, self.backend.llm(req, cx.run.cancel.clone())).await?;
+                let reply = self
+                    .call(cx, self.backend.llm(req, cx.run.cancel.clone()))
+                    .await?;
                 Ok(self.model_outcome(step, reply))
             }
-            AgentPlan::Chain { document, agent_id: sub_agent, task_id } => {
+            AgentPlan::Chain {
+                document,
+                agent_id: sub_agent,
+                task_id,
+            } => {
                 validate(&document).map_err(|e| StepError::InvalidSubChain(e.to_string()))?;
                 let mut globals = cx.globals.clone();
                 globals.insert("input".into(), Value::String(input.clone()));
                 globals.insert("userInput".into(), Value::String(input));
-                globals.insert("agent_id".into(), Value::String(sub_agent.unwrap_or(agent_id)));
+                globals.insert(
+                    "agent_id".into(),
+                    Value::String(sub_agent.unwrap_or(agent_id)),
+                );
                 match task_id {
                     Some(t) => globals.insert("task_id".into(), Value::String(t)),
                     None => globals.remove("task_id"),
                 };
                 let outcome = self.run_chain(cx.run, &document, globals, depth).await?;
                 let last = outcome.last_result();
-                let text = last.map(|r| super::output_text(&r.output)).unwrap_or_default();
+                let text = last
+                    .map(|r| super::output_text(&r.output))
+                    .unwrap_or_default();
                 let data = last.map(|r| r.data.clone()).unwrap_or(Value::Null);
                 let warnings = outcome
                     .order
                     .iter()
-                    .filter_map(|id| outcome.results.get(id).and_then(|r| r.error.as_ref().map(|e| (id, e))))
+                    .filter_map(|id| {
+                        outcome
+                            .results
+                            .get(id)
+                            .and_then(|r| r.error.as_ref().map(|e| (id, e)))
+                    })
                     .map(|(id, e)| format!("agent chain step '{id}' failed: {e}"))
                     .collect();
                 let message = (!step.flag("silent")).then(|| text.clone());

@@ -62,7 +62,9 @@ impl RunOutcome {
 
     /// Whether any stored result failed.
     pub fn any_failed(&self) -> bool {
-        self.results.values().any(|r| r.status == StepStatus::Failed)
+        self.results
+            .values()
+            .any(|r| r.status == StepStatus::Failed)
     }
 
     /// All results as one JSON object `{id: result}` in storage order.
@@ -77,6 +79,9 @@ impl RunOutcome {
     }
 }
 
+/// Target id → (source id, map) of the edges into it.
+type EdgesIn<'a> = HashMap<&'a str, Vec<(&'a str, &'a Map<String, Value>)>>;
+
 /// Shared by a run and the sub-chains of its agents.
 struct Run<'r> {
     sink: Mutex<Box<dyn EventSink + 'r>>,
@@ -89,7 +94,7 @@ struct Cx<'a, 'r> {
     run: &'a Run<'r>,
     globals: Map<String, Value>,
     /// target id → (source, map) of incoming edges.
-    edges_in: HashMap<&'a str, Vec<(&'a str, &'a Map<String, Value>)>>,
+    edges_in: EdgesIn<'a>,
     state: Mutex<RunOutcome>,
     /// (step, warning) in the order they arose.
     warnings: Mutex<Vec<(String, String)>>,
@@ -174,7 +179,7 @@ impl<B: Backend> Engine<B> {
         depth: usize,
     ) -> BoxFut<'a, Result<RunOutcome, StepError>> {
         Box::pin(async move {
-            let mut edges_in: HashMap<&str, Vec<(&str, &Map<String, Value>)>> = HashMap::new();
+            let mut edges_in: EdgesIn<'_> = HashMap::new();
             for e in &doc.edges {
                 if let Some(map) = &e.map {
                     edges_in
@@ -198,7 +203,9 @@ impl<B: Backend> Engine<B> {
                 let mut outputs = Map::new();
                 for (from, map) in to_output {
                     for (path, key) in *map {
-                        if let (Some(v), Some(k)) = (cx.source_value(&outcome, from, path), key.as_str()) {
+                        if let (Some(v), Some(k)) =
+                            (cx.source_value(&outcome, from, path), key.as_str())
+                        {
                             outputs.insert(k.to_owned(), v);
                         }
                     }
@@ -254,11 +261,11 @@ impl<B: Backend> Engine<B> {
                 Ok(inputs) => {
                     let mut frame = frame.clone();
                     if !inputs.is_empty() {
-                        frame.locals.insert("inputs".into(), Value::Object(inputs.clone()));
+                        frame
+                            .locals
+                            .insert("inputs".into(), Value::Object(inputs.clone()));
                     }
-                    self.execute(cx, step, &frame)
-                        .await
-                        .map(|o| (o, inputs))
+                    self.execute(cx, step, &frame).await.map(|o| (o, inputs))
                 }
                 Err(e) => Err(e),
             };
@@ -312,7 +319,12 @@ impl<B: Backend> Engine<B> {
     }
 
     /// Dispatches on the step type.
-    async fn execute(&self, cx: &Cx<'_, '_>, step: &Step, frame: &Frame) -> Result<Outcome, StepError> {
+    async fn execute(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+    ) -> Result<Outcome, StepError> {
         match step.kind {
             StepType::Llm => self.llm(cx, step, frame).await,
             StepType::Tool => self.tool(cx, step, frame).await,
@@ -330,7 +342,12 @@ impl<B: Backend> Engine<B> {
         }
     }
 
-    fn expander<'s>(&self, cx: &'s Cx<'_, '_>, frame: &'s Frame, state: &'s RunOutcome) -> Expander<'s> {
+    fn expander<'s>(
+        &self,
+        cx: &'s Cx<'_, '_>,
+        frame: &'s Frame,
+        state: &'s RunOutcome,
+    ) -> Expander<'s> {
         Expander::new(
             Vars {
                 globals: &cx.globals,

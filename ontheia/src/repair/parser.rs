@@ -44,11 +44,17 @@ fn is_whitespace(c: char) -> bool {
 }
 
 fn is_special_whitespace(c: char) -> bool {
-    matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}')
+    matches!(
+        c,
+        '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+    )
 }
 
 fn is_delimiter(c: char) -> bool {
-    matches!(c, ',' | ':' | '[' | ']' | '/' | '{' | '}' | '(' | ')' | '\n' | '+')
+    matches!(
+        c,
+        ',' | ':' | '[' | ']' | '/' | '{' | '}' | '(' | ')' | '\n' | '+'
+    )
 }
 
 fn is_unquoted_delimiter(c: char) -> bool {
@@ -224,7 +230,10 @@ impl Parser<'_> {
         if self.i >= self.s.len() {
             return Ok(());
         }
-        self.fail(format!("unexpected character {:?}", self.cur().unwrap_or(' ')))
+        self.fail(format!(
+            "unexpected character {:?}",
+            self.cur().unwrap_or(' ')
+        ))
     }
 
     fn newline_delimited(&mut self) -> Result<(), RepairError> {
@@ -249,7 +258,9 @@ impl Parser<'_> {
         self.whitespace(true);
         for block in blocks {
             let n = block.chars().count();
-            if self.i + n <= self.s.len() && self.s[self.i..self.i + n].iter().copied().eq(block.chars()) {
+            if self.i + n <= self.s.len()
+                && self.s[self.i..self.i + n].iter().copied().eq(block.chars())
+            {
                 self.i += n;
                 if self.cur().is_some_and(is_function_name_start) {
                     while self.cur().is_some_and(is_function_name_char) {
@@ -461,7 +472,11 @@ impl Parser<'_> {
 
     /// A quoted string. `stop_at_delimiter`: the end quote is missing, end
     /// at the first delimiter; `stop_at`: end at this index.
-    fn string(&mut self, stop_at_delimiter: bool, stop_at: Option<usize>) -> Result<bool, RepairError> {
+    fn string(
+        &mut self,
+        stop_at_delimiter: bool,
+        stop_at: Option<usize>,
+    ) -> Result<bool, RepairError> {
         let skip_escapes = self.is('\\');
         if skip_escapes {
             self.i += 1;
@@ -481,7 +496,10 @@ impl Parser<'_> {
         loop {
             let Some(c) = self.cur() else {
                 // End of text: the end quote is missing.
-                let prev = self.i.checked_sub(1).and_then(|j| self.prev_non_whitespace(j));
+                let prev = self
+                    .i
+                    .checked_sub(1)
+                    .and_then(|j| self.prev_non_whitespace(j));
                 if !stop_at_delimiter && prev.and_then(|j| self.at(j)).is_some_and(is_delimiter) {
                     self.i = i_before;
                     self.out.truncate(o_before);
@@ -517,7 +535,9 @@ impl Parser<'_> {
                 if next == Some('\\') {
                     return self.fail("unexpected backslash after a string");
                 }
-                let prev_i = i_quote.checked_sub(1).and_then(|j| self.prev_non_whitespace(j));
+                let prev_i = i_quote
+                    .checked_sub(1)
+                    .and_then(|j| self.prev_non_whitespace(j));
                 let prev = prev_i.and_then(|j| self.at(j));
                 if prev == Some(',') {
                     // `["hello, world]`: the string ended at the comma.
@@ -536,9 +556,7 @@ impl Parser<'_> {
                 s.insert(o_quote, '\\');
                 brackets.shifted(o_quote);
             } else if stop_at_delimiter && is_unquoted_delimiter(c) {
-                if self.i > 0
-                    && self.at(self.i - 1) == Some(':')
-                    && self.url_start_at(i_before + 1)
+                if self.i > 0 && self.at(self.i - 1) == Some(':') && self.url_start_at(i_before + 1)
                 {
                     while self.cur().is_some_and(is_url_char) {
                         s.push(self.s[self.i]);
@@ -624,7 +642,10 @@ impl Parser<'_> {
             j += 1;
             letters += 1;
         }
-        letters >= 2 && self.at(j) == Some(':') && self.at(j + 1) == Some('/') && self.at(j + 2) == Some('/')
+        letters >= 2
+            && self.at(j) == Some(':')
+            && self.at(j + 1) == Some('/')
+            && self.at(j + 2) == Some('/')
     }
 
     fn concatenated_string(&mut self) -> Result<bool, RepairError> {
@@ -718,7 +739,10 @@ impl Parser<'_> {
         }
         let text: String = self.s[start..self.i].iter().collect();
         let unsigned = text.strip_prefix('-').unwrap_or(&text);
-        if unsigned.len() > 1 && unsigned.starts_with('0') && unsigned.as_bytes()[1].is_ascii_digit() {
+        if unsigned.len() > 1
+            && unsigned.starts_with('0')
+            && unsigned.as_bytes()[1].is_ascii_digit()
+        {
             self.out.push('"');
             self.out.push_str(&text);
             self.out.push('"');
@@ -744,7 +768,9 @@ impl Parser<'_> {
             ("None", "null"),
         ] {
             let n = name.len();
-            if self.i + n <= self.s.len() && self.s[self.i..self.i + n].iter().copied().eq(name.chars()) {
+            if self.i + n <= self.s.len()
+                && self.s[self.i..self.i + n].iter().copied().eq(name.chars())
+            {
                 self.out.push_str(value);
                 self.i += n;
                 return true;
@@ -795,7 +821,8 @@ impl Parser<'_> {
             if symbol == "undefined" {
                 self.out.push_str("null");
             } else {
-                self.out.push_str(&serde_json::Value::String(symbol).to_string());
+                self.out
+                    .push_str(&serde_json::Value::String(symbol).to_string());
             }
             if self.is('"') {
                 self.i += 1;
@@ -816,7 +843,8 @@ impl Parser<'_> {
         }
         self.i = (self.i + 1).min(self.s.len());
         let text: String = self.s[start..self.i].iter().collect();
-        self.out.push_str(&serde_json::Value::String(text).to_string());
+        self.out
+            .push_str(&serde_json::Value::String(text).to_string());
         true
     }
 }

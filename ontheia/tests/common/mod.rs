@@ -28,12 +28,14 @@ pub enum Call {
     Agent(AgentRequest),
 }
 
+/// A memory record: (namespace, content, metadata).
+pub type Record = (String, String, Map<String, Value>);
+
 type LlmFn = Box<dyn Fn(&LlmRequest) -> Result<LlmReply, BackendError> + Send + Sync>;
 
 pub struct Host {
     pub calls: Mutex<Vec<Call>>,
-    /// (namespace, content, metadata)
-    pub memory: Mutex<Vec<(String, String, Map<String, Value>)>>,
+    pub memory: Mutex<Vec<Record>>,
     pub llm: LlmFn,
     pub agents: HashMap<String, AgentPlan>,
     /// The `flaky` tool fails while this is above zero.
@@ -55,7 +57,9 @@ impl Default for Host {
 }
 
 impl Host {
-    pub fn with_llm(f: impl Fn(&LlmRequest) -> Result<LlmReply, BackendError> + Send + Sync + 'static) -> Host {
+    pub fn with_llm(
+        f: impl Fn(&LlmRequest) -> Result<LlmReply, BackendError> + Send + Sync + 'static,
+    ) -> Host {
         Host {
             llm: Box::new(f),
             ..Host::default()
@@ -90,7 +94,11 @@ fn text_result(text: impl Into<String>) -> Value {
 }
 
 impl Backend for Host {
-    async fn llm(&self, req: LlmRequest, _cancel: CancellationToken) -> Result<LlmReply, BackendError> {
+    async fn llm(
+        &self,
+        req: LlmRequest,
+        _cancel: CancellationToken,
+    ) -> Result<LlmReply, BackendError> {
         self.record(Call::Llm(req.clone()));
         (self.llm)(&req)
     }
@@ -100,7 +108,11 @@ impl Backend for Host {
         match (call.server.as_str(), call.tool.as_str()) {
             (_, "echo") => Ok(text_result(Value::Object(call.args).to_string())),
             (_, "upper") => Ok(text_result(
-                call.args.get("text").and_then(Value::as_str).unwrap_or("").to_uppercase(),
+                call.args
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_uppercase(),
             )),
             (_, "counter") => {
                 let n = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
@@ -115,7 +127,9 @@ impl Backend for Host {
                     Ok(text_result("{\"ok\": true}"))
                 }
             }
-            (_, "warn") => Ok(json!({"content": [{"type": "text", "text": "quota low"}], "isError": true})),
+            (_, "warn") => {
+                Ok(json!({"content": [{"type": "text", "text": "quota low"}], "isError": true}))
+            }
             (_, "multi") => Ok(json!({"content": [
                 {"type": "text", "text": "{\"a\": 1}"},
                 {"type": "image", "data": "AAAA"},
@@ -127,20 +141,32 @@ impl Backend for Host {
                     _ = tokio::time::sleep(Duration::from_secs(3600)) => Ok(text_result("late")),
                 }
             }
-            ("time", "now") => Ok(text_result(r#"{"datetime": "2026-12-01T14:05:00+01:00", "timezone": "Europe/Berlin"}"#)),
+            ("time", "now") => Ok(text_result(
+                r#"{"datetime": "2026-12-01T14:05:00+01:00", "timezone": "Europe/Berlin"}"#,
+            )),
             (server, tool) => Err(BackendError::Denied(format!("no tool {server}/{tool}"))),
         }
     }
 
-    async fn memory_search(&self, req: MemorySearch, _cancel: CancellationToken) -> Result<Vec<Value>, BackendError> {
+    async fn memory_search(
+        &self,
+        req: MemorySearch,
+        _cancel: CancellationToken,
+    ) -> Result<Vec<Value>, BackendError> {
         self.record(Call::Search(req.clone()));
-        let words: Vec<String> = req.query.to_lowercase().split_whitespace().map(str::to_owned).collect();
+        let words: Vec<String> = req
+            .query
+            .to_lowercase()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
         let mem = self.memory.lock().unwrap();
         let hits = mem
             .iter()
             .filter(|(ns, content, _)| {
                 req.namespaces.contains(ns)
-                    && (words.is_empty() || words.iter().any(|w| content.to_lowercase().contains(w)))
+                    && (words.is_empty()
+                        || words.iter().any(|w| content.to_lowercase().contains(w)))
             })
             .take(req.top_k as usize)
             .map(|(ns, content, _)| json!({"namespace": ns, "content": content}))
@@ -148,7 +174,11 @@ impl Backend for Host {
         Ok(hits)
     }
 
-    async fn memory_write(&self, req: MemoryWrite, _cancel: CancellationToken) -> Result<u64, BackendError> {
+    async fn memory_write(
+        &self,
+        req: MemoryWrite,
+        _cancel: CancellationToken,
+    ) -> Result<u64, BackendError> {
         self.record(Call::Write(req.clone()));
         self.memory
             .lock()
@@ -157,17 +187,24 @@ impl Backend for Host {
         Ok(1)
     }
 
-    async fn rest_call(&self, req: RestRequest, _cancel: CancellationToken) -> Result<RestResponse, BackendError> {
+    async fn rest_call(
+        &self,
+        req: RestRequest,
+        _cancel: CancellationToken,
+    ) -> Result<RestResponse, BackendError> {
         self.record(Call::Rest(req.clone()));
         http_request(&req).await
     }
 
-    async fn agent(&self, req: AgentRequest, _cancel: CancellationToken) -> Result<AgentPlan, BackendError> {
+    async fn agent(
+        &self,
+        req: AgentRequest,
+        _cancel: CancellationToken,
+    ) -> Result<AgentPlan, BackendError> {
         self.record(Call::Agent(req.clone()));
-        self.agents
-            .get(&req.agent_id)
-            .cloned()
-            .ok_or_else(|| BackendError::failed(format!("agent '{}' could not be found", req.agent_id)))
+        self.agents.get(&req.agent_id).cloned().ok_or_else(|| {
+            BackendError::failed(format!("agent '{}' could not be found", req.agent_id))
+        })
     }
 }
 
@@ -176,18 +213,24 @@ async fn http_request(req: &RestRequest) -> Result<RestResponse, BackendError> {
     use http_body_util::{BodyExt, Full};
     use hyper::body::Bytes;
 
-    let uri: hyper::Uri = req.url.parse().map_err(|e| BackendError::failed(format!("bad url: {e}")))?;
+    let uri: hyper::Uri = req
+        .url
+        .parse()
+        .map_err(|e| BackendError::failed(format!("bad url: {e}")))?;
     let host = uri.host().unwrap_or("").to_owned();
     if host != "127.0.0.1" {
-        return Err(BackendError::Denied(format!("outbound HTTP to {host} is not allowed")));
+        return Err(BackendError::Denied(format!(
+            "outbound HTTP to {host} is not allowed"
+        )));
     }
     let port = uri.port_u16().unwrap_or(80);
     let stream = tokio::net::TcpStream::connect((host.as_str(), port))
         .await
         .map_err(|e| BackendError::failed(e.to_string()))?;
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-        .await
-        .map_err(|e| BackendError::failed(e.to_string()))?;
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| BackendError::failed(e.to_string()))?;
     tokio::spawn(conn);
     let mut builder = hyper::Request::builder()
         .method(req.method.as_str())
@@ -228,7 +271,9 @@ pub async fn start_server() -> String {
         .route(
             "/weather",
             get(|Query(q): Query<HashMap<String, String>>| async move {
-                axum::Json(json!({"city": q.get("city").cloned().unwrap_or_default(), "temp": -3.5}))
+                axum::Json(
+                    json!({"city": q.get("city").cloned().unwrap_or_default(), "temp": -3.5}),
+                )
             }),
         )
         .route(
@@ -248,7 +293,10 @@ pub async fn start_server() -> String {
             }),
         )
         .route("/messy", get(|| async { "{city: 'Berlin', temp: 3,}" }))
-        .route("/fail", get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "{\"error\": \"boom\"}") }));
+        .route(
+            "/fail",
+            get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "{\"error\": \"boom\"}") }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -270,7 +318,11 @@ pub fn doc(json: Value) -> Document {
 }
 
 /// Runs a document, collecting events as `id:kind`.
-pub async fn run(engine: &Engine<Host>, d: &Document, globals: &Globals) -> (RunOutcome, Vec<String>) {
+pub async fn run(
+    engine: &Engine<Host>,
+    d: &Document,
+    globals: &Globals,
+) -> (RunOutcome, Vec<String>) {
     let mut events = Vec::new();
     let outcome = engine
         .run(
