@@ -199,9 +199,10 @@ pub(crate) async fn supervise<T: Send + 'static>(
     }
 }
 
-/// The longest any call may run, whatever its request asks: one day. A larger
-/// `timeout` on the wire is clamped to it (docs/protocol-decisions.md).
-pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+/// The longest any call may run, whatever its request asks: one day, the chain
+/// engine's limit. A larger `timeout` on the wire is clamped to it
+/// (docs/protocol-decisions.md).
+pub const MAX_TIMEOUT_SECS: u64 = a2e_chain::MAX_TIMEOUT_SECS;
 
 /// A call's timeout: the request's when given (non-zero), else the default;
 /// never above a skill's own `timeout_seconds` when it has one, nor above
@@ -568,5 +569,20 @@ impl Host {
     /// Ends a session's processes (every process group it started).
     pub fn end_session(&self, session_id: &str) {
         self.procs.end_session(session_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_default_respect_a_skill_ceiling_and_the_host_maximum() {
+        assert_eq!(effective_timeout(0, 30, None), 30);
+        assert_eq!(effective_timeout(5, 30, None), 5);
+        assert_eq!(effective_timeout(0, 30, Some(120)), 120);
+        assert_eq!(effective_timeout(600, 30, Some(120)), 120);
+        assert_eq!(effective_timeout(u64::MAX, 30, None), MAX_TIMEOUT_SECS);
+        assert_eq!(effective_timeout(0, 0, None), 1);
     }
 }

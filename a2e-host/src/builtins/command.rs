@@ -60,6 +60,7 @@ pub(crate) async fn run_command(
         .timeout
         .filter(|t| *t > 0)
         .unwrap_or(config.commands.timeout_secs);
+    let timeout_secs = timeout_secs.min(a2e_chain::MAX_TIMEOUT_SECS);
     let mut timeout = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));
     if let Some(left) = ctx.remaining() {
         timeout = Some(timeout.map_or(left, |t| t.min(left)));

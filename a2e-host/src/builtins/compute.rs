@@ -150,6 +150,8 @@ pub(crate) fn text_stats(args: TextStatsArgs) -> HostResult<ToolOutput> {
 pub(crate) fn transform(args: TransformArgs) -> HostResult<ToolOutput> {
     let expression = args.expression.as_str();
     let data = args.data;
+    a2e_chain::expr::check_expression(expression)
+        .map_err(|e| HostError::invalid_argument("expression", e))?;
     let compiled = jmespath::compile(expression)
         .map_err(|e| HostError::schema(vec![format!("expression: {e}")]))?;
     let result = compiled
@@ -249,5 +251,18 @@ mod tests {
             run(transform, json!({"data": 1, "expression": "[*"})),
             Err(HostError::Schema { .. })
         ));
+    }
+
+    #[test]
+    fn hostile_expressions_are_refused_before_parsing() {
+        let deep = format!("{}a", "!".repeat(200_000));
+        let nested = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
+        for expression in [deep, nested] {
+            let err = run(transform, json!({"data": 1, "expression": expression})).unwrap_err();
+            let HostError::Schema { violations, .. } = err else {
+                panic!("{err}")
+            };
+            assert!(violations[0].starts_with("expression: "), "{violations:?}");
+        }
     }
 }

@@ -317,7 +317,7 @@ pub(crate) async fn http_request(
         .timeout
         .filter(|t| *t > 0)
         .unwrap_or(config.http.timeout_secs);
-    let mut timeout = Duration::from_secs(timeout_secs.max(1));
+    let mut timeout = Duration::from_secs(timeout_secs.clamp(1, a2e_chain::MAX_TIMEOUT_SECS));
     if let Some(left) = ctx.remaining() {
         timeout = timeout.min(left);
     }

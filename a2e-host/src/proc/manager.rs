@@ -321,7 +321,8 @@ impl ProcManager {
             (entry, child)
         };
         tracing::debug!(session = session_id, proc_id = %entry.id, pid = entry.pid, command = %prepared.argv0, "process spawned");
-        let timeout = (req.timeout > 0).then(|| Duration::from_secs(req.timeout));
+        let timeout = (req.timeout > 0)
+            .then(|| Duration::from_secs(req.timeout.min(a2e_chain::MAX_TIMEOUT_SECS)));
         tokio::spawn(supervise_proc(
             entry.clone(),
             child,

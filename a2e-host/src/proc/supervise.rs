@@ -118,7 +118,8 @@ where
 
     let mut stdout = Captured::new(limits.output_max_bytes, limits.keep_output);
     let mut stderr = Captured::new(limits.output_max_bytes, limits.keep_output);
-    let deadline = limits.timeout.map(|t| Instant::now() + t);
+    // Checked: a timeout past what the clock can represent is no deadline.
+    let deadline = limits.timeout.and_then(|t| Instant::now().checked_add(t));
     let mut status: Option<ExitStatus> = None;
     let mut ending: Option<Ending> = None;
     let mut readers_done = false;
