@@ -209,7 +209,7 @@ impl Backend for Host {
 }
 
 /// A minimal HTTP/1.1 client over hyper, for 127.0.0.1 only.
-async fn http_request(req: &RestRequest) -> Result<RestResponse, BackendError> {
+pub async fn http_request(req: &RestRequest) -> Result<RestResponse, BackendError> {
     use http_body_util::{BodyExt, Full};
     use hyper::body::Bytes;
 
