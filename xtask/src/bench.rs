@@ -8,6 +8,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("ontheia", "ontheia", "bench_ontheia"),
     ("repair", "ontheia", "bench_repair"),
     ("memory", "a2e-memory", "bench_memory"),
+    ("llm", "a2e-llm", "bench_llm"),
 ];
 
 /// Runs the named benchmarks.
@@ -19,7 +20,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .collect();
     if selected.is_empty() {
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, ontheia, repair, memory, all"
+            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, ontheia, repair, memory, llm, all"
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();
