@@ -121,6 +121,17 @@ impl QuoteKind {
     }
 }
 
+/// Pushes a character into a JSON string, escaping control characters.
+fn push_escaped(s: &mut String, c: char) {
+    match c {
+        '\n' => s.push_str("\\n"),
+        '\r' => s.push_str("\\r"),
+        '\t' => s.push_str("\\t"),
+        c if c < '\u{20}' => s.push_str(&format!("\\u{:04x}", u32::from(c))),
+        c => s.push(c),
+    }
+}
+
 /// Inserts `text` before the trailing whitespace of `out`.
 fn insert_before_last_whitespace(out: &mut String, text: &str) {
     let trimmed = out.trim_end_matches(is_whitespace).len();
@@ -591,7 +602,7 @@ impl Parser<'_> {
                     }
                     Some(other) => {
                         // An invalid escape: drop the backslash.
-                        s.push(other);
+                        push_escaped(&mut s, other);
                         self.i += 2;
                     }
                     None => {
