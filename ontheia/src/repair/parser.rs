@@ -609,7 +609,9 @@ impl Parser<'_> {
                         self.i += 1;
                     }
                 }
-            } else if c == '"' && self.i > 0 && self.at(self.i - 1) != Some('\\') {
+            } else if c == '"' {
+                // A bare double quote inside a string opened by another quote
+                // (an escaped one was taken with its backslash above).
                 s.push_str("\\\"");
                 self.i += 1;
             } else if let Some(esc) = match c {
