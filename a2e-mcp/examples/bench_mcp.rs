@@ -139,7 +139,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         stop.clone(),
     ));
     let direct = ()
-        .serve(StreamableHttpClientTransport::from_config(
+        .serve(StreamableHttpClientTransport::with_client(
+            a2e_mcp::http_client()?,
             StreamableHttpClientTransportConfig::with_uri(url.as_str()),
         ))
         .await?;

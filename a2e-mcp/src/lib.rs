@@ -56,4 +56,4 @@ pub use server::{
     BackendTool, ProgressSink, ToolBackend, http_router, serve_http, serve_io, serve_stdio,
 };
 pub use tool::{McpTool, ToolCatalog};
-pub use toolkit::{CallOptions, McpProgress, McpToolkit, ProgressFn};
+pub use toolkit::{CallOptions, McpProgress, McpToolkit, ProgressFn, http_client};

@@ -203,3 +203,13 @@ async fn everything_over_streamable_http() {
     kit.shutdown().await;
     let _ = server.child.kill().await;
 }
+
+#[tokio::test]
+async fn an_unreachable_https_server_fails_with_its_name() {
+    // Port 1 on loopback: nothing listens there.
+    let kit = McpToolkit::new(McpServerConfig::http("remote", "https://127.0.0.1:1/mcp")).unwrap();
+    let err = kit.start().await.unwrap_err();
+    assert!(matches!(err, McpError::Init { .. }), "{err}");
+    assert!(err.to_string().starts_with("MCP server `remote`"), "{err}");
+    assert!(!kit.is_running().await);
+}
