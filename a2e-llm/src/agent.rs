@@ -210,7 +210,10 @@ async fn turns<P: ChatProvider, T: ToolExecutor, S: EventSink>(
             });
         }
     }
-    Err(LoopError::MaxTurns { limit: max_turns })
+    Err(LoopError::MaxTurns {
+        limit: max_turns,
+        usage,
+    })
 }
 
 fn compile_validators(tools: &[ToolSpec]) -> HashMap<String, jsonschema::Validator> {

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::types::Usage;
+
 /// An error talking to a model provider. Texts never contain credentials: response bodies
 /// quoted here are cut to a bound and scrubbed of the provider's secrets first.
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +129,8 @@ pub enum LoopError {
     MaxTurns {
         /// The `max_turns` limit.
         limit: u32,
+        /// Tokens the turns used (for the result's metadata).
+        usage: Usage,
     },
     /// The whole loop ran past its time bound.
     #[error("timeout_seconds reached: the loop ran longer than {}s", .after.as_secs())]

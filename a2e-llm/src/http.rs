@@ -17,6 +17,8 @@ use crate::secret::{Secret, scrub_all};
 
 /// Most bytes of a non-streamed answer.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Most bytes of one streamed answer.
+pub const MAX_STREAM_BYTES: usize = 64 * 1024 * 1024;
 /// Most bytes of one Server-Sent Event.
 pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
 /// Most bytes of an error body quoted in an error.
@@ -273,6 +275,7 @@ pub(crate) struct SseReader {
     response: reqwest::Response,
     buffer: Vec<u8>,
     done: bool,
+    total: usize,
 }
 
 impl SseReader {
@@ -281,6 +284,7 @@ impl SseReader {
             response,
             buffer: Vec::new(),
             done: false,
+            total: 0,
         }
     }
 
@@ -314,7 +318,16 @@ impl SseReader {
                 .await
                 .map_err(|e| transport.transport_error(&e))?
             {
-                Some(chunk) => self.buffer.extend_from_slice(&chunk),
+                Some(chunk) => {
+                    self.total = self.total.saturating_add(chunk.len());
+                    if self.total > MAX_STREAM_BYTES {
+                        return Err(LlmError::TooLarge {
+                            provider: transport.provider.to_string(),
+                            limit: MAX_STREAM_BYTES,
+                        });
+                    }
+                    self.buffer.extend_from_slice(&chunk);
+                }
                 None => self.done = true,
             }
         }

@@ -65,7 +65,7 @@ pub use config::{
 };
 pub use error::{ConfigError, LlmError, LoopError};
 pub use events::{ANSWER_ARTIFACT, LoopEvent, base64};
-pub use http::{MAX_BODY_BYTES, MAX_EVENT_BYTES, RetryPolicy};
+pub use http::{MAX_BODY_BYTES, MAX_EVENT_BYTES, MAX_STREAM_BYTES, RetryPolicy};
 pub use openai::OpenAiProvider;
 pub use provider::{ChatProvider, ModelClient};
 pub use secret::{REDACTED, Secret};

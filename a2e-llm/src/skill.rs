@@ -10,6 +10,8 @@ use crate::agent::{EventSink, LoopOptions, LoopOutcome};
 use crate::config::ResolvedModel;
 use crate::error::{ConfigError, LoopError};
 use crate::events::LoopEvent;
+#[cfg(test)]
+use crate::types::Usage;
 use crate::types::{Message, ToolChoice};
 
 /// The `max_turns` of a skill that sets none.
@@ -162,7 +164,11 @@ mod tests {
     #[test]
     fn error_codes() {
         assert_eq!(
-            LoopError::MaxTurns { limit: 2 }.error_code(),
+            LoopError::MaxTurns {
+                limit: 2,
+                usage: Usage::default()
+            }
+            .error_code(),
             ErrorCode::SKILL_ERROR
         );
         assert_eq!(

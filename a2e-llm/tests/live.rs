@@ -225,7 +225,7 @@ async fn local_model_tool_loop_with_a_forced_call_ends_clearly() {
                 outcome.turns, outcome.text
             );
         }
-        Err(LoopError::MaxTurns { limit }) => assert_eq!(limit, 3),
+        Err(LoopError::MaxTurns { limit, .. }) => assert_eq!(limit, 3),
         Err(other) => panic!("unexpected end: {other}"),
     }
 }

@@ -542,7 +542,10 @@ async fn max_turns_is_a_distinct_error_naming_the_limit() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, LoopError::MaxTurns { limit: 2 }), "{err}");
+    assert!(
+        matches!(err, LoopError::MaxTurns { limit: 2, usage } if usage.input_tokens == 40),
+        "{err}"
+    );
     assert!(err.to_string().contains("max_turns"));
     let got = server.received();
     assert_eq!(got.len(), 2);
@@ -635,6 +638,68 @@ async fn a_stream_cut_off_mid_answer_is_an_error() {
     assert!(
         err.to_string()
             .contains("stream ended before the answer was complete"),
+        "{err}"
+    );
+}
+
+/// A tool that cancels the run it is part of, as a host does when the caller goes away.
+struct CancelsRun(CancellationToken);
+
+impl a2e_llm::ToolExecutor for CancelsRun {
+    fn tools(&self) -> Vec<a2e_llm::ToolSpec> {
+        Tools::new().tools()
+    }
+
+    async fn call_tool(
+        &self,
+        _name: &str,
+        _arguments: serde_json::Value,
+    ) -> Result<serde_json::Value, String> {
+        self.0.cancel();
+        std::future::pending::<()>().await;
+        unreachable!()
+    }
+}
+
+#[tokio::test]
+async fn cancelling_the_loop_during_a_tool_call_ends_it() {
+    let server = Server::start(vec![
+        Scripted::json(openai_tools(&[("c1", "add", r#"{"a": 1, "b": 2}"#)])),
+        Scripted::json(openai_text("never asked")),
+    ]);
+    let model = model(config(ProviderKind::OpenAi, &server));
+    let cancel = CancellationToken::new();
+    let err = run_loop(
+        &model.client,
+        model.request(opening(), vec![]),
+        &CancelsRun(cancel.clone()),
+        &Collect::default(),
+        &LoopOptions::default(),
+        &cancel,
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LoopError::Cancelled), "{err}");
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
+async fn an_oversized_stream_event_is_refused() {
+    let huge = format!(
+        "data: {{\"choices\": [{{\"delta\": {{\"content\": \"{}\"}}}}]}}",
+        "a".repeat(a2e_llm::MAX_EVENT_BYTES + 10)
+    );
+    let server = Server::start(vec![Scripted::Sse(vec![huge])]);
+    let model = model(config(ProviderKind::OpenAi, &server));
+    let mut request = model.request(opening(), vec![]);
+    request.stream = true;
+    let err = model
+        .client
+        .chat(&request, &mut NoDeltas, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, LlmError::TooLarge { limit, .. } if limit == a2e_llm::MAX_EVENT_BYTES),
         "{err}"
     );
 }
