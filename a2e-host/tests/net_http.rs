@@ -78,16 +78,25 @@ impl Events {
 
     /// The next message, or `None` when the stream ends.
     async fn next(&mut self) -> Option<Value> {
+        self.next_with_id().await.map(|(_, msg)| msg)
+    }
+
+    /// The next message and its SSE `id:`, or `None` when the stream ends.
+    async fn next_with_id(&mut self) -> Option<(Option<u64>, Value)> {
         loop {
             while let Some(end) = self.buf.find("\n\n") {
                 let event: String = self.buf.drain(..end + 2).collect();
-                let data: Vec<&str> = event
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("data:"))
-                    .map(str::trim_start)
-                    .collect();
+                let field = |name: &str| -> Vec<String> {
+                    event
+                        .lines()
+                        .filter_map(|l| l.strip_prefix(name))
+                        .map(|v| v.trim_start().to_owned())
+                        .collect()
+                };
+                let data = field("data:");
+                let id = field("id:").first().and_then(|v| v.parse().ok());
                 if !data.is_empty() {
-                    return Some(serde_json::from_str(&data.join("\n")).unwrap());
+                    return Some((id, serde_json::from_str(&data.join("\n")).unwrap()));
                 }
             }
             let frame = tokio::time::timeout(Duration::from_secs(10), self.body.frame())
@@ -267,8 +276,8 @@ async fn a_stream_resumed_within_the_grace_keeps_the_session() {
     assert!(server.state.stream_attached(&id));
     drop(first);
     // Answers sent while no stream is attached wait for the next one. (What
-    // is written to a stream before the host notices its end is lost with
-    // it: SSE has no acknowledgement, and this host keeps no replay buffer.)
+    // is written to a stream before the host notices its end comes back only
+    // to a stream that reconnects with `Last-Event-ID`: see the next test.)
     let gone = tokio::time::timeout(Duration::from_secs(10), async {
         while server.state.stream_attached(&id) {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -295,6 +304,66 @@ async fn a_stream_resumed_within_the_grace_keeps_the_session() {
     }
     assert!(ids.contains(&"back".to_owned()), "{ids:?}");
     assert_eq!(server.state.active_sessions(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_reconnecting_with_last_event_id_gets_what_it_missed() {
+    let (_dir, _counters, host) = setup("");
+    let options = NetOptions {
+        stream_grace: Duration::from_secs(5),
+        keep_alive: Duration::from_millis(100),
+        ..NetOptions::default()
+    };
+    let server = Server::start(host, options).await;
+    let addr = server.addr;
+    let id = open_session(addr).await;
+    let mut first =
+        Events::new(request(addr, "GET", &format!("/stream?session={id}"), &[], "").await);
+    for line in [
+        "{\"type\":\"handshake/req\",\"id\":\"h\"}",
+        "{\"type\":\"ping\",\"id\":\"a\"}",
+        "{\"type\":\"ping\",\"id\":\"b\"}",
+    ] {
+        assert_eq!(post(addr, &id, line).await, StatusCode::ACCEPTED);
+    }
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (n, msg) = first.next_with_id().await.unwrap();
+        seen.push((n.expect("every event has an id"), msg["req_id"].clone()));
+    }
+    assert_eq!(
+        seen,
+        vec![(0, json!("h")), (1, json!("a")), (2, json!("b"))]
+    );
+    // The agent saw only the handshake before its connection died.
+    drop(first);
+    eventually(Duration::from_secs(10), || {
+        !server.state.stream_attached(&id)
+    })
+    .await;
+    let mut second = Events::new(
+        request(
+            addr,
+            "GET",
+            &format!("/stream?session={id}"),
+            &[("last-event-id", "0")],
+            "",
+        )
+        .await,
+    );
+    let mut replayed = Vec::new();
+    for _ in 0..2 {
+        let (n, msg) = second.next_with_id().await.unwrap();
+        replayed.push((n.unwrap(), msg["req_id"].clone()));
+    }
+    assert_eq!(replayed, vec![(1, json!("a")), (2, json!("b"))]);
+    // New events go on numbering after the replayed ones.
+    assert_eq!(
+        post(addr, &id, "{\"type\":\"ping\",\"id\":\"c\"}").await,
+        StatusCode::ACCEPTED
+    );
+    let (n, msg) = second.next_with_id().await.unwrap();
+    assert_eq!((n, msg["req_id"].clone()), (Some(3), json!("c")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,8 +9,12 @@
 //!   the same session replaces an older one; messages wait in the session's
 //!   bounded queue while none is attached. A stream whose connection died
 //!   counts as attached until the server notices (keep-alive writes make
-//!   that prompt); what was written to it meanwhile is lost with it (no
-//!   `Last-Event-ID` replay). `NetState::stream_attached` tells which.
+//!   that prompt). Every event carries an `id:` (0, 1, 2, … per session) and
+//!   the session keeps the last [`REPLAY_BUFFER`] events it wrote: a stream
+//!   that reconnects with `Last-Event-ID: n` first gets every kept event after
+//!   `n` (what the dead stream may have swallowed), then the rest. Without the
+//!   header nothing is replayed. `NetState::stream_attached` tells whether a
+//!   stream is attached.
 //! - `DELETE /session` ends a session at once.
 //!
 //! Every route needs the bearer token when one is configured (401). A session
@@ -34,7 +38,7 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::SendTimeoutError;
 
-use super::http_sessions::HttpSession;
+use super::http_sessions::{Attach, HttpSession, Numbered};
 use super::net::{NetState, SessionSlot};
 use crate::session::{OUTBOUND_CAPACITY, Session};
 
@@ -43,6 +47,9 @@ pub const SESSION_HEADER: &str = "x-session-id";
 
 /// Events buffered between the session and one SSE response.
 const STREAM_BUFFER: usize = 16;
+
+/// Events a session keeps for a reconnecting stream's `Last-Event-ID`.
+pub const REPLAY_BUFFER: usize = 256;
 
 pub(crate) fn routes(state: &NetState) -> Router<Arc<NetState>> {
     let body_limit = state.host.config().max_message_bytes.saturating_add(1024);
@@ -192,16 +199,20 @@ async fn stream(
     let Some(http) = state.http.get(&id) else {
         return refuse(StatusCode::NOT_FOUND, "no such session");
     };
-    let (tx, mut rx) = mpsc::channel::<Message>(STREAM_BUFFER);
-    if tokio::time::timeout(Duration::from_secs(5), http.attach.send(tx))
+    let last_seen = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let (tx, mut rx) = mpsc::channel::<Numbered>(STREAM_BUFFER);
+    if tokio::time::timeout(Duration::from_secs(5), http.attach.send((tx, last_seen)))
         .await
         .map_or(true, |sent| sent.is_err())
     {
         return refuse(StatusCode::GONE, "the session has ended");
     }
-    let events = futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).map(|msg: Message| {
+    let events = futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).map(|(n, msg): Numbered| {
         let json = String::from_utf8_lossy(&msg.to_json()).into_owned();
-        Ok::<_, Infallible>(Event::default().data(json))
+        Ok::<_, Infallible>(Event::default().id(n.to_string()).data(json))
     });
     let mut resp = Sse::new(events)
         .keep_alive(KeepAlive::new().interval(state.options.keep_alive))
@@ -223,7 +234,7 @@ async fn pump(
     state: Arc<NetState>,
     http: Arc<HttpSession>,
     mut rx: mpsc::Receiver<Message>,
-    mut attach: mpsc::Receiver<mpsc::Sender<Message>>,
+    mut attach: mpsc::Receiver<Attach>,
     _slot: SessionSlot,
 ) {
     let session = http.session.clone();
@@ -241,10 +252,13 @@ async fn pump(
             }
         })
     };
-    let mut pending: Option<Message> = None;
+    let mut replay = Replay::default();
+    // An event the previous stream refused outright (its channel was closed):
+    // it goes to the next stream unless that stream's replay covers it.
+    let mut pending: Option<Numbered> = None;
     let reason = 'session: loop {
         http.set_attached(false);
-        let mut sink = tokio::select! {
+        let (mut sink, last_seen) = tokio::select! {
             sink = attach.recv() => match sink {
                 Some(sink) => sink,
                 None => break "gone",
@@ -253,18 +267,31 @@ async fn pump(
             () = cancel.cancelled() => break "session ended",
         };
         http.set_attached(true);
+        if replay
+            .resend(&sink, last_seen, options.write_stall)
+            .await
+            .is_err()
+        {
+            continue 'session;
+        }
+        if last_seen.is_some() {
+            pending = None;
+        }
         loop {
-            let msg = match pending.take() {
-                Some(msg) => msg,
+            let numbered = match pending.take() {
+                Some(numbered) => numbered,
                 None => tokio::select! {
                     biased;
                     msg = rx.recv() => match msg {
-                        Some(msg) => msg,
+                        Some(msg) => replay.keep(msg),
                         None => break 'session "session ended",
                     },
                     newer = attach.recv() => {
-                        if let Some(newer) = newer {
+                        if let Some((newer, last_seen)) = newer {
                             sink = newer;
+                            if replay.resend(&sink, last_seen, options.write_stall).await.is_err() {
+                                continue 'session;
+                            }
                         }
                         continue;
                     }
@@ -272,7 +299,8 @@ async fn pump(
                     () = cancel.cancelled() => {
                         // Deliver what is queued, then end the stream.
                         while let Ok(msg) = rx.try_recv() {
-                            if sink.send_timeout(msg, options.write_stall).await.is_err() {
+                            let numbered = replay.keep(msg);
+                            if sink.send_timeout(numbered, options.write_stall).await.is_err() {
                                 break;
                             }
                         }
@@ -280,14 +308,14 @@ async fn pump(
                     }
                 },
             };
-            match sink.send_timeout(msg, options.write_stall).await {
+            match sink.send_timeout(numbered, options.write_stall).await {
                 Ok(()) => {}
                 Err(SendTimeoutError::Timeout(_)) => {
                     tracing::warn!(session = %session.id(), "event stream reader too slow; closing the session");
                     break 'session "reader too slow";
                 }
-                Err(SendTimeoutError::Closed(msg)) => {
-                    pending = Some(msg);
+                Err(SendTimeoutError::Closed(numbered)) => {
+                    pending = Some(numbered);
                     continue 'session;
                 }
             }
@@ -298,4 +326,42 @@ async fn pump(
     rx.close();
     session.close(Duration::ZERO).await;
     drainer.abort();
+}
+
+/// The last [`REPLAY_BUFFER`] events of a session, numbered.
+#[derive(Default)]
+struct Replay {
+    next: u64,
+    kept: std::collections::VecDeque<Numbered>,
+}
+
+impl Replay {
+    /// Numbers `msg`, keeps a copy, and returns it for sending.
+    fn keep(&mut self, msg: Message) -> Numbered {
+        let n = self.next;
+        self.next = self.next.saturating_add(1);
+        if self.kept.len() == REPLAY_BUFFER {
+            self.kept.pop_front();
+        }
+        self.kept.push_back((n, msg.clone()));
+        (n, msg)
+    }
+
+    /// Sends `sink` every kept event after `last_seen` (nothing without it).
+    async fn resend(
+        &self,
+        sink: &mpsc::Sender<Numbered>,
+        last_seen: Option<u64>,
+        stall: Duration,
+    ) -> Result<(), ()> {
+        let Some(last_seen) = last_seen else {
+            return Ok(());
+        };
+        for (n, msg) in self.kept.iter().filter(|(n, _)| *n > last_seen) {
+            sink.send_timeout((*n, msg.clone()), stall)
+                .await
+                .map_err(|_| ())?;
+        }
+        Ok(())
+    }
 }

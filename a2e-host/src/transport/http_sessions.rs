@@ -4,11 +4,18 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use a2e_proto::Message;
 use tokio::sync::mpsc;
+
+use a2e_proto::Message;
 
 use super::limits::RateLimit;
 use crate::session::Session;
+
+/// An event on its way to a stream, with its id.
+pub(crate) type Numbered = (u64, Message);
+
+/// A stream attaching to a session: where to send, and the last event id it saw.
+pub(crate) type Attach = (mpsc::Sender<Numbered>, Option<u64>);
 
 /// HTTP sessions by id.
 #[derive(Default)]
@@ -41,7 +48,7 @@ impl Registry {
 /// One HTTP session: the session, the way to attach a stream to it, its rate limit.
 pub(crate) struct HttpSession {
     pub(crate) session: Arc<Session>,
-    pub(crate) attach: mpsc::Sender<mpsc::Sender<Message>>,
+    pub(crate) attach: mpsc::Sender<Attach>,
     pub(crate) limit: tokio::sync::Mutex<RateLimit>,
     /// A stream is attached (as far as the host knows: a stream whose
     /// connection died counts until the server notices).
