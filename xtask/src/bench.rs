@@ -9,6 +9,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("repair", "ontheia", "bench_repair"),
     ("memory", "a2e-memory", "bench_memory"),
     ("llm", "a2e-llm", "bench_llm"),
+    ("sandbox", "a2e-sandbox", "bench_sandbox"),
 ];
 
 /// Runs the named benchmarks.
@@ -20,7 +21,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .collect();
     if selected.is_empty() {
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, ontheia, repair, memory, llm, all"
+            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, ontheia, repair, memory, llm, sandbox, all"
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();
