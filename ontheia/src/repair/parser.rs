@@ -805,7 +805,9 @@ impl Parser<'_> {
             if self.at(j) == Some('(') {
                 // `NumberLong("2")`, `callback({...});`: keep the argument.
                 self.i = j + 1;
-                self.value()?;
+                if !self.value()? {
+                    return self.fail("a function call without an argument");
+                }
                 if self.is(')') {
                     self.i += 1;
                     if self.is(';') {
