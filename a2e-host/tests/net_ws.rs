@@ -119,6 +119,58 @@ where
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_requests_on_one_session_leave_every_session_working() {
+    let (_dir, _counters, host) = setup("");
+    let server = Server::start(host, NetOptions::default()).await;
+    let bystander = Client::connect_ws(&server.ws_url()).await.unwrap();
+    let (mut socket, _) = tokio_tungstenite::connect_async(server.ws_url())
+        .await
+        .unwrap();
+    let bangs = format!("{}input", "!".repeat(200_000));
+    let parens = format!("{}input{}", "(".repeat(100_000), ")".repeat(100_000));
+    let hostile = [
+        json!({"type": "handshake/req", "id": "hs"}),
+        json!({"type": "chain/req", "id": "c1", "entry_node": "a", "nodes": [
+            {"node_id": "a", "kind": "tool", "name": "echo", "input_map": {"x": bangs}}]}),
+        json!({"type": "chain/req", "id": "c2", "entry_node": "a", "nodes": [
+            {"node_id": "a", "kind": "tool", "name": "echo", "input_map": {"x": parens}}]}),
+        json!({"type": "tool/call/req", "id": "t1", "tool_name": "echo",
+               "arguments": {}, "timeout": 10_000_000_000_000_000_000u64}),
+        json!({"type": "chain/req", "id": "c3", "timeout": 10_000_000_000_000_000_000u64,
+               "entry_node": "a", "nodes": [{"node_id": "a", "kind": "tool", "name": "echo"}]}),
+        json!({"type": "ping", "id": "alive"}),
+    ];
+    for msg in &hostile {
+        socket.send(WsMessage::text(msg.to_string())).await.unwrap();
+    }
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < hostile.len() {
+        let msg = next_json(&mut socket).await;
+        if let Some(req_id) = msg["req_id"].as_str()
+            && !msg["type"].as_str().unwrap_or_default().ends_with("event")
+        {
+            answers.insert(req_id.to_owned(), msg);
+        }
+    }
+    for id in ["c1", "c2"] {
+        assert_eq!(answers[id]["type"], "error", "{}", answers[id]);
+        assert_eq!(answers[id]["code"], "schema_violation", "{}", answers[id]);
+    }
+    assert_eq!(answers["t1"]["data"]["success"], true, "{}", answers["t1"]);
+    assert_eq!(answers["c3"]["type"], "chain/resp", "{}", answers["c3"]);
+    assert_eq!(answers["alive"]["type"], "pong");
+    // The other session never noticed.
+    bystander.ping().await.unwrap();
+    let result = bystander
+        .tools()
+        .call("echo", json!({"n": 1}))
+        .await
+        .unwrap();
+    assert!(result.success);
+    assert_eq!(server.state.active_sessions(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversize_frame_closes_that_connection_only() {
     let dir = tempfile::tempdir().unwrap();
     let counters = Arc::new(Counters::default());
