@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use fuzz_support::*;
 use proptest::strategy::{Strategy, ValueTree};
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestRng, TestRunner};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -34,10 +34,13 @@ fn sessions_answer_every_request_once_under_hostile_input() {
     let rt = runtime();
     let fuzz = FuzzHost::new();
     let host = fuzz.host.clone();
+    // A fixed seed in CI (reproducible); `cargo xtask fuzz` explores others.
+    let seed = env_u64("A2E_FUZZ_SEED").unwrap_or(0);
     let mut runner = TestRunner::new(Config {
         cases: env_u64("A2E_FUZZ_SESSION_CASES").unwrap_or(2_000) as u32,
         failure_persistence: None,
         max_shrink_iters: 200,
+        rng_seed: RngSeed::Fixed(seed),
         ..Config::default()
     });
     let result = runner.run(&case_strategy(), |case| {
@@ -101,6 +104,11 @@ fn fuzz_many() {
         .unwrap_or_else(|| std::env::temp_dir().join(format!("a2e-fuzz-{seed}")));
     std::fs::create_dir_all(&out).unwrap();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get() * 2);
+    if let Ok(without) = std::env::var("A2E_FUZZ_WITHOUT")
+        && !without.is_empty()
+    {
+        println!("{}", serde_json::json!({ "without": without }));
+    }
 
     let mut seed_bytes = [0u8; 32];
     seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());

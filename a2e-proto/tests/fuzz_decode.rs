@@ -119,6 +119,13 @@ impl AsRef<[u8]> for Line {
     }
 }
 
+fn seed() -> u64 {
+    std::env::var("A2E_FUZZ_SEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 fn cases() -> u32 {
     std::env::var("A2E_FUZZ_CASES")
         .ok()
@@ -131,6 +138,8 @@ fn hostile_lines_decode_or_get_a_coded_error() {
     let mut runner = TestRunner::new(Config {
         cases: cases(),
         failure_persistence: None,
+        // A fixed seed in CI; `cargo xtask fuzz --seed S` explores others.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
         ..Config::default()
     });
     let strategy = arb::hostile_line(seeds()).prop_map(Line);
@@ -142,6 +151,8 @@ fn every_known_message_survives_every_kind_of_mutation() {
     let mut runner = TestRunner::new(Config {
         cases: cases() / 3,
         failure_persistence: None,
+        // A fixed seed in CI; `cargo xtask fuzz --seed S` explores others.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
         ..Config::default()
     });
     let strategy = arb::message()

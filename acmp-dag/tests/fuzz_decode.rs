@@ -76,6 +76,13 @@ fn check_text(text: &str) -> Result<(), TestCaseError> {
     }
 }
 
+fn seed() -> u64 {
+    std::env::var("A2E_FUZZ_SEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 fn cases() -> u32 {
     std::env::var("A2E_FUZZ_CASES")
         .ok()
@@ -90,6 +97,8 @@ where
     let mut runner = TestRunner::new(Config {
         cases: cases(),
         failure_persistence: None,
+        // A fixed seed in CI; `cargo xtask fuzz --seed S` explores others.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
         ..Config::default()
     });
     if let Err(e) = runner.run(&strategy, test) {

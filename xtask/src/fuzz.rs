@@ -1,5 +1,5 @@
-//! `cargo xtask fuzz --cases N [--seed S] [--out DIR] [--only session|decode]`: the
-//! hostile-input campaign outside CI, in release mode.
+//! `cargo xtask fuzz --cases N [--seed S] [--out DIR] [--only session|decode]
+//! [--without TOOL,…]`: the hostile-input campaign outside CI, in release mode.
 //!
 //! - `session`: `a2e-host`'s `fuzz_many` drives real sessions with N generated cases
 //!   (hostile lines over every message type and every conformance fixture) and checks
@@ -11,7 +11,11 @@
 //!   `cargo test` from then on.
 //! - `decode`: the decoder fuzzers of `a2e-proto` and `acmp-dag` with N cases each.
 //!
-//! The short form of each runs in `cargo test` (and so in `cargo xtask ci`).
+//! `--without` leaves built-in tools with a known open finding out of the session
+//! fuzzer's host, so that a long run can look for the next finding.
+//!
+//! The short form of each runs in `cargo test` (and so in `cargo xtask ci`), with
+//! seed 0; `--seed` picks other cases.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,6 +26,7 @@ struct Options {
     out: PathBuf,
     session: bool,
     decode: bool,
+    without: String,
 }
 
 fn parse(args: &[&str]) -> Result<Options, String> {
@@ -31,6 +36,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
         out: PathBuf::new(),
         session: true,
         decode: true,
+        without: String::new(),
     };
     let mut out = None;
     let mut it = args.iter();
@@ -54,6 +60,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
                     .map_err(|_| format!("--seed: not a number: {v}"))?;
             }
             "--out" => out = Some(PathBuf::from(value("--out")?)),
+            "--without" => o.without = value("--without")?,
             "--only" => match value("--only")?.as_str() {
                 "session" => o.decode = false,
                 "decode" => o.session = false,
@@ -61,7 +68,7 @@ fn parse(args: &[&str]) -> Result<Options, String> {
             },
             other => {
                 return Err(format!(
-                    "fuzz: unknown argument {other}; usage: cargo xtask fuzz --cases N [--seed S] [--out DIR] [--only session|decode]"
+                    "fuzz: unknown argument {other}; usage: cargo xtask fuzz --cases N [--seed S] [--out DIR] [--only session|decode] [--without TOOL,…]"
                 ));
             }
         }
@@ -102,6 +109,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
                 ("A2E_FUZZ_CASES", &cases),
                 ("A2E_FUZZ_SEED", &seed),
                 ("A2E_FUZZ_OUT", &out),
+                ("A2E_FUZZ_WITHOUT", &o.without),
             ],
         );
         if let Err(e) = result {
@@ -114,7 +122,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         let cases = o.cases.min(u64::from(u32::MAX)).to_string();
         let env = [
             ("A2E_FUZZ_CASES", cases.as_str()),
-            ("PROPTEST_RNG_SEED", seed.as_str()),
+            ("A2E_FUZZ_SEED", seed.as_str()),
         ];
         for (krate, extra) in [("a2e-proto", Some("arbitrary")), ("acmp-dag", None)] {
             let started = Instant::now();

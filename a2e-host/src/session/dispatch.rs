@@ -191,27 +191,8 @@ async fn spawn_request(session: &Arc<Session>, request: Message) {
         let started = std::time::Instant::now();
         let msg_type = request.type_str().to_owned();
         let req_id = request.id().to_owned();
-        // The panic net: a panic anywhere in the work for a request still
-        // answers it, once, and is audited. Every arm of `run_request` sends
-        // its answer last, so a panic means nothing was sent yet.
-        let audited = match AssertUnwindSafe(run_request(&session, request))
-            .catch_unwind()
-            .await
-        {
-            Ok(audited) => audited,
-            Err(panic) => {
-                let message = panic_message(panic.as_ref());
-                tracing::error!(session = %session.id, req_id = %req_id, r#type = %msg_type, "request panicked: {message}");
-                session
-                    .send(ErrorMessage::new(
-                        req_id.clone(),
-                        ErrorCode::RUNTIME_ERROR,
-                        format!("internal error while handling `{msg_type}`: {message}"),
-                    ))
-                    .await;
-                Audited::ok("").outcome(false, Some(&ErrorCode::RUNTIME_ERROR))
-            }
-        };
+        let work = run_request(&session, request);
+        let audited = guarded(&session, &req_id, &msg_type, work).await;
         let agent = session
             .state
             .lock()
@@ -229,6 +210,32 @@ async fn spawn_request(session: &Arc<Session>, request: Message) {
             arguments: audited.arguments,
         });
     });
+}
+
+/// The panic net: a panic anywhere in the work for a request still answers
+/// it, once, with `runtime_error`, and is audited as a failure. Every arm of
+/// `run_request` sends its answer last, so a panic means nothing was sent.
+async fn guarded(
+    session: &Session,
+    req_id: &str,
+    msg_type: &str,
+    work: impl Future<Output = Audited>,
+) -> Audited {
+    match AssertUnwindSafe(work).catch_unwind().await {
+        Ok(audited) => audited,
+        Err(panic) => {
+            let message = panic_message(panic.as_ref());
+            tracing::error!(session = %session.id, req_id = %req_id, r#type = %msg_type, "request panicked: {message}");
+            session
+                .send(ErrorMessage::new(
+                    req_id,
+                    ErrorCode::RUNTIME_ERROR,
+                    format!("internal error while handling `{msg_type}`: {message}"),
+                ))
+                .await;
+            Audited::ok("").outcome(false, Some(&ErrorCode::RUNTIME_ERROR))
+        }
+    }
 }
 
 /// A panic's message, when it has one.
@@ -377,5 +384,41 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
             session.send(e).await;
             Audited::ok("").outcome(false, Some(&ErrorCode::INVALID_MESSAGE))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Host, HostConfig};
+    use tokio::sync::mpsc;
+
+    #[tokio::test]
+    async fn a_panicking_request_is_answered_once_and_audited_as_failed() {
+        let host = Host::builder(HostConfig::default()).build().unwrap();
+        let (tx, mut rx) = mpsc::channel(8);
+        let session = Session::new(host, tx);
+        let work = async {
+            if session.id().is_empty() {
+                return Audited::ok("never");
+            }
+            panic!("the work blew up")
+        };
+        let audited = guarded(&session, "r1", "tool/call/req", work).await;
+        assert!(!audited.success);
+        assert_eq!(audited.error_code, "runtime_error");
+        let Some(Message::ErrorMessage(e)) = rx.recv().await else {
+            panic!("no error message");
+        };
+        assert_eq!(e.req_id, "r1");
+        assert_eq!(e.code, ErrorCode::RUNTIME_ERROR);
+        assert!(e.message.contains("the work blew up"), "{}", e.message);
+        assert!(rx.try_recv().is_err(), "exactly one answer");
+
+        // Work that finishes is passed through untouched.
+        let audited = guarded(&session, "r2", "ping", async { Audited::ok("fine") }).await;
+        assert!(audited.success);
+        assert_eq!(audited.name, "fine");
+        assert!(rx.try_recv().is_err());
     }
 }
