@@ -11,9 +11,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use a2e_sandbox::{
-    BubblewrapUse, Policy, RunOptions, Sandbox, SandboxConfig, Wrapper, exec_main,
-};
+use a2e_sandbox::{BubblewrapUse, Policy, RunOptions, Sandbox, SandboxConfig, Wrapper, exec_main};
 
 const SUBCOMMAND: &str = "__sandbox-exec";
 
@@ -95,8 +93,16 @@ async fn bench(runs: usize) {
     };
     let variants: [(&str, SandboxConfig, Policy); 5] = [
         ("wrapper_only", direct, Policy::process(dir.path())),
-        ("process_policy", SandboxConfig::default(), Policy::process(dir.path())),
-        ("skill_policy", SandboxConfig::default(), Policy::skill(dir.path())),
+        (
+            "process_policy",
+            SandboxConfig::default(),
+            Policy::process(dir.path()),
+        ),
+        (
+            "skill_policy",
+            SandboxConfig::default(),
+            Policy::skill(dir.path()),
+        ),
         (
             "skill_policy_user_ns",
             SandboxConfig {
@@ -112,7 +118,9 @@ async fn bench(runs: usize) {
         let sb = Sandbox::new(wrapper.clone(), config).await.expect("probe");
         let applied = sb.applied(&policy);
         if name.ends_with("bwrap") && !sb.capabilities().bubblewrap.is_available() {
-            println!("{{\"bench\":\"sandbox\",\"variant\":\"{name}\",\"skipped\":\"bubblewrap unavailable\"}}");
+            println!(
+                "{{\"bench\":\"sandbox\",\"variant\":\"{name}\",\"skipped\":\"bubblewrap unavailable\"}}"
+            );
             continue;
         }
         let (mean, p50) = stats(sandboxed(&sb, &policy, runs).await);

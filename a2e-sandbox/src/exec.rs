@@ -207,7 +207,11 @@ fn run_and_mark(name: &OsString, args: &[OsString]) -> Result<i32, String> {
 }
 
 /// Starts the init process in the new PID namespace and ends as the program did.
-fn run_under_init(plan: &ExecPlan, plan_text: &OsString, program: &[OsString]) -> Result<i32, String> {
+fn run_under_init(
+    plan: &ExecPlan,
+    plan_text: &OsString,
+    program: &[OsString],
+) -> Result<i32, String> {
     // The init process opens the write end through /proc (nothing is inherited).
     let (read_end, write_end) =
         nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;

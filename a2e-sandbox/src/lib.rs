@@ -18,26 +18,32 @@
 //!
 //! # Example
 //!
-//! ```
+//! A host binary is its own wrapper: it hands a hidden subcommand to
+//! [`exec_main`] before it builds its runtime.
+//!
+//! ```standalone_crate
 //! use a2e_sandbox::{Policy, RunOptions, Sandbox, SandboxConfig, Termination, Wrapper};
 //!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let wrapper_path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-//! #     .join("../target/debug/a2e-sandbox-exec");
-//! # if !wrapper_path.exists() { return Ok(()); }
-//! // The host passes its own binary and hidden subcommand: Wrapper::current_exe("__sandbox-exec").
-//! let sandbox = Sandbox::new(Wrapper::binary(wrapper_path), SandboxConfig::default()).await?;
-//! let workdir = tempfile::tempdir()?;
-//! let policy = Policy::skill(workdir.path());
-//! let report = sandbox
-//!     .run(&policy, "sh", ["-c", "echo hello; kill -TERM $$"], &RunOptions::default())
-//!     .await?;
-//! assert_eq!(report.stdout, b"hello\n");
-//! assert_eq!(report.termination, Termination::Signaled(15));
-//! assert_eq!(report.termination.error_code(), Some("sandbox_crash"));
-//! # Ok(())
-//! # }
+//! fn main() {
+//!     let mut args = std::env::args_os().skip(1).peekable();
+//!     if args.peek().is_some_and(|a| a == "__sandbox-exec") {
+//!         a2e_sandbox::exec_main(args.skip(1)); // never returns
+//!     }
+//!     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//!     rt.block_on(async {
+//!         let wrapper = Wrapper::current_exe("__sandbox-exec").unwrap();
+//!         let sandbox = Sandbox::new(wrapper, SandboxConfig::default()).await.unwrap();
+//!         let workdir = tempfile::tempdir().unwrap();
+//!         let policy = Policy::skill(workdir.path());
+//!         let report = sandbox
+//!             .run(&policy, "sh", ["-c", "echo hello; kill -TERM $$"], &RunOptions::default())
+//!             .await
+//!             .unwrap();
+//!         assert_eq!(report.stdout, b"hello\n");
+//!         assert_eq!(report.termination, Termination::Signaled(15));
+//!         assert_eq!(report.termination.error_code(), Some("sandbox_crash"));
+//!     });
+//! }
 //! ```
 
 mod apply;

@@ -224,7 +224,12 @@ mod tests {
             Termination::Exited(0)
         );
         assert_eq!(
-            classify(killed(6), Ending::Exited, b"memory allocation of 8 bytes failed", &mem),
+            classify(
+                killed(6),
+                Ending::Exited,
+                b"memory allocation of 8 bytes failed",
+                &mem
+            ),
             Termination::OutOfMemory {
                 code: None,
                 signal: Some(6)
@@ -274,7 +279,10 @@ mod tests {
 
     #[test]
     fn codes_and_names() {
-        assert_eq!(Termination::Signaled(11).error_code(), Some("sandbox_crash"));
+        assert_eq!(
+            Termination::Signaled(11).error_code(),
+            Some("sandbox_crash")
+        );
         assert_eq!(
             Termination::OutOfMemory {
                 code: Some(1),

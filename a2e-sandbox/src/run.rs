@@ -157,7 +157,12 @@ async fn read_chunks<R: AsyncRead + Unpin>(mut reader: R, tx: mpsc::Sender<Vec<u
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
-                if open && tx.send(buf.get(..n).unwrap_or_default().to_vec()).await.is_err() {
+                if open
+                    && tx
+                        .send(buf.get(..n).unwrap_or_default().to_vec())
+                        .await
+                        .is_err()
+                {
                     // Nobody listens any more: keep the pipe drained.
                     open = false;
                 }
@@ -210,9 +215,10 @@ pub(crate) async fn drive(
         .stdout
         .take()
         .map(|out| AbortOnDropHandle::new(tokio::spawn(read_chunks(out, tx))));
-    let mut stderr_task = child.stderr.take().map(|err| {
-        AbortOnDropHandle::new(tokio::spawn(read_tail(err, opts.stderr_max_bytes)))
-    });
+    let mut stderr_task = child
+        .stderr
+        .take()
+        .map(|err| AbortOnDropHandle::new(tokio::spawn(read_tail(err, opts.stderr_max_bytes))));
 
     let deadline = opts.timeout.map(|t| Instant::now() + t);
     let mut ending: Option<Ending> = None;

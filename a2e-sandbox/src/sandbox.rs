@@ -176,7 +176,10 @@ impl Sandbox {
             caps.landlock_scope = off;
         }
         for (name, why) in caps.unavailable() {
-            warn_once(name, &format!("sandbox layer `{name}` is unavailable: {why}"));
+            warn_once(
+                name,
+                &format!("sandbox layer `{name}` is unavailable: {why}"),
+            );
         }
         Ok(Self {
             wrapper,
@@ -335,15 +338,25 @@ impl Sandbox {
 }
 
 /// Runs the wrapper with `--probe` (or `--probe-user-ns`) and reads its report.
-async fn probe_wrapper(wrapper: &Wrapper, force_user_ns: bool) -> Result<Capabilities, SandboxError> {
+async fn probe_wrapper(
+    wrapper: &Wrapper,
+    force_user_ns: bool,
+) -> Result<Capabilities, SandboxError> {
     let flag = if force_user_ns {
         "--probe-user-ns"
     } else {
         "--probe"
     };
-    let out = run_quiet(&wrapper.program, wrapper.prefix.iter().map(OsString::from).chain([flag.into()]))
-        .await
-        .map_err(|e| SandboxError::Probe(format!("cannot run the wrapper: {e}")))?;
+    let out = run_quiet(
+        &wrapper.program,
+        wrapper
+            .prefix
+            .iter()
+            .map(OsString::from)
+            .chain([flag.into()]),
+    )
+    .await
+    .map_err(|e| SandboxError::Probe(format!("cannot run the wrapper: {e}")))?;
     if !out.status.success() {
         return Err(SandboxError::Probe(format!(
             "the wrapper's probe failed ({}): {}",

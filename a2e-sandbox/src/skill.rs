@@ -152,8 +152,8 @@ impl LineSink<'_> {
         if self.finished.is_some() {
             return Err(format!("line {n}: output after the final line"));
         }
-        let value: Value = serde_json::from_slice(line)
-            .map_err(|e| format!("line {n}: not JSON: {e}"))?;
+        let value: Value =
+            serde_json::from_slice(line).map_err(|e| format!("line {n}: not JSON: {e}"))?;
         let Value::Object(mut obj) = value else {
             return Err(format!("line {n}: not a JSON object"));
         };
@@ -183,7 +183,9 @@ impl LineSink<'_> {
 
     fn event(&mut self, n: u64, kind: Value, mut obj: Map<String, Value>) -> Result<(), String> {
         let Value::String(kind) = kind else {
-            return Err(format!("line {n}: `event` must be a string (the event kind)"));
+            return Err(format!(
+                "line {n}: `event` must be a string (the event kind)"
+            ));
         };
         if kind.is_empty() || kind.len() > MAX_KIND_BYTES {
             return Err(format!(
@@ -340,7 +342,11 @@ pub async fn run_skill(
 mod tests {
     use super::*;
 
-    fn sink_run(input: &[&[u8]], max_line: usize, max_events: u64) -> (Result<(), String>, Vec<SkillEvent>, Option<Final>) {
+    fn sink_run(
+        input: &[&[u8]],
+        max_line: usize,
+        max_events: u64,
+    ) -> (Result<(), String>, Vec<SkillEvent>, Option<Final>) {
         let mut seen = Vec::new();
         let mut on_event = |e: SkillEvent| seen.push(e);
         let mut sink = LineSink {
@@ -401,7 +407,11 @@ mod tests {
                 message: "bad input".into()
             })
         );
-        let (_, _, fin) = sink_run(&[b"{\"error\":{\"code\":\"E1\",\"message\":\"m\"}}\n"], 1024, 10);
+        let (_, _, fin) = sink_run(
+            &[b"{\"error\":{\"code\":\"E1\",\"message\":\"m\"}}\n"],
+            1024,
+            10,
+        );
         assert_eq!(
             fin,
             Some(Final::Error {
@@ -420,7 +430,10 @@ mod tests {
             (b"{\"event\":\"a\",\"result\":1}\n", "exactly one of"),
             (b"{\"event\":3}\n", "must be a string"),
             (b"{\"event\":\"\"}\n", "1 to 128 bytes"),
-            (b"{\"result\":1}\n{\"event\":\"x\"}\n", "line 2: output after the final line"),
+            (
+                b"{\"result\":1}\n{\"event\":\"x\"}\n",
+                "line 2: output after the final line",
+            ),
             (b"{\"error\":[1]}\n", "`error` must be"),
         ];
         for (input, want) in cases {
@@ -432,14 +445,22 @@ mod tests {
 
     #[test]
     fn bounds_hold() {
-        let long = vec![b'x'; 100];
+        let long = [b'x'; 100];
         let (r, _, _) = sink_run(&[&long[..60], &long[60..]], 64, 10);
         assert!(r.unwrap_err().contains("longer than 64 bytes"));
-        let (r, events, _) = sink_run(&[b"{\"event\":\"a\"}\n{\"event\":\"a\"}\n{\"event\":\"a\"}\n"], 64, 2);
+        let (r, events, _) = sink_run(
+            &[b"{\"event\":\"a\"}\n{\"event\":\"a\"}\n{\"event\":\"a\"}\n"],
+            64,
+            2,
+        );
         assert!(r.unwrap_err().contains("more than 2 events"));
         assert_eq!(events.len(), 2);
         // Deeply nested JSON is refused by the parser's depth limit, not a crash.
-        let deep = format!("{{\"result\":{}{}}}\n", "[".repeat(10_000), "]".repeat(10_000));
+        let deep = format!(
+            "{{\"result\":{}{}}}\n",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
         let (r, _, _) = sink_run(&[deep.as_bytes()], 1 << 20, 2);
         assert!(r.unwrap_err().contains("not JSON"));
     }

@@ -88,7 +88,13 @@ fn helper_process() {
 /// Starts the helper in `mode` with `config` and extra environment.
 fn start_helper(mode: &str, config: &str, env: &[(&str, &str)]) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["helper_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "helper_process",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(HELPER, mode)
         .env(HELPER_CONFIG, config)
         .envs(env.iter().copied())
@@ -108,7 +114,10 @@ fn the_hosts_secrets_stay_out_of_the_environment() {
     let out = helper.wait_with_output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    let env: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("ENV ")).collect();
+    let env: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("ENV "))
+        .collect();
     assert!(text.lines().any(|l| l == "DONE"), "{text}");
     assert!(!text.contains("hunter2"), "{text}");
     assert!(env.iter().any(|l| l.starts_with("PATH=")), "{env:?}");
@@ -117,7 +126,10 @@ fn the_hosts_secrets_stay_out_of_the_environment() {
     for line in &env {
         let name = line.split('=').next().unwrap();
         assert!(
-            a2e_sandbox::DEFAULT_ENV_ALLOW.contains(&name) || name == "PWD" || name == "SHLVL" || name == "_",
+            a2e_sandbox::DEFAULT_ENV_ALLOW.contains(&name)
+                || name == "PWD"
+                || name == "SHLVL"
+                || name == "_",
             "unexpected variable {name}"
         );
     }
@@ -127,7 +139,10 @@ fn the_hosts_secrets_stay_out_of_the_environment() {
 /// sandboxed `sh`, its two sleeps and the wrapper all die with it.
 fn parent_death(config: &str) {
     let (_, pids, left) = kill_host(config, Duration::from_secs(20));
-    assert!(left.is_empty(), "{left:?} of {pids:?} outlived the host ({config})");
+    assert!(
+        left.is_empty(),
+        "{left:?} of {pids:?} outlived the host ({config})"
+    );
 }
 
 /// Starts the helper with `config`, waits for its sandboxed group, kills the
@@ -165,17 +180,31 @@ fn without_containment_only_the_direct_child_dies_with_the_host() {
     // The control for the tests above: with only the parent-death signal, the
     // wrapper (which became `sh`) dies, its background sleeps survive.
     let (leader, pids, left) = kill_host("group-only", Duration::from_secs(3));
-    assert!(!left.is_empty(), "{pids:?}: nothing survived, the check cannot tell");
-    assert!(!left.contains(&leader), "the direct child {leader} survived: {left:?}");
+    assert!(
+        !left.is_empty(),
+        "{pids:?}: nothing survived, the check cannot tell"
+    );
+    assert!(
+        !left.contains(&leader),
+        "the direct child {leader} survived: {left:?}"
+    );
     // kill_host has killed the survivors.
-    assert!(wait_for(Duration::from_secs(10), || left.iter().all(|p| !alive(*p))));
+    assert!(wait_for(Duration::from_secs(10), || left
+        .iter()
+        .all(|p| !alive(*p))));
 }
 
 #[tokio::test]
 async fn nothing_outlives_a_host_killed_with_sigkill() {
     let sb = sandbox().await;
-    if !sb.capabilities().pid_namespace.is_available() && !sb.capabilities().bubblewrap.is_available() {
-        skip_layer("nothing_outlives_a_host_killed_with_sigkill", "pid_namespace", false);
+    if !sb.capabilities().pid_namespace.is_available()
+        && !sb.capabilities().bubblewrap.is_available()
+    {
+        skip_layer(
+            "nothing_outlives_a_host_killed_with_sigkill",
+            "pid_namespace",
+            false,
+        );
         return;
     }
     parent_death("default");
@@ -185,7 +214,11 @@ async fn nothing_outlives_a_host_killed_with_sigkill() {
 async fn nothing_outlives_the_host_through_a_user_namespace() {
     let sb = sandbox_with(config_named("user-ns")).await;
     if !sb.capabilities().pid_namespace.is_available() {
-        skip_layer("nothing_outlives_the_host_through_a_user_namespace", "pid_namespace (user namespace)", false);
+        skip_layer(
+            "nothing_outlives_the_host_through_a_user_namespace",
+            "pid_namespace (user namespace)",
+            false,
+        );
         return;
     }
     assert!(sb.capabilities().needs_user_namespace);
@@ -196,7 +229,11 @@ async fn nothing_outlives_the_host_through_a_user_namespace() {
 async fn nothing_outlives_the_host_under_bubblewrap() {
     let sb = sandbox_with(config_named("bwrap")).await;
     if !sb.capabilities().bubblewrap.is_available() {
-        skip_layer("nothing_outlives_the_host_under_bubblewrap", "bubblewrap", true);
+        skip_layer(
+            "nothing_outlives_the_host_under_bubblewrap",
+            "bubblewrap",
+            true,
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -264,7 +301,11 @@ async fn no_network_inside() {
 async fn landlock_confines_writes_to_the_working_directory() {
     let sb = sandbox().await;
     if !sb.capabilities().landlock_fs.is_available() {
-        skip_layer("landlock_confines_writes_to_the_working_directory", "landlock_fs", false);
+        skip_layer(
+            "landlock_confines_writes_to_the_working_directory",
+            "landlock_fs",
+            false,
+        );
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -282,11 +323,21 @@ async fn landlock_confines_writes_to_the_working_directory() {
         .await
         .unwrap();
     assert!(report.applied.filesystem);
-    assert!(matches!(report.termination, Termination::Exited(c) if c != 0), "{report:?}");
-    assert_eq!(std::fs::read_to_string(work.path().join("inside.txt")).unwrap(), "in\n");
+    assert!(
+        matches!(report.termination, Termination::Exited(c) if c != 0),
+        "{report:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("inside.txt")).unwrap(),
+        "in\n"
+    );
     assert_eq!(report.stdout, b"visible");
     assert!(!outside.exists(), "wrote outside the working directory");
-    assert!(report.stderr.text().contains("ermission denied"), "{}", report.stderr.text());
+    assert!(
+        report.stderr.text().contains("ermission denied"),
+        "{}",
+        report.stderr.text()
+    );
 
     // The same write succeeds without filesystem rules.
     let mut open = policy.clone();
@@ -317,10 +368,22 @@ async fn capabilities_name_every_missing_layer() {
         force_user_namespace: false,
     })
     .await;
-    let missing: Vec<&str> = off.capabilities().unavailable().into_iter().map(|(n, _)| n).collect();
+    let missing: Vec<&str> = off
+        .capabilities()
+        .unavailable()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     assert_eq!(
         missing,
-        ["pid_namespace", "net_namespace", "landlock_fs", "landlock_tcp", "landlock_scope", "bubblewrap"]
+        [
+            "pid_namespace",
+            "net_namespace",
+            "landlock_fs",
+            "landlock_tcp",
+            "landlock_scope",
+            "bubblewrap"
+        ]
     );
     let dir = tempfile::tempdir().unwrap();
     let applied = off.applied(&Policy::skill(dir.path()));

@@ -5,9 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use a2e_sandbox::{
-    Containment, Limits, Policy, RunOptions, SandboxConfig, Termination,
-};
+use a2e_sandbox::{Containment, Limits, Policy, RunOptions, SandboxConfig, Termination};
 use common::{alive, need, sandbox, sandbox_with, wait_for, wait_group};
 
 fn skill_policy(dir: &tempfile::TempDir) -> Policy {
@@ -77,7 +75,12 @@ async fn a_program_that_kills_itself_is_a_crash_with_its_signal() {
         for (sig, num) in [("SEGV", 11), ("TERM", 15), ("ABRT", 6)] {
             let script = format!("kill -{sig} $$; sleep 5");
             let report = sb
-                .run(&skill_policy(&dir), "sh", ["-c", &script], &RunOptions::default())
+                .run(
+                    &skill_policy(&dir),
+                    "sh",
+                    ["-c", &script],
+                    &RunOptions::default(),
+                )
                 .await
                 .unwrap();
             assert_eq!(
@@ -118,7 +121,12 @@ async fn allocating_past_the_limit_is_out_of_memory() {
     let mut unlimited = policy.clone();
     unlimited.limits.address_space_bytes = None;
     let report = sb
-        .run(&unlimited, "sh", ["-c", "echo 'out of memory' >&2; exit 2"], &RunOptions::default())
+        .run(
+            &unlimited,
+            "sh",
+            ["-c", "echo 'out of memory' >&2; exit 2"],
+            &RunOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(report.termination, Termination::Exited(2));
@@ -152,7 +160,12 @@ async fn the_cpu_limit_ends_a_busy_loop() {
     let mut policy = skill_policy(&dir);
     policy.limits.cpu_seconds = Some(1);
     let report = sb
-        .run(&policy, "sh", ["-c", "while :; do :; done"], &RunOptions::default())
+        .run(
+            &policy,
+            "sh",
+            ["-c", "while :; do :; done"],
+            &RunOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(report.termination, Termination::CpuLimit);

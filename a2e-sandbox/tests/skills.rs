@@ -20,7 +20,13 @@ fn policy(dir: &tempfile::TempDir) -> Policy {
     p
 }
 
-async fn run_sh(script: &str, opts: &SkillOptions) -> (Result<a2e_sandbox::SkillOutput, SkillError>, Vec<SkillEvent>) {
+async fn run_sh(
+    script: &str,
+    opts: &SkillOptions,
+) -> (
+    Result<a2e_sandbox::SkillOutput, SkillError>,
+    Vec<SkillEvent>,
+) {
     let sb = sandbox().await;
     let dir = tempfile::tempdir().unwrap();
     let mut events = Vec::new();
@@ -62,7 +68,9 @@ async fn a_reported_error_keeps_its_code() {
     match out.unwrap_err() {
         e @ SkillError::Reported { .. } => {
             assert_eq!(e.code(), "skill_error");
-            let SkillError::Reported { code, message, .. } = e else { unreachable!() };
+            let SkillError::Reported { code, message, .. } = e else {
+                unreachable!()
+            };
             assert_eq!(code.as_deref(), Some("bad_input"));
             assert_eq!(message, "no name");
         }
@@ -78,7 +86,10 @@ async fn a_crash_is_sandbox_crash() {
     assert_eq!(err.code(), "sandbox_crash", "{err}");
     assert!(matches!(
         err,
-        SkillError::Terminated { termination: Termination::Signaled(11), .. }
+        SkillError::Terminated {
+            termination: Termination::Signaled(11),
+            ..
+        }
     ));
     assert_eq!(events.len(), 1);
 }
@@ -95,18 +106,16 @@ async fn allocating_past_the_limit_is_out_of_memory() {
 async fn a_protocol_violation_stops_the_run() {
     let (out, _) = run_sh("echo not-json; sleep 300", &SkillOptions::default()).await;
     match out.unwrap_err() {
-        SkillError::Protocol { message, .. } => assert!(message.contains("line 1: not JSON"), "{message}"),
+        SkillError::Protocol { message, .. } => {
+            assert!(message.contains("line 1: not JSON"), "{message}")
+        }
         other => panic!("{other:?}"),
     }
     let opts = SkillOptions {
         max_events: 3,
         ..SkillOptions::default()
     };
-    let (out, events) = run_sh(
-        r#"while :; do echo '{"event":"log"}'; done"#,
-        &opts,
-    )
-    .await;
+    let (out, events) = run_sh(r#"while :; do echo '{"event":"log"}'; done"#, &opts).await;
     let err = out.unwrap_err();
     assert_eq!(err.code(), "skill_error");
     assert!(err.to_string().contains("more than 3 events"), "{err}");
@@ -116,14 +125,27 @@ async fn a_protocol_violation_stops_the_run() {
         ..SkillOptions::default()
     };
     let (out, _) = run_sh("head -c 5000 /dev/zero | tr '\\0' x; sleep 300", &opts).await;
-    assert!(out.unwrap_err().to_string().contains("longer than 1000 bytes"));
+    assert!(
+        out.unwrap_err()
+            .to_string()
+            .contains("longer than 1000 bytes")
+    );
 }
 
 #[tokio::test]
 async fn no_result_and_a_timeout() {
     let (out, _) = run_sh("read -r args; exit 0", &SkillOptions::default()).await;
     let err = out.unwrap_err();
-    assert!(matches!(err, SkillError::Terminated { no_result: true, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            SkillError::Terminated {
+                no_result: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(err.code(), "skill_error");
 
     let mut opts = SkillOptions::default();
