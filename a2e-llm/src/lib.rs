@@ -15,6 +15,11 @@
 //! Credentials are [`Secret`]s: never in `Debug`, errors (bodies quoted in errors are
 //! scrubbed), events or logs.
 //!
+//! Both providers are `reqwest` (rustls on `ring`) with this crate's own tolerant serde
+//! types rather than `async-openai`: compatible servers differ from OpenAI in small ways
+//! that strict types reject, both APIs need one retry/timeout/cancellation policy and one
+//! SSE reader, and Anthropic needed its own types anyway (README: "Why `reqwest`").
+//!
 //! ```
 //! use a2e_llm::{Message, ProviderConfig, ProviderKind, Providers};
 //!

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::agent::{EventSink, LoopOptions, LoopOutcome};
 use crate::config::ResolvedModel;
-use crate::error::{ConfigError, LoopError};
+use crate::error::{ConfigError, LlmError, LoopError};
 use crate::events::LoopEvent;
 #[cfg(test)]
 use crate::types::Usage;
@@ -74,11 +74,14 @@ impl LoopOptions {
 }
 
 impl LoopError {
-    /// The A2E error code a skill result carries for this error: `timeout` for the time
-    /// bound, `skill_error` otherwise (the limit, a provider failure, a cancellation).
+    /// The A2E error code a skill result carries for this error: `timeout` for the loop's
+    /// time bound or a model request's timeout, `skill_error` otherwise (the limit, a
+    /// provider failure, a cancellation).
     pub fn error_code(&self) -> ErrorCode {
         match self {
-            LoopError::Timeout { .. } => ErrorCode::TIMEOUT,
+            LoopError::Timeout { .. } | LoopError::Provider(LlmError::Timeout { .. }) => {
+                ErrorCode::TIMEOUT
+            }
             _ => ErrorCode::SKILL_ERROR,
         }
     }
