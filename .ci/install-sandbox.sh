@@ -11,8 +11,9 @@ if [ "$(id -u)" -eq 0 ]; then
 elif command -v sudo >/dev/null 2>&1; then
   SUDO=(sudo -n)
 else
+  # The bubblewrap tests then fail under CI, naming the missing package.
   echo "install-sandbox: bubblewrap is missing and this user cannot install packages" >&2
-  exit 1
+  exit 0
 fi
 "${SUDO[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq bubblewrap

@@ -391,3 +391,44 @@ async fn capabilities_name_every_missing_layer() {
     assert_eq!(applied.network, NetIsolation::None);
     assert!(!applied.filesystem);
 }
+
+#[tokio::test]
+async fn landlock_scopes_keep_signals_inside() {
+    // Without namespaces the host's pid is visible; Landlock's signal scope
+    // still refuses to signal it.
+    let sb = sandbox_with(SandboxConfig {
+        namespaces: false,
+        bubblewrap: BubblewrapUse::Never,
+        ..SandboxConfig::default()
+    })
+    .await;
+    if !sb.capabilities().landlock_scope.is_available() {
+        skip_layer(
+            "landlock_scopes_keep_signals_inside",
+            "landlock_scope",
+            false,
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!("kill -0 {}", std::process::id());
+    let mut policy = Policy::skill(dir.path());
+    let report = sb
+        .run(&policy, "sh", ["-c", &script], &RunOptions::default())
+        .await
+        .unwrap();
+    assert!(!report.termination.success(), "{report:?}");
+    assert!(
+        report.stderr.text().contains("ermitted"),
+        "{}",
+        report.stderr.text()
+    );
+    // The same signal goes through without Landlock.
+    policy.filesystem = None;
+    policy.network = Network::Allow;
+    let report = sb
+        .run(&policy, "sh", ["-c", &script], &RunOptions::default())
+        .await
+        .unwrap();
+    assert!(report.termination.success(), "{report:?}");
+}

@@ -262,3 +262,24 @@ async fn cancelling_kills_the_whole_group() {
     }
     group_dies(SandboxConfig::default(), false).await;
 }
+
+#[tokio::test]
+async fn the_limits_are_those_of_the_policy() {
+    let sb = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let report = sb
+        .run(
+            &skill_policy(&dir),
+            "sh",
+            ["-c", "ulimit -n; ulimit -v; ulimit -t; ulimit -c"],
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(report.termination.success(), "{report:?}");
+    // open files, address space in KiB, CPU seconds, core size.
+    assert_eq!(
+        String::from_utf8_lossy(&report.stdout),
+        "64\n524288\n30\n0\n"
+    );
+}
