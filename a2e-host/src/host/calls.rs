@@ -1,0 +1,426 @@
+//! The one call pipeline of tools and skills: lookup and checks per kind
+//! ([`CallKind`]), then the shared part — deadline, event sink, call context,
+//! supervision (panics, timeout, cancellation), duration, collected events —
+//! and the kind's result.
+
+use std::sync::{Arc, Mutex};
+
+use a2e_proto::{
+    ErrorCode, EventKind, Message, SkillCallRequest, SkillEvent, SkillResult, SkillStatus,
+    ToolCallRequest, ToolEvent, ToolResult,
+};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+use super::Host;
+use crate::error::{HostError, HostResult};
+use crate::plugin::{CallContext, EventSink, SkillCall, SkillOutput, ToolOutput};
+use crate::registry::{SkillEntry, ToolEntry};
+
+/// Most events kept in a result's `events` list; later ones are still streamed.
+pub const MAX_COLLECTED_EVENTS: usize = 1000;
+
+type Collected<E> = Arc<Mutex<Vec<E>>>;
+
+/// An event sink that numbers events, keeps up to [`MAX_COLLECTED_EVENTS`], and
+/// forwards them to `stream` when given.
+fn collecting_sink<E>(
+    req_id: &str,
+    stream: Option<mpsc::Sender<Message>>,
+    make: fn(EventKind, Map<String, Value>, u64, String) -> E,
+) -> (EventSink, Collected<E>)
+where
+    E: Clone + Into<Message> + Send + 'static,
+{
+    let collected: Collected<E> = Arc::new(Mutex::new(Vec::new()));
+    let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let keep = collected.clone();
+    let req_id = req_id.to_owned();
+    let sink = EventSink::new(move |kind, data| {
+        let n = seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let event = make(kind, data, n, req_id.clone());
+        if let Ok(mut list) = keep.lock()
+            && list.len() < MAX_COLLECTED_EVENTS
+        {
+            list.push(event.clone());
+        }
+        let stream = stream.clone();
+        async move {
+            if let Some(tx) = stream {
+                let _ = tx.send(event.into()).await;
+            }
+        }
+        .boxed()
+    });
+    (sink, collected)
+}
+
+fn take<E>(collected: &Collected<E>) -> Vec<E> {
+    collected
+        .lock()
+        .map(|mut l| std::mem::take(&mut *l))
+        .unwrap_or_default()
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_owned()
+    }
+}
+
+/// How long a cancelled call may take to wind down before its task is aborted.
+pub const CANCEL_GRACE: Duration = Duration::from_millis(200);
+
+/// Fires the call's token, lets it wind down for [`CANCEL_GRACE`], then aborts it.
+async fn stop<T>(mut task: tokio::task::JoinHandle<T>, call_token: &CancellationToken) {
+    call_token.cancel();
+    if tokio::time::timeout(CANCEL_GRACE, &mut task).await.is_err() {
+        task.abort();
+    }
+}
+
+/// Runs `fut` on its own task under `deadline` and `cancel`, turning panics,
+/// timeouts and cancellation into errors. On timeout the call's token fires and
+/// the task is aborted (its drop guards kill what it started).
+async fn supervise<T: Send + 'static>(
+    fut: impl std::future::Future<Output = HostResult<T>> + Send + 'static,
+    call_token: CancellationToken,
+    outer: &CancellationToken,
+    deadline: Instant,
+    timeout_secs: u64,
+    what: &str,
+) -> HostResult<T> {
+    let mut task = tokio::spawn(fut);
+    tokio::select! {
+        joined = &mut task => match joined {
+            Ok(result) => result,
+            Err(e) if e.is_panic() => Err(HostError::Runtime(format!("{what} panicked: {}", panic_message(e.into_panic())))),
+            Err(_) => Err(HostError::Cancelled),
+        },
+        _ = tokio::time::sleep_until(deadline) => {
+            stop(task, &call_token).await;
+            Err(HostError::Timeout(timeout_secs))
+        }
+        _ = outer.cancelled() => {
+            stop(task, &call_token).await;
+            Err(HostError::Cancelled)
+        }
+    }
+}
+
+/// The longest any call may run, whatever its request asks: one day, the chain
+/// engine's limit. A larger `timeout` on the wire is clamped to it
+/// (docs/protocol-decisions.md).
+pub const MAX_TIMEOUT_SECS: u64 = a2e_chain::MAX_TIMEOUT_SECS;
+
+/// A call's timeout: the request's when given (non-zero), else the default;
+/// never above a skill's own `timeout_seconds` when it has one, nor above
+/// [`MAX_TIMEOUT_SECS`].
+pub fn effective_timeout(requested: u64, default: u64, ceiling: Option<u64>) -> u64 {
+    let ceiling = ceiling.filter(|c| *c > 0);
+    let wanted = match (requested, ceiling) {
+        (0, Some(own)) => own,
+        (0, None) => default,
+        (asked, Some(own)) => asked.min(own),
+        (asked, None) => asked,
+    };
+    wanted.clamp(1, MAX_TIMEOUT_SECS)
+}
+
+/// What the call pipeline needs to know of a request.
+pub(crate) struct CallSpec<'a> {
+    req_id: &'a str,
+    correlation_id: &'a str,
+    timeout_secs: u64,
+    streaming: bool,
+}
+
+/// A call that ran: its outcome, duration and collected events.
+pub(crate) struct Finished<O, E> {
+    outcome: HostResult<O>,
+    duration_ms: u64,
+    events: Vec<E>,
+}
+
+/// What differs between a tool call and a skill call.
+pub(crate) trait CallKind {
+    /// The request.
+    type Req: Sync;
+    /// The registry entry the request names.
+    type Entry: Send;
+    /// What the plugin returns.
+    type Output: Send + 'static;
+    /// The event type.
+    type Event: Clone + Into<Message> + Send + 'static;
+    /// The result answered.
+    type Result;
+    /// `tool` or `skill`, for messages.
+    const WHAT: &'static str;
+
+    /// Finds the entry and checks the request against it (refusals are `Err`).
+    fn lookup(host: &Host, req: &Self::Req) -> HostResult<Self::Entry>;
+    /// The request's id, correlation id, streaming flag and timeout.
+    fn spec<'a>(host: &Host, req: &'a Self::Req, entry: &Self::Entry) -> CallSpec<'a>;
+    /// The plugin call.
+    fn invoke(
+        host: &Arc<Host>,
+        req: &Self::Req,
+        entry: Self::Entry,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, HostResult<Self::Output>>;
+    /// An event of this kind.
+    fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> Self::Event;
+    /// The answer for a call that ran (failures in-band) or was refused (`Err`).
+    fn finish(
+        req: &Self::Req,
+        done: Finished<Self::Output, Self::Event>,
+    ) -> HostResult<Self::Result>;
+}
+
+/// `tool/call`.
+pub(crate) struct ToolKind;
+
+impl CallKind for ToolKind {
+    type Req = ToolCallRequest;
+    type Entry = ToolEntry;
+    type Output = ToolOutput;
+    type Event = ToolEvent;
+    type Result = ToolResult;
+    const WHAT: &'static str = "tool";
+
+    fn lookup(host: &Host, req: &ToolCallRequest) -> HostResult<ToolEntry> {
+        let entry = host
+            .registry
+            .tool(&req.tool_name)
+            .ok_or_else(|| HostError::UnknownTool(req.tool_name.clone()))?;
+        entry.validator.check(&req.arguments)?;
+        Ok(entry)
+    }
+
+    fn spec<'a>(host: &Host, req: &'a ToolCallRequest, _entry: &ToolEntry) -> CallSpec<'a> {
+        CallSpec {
+            req_id: &req.id,
+            correlation_id: &req.correlation_id,
+            timeout_secs: effective_timeout(req.timeout, host.config.timeouts.tool_secs, None),
+            streaming: req.streaming,
+        }
+    }
+
+    fn invoke(
+        _host: &Arc<Host>,
+        req: &ToolCallRequest,
+        entry: ToolEntry,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, HostResult<ToolOutput>> {
+        let name = req.tool_name.clone();
+        let args = req.arguments.clone();
+        Box::pin(async move { entry.plugin.call_dyn(&name, args, ctx).await })
+    }
+
+    fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> ToolEvent {
+        ToolEvent {
+            kind,
+            data,
+            seq,
+            req_id,
+            ..ToolEvent::default()
+        }
+    }
+
+    fn finish(
+        req: &ToolCallRequest,
+        done: Finished<ToolOutput, ToolEvent>,
+    ) -> HostResult<ToolResult> {
+        match done.outcome {
+            Ok(out) => Ok(ToolResult {
+                success: true,
+                tool_name: req.tool_name.clone(),
+                data: out.data,
+                summary: out.summary,
+                truncated: out.truncated,
+                exit_code: out.exit_code,
+                error: None,
+                error_code: None,
+                duration_ms: done.duration_ms,
+                events: done.events,
+            }),
+            Err(e) if e.is_refusal() => Err(e),
+            Err(e) => {
+                let code = match &e {
+                    HostError::Runtime(_) | HostError::Io { .. } => ErrorCode::TOOL_ERROR,
+                    other => other.code(),
+                };
+                let mut result = ToolResult::failed(&req.tool_name, code, e.to_string());
+                result.duration_ms = done.duration_ms;
+                result.events = done.events;
+                Ok(result)
+            }
+        }
+    }
+}
+
+/// `skill/call`.
+pub(crate) struct SkillKind;
+
+impl CallKind for SkillKind {
+    type Req = SkillCallRequest;
+    type Entry = SkillEntry;
+    type Output = SkillOutput;
+    type Event = SkillEvent;
+    type Result = SkillResult;
+    const WHAT: &'static str = "skill";
+
+    fn lookup(host: &Host, req: &SkillCallRequest) -> HostResult<SkillEntry> {
+        let entry = host
+            .registry
+            .skill(&req.name)
+            .ok_or_else(|| HostError::UnknownSkill(req.name.clone()))?;
+        let effective = host.effective_skill(&entry.def);
+        if effective.status != SkillStatus::PUBLISHED {
+            let missing = host.missing_tools(&entry.def);
+            let why = if missing.is_empty() {
+                String::new()
+            } else {
+                format!(" (missing tools: {})", missing.join(", "))
+            };
+            return Err(HostError::SkillUnavailable(format!(
+                "skill `{}` is {}{why}; only Published skills can be called",
+                req.name, effective.status
+            )));
+        }
+        entry.validator.check(&req.arguments)?;
+        Ok(entry)
+    }
+
+    fn spec<'a>(host: &Host, req: &'a SkillCallRequest, entry: &SkillEntry) -> CallSpec<'a> {
+        let own = entry.def.timeout_seconds;
+        // A request that leaves `timeout` at the spec's default (60 s) asks for
+        // nothing in particular: the skill's own `timeout_seconds` then applies.
+        let asked = if req.timeout == a2e_proto::skills::DEFAULT_SKILL_TIMEOUT_SECS && own.is_some()
+        {
+            0
+        } else {
+            req.timeout
+        };
+        CallSpec {
+            req_id: &req.id,
+            correlation_id: &req.correlation_id,
+            timeout_secs: effective_timeout(asked, host.config.timeouts.skill_secs, own),
+            streaming: req.streaming,
+        }
+    }
+
+    fn invoke(
+        host: &Arc<Host>,
+        req: &SkillCallRequest,
+        entry: SkillEntry,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, HostResult<SkillOutput>> {
+        let call = SkillCall {
+            ctx,
+            host: host.clone(),
+            llm_override: req.llm_override.clone(),
+            metadata: req.metadata.clone(),
+        };
+        let name = req.name.clone();
+        let args = req.arguments.clone();
+        Box::pin(async move { entry.plugin.call_dyn(&name, args, call).await })
+    }
+
+    fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> SkillEvent {
+        SkillEvent {
+            kind,
+            data,
+            seq,
+            req_id,
+            ..SkillEvent::default()
+        }
+    }
+
+    fn finish(
+        _req: &SkillCallRequest,
+        done: Finished<SkillOutput, SkillEvent>,
+    ) -> HostResult<SkillResult> {
+        match done.outcome {
+            Ok(out) => Ok(SkillResult {
+                success: true,
+                data: out.data,
+                summary: out.summary,
+                truncated: out.truncated,
+                error: None,
+                error_code: None,
+                duration_ms: done.duration_ms,
+                events: done.events,
+            }),
+            Err(e) if e.is_refusal() => Err(e),
+            Err(e) => {
+                let code = match &e {
+                    HostError::Runtime(_) | HostError::Io { .. } | HostError::Tool(_) => {
+                        ErrorCode::SKILL_ERROR
+                    }
+                    other => other.code(),
+                };
+                let mut result = SkillResult::failed(code, e.to_string());
+                result.duration_ms = done.duration_ms;
+                result.events = done.events;
+                Ok(result)
+            }
+        }
+    }
+}
+
+impl Host {
+    /// Runs a call of kind `K`: lookup and checks, then the shared pipeline.
+    /// `Err` is a refusal; a call that ran and failed is `Ok` with `success: false`.
+    pub(crate) async fn call<K: CallKind>(
+        self: &Arc<Self>,
+        session_id: &str,
+        req: &K::Req,
+        stream: Option<mpsc::Sender<Message>>,
+        cancel: &CancellationToken,
+    ) -> HostResult<K::Result> {
+        let entry = K::lookup(self, req)?;
+        let spec = K::spec(self, req, &entry);
+        let started = Instant::now();
+        let timeout = Duration::from_secs(spec.timeout_secs);
+        // Checked: a deadline past the clock's range means "no deadline this century".
+        let deadline = started
+            .checked_add(timeout)
+            .unwrap_or_else(|| started + Duration::from_secs(MAX_TIMEOUT_SECS));
+        let stream = if spec.streaming { stream } else { None };
+        let (sink, collected) = collecting_sink(spec.req_id, stream, K::event);
+        let call_token = cancel.child_token();
+        let ctx = CallContext::new(
+            session_id,
+            spec.req_id,
+            call_token.clone(),
+            Some(deadline),
+            sink,
+        )
+        .with_correlation_id(spec.correlation_id);
+        let work = K::invoke(self, req, entry, ctx);
+        let outcome = supervise(
+            work,
+            call_token,
+            cancel,
+            deadline,
+            spec.timeout_secs,
+            K::WHAT,
+        )
+        .await;
+        let done = Finished {
+            outcome,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            events: take(&collected),
+        };
+        K::finish(req, done)
+    }
+}
