@@ -138,6 +138,7 @@ fn main() {
     };
     let engine = Engine::new(NoOp);
     let backend = NoOp;
+    let mut t_validate = Vec::with_capacity(trials);
     let (mut t_engine, mut t_direct) = rt.block_on(async {
         let mut t_engine = Vec::with_capacity(trials);
         let mut t_direct = Vec::with_capacity(trials);
@@ -249,9 +250,15 @@ fn main() {
                 }
             }
             t_direct.push(start.elapsed().as_nanos() as f64);
+
+            // Validation alone (part of every run).
+            let start = Instant::now();
+            black_box(ontheia::validate(black_box(&doc)).is_ok());
+            t_validate.push(start.elapsed().as_nanos() as f64);
         }
         (t_engine, t_direct)
     });
+    let validate_us = median(&mut t_validate) / 1e3;
     let engine_us = median(&mut t_engine) / 1e3;
     let direct_us = median(&mut t_direct) / 1e3;
     let line = json!({
@@ -261,6 +268,7 @@ fn main() {
         "run_us": (engine_us * 10.0).round() / 10.0,
         "us_per_step": (engine_us / steps_run as f64 * 100.0).round() / 100.0,
         "overhead_us_per_step": ((engine_us - direct_us) / steps_run as f64 * 100.0).round() / 100.0,
+        "validate_us": (validate_us * 10.0).round() / 10.0,
         "vs": "the same backend calls made directly",
         "vs_run_us": (direct_us * 10.0).round() / 10.0,
         "ratio": ((engine_us / direct_us) * 10.0).round() / 10.0,
