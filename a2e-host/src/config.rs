@@ -50,7 +50,7 @@ pub const ALL_BUILTINS: &[&str] = &[
 pub const DEFAULT_BUILTINS: &[&str] = ALL_BUILTINS;
 
 /// The host's configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
     /// Workspace root the built-in tools are confined to.
@@ -75,6 +75,15 @@ pub struct HostConfig {
     pub audit: AuditConfig,
     /// Default timeouts.
     pub timeouts: TimeoutConfig,
+    /// Where the host keeps its data (the memory database); relative paths are
+    /// under the root. Default `.a2e`.
+    pub data_dir: PathBuf,
+    /// Model providers for LLM skills (`[[llm.providers]]`).
+    pub llm: LlmConfig,
+    /// Long-term memory (`[memory]`).
+    pub memory: MemoryConfig,
+    /// MCP servers mounted as toolkits (`[[mcp.servers]]`).
+    pub mcp: McpConfig,
 }
 
 impl Default for HostConfig {
@@ -91,8 +100,98 @@ impl Default for HostConfig {
             files: FileConfig::default(),
             audit: AuditConfig::default(),
             timeouts: TimeoutConfig::default(),
+            data_dir: PathBuf::from(".a2e"),
+            llm: LlmConfig::default(),
+            memory: MemoryConfig::default(),
+            mcp: McpConfig::default(),
         }
     }
+}
+
+impl HostConfig {
+    /// The data directory, resolved against the root.
+    pub fn data_path(&self) -> PathBuf {
+        if self.data_dir.is_absolute() {
+            self.data_dir.clone()
+        } else {
+            self.root.join(&self.data_dir)
+        }
+    }
+}
+
+/// Model providers (see `docs/llm-skills.md`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// The providers skills may use, and which of them agents may pick.
+    pub providers: Vec<a2e_llm::ProviderConfig>,
+}
+
+/// Long-term memory (see `a2e-memory`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Offer the `memory_*` tools.
+    pub enabled: bool,
+    /// The SQLite file (default `memory.db` in the data directory).
+    pub path: Option<PathBuf>,
+    /// Namespaces a session may touch: patterns with `${agent_id}` and
+    /// `${user_id}`, `*` for one segment, `**` for the rest.
+    pub namespaces: Vec<String>,
+    /// Largest memory, in bytes.
+    pub max_content_bytes: usize,
+    /// An OpenAI-compatible embeddings endpoint for hybrid search.
+    pub embeddings: Option<EmbeddingsConfig>,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            path: None,
+            namespaces: vec![
+                "agent.${agent_id}.**".into(),
+                "vector.user.${user_id}.**".into(),
+            ],
+            max_content_bytes: 16 * 1024,
+            embeddings: None,
+        }
+    }
+}
+
+/// An OpenAI-compatible `/embeddings` endpoint.
+#[derive(Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingsConfig {
+    /// Base URL, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    /// The embedding model.
+    pub model: String,
+    /// The API key (prefer `api_key_env`).
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// The environment variable holding the API key.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+}
+
+impl std::fmt::Debug for EmbeddingsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddingsConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
+            .field("api_key_env", &self.api_key_env)
+            .finish()
+    }
+}
+
+/// MCP servers (see `a2e-mcp`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// Each server becomes a toolkit named after it.
+    pub servers: Vec<a2e_mcp::McpServerConfig>,
 }
 
 /// Commands: what may run and within which limits.
