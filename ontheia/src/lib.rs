@@ -69,3 +69,8 @@ pub use error::{BackendError, Rule, RunError, StepError, ValidationError, Valida
 pub use events::{Event, EventKind, EventSink};
 pub use result::{StepResult, StepStatus};
 pub use validate::{parse, parse_value, validate};
+
+/// The README's example, compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

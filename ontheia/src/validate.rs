@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::doc::{Document, StepType};
@@ -37,12 +38,8 @@ pub fn parse(text: &str) -> Result<Document, ValidationErrors> {
 
 /// Validates a JSON value and turns it into a [`Document`].
 pub fn parse_value(value: &Value) -> Result<Document, ValidationErrors> {
-    let mut v = Checker::default();
-    v.document(value);
-    if !v.errors.is_empty() {
-        return Err(ValidationErrors(v.errors));
-    }
-    serde_json::from_value(value.clone())
+    check(value)?;
+    Document::deserialize(value)
         .map_err(|e| one("$", Rule::Type, format!("does not fit the format: {e}")))
 }
 
@@ -50,7 +47,17 @@ pub fn parse_value(value: &Value) -> Result<Document, ValidationErrors> {
 pub fn validate(doc: &Document) -> Result<(), ValidationErrors> {
     let value = serde_json::to_value(doc)
         .map_err(|e| one("$", Rule::Type, format!("cannot serialize: {e}")))?;
-    parse_value(&value).map(|_| ())
+    check(&value)
+}
+
+fn check(value: &Value) -> Result<(), ValidationErrors> {
+    let mut v = Checker::default();
+    v.document(value);
+    if v.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ValidationErrors(v.errors))
+    }
 }
 
 fn one(path: &str, rule: Rule, message: String) -> ValidationErrors {

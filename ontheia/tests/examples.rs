@@ -129,3 +129,17 @@ async fn model_example_runs_with_a_messy_model() {
         json!({"intent": "weather", "branch": 0, "parsed": "success"})
     );
 }
+
+#[test]
+fn the_schema_names_the_limits() {
+    let schema = ontheia::schema::document_schema();
+    let text = schema.to_string();
+    assert_eq!(schema["title"], "Ontheia chain document");
+    assert_eq!(schema["properties"]["steps"]["maxItems"], 50);
+    assert_eq!(schema["properties"]["edges"]["maxItems"], 200);
+    assert_eq!(schema["additionalProperties"], false);
+    for name in ontheia::StepType::ALL {
+        assert!(text.contains(&format!("\"{}\"", name.as_str())), "{name}");
+    }
+    assert!(text.contains("600000"), "delay_ms maximum");
+}
