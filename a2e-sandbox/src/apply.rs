@@ -83,6 +83,23 @@ pub(crate) fn enter_namespaces(ns: NsPlan) -> Result<(), String> {
         write_proc("/proc/self/setgroups", "deny")?;
         write_proc("/proc/self/uid_map", &format!("{uid} {uid} 1"))?;
         write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1"))?;
+        // Gaining the namespace's capabilities made this process non-dumpable,
+        // which hides its /proc entries from the init process (same uid) that
+        // reports to it through /proc/<pid>/fd.
+        // Gaining them also keeps a process that has them out of reach of
+        // one that has not (the init process, after its exec): drop them all,
+        // the namespaces are made.
+        nix::sys::prctl::set_dumpable(true).map_err(|e| format!("prctl(PR_SET_DUMPABLE): {e}"))?;
+        let none = rustix::thread::CapabilitySet::empty();
+        rustix::thread::set_capabilities(
+            None,
+            rustix::thread::CapabilitySets {
+                effective: none,
+                permitted: none,
+                inheritable: none,
+            },
+        )
+        .map_err(|e| format!("capset: {e}"))?;
         Ok(())
     } else {
         unshare(flags).map_err(|e| format!("unshare({flags:?}): {e}"))

@@ -113,18 +113,14 @@ pub(crate) fn probe_here(force_user_ns: bool) -> Capabilities {
         // Without privileges, the namespaces come with a user namespace of one's own.
         let user = apply::enter_namespaces(NsPlan {
             user: true,
-            pid: false,
-            net: false,
+            pid: !pid.is_available(),
+            net: !net.is_available(),
         });
         match user {
             Ok(()) => {
                 needs_user = true;
-                if !net.is_available() {
-                    net = Layer::from_result(unshare(CloneFlags::CLONE_NEWNET));
-                }
-                if !pid.is_available() {
-                    pid = Layer::from_result(unshare(CloneFlags::CLONE_NEWPID));
-                }
+                net = Layer::Available;
+                pid = Layer::Available;
             }
             Err(e) => {
                 if let Layer::Unavailable(why) = &mut pid {
