@@ -276,12 +276,22 @@ impl InputValidator {
     /// `Ok` when `args` match; otherwise the first few violations, each with
     /// its JSON path.
     pub fn check(&self, args: &Map<String, Value>) -> Result<(), String> {
+        if self.validator.is_none() {
+            return Ok(());
+        }
+        self.check_value(&Value::Object(args.clone()))
+    }
+
+    /// [`check`](Self::check) for arguments already held as a JSON value.
+    pub fn check_value(&self, args: &Value) -> Result<(), String> {
         let Some(validator) = &self.validator else {
             return Ok(());
         };
-        let instance = Value::Object(args.clone());
+        if validator.is_valid(args) {
+            return Ok(());
+        }
         let errors: Vec<String> = validator
-            .iter_errors(&instance)
+            .iter_errors(args)
             .take(3)
             .map(|e| {
                 let path = e.instance_path().to_string();
@@ -289,11 +299,7 @@ impl InputValidator {
                 format!("{at}: {e}")
             })
             .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
-        }
+        Err(errors.join("; "))
     }
 }
 

@@ -68,6 +68,12 @@ impl McpTool {
     pub fn check_arguments(&self, args: &Map<String, Value>) -> Result<(), String> {
         self.validator.check(args)
     }
+
+    /// [`check_arguments`](Self::check_arguments) for arguments held as a
+    /// JSON value (no copy).
+    pub fn check_argument_value(&self, args: &Value) -> Result<(), String> {
+        self.validator.check_value(args)
+    }
 }
 
 /// The tools a server listed, by name.

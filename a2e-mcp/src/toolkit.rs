@@ -362,13 +362,21 @@ impl McpToolkit {
                 tool: tool.into(),
             });
         };
+        let args = Value::Object(args);
         known
-            .check_arguments(&args)
+            .check_argument_value(&args)
             .map_err(|reason| McpError::InvalidArguments {
                 server: server.clone(),
                 tool: tool.into(),
                 reason,
             })?;
+        let Value::Object(args) = args else {
+            return Err(McpError::InvalidArguments {
+                server,
+                tool: tool.into(),
+                reason: "arguments must be an object".into(),
+            });
+        };
         let conn = self.inner.connection().await?;
         self.inner.call_on(&conn, tool, args, options).await
     }
