@@ -16,7 +16,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use a2e_memory::{Durability, EmbedderConfig, MemoryStore, NewMemory, OpenAiEmbedder, SearchQuery, SqliteStore, StoreOptions};
+use a2e_memory::{
+    Durability, EmbedderConfig, MemoryStore, NewMemory, OpenAiEmbedder, SearchQuery, SqliteStore,
+    StoreOptions,
+};
 use axum::Json;
 use axum::routing::post;
 use serde_json::{Value, json};
@@ -42,23 +45,45 @@ impl Rng {
 }
 
 fn vocabulary() -> Vec<String> {
-    const SYL: [&str; 16] = ["ka", "lo", "mi", "ren", "ta", "vo", "sul", "pe", "dra", "no", "gi", "mor", "as", "te", "qui", "bel"];
-    (0..4096usize).map(|i| format!("{}{}{}", SYL[i % 16], SYL[(i / 16) % 16], SYL[(i / 256) % 16])).collect()
+    const SYL: [&str; 16] = [
+        "ka", "lo", "mi", "ren", "ta", "vo", "sul", "pe", "dra", "no", "gi", "mor", "as", "te",
+        "qui", "bel",
+    ];
+    (0..4096usize)
+        .map(|i| {
+            format!(
+                "{}{}{}",
+                SYL[i % 16],
+                SYL[(i / 16) % 16],
+                SYL[(i / 256) % 16]
+            )
+        })
+        .collect()
 }
 
 fn sentence(rng: &mut Rng, vocab: &[String], words: usize) -> String {
-    (0..words).map(|_| vocab[rng.word(vocab.len())].as_str()).collect::<Vec<_>>().join(" ")
+    (0..words)
+        .map(|_| vocab[rng.word(vocab.len())].as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 async fn start_embedder(dims: usize) -> String {
     let app = axum::Router::new().route(
         "/v1/embeddings",
         post(move |Json(body): Json<Value>| async move {
-            let inputs: Vec<String> = body["input"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(String::from)).collect();
+            let inputs: Vec<String> = body["input"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
             let data: Vec<Value> = inputs
                 .iter()
                 .enumerate()
@@ -102,17 +127,28 @@ struct Figures {
     bytes_per_memory: f64,
 }
 
-async fn search_latencies(store: &SqliteStore, queries: &[String], label: &str, at: usize) -> (f64, f64) {
+async fn search_latencies(
+    store: &SqliteStore,
+    queries: &[String],
+    label: &str,
+    at: usize,
+) -> (f64, f64) {
     // The first search after writes brings the handle's vectors up to date;
     // it is reported on its own.
     let start = Instant::now();
-    store.search(SearchQuery::new("warm up", [NS])).await.unwrap();
+    store
+        .search(SearchQuery::new("warm up", [NS]))
+        .await
+        .unwrap();
     let warmup = start.elapsed().as_secs_f64() * 1e6;
     let mut times = Vec::with_capacity(queries.len());
     let mut hits = 0usize;
     for q in queries {
         let start = Instant::now();
-        let found = store.search(SearchQuery::new(q.as_str(), [NS]).top_k(5)).await.unwrap();
+        let found = store
+            .search(SearchQuery::new(q.as_str(), [NS]).top_k(5))
+            .await
+            .unwrap();
         times.push(start.elapsed());
         hits += found.len();
     }
@@ -127,7 +163,14 @@ async fn search_latencies(store: &SqliteStore, queries: &[String], label: &str, 
     (p50, p99)
 }
 
-async fn run(label: &str, db: PathBuf, options: StoreOptions, n: usize, batch: usize, queries: &[String]) -> Figures {
+async fn run(
+    label: &str,
+    db: PathBuf,
+    options: StoreOptions,
+    n: usize,
+    batch: usize,
+    queries: &[String],
+) -> Figures {
     let store = SqliteStore::open(&db, options).await.unwrap();
     let vocab = vocabulary();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -214,15 +257,31 @@ async fn main() {
     let queries: Vec<String> = (0..q).map(|_| sentence(&mut rng, &vocab, 3)).collect();
 
     let single: usize = arg(&args, "--bm25-batch", 1);
-    let bm25 = run("bm25", dir.path().join("bm25.db"), StoreOptions::default(), n, single.max(1), &queries).await;
+    let bm25 = run(
+        "bm25",
+        dir.path().join("bm25.db"),
+        StoreOptions::default(),
+        n,
+        single.max(1),
+        &queries,
+    )
+    .await;
     // Peer: the same single writes with `synchronous=NORMAL`, first tenth only.
     if single <= 1 {
-        let options = StoreOptions { durability: Durability::ProcessCrash, ..StoreOptions::default() };
-        let store = SqliteStore::open(dir.path().join("normal.db"), options).await.unwrap();
+        let options = StoreOptions {
+            durability: Durability::ProcessCrash,
+            ..StoreOptions::default()
+        };
+        let store = SqliteStore::open(dir.path().join("normal.db"), options)
+            .await
+            .unwrap();
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let start = Instant::now();
         for _ in 0..n / 10 {
-            store.write(NewMemory::new(NS, sentence(&mut rng, &vocab, 12))).await.unwrap();
+            store
+                .write(NewMemory::new(NS, sentence(&mut rng, &vocab, 12)))
+                .await
+                .unwrap();
         }
         let per_sec = (n / 10) as f64 / start.elapsed().as_secs_f64();
         println!(
@@ -237,7 +296,15 @@ async fn main() {
     }
     let url = start_embedder(dims).await;
     let embedder = OpenAiEmbedder::new(EmbedderConfig::new(url, format!("hash-{dims}"))).unwrap();
-    let hybrid = run("hybrid", dir.path().join("hybrid.db"), StoreOptions::default().embedder(embedder), n, 500, &queries).await;
+    let hybrid = run(
+        "hybrid",
+        dir.path().join("hybrid.db"),
+        StoreOptions::default().embedder(embedder),
+        n,
+        500,
+        &queries,
+    )
+    .await;
     println!(
         "{}",
         json!({"bench": "memory", "ratio": "hybrid_over_bm25", "dims": dims,

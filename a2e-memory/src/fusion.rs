@@ -9,7 +9,11 @@ pub const RRF_K: f64 = 60.0;
 
 /// `v` scaled to unit length; `None` for a zero or non-finite vector.
 pub(crate) fn normalized(v: &[f32]) -> Option<Vec<f32>> {
-    let norm = v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
+    let norm = v
+        .iter()
+        .map(|x| f64::from(*x) * f64::from(*x))
+        .sum::<f64>()
+        .sqrt();
     if !norm.is_finite() || norm == 0.0 {
         return None;
     }
@@ -74,6 +78,9 @@ mod tests {
         assert!((u[0] - 0.6).abs() < 1e-6);
         assert!(normalized(&[0.0, 0.0]).is_none());
         assert!(normalized(&[f32::NAN]).is_none());
-        assert_eq!(dot(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0, 1.0, 1.0, 1.0, 2.0]), 20.0);
+        assert_eq!(
+            dot(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0, 1.0, 1.0, 1.0, 2.0]),
+            20.0
+        );
     }
 }

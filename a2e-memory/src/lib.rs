@@ -86,12 +86,14 @@ pub use embed::{DynEmbedder, Embedder, EmbedderConfig, OpenAiEmbedder};
 pub use error::{EmbedError, StoreError};
 pub use fusion::{RRF_K, reciprocal_rank_fusion};
 pub use limits::{DEFAULT_TOP_K, Limits, MAX_TOP_K, TopK, resolve_top_k};
-pub use namespace::{MAX_NAMESPACE_LEN, MAX_SEGMENT_LEN, MAX_SEGMENTS, NamespaceError, validate_namespace};
+pub use namespace::{
+    MAX_NAMESPACE_LEN, MAX_SEGMENT_LEN, MAX_SEGMENTS, NamespaceError, validate_namespace,
+};
 pub use policy::{NamespacePolicy, PolicyError, Principal};
 pub use sqlite::{Durability, SqliteStore, StoreOptions};
 pub use store::{DynMemoryStore, MemoryStore};
 pub use tools::{
-    MEMORY_DELETE, MEMORY_SEARCH, MEMORY_WRITE, MemoryDeleteArgs, MemorySearchArgs, MemoryTools, MemoryWriteArgs,
-    TOOL_NAMES, ToolError, ToolSpec, tool_specs,
+    MEMORY_DELETE, MEMORY_SEARCH, MEMORY_WRITE, MemoryDeleteArgs, MemorySearchArgs, MemoryTools,
+    MemoryWriteArgs, TOOL_NAMES, ToolError, ToolSpec, tool_specs,
 };
 pub use types::{Hit, Memory, Metadata, NamespaceInfo, NewMemory, Score, ScoreKind, SearchQuery};

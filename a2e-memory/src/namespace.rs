@@ -33,7 +33,9 @@ pub enum NamespaceError {
     #[error("namespace segment {0} is longer than {MAX_SEGMENT_LEN} characters")]
     SegmentTooLong(usize),
     /// A character outside the grammar.
-    #[error("namespace contains {0:?} (allowed: letters, digits, `_`, `-`, and `.` between segments)")]
+    #[error(
+        "namespace contains {0:?} (allowed: letters, digits, `_`, `-`, and `.` between segments)"
+    )]
     BadChar(char),
 }
 
@@ -87,7 +89,11 @@ mod tests {
 
     #[test]
     fn accepts_the_grammar() {
-        for ok in ["a", "vector.user.550e8400-e29b-41d4-a716-446655440000.memory", "A_b-9.x"] {
+        for ok in [
+            "a",
+            "vector.user.550e8400-e29b-41d4-a716-446655440000.memory",
+            "A_b-9.x",
+        ] {
             assert_eq!(validate_namespace(ok), Ok(()), "{ok}");
         }
         let long = ["a"; MAX_SEGMENTS].join(".");
@@ -125,7 +131,12 @@ mod tests {
             Err(NamespaceError::SegmentTooLong(0))
         );
         assert_eq!(
-            validate_namespace(&format!("{}.{}.{}", "a".repeat(60), "b".repeat(60), "c".repeat(60))),
+            validate_namespace(&format!(
+                "{}.{}.{}",
+                "a".repeat(60),
+                "b".repeat(60),
+                "c".repeat(60)
+            )),
             Err(NamespaceError::TooLong(182))
         );
     }

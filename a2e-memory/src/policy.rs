@@ -148,7 +148,11 @@ fn template(text: &str) -> Result<Vec<Part>, String> {
             parts.push(match name {
                 "agent_id" => Part::Agent,
                 "user_id" => Part::User,
-                other => return Err(format!("unknown placeholder ${{{other}}} (use ${{agent_id}} or ${{user_id}})")),
+                other => {
+                    return Err(format!(
+                        "unknown placeholder ${{{other}}} (use ${{agent_id}} or ${{user_id}})"
+                    ));
+                }
             });
             rest = tail.get(1..).unwrap_or("");
         } else {
@@ -225,7 +229,10 @@ mod tests {
         let pol = NamespacePolicy::new(["vector.user.${user_id}.memory"]).unwrap();
         for user in ["", "*", "a.b", "..", "u1.memory.x", "%"] {
             let who = p("a", user);
-            assert!(!pol.allows(&who, &format!("vector.user.{user}.memory")), "{user:?}");
+            assert!(
+                !pol.allows(&who, &format!("vector.user.{user}.memory")),
+                "{user:?}"
+            );
             assert!(!pol.allows(&who, "vector.user.u1.memory"));
         }
         let nobody = Principal::default();
@@ -238,7 +245,13 @@ mod tests {
         for bad in ["", "a..b", "a.${who}", "a.${user_id", "a/b", "**.a", "a.%"] {
             assert!(NamespacePolicy::new([bad]).is_err(), "{bad:?}");
         }
-        assert!(NamespacePolicy::new(Vec::<String>::new()).unwrap().patterns().next().is_none());
+        assert!(
+            NamespacePolicy::new(Vec::<String>::new())
+                .unwrap()
+                .patterns()
+                .next()
+                .is_none()
+        );
         assert!(!NamespacePolicy::default().allows(&p("a", "u"), "a"));
         assert!(NamespacePolicy::allow_all().allows(&Principal::default(), "any.thing"));
         assert!(!NamespacePolicy::allow_all().allows(&Principal::default(), "bad..ns"));

@@ -27,7 +27,10 @@ pub trait MemoryStore: Send + Sync {
     ) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send;
 
     /// The best `top_k` hits for a query, best first.
-    fn search(&self, query: SearchQuery) -> impl Future<Output = Result<Vec<Hit>, StoreError>> + Send;
+    fn search(
+        &self,
+        query: SearchQuery,
+    ) -> impl Future<Output = Result<Vec<Hit>, StoreError>> + Send;
 
     /// One memory by id.
     fn get(&self, id: &str) -> impl Future<Output = Result<Option<Memory>, StoreError>> + Send;
@@ -51,19 +54,29 @@ pub trait MemoryStore: Send + Sync {
 #[allow(missing_docs)]
 pub trait DynMemoryStore: Send + Sync {
     fn write_dyn(&self, memory: NewMemory) -> BoxFuture<'_, Result<Memory, StoreError>>;
-    fn write_batch_dyn(&self, memories: Vec<NewMemory>) -> BoxFuture<'_, Result<Vec<Memory>, StoreError>>;
+    fn write_batch_dyn(
+        &self,
+        memories: Vec<NewMemory>,
+    ) -> BoxFuture<'_, Result<Vec<Memory>, StoreError>>;
     fn search_dyn(&self, query: SearchQuery) -> BoxFuture<'_, Result<Vec<Hit>, StoreError>>;
     fn get_dyn<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Memory>, StoreError>>;
     fn delete_dyn<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
     fn namespaces_dyn(&self) -> BoxFuture<'_, Result<Vec<NamespaceInfo>, StoreError>>;
-    fn recent_dyn<'a>(&'a self, namespace: &'a str, limit: usize) -> BoxFuture<'a, Result<Vec<Memory>, StoreError>>;
+    fn recent_dyn<'a>(
+        &'a self,
+        namespace: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<Memory>, StoreError>>;
 }
 
 impl<T: MemoryStore> DynMemoryStore for T {
     fn write_dyn(&self, memory: NewMemory) -> BoxFuture<'_, Result<Memory, StoreError>> {
         Box::pin(self.write(memory))
     }
-    fn write_batch_dyn(&self, memories: Vec<NewMemory>) -> BoxFuture<'_, Result<Vec<Memory>, StoreError>> {
+    fn write_batch_dyn(
+        &self,
+        memories: Vec<NewMemory>,
+    ) -> BoxFuture<'_, Result<Vec<Memory>, StoreError>> {
         Box::pin(self.write_batch(memories))
     }
     fn search_dyn(&self, query: SearchQuery) -> BoxFuture<'_, Result<Vec<Hit>, StoreError>> {
@@ -78,7 +91,11 @@ impl<T: MemoryStore> DynMemoryStore for T {
     fn namespaces_dyn(&self) -> BoxFuture<'_, Result<Vec<NamespaceInfo>, StoreError>> {
         Box::pin(self.namespaces())
     }
-    fn recent_dyn<'a>(&'a self, namespace: &'a str, limit: usize) -> BoxFuture<'a, Result<Vec<Memory>, StoreError>> {
+    fn recent_dyn<'a>(
+        &'a self,
+        namespace: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<Memory>, StoreError>> {
         Box::pin(self.recent(namespace, limit))
     }
 }
@@ -86,7 +103,10 @@ impl<T: MemoryStore> DynMemoryStore for T {
 macro_rules! forward_store {
     ($ty:ty) => {
         impl MemoryStore for $ty {
-            fn write(&self, memory: NewMemory) -> impl Future<Output = Result<Memory, StoreError>> + Send {
+            fn write(
+                &self,
+                memory: NewMemory,
+            ) -> impl Future<Output = Result<Memory, StoreError>> + Send {
                 self.write_dyn(memory)
             }
             fn write_batch(
@@ -95,16 +115,24 @@ macro_rules! forward_store {
             ) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
                 self.write_batch_dyn(memories)
             }
-            fn search(&self, query: SearchQuery) -> impl Future<Output = Result<Vec<Hit>, StoreError>> + Send {
+            fn search(
+                &self,
+                query: SearchQuery,
+            ) -> impl Future<Output = Result<Vec<Hit>, StoreError>> + Send {
                 self.search_dyn(query)
             }
-            fn get(&self, id: &str) -> impl Future<Output = Result<Option<Memory>, StoreError>> + Send {
+            fn get(
+                &self,
+                id: &str,
+            ) -> impl Future<Output = Result<Option<Memory>, StoreError>> + Send {
                 async move { self.get_dyn(id).await }
             }
             fn delete(&self, id: &str) -> impl Future<Output = Result<bool, StoreError>> + Send {
                 async move { self.delete_dyn(id).await }
             }
-            fn namespaces(&self) -> impl Future<Output = Result<Vec<NamespaceInfo>, StoreError>> + Send {
+            fn namespaces(
+                &self,
+            ) -> impl Future<Output = Result<Vec<NamespaceInfo>, StoreError>> + Send {
                 self.namespaces_dyn()
             }
             fn recent(
@@ -124,10 +152,16 @@ impl<T: MemoryStore + ?Sized> MemoryStore for Arc<T> {
     fn write(&self, memory: NewMemory) -> impl Future<Output = Result<Memory, StoreError>> + Send {
         (**self).write(memory)
     }
-    fn write_batch(&self, memories: Vec<NewMemory>) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
+    fn write_batch(
+        &self,
+        memories: Vec<NewMemory>,
+    ) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
         (**self).write_batch(memories)
     }
-    fn search(&self, query: SearchQuery) -> impl Future<Output = Result<Vec<Hit>, StoreError>> + Send {
+    fn search(
+        &self,
+        query: SearchQuery,
+    ) -> impl Future<Output = Result<Vec<Hit>, StoreError>> + Send {
         (**self).search(query)
     }
     fn get(&self, id: &str) -> impl Future<Output = Result<Option<Memory>, StoreError>> + Send {
@@ -139,7 +173,11 @@ impl<T: MemoryStore + ?Sized> MemoryStore for Arc<T> {
     fn namespaces(&self) -> impl Future<Output = Result<Vec<NamespaceInfo>, StoreError>> + Send {
         (**self).namespaces()
     }
-    fn recent(&self, namespace: &str, limit: usize) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
+    fn recent(
+        &self,
+        namespace: &str,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
         (**self).recent(namespace, limit)
     }
 }

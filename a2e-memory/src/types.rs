@@ -123,7 +123,10 @@ pub struct SearchQuery {
 
 impl SearchQuery {
     /// A search for `query` in `namespaces`, with the default `top_k` and no filter.
-    pub fn new<S: Into<String>>(query: impl Into<String>, namespaces: impl IntoIterator<Item = S>) -> Self {
+    pub fn new<S: Into<String>>(
+        query: impl Into<String>,
+        namespaces: impl IntoIterator<Item = S>,
+    ) -> Self {
         Self {
             query: query.into(),
             namespaces: namespaces.into_iter().map(Into::into).collect(),

@@ -39,13 +39,22 @@ async fn kill_and_reopen(mode: &str) {
     // Ids printed after the last one read were acknowledged too.
     acked.extend(lines.map_while(Result::ok));
 
-    let store = SqliteStore::open(&db, StoreOptions::default()).await.unwrap();
+    let store = SqliteStore::open(&db, StoreOptions::default())
+        .await
+        .unwrap();
     for id in &acked {
-        assert!(store.get(id).await.unwrap().is_some(), "acknowledged {id} lost");
+        assert!(
+            store.get(id).await.unwrap().is_some(),
+            "acknowledged {id} lost"
+        );
     }
     let count = store.namespaces().await.unwrap()[0].count;
     assert!(count >= acked.len() as u64, "{count} < {}", acked.len());
-    assert!(count <= acked.len() as u64 + 1, "{count} rows for {} acknowledgements", acked.len());
+    assert!(
+        count <= acked.len() as u64 + 1,
+        "{count} rows for {} acknowledgements",
+        acked.len()
+    );
 }
 
 #[tokio::test]
@@ -70,10 +79,18 @@ async fn concurrent_writer_processes_lose_nothing() {
         ids.extend(text.lines().map(str::to_owned));
     }
     assert_eq!(ids.len(), 180);
-    let store = SqliteStore::open(&db, StoreOptions::default()).await.unwrap();
+    let store = SqliteStore::open(&db, StoreOptions::default())
+        .await
+        .unwrap();
     for id in &ids {
         assert!(store.get(id).await.unwrap().is_some(), "{id} lost");
     }
-    let counts: Vec<u64> = store.namespaces().await.unwrap().into_iter().map(|n| n.count).collect();
+    let counts: Vec<u64> = store
+        .namespaces()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.count)
+        .collect();
     assert_eq!(counts, [60, 60, 60]);
 }

@@ -27,7 +27,11 @@ struct Query {
 }
 
 fn load() -> Set {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/recall.json")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/recall.json"
+    ))
+    .unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -36,25 +40,48 @@ const NS: &str = "recall.notes";
 /// Mean over the queries of the share of their answers in the top 5.
 async fn recall_at_5(store: &SqliteStore, set: &Set, want_kind: ScoreKind) -> f64 {
     let ids: Vec<String> = store
-        .write_batch(set.notes.iter().map(|n| NewMemory::new(NS, n.content.clone())).collect())
+        .write_batch(
+            set.notes
+                .iter()
+                .map(|n| NewMemory::new(NS, n.content.clone()))
+                .collect(),
+        )
         .await
         .unwrap()
         .into_iter()
         .map(|m| m.id)
         .collect();
-    let key_of: HashMap<&str, &str> = ids.iter().map(String::as_str).zip(set.notes.iter().map(|n| n.key.as_str())).collect();
+    let key_of: HashMap<&str, &str> = ids
+        .iter()
+        .map(String::as_str)
+        .zip(set.notes.iter().map(|n| n.key.as_str()))
+        .collect();
     let mut total = 0.0;
     for q in &set.queries {
-        let hits = store.search(SearchQuery::new(q.query.as_str(), [NS]).top_k(5)).await.unwrap();
+        let hits = store
+            .search(SearchQuery::new(q.query.as_str(), [NS]).top_k(5))
+            .await
+            .unwrap();
         assert!(hits.len() <= 5);
-        assert!(hits.iter().all(|h| h.score.kind == want_kind), "{}", q.query);
+        assert!(
+            hits.iter().all(|h| h.score.kind == want_kind),
+            "{}",
+            q.query
+        );
         let found = q
             .answers
             .iter()
-            .filter(|a| hits.iter().any(|h| key_of.get(h.id.as_str()) == Some(&a.as_str())))
+            .filter(|a| {
+                hits.iter()
+                    .any(|h| key_of.get(h.id.as_str()) == Some(&a.as_str()))
+            })
             .count();
         if found < q.answers.len() {
-            eprintln!("missed: {:?} → {:?}", q.query, hits.iter().map(|h| &h.content).collect::<Vec<_>>());
+            eprintln!(
+                "missed: {:?} → {:?}",
+                q.query,
+                hits.iter().map(|h| &h.content).collect::<Vec<_>>()
+            );
         }
         total += found as f64 / q.answers.len() as f64;
     }
@@ -69,14 +96,20 @@ fn the_set_is_what_it_claims() {
     let keys: Vec<&str> = set.notes.iter().map(|n| n.key.as_str()).collect();
     for q in &set.queries {
         assert!(!q.answers.is_empty());
-        assert!(q.answers.iter().all(|a| keys.contains(&a.as_str())), "{}", q.query);
+        assert!(
+            q.answers.iter().all(|a| keys.contains(&a.as_str())),
+            "{}",
+            q.query
+        );
     }
 }
 
 #[tokio::test]
 async fn recall_with_bm25_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("m.db"), StoreOptions::default()).await.unwrap();
+    let store = SqliteStore::open(dir.path().join("m.db"), StoreOptions::default())
+        .await
+        .unwrap();
     let recall = recall_at_5(&store, &load(), ScoreKind::Bm25).await;
     eprintln!("recall@5 bm25 = {recall:.3}");
     assert!(recall >= BM25_MIN, "recall@5 with BM25 fell to {recall:.3}");
@@ -86,15 +119,30 @@ async fn recall_with_bm25_alone() {
 async fn recall_with_embeddings() {
     let server = common::EmbeddingServer::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("m.db"), StoreOptions::default().embedder(server.embedder()))
-        .await
-        .unwrap();
+    let store = SqliteStore::open(
+        dir.path().join("m.db"),
+        StoreOptions::default().embedder(server.embedder()),
+    )
+    .await
+    .unwrap();
     let recall = recall_at_5(&store, &load(), ScoreKind::Hybrid).await;
     eprintln!("recall@5 hybrid = {recall:.3}");
-    assert!(recall >= HYBRID_MIN, "recall@5 with embeddings fell to {recall:.3}");
+    assert!(
+        recall >= HYBRID_MIN,
+        "recall@5 with embeddings fell to {recall:.3}"
+    );
     // 200 notes in batches of 64 plus one request per query.
-    assert_eq!(server.seen.texts.load(std::sync::atomic::Ordering::SeqCst), 200 + 30);
-    assert_eq!(server.seen.requests.load(std::sync::atomic::Ordering::SeqCst), 4 + 30);
+    assert_eq!(
+        server.seen.texts.load(std::sync::atomic::Ordering::SeqCst),
+        200 + 30
+    );
+    assert_eq!(
+        server
+            .seen
+            .requests
+            .load(std::sync::atomic::Ordering::SeqCst),
+        4 + 30
+    );
 }
 
 /// Measured: 28 of 30 queries fully answered in the top 5 (0.933); the two

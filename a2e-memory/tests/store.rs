@@ -6,8 +6,8 @@ mod common;
 use std::collections::HashSet;
 
 use a2e_memory::{
-    EmbedderConfig, Limits, MemoryStore, NewMemory, OpenAiEmbedder, ScoreKind, SearchQuery, SqliteStore, StoreError,
-    StoreOptions,
+    EmbedderConfig, Limits, MemoryStore, NewMemory, OpenAiEmbedder, ScoreKind, SearchQuery,
+    SqliteStore, StoreError, StoreOptions,
 };
 use serde_json::{Map, Value, json};
 
@@ -16,7 +16,9 @@ fn obj(v: Value) -> Map<String, Value> {
 }
 
 async fn open(dir: &tempfile::TempDir) -> SqliteStore {
-    SqliteStore::open(dir.path().join("data/memory.db"), StoreOptions::default()).await.unwrap()
+    SqliteStore::open(dir.path().join("data/memory.db"), StoreOptions::default())
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -24,34 +26,71 @@ async fn round_trip_survives_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
     let a = store
-        .write(NewMemory::new("u.1", "The printer only works over the wired network").with_metadata(obj(json!({"source": "chat", "n": 1}))))
+        .write(
+            NewMemory::new("u.1", "The printer only works over the wired network")
+                .with_metadata(obj(json!({"source": "chat", "n": 1}))),
+        )
         .await
         .unwrap();
-    let b = store.write(NewMemory::new("u.2", "Network cables are in the drawer")).await.unwrap();
+    let b = store
+        .write(NewMemory::new("u.2", "Network cables are in the drawer"))
+        .await
+        .unwrap();
     assert_ne!(a.id, b.id);
     assert_eq!(a.metadata["source"], "chat");
     assert!(!a.embedded);
-    assert!(a.created_at.ends_with('Z') && a.created_at.len() == 24, "{}", a.created_at);
+    assert!(
+        a.created_at.ends_with('Z') && a.created_at.len() == 24,
+        "{}",
+        a.created_at
+    );
     drop(store);
 
     let store = open(&dir).await;
     assert_eq!(store.get(&a.id).await.unwrap().as_ref(), Some(&a));
-    let names: Vec<(String, u64)> = store.namespaces().await.unwrap().into_iter().map(|n| (n.name, n.count)).collect();
+    let names: Vec<(String, u64)> = store
+        .namespaces()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| (n.name, n.count))
+        .collect();
     assert_eq!(names, [("u.1".to_owned(), 1), ("u.2".to_owned(), 1)]);
 
     // Only the namespaces asked for are searched.
-    let hits = store.search(SearchQuery::new("network", ["u.1"])).await.unwrap();
-    assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), [a.id.as_str()]);
+    let hits = store
+        .search(SearchQuery::new("network", ["u.1"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+        [a.id.as_str()]
+    );
     assert_eq!(hits[0].score.kind, ScoreKind::Bm25);
     assert!(hits[0].score.value > 0.0);
-    let both = store.search(SearchQuery::new("network", ["u.1", "u.2", "u.1"])).await.unwrap();
+    let both = store
+        .search(SearchQuery::new("network", ["u.1", "u.2", "u.1"]))
+        .await
+        .unwrap();
     assert_eq!(both.len(), 2);
 
     assert!(store.delete(&a.id).await.unwrap());
     assert!(!store.delete(&a.id).await.unwrap());
     assert_eq!(store.get(&a.id).await.unwrap(), None);
-    assert!(store.search(SearchQuery::new("printer", ["u.1"])).await.unwrap().is_empty());
-    let names: Vec<String> = store.namespaces().await.unwrap().into_iter().map(|n| n.name).collect();
+    assert!(
+        store
+            .search(SearchQuery::new("printer", ["u.1"]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let names: Vec<String> = store
+        .namespaces()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.name)
+        .collect();
     assert_eq!(names, ["u.2"]);
 }
 
@@ -61,13 +100,28 @@ async fn blank_query_lists_newest_and_recent_orders_by_write() {
     let store = open(&dir).await;
     let mut ids = Vec::new();
     for i in 0..7 {
-        ids.push(store.write(NewMemory::new("n", format!("memory number {i}"))).await.unwrap().id);
+        ids.push(
+            store
+                .write(NewMemory::new("n", format!("memory number {i}")))
+                .await
+                .unwrap()
+                .id,
+        );
     }
-    let hits = store.search(SearchQuery::new("  ", ["n"]).top_k(3)).await.unwrap();
+    let hits = store
+        .search(SearchQuery::new("  ", ["n"]).top_k(3))
+        .await
+        .unwrap();
     let got: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
     assert_eq!(got, [ids[6].as_str(), ids[5].as_str(), ids[4].as_str()]);
     assert!(hits.iter().all(|h| h.score.kind == ScoreKind::Recent));
-    let recent: Vec<String> = store.recent("n", 2).await.unwrap().into_iter().map(|m| m.id).collect();
+    let recent: Vec<String> = store
+        .recent("n", 2)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
     assert_eq!(recent, [ids[6].clone(), ids[5].clone()]);
 }
 
@@ -82,13 +136,25 @@ async fn metadata_filter_matches_exactly() {
     ];
     let mut ids = Vec::new();
     for m in &meta {
-        ids.push(store.write(NewMemory::new("f", "shared words here").with_metadata(obj(m.clone()))).await.unwrap().id);
+        ids.push(
+            store
+                .write(NewMemory::new("f", "shared words here").with_metadata(obj(m.clone())))
+                .await
+                .unwrap()
+                .id,
+        );
     }
     let find = |filter: Value| {
         let store = store.clone();
         async move {
             let q = SearchQuery::new("shared words", ["f"]).filter(obj(filter));
-            let mut got: Vec<String> = store.search(q).await.unwrap().into_iter().map(|h| h.id).collect();
+            let mut got: Vec<String> = store
+                .search(q)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|h| h.id)
+                .collect();
             got.sort();
             got
         }
@@ -97,16 +163,30 @@ async fn metadata_filter_matches_exactly() {
         v.sort();
         v
     };
-    assert_eq!(find(json!({"source": "debug"})).await, sorted(vec![ids[0].clone(), ids[2].clone()]));
-    assert_eq!(find(json!({"source": "debug", "level": 3})).await, vec![ids[2].clone()]);
+    assert_eq!(
+        find(json!({"source": "debug"})).await,
+        sorted(vec![ids[0].clone(), ids[2].clone()])
+    );
+    assert_eq!(
+        find(json!({"source": "debug", "level": 3})).await,
+        vec![ids[2].clone()]
+    );
     assert_eq!(find(json!({"pinned": true})).await, vec![ids[0].clone()]);
     assert_eq!(find(json!({"pinned": null})).await, vec![ids[1].clone()]);
     assert!(find(json!({"source": "nope"})).await.is_empty());
 
-    for bad in [json!({"a.b": 1}), json!({"$": 1}), json!({"": 1}), json!({"x\"] OR 1=1 --": 1})] {
+    for bad in [
+        json!({"a.b": 1}),
+        json!({"$": 1}),
+        json!({"": 1}),
+        json!({"x\"] OR 1=1 --": 1}),
+    ] {
         let q = SearchQuery::new("shared", ["f"]).filter(obj(bad.clone()));
         let err = store.search(q).await.unwrap_err();
-        assert!(matches!(err, StoreError::Invalid(ref m) if m.contains("filter key")), "{bad}: {err}");
+        assert!(
+            matches!(err, StoreError::Invalid(ref m) if m.contains("filter key")),
+            "{bad}: {err}"
+        );
     }
 }
 
@@ -114,8 +194,19 @@ async fn metadata_filter_matches_exactly() {
 async fn hostile_queries_are_plain_words() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
-    let m = store.write(NewMemory::new("q", "content near the column")).await.unwrap();
-    for q in ["\"", "content:*", "NEAR(content column)", "col* OR 1=1; DROP TABLE memories; --", "'", "^content", "*"] {
+    let m = store
+        .write(NewMemory::new("q", "content near the column"))
+        .await
+        .unwrap();
+    for q in [
+        "\"",
+        "content:*",
+        "NEAR(content column)",
+        "col* OR 1=1; DROP TABLE memories; --",
+        "'",
+        "^content",
+        "*",
+    ] {
         let hits = store.search(SearchQuery::new(q, ["q"])).await.unwrap();
         assert!(hits.iter().all(|h| h.id == m.id), "{q}");
     }
@@ -125,7 +216,10 @@ async fn hostile_queries_are_plain_words() {
 fn invalid<T>(r: Result<T, StoreError>, want: &str) {
     match r {
         Err(e) if e.is_invalid_input() && e.to_string().contains(want) => {}
-        other => panic!("expected invalid input with {want:?}, got {:?}", other.map(|_| ())),
+        other => panic!(
+            "expected invalid input with {want:?}, got {:?}",
+            other.map(|_| ())
+        ),
     }
 }
 
@@ -139,30 +233,81 @@ async fn input_over_limits_or_out_of_grammar_is_refused() {
         max_search_namespaces: 2,
         max_filter_keys: 1,
     };
-    let store = SqliteStore::open(dir.path().join("m.db"), StoreOptions::default().limits(limits)).await.unwrap();
-    invalid(store.write(NewMemory::new("n", "x".repeat(101))).await, "content is 101 bytes (at most 100)");
-    invalid(store.write(NewMemory::new("n", " \n ")).await, "content is empty");
+    let store = SqliteStore::open(
+        dir.path().join("m.db"),
+        StoreOptions::default().limits(limits),
+    )
+    .await
+    .unwrap();
     invalid(
-        store.write(NewMemory::new("n", "ok").with_metadata(obj(json!({"k": "v".repeat(60)})))).await,
+        store.write(NewMemory::new("n", "x".repeat(101))).await,
+        "content is 101 bytes (at most 100)",
+    );
+    invalid(
+        store.write(NewMemory::new("n", " \n ")).await,
+        "content is empty",
+    );
+    invalid(
+        store
+            .write(NewMemory::new("n", "ok").with_metadata(obj(json!({"k": "v".repeat(60)}))))
+            .await,
         "metadata is",
     );
     for ns in ["", "a..b", "a.*", "../etc", "a/b", "a b", "%"] {
-        invalid(store.write(NewMemory::new(ns, "ok")).await, "invalid namespace");
-        invalid(store.search(SearchQuery::new("ok", [ns])).await, "invalid namespace");
+        invalid(
+            store.write(NewMemory::new(ns, "ok")).await,
+            "invalid namespace",
+        );
+        invalid(
+            store.search(SearchQuery::new("ok", [ns])).await,
+            "invalid namespace",
+        );
     }
-    invalid(store.search(SearchQuery::new("ok", Vec::<String>::new())).await, "namespaces is empty");
-    invalid(store.search(SearchQuery::new("ok", ["a", "b", "c"])).await, "3 namespaces (at most 2)");
-    invalid(store.search(SearchQuery::new("ok", ["a"]).top_k(0)).await, "top_k is 0");
-    invalid(store.search(SearchQuery::new("q".repeat(31), ["a"])).await, "query is 31 bytes");
-    invalid(store.search(SearchQuery::new("ok", ["a"]).filter(obj(json!({"a": 1, "b": 2})))).await, "filter has 2 keys");
+    invalid(
+        store
+            .search(SearchQuery::new("ok", Vec::<String>::new()))
+            .await,
+        "namespaces is empty",
+    );
+    invalid(
+        store.search(SearchQuery::new("ok", ["a", "b", "c"])).await,
+        "3 namespaces (at most 2)",
+    );
+    invalid(
+        store.search(SearchQuery::new("ok", ["a"]).top_k(0)).await,
+        "top_k is 0",
+    );
+    invalid(
+        store.search(SearchQuery::new("q".repeat(31), ["a"])).await,
+        "query is 31 bytes",
+    );
+    invalid(
+        store
+            .search(SearchQuery::new("ok", ["a"]).filter(obj(json!({"a": 1, "b": 2}))))
+            .await,
+        "filter has 2 keys",
+    );
     invalid(store.recent("bad..ns", 3).await, "invalid namespace");
     // Nothing was stored; a big top_k is clamped, not refused.
     assert!(store.namespaces().await.unwrap().is_empty());
-    let m = store.write(NewMemory::new("a", "x".repeat(100))).await.unwrap();
+    let m = store
+        .write(NewMemory::new("a", "x".repeat(100)))
+        .await
+        .unwrap();
     for i in 0..25 {
-        store.write(NewMemory::new("a", format!("x {i}"))).await.unwrap();
+        store
+            .write(NewMemory::new("a", format!("x {i}")))
+            .await
+            .unwrap();
     }
-    assert_eq!(store.search(SearchQuery::new("x", ["a"]).top_k(1000)).await.unwrap().len(), 20);
+    assert_eq!(
+        store
+            .search(SearchQuery::new("x", ["a"]).top_k(1000))
+            .await
+            .unwrap()
+            .len(),
+        20
+    );
     assert!(store.get(&m.id).await.unwrap().is_some());
     assert_eq!(store.get("no-such-id").await.unwrap(), None);
 }
@@ -183,7 +328,13 @@ async fn two_handles_and_many_tasks_lose_nothing() {
             tasks.push(tokio::spawn(async move {
                 let mut ids = Vec::new();
                 for i in 0..25 {
-                    let m = store.write(NewMemory::new("team.log", format!("handle {h} task {t} entry {i}"))).await.unwrap();
+                    let m = store
+                        .write(NewMemory::new(
+                            "team.log",
+                            format!("handle {h} task {t} entry {i}"),
+                        ))
+                        .await
+                        .unwrap();
                     ids.push(m.id);
                 }
                 ids
@@ -195,7 +346,9 @@ async fn two_handles_and_many_tasks_lose_nothing() {
         all.extend(t.await.unwrap());
     }
     assert_eq!(all.len(), 200);
-    let fresh = SqliteStore::open(&path, StoreOptions::default()).await.unwrap();
+    let fresh = SqliteStore::open(&path, StoreOptions::default())
+        .await
+        .unwrap();
     for id in &all {
         assert!(fresh.get(id).await.unwrap().is_some(), "{id} lost");
     }
@@ -208,31 +361,61 @@ async fn vectors_follow_writes_and_deletes_of_other_handles() {
     let server = common::EmbeddingServer::start().await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.db");
-    let reader = SqliteStore::open(&path, StoreOptions::default().embedder(server.embedder())).await.unwrap();
-    let writer = SqliteStore::open(&path, StoreOptions::default().embedder(server.embedder())).await.unwrap();
+    let reader = SqliteStore::open(&path, StoreOptions::default().embedder(server.embedder()))
+        .await
+        .unwrap();
+    let writer = SqliteStore::open(&path, StoreOptions::default().embedder(server.embedder()))
+        .await
+        .unwrap();
     assert_eq!(reader.embedding_model(), Some("hash-512"));
 
-    let first = writer.write(NewMemory::new("v", "The cat sleeps on the sofa")).await.unwrap();
+    let first = writer
+        .write(NewMemory::new("v", "The cat sleeps on the sofa"))
+        .await
+        .unwrap();
     assert!(first.embedded);
-    let hits = reader.search(SearchQuery::new("cat sofa", ["v"])).await.unwrap();
+    let hits = reader
+        .search(SearchQuery::new("cat sofa", ["v"]))
+        .await
+        .unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].score.kind, ScoreKind::Hybrid);
     assert!(hits[0].score.cosine.unwrap() > 0.5);
     assert!(hits[0].score.bm25.is_some());
 
     // Written after the reader loaded its vectors: found by vector alone.
-    let second = writer.write(NewMemory::new("v", "Sofa cushions were washed")).await.unwrap();
-    let hits = reader.search(SearchQuery::new("sofa", ["v"])).await.unwrap();
+    let second = writer
+        .write(NewMemory::new("v", "Sofa cushions were washed"))
+        .await
+        .unwrap();
+    let hits = reader
+        .search(SearchQuery::new("sofa", ["v"]))
+        .await
+        .unwrap();
     assert_eq!(hits.len(), 2);
     assert!(writer.delete(&first.id).await.unwrap());
-    let hits = reader.search(SearchQuery::new("cat sofa", ["v"])).await.unwrap();
-    assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), [second.id.as_str()]);
+    let hits = reader
+        .search(SearchQuery::new("cat sofa", ["v"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+        [second.id.as_str()]
+    );
 
     // Memories written without an embedder still rank by BM25 in a hybrid search.
-    let plain = SqliteStore::open(&path, StoreOptions::default()).await.unwrap();
-    let third = plain.write(NewMemory::new("v", "A zebra crossing")).await.unwrap();
+    let plain = SqliteStore::open(&path, StoreOptions::default())
+        .await
+        .unwrap();
+    let third = plain
+        .write(NewMemory::new("v", "A zebra crossing"))
+        .await
+        .unwrap();
     assert!(!third.embedded);
-    let hits = reader.search(SearchQuery::new("zebra", ["v"])).await.unwrap();
+    let hits = reader
+        .search(SearchQuery::new("zebra", ["v"]))
+        .await
+        .unwrap();
     assert_eq!(hits.first().map(|h| h.id.as_str()), Some(third.id.as_str()));
     assert_eq!(hits[0].score.cosine, None);
 }
@@ -242,15 +425,28 @@ async fn embedding_failures_fail_writes_and_degrade_searches() {
     let server = common::EmbeddingServer::start().await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e.db");
-    let plain = SqliteStore::open(&path, StoreOptions::default()).await.unwrap();
-    plain.write(NewMemory::new("e", "kept by the plain handle")).await.unwrap();
+    let plain = SqliteStore::open(&path, StoreOptions::default())
+        .await
+        .unwrap();
+    plain
+        .write(NewMemory::new("e", "kept by the plain handle"))
+        .await
+        .unwrap();
 
     let broken = OpenAiEmbedder::new(EmbedderConfig::new(server.url("/not-json"), "m")).unwrap();
-    let store = SqliteStore::open(&path, StoreOptions::default().embedder(broken)).await.unwrap();
-    let err = store.write(NewMemory::new("e", "never stored")).await.unwrap_err();
+    let store = SqliteStore::open(&path, StoreOptions::default().embedder(broken))
+        .await
+        .unwrap();
+    let err = store
+        .write(NewMemory::new("e", "never stored"))
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::Embed(_)), "{err}");
     assert!(!err.is_invalid_input());
-    let hits = store.search(SearchQuery::new("plain stored", ["e"])).await.unwrap();
+    let hits = store
+        .search(SearchQuery::new("plain stored", ["e"]))
+        .await
+        .unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].score.kind, ScoreKind::Bm25);
     assert_eq!(plain.namespaces().await.unwrap()[0].count, 1);
@@ -261,24 +457,45 @@ async fn common_words_do_not_crowd_out_rare_ones() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
     // 2,500 memories that all say "the note"; a few also say something rare.
-    let mut items: Vec<NewMemory> = (0..2500).map(|i| NewMemory::new("big", format!("the note number {i}"))).collect();
+    let mut items: Vec<NewMemory> = (0..2500)
+        .map(|i| NewMemory::new("big", format!("the note number {i}")))
+        .collect();
     items[10] = NewMemory::new("big", "the note about the zeppelin");
     items[20] = NewMemory::new("big", "the note about the harpsichord");
     items[30] = NewMemory::new("big", "another harpsichord note");
-    let ids: Vec<String> = store.write_batch(items).await.unwrap().into_iter().map(|m| m.id).collect();
+    let ids: Vec<String> = store
+        .write_batch(items)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
 
     // One rare match: fewer than top_k, so every term is used and the rest
     // of the list is filled by the common words.
-    let hits = store.search(SearchQuery::new("the zeppelin note", ["big"])).await.unwrap();
+    let hits = store
+        .search(SearchQuery::new("the zeppelin note", ["big"]))
+        .await
+        .unwrap();
     assert_eq!(hits.len(), 5);
     assert_eq!(hits[0].id, ids[10]);
     // Enough rare matches: they alone are ranked.
-    let hits = store.search(SearchQuery::new("the harpsichord", ["big"]).top_k(2)).await.unwrap();
+    let hits = store
+        .search(SearchQuery::new("the harpsichord", ["big"]).top_k(2))
+        .await
+        .unwrap();
     let mut got: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
     got.sort();
     let mut want = vec![ids[20].as_str(), ids[30].as_str()];
     want.sort();
     assert_eq!(got, want);
     // Only common words: ranked as usual.
-    assert_eq!(store.search(SearchQuery::new("the note", ["big"])).await.unwrap().len(), 5);
+    assert_eq!(
+        store
+            .search(SearchQuery::new("the note", ["big"]))
+            .await
+            .unwrap()
+            .len(),
+        5
+    );
 }

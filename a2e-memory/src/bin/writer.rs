@@ -39,10 +39,16 @@ async fn main() -> ExitCode {
     let mut out = std::io::stdout().lock();
     let mut i = 0u64;
     while count == 0 || i < count {
-        let memory = NewMemory::new(namespace.as_str(), format!("note {i} written by process {}", std::process::id()));
+        let memory = NewMemory::new(
+            namespace.as_str(),
+            format!("note {i} written by process {}", std::process::id()),
+        );
         match store.write(memory).await {
             Ok(m) => {
-                if writeln!(out, "{}", m.id).and_then(|()| out.flush()).is_err() {
+                if writeln!(out, "{}", m.id)
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
                     return ExitCode::FAILURE;
                 }
             }

@@ -38,7 +38,12 @@ impl Endpoint {
         };
         let host = uri.host().ok_or("base_url has no host")?.to_owned();
         let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
-        Ok(Self { uri, host, port, tls })
+        Ok(Self {
+            uri,
+            host,
+            port,
+            tls,
+        })
     }
 }
 
@@ -67,7 +72,8 @@ pub(crate) async fn post_json(
         .map_err(|e| format!("connect to {}:{}: {e}", endpoint.host, endpoint.port))?;
     let _ = tcp.set_nodelay(true);
     if endpoint.tls {
-        let name = ServerName::try_from(endpoint.host.clone()).map_err(|e| format!("tls server name: {e}"))?;
+        let name = ServerName::try_from(endpoint.host.clone())
+            .map_err(|e| format!("tls server name: {e}"))?;
         let stream = tls_connector()?
             .connect(name, tcp)
             .await
@@ -99,7 +105,10 @@ where
     let mut req = hyper::Request::post(endpoint.uri.clone())
         .header(HOST, host)
         .header(CONTENT_TYPE, "application/json")
-        .header(USER_AGENT, concat!("a2e-memory/", env!("CARGO_PKG_VERSION")));
+        .header(
+            USER_AGENT,
+            concat!("a2e-memory/", env!("CARGO_PKG_VERSION")),
+        );
     if let Some(key) = bearer {
         let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
             .map_err(|_| "the api key contains characters not allowed in a header".to_owned())?;
@@ -110,7 +119,10 @@ where
         .body(Full::new(Bytes::from(body)))
         .map_err(|e| format!("request: {e}"))?;
     let result = async {
-        let resp = sender.send_request(req).await.map_err(|e| format!("send: {e}"))?;
+        let resp = sender
+            .send_request(req)
+            .await
+            .map_err(|e| format!("send: {e}"))?;
         let status = resp.status().as_u16();
         let bytes = Limited::new(resp.into_body(), max_body)
             .collect()

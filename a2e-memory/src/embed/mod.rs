@@ -18,7 +18,10 @@ pub trait Embedder: Send + Sync {
     fn model(&self) -> &str;
 
     /// One vector per text, in order, all of one length.
-    fn embed(&self, texts: Vec<String>) -> impl Future<Output = Result<Vec<Vec<f32>>, EmbedError>> + Send;
+    fn embed(
+        &self,
+        texts: Vec<String>,
+    ) -> impl Future<Output = Result<Vec<Vec<f32>>, EmbedError>> + Send;
 }
 
 /// [`Embedder`] with a boxed future, for `Arc<dyn DynEmbedder>`.
@@ -42,7 +45,10 @@ impl Embedder for dyn DynEmbedder {
     fn model(&self) -> &str {
         self.model_dyn()
     }
-    fn embed(&self, texts: Vec<String>) -> impl Future<Output = Result<Vec<Vec<f32>>, EmbedError>> + Send {
+    fn embed(
+        &self,
+        texts: Vec<String>,
+    ) -> impl Future<Output = Result<Vec<Vec<f32>>, EmbedError>> + Send {
         self.embed_dyn(texts)
     }
 }
@@ -51,7 +57,10 @@ impl<T: Embedder + ?Sized> Embedder for Arc<T> {
     fn model(&self) -> &str {
         (**self).model()
     }
-    fn embed(&self, texts: Vec<String>) -> impl Future<Output = Result<Vec<Vec<f32>>, EmbedError>> + Send {
+    fn embed(
+        &self,
+        texts: Vec<String>,
+    ) -> impl Future<Output = Result<Vec<Vec<f32>>, EmbedError>> + Send {
         (**self).embed(texts)
     }
 }

@@ -1,7 +1,6 @@
 //! An OpenAI-compatible `/embeddings` client.
 
 use std::fmt;
-use std::future::Future;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -92,7 +91,8 @@ struct Item {
 impl OpenAiEmbedder {
     /// Checks the configuration (URL, batch size) and builds the client.
     pub fn new(config: EmbedderConfig) -> Result<Self, EmbedError> {
-        let endpoint = Endpoint::parse(&config.base_url, "/embeddings").map_err(EmbedError::Config)?;
+        let endpoint =
+            Endpoint::parse(&config.base_url, "/embeddings").map_err(EmbedError::Config)?;
         if config.model.is_empty() {
             return Err(EmbedError::Config("model is empty".into()));
         }
@@ -125,7 +125,9 @@ impl OpenAiEmbedder {
         );
         let (status, bytes) = tokio::time::timeout(self.config.timeout, call)
             .await
-            .map_err(|_| EmbedError::Transport(format!("no answer within {:?}", self.config.timeout)))?
+            .map_err(|_| {
+                EmbedError::Transport(format!("no answer within {:?}", self.config.timeout))
+            })?
             .map_err(|e| EmbedError::Transport(self.redact(e)))?;
         if !(200..300).contains(&status) {
             let excerpt: String = String::from_utf8_lossy(&bytes).chars().take(300).collect();
@@ -140,7 +142,8 @@ impl OpenAiEmbedder {
 
 /// The vectors of a response, in input order.
 fn decode(bytes: &[u8], expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
-    let resp: Response = serde_json::from_slice(bytes).map_err(|e| EmbedError::Decode(format!("not an embeddings response: {e}")))?;
+    let resp: Response = serde_json::from_slice(bytes)
+        .map_err(|e| EmbedError::Decode(format!("not an embeddings response: {e}")))?;
     if resp.data.len() != expected {
         return Err(EmbedError::Decode(format!(
             "{} vectors for {expected} inputs",
@@ -153,19 +156,33 @@ fn decode(bytes: &[u8], expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
         let index = item.index.unwrap_or(pos);
         let len = item.embedding.len();
         if len == 0 || len > MAX_DIMENSIONS {
-            return Err(EmbedError::Decode(format!("data[{pos}]: {len} dimensions (1 to {MAX_DIMENSIONS})")));
+            return Err(EmbedError::Decode(format!(
+                "data[{pos}]: {len} dimensions (1 to {MAX_DIMENSIONS})"
+            )));
         }
         if *dims.get_or_insert(len) != len {
-            return Err(EmbedError::Decode(format!("data[{pos}]: {len} dimensions, others have {dims:?}")));
+            return Err(EmbedError::Decode(format!(
+                "data[{pos}]: {len} dimensions, others have {dims:?}"
+            )));
         }
         let vector: Vec<f32> = item.embedding.iter().map(|&x| x as f32).collect();
         if vector.iter().any(|x| !x.is_finite()) {
-            return Err(EmbedError::Decode(format!("data[{pos}]: a component is not a finite f32")));
+            return Err(EmbedError::Decode(format!(
+                "data[{pos}]: a component is not a finite f32"
+            )));
         }
         match out.get_mut(index) {
             Some(slot @ None) => *slot = Some(vector),
-            Some(Some(_)) => return Err(EmbedError::Decode(format!("data[{pos}]: index {index} repeated"))),
-            None => return Err(EmbedError::Decode(format!("data[{pos}]: index {index} out of range"))),
+            Some(Some(_)) => {
+                return Err(EmbedError::Decode(format!(
+                    "data[{pos}]: index {index} repeated"
+                )));
+            }
+            None => {
+                return Err(EmbedError::Decode(format!(
+                    "data[{pos}]: index {index} out of range"
+                )));
+            }
         }
     }
     out.into_iter()
@@ -178,14 +195,12 @@ impl Embedder for OpenAiEmbedder {
         &self.config.model
     }
 
-    fn embed(&self, texts: Vec<String>) -> impl Future<Output = Result<Vec<Vec<f32>>, EmbedError>> + Send {
-        async move {
-            let mut out = Vec::with_capacity(texts.len());
-            for chunk in texts.chunks(self.config.batch_size) {
-                out.extend(self.embed_chunk(chunk).await?);
-            }
-            Ok(out)
+    async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(self.config.batch_size) {
+            out.extend(self.embed_chunk(chunk).await?);
         }
+        Ok(out)
     }
 }
 
@@ -211,7 +226,12 @@ mod tests {
         let dup = br#"{"data":[{"index":0,"embedding":[1]},{"index":0,"embedding":[1]}]}"#;
         assert!(decode(dup, 2).unwrap_err().to_string().contains("repeated"));
         let mixed = br#"{"data":[{"embedding":[1]},{"embedding":[1,2]}]}"#;
-        assert!(decode(mixed, 2).unwrap_err().to_string().contains("dimensions"));
+        assert!(
+            decode(mixed, 2)
+                .unwrap_err()
+                .to_string()
+                .contains("dimensions")
+        );
     }
 
     #[test]
@@ -222,7 +242,13 @@ mod tests {
         assert!(!format!("{emb:?}").contains("sk-secret-123"));
         assert_eq!(emb.redact("echo sk-secret-123".into()), "echo [redacted]");
         for bad in ["ftp://x/v1", "not a url", "/v1"] {
-            assert!(matches!(OpenAiEmbedder::new(EmbedderConfig::new(bad, "m")), Err(EmbedError::Config(_))), "{bad}");
+            assert!(
+                matches!(
+                    OpenAiEmbedder::new(EmbedderConfig::new(bad, "m")),
+                    Err(EmbedError::Config(_))
+                ),
+                "{bad}"
+            );
         }
     }
 }

@@ -56,7 +56,10 @@ impl fmt::Debug for StoreOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StoreOptions")
             .field("limits", &self.limits)
-            .field("embedder", &self.embedder.as_ref().map(|e| e.model_dyn().to_owned()))
+            .field(
+                "embedder",
+                &self.embedder.as_ref().map(|e| e.model_dyn().to_owned()),
+            )
             .field("busy_timeout", &self.busy_timeout)
             .field("durability", &self.durability)
             .finish()
@@ -100,7 +103,14 @@ impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SqliteStore")
             .field("path", &self.inner.path)
-            .field("embedder", &self.inner.embedder.as_ref().map(|e| e.model_dyn().to_owned()))
+            .field(
+                "embedder",
+                &self
+                    .inner
+                    .embedder
+                    .as_ref()
+                    .map(|e| e.model_dyn().to_owned()),
+            )
             .finish()
     }
 }
@@ -159,7 +169,8 @@ impl SqliteStore {
     fn prepare(&self, m: &NewMemory) -> Result<(String, String), StoreError> {
         Self::check_namespace(&m.namespace)?;
         check_content(&m.content, &self.inner.limits)?;
-        let metadata = serde_json::to_string(&m.metadata).map_err(|e| StoreError::Invalid(format!("metadata: {e}")))?;
+        let metadata = serde_json::to_string(&m.metadata)
+            .map_err(|e| StoreError::Invalid(format!("metadata: {e}")))?;
         if metadata.len() > self.inner.limits.max_metadata_bytes {
             return Err(StoreError::Invalid(format!(
                 "metadata is {} bytes of JSON (at most {})",
@@ -198,7 +209,8 @@ impl SqliteStore {
                 p.vector = normalized(&v).map(|u| (embedder.model_dyn().to_owned(), to_blob(&u)));
             }
         }
-        self.blocking(move |inner| rows::insert(&mut lock(&inner.conn), prepared)).await
+        self.blocking(move |inner| rows::insert(&mut lock(&inner.conn), prepared))
+            .await
     }
 
     async fn plan(&self, query: SearchQuery) -> Result<Plan, StoreError> {
@@ -237,9 +249,14 @@ impl SqliteStore {
         if let Some(embedder) = self.inner.embedder.as_ref().filter(|_| !recent) {
             match embedder.embed(vec![text.to_owned()]).await {
                 Ok(mut vs) => {
-                    vector = vs.pop().and_then(|v| normalized(&v)).map(|u| (embedder.model_dyn().to_owned(), u));
+                    vector = vs
+                        .pop()
+                        .and_then(|v| normalized(&v))
+                        .map(|u| (embedder.model_dyn().to_owned(), u));
                 }
-                Err(e) => tracing::warn!(error = %e, "query embedding failed; searching with BM25 alone"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "query embedding failed; searching with BM25 alone")
+                }
             }
         }
         Ok(Plan {
@@ -270,8 +287,13 @@ pub(crate) fn check_content(content: &str, limits: &Limits) -> Result<(), StoreE
 
 /// The filter as `(json path, json value)` pairs; keys are single segments
 /// of the namespace alphabet, so a key can never be read as a path.
-fn filter_pairs(filter: Option<&Metadata>, limits: &Limits) -> Result<Vec<(String, String)>, StoreError> {
-    let Some(filter) = filter else { return Ok(Vec::new()) };
+fn filter_pairs(
+    filter: Option<&Metadata>,
+    limits: &Limits,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let Some(filter) = filter else {
+        return Ok(Vec::new());
+    };
     if filter.len() > limits.max_filter_keys {
         return Err(StoreError::Invalid(format!(
             "filter has {} keys (at most {})",
@@ -288,34 +310,36 @@ fn filter_pairs(filter: Option<&Metadata>, limits: &Limits) -> Result<Vec<(Strin
                     key.chars().take(80).collect::<String>()
                 )));
             }
-            let json = serde_json::to_string(value).map_err(|e| StoreError::Invalid(format!("filter {key}: {e}")))?;
+            let json = serde_json::to_string(value)
+                .map_err(|e| StoreError::Invalid(format!("filter {key}: {e}")))?;
             Ok((format!("$.\"{key}\""), json))
         })
         .collect()
 }
 
 impl MemoryStore for SqliteStore {
-    fn write(&self, memory: NewMemory) -> impl Future<Output = Result<Memory, StoreError>> + Send {
-        async move {
-            let mut written = self.write_all(vec![memory]).await?;
-            written.pop().ok_or_else(|| StoreError::Worker("insert returned nothing".into()))
-        }
+    async fn write(&self, memory: NewMemory) -> Result<Memory, StoreError> {
+        let mut written = self.write_all(vec![memory]).await?;
+        written
+            .pop()
+            .ok_or_else(|| StoreError::Worker("insert returned nothing".into()))
     }
 
-    fn write_batch(&self, memories: Vec<NewMemory>) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
+    fn write_batch(
+        &self,
+        memories: Vec<NewMemory>,
+    ) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
         self.write_all(memories)
     }
 
-    fn search(&self, query: SearchQuery) -> impl Future<Output = Result<Vec<Hit>, StoreError>> + Send {
-        async move {
-            let plan = self.plan(query).await?;
-            self.blocking(move |inner| {
-                let mut conn = lock(&inner.conn);
-                let mut cache = lock(&inner.cache);
-                search::run(&mut conn, &mut cache, &plan)
-            })
-            .await
-        }
+    async fn search(&self, query: SearchQuery) -> Result<Vec<Hit>, StoreError> {
+        let plan = self.plan(query).await?;
+        self.blocking(move |inner| {
+            let mut conn = lock(&inner.conn);
+            let mut cache = lock(&inner.cache);
+            search::run(&mut conn, &mut cache, &plan)
+        })
+        .await
     }
 
     fn get(&self, id: &str) -> impl Future<Output = Result<Option<Memory>, StoreError>> + Send {
@@ -332,11 +356,16 @@ impl MemoryStore for SqliteStore {
         self.blocking(|inner| rows::namespaces(&lock(&inner.conn)))
     }
 
-    fn recent(&self, namespace: &str, limit: usize) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
+    fn recent(
+        &self,
+        namespace: &str,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<Memory>, StoreError>> + Send {
         let namespace = namespace.to_owned();
         async move {
             Self::check_namespace(&namespace)?;
-            self.blocking(move |inner| rows::recent(&lock(&inner.conn), &namespace, limit)).await
+            self.blocking(move |inner| rows::recent(&lock(&inner.conn), &namespace, limit))
+                .await
         }
     }
 }

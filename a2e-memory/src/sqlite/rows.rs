@@ -15,7 +15,8 @@ pub(crate) struct Prepared {
 }
 
 /// The columns [`memory_from_row`] reads, in order.
-pub(crate) const MEMORY_COLUMNS: &str = "id, namespace, content, metadata, created_at, embedding IS NOT NULL";
+pub(crate) const MEMORY_COLUMNS: &str =
+    "id, namespace, content, metadata, created_at, embedding IS NOT NULL";
 
 pub(crate) fn parse_metadata(text: &str) -> Result<Metadata, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("metadata {text:.40}: {e}")))
@@ -35,7 +36,10 @@ pub(crate) fn memory_from_row(row: &Row<'_>, at: usize) -> Result<Memory, StoreE
 }
 
 /// Inserts every memory in one immediate transaction, synced on commit.
-pub(crate) fn insert(conn: &mut Connection, items: Vec<Prepared>) -> Result<Vec<Memory>, StoreError> {
+pub(crate) fn insert(
+    conn: &mut Connection,
+    items: Vec<Prepared>,
+) -> Result<Vec<Memory>, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut out = Vec::with_capacity(items.len());
     {
@@ -50,9 +54,19 @@ pub(crate) fn insert(conn: &mut Connection, items: Vec<Prepared>) -> Result<Vec<
         for item in items {
             let id = uuid::Uuid::new_v4().to_string();
             let created = now_millis();
-            let (model, blob) = item.vector.map_or((None, None), |(m, b)| (Some(m), Some(b)));
+            let (model, blob) = item
+                .vector
+                .map_or((None, None), |(m, b)| (Some(m), Some(b)));
             let embedded = blob.is_some();
-            insert.execute(params![id, item.namespace, item.content, item.metadata, created, model, blob])?;
+            insert.execute(params![
+                id,
+                item.namespace,
+                item.content,
+                item.metadata,
+                created,
+                model,
+                blob
+            ])?;
             count.execute([&item.namespace])?;
             out.push(Memory {
                 id,
@@ -69,7 +83,9 @@ pub(crate) fn insert(conn: &mut Connection, items: Vec<Prepared>) -> Result<Vec<
 }
 
 pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<Memory>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?1"
+    ))?;
     let mut rows = stmt.query([id])?;
     match rows.next()? {
         Some(row) => memory_from_row(row, 0).map(Some),
@@ -80,9 +96,11 @@ pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<Memory>, StoreEr
 pub(crate) fn delete(conn: &mut Connection, id: &str) -> Result<bool, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let found: Option<(i64, String)> = tx
-        .query_row("SELECT seq, namespace FROM memories WHERE id = ?1", [id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(
+            "SELECT seq, namespace FROM memories WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .optional()?;
     let Some((seq, namespace)) = found else {
         return Ok(false);
@@ -97,7 +115,8 @@ pub(crate) fn delete(conn: &mut Connection, id: &str) -> Result<bool, StoreError
 }
 
 pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<NamespaceInfo>, StoreError> {
-    let mut stmt = conn.prepare_cached("SELECT name, count FROM namespaces WHERE count > 0 ORDER BY name")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT name, count FROM namespaces WHERE count > 0 ORDER BY name")?;
     let rows = stmt.query_map([], |r| {
         let count: i64 = r.get(1)?;
         Ok(NamespaceInfo {
@@ -108,7 +127,11 @@ pub(crate) fn namespaces(conn: &Connection) -> Result<Vec<NamespaceInfo>, StoreE
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub(crate) fn recent(conn: &Connection, namespace: &str, limit: usize) -> Result<Vec<Memory>, StoreError> {
+pub(crate) fn recent(
+    conn: &Connection,
+    namespace: &str,
+    limit: usize,
+) -> Result<Vec<Memory>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ?1 ORDER BY seq DESC LIMIT ?2"
     ))?;

@@ -58,7 +58,11 @@ pub enum Durability {
 }
 
 /// Opens (creating if needed) the file, in WAL mode.
-pub(crate) fn open(path: &Path, busy_timeout: Duration, durability: Durability) -> Result<Connection, StoreError> {
+pub(crate) fn open(
+    path: &Path,
+    busy_timeout: Duration,
+    durability: Durability,
+) -> Result<Connection, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
@@ -71,7 +75,9 @@ pub(crate) fn open(path: &Path, busy_timeout: Duration, durability: Durability) 
     conn.busy_timeout(busy_timeout)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::Corrupt(format!("journal_mode is {mode}, WAL was refused")));
+        return Err(StoreError::Corrupt(format!(
+            "journal_mode is {mode}, WAL was refused"
+        )));
     }
     let synchronous = match durability {
         Durability::PowerLoss => "FULL",
@@ -87,7 +93,8 @@ pub(crate) fn open(path: &Path, busy_timeout: Duration, durability: Durability) 
     if version < SCHEMA_VERSION {
         // Several handles may open a fresh file at once: one creates, the
         // others wait on the write lock and find it done.
-        let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+        let tx =
+            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
         tx.execute_batch(SCHEMA)?;
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;

@@ -39,8 +39,7 @@ const COMMON_SHARE: i64 = 10;
 /// through), lowercased, without repeats, at most [`MAX_TERMS`].
 pub(crate) fn fts_terms(text: &str) -> Vec<String> {
     let mut seen = HashSet::new();
-    text
-        .split(|c: char| !c.is_alphanumeric())
+    text.split(|c: char| !c.is_alphanumeric())
         .filter(|t| !t.is_empty())
         .map(str::to_lowercase)
         .filter(|t| seen.insert(t.clone()))
@@ -58,11 +57,14 @@ fn rare_terms(conn: &Connection, terms: &[String]) -> Result<Option<Vec<String>>
     if terms.len() < 2 {
         return Ok(None);
     }
-    let total: i64 = conn.query_row("SELECT coalesce(sum(count), 0) FROM namespaces", [], |r| r.get(0))?;
+    let total: i64 = conn.query_row("SELECT coalesce(sum(count), 0) FROM namespaces", [], |r| {
+        r.get(0)
+    })?;
     if total < PRUNE_MIN_MEMORIES {
         return Ok(None);
     }
-    let mut stmt = conn.prepare_cached("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?1")?;
     let mut rare = Vec::new();
     for term in terms {
         let df: i64 = stmt.query_row([term], |r| r.get(0))?;
@@ -74,7 +76,13 @@ fn rare_terms(conn: &Connection, terms: &[String]) -> Result<Option<Vec<String>>
 }
 
 /// BM25 candidates: `(seq, score)` best first, score = −bm25.
-fn bm25(conn: &Connection, terms: &[String], cond: &str, args: &[SqlValue], n: usize) -> Result<Vec<(i64, f64)>, StoreError> {
+fn bm25(
+    conn: &Connection,
+    terms: &[String],
+    cond: &str,
+    args: &[SqlValue],
+    n: usize,
+) -> Result<Vec<(i64, f64)>, StoreError> {
     let sql = format!(
         "SELECT m.seq, bm25(memories_fts) AS r FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
          WHERE memories_fts MATCH ? AND {cond} ORDER BY r, m.seq DESC LIMIT ?"
@@ -83,13 +91,21 @@ fn bm25(conn: &Connection, terms: &[String], cond: &str, args: &[SqlValue], n: u
     let all = std::iter::once(SqlValue::Text(terms.join(" OR ")))
         .chain(args.iter().cloned())
         .chain([limit(n)]);
-    let rows = stmt.query_map(params_from_iter(all), |r| Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?)))?;
+    let rows = stmt.query_map(params_from_iter(all), |r| {
+        Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+    })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// BM25 over the rare terms when they find at least `top_k` memories, else
 /// over every term.
-fn bm25_candidates(conn: &Connection, plan: &Plan, cond: &str, args: &[SqlValue], n: usize) -> Result<Vec<(i64, f64)>, StoreError> {
+fn bm25_candidates(
+    conn: &Connection,
+    plan: &Plan,
+    cond: &str,
+    args: &[SqlValue],
+    n: usize,
+) -> Result<Vec<(i64, f64)>, StoreError> {
     if plan.terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -106,7 +122,11 @@ fn bm25_candidates(conn: &Connection, plan: &Plan, cond: &str, args: &[SqlValue]
 fn where_clause(plan: &Plan) -> (String, Vec<SqlValue>) {
     let marks = vec!["?"; plan.namespaces.len()].join(", ");
     let mut sql = format!("m.namespace IN ({marks})");
-    let mut args: Vec<SqlValue> = plan.namespaces.iter().map(|n| SqlValue::Text(n.clone())).collect();
+    let mut args: Vec<SqlValue> = plan
+        .namespaces
+        .iter()
+        .map(|n| SqlValue::Text(n.clone()))
+        .collect();
     for (path, value) in &plan.filter {
         sql.push_str(" AND json_extract(m.metadata, ?) IS json_extract(?, '$')");
         args.push(SqlValue::Text(path.clone()));
@@ -119,17 +139,33 @@ fn limit(n: usize) -> SqlValue {
     SqlValue::Integer(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-pub(crate) fn run(conn: &mut Connection, cache: &mut VectorCache, plan: &Plan) -> Result<Vec<Hit>, StoreError> {
+pub(crate) fn run(
+    conn: &mut Connection,
+    cache: &mut VectorCache,
+    plan: &Plan,
+) -> Result<Vec<Hit>, StoreError> {
     // One read transaction: every part of the search sees the same snapshot.
     let tx = conn.transaction()?;
     let (cond, args) = where_clause(plan);
     if plan.recent {
-        let sql = format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE {cond} ORDER BY m.seq DESC LIMIT ?");
+        let sql = format!(
+            "SELECT {MEMORY_COLUMNS} FROM memories m WHERE {cond} ORDER BY m.seq DESC LIMIT ?"
+        );
         let mut stmt = tx.prepare(&sql)?;
-        let mut rows = stmt.query(params_from_iter(args.into_iter().chain([limit(plan.top_k)])))?;
+        let mut rows = stmt.query(params_from_iter(
+            args.into_iter().chain([limit(plan.top_k)]),
+        ))?;
         let mut hits = Vec::new();
         while let Some(row) = rows.next()? {
-            hits.push(hit(memory_from_row(row, 0)?, Score { kind: ScoreKind::Recent, value: 0.0, bm25: None, cosine: None }));
+            hits.push(hit(
+                memory_from_row(row, 0)?,
+                Score {
+                    kind: ScoreKind::Recent,
+                    value: 0.0,
+                    bm25: None,
+                    cosine: None,
+                },
+            ));
         }
         return Ok(hits);
     }
@@ -147,13 +183,23 @@ pub(crate) fn run(conn: &mut Connection, cache: &mut VectorCache, plan: &Plan) -
             let rows = stmt.query_map(params_from_iter(args.iter()), |r| r.get::<_, i64>(0))?;
             Some(rows.collect::<Result<HashSet<i64>, _>>()?)
         };
-        cosine = cache.nearest(&tx, model, &plan.namespaces, query, allowed.as_ref(), candidates)?;
+        cosine = cache.nearest(
+            &tx,
+            model,
+            &plan.namespaces,
+            query,
+            allowed.as_ref(),
+            candidates,
+        )?;
     }
 
     let bm25_of: HashMap<i64, f64> = bm25.iter().copied().collect();
     let cos_of: HashMap<i64, f32> = cosine.iter().copied().collect();
     let ranked: Vec<(i64, Score)> = if plan.vector.is_some() {
-        let lists = [bm25.iter().map(|x| x.0).collect(), cosine.iter().map(|x| x.0).collect()];
+        let lists = [
+            bm25.iter().map(|x| x.0).collect(),
+            cosine.iter().map(|x| x.0).collect(),
+        ];
         reciprocal_rank_fusion(&lists)
             .into_iter()
             .take(plan.top_k)
@@ -170,7 +216,17 @@ pub(crate) fn run(conn: &mut Connection, cache: &mut VectorCache, plan: &Plan) -
     } else {
         bm25.iter()
             .take(plan.top_k)
-            .map(|&(seq, value)| (seq, Score { kind: ScoreKind::Bm25, value, bm25: Some(value), cosine: None }))
+            .map(|&(seq, value)| {
+                (
+                    seq,
+                    Score {
+                        kind: ScoreKind::Bm25,
+                        value,
+                        bm25: Some(value),
+                        cosine: None,
+                    },
+                )
+            })
             .collect()
     };
 
@@ -183,7 +239,10 @@ pub(crate) fn run(conn: &mut Connection, cache: &mut VectorCache, plan: &Plan) -
     Ok(hits)
 }
 
-fn fetch(conn: &Connection, seqs: impl Iterator<Item = i64>) -> Result<HashMap<i64, Memory>, StoreError> {
+fn fetch(
+    conn: &Connection,
+    seqs: impl Iterator<Item = i64>,
+) -> Result<HashMap<i64, Memory>, StoreError> {
     let seqs: Vec<SqlValue> = seqs.map(SqlValue::Integer).collect();
     if seqs.is_empty() {
         return Ok(HashMap::new());
@@ -216,8 +275,14 @@ mod tests {
 
     #[test]
     fn fts_terms_quote_words_and_drop_syntax() {
-        assert_eq!(fts_terms("Coffee, OR tea?"), ["\"coffee\"", "\"or\"", "\"tea\""]);
-        assert_eq!(fts_terms("a* NEAR(\"b\") -c"), ["\"a\"", "\"near\"", "\"b\"", "\"c\""]);
+        assert_eq!(
+            fts_terms("Coffee, OR tea?"),
+            ["\"coffee\"", "\"or\"", "\"tea\""]
+        );
+        assert_eq!(
+            fts_terms("a* NEAR(\"b\") -c"),
+            ["\"a\"", "\"near\"", "\"b\"", "\"c\""]
+        );
         assert!(fts_terms("  ?! ").is_empty());
         assert_eq!(fts_terms("café café"), ["\"café\""]);
         assert_eq!(fts_terms(&"w ".repeat(100)).len(), 1);

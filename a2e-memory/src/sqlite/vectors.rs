@@ -57,7 +57,12 @@ pub(crate) struct VectorCache {
 
 impl VectorCache {
     /// Brings `namespace` up to date with the database.
-    fn refresh(&mut self, conn: &Connection, namespace: &str, model: &str) -> Result<(), StoreError> {
+    fn refresh(
+        &mut self,
+        conn: &Connection,
+        namespace: &str,
+        model: &str,
+    ) -> Result<(), StoreError> {
         let counters: Option<(i64, i64)> = conn
             .query_row(
                 "SELECT writes, deletes FROM namespaces WHERE name = ?1",
@@ -82,7 +87,8 @@ impl VectorCache {
         while let Some(row) = rows.next()? {
             let seq: i64 = row.get(0)?;
             let blob: Vec<u8> = row.get(1)?;
-            let v = from_blob(&blob).ok_or_else(|| StoreError::Corrupt(format!("vector of row {seq}")))?;
+            let v = from_blob(&blob)
+                .ok_or_else(|| StoreError::Corrupt(format!("vector of row {seq}")))?;
             space.push(seq, &v);
             space.last_seq = seq;
         }
@@ -108,7 +114,9 @@ impl VectorCache {
         let mut scored: Vec<(i64, f32)> = Vec::new();
         for ns in namespaces {
             self.refresh(conn, ns, model)?;
-            let Some(space) = self.spaces.get(ns) else { continue };
+            let Some(space) = self.spaces.get(ns) else {
+                continue;
+            };
             if space.dims != query.len() || space.dims == 0 {
                 continue;
             }

@@ -13,7 +13,7 @@ use crate::limits::{TopK, resolve_top_k};
 use crate::namespace::validate_namespace;
 use crate::policy::{NamespacePolicy, Principal};
 use crate::store::MemoryStore;
-use crate::types::{NewMemory, SearchQuery};
+use crate::types::{Hit, Memory, NewMemory, SearchQuery};
 
 /// `memory_write`.
 pub const MEMORY_WRITE: &str = "memory_write";
@@ -57,7 +57,10 @@ impl ToolError {
     /// Whether the call was refused before anything ran (an `error` message
     /// on the wire) rather than run and failed (`success: false`).
     pub fn is_refusal(&self) -> bool {
-        matches!(self, Self::UnknownTool(_) | Self::Invalid(_) | Self::Unauthorized { .. })
+        matches!(
+            self,
+            Self::UnknownTool(_) | Self::Invalid(_) | Self::Unauthorized { .. }
+        )
     }
 
     /// The A2E error code: `unknown_tool`, `schema_violation`,
@@ -152,7 +155,10 @@ impl<S: MemoryStore> MemoryTools<S> {
 
     fn authorize(&self, who: &Principal, namespace: &str) -> Result<(), ToolError> {
         validate_namespace(namespace).map_err(|e| {
-            ToolError::Invalid(format!("namespace {:?}: {e}", namespace.chars().take(80).collect::<String>()))
+            ToolError::Invalid(format!(
+                "namespace {:?}: {e}",
+                namespace.chars().take(80).collect::<String>()
+            ))
         })?;
         if self.policy.allows(who, namespace) {
             Ok(())
@@ -175,52 +181,105 @@ impl<S: MemoryStore> MemoryTools<S> {
 
     /// `memory_write` → `{id, namespace, created_at, embedded}`.
     pub async fn write(&self, who: &Principal, args: MemoryWriteArgs) -> Result<Value, ToolError> {
+        let m = self.write_memory(who, args).await?;
+        Ok(
+            json!({"id": m.id, "namespace": m.namespace, "created_at": m.created_at, "embedded": m.embedded}),
+        )
+    }
+
+    /// `memory_write`, answering the stored [`Memory`].
+    pub async fn write_memory(
+        &self,
+        who: &Principal,
+        args: MemoryWriteArgs,
+    ) -> Result<Memory, ToolError> {
         self.authorize(who, &args.namespace)?;
-        let memory = NewMemory::new(args.namespace, args.content).with_metadata(args.metadata.unwrap_or_default());
-        let m = self.store.write(memory).await?;
-        Ok(json!({"id": m.id, "namespace": m.namespace, "created_at": m.created_at, "embedded": m.embedded}))
+        let memory = NewMemory::new(args.namespace, args.content)
+            .with_metadata(args.metadata.unwrap_or_default());
+        Ok(self.store.write(memory).await?)
     }
 
     /// `memory_search` → `{hits: [{id, namespace, content, metadata, score:
     /// {kind, value, …}, created_at}], count, top_k}` (plus
     /// `top_k_requested` when it was clamped).
-    pub async fn search(&self, who: &Principal, args: MemorySearchArgs) -> Result<Value, ToolError> {
-        let top_k = resolve_top_k(args.top_k).ok_or_else(|| {
-            ToolError::Invalid(format!("top_k: 0 results asked for (1 to {})", crate::limits::MAX_TOP_K))
-        })?;
-        if args.namespaces.is_empty() {
-            return Err(ToolError::Invalid("namespaces: at least one namespace is needed".into()));
-        }
-        for ns in &args.namespaces {
-            self.authorize(who, ns)?;
-        }
-        let mut query = SearchQuery::new(args.query.unwrap_or_default(), args.namespaces).top_k(top_k.get());
-        query.filter = args.filter;
-        let hits = self.store.search(query).await?;
+    pub async fn search(
+        &self,
+        who: &Principal,
+        args: MemorySearchArgs,
+    ) -> Result<Value, ToolError> {
+        let asked = args.top_k;
+        let (hits, top_k) = self.search_hits(who, args).await?;
         let mut out = json!({"hits": hits, "count": hits.len(), "top_k": top_k.get()});
-        if let (TopK::Clamped(_), Some(asked), Some(obj)) = (top_k, args.top_k, out.as_object_mut()) {
+        if let (TopK::Clamped(_), Some(asked), Some(obj)) = (top_k, asked, out.as_object_mut()) {
             obj.insert("top_k_requested".into(), json!(asked));
         }
         Ok(out)
     }
 
+    /// `memory_search`, answering the hits and how `top_k` was resolved.
+    pub async fn search_hits(
+        &self,
+        who: &Principal,
+        args: MemorySearchArgs,
+    ) -> Result<(Vec<Hit>, TopK), ToolError> {
+        let top_k = resolve_top_k(args.top_k).ok_or_else(|| {
+            ToolError::Invalid(format!(
+                "top_k: 0 results asked for (1 to {})",
+                crate::limits::MAX_TOP_K
+            ))
+        })?;
+        if args.namespaces.is_empty() {
+            return Err(ToolError::Invalid(
+                "namespaces: at least one namespace is needed".into(),
+            ));
+        }
+        for ns in &args.namespaces {
+            self.authorize(who, ns)?;
+        }
+        let mut query =
+            SearchQuery::new(args.query.unwrap_or_default(), args.namespaces).top_k(top_k.get());
+        query.filter = args.filter;
+        Ok((self.store.search(query).await?, top_k))
+    }
+
     /// `memory_delete` → `{id, namespace, deleted: true}`. An id that does not
     /// exist, or lives in a namespace this session may not touch, is
     /// [`ToolError::NotFound`] alike, so nothing leaks about other namespaces.
-    pub async fn delete(&self, who: &Principal, args: MemoryDeleteArgs) -> Result<Value, ToolError> {
+    pub async fn delete(
+        &self,
+        who: &Principal,
+        args: MemoryDeleteArgs,
+    ) -> Result<Value, ToolError> {
+        let m = self.delete_memory(who, args).await?;
+        Ok(json!({"id": m.id, "namespace": m.namespace, "deleted": true}))
+    }
+
+    /// `memory_delete`, answering the deleted [`Memory`].
+    pub async fn delete_memory(
+        &self,
+        who: &Principal,
+        args: MemoryDeleteArgs,
+    ) -> Result<Memory, ToolError> {
         if args.id.is_empty() || args.id.len() > MAX_ID_LEN {
-            return Err(ToolError::Invalid(format!("id: 1 to {MAX_ID_LEN} characters")));
+            return Err(ToolError::Invalid(format!(
+                "id: 1 to {MAX_ID_LEN} characters"
+            )));
         }
         if let Some(ns) = &args.namespace {
             self.authorize(who, ns)?;
         }
-        let not_found = || ToolError::NotFound { id: args.id.clone() };
+        let not_found = || ToolError::NotFound {
+            id: args.id.clone(),
+        };
         let memory = self.store.get(&args.id).await?.ok_or_else(not_found)?;
-        let visible = args.namespace.as_ref().is_none_or(|ns| *ns == memory.namespace)
+        let visible = args
+            .namespace
+            .as_ref()
+            .is_none_or(|ns| *ns == memory.namespace)
             && self.policy.allows(who, &memory.namespace);
         if !visible || !self.store.delete(&args.id).await? {
             return Err(not_found());
         }
-        Ok(json!({"id": memory.id, "namespace": memory.namespace, "deleted": true}))
+        Ok(memory)
     }
 }

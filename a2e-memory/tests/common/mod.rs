@@ -18,7 +18,9 @@ pub const DIMS: usize = 512;
 pub const KEY: &str = "sk-test-4f9a1c";
 
 fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Words the scripted model ignores.
@@ -31,7 +33,10 @@ const STOP: &[&str] = &[
 /// Stand-ins for what a trained model knows: words of one meaning share a
 /// concept (and so a dimension).
 const CONCEPTS: &[(&str, &[&str])] = &[
-    ("flight", &["plane", "planes", "airplane", "flights", "flight", "flying"]),
+    (
+        "flight",
+        &["plane", "planes", "airplane", "flights", "flight", "flying"],
+    ),
     ("nut", &["nut", "nuts", "peanut", "peanuts"]),
     ("editor", &["vim", "neovim", "editor", "editors"]),
     ("gift", &["present", "presents", "gift", "gifts"]),
@@ -44,7 +49,10 @@ const CONCEPTS: &[(&str, &[&str])] = &[
 /// word first mapped to its concept when it has one.
 pub fn embed_text(text: &str) -> Vec<f32> {
     let mut v = vec![0f32; DIMS];
-    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         let word = word.to_lowercase();
         if STOP.contains(&word.as_str()) {
             continue;
@@ -66,15 +74,28 @@ pub struct Seen {
     pub texts: AtomicUsize,
 }
 
-async fn embeddings(State(seen): State<Arc<Seen>>, headers: HeaderMap, Json(body): Json<Value>) -> (StatusCode, Json<Value>) {
-    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+async fn embeddings(
+    State(seen): State<Arc<Seen>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> (StatusCode, Json<Value>) {
+    let auth = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     if auth != format!("Bearer {KEY}") {
         // Echo the header, as careless providers do: the client must redact it.
-        return (StatusCode::UNAUTHORIZED, Json(json!({"error": {"message": format!("bad credentials: {auth}")}})));
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": {"message": format!("bad credentials: {auth}")}})),
+        );
     }
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
-        Value::Array(items) => items.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_owned))
+            .collect(),
         _ => return (StatusCode::BAD_REQUEST, Json(json!({"error": "input"}))),
     };
     seen.requests.fetch_add(1, Ordering::SeqCst);
@@ -86,7 +107,10 @@ async fn embeddings(State(seen): State<Arc<Seen>>, headers: HeaderMap, Json(body
         .rev()
         .map(|(i, t)| json!({"object": "embedding", "index": i, "embedding": embed_text(t)}))
         .collect();
-    (StatusCode::OK, Json(json!({"object": "list", "data": data, "model": body["model"]})))
+    (
+        StatusCode::OK,
+        Json(json!({"object": "list", "data": data, "model": body["model"]})),
+    )
 }
 
 async fn wrong_count() -> Json<Value> {
