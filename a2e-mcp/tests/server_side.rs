@@ -205,6 +205,24 @@ async fn our_client_mounts_our_server_over_http_with_a_token() {
     }
     assert_eq!(backend.cancelled.load(Ordering::SeqCst), 1);
 
+    // A call that runs out of time is cancelled on the server too.
+    let err = kit
+        .call(
+            "wait_for_cancel",
+            Map::new(),
+            CallOptions::default().timeout(std::time::Duration::from_millis(200)),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Timeout { .. }), "{err}");
+    for _ in 0..400 {
+        if backend.cancelled.load(Ordering::SeqCst) == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(backend.cancelled.load(Ordering::SeqCst), 2);
+
     // Without the token: refused.
     let denied = McpToolkit::new(McpServerConfig::http("demo", &url)).unwrap();
     let err = denied.start().await.unwrap_err();
