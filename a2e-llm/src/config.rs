@@ -47,9 +47,19 @@ pub struct ProviderConfig {
     pub kind: ProviderKind,
     /// API root, e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`,
     /// `https://api.anthropic.com/v1`.
+    #[serde(default)]
     pub base_url: String,
+    /// The name of an environment variable holding the API root (read at start; when it
+    /// is set and not empty it takes the place of `base_url`).
+    #[serde(default)]
+    pub base_url_env: Option<String>,
     /// The default model.
+    #[serde(default)]
     pub model: String,
+    /// The name of an environment variable holding the default model (read at start; when
+    /// it is set and not empty it takes the place of `model`).
+    #[serde(default)]
+    pub model_env: Option<String>,
     /// More models agents may pick in `llm_override` (`"*"`: any).
     #[serde(default)]
     pub models: Vec<String>,
@@ -95,7 +105,9 @@ impl ProviderConfig {
             name: name.into(),
             kind,
             base_url: base_url.into(),
+            base_url_env: None,
             model: model.into(),
+            model_env: None,
             models: Vec::new(),
             api_key: None,
             api_key_env: None,
@@ -117,6 +129,33 @@ impl ProviderConfig {
             0 => None,
             s => Some(Duration::from_secs(s)),
         }
+    }
+
+    /// `base_url` and `model` with their `*_env` variables applied (via `env`); either
+    /// still empty afterwards is an error naming the field.
+    fn apply_env(mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let field = |f: &str| format!("providers.{}.{f}", self.name);
+        for (var, value, name) in [
+            (&self.base_url_env, &mut self.base_url, "base_url"),
+            (&self.model_env, &mut self.model, "model"),
+        ] {
+            if let Some(var) = var {
+                match env(var) {
+                    Some(v) if !v.trim().is_empty() => *value = v.trim().to_owned(),
+                    _ if value.is_empty() => {
+                        return Err(ConfigError::invalid(
+                            field(name),
+                            format!("is not set and the variable {var} is unset or empty"),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            if value.is_empty() {
+                return Err(ConfigError::invalid(field(name), "is empty"));
+            }
+        }
+        Ok(self)
     }
 
     /// The API key: `api_key`, else the variable `api_key_env` names (via `env`).
@@ -293,6 +332,7 @@ impl Providers {
                     "is configured twice",
                 ));
             }
+            let config = config.apply_env(env)?;
             let client = config.build(&http, config.key(env))?;
             entries.push(Entry { config, client });
         }

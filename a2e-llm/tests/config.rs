@@ -198,3 +198,32 @@ async fn keys_from_env_agent_credentials_and_headers_reach_the_server() {
     assert_eq!(got[1].headers["x-org"], "org-secret-header");
     assert!(!format!("{p:?} {ro:?}").contains("org-secret-header"));
 }
+
+#[test]
+fn base_url_and_model_may_come_from_the_environment() {
+    let from_env: ProviderConfig = serde_json::from_value(json!({
+        "name": "env", "kind": "openai",
+        "base_url_env": "A2E_TEST_BASE", "model_env": "A2E_TEST_MODEL",
+        "model": "fallback-model"
+    }))
+    .unwrap();
+    let env = |var: &str| match var {
+        "A2E_TEST_BASE" => Some("http://127.0.0.1:9/v1".to_owned()),
+        _ => None,
+    };
+    let p = Providers::with_env(vec![from_env.clone()], &env).unwrap();
+    let r = p.resolve(None, None).unwrap();
+    // The unset model variable leaves the configured model in place.
+    assert_eq!(r.model, "fallback-model");
+    assert_eq!(p.config("env").unwrap().base_url, "http://127.0.0.1:9/v1");
+    // Neither the variable nor a value: an error naming the field and the variable.
+    let err = Providers::with_env(vec![from_env], &|_| None).unwrap_err();
+    assert_eq!(err.field(), "providers.env.base_url");
+    assert!(err.to_string().contains("A2E_TEST_BASE"), "{err}");
+    let no_model: ProviderConfig = serde_json::from_value(
+        json!({"name": "m", "kind": "openai", "base_url": "http://127.0.0.1:9/v1"}),
+    )
+    .unwrap();
+    let err = Providers::with_env(vec![no_model], &|_| None).unwrap_err();
+    assert_eq!(err.field(), "providers.m.model");
+}
