@@ -1,7 +1,8 @@
 //! [`Host`]: the registry, configuration, process table and audit log, and the
 //! operations every transport and session shares (list, call, discover, run).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant as StdInstant;
 
 use a2e_proto::{
@@ -14,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::audit::Audit;
 use crate::config::HostConfig;
 use crate::error::HostResult;
+use crate::memory::Memory;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
@@ -29,6 +31,19 @@ pub struct Host {
     started: StdInstant,
     procs: ProcManager,
     audit: Audit,
+    identities: Mutex<HashMap<String, Identity>>,
+    memory: Option<Arc<Memory>>,
+}
+
+/// Who a session acts for: the agent of its handshake and the user it serves.
+/// A session's `user_id` is its `agent_id` (the protocol's handshake names no
+/// user); calls made by the host itself have neither.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// The handshake's `agent_id`.
+    pub agent_id: String,
+    /// The user the agent serves.
+    pub user_id: String,
 }
 
 /// Why a host could not be built.
@@ -44,6 +59,9 @@ pub enum BuildError {
     /// A skill file could not be loaded.
     #[error("{0}")]
     Skill(String),
+    /// A section of the configuration is invalid (memory, MCP servers, providers).
+    #[error("{0}")]
+    Config(String),
 }
 
 /// Builds a [`Host`].
@@ -51,13 +69,32 @@ pub struct HostBuilder {
     config: HostConfig,
     registry: Registry,
     errors: Vec<BuildError>,
+    memory: Option<Arc<Memory>>,
 }
 
 impl HostBuilder {
-    /// Adds the built-in tools the configuration enables.
+    /// Adds the built-in tools the configuration enables, and the memory tools
+    /// unless `[memory] enabled = false`.
     pub fn with_builtins(self) -> Self {
         let config = Arc::new(self.config.clone());
-        self.with_tool_plugin(crate::builtins::BuiltinTools::new(config))
+        let builder = self.with_tool_plugin(crate::builtins::BuiltinTools::new(config));
+        if builder.config.memory.enabled {
+            builder.with_memory()
+        } else {
+            builder
+        }
+    }
+
+    /// Adds the memory tools (`memory_write`, `memory_search`, `memory_delete`).
+    pub fn with_memory(mut self) -> Self {
+        match Memory::new(&self.config) {
+            Ok(memory) => {
+                let memory = Arc::new(memory);
+                self.memory = Some(memory.clone());
+                self.with_tool_plugin(memory.plugin())
+            }
+            Err(e) => self.with_error(BuildError::Config(e)),
+        }
     }
 
     /// Adds a tool plugin.
@@ -100,6 +137,8 @@ impl HostBuilder {
             registry: self.registry,
             started: StdInstant::now(),
             audit,
+            identities: Mutex::new(HashMap::new()),
+            memory: self.memory,
         }))
     }
 }
@@ -111,6 +150,7 @@ impl Host {
             config,
             registry: Registry::new(),
             errors: Vec::new(),
+            memory: None,
         }
     }
 
@@ -127,6 +167,11 @@ impl Host {
     /// The process table.
     pub fn procs(&self) -> &ProcManager {
         &self.procs
+    }
+
+    /// Long-term memory, when the host offers it.
+    pub fn memory(&self) -> Option<&Arc<Memory>> {
+        self.memory.as_ref()
     }
 
     /// The audit log.
@@ -246,9 +291,37 @@ impl Host {
             .await
     }
 
-    /// Ends a session's processes (every process group it started).
+    /// Records who session `session_id` acts for (at its handshake): calls of
+    /// the session carry it in their [`CallContext`](crate::plugin::CallContext).
+    pub fn register_session(&self, session_id: &str, agent_id: &str) {
+        let identity = Identity {
+            agent_id: agent_id.to_owned(),
+            user_id: agent_id.to_owned(),
+        };
+        self.identities
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(session_id.to_owned(), identity);
+    }
+
+    /// Who session `session_id` acts for (empty for the host's own calls).
+    pub fn identity(&self, session_id: &str) -> Identity {
+        self.identities
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(session_id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Ends a session's processes (every process group it started) and forgets
+    /// who it acted for.
     pub fn end_session(&self, session_id: &str) {
         self.procs.end_session(session_id);
+        self.identities
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(session_id);
     }
 }
 

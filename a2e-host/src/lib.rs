@@ -12,7 +12,8 @@
 //! - write plugins: [`plugin`] (the traits, typed tools, the call context), [`registry`];
 //! - serve it: [`session`] and [`transport`] (stdio, WebSocket, HTTP+SSE);
 //! - run documents: [`document`], [`chains`], [`acmp`], [`skills`];
-//! - built-in tools and processes: [`builtins`], [`proc`]; the audit log: [`audit`];
+//! - built-in tools and processes: [`builtins`], [`proc`]; long-term memory:
+//!   [`memory`]; the audit log: [`audit`];
 //!   redaction of secrets: [`redact`].
 //!
 //! Internals (the BM25 tokenizer, path resolution, text encoding) stay private.
@@ -45,6 +46,7 @@ pub mod config;
 pub mod document;
 mod error;
 mod host;
+pub mod memory;
 pub mod plugin;
 pub mod proc;
 pub mod redact;
@@ -57,6 +59,6 @@ pub mod transport;
 pub use config::HostConfig;
 pub use error::{Cause, HostError, HostResult};
 pub use host::{
-    BuildError, CANCEL_GRACE, Host, HostBuilder, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS,
+    BuildError, CANCEL_GRACE, Host, HostBuilder, Identity, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS,
     effective_timeout,
 };

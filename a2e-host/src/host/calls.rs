@@ -405,7 +405,8 @@ impl Host {
             Some(deadline),
             sink,
         )
-        .with_correlation_id(spec.correlation_id);
+        .with_correlation_id(spec.correlation_id)
+        .with_identity(&self.identity(session_id));
         let work = K::invoke(self, req, entry, ctx);
         let outcome = supervise(
             work,

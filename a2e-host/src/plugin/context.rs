@@ -62,6 +62,10 @@ pub struct CallContext {
     /// The agent's correlation id of the request (empty when none), to follow one
     /// agent turn through calls and the audit log.
     pub correlation_id: Arc<str>,
+    /// The agent the call's session acts for (empty for the host's own calls).
+    pub agent_id: Arc<str>,
+    /// The user the call's session serves (empty for the host's own calls).
+    pub user_id: Arc<str>,
     events: EventSink,
 }
 
@@ -80,6 +84,8 @@ impl CallContext {
             cancel,
             deadline,
             correlation_id: "".into(),
+            agent_id: "".into(),
+            user_id: "".into(),
             events,
         }
     }
@@ -87,6 +93,13 @@ impl CallContext {
     /// The same context carrying the request's correlation id.
     pub fn with_correlation_id(mut self, correlation_id: &str) -> Self {
         self.correlation_id = correlation_id.into();
+        self
+    }
+
+    /// The same context acting for `identity`.
+    pub fn with_identity(mut self, identity: &crate::host::Identity) -> Self {
+        self.agent_id = identity.agent_id.as_str().into();
+        self.user_id = identity.user_id.as_str().into();
         self
     }
 

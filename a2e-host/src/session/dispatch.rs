@@ -168,6 +168,7 @@ async fn handshake(session: &Arc<Session>, req: a2e_proto::HandshakeRequest) {
             .map(|c| c.capability.clone())
             .collect();
     }
+    host.register_session(&session.id, &req.agent_id);
     resp.accepted_caps = caps;
     tracing::info!(session = %session.id, agent = %req.agent_id, "session opened");
     session.send(resp).await;
