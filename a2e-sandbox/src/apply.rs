@@ -90,20 +90,40 @@ pub(crate) fn enter_namespaces(ns: NsPlan) -> Result<(), String> {
         // one that has not (the init process, after its exec): drop them all,
         // the namespaces are made.
         nix::sys::prctl::set_dumpable(true).map_err(|e| format!("prctl(PR_SET_DUMPABLE): {e}"))?;
-        let none = rustix::thread::CapabilitySet::empty();
-        rustix::thread::set_capabilities(
-            None,
-            rustix::thread::CapabilitySets {
-                effective: none,
-                permitted: none,
-                inheritable: none,
-            },
-        )
-        .map_err(|e| format!("capset: {e}"))?;
-        Ok(())
+        clear_capabilities()
     } else {
         unshare(flags).map_err(|e| format!("unshare({flags:?}): {e}"))
     }
+}
+
+/// Empties the effective, permitted and inheritable capability sets.
+fn clear_capabilities() -> Result<(), String> {
+    let none = rustix::thread::CapabilitySet::empty();
+    rustix::thread::set_capabilities(
+        None,
+        rustix::thread::CapabilitySets {
+            effective: none,
+            permitted: none,
+            inheritable: none,
+        },
+    )
+    .map_err(|e| format!("capset: {e}"))
+}
+
+/// Drops every capability for good: the bounding set is emptied first, so
+/// that a root program does not get them back when it is executed.
+pub(crate) fn drop_capabilities() -> Result<(), String> {
+    let root = nix::unistd::geteuid().is_root();
+    for cap in rustix::thread::CapabilitySet::all().iter() {
+        match rustix::thread::remove_capability_from_bounding_set(cap) {
+            // A capability this kernel does not know.
+            Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+            // Without CAP_SETPCAP only root would get them back on exec.
+            Err(e) if root => return Err(format!("prctl(PR_CAPBSET_DROP): {e}")),
+            Err(_) => {}
+        }
+    }
+    clear_capabilities()
 }
 
 fn write_proc(path: &str, text: &str) -> Result<(), String> {

@@ -113,8 +113,8 @@ fn dispatch(args: Vec<OsString>) -> Result<i32, String> {
     }
 }
 
-/// The working directory, Landlock, then the limits (last, so that the
-/// wrapper's own work is not counted against them).
+/// The working directory, Landlock, the limits (late, so that the wrapper's
+/// own work is not counted against them), then the capabilities.
 fn prepare(plan: &ExecPlan) -> Result<(), String> {
     std::env::set_current_dir(&plan.cwd)
         .map_err(|e| format!("cannot enter {}: {e}", plan.cwd.display()))?;
@@ -124,7 +124,11 @@ fn prepare(plan: &ExecPlan) -> Result<(), String> {
             return Err("Landlock rules were requested but nothing is enforced".into());
         }
     }
-    apply::apply_limits(&plan.limits)
+    apply::apply_limits(&plan.limits)?;
+    if plan.drop_caps {
+        apply::drop_capabilities()?;
+    }
+    Ok(())
 }
 
 fn program_parts(program: &[OsString]) -> Result<(&OsString, &[OsString]), String> {

@@ -64,6 +64,9 @@ pub(crate) struct ExecPlan {
     pub landlock: Option<LandlockPlan>,
     /// Run under this bubblewrap binary (for the PID and network namespaces).
     pub bwrap: Option<PathBuf>,
+    /// Drop every capability and empty the bounding set before the program starts.
+    #[serde(default)]
+    pub drop_caps: bool,
     /// Run the program as a child and report a death by signal N as exit code
     /// 128 + N with a [`SIGNAL_MARKER`](crate::exec::SIGNAL_MARKER) line on
     /// stderr (under bubblewrap, which turns signals into exit codes).
@@ -121,6 +124,7 @@ mod tests {
                 scope: true,
             }),
             bwrap: None,
+            drop_caps: true,
             signal_marker: false,
             reexec_prefix: vec!["__sandbox-exec".into()],
         }

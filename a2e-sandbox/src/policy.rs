@@ -144,11 +144,16 @@ pub struct Policy {
     /// that they die with the child's wrapper and with the host (a PID
     /// namespace or bubblewrap). The direct child always gets the parent-death signal.
     pub contain_descendants: bool,
+    /// Drop every capability (and empty the bounding set), so that a child of
+    /// a root host runs without privileges (it could otherwise leave its
+    /// namespaces). An unprivileged host's children have none anyway.
+    pub drop_capabilities: bool,
 }
 
 impl Policy {
     /// For commands and processes the host starts on request: no limits, the
-    /// host's filesystem and network, a minimal environment, descendants contained.
+    /// host's filesystem, network and privileges, a minimal environment,
+    /// descendants contained.
     pub fn process(workdir: impl AsRef<Path>) -> Self {
         Self {
             workdir: workdir.as_ref().to_path_buf(),
@@ -157,11 +162,13 @@ impl Policy {
             filesystem: None,
             network: Network::Allow,
             contain_descendants: true,
+            drop_capabilities: false,
         }
     }
 
     /// For sandboxed skills: [`Limits::skill_defaults`], writes only below the
-    /// working directory, no network, a minimal environment, descendants contained.
+    /// working directory, no network, no capabilities, a minimal environment,
+    /// descendants contained.
     pub fn skill(workdir: impl AsRef<Path>) -> Self {
         Self {
             workdir: workdir.as_ref().to_path_buf(),
@@ -170,6 +177,7 @@ impl Policy {
             filesystem: Some(FsPolicy::default()),
             network: Network::Deny,
             contain_descendants: true,
+            drop_capabilities: true,
         }
     }
 }

@@ -273,6 +273,7 @@ impl Sandbox {
             ns,
             landlock,
             bwrap: self.bwrap.clone().filter(|_| use_bwrap),
+            drop_caps: policy.drop_capabilities,
             signal_marker: false,
             reexec_prefix: self.wrapper.prefix.clone(),
         };

@@ -432,3 +432,34 @@ async fn landlock_scopes_keep_signals_inside() {
         .unwrap();
     assert!(report.termination.success(), "{report:?}");
 }
+
+/// The effective capabilities of a child under `policy`, as /proc shows them.
+async fn effective_caps(policy: &Policy) -> u64 {
+    let sb = sandbox().await;
+    let report = sb
+        .run(
+            policy,
+            "sh",
+            ["-c", "grep CapEff /proc/self/status"],
+            &RunOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(report.termination.success(), "{report:?}");
+    let text = String::from_utf8(report.stdout).unwrap();
+    let hex = text.split_whitespace().nth(1).unwrap();
+    u64::from_str_radix(hex, 16).unwrap()
+}
+
+#[tokio::test]
+async fn skills_run_without_capabilities_even_for_a_root_host() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(effective_caps(&Policy::skill(dir.path())).await, 0);
+    let process = effective_caps(&Policy::process(dir.path())).await;
+    if nix::unistd::geteuid().is_root() {
+        // The control: a root host's commands keep root's capabilities.
+        assert_ne!(process, 0);
+    } else {
+        assert_eq!(process, 0);
+    }
+}
