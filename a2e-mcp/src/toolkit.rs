@@ -1,7 +1,7 @@
 //! One mounted MCP server: connection lifecycle, tool listing and calls.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex, RwLock, Weak};
 use std::time::Duration;
 
@@ -178,6 +178,7 @@ struct Connection {
     alive: Arc<AtomicBool>,
     group: Option<ProcessGroupGuard>,
     stderr: StderrTail,
+    started: Instant,
     done: SyncMutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -206,6 +207,8 @@ enum State {
 
 /// Backoff left to wait in a call rather than failing at once.
 const WAIT_BACKOFF_AT_MOST: Duration = Duration::from_secs(2);
+/// A connection that lived this long resets the crash count.
+const STABLE_UPTIME: Duration = Duration::from_secs(30);
 /// Time a stopping server gets after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -216,6 +219,7 @@ struct Inner {
     catalog: RwLock<Option<Arc<ToolCatalog>>>,
     routes: Routes,
     tools_stale: Arc<AtomicBool>,
+    crashes: AtomicU32,
 }
 
 /// One mounted MCP server, as an A2E toolkit named after it.
@@ -257,6 +261,7 @@ impl McpToolkit {
                 catalog: RwLock::new(None),
                 routes: Arc::default(),
                 tools_stale: Arc::default(),
+                crashes: AtomicU32::new(0),
             }),
         })
     }
@@ -433,11 +438,21 @@ impl Inner {
                 }
                 State::Up(conn) if conn.alive() => return Ok(conn.clone()),
                 State::Up(conn) => {
+                    // A server that keeps stopping soon after it started backs
+                    // off further each time; one that ran a while starts over.
+                    let crashes = if conn.started.elapsed() < STABLE_UPTIME {
+                        self.crashes
+                            .fetch_add(1, Ordering::SeqCst)
+                            .saturating_add(1)
+                    } else {
+                        self.crashes.store(1, Ordering::SeqCst);
+                        1
+                    };
                     let last_error = format!("the server stopped; {}", conn.stderr.joined());
-                    tracing::warn!(server = %server, "MCP server stopped; restarting after backoff");
+                    tracing::warn!(server = %server, crashes, "MCP server stopped; restarting after backoff");
                     *state = State::Down {
-                        failures: 1,
-                        retry_at: Some(Instant::now() + self.config.backoff(1)),
+                        failures: crashes,
+                        retry_at: Some(Instant::now() + self.config.backoff(crashes)),
                         last_error,
                     };
                 }
@@ -562,6 +577,7 @@ impl Inner {
             alive: alive.clone(),
             group,
             stderr,
+            started: Instant::now(),
             done: SyncMutex::new(None),
         });
         self.tools_stale.store(true, Ordering::SeqCst);
@@ -741,7 +757,6 @@ async fn watch(
     let reason = running.waiting().await;
     alive.store(false, Ordering::SeqCst);
     tracing::info!(server = %server, ?reason, "MCP connection ended");
-    let mut failures = 0u32;
     loop {
         let Some(strong) = inner.upgrade() else {
             return;
@@ -749,20 +764,21 @@ async fn watch(
         if !strong.config.eager || matches!(&*strong.state.lock().await, State::Stopped) {
             return;
         }
-        failures = failures.saturating_add(1);
-        let delay = strong.config.backoff(failures);
-        drop(strong);
-        tokio::time::sleep(delay).await;
-        let Some(strong) = inner.upgrade() else {
-            return;
-        };
-        match reconnect(&strong).await {
+        // `connection()` waits out a short backoff itself and reports a
+        // longer one as `Unavailable`.
+        let wait = match reconnect(&strong).await {
             Ok(conn) => {
                 let _ = strong.list_tools(&conn).await;
                 return;
             }
             Err(McpError::Shutdown { .. }) => return,
-            Err(e) => tracing::warn!(server = %server, error = %e, "eager restart failed"),
-        }
+            Err(McpError::Unavailable { retry_in, .. }) => retry_in,
+            Err(e) => {
+                tracing::warn!(server = %server, error = %e, "eager restart failed");
+                Duration::ZERO
+            }
+        };
+        drop(strong);
+        tokio::time::sleep(wait).await;
     }
 }

@@ -213,3 +213,37 @@ async fn an_unreachable_https_server_fails_with_its_name() {
     assert!(err.to_string().starts_with("MCP server `remote`"), "{err}");
     assert!(!kit.is_running().await);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_keeps_failing_backs_off_further_each_time() {
+    // Not an MCP server at all: it exits at once.
+    let kit = McpToolkit::new(McpServerConfig::stdio("broken", "sh", &["-c", "exit 3"])).unwrap();
+    // Attempts 1-4: each fails to start (short backoffs of 0.5, 1 and 2 s are
+    // waited out inside the call).
+    for attempt in 1..=4 {
+        let err = kit.start().await.unwrap_err();
+        assert!(
+            matches!(err, McpError::Init { .. } | McpError::InitTimeout { .. }),
+            "attempt {attempt}: {err}"
+        );
+        assert_eq!(err.server(), "broken");
+    }
+    // The next backoff (4 s) is longer than a call waits: it fails at once.
+    let err = kit.start().await.unwrap_err();
+    let McpError::Unavailable {
+        failures, retry_in, ..
+    } = &err
+    else {
+        panic!("expected Unavailable, got {err}");
+    };
+    assert_eq!(*failures, 4);
+    assert!(*retry_in <= Duration::from_secs(4) && *retry_in > Duration::from_secs(2));
+    assert!(err.to_string().contains("`broken` is unavailable"), "{err}");
+    // After the backoff it is tried again.
+    tokio::time::sleep(*retry_in).await;
+    let err = kit.start().await.unwrap_err();
+    assert!(
+        matches!(err, McpError::Init { .. } | McpError::InitTimeout { .. }),
+        "{err}"
+    );
+}
