@@ -424,3 +424,44 @@ fn specs_describe_the_ontheia_parameters() {
     assert_eq!(required(1), json!(["namespaces"]));
     assert_eq!(required(2), json!(["id"]));
 }
+
+#[tokio::test]
+async fn typed_results_serve_the_ontheia_steps() {
+    use a2e_memory::{MemorySearchArgs, MemoryWriteArgs, ScoreKind, TopK};
+    let dir = tempfile::tempdir().unwrap();
+    let t = tools(&dir).await;
+    let ns = "vector.user.alice.debug".to_owned();
+    let written = t
+        .write_memory(
+            &alice(),
+            MemoryWriteArgs {
+                namespace: ns.clone(),
+                content: "User Input: where is my umbrella".into(),
+                metadata: Some(
+                    json!({"source": "chain_step", "step_id": "write_mem"})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            },
+        )
+        .await
+        .unwrap();
+    let (hits, top_k) = t
+        .search_hits(
+            &alice(),
+            MemorySearchArgs {
+                query: Some("umbrella".into()),
+                namespaces: vec![ns],
+                top_k: Some(50),
+                filter: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(top_k, TopK::Clamped(20));
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, written.id);
+    assert_eq!(hits[0].metadata["step_id"], "write_mem");
+    assert_eq!(hits[0].score.kind, ScoreKind::Bm25);
+}

@@ -7,7 +7,8 @@
 //! as new rows past the last `seq` it read, and any delete as a reason to
 //! reload the namespace.
 
-use std::collections::{HashMap, HashSet};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -111,7 +112,10 @@ impl VectorCache {
         allowed: Option<&HashSet<i64>>,
         limit: usize,
     ) -> Result<Vec<(i64, f32)>, StoreError> {
-        let mut scored: Vec<(i64, f32)> = Vec::new();
+        // The best `limit` so far, worst on top, so each row costs one
+        // comparison unless it enters.
+        let mut best: BinaryHeap<Reverse<Ranked>> =
+            BinaryHeap::with_capacity(limit.saturating_add(1));
         for ns in namespaces {
             self.refresh(conn, ns, model)?;
             let Some(space) = self.spaces.get(ns) else {
@@ -124,19 +128,41 @@ impl VectorCache {
                 if allowed.is_none_or(|a| a.contains(seq)) {
                     let cosine = dot(query, v);
                     // Orthogonal or opposite: unrelated, not a weak match.
-                    if cosine > 0.0 {
-                        scored.push((*seq, cosine));
+                    if cosine > 0.0 && limit > 0 {
+                        let entry = Reverse(Ranked(cosine, *seq));
+                        if best.len() < limit {
+                            best.push(entry);
+                        } else if best.peek().is_some_and(|worst| entry < *worst) {
+                            best.pop();
+                            best.push(entry);
+                        }
                     }
                 }
             }
         }
-        let by_score = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
-        if scored.len() > limit && limit > 0 {
-            scored.select_nth_unstable_by(limit - 1, by_score);
-            scored.truncate(limit);
-        }
-        scored.sort_by(by_score);
-        scored.truncate(limit);
-        Ok(scored)
+        // Ascending `Reverse` order is best first.
+        Ok(best
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse(Ranked(c, seq))| (seq, c))
+            .collect())
+    }
+}
+
+/// A cosine and its row, ordered by cosine, then newer row first.
+#[derive(Clone, Copy, PartialEq)]
+struct Ranked(f32, i64);
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
     }
 }
