@@ -104,6 +104,16 @@ pub type SkillEntry = Entry<dyn DynSkillPlugin, SkillDefinition>;
 #[derive(Clone)]
 pub struct ArgsValidator(Option<Arc<Result<jsonschema::Validator, String>>>);
 
+impl std::fmt::Debug for ArgsValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_deref() {
+            None => f.write_str("ArgsValidator(any)"),
+            Some(Ok(_)) => f.write_str("ArgsValidator(compiled)"),
+            Some(Err(e)) => write!(f, "ArgsValidator(invalid: {e})"),
+        }
+    }
+}
+
 impl ArgsValidator {
     /// Compiles `schema`; an empty object accepts anything.
     pub fn compile(schema: &Value) -> Self {
