@@ -6,7 +6,9 @@
 mod common;
 
 use common::http_request;
-use ontheia::{Backend, BackendError, Engine, Globals, LlmReply, LlmRequest, RestRequest, StepStatus};
+use ontheia::{
+    Backend, BackendError, Engine, Globals, LlmReply, LlmRequest, RestRequest, StepStatus,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -17,7 +19,11 @@ struct ModelHost {
 }
 
 impl Backend for ModelHost {
-    async fn llm(&self, req: LlmRequest, _cancel: CancellationToken) -> Result<LlmReply, BackendError> {
+    async fn llm(
+        &self,
+        req: LlmRequest,
+        _cancel: CancellationToken,
+    ) -> Result<LlmReply, BackendError> {
         let mut messages = Vec::new();
         if let Some(system) = &req.system_prompt {
             messages.push(json!({"role": "system", "content": system}));
@@ -41,10 +47,17 @@ impl Backend for ModelHost {
         })
         .await?;
         if resp.status != 200 {
-            return Err(BackendError::failed(format!("model server answered {}: {}", resp.status, resp.body)));
+            return Err(BackendError::failed(format!(
+                "model server answered {}: {}",
+                resp.status, resp.body
+            )));
         }
-        let v: Value = serde_json::from_str(&resp.body).map_err(|e| BackendError::failed(e.to_string()))?;
-        let text = v["choices"][0]["message"]["content"].as_str().unwrap_or("").to_owned();
+        let v: Value =
+            serde_json::from_str(&resp.body).map_err(|e| BackendError::failed(e.to_string()))?;
+        let text = v["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
         Ok(LlmReply::text(text))
     }
 }
@@ -54,13 +67,18 @@ fn model_host() -> Option<ModelHost> {
     match url {
         Some(url) => Some(ModelHost {
             url,
-            model: std::env::var("A2E_TEST_LOCAL_LLM_MODEL").unwrap_or_else(|_| "smollm2-135m".into()),
+            model: std::env::var("A2E_TEST_LOCAL_LLM_MODEL")
+                .unwrap_or_else(|_| "smollm2-135m".into()),
         }),
         None if std::env::var_os("CI").is_some() => {
-            panic!("model_example_against_a_local_model needs the local model server (A2E_TEST_LOCAL_LLM_URL; run .ci/install-llm.sh)")
+            panic!(
+                "model_example_against_a_local_model needs the local model server (A2E_TEST_LOCAL_LLM_URL; run .ci/install-llm.sh)"
+            )
         }
         None => {
-            eprintln!("SKIPPED: model_example_against_a_local_model needs the local model server (run .ci/install-llm.sh)");
+            eprintln!(
+                "SKIPPED: model_example_against_a_local_model needs the local model server (run .ci/install-llm.sh)"
+            );
             None
         }
     }
@@ -69,27 +87,49 @@ fn model_host() -> Option<ModelHost> {
 #[tokio::test]
 async fn model_example_against_a_local_model() {
     let Some(host) = model_host() else { return };
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/ontheia/model.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/ontheia/model.json"
+    );
     let doc = ontheia::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
     let engine = Engine::with_config(host, common::config());
-    for input in ["What is the weather in Berlin?", "Tell me a joke about cats."] {
+    for input in [
+        "What is the weather in Berlin?",
+        "Tell me a joke about cats.",
+    ] {
         let out = engine
-            .run(&doc, &Globals::with_input(input), (), CancellationToken::new())
+            .run(
+                &doc,
+                &Globals::with_input(input),
+                (),
+                CancellationToken::new(),
+            )
             .await
             .expect("run");
         let classify = out.result("classify").unwrap();
         assert_eq!(classify.status, StepStatus::Success, "{:?}", classify.error);
         let text = classify.output.as_str().unwrap().to_owned();
-        eprintln!("model answered {input:?} with {text:?} → data {}", classify.data);
+        eprintln!(
+            "model answered {input:?} with {text:?} → data {}",
+            classify.data
+        );
         assert!(!text.trim().is_empty());
         if let (Some(a), Some(b)) = (text.find(['{', '[']), text.rfind(['}', ']']))
             && a < b
         {
-            assert_ne!(classify.data, Value::Null, "JSON in {text:?} was extracted and repaired");
+            assert_ne!(
+                classify.data,
+                Value::Null,
+                "JSON in {text:?} was extracted and repaired"
+            );
         }
         let branch = out.result("route").unwrap().data["executedBranchIndex"].clone();
         assert!(branch == json!(0) || branch == json!(999), "{branch}");
-        let answered = if branch == json!(0) { "weather" } else { "general" };
+        let answered = if branch == json!(0) {
+            "weather"
+        } else {
+            "general"
+        };
         assert_eq!(out.result(answered).unwrap().status, StepStatus::Success);
         assert_eq!(out.outputs["record"]["branch"], branch);
     }

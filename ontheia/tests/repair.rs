@@ -18,15 +18,27 @@ fn the_kinds_of_damage_models_do() {
         ("{\"a\": 1, \"b\": 2,}", json!({"a": 1, "b": 2})),
         ("[1 2 3]", json!([1, 2, 3])),
         ("{\"a\": 1 \"b\": 2}", json!({"a": 1, "b": 2})),
-        ("{\"x\": True, \"y\": None, \"z\": False}", json!({"x": true, "y": null, "z": false})),
-        ("{\"a\": 1 /* c */, // d\n \"b\": 2}", json!({"a": 1, "b": 2})),
+        (
+            "{\"x\": True, \"y\": None, \"z\": False}",
+            json!({"x": true, "y": null, "z": false}),
+        ),
+        (
+            "{\"a\": 1 /* c */, // d\n \"b\": 2}",
+            json!({"a": 1, "b": 2}),
+        ),
         ("{\"a\": {\"b\": [1, 2", json!({"a": {"b": [1, 2]}})),
         ("{\"text\": \"one\ntwo\"}", json!({"text": "one\ntwo"})),
-        ("{\"q\": \"say \"hi\" now\"}", json!({"q": "say \"hi\" now"})),
+        (
+            "{\"q\": \"say \"hi\" now\"}",
+            json!({"q": "say \"hi\" now"}),
+        ),
         ("```json\n{\"a\": 1}\n```", json!({"a": 1})),
         ("{\u{201c}a\u{201d}: \u{201c}b\u{201d}}", json!({"a": "b"})),
         ("{\"s\": \"a\" + \"b\"}", json!({"s": "ab"})),
-        ("{\"a\": undefined, \"n\": .5, \"m\": 2.}", json!({"a": null, "n": 0.5, "m": 2.0})),
+        (
+            "{\"a\": undefined, \"n\": .5, \"m\": 2.}",
+            json!({"a": null, "n": 0.5, "m": 2.0}),
+        ),
         ("callback({\"a\": 1});", json!({"a": 1})),
         ("{\"id\": ObjectId(\"x1\")}", json!({"id": "x1"})),
         ("[1, 2, ...]", json!([1, 2])),
@@ -34,7 +46,10 @@ fn the_kinds_of_damage_models_do() {
         ("{\"a\":1}\n{\"b\":2}", json!([{"a": 1}, {"b": 2}])),
         ("{\"n\": 007}", json!({"n": "007"})),
         ("{\"u\": \"http://x.y/z\"}", json!({"u": "http://x.y/z"})),
-        ("{\"url\": https://x.y/z?q=1}", json!({"url": "https://x.y/z?q=1"})),
+        (
+            "{\"url\": https://x.y/z?q=1}",
+            json!({"url": "https://x.y/z?q=1"}),
+        ),
     ];
     for (text, want) in cases {
         assert_eq!(repaired(text), want, "{text:?}");
@@ -43,7 +58,14 @@ fn the_kinds_of_damage_models_do() {
 
 #[test]
 fn what_cannot_be_repaired_is_an_error() {
-    for text in ["", "   ", "{\"a\"}", "{\"a\": 1} trailing", "{\"a\": 1,, \"b\": 2}", "\"\\u12\" x"] {
+    for text in [
+        "",
+        "   ",
+        "{\"a\"}",
+        "{\"a\": 1} trailing",
+        "{\"a\": 1,, \"b\": 2}",
+        "\"\\u12\" x",
+    ] {
         assert!(repair(text).is_err(), "{text:?} → {:?}", repair(text));
     }
     let deep = "[".repeat(600);
@@ -53,15 +75,27 @@ fn what_cannot_be_repaired_is_an_error() {
 
 #[test]
 fn extraction_slices_from_first_to_last_bracket() {
-    assert_eq!(extract_json("Sure! {'ok': true} Hope this helps."), Some(json!({"ok": true})));
-    assert_eq!(extract_json("The list: [1, 2, 3]. Done"), Some(json!([1, 2, 3])));
+    assert_eq!(
+        extract_json("Sure! {'ok': true} Hope this helps."),
+        Some(json!({"ok": true}))
+    );
+    assert_eq!(
+        extract_json("The list: [1, 2, 3]. Done"),
+        Some(json!([1, 2, 3]))
+    );
     assert_eq!(extract_json("no json at all"), None);
     assert_eq!(extract_json("} backwards {"), None);
-    assert_eq!(extract_json("```json\n{\"a\": [1, 2,],}\n```"), Some(json!({"a": [1, 2]})));
+    assert_eq!(
+        extract_json("```json\n{\"a\": [1, 2,],}\n```"),
+        Some(json!({"a": [1, 2]}))
+    );
     // Two objects on one line: the slice spans both and the prose between
     // them, which npm jsonrepair refuses too. On separate lines they are a list.
     assert_eq!(extract_json("A {\"a\": 1} and B {\"b\": 2}."), None);
-    assert_eq!(extract_json("A {\"a\": 1}\n{\"b\": 2}."), Some(json!([{"a": 1}, {"b": 2}])));
+    assert_eq!(
+        extract_json("A {\"a\": 1}\n{\"b\": 2}."),
+        Some(json!([{"a": 1}, {"b": 2}]))
+    );
     assert_eq!(parse_lenient("{\"a\": 1}"), Some(json!({"a": 1})));
     assert_eq!(parse_lenient("{a: 1"), Some(json!({"a": 1})));
 }

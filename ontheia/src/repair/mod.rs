@@ -9,7 +9,9 @@
 //! JavaScript literals, unescaped newlines and quotes, concatenated strings,
 //! truncated output, newline-delimited values. It runs in linear time.
 
+mod chars;
 mod parser;
+mod strings;
 
 use serde_json::Value;
 
