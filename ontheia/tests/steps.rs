@@ -448,3 +448,26 @@ async fn unsupported_kinds_fail_their_steps() {
     assert_eq!(out.result("t").unwrap().output, "fine");
     let _ = Map::<String, Value>::new();
 }
+
+#[tokio::test]
+async fn a_type_erased_backend_runs_the_same() {
+    use ontheia::{DynBackend, SharedBackend};
+    use std::sync::Arc;
+    let host: Arc<dyn DynBackend> = Arc::new(Host::with_llm(|req| {
+        Ok(LlmReply::text(format!("{{\"p\": \"{}\"}}", req.prompt)))
+    }));
+    let e = ontheia::Engine::with_config(SharedBackend(host), common::config());
+    let d = doc(json!({"steps": [
+        {"id": "m", "type": "llm", "prompt": "hi", "params": {"silent": true}},
+        {"id": "c", "type": "tool", "server": "s", "tool": "counter"},
+        {"id": "w", "type": "memory_write", "params": {"namespace": "n", "content": "${steps.m.data.p}"}},
+        {"id": "r", "type": "memory_search", "params": {"namespaces": ["n"], "query": "hi"}}
+    ]}));
+    let out = e
+        .run(&d, &Globals::default(), (), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(out.result("m").unwrap().data, json!({"p": "hi"}));
+    assert_eq!(out.result("c").unwrap().data, json!({"n": 1}));
+    assert_eq!(out.result("r").unwrap().data["hits"][0]["content"], "hi");
+}
