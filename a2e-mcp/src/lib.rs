@@ -36,6 +36,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
+pub mod call;
 pub mod config;
 pub mod error;
 pub mod mounts;
@@ -47,6 +48,7 @@ pub mod server;
 pub mod tool;
 pub mod toolkit;
 
+pub use call::{CallOptions, McpProgress, ProgressFn};
 pub use config::{McpServerConfig, McpTransport};
 pub use error::{McpError, ServeError};
 pub use mounts::McpMounts;
@@ -56,4 +58,4 @@ pub use server::{
     BackendTool, ProgressSink, ToolBackend, http_router, serve_http, serve_io, serve_stdio,
 };
 pub use tool::{McpTool, ToolCatalog};
-pub use toolkit::{CallOptions, McpProgress, McpToolkit, ProgressFn, http_client};
+pub use toolkit::{McpToolkit, http_client};

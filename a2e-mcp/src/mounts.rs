@@ -5,10 +5,11 @@ use std::collections::HashSet;
 use a2e_proto::{ErrorCode, ToolDefinition, ToolResult};
 use serde_json::{Map, Value};
 
+use crate::call::CallOptions;
 use crate::config::McpServerConfig;
 use crate::error::McpError;
 use crate::names::NameTable;
-use crate::toolkit::{CallOptions, McpToolkit};
+use crate::toolkit::McpToolkit;
 
 /// The MCP servers a host mounts, with their tools named by the collision
 /// rule of [`crate::names`] against the host's own tool names.
