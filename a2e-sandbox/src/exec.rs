@@ -148,6 +148,12 @@ fn outer(plan: &ExecPlan, plan_text: &OsString, program: &[OsString]) -> Result<
         apply::enter_namespaces(plan.ns)?;
     }
     if plan.ns.pid {
+        // The group's signals are for the program (a graceful SIGTERM must
+        // not kill the wrapper, whose death kills the namespace at once); the
+        // wrapper ends by the program's status. SIGKILL cannot be blocked.
+        nix::sys::signal::SigSet::all()
+            .thread_block()
+            .map_err(|e| format!("sigprocmask: {e}"))?;
         return run_under_init(plan, plan_text, program);
     }
     prepare(plan)?;
@@ -259,6 +265,9 @@ fn run_under_init(
 fn die_by_signal(sig: i32) -> ! {
     let _ = apply::no_core_dumps();
     if let Ok(signal) = Signal::try_from(sig) {
+        let mut only = nix::sys::signal::SigSet::empty();
+        only.add(signal);
+        let _ = only.thread_unblock();
         // The first delivery may land in the runtime's SIGSEGV/SIGBUS handler,
         // which restores the default action; the second one then ends the process.
         let _ = nix::sys::signal::raise(signal);

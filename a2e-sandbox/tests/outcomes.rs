@@ -283,3 +283,38 @@ async fn the_limits_are_those_of_the_policy() {
         "64\n524288\n30\n0\n"
     );
 }
+
+#[tokio::test]
+async fn a_sigterm_to_the_group_lets_the_program_finish_gracefully() {
+    let sb = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::process(dir.path());
+    let child = sb
+        .spawn(
+            &policy,
+            "sh",
+            [
+                "-c",
+                "trap 'echo graceful; exit 0' TERM; touch ready; while :; do sleep 0.1; done",
+            ],
+            false,
+        )
+        .unwrap();
+    let pgid = child.id().unwrap();
+    let ready = dir.path().join("ready");
+    let signaller = tokio::task::spawn_blocking(move || {
+        assert!(wait_for(Duration::from_secs(20), || ready.exists()));
+        nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pgid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+    });
+    let report = sb
+        .supervise(&policy, child, &RunOptions::default())
+        .await
+        .unwrap();
+    signaller.await.unwrap();
+    assert_eq!(report.termination, Termination::Exited(0), "{report:?}");
+    assert_eq!(report.stdout, b"graceful\n");
+}
