@@ -106,14 +106,16 @@ impl ConfigError {
         matches!(self, ConfigError::Unauthorized { .. })
     }
 
-    pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+    /// A setting that is wrong: `field` names it.
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
         ConfigError::Invalid {
             field: field.into(),
             reason: reason.into(),
         }
     }
 
-    pub(crate) fn unauthorized(field: impl Into<String>, reason: impl Into<String>) -> Self {
+    /// What the allow-list refuses: `field` names it.
+    pub fn unauthorized(field: impl Into<String>, reason: impl Into<String>) -> Self {
         ConfigError::Unauthorized {
             field: field.into(),
             reason: reason.into(),

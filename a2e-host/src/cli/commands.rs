@@ -73,13 +73,25 @@ pub async fn run(cli: Cli) -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Skills => {
-            for skill in host.discover_skills(&Default::default()) {
-                super::run::print_out(&format!(
-                    "{:<20} {:<10} {}",
-                    skill.name, skill.status, skill.description
-                ));
-            }
+            super::skill::list(&host);
             ExitCode::SUCCESS
+        }
+        Command::Skill {
+            name,
+            input,
+            events,
+            timeout,
+            llm_override,
+        } => {
+            super::skill::run_skill(
+                &host,
+                name,
+                input.as_deref(),
+                *events,
+                *timeout,
+                llm_override.as_deref(),
+            )
+            .await
         }
         Command::Schema { r#type } => match r#type {
             None => {

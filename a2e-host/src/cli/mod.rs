@@ -2,6 +2,7 @@
 
 mod commands;
 mod run;
+mod skill;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,8 +66,27 @@ pub enum Command {
         #[arg(long)]
         query: Option<String>,
     },
-    /// List the host's skills.
+    /// List the host's skills (chain and LLM skills, with their kind).
     Skills,
+    /// Run one skill on the embedded host: the skill/call/resp to stdout; exit 0 on
+    /// success, 1 when the skill failed, 2 when the call was refused or the input is invalid.
+    Skill {
+        /// The skill's name.
+        name: String,
+        /// The arguments (a JSON object).
+        #[arg(long, value_name = "JSON")]
+        input: Option<String>,
+        /// Print `skill/event`s to stderr as JSON lines.
+        #[arg(long)]
+        events: bool,
+        /// Time limit in seconds (default: the skill's `timeout_seconds`).
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<u64>,
+        /// An `llm_override` (a JSON object: provider_name, provider_config, …), held to
+        /// the host's allow-list like an agent's.
+        #[arg(long, value_name = "JSON")]
+        llm_override: Option<String>,
+    },
     /// Print the JSON Schema of a message type (or list the types).
     Schema {
         /// A message type such as `tool/call/req`.

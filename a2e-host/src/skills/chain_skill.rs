@@ -26,11 +26,14 @@
 //! chain's tool nodes are the skill's declared tools (so a missing one makes
 //! the skill `Blocked`). The skill's output is the chain's `final_output`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use a2e_proto::{ChainNode, EventKind, NodeKind, SkillDefinition, SkillStatus};
+use a2e_proto::{ChainNode, EventKind, NodeKind, SkillDefinition};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+use super::defaults::Defaults;
+use super::front_matter::{SkillFile, parse_file};
 
 use crate::error::{HostError, HostResult};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
@@ -54,68 +57,8 @@ pub struct ChainSkill {
     pub def: SkillDefinition,
     /// Its chain.
     pub body: ChainBody,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FrontMatter {
-    name: String,
-    #[serde(default = "default_version")]
-    version: String,
-    description: String,
-    #[serde(default)]
-    triggers: Vec<String>,
-    #[serde(default)]
-    tools: Option<Vec<Value>>,
-    #[serde(default)]
-    toolkits: Option<Vec<Value>>,
-    #[serde(default)]
-    status: Option<String>,
-    #[serde(default)]
-    input_schema: Map<String, Value>,
-    #[serde(default)]
-    output_schema: Map<String, Value>,
-    #[serde(default)]
-    when_to_use: String,
-    #[serde(default)]
-    argument_hint: String,
-    #[serde(default)]
-    source: Option<String>,
-    #[serde(default)]
-    category: Option<String>,
-    #[serde(default)]
-    tags: Option<Vec<String>>,
-    #[serde(default)]
-    max_turns: Option<u32>,
-    #[serde(default)]
-    timeout_seconds: Option<u64>,
-    #[serde(default)]
-    icon: Option<String>,
-    #[serde(default)]
-    metadata: Option<Map<String, Value>>,
-}
-
-fn default_version() -> String {
-    "1.0.0".into()
-}
-
-/// Splits `---\nYAML\n---\nbody`.
-fn split_front_matter(text: &str) -> Option<(&str, &str)> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let rest = text.strip_prefix("---")?;
-    let rest = rest
-        .strip_prefix("\r\n")
-        .or_else(|| rest.strip_prefix('\n'))?;
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            let yaml = rest.get(..offset)?;
-            let body = rest.get(offset + line.len()..)?;
-            return Some((yaml, body));
-        }
-        offset += line.len();
-    }
-    None
+    /// Its default arguments.
+    pub defaults: Defaults,
 }
 
 /// Splits the body into instructions and the first `chain` fenced block.
@@ -160,16 +103,18 @@ fn split_chain_block(body: &str) -> Option<(String, String)> {
 
 /// Parses a skill file's text; `path` is recorded as `file_path` and named in errors.
 pub fn parse_skill(text: &str, path: &Path) -> Result<ChainSkill, String> {
+    from_file(&parse_file(text, path)?, path)
+}
+
+/// The chain skill of a parsed file.
+pub fn from_file(file: &SkillFile, path: &Path) -> Result<ChainSkill, String> {
     let where_ = path.display();
-    let (yaml, body) = split_front_matter(text)
-        .ok_or_else(|| format!("{where_}: missing `---` YAML front matter"))?;
-    let front: FrontMatter =
-        serde_norway::from_str(yaml).map_err(|e| format!("{where_}: front matter: {e}"))?;
-    let (instructions, chain_text) = split_chain_block(body)
+    let (instructions, chain_text) = split_chain_block(&file.body)
         .ok_or_else(|| format!("{where_}: no ```chain block in the body"))?;
     let chain: ChainBody =
         serde_json::from_str(&chain_text).map_err(|e| format!("{where_}: chain block: {e}"))?;
-    let tools = front.tools.or_else(|| {
+    let mut def = file.definition(&instructions, path)?;
+    if def.tools.is_none() {
         let mut names: Vec<String> = chain
             .nodes
             .iter()
@@ -178,69 +123,14 @@ pub fn parse_skill(text: &str, path: &Path) -> Result<ChainSkill, String> {
             .collect();
         names.sort();
         names.dedup();
-        (!names.is_empty()).then(|| names.into_iter().map(Value::String).collect())
-    });
-    let def = SkillDefinition {
-        name: front.name,
-        version: front.version,
-        description: front.description,
-        triggers: front.triggers,
-        tools,
-        toolkits: front.toolkits,
-        status: front
-            .status
-            .map(SkillStatus::new)
-            .unwrap_or(SkillStatus::PUBLISHED),
-        input_schema: front.input_schema,
-        output_schema: front.output_schema,
-        instructions: (!instructions.is_empty()).then_some(instructions),
-        file_path: Some(path.display().to_string()),
-        llm_config: None,
-        arguments: Value::Null,
-        when_to_use: front.when_to_use,
-        argument_hint: front.argument_hint,
-        source: front.source.unwrap_or_else(|| "project".into()),
-        category: front.category,
-        tags: front.tags,
-        max_turns: front.max_turns,
-        timeout_seconds: front.timeout_seconds,
-        icon: front.icon,
-        metadata: front.metadata,
-    };
-    Ok(ChainSkill { def, body: chain })
-}
-
-/// Loads every `*.md` file under `dirs` (one level deep, and `*/SKILL.md` /
-/// `*/skill.md` in subfolders). Missing directories are skipped.
-pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<ChainSkill>, String> {
-    let mut files = Vec::new();
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                for name in ["SKILL.md", "skill.md"] {
-                    let candidate = path.join(name);
-                    if candidate.is_file() {
-                        files.push(candidate);
-                        break;
-                    }
-                }
-            } else if path.extension().is_some_and(|e| e == "md") {
-                files.push(path);
-            }
-        }
+        def.tools = (!names.is_empty()).then(|| names.into_iter().map(Value::String).collect());
     }
-    files.sort();
-    let mut skills = Vec::new();
-    for file in files {
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        skills.push(parse_skill(&text, &file)?);
-    }
-    Ok(skills)
+    let defaults = Defaults::new(&def)?;
+    Ok(ChainSkill {
+        def,
+        body: chain,
+        defaults,
+    })
 }
 
 /// The plugin serving chain skills.
@@ -261,7 +151,10 @@ impl SkillPlugin for ChainSkills {
     }
 
     fn skills(&self) -> Vec<SkillDefinition> {
-        self.skills.iter().map(|s| s.def.clone()).collect()
+        self.skills
+            .iter()
+            .map(|s| s.defaults.advertised(&s.def))
+            .collect()
     }
 
     async fn call(
@@ -275,6 +168,7 @@ impl SkillPlugin for ChainSkills {
             .iter()
             .find(|s| s.def.name == skill)
             .ok_or_else(|| HostError::UnknownSkill(skill.into()))?;
+        let args = found.defaults.apply(args)?;
         let req = a2e_proto::ChainRequest {
             session_id: call.ctx.session_id.to_string(),
             nodes: found.body.nodes.clone(),
@@ -331,6 +225,7 @@ impl SkillPlugin for ChainSkills {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use a2e_proto::SkillStatus;
 
     const SKILL: &str = "---\nname: word_count\ndescription: Count words\ntags: [text]\ninput_schema:\n  type: object\n  required: [path]\n---\nRead a file, count its words.\n\n```chain\n{\"entry_node\":\"read\",\"nodes\":[{\"node_id\":\"read\",\"kind\":\"tool\",\"name\":\"read_file\",\"input_map\":{\"path\":\"input.path\"}}]}\n```\n";
 

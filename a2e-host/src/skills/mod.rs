@@ -1,12 +1,118 @@
-//! Skills: argument checking against `input_schema`, and chain skills loaded
-//! from Markdown files with YAML front matter.
+//! Skills loaded from Markdown files with YAML front matter (the `SKILL.md` shape):
+//! chain skills (a ```` ```chain ```` block in the body) and LLM skills (the body is the
+//! system prompt of the agentic loop), with default `arguments` merged under a call's.
+//!
+//! [`front_matter::SkillKind`] is the seam for further kinds: a file with `command:` in
+//! its front matter (a sandboxed program skill) is refused at load for now.
 
 pub mod chain_skill;
+pub mod defaults;
+pub mod front_matter;
+pub mod llm_skill;
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use a2e_llm::{ProviderConfig, ProviderKind, Providers};
+
+use crate::config::HostConfig;
 use crate::host::{BuildError, HostBuilder};
+use chain_skill::ChainSkill;
+use front_matter::SkillKind;
+use llm_skill::LlmSkill;
 
-/// Adds the chain skills found in the configuration's `skill_dirs` (relative
-/// to `root`) to a builder; a file that does not parse fails the build.
+/// Environment variables that configure a provider named `env` when the configuration
+/// names none: the API root (OpenAI-compatible) and the model, and optionally its key.
+pub const ENV_BASE_URL: &str = "A2E_LLM_BASE_URL";
+/// See [`ENV_BASE_URL`]: the model.
+pub const ENV_MODEL: &str = "A2E_LLM_MODEL";
+/// See [`ENV_BASE_URL`]: the API key (optional).
+pub const ENV_API_KEY: &str = "A2E_LLM_API_KEY";
+
+/// A loaded skill file.
+#[derive(Debug, Clone)]
+pub enum LoadedSkill {
+    /// A chain skill.
+    Chain(ChainSkill),
+    /// An LLM skill.
+    Llm(LlmSkill),
+}
+
+/// Loads one skill file's text; `path` is recorded as `file_path` and named in errors.
+pub fn load_skill(text: &str, path: &Path) -> Result<LoadedSkill, String> {
+    let file = front_matter::parse_file(text, path)?;
+    match file.kind() {
+        SkillKind::Chain => chain_skill::from_file(&file, path).map(LoadedSkill::Chain),
+        SkillKind::Llm => LlmSkill::from_file(&file, path).map(LoadedSkill::Llm),
+        SkillKind::Program => Err(format!(
+            "{}: `command:` declares a program skill, which this host does not run yet; \
+             remove `command` to make it an LLM skill, or add a ```chain block",
+            path.display()
+        )),
+    }
+}
+
+/// Loads every `*.md` file under `dirs` (one level deep, and `*/SKILL.md` /
+/// `*/skill.md` in subfolders). Missing directories are skipped; two skills of one
+/// name are an error naming both files.
+pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<LoadedSkill>, String> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                for name in ["SKILL.md", "skill.md"] {
+                    let candidate = path.join(name);
+                    if candidate.is_file() {
+                        files.push(candidate);
+                        break;
+                    }
+                }
+            } else if path.extension().is_some_and(|e| e == "md") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut skills = Vec::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        skills.push(load_skill(&text, &file)?);
+    }
+    Ok(skills)
+}
+
+/// The configured providers, plus a provider named `env` from [`ENV_BASE_URL`] /
+/// [`ENV_MODEL`] / [`ENV_API_KEY`] when the configuration names none and both are set.
+pub fn providers(config: &HostConfig) -> Result<Providers, String> {
+    providers_with_env(config, &|var| std::env::var(var).ok())
+}
+
+fn providers_with_env(
+    config: &HostConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Providers, String> {
+    let mut configs = config.llm.providers.clone();
+    let set = |var: &str| env(var).filter(|v| !v.trim().is_empty());
+    if configs.is_empty()
+        && let (Some(_), Some(_)) = (set(ENV_BASE_URL), set(ENV_MODEL))
+    {
+        let mut c = ProviderConfig::new("env", ProviderKind::OpenAi, "", "");
+        c.base_url_env = Some(ENV_BASE_URL.into());
+        c.model_env = Some(ENV_MODEL.into());
+        c.api_key_env = set(ENV_API_KEY).map(|_| ENV_API_KEY.to_owned());
+        configs.push(c);
+    }
+    Providers::with_env(configs, env).map_err(|e| format!("[llm] {e}"))
+}
+
+/// Adds the skills found in the configuration's `skill_dirs` (relative to `root`) to a
+/// builder; a file that does not load, or a provider configuration that does not
+/// build, fails the build.
 pub fn builder_with_skills(builder: HostBuilder) -> HostBuilder {
     let config = builder.config();
     let dirs: Vec<_> = config
@@ -20,9 +126,59 @@ pub fn builder_with_skills(builder: HostBuilder) -> HostBuilder {
             }
         })
         .collect();
-    match chain_skill::load_dirs(&dirs) {
-        Ok(skills) if skills.is_empty() => builder,
-        Ok(skills) => builder.with_skill_plugin(chain_skill::ChainSkills::new(skills)),
-        Err(e) => builder.with_error(BuildError::Skill(e)),
+    let loaded = match load_dirs(&dirs) {
+        Ok(l) => l,
+        Err(e) => return builder.with_error(BuildError::Skill(e)),
+    };
+    let mut chains = Vec::new();
+    let mut llms = Vec::new();
+    for skill in loaded {
+        match skill {
+            LoadedSkill::Chain(c) => chains.push(c),
+            LoadedSkill::Llm(l) => llms.push(l),
+        }
+    }
+    let mut builder = builder;
+    if !chains.is_empty() {
+        builder = builder.with_skill_plugin(chain_skill::ChainSkills::new(chains));
+    }
+    if !llms.is_empty() {
+        match providers(builder.config()) {
+            Ok(p) => {
+                builder = builder.with_skill_plugin(llm_skill::LlmSkills::new(llms, Arc::new(p)))
+            }
+            Err(e) => builder = builder.with_error(BuildError::Config(e)),
+        }
+    }
+    builder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_skills_are_refused_with_a_clear_message() {
+        let err = load_skill(
+            "---\nname: p\ndescription: d\ncommand: [python3, run.py]\n---\n",
+            Path::new("p.md"),
+        )
+        .unwrap_err();
+        assert!(err.contains("p.md") && err.contains("command"), "{err}");
+    }
+
+    #[test]
+    fn an_env_provider_only_when_none_is_configured() {
+        let config = HostConfig::default();
+        let env = |var: &str| match var {
+            ENV_BASE_URL => Some("http://127.0.0.1:9/v1".to_owned()),
+            ENV_MODEL => Some("m".to_owned()),
+            _ => None,
+        };
+        let p = providers_with_env(&config, &env).unwrap();
+        assert_eq!(p.names().collect::<Vec<_>>(), vec!["env"]);
+        assert_eq!(p.config("env").unwrap().base_url, "http://127.0.0.1:9/v1");
+        let p = providers_with_env(&config, &|_| None).unwrap();
+        assert_eq!(p.names().count(), 0);
     }
 }
