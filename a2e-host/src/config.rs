@@ -84,6 +84,8 @@ pub struct HostConfig {
     pub memory: MemoryConfig,
     /// MCP servers mounted as toolkits (`[[mcp.servers]]`).
     pub mcp: McpConfig,
+    /// Ontheia documents: the agents `agent` steps delegate to (`[[ontheia.agents]]`).
+    pub ontheia: OntheiaConfig,
 }
 
 impl Default for HostConfig {
@@ -104,6 +106,7 @@ impl Default for HostConfig {
             llm: LlmConfig::default(),
             memory: MemoryConfig::default(),
             mcp: McpConfig::default(),
+            ontheia: OntheiaConfig::default(),
         }
     }
 }
@@ -184,6 +187,37 @@ impl std::fmt::Debug for EmbeddingsConfig {
             .field("api_key_env", &self.api_key_env)
             .finish()
     }
+}
+
+/// Ontheia documents (see `docs/ontheia.md`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OntheiaConfig {
+    /// The agents `agent` steps may delegate to.
+    pub agents: Vec<OntheiaAgent>,
+    /// Global variables of runs started by the host itself (`a2e run`):
+    /// `user_id`, `user_name`, `user_email`, `agent_id`, `task_id`, `chat_id`,
+    /// and any other name (`${name}` in templates). Flags override them.
+    pub globals: std::collections::BTreeMap<String, String>,
+}
+
+/// An agent an Ontheia `agent` step delegates to: its task chains, its named
+/// chains, its default chain, else a plain model call with its persona.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OntheiaAgent {
+    /// The agent's id (`agent_id` of the step).
+    pub id: String,
+    /// Its default chain (an Ontheia document file, relative to the root).
+    pub chain: Option<PathBuf>,
+    /// Chains by `chain_id`.
+    pub chains: std::collections::BTreeMap<String, PathBuf>,
+    /// Chains by `task_id`.
+    pub tasks: std::collections::BTreeMap<String, PathBuf>,
+    /// The persona for a plain model call.
+    pub system_prompt: Option<String>,
+    /// The model for a plain model call.
+    pub model: Option<String>,
 }
 
 /// MCP servers (see `a2e-mcp`).

@@ -4,6 +4,8 @@
 //! - an **A2E chain**: a `chain/req` message or a bare object with `nodes` (and
 //!   usually `entry_node`); at least one node;
 //! - an **ACMP DAG**: an object with `tasks` (ACMP Layer 2);
+//! - an **Ontheia chain**: an object with `steps` (the Ontheia engine v2 dialect),
+//!   validated with every limit of its spec;
 //!
 //! Anything else is refused with a message that names what is missing, and a key
 //! that the recognised document does not define is an error (a typo such as
@@ -20,6 +22,8 @@ pub enum Document {
     Chain(Box<ChainRequest>),
     /// An ACMP Layer 2 task DAG.
     Dag(Box<acmp_dag::Dag>),
+    /// An Ontheia chain (validated).
+    Ontheia(Box<ontheia::Document>),
 }
 
 impl Document {
@@ -28,6 +32,7 @@ impl Document {
         match self {
             Document::Chain(_) => "chain",
             Document::Dag(_) => "DAG",
+            Document::Ontheia(_) => "Ontheia chain",
         }
     }
 }
@@ -56,8 +61,14 @@ pub fn parse_document(text: &str, input: Option<&str>) -> Result<Document, Strin
     if is_chain {
         return parse_chain_object(obj, input).map(|r| Document::Chain(Box::new(r)));
     }
+    if obj.contains_key("steps") {
+        let doc = ontheia::parse_value(&Value::Object(obj))
+            .map_err(|e| format!("not a valid Ontheia chain: {e}"))?;
+        return Ok(Document::Ontheia(Box::new(doc)));
+    }
     Err(
-        "not a document the host runs: expected `nodes` (an A2E chain) or `tasks` (an ACMP DAG)"
+        "not a document the host runs: expected `nodes` (an A2E chain), `tasks` (an ACMP DAG) \
+         or `steps` (an Ontheia chain)"
             .into(),
     )
 }
@@ -147,7 +158,10 @@ mod tests {
     #[test]
     fn a_file_that_is_no_document_is_refused_naming_what_is_missing() {
         let err = parse_document(r#"{"foo": 1}"#, None).unwrap_err();
-        assert!(err.contains("`nodes`") && err.contains("`tasks`"), "{err}");
+        assert!(
+            err.contains("`nodes`") && err.contains("`tasks`") && err.contains("`steps`"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -177,5 +191,21 @@ mod tests {
         assert_eq!(req.initial_input["k"], 1);
         let doc = parse_document(r#"{"dag_id": "d", "tasks": [], "edges": []}"#, None).unwrap();
         assert_eq!(doc.kind(), "DAG");
+    }
+
+    #[test]
+    fn ontheia_chains_are_recognised_and_validated() {
+        let doc = parse_document(
+            r#"{"steps": [{"id": "t", "type": "transform", "prompt": "hi ${input}"}]}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(doc.kind(), "Ontheia chain");
+        let err = parse_document(
+            r#"{"steps": [{"id": "l", "type": "loop", "count": 99, "steps": []}]}"#,
+            None,
+        )
+        .unwrap_err();
+        assert!(err.contains("Ontheia") && err.contains("count"), "{err}");
     }
 }

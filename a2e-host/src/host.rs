@@ -33,6 +33,7 @@ pub struct Host {
     audit: Audit,
     identities: Mutex<HashMap<String, Identity>>,
     memory: Option<Arc<Memory>>,
+    providers: Option<Arc<a2e_llm::Providers>>,
 }
 
 /// Who a session acts for: the agent of its handshake and the user it serves.
@@ -130,6 +131,13 @@ impl HostBuilder {
             return Err(self.errors.remove(0));
         }
         let audit = Audit::new(&self.config.audit)?;
+        let providers = if self.config.llm.providers.is_empty() {
+            None
+        } else {
+            let built = a2e_llm::Providers::new(self.config.llm.providers.clone())
+                .map_err(|e| BuildError::Config(format!("[llm] {e}")))?;
+            Some(Arc::new(built))
+        };
         let config = Arc::new(self.config);
         Ok(Arc::new(Host {
             procs: ProcManager::new(config.clone()),
@@ -139,6 +147,7 @@ impl HostBuilder {
             audit,
             identities: Mutex::new(HashMap::new()),
             memory: self.memory,
+            providers,
         }))
     }
 }
@@ -167,6 +176,11 @@ impl Host {
     /// The process table.
     pub fn procs(&self) -> &ProcManager {
         &self.procs
+    }
+
+    /// The model providers of `[[llm.providers]]`, when any are configured.
+    pub fn providers(&self) -> Option<&Arc<a2e_llm::Providers>> {
+        self.providers.as_ref()
     }
 
     /// Long-term memory, when the host offers it.

@@ -47,6 +47,7 @@ pub mod document;
 mod error;
 mod host;
 pub mod memory;
+pub mod ontheia_host;
 pub mod plugin;
 pub mod proc;
 pub mod redact;

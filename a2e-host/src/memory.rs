@@ -142,11 +142,11 @@ impl Memory {
 
 /// A memory tool's error as the host answers it: refusals keep their code.
 fn to_host_error(e: ToolError) -> HostError {
-    match e.code() {
-        "unauthorized" => HostError::unauthorized(e.to_string()),
-        "schema_violation" => HostError::schema(vec![e.to_string()]),
-        "unknown_tool" => HostError::UnknownTool(e.to_string()),
-        _ => HostError::failed(e.to_string()),
+    match e {
+        ToolError::Invalid(what) => HostError::schema(vec![what]),
+        ToolError::UnknownTool(name) => HostError::UnknownTool(name),
+        e if e.code() == "unauthorized" => HostError::unauthorized(e.to_string()),
+        e => HostError::failed(e.to_string()),
     }
 }
 

@@ -83,6 +83,9 @@ pub(crate) async fn run_file(
     let req = match doc {
         Document::Chain(req) => *req,
         Document::Dag(dag) => return run_dag_file(host, *dag, &cancel).await,
+        Document::Ontheia(doc) => {
+            return run_ontheia_file(host, &doc, input.unwrap_or_default(), events, cancel).await;
+        }
         other => {
             eprintln!("a2e: cannot run a {} document yet", other.kind());
             return ExitCode::from(EXIT_INVALID);
@@ -149,6 +152,14 @@ pub(crate) fn validate_file(host: &Arc<Host>, file: &Path) -> ExitCode {
                 }
             };
         }
+        Ok(Document::Ontheia(doc)) => {
+            print_out(&format!(
+                "{}: valid Ontheia chain of {} steps",
+                file.display(),
+                doc.steps.len()
+            ));
+            return ExitCode::SUCCESS;
+        }
         Ok(other) => {
             eprintln!("a2e: cannot validate a {} document yet", other.kind());
             return ExitCode::from(EXIT_INVALID);
@@ -165,6 +176,53 @@ pub(crate) fn validate_file(host: &Arc<Host>, file: &Path) -> ExitCode {
         }
         Err(e) => {
             eprintln!("a2e: {}: {e} ({})", file.display(), e.code());
+            ExitCode::from(EXIT_INVALID)
+        }
+    }
+}
+
+/// Runs an Ontheia chain: its events (JSON lines with `--events`, else one line
+/// per step) on stderr, every stored step result as JSON on stdout. Exit 1 when
+/// a step failed.
+async fn run_ontheia_file(
+    host: &Arc<Host>,
+    doc: &ontheia::Document,
+    input: &str,
+    events: bool,
+    cancel: CancellationToken,
+) -> ExitCode {
+    // A person's own run: `user_id` "local" and `agent_id` "a2e" unless the
+    // configuration's `[ontheia.globals]` say otherwise.
+    let mut vars = host.config().ontheia.globals.clone();
+    vars.entry("user_id".into())
+        .or_insert_with(|| "local".into());
+    vars.entry("agent_id".into())
+        .or_insert_with(|| "a2e".into());
+    let globals =
+        a2e_host::ontheia_host::globals(input, vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let on_event = move |event: serde_json::Value| {
+        if events {
+            eprintln!("{event}");
+        } else if event["event"] != "message" {
+            let step = event["step_id"].as_str().unwrap_or_default();
+            let what = event["event"].as_str().unwrap_or_default();
+            match event["error"].as_str() {
+                Some(error) => eprintln!("[{step}] {what}: {error}"),
+                None => eprintln!("[{step}] {what}"),
+            }
+        }
+    };
+    match a2e_host::ontheia_host::run(host, "", doc, &globals, on_event, cancel).await {
+        Ok(outcome) => {
+            print_out(&serde_json::to_string_pretty(&outcome.to_value()).unwrap_or_default());
+            if outcome.any_failed() {
+                ExitCode::from(EXIT_FAILED)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("a2e: {e}");
             ExitCode::from(EXIT_INVALID)
         }
     }
