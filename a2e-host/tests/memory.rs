@@ -122,19 +122,19 @@ fn bad_input_is_refused_with_a_specific_code_and_the_host_keeps_serving() {
             "b2",
             "memory_write",
             json!({"namespace": "agent.a1.*", "content": "x"}),
-            "unauthorized",
+            "schema_violation",
         ),
         (
             "b3",
             "memory_write",
             json!({"namespace": "../../etc", "content": "x"}),
-            "unauthorized",
+            "schema_violation",
         ),
         (
             "b4",
             "memory_write",
             json!({"namespace": "agent.a1.n' OR 1=1 --", "content": "x"}),
-            "unauthorized",
+            "schema_violation",
         ),
         (
             "b5",
