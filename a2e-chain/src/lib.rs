@@ -20,6 +20,12 @@
 //! nodes take 7.5–8.3× the time of 10,000; 229–528 bytes of engine memory per
 //! node.
 //!
+//! Chains come from agents: expressions are bounded before the parser sees
+//! them ([`expr::check_expression`]: 4,096 bytes, 64 levels), every timeout
+//! is clamped to [`MAX_TIMEOUT_SECS`] with checked deadline arithmetic, and a
+//! panic in a runner or in the engine's own work for a node is that node's
+//! `runtime_error`: whatever the input, one run ends in one response.
+//!
 //! ```
 //! use a2e_chain::{runner_fn, Engine, NodeCall, NodeError};
 //! use a2e_proto::{ChainNode, ChainRequest, NodeKind};

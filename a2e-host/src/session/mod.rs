@@ -10,10 +10,12 @@ mod auth;
 mod dispatch;
 
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2e_proto::{A2ECapability, DecodeOptions, ErrorCode, ErrorMessage, Message};
+use futures::FutureExt;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -120,7 +122,22 @@ impl Session {
 
     /// Handles one decoded message.
     pub async fn handle(self: &Arc<Self>, msg: Message) {
-        dispatch::handle(self, msg).await;
+        // What is answered inline (handshake, ping, refusals) is inside a
+        // panic net too: the message is answered and the session goes on.
+        // (Requests run on tasks with a net of their own.)
+        let (id, kind) = (msg.id().to_owned(), msg.type_str().to_owned());
+        let handled = AssertUnwindSafe(dispatch::handle(self, msg))
+            .catch_unwind()
+            .await;
+        if handled.is_err() {
+            tracing::error!(session = %self.id, req_id = %id, r#type = %kind, "handling a message panicked");
+            self.send(ErrorMessage::new(
+                id,
+                ErrorCode::RUNTIME_ERROR,
+                format!("internal error while handling `{kind}`"),
+            ))
+            .await;
+        }
     }
 
     /// Ends the session: waits up to `drain` for calls in flight, then cancels
