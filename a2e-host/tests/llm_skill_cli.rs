@@ -169,3 +169,52 @@ fn a_program_skill_is_refused_at_start_naming_the_file() {
         "{stderr}"
     );
 }
+
+/// The example skill of `examples/workspace`, against an endpoint given only by the
+/// environment (`A2E_LLM_BASE_URL`, `A2E_LLM_MODEL`, `A2E_LLM_API_KEY`), as its README
+/// line says to run it.
+#[test]
+fn the_example_skill_runs_against_an_endpoint_from_the_environment() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/workspace");
+    let server = Server::start(vec![
+        tool("e1", "list_dir", json!({"path": "notes"})),
+        tool("e2", "grep", json!({"pattern": "TODO", "path": "notes"})),
+        text(
+            "```json\n{\"summary\": \"A release week.\", \"todos\": [\
+             {\"text\": \"confirm the schema drift check runs in CI\", \"file\": \"notes/monday.txt\"},\
+             {\"text\": \"write the migration note for plugin authors\", \"file\": \"notes/wednesday.txt\"}]}\n```",
+        ),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .arg("--root")
+        .arg(&example)
+        .args(["skill", "summarise_notes"])
+        .env("A2E_LLM_BASE_URL", &server.base_url)
+        .env("A2E_LLM_MODEL", "example-model")
+        .env("A2E_LLM_API_KEY", FAKE_KEY)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let resp = stdout_json(&out);
+    let todos = resp["data"]["data"]["todos"].as_array().unwrap();
+    assert_eq!(todos.len(), 2, "{resp}");
+    assert_eq!(resp["data"]["summary"]["provider"], "env");
+    assert_eq!(resp["data"]["summary"]["model"], "example-model");
+    let got = server.received();
+    assert_eq!(
+        got[0].headers["authorization"],
+        format!("Bearer {FAKE_KEY}")
+    );
+    let mut offered = got[0].tool_names();
+    offered.sort();
+    assert_eq!(offered, ["grep", "list_dir", "read_file"]);
+    let listing = got[1].body["messages"].to_string();
+    assert!(
+        listing.contains("monday.txt") && listing.contains("wednesday.txt"),
+        "{listing}"
+    );
+    let grep = got[2].body["messages"].to_string();
+    assert!(grep.contains("migration note"), "{grep}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(FAKE_KEY));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(FAKE_KEY));
+}
