@@ -151,6 +151,14 @@ impl Backend for HostBackend {
         if let Some(t) = req.temperature {
             request.temperature = Some(t);
         }
+        if let Some(n) = req
+            .params
+            .get("max_tokens")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+        {
+            request.max_tokens = Some(n);
+        }
         let answer = model
             .client
             .chat(&request, &mut NoDeltas, &cancel)
