@@ -435,3 +435,20 @@ fn a_skill_naming_an_unconfigured_provider_fails_clearly() {
         "{error}"
     );
 }
+
+#[test]
+fn timeout_seconds_bounds_a_model_that_never_answers() {
+    let ws = Workspace::new();
+    ws.skill(
+        "todos",
+        &TODOS.replace("max_turns: 3", "max_turns: 3\ntimeout_seconds: 1"),
+    );
+    let server = Server::start(vec![Turn::Hang, text(r#"{"todos": []}"#)]);
+    let mut s = Session::start(&ws, &provider("main", "openai", &server, ""), "warn");
+    let (resp, _) = s.call("h1", "todos", json!({}), json!({}));
+    assert_eq!(resp["data"]["success"], false, "{resp}");
+    assert_eq!(resp["data"]["error_code"], "timeout", "{resp}");
+    // The host is not stuck: the next call runs.
+    let (resp, _) = s.call("h2", "todos", json!({}), json!({}));
+    assert_eq!(resp["data"]["data"], json!({"todos": []}), "{resp}");
+}

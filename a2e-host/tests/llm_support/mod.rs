@@ -27,6 +27,8 @@ pub enum Turn {
     Tools(Vec<(String, String, String)>),
     /// An HTTP error status with a body.
     Status(u16, String),
+    /// Never answers.
+    Hang,
 }
 
 /// A final answer.
@@ -133,6 +135,9 @@ async fn answer(
         Some(t) => t,
         None => Turn::Status(500, "script exhausted".into()),
     };
+    if let Turn::Hang = turn {
+        std::future::pending::<()>().await;
+    }
     if let Turn::Status(code, body) = turn {
         return Response::builder()
             .status(code)
@@ -178,7 +183,7 @@ fn openai_json(turn: &Turn) -> Value {
                 "tool_calls",
             )
         }
-        Turn::Status(..) => unreachable!(),
+        Turn::Status(..) | Turn::Hang => unreachable!(),
     };
     json!({"id": "c", "object": "chat.completion", "model": "scripted",
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -217,7 +222,7 @@ fn openai_sse(turn: &Turn) -> String {
             }
             out += &chunk(json!({}), json!("tool_calls"));
         }
-        Turn::Status(..) => unreachable!(),
+        Turn::Status(..) | Turn::Hang => unreachable!(),
     }
     out += &data(
         json!({"id": "c", "object": "chat.completion.chunk", "choices": [],
@@ -239,7 +244,7 @@ fn anthropic_json(turn: &Turn) -> Value {
                 .collect();
             (Value::Array(blocks), "tool_use")
         }
-        Turn::Status(..) => unreachable!(),
+        Turn::Status(..) | Turn::Hang => unreachable!(),
     };
     json!({"id": "msg", "type": "message", "role": "assistant", "model": "scripted",
         "content": content, "stop_reason": stop,
@@ -297,7 +302,7 @@ fn anthropic_sse(turn: &Turn) -> String {
             }
             "tool_use"
         }
-        Turn::Status(..) => unreachable!(),
+        Turn::Status(..) | Turn::Hang => unreachable!(),
     };
     out += &event(
         "message_delta",
