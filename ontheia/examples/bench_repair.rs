@@ -33,55 +33,72 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(9);
-    let mut medians = Vec::new();
-    for mib in [1usize, 10] {
-        let text = input(mib << 20);
-        let repaired = ontheia::repair::repair(&text).unwrap_or_else(|e| {
-            eprintln!("bench_repair: {e}");
-            std::process::exit(1)
-        });
-        let parsed: serde_json::Value = serde_json::from_str(&repaired).unwrap_or_else(|e| {
+    let sizes = [1usize, 10];
+    let texts: Vec<String> = sizes.iter().map(|mib| input(mib << 20)).collect();
+    let repaired: Vec<String> = texts
+        .iter()
+        .map(|t| {
+            ontheia::repair::repair(t).unwrap_or_else(|e| {
+                eprintln!("bench_repair: {e}");
+                std::process::exit(1)
+            })
+        })
+        .collect();
+    let mut records = Vec::new();
+    for r in &repaired {
+        let parsed: serde_json::Value = serde_json::from_str(r).unwrap_or_else(|e| {
             eprintln!("bench_repair: the repaired text does not parse: {e}");
             std::process::exit(1)
         });
-        let (mut t_repair, mut t_parse) = (Vec::new(), Vec::new());
-        for _ in 0..trials {
+        records.push(parsed.as_array().map_or(0, Vec::len));
+    }
+    // Trials alternate between the sizes, so that both see the same machine.
+    let mut t_repair = vec![Vec::new(); sizes.len()];
+    let mut t_parse = vec![Vec::new(); sizes.len()];
+    for _ in 0..trials {
+        for k in 0..sizes.len() {
             let start = Instant::now();
             black_box(
-                ontheia::repair::repair(black_box(&text))
+                ontheia::repair::repair(black_box(&texts[k]))
                     .map(|s| s.len())
                     .unwrap_or(0),
             );
-            t_repair.push(start.elapsed().as_secs_f64());
+            t_repair[k].push(start.elapsed().as_secs_f64());
             let start = Instant::now();
-            black_box(serde_json::from_str::<serde_json::Value>(black_box(&repaired)).is_ok());
-            t_parse.push(start.elapsed().as_secs_f64());
+            black_box(serde_json::from_str::<serde_json::Value>(black_box(&repaired[k])).is_ok());
+            t_parse[k].push(start.elapsed().as_secs_f64());
         }
-        let repair_s = median(&mut t_repair);
-        let parse_s = median(&mut t_parse);
-        let mb = text.len() as f64 / 1e6;
+    }
+    let mut repair_med = Vec::new();
+    let mut parse_med = Vec::new();
+    for k in 0..sizes.len() {
+        let repair_s = median(&mut t_repair[k]);
+        let parse_s = median(&mut t_parse[k]);
+        let mb = texts[k].len() as f64 / 1e6;
         println!(
             "{}",
             json!({
                 "bench": "repair",
-                "input_bytes": text.len(),
-                "records": parsed.as_array().map_or(0, Vec::len),
+                "input_bytes": texts[k].len(),
+                "records": records[k],
                 "samples": trials,
                 "repair_ms": (repair_s * 1e4).round() / 10.0,
                 "repair_mb_per_s": (mb / repair_s * 10.0).round() / 10.0,
                 "vs": "serde_json parsing the repaired text",
-                "vs_parse_mb_per_s": (repaired.len() as f64 / 1e6 / parse_s * 10.0).round() / 10.0,
+                "vs_parse_mb_per_s": (repaired[k].len() as f64 / 1e6 / parse_s * 10.0).round() / 10.0,
                 "ratio": (repair_s / parse_s * 10.0).round() / 10.0,
             })
         );
-        medians.push(repair_s);
+        repair_med.push(repair_s);
+        parse_med.push(parse_s);
     }
     println!(
         "{}",
         json!({
             "bench": "repair_scaling",
-            "sizes_mib": [1, 10],
-            "time_ratio": (medians[1] / medians[0] * 100.0).round() / 100.0,
+            "sizes_mib": sizes,
+            "time_ratio": (repair_med[1] / repair_med[0] * 100.0).round() / 100.0,
+            "vs_parse_time_ratio": (parse_med[1] / parse_med[0] * 100.0).round() / 100.0,
             "linear_would_be": 10.0,
         })
     );
