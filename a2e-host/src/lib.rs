@@ -46,6 +46,7 @@ pub mod config;
 pub mod document;
 mod error;
 mod host;
+pub mod mcp;
 pub mod memory;
 pub mod ontheia_host;
 pub mod plugin;

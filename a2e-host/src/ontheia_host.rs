@@ -135,7 +135,7 @@ impl Backend for HostBackend {
         let providers = self
             .host
             .providers()
-            .ok_or_else(|| BackendError::Unsupported("llm"))?;
+            .ok_or(BackendError::Unsupported("llm"))?;
         let model = providers
             .resolve(None, None)
             .map_err(|e| BackendError::failed(e.to_string()))?;
@@ -225,10 +225,19 @@ impl Backend for HostBackend {
                 result.error.unwrap_or_else(|| "the request failed".into()),
             ));
         }
-        let status = result.data["status"].as_u64().unwrap_or(0);
+        let status = result
+            .data
+            .get("status")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         Ok(RestResponse {
             status: u16::try_from(status).unwrap_or(0),
-            body: result.data["body"].as_str().unwrap_or_default().to_owned(),
+            body: result
+                .data
+                .get("body")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
         })
     }
 

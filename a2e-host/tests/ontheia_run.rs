@@ -156,12 +156,11 @@ fn tool_memory_and_rest_steps_reach_the_host_under_its_policies() {
     );
     assert_eq!(out["nowhere"]["status"], "failed", "{out}");
     assert_eq!(out["save"]["status"], "success", "{out}");
-    assert_eq!(
+    assert!(
         out["recall"]["data"]["hits"][0]["content"]
             .as_str()
             .unwrap_or_default()
             .contains("remember the milk"),
-        true,
         "{out}"
     );
     assert_eq!(out["other"]["status"], "failed", "{out}");

@@ -31,27 +31,59 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
     Ok(config)
 }
 
-fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
+/// The host of `cli`: built-ins, memory, skills, and the MCP servers of the
+/// configuration, mounted and listed.
+async fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
     let config = load_config(cli)?;
-    a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins())
-        .build()
-        .map_err(|e| e.to_string())
+    let servers = config.mcp.servers.clone();
+    let mut builder = a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins());
+    if !servers.is_empty() {
+        let mut reserved: std::collections::HashSet<String> = a2e_host::builtins::definitions()
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
+        let mounts = a2e_host::mcp::mount(servers, reserved).await?;
+        builder = builder.with_tool_plugin(a2e_host::mcp::McpPlugin::new(Arc::new(mounts)));
+    }
+    builder.build().map_err(|e| e.to_string())
 }
 
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> ExitCode {
-    let host = match build_host(&cli) {
+    if let Command::Mcp { command } = &cli.command {
+        // Setting a server up: inspect it even when it does not work yet.
+        return match load_config(&cli) {
+            Ok(config) => super::inspect::mcp(&config, command).await,
+            Err(e) => fail(e),
+        };
+    }
+    let host = match build_host(&cli).await {
         Ok(h) => h,
         Err(e) => return fail(e),
     };
     match &cli.command {
-        Command::Serve { stdio, ws, http } => {
+        Command::Serve {
+            stdio,
+            ws,
+            http,
+            mcp_stdio,
+            mcp_http,
+        } => {
+            if *mcp_stdio {
+                return super::inspect::serve_mcp_stdio(host).await;
+            }
             if *stdio {
                 transport::stdio::serve_stdio(host).await;
                 return ExitCode::SUCCESS;
             }
+            if let Some(addr) = mcp_http {
+                return super::inspect::serve_mcp_http(host, addr).await;
+            }
             if ws.is_none() && http.is_none() {
-                return fail("choose a transport: --stdio, --ws ADDR or --http ADDR");
+                return fail(
+                    "choose a transport: --stdio, --ws ADDR, --http ADDR, --mcp-stdio or --mcp-http ADDR",
+                );
             }
             serve_net(host, ws.as_deref(), http.as_deref()).await
         }
@@ -59,7 +91,10 @@ pub async fn run(cli: Cli) -> ExitCode {
             file,
             input,
             events,
-        } => super::run::run_file(&host, file, input.as_deref(), *events).await,
+            vars,
+        } => super::run::run_file(&host, file, input.as_deref(), *events, vars).await,
+        Command::Mcp { .. } => ExitCode::SUCCESS,
+        Command::Memory { command } => super::inspect::memory(&host, command).await,
         Command::Validate { file } => super::run::validate_file(&host, file),
         Command::Tools { query } => {
             let req = a2e_proto::ToolListRequest {
@@ -187,7 +222,7 @@ async fn serve_net(host: Arc<Host>, ws: Option<&str>, http: Option<&str>) -> Exi
 }
 
 /// Resolves on SIGTERM or SIGINT.
-async fn wait_for_signal() {
+pub(super) async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let term = signal(SignalKind::terminate());
     let int = signal(SignalKind::interrupt());

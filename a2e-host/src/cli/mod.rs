@@ -1,6 +1,7 @@
 //! Command-line interface of the `a2e` binary.
 
 mod commands;
+mod inspect;
 mod run;
 mod skill;
 
@@ -43,6 +44,14 @@ pub enum Command {
         /// the same ADDR as `--ws` serves both on one listener.
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
+        /// Serve MCP on stdin/stdout instead of A2E: the host's tools and
+        /// Published skills (`skill.NAME`) as MCP tools.
+        #[arg(long, conflicts_with_all = ["stdio", "ws", "http", "mcp_http"])]
+        mcp_stdio: bool,
+        /// Serve MCP over Streamable HTTP on ADDR (`/mcp`); binding anything but
+        /// loopback needs `auth_token` in the configuration (a bearer token).
+        #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio"])]
+        mcp_http: Option<String>,
     },
     /// Run a chain file on the embedded host; the final chain/resp goes to stdout.
     Run {
@@ -54,6 +63,11 @@ pub enum Command {
         /// Print `chain/event`s to stderr as JSON lines instead of progress.
         #[arg(long)]
         events: bool,
+        /// A global variable of an Ontheia chain (`user_id`, `user_name`,
+        /// `user_email`, `agent_id`, `task_id`, `chat_id`, or any name), as
+        /// NAME=VALUE; repeatable; over `[ontheia.globals]` of the configuration.
+        #[arg(long = "var", value_name = "NAME=VALUE")]
+        vars: Vec<String>,
     },
     /// Validate a chain file without running it.
     Validate {
@@ -87,11 +101,63 @@ pub enum Command {
         #[arg(long, value_name = "JSON")]
         llm_override: Option<String>,
     },
+    /// Inspect the MCP servers of `[[mcp.servers]]`.
+    Mcp {
+        /// What to show.
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+    /// Inspect or edit long-term memory (every namespace; for people, not agents).
+    Memory {
+        /// What to do.
+        #[command(subcommand)]
+        command: MemoryCommand,
+    },
     /// Print the JSON Schema of a message type (or list the types).
     Schema {
         /// A message type such as `tool/call/req`.
         r#type: Option<String>,
     },
+}
+
+/// `a2e mcp …`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Each configured server: its transport, whether it started, how many tools.
+    List,
+    /// The tools of one server, as the host exposes them.
+    Tools {
+        /// The server's name.
+        server: String,
+    },
+}
+
+/// `a2e memory …`.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Search memories.
+    Search {
+        /// What to look for.
+        query: String,
+        /// Namespaces to search (repeatable; default: every namespace).
+        #[arg(long = "namespace", value_name = "NS")]
+        namespaces: Vec<String>,
+        /// How many hits (1–20).
+        #[arg(long, default_value_t = 5)]
+        top_k: u64,
+    },
+    /// Store a memory.
+    Write {
+        /// The namespace.
+        namespace: String,
+        /// The text.
+        content: String,
+        /// Metadata (a JSON object).
+        #[arg(long, value_name = "JSON")]
+        metadata: Option<String>,
+    },
+    /// The namespaces and how many memories each holds.
+    List,
 }
 
 /// Parses arguments and runs the command.

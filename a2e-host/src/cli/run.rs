@@ -65,6 +65,7 @@ pub(crate) async fn run_file(
     file: &Path,
     input: Option<&str>,
     events: bool,
+    vars: &[String],
 ) -> ExitCode {
     let doc = match load_document(file, input) {
         Ok(d) => d,
@@ -84,7 +85,8 @@ pub(crate) async fn run_file(
         Document::Chain(req) => *req,
         Document::Dag(dag) => return run_dag_file(host, *dag, &cancel).await,
         Document::Ontheia(doc) => {
-            return run_ontheia_file(host, &doc, input.unwrap_or_default(), events, cancel).await;
+            return run_ontheia_file(host, &doc, input.unwrap_or_default(), events, vars, cancel)
+                .await;
         }
         other => {
             eprintln!("a2e: cannot run a {} document yet", other.kind());
@@ -189,6 +191,7 @@ async fn run_ontheia_file(
     doc: &ontheia::Document,
     input: &str,
     events: bool,
+    flags: &[String],
     cancel: CancellationToken,
 ) -> ExitCode {
     // A person's own run: `user_id` "local" and `agent_id` "a2e" unless the
@@ -198,6 +201,17 @@ async fn run_ontheia_file(
         .or_insert_with(|| "local".into());
     vars.entry("agent_id".into())
         .or_insert_with(|| "a2e".into());
+    for flag in flags {
+        match flag.split_once('=') {
+            Some((name, value)) if !name.is_empty() => {
+                vars.insert(name.to_owned(), value.to_owned());
+            }
+            _ => {
+                eprintln!("a2e: --var takes NAME=VALUE, got `{flag}`");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    }
     let globals =
         a2e_host::ontheia_host::globals(input, vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let on_event = move |event: serde_json::Value| {

@@ -1,0 +1,230 @@
+//! `a2e mcp …`, `a2e memory …`, and serving the host over MCP.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use a2e_host::Host;
+use a2e_host::config::HostConfig;
+use a2e_memory::{MemoryStore, NamespacePolicy, Principal};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::run::print_out;
+use super::{McpCommand, MemoryCommand};
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("a2e: {message}");
+    ExitCode::from(2)
+}
+
+/// `a2e mcp list | tools SERVER`: starts the servers of the configuration and
+/// reports what they offer.
+pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
+    let servers = &config.mcp.servers;
+    match command {
+        McpCommand::List => {
+            if servers.is_empty() {
+                print_out("no MCP servers configured ([[mcp.servers]] in the configuration)");
+                return ExitCode::SUCCESS;
+            }
+            let mut code = ExitCode::SUCCESS;
+            for server in servers {
+                let transport = match server.transport() {
+                    Ok(t) => format!("{t:?}"),
+                    Err(e) => {
+                        print_out(&format!("{:<16} invalid: {e}", server.name));
+                        code = ExitCode::from(1);
+                        continue;
+                    }
+                };
+                let state = match a2e_mcp::McpToolkit::new(server.clone()) {
+                    Ok(kit) => {
+                        let listed = kit.tools().await;
+                        kit.shutdown().await;
+                        match listed {
+                            Ok(tools) => format!("ok, {} tools", tools.len()),
+                            Err(e) => {
+                                code = ExitCode::from(1);
+                                format!("failed: {e}")
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        code = ExitCode::from(1);
+                        format!("invalid: {e}")
+                    }
+                };
+                let deferred = if server.defer_loading {
+                    " (deferred)"
+                } else {
+                    ""
+                };
+                print_out(&format!(
+                    "{:<16} {state}{deferred}  {transport}",
+                    server.name
+                ));
+            }
+            code
+        }
+        McpCommand::Tools { server } => {
+            let Some(config) = servers.iter().find(|s| &s.name == server) else {
+                return fail(format!("no MCP server `{server}` in the configuration"));
+            };
+            let kit = match a2e_mcp::McpToolkit::new(config.clone()) {
+                Ok(kit) => kit,
+                Err(e) => return fail(e),
+            };
+            let defs = kit.definitions().await;
+            kit.shutdown().await;
+            match defs {
+                Ok(defs) => {
+                    for def in defs {
+                        let params: Vec<String> = def
+                            .input_parameters
+                            .iter()
+                            .map(|p| {
+                                format!(
+                                    "{}{}: {}",
+                                    p.name,
+                                    if p.required { "" } else { "?" },
+                                    p.param_type
+                                )
+                            })
+                            .collect();
+                        print_out(&format!(
+                            "{:<24} ({}) {}",
+                            def.name,
+                            params.join(", "),
+                            def.description
+                        ));
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("a2e: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}
+
+/// `a2e memory search | write | list`, over every namespace.
+pub(super) async fn memory(host: &Arc<Host>, command: &MemoryCommand) -> ExitCode {
+    let memory =
+        match a2e_host::memory::Memory::with_policy(host.config(), NamespacePolicy::allow_all()) {
+            Ok(m) => m,
+            Err(e) => return fail(e),
+        };
+    let tools = match memory.tools().await {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let who = Principal::default();
+    let outcome: Result<Value, String> = match command {
+        MemoryCommand::Search {
+            query,
+            namespaces,
+            top_k,
+        } => {
+            let namespaces = if namespaces.is_empty() {
+                match tools.store().namespaces().await {
+                    Ok(all) => all.into_iter().map(|n| n.name).collect(),
+                    Err(e) => return fail(e),
+                }
+            } else {
+                namespaces.clone()
+            };
+            if namespaces.is_empty() {
+                Ok(json!({"hits": []}))
+            } else {
+                tools
+                    .call(
+                        &who,
+                        "memory_search",
+                        json!({"query": query, "namespaces": namespaces, "top_k": top_k}),
+                    )
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        }
+        MemoryCommand::Write {
+            namespace,
+            content,
+            metadata,
+        } => {
+            let metadata = match metadata.as_deref().map(serde_json::from_str::<Value>) {
+                None => Value::Null,
+                Some(Ok(v @ Value::Object(_))) => v,
+                Some(_) => return fail("--metadata must be a JSON object"),
+            };
+            let mut args = json!({"namespace": namespace, "content": content});
+            if !metadata.is_null() {
+                args["metadata"] = metadata;
+            }
+            tools
+                .call(&who, "memory_write", args)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        MemoryCommand::List => tools
+            .store()
+            .namespaces()
+            .await
+            .map(|all| {
+                Value::Array(
+                    all.into_iter()
+                        .map(|n| json!({"namespace": n.name, "count": n.count}))
+                        .collect(),
+                )
+            })
+            .map_err(|e| e.to_string()),
+    };
+    match outcome {
+        Ok(value) => {
+            print_out(&serde_json::to_string_pretty(&value).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// `a2e serve --mcp-stdio`: the host's tools and skills to one MCP client on
+/// stdin/stdout until it goes away (or SIGTERM/SIGINT).
+pub(super) async fn serve_mcp_stdio(host: Arc<Host>) -> ExitCode {
+    let backend = Arc::new(a2e_host::mcp::HostBackend::new(host, "mcp"));
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        super::commands::wait_for_signal().await;
+        stop.cancel();
+    });
+    match a2e_mcp::serve_stdio(backend, "a2e", shutdown).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(format!("MCP over stdio failed: {e}")),
+    }
+}
+
+/// `a2e serve --mcp-http ADDR`: Streamable HTTP on `/mcp`; loopback only
+/// unless the configuration has an `auth_token` (then a bearer token).
+pub(super) async fn serve_mcp_http(host: Arc<Host>, addr: &str) -> ExitCode {
+    let token = Some(host.config().auth_token.clone()).filter(|t| !t.is_empty());
+    let listener = match a2e_host::transport::net::bind(addr, &host).await {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    if let Ok(local) = listener.local_addr() {
+        eprintln!("a2e: serving MCP (Streamable HTTP) on http://{local}/mcp");
+    }
+    let backend = Arc::new(a2e_host::mcp::HostBackend::new(host, "mcp"));
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        super::commands::wait_for_signal().await;
+        stop.cancel();
+    });
+    match a2e_mcp::serve_http(backend, "a2e", listener, token, shutdown).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(format!("MCP over HTTP failed: {e}")),
+    }
+}
