@@ -1,0 +1,277 @@
+//! MCP both ways over the real binary, with servers and clients nobody here
+//! wrote (installed by `.ci/install-mcp.sh`): PyPI `mcp-server-time` and npm
+//! `@modelcontextprotocol/server-everything` mounted as toolkits and called over
+//! `a2e serve --stdio` and in a chain; the official Python MCP SDK driving
+//! `a2e serve --mcp-stdio` and `--mcp-http`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use conformance::child::HostProcess;
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn tools_dir() -> PathBuf {
+    std::env::var_os("A2E_CI_TOOLS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci-tools"),
+        PathBuf::from,
+    )
+}
+
+/// `relative` under the tools dir, or: with `CI` set a failure naming the
+/// package, without a SKIPPED line and `None`.
+fn need(test: &str, package: &str, relative: &str) -> Option<PathBuf> {
+    let path = tools_dir().join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test} needs {package} ({} is missing; run .ci/install-mcp.sh)",
+        path.display()
+    );
+    eprintln!("SKIPPED: {test} needs {package} (run .ci/install-mcp.sh)");
+    None
+}
+
+fn workspace() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/workspace");
+    for dir in ["notes", "skills"] {
+        std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        for entry in std::fs::read_dir(examples.join(dir)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), root.path().join(dir).join(entry.file_name())).unwrap();
+        }
+    }
+    root
+}
+
+fn call(host: &mut HostProcess, id: &str, tool: &str, arguments: Value) -> Value {
+    let req = json!({"type": "tool/call/req", "id": id, "tool_name": tool, "arguments": arguments});
+    host.send(req.to_string().as_bytes()).unwrap();
+    host.answer(id, WAIT, |_| {}).unwrap().0
+}
+
+#[test]
+fn mounted_servers_are_listed_and_callable_over_a2e_and_in_a_chain() {
+    let test = "mounted_servers_are_listed_and_callable_over_a2e_and_in_a_chain";
+    let (Some(time), Some(everything)) = (
+        need(test, "PyPI mcp-server-time", "mcp-venv/bin/mcp-server-time"),
+        need(
+            test,
+            "npm @modelcontextprotocol/server-everything",
+            "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        ),
+    ) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[[mcp.servers]]\nname = \"time\"\ncommand = \"{}\"\n\n\
+         [[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [\"{}\", \"stdio\"]\ndefer_loading = true\n",
+        time.display(),
+        everything.display()
+    );
+    std::fs::write(root.path().join("a2e.toml"), config).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args(["serve", "--stdio", "--root"])
+        .arg(root.path())
+        .arg("--config")
+        .arg(root.path().join("a2e.toml"));
+    let mut host = HostProcess::spawn(cmd).unwrap();
+    host.send(br#"{"type":"handshake/req","id":"hs","agent_id":"mcp-test"}"#)
+        .unwrap();
+    assert_eq!(host.answer("hs", WAIT, |_| {}).unwrap().0["ok"], true);
+
+    // Plain listing: the time server's tools with their toolkit; the deferred
+    // server's tools only through search.
+    host.send(br#"{"type":"tool/list/req","id":"l1"}"#).unwrap();
+    let (listed, _) = host.answer("l1", WAIT, |_| {}).unwrap();
+    let tools = listed["tools"].as_array().unwrap();
+    let get = tools
+        .iter()
+        .find(|t| t["name"] == "get_current_time")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(get["toolkit"], "time");
+    assert!(
+        get["input_parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "timezone" && p["required"] == true),
+        "{get}"
+    );
+    assert!(
+        !tools.iter().any(|t| t["toolkit"] == "everything"),
+        "{listed}"
+    );
+    host.send(br#"{"type":"tool/list/req","id":"l2","query":"echo back the message","include_deferred":true}"#)
+        .unwrap();
+    let (found, _) = host.answer("l2", WAIT, |_| {}).unwrap();
+    assert!(
+        found["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "echo" && t["toolkit"] == "everything"),
+        "{found}"
+    );
+
+    let now = call(
+        &mut host,
+        "c1",
+        "get_current_time",
+        json!({"timezone": "UTC"}),
+    );
+    assert_eq!(now["data"]["success"], true, "{now}");
+    assert!(now["data"]["data"].to_string().contains("UTC"), "{now}");
+    let echo = call(
+        &mut host,
+        "c2",
+        "echo",
+        json!({"message": "hello from a2e"}),
+    );
+    assert_eq!(echo["data"]["success"], true, "{echo}");
+    assert!(
+        echo["data"]["data"].to_string().contains("hello from a2e"),
+        "{echo}"
+    );
+    // The server's full schema checks the arguments before the call.
+    let bad = call(&mut host, "c3", "echo", json!({"message": 42}));
+    assert_eq!(bad["type"], "error", "{bad}");
+    assert_eq!(bad["code"], "schema_violation", "{bad}");
+    // The server's own error is a failed call naming it.
+    let wrong = call(
+        &mut host,
+        "c4",
+        "get_current_time",
+        json!({"timezone": "Not/AZone"}),
+    );
+    assert_eq!(wrong["data"]["success"], false, "{wrong}");
+
+    let chain = json!({"type": "chain/req", "id": "ch", "entry_node": "now", "streaming": false,
+    "nodes": [
+        {"node_id": "now", "kind": "tool", "name": "get_current_time", "input": {"timezone": "Europe/Berlin"}, "next_node": "say"},
+        {"node_id": "say", "kind": "tool", "name": "echo", "input_map": {"message": "to_string(now.output)"}}
+    ]});
+    host.send(chain.to_string().as_bytes()).unwrap();
+    let (resp, _) = host.answer("ch", WAIT, |_| {}).unwrap();
+    assert_eq!(resp["success"], true, "{resp}");
+    assert!(
+        resp["outputs"]["say"].to_string().contains("Europe/Berlin"),
+        "{resp}"
+    );
+}
+
+fn python_check(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let python = need(test, "PyPI mcp", "mcp-venv/bin/python")?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/host_check.py");
+    Some((python, script))
+}
+
+fn check_python_result(out: &Value) {
+    let tools: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        tools.contains(&"read_file") && tools.contains(&"memory_search"),
+        "{out}"
+    );
+    assert!(tools.contains(&"skill.find_todos"), "{out}");
+    assert_eq!(out["list_dir"]["is_error"], false, "{out}");
+    assert!(
+        out["list_dir"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("monday.txt"),
+        "{out}"
+    );
+    // Confinement applies over MCP as over A2E.
+    assert_eq!(out["escape"]["is_error"], true, "{out}");
+    assert_eq!(out["skill"]["is_error"], false, "{out}");
+    assert!(
+        out["skill"]["text"].as_str().unwrap().contains("TODO"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_python_sdk_drives_the_host_over_mcp_stdio() {
+    let Some((python, script)) = python_check("the_python_sdk_drives_the_host_over_mcp_stdio")
+    else {
+        return;
+    };
+    let root = workspace();
+    let out = Command::new(python)
+        .arg(script)
+        .args([
+            "stdio",
+            env!("CARGO_BIN_EXE_a2e"),
+            "serve",
+            "--mcp-stdio",
+            "--root",
+        ])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["server"], "a2e", "{result}");
+    check_python_result(&result);
+}
+
+#[test]
+fn the_python_sdk_drives_the_host_over_mcp_streamable_http() {
+    let Some((python, script)) =
+        python_check("the_python_sdk_drives_the_host_over_mcp_streamable_http")
+    else {
+        return;
+    };
+    let root = workspace();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .args(["serve", "--mcp-http", "127.0.0.1:0", "--root"])
+        .arg(root.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut url = None;
+    for _ in 0..20 {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if let Some(at) = line.find("http://") {
+            url = Some(line[at..].trim().to_owned());
+            break;
+        }
+    }
+    let url = url.expect("the host prints its MCP address");
+    let out = Command::new(python)
+        .arg(script)
+        .args(["http", &url])
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_python_result(&result);
+}
