@@ -27,6 +27,10 @@ fn expected() -> Result<BTreeMap<PathBuf, String>, String> {
     for (stem, schema) in extra_schemas() {
         add(PathBuf::from(format!("schemas/acmp/{stem}.json")), &schema)?;
     }
+    add(
+        PathBuf::from("schemas/ontheia/chain.json"),
+        &ontheia::schema::document_schema(),
+    )?;
     Ok(files)
 }
 
