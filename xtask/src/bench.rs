@@ -1,4 +1,4 @@
-//! `cargo xtask bench <chain|dag|transport|all>`: benchmarks in release mode, as JSON lines.
+//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in [`BENCHES`]: chain, dag, transport, mcp, ontheia, repair, memory, llm, sandbox).
 
 const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),

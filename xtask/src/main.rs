@@ -3,7 +3,8 @@
 //! - `schema [--check]` writes the JSON Schemas of every wire type under `schemas/`, or
 //!   checks that the committed files match the code.
 //! - `conformance` replays the spec's wire examples and the negative fixtures, one line each.
-//! - `bench <chain|dag|transport|all>` runs a benchmark in release mode (JSON lines).
+//! - `bench <name|all>` runs a benchmark in release mode (JSON lines): chain, dag,
+//!   transport, mcp, ontheia, repair, memory, llm, sandbox.
 //! - `fuzz --cases N [--seed S]` runs the hostile-input fuzzers in release mode.
 //! - `ci` runs everything CI runs: fmt, clippy, schema drift, tests, the typed-plugin
 //!   example, docs, packaging, conformance.
@@ -22,7 +23,7 @@ fn usage() -> ExitCode {
          tasks:\n  \
          schema [--check]          write (or check) the committed JSON Schemas\n  \
          conformance [--host CMD…] replay every fixture (or drive a host over stdio)\n  \
-         bench <chain|dag|transport|all>  run a benchmark (JSON lines)\n  \
+         bench <name|all>          run a benchmark (JSON lines; chain, dag, transport,\n                            mcp, ontheia, repair, memory, llm, sandbox)\n  \
          fuzz --cases N [--seed S] run the session and decoder fuzzers (release)\n  \
          ci                        fmt, clippy, tests, schema drift, conformance"
     );
