@@ -47,18 +47,26 @@ impl<B: Backend> Engine<B> {
 
     /// The chain state for a model: `{id: {data, output}}`, truncated.
     fn chain_state(&self, cx: &Cx<'_, '_>) -> String {
+        // Written entry by entry, stopping once past the limit, so that the
+        // cost is bounded by the limit, not by the size of the results.
+        let limit = self.config.chain_context_chars;
         let st = lock(&cx.state);
-        let mut m = Map::new();
-        for id in &st.order {
+        let mut text = String::from("{");
+        for (n, id) in st.order.iter().enumerate() {
+            if text.len() > limit.saturating_mul(4) {
+                break;
+            }
             if let Some(r) = st.results.get(id) {
-                m.insert(id.clone(), json!({"data": r.data, "output": r.output}));
+                if n > 0 {
+                    text.push(',');
+                }
+                text.push_str(&Value::String(id.clone()).to_string());
+                text.push(':');
+                text.push_str(&json!({"data": r.data, "output": r.output}).to_string());
             }
         }
-        truncate_chars(
-            &Value::Object(m).to_string(),
-            self.config.chain_context_chars,
-        )
-        .into_owned()
+        text.push('}');
+        truncate_chars(&text, limit).into_owned()
     }
 
     fn model_outcome(&self, step: &Step, reply: LlmReply) -> Outcome {
