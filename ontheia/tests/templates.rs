@@ -294,3 +294,18 @@ async fn memory_output_paths_descend_into_json_text() {
     let (out, _) = run(&engine(host), &d, &Globals::default()).await;
     assert_eq!(out.result("t").unwrap().output, "likes tea|ns");
 }
+
+proptest::proptest! {
+    #[test]
+    fn templates_and_conditions_never_panic(text in "[\\PC$={}'\"!.a-z]{0,60}") {
+        let mut steps = HashMap::new();
+        steps.insert("a".to_owned(), StepResult::success(json!("x ${steps.a.output} ü"), json!({"k": [1, "é"]})));
+        let globals = Globals::with_input("${steps.a.output} == ü").to_map(std::time::UNIX_EPOCH, 0);
+        let locals = Map::new();
+        let vars = Vars { globals: &globals, locals: &locals, steps: &steps };
+        let mut ex = Expander::new(vars, 4096, 8);
+        let _ = ex.expand(&text);
+        let _ = ontheia::condition::holds_str(&text, &mut ex);
+        let _ = ontheia::condition::case_matches(Some(&ontheia::When::Text(text.clone())), "ü", &mut ex);
+    }
+}
