@@ -308,6 +308,12 @@ impl Report {
 /// orphan, and reports how the program ended to the wrapper.
 fn init(plan: &ExecPlan, outer_pid: u32, fd: u32, program: &[OsString]) -> Result<i32, String> {
     apply::die_with_parent(None)?;
+    // The wrapper blocked every signal and a spawned child keeps the mask:
+    // the program must start with none blocked. (The init process itself
+    // only gets the signals it handles, as the first process of its namespace.)
+    nix::sys::signal::SigSet::all()
+        .thread_unblock()
+        .map_err(|e| format!("sigprocmask: {e}"))?;
     // Opening the wrapper's pipe also proves the wrapper is still alive now
     // that the parent-death signal is armed.
     let mut report = OpenOptions::new()

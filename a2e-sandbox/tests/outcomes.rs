@@ -318,3 +318,27 @@ async fn a_sigterm_to_the_group_lets_the_program_finish_gracefully() {
     assert_eq!(report.termination, Termination::Exited(0), "{report:?}");
     assert_eq!(report.stdout, b"graceful\n");
 }
+
+#[tokio::test]
+async fn the_program_starts_with_no_signal_blocked_or_ignored() {
+    let sb = sandbox().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The shell reads its own status (a child like grep could reset the mask).
+    let script =
+        "while read -r l; do case $l in SigBlk*|SigIgn*) echo $l;; esac; done < /proc/self/status";
+    for policy in [Policy::process(dir.path()), skill_policy(&dir)] {
+        let opts = RunOptions {
+            stdin: Some(b"{}\n".to_vec()),
+            ..RunOptions::default()
+        };
+        let report = sb.run(&policy, "sh", ["-c", script], &opts).await.unwrap();
+        let text = String::from_utf8(report.stdout).unwrap();
+        let mask = |name: &str| {
+            let line = text.lines().find(|l| l.starts_with(name)).unwrap();
+            u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+        };
+        assert_eq!(mask("SigBlk:"), 0, "{text}");
+        // Only the C library's internal real-time signals (32, 33) may be ignored.
+        assert_eq!(mask("SigIgn:") & 0x7fff_ffff, 0, "{text}");
+    }
+}
