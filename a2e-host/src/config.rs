@@ -240,6 +240,10 @@ pub struct CommandConfig {
     pub output_max_bytes: usize,
     /// Most live processes per session (proc capability).
     pub proc_limit: usize,
+    /// The host's environment variables a command inherits (default: PATH,
+    /// HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR, TERM); nothing
+    /// else of the host's environment reaches a command.
+    pub inherit_env: Vec<String>,
 }
 
 impl Default for CommandConfig {
@@ -249,6 +253,10 @@ impl Default for CommandConfig {
             timeout_secs: 30,
             output_max_bytes: 1024 * 1024,
             proc_limit: 8,
+            inherit_env: crate::proc::DEFAULT_INHERITED_ENV
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
         }
     }
 }

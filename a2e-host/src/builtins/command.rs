@@ -68,7 +68,14 @@ pub(crate) async fn run_command(
     let program = process::resolve_program(&argv0)
         .ok_or_else(|| HostError::Tool(format!("command `{argv0}` not found")))?;
 
-    let mut cmd = process::command(&program, &argv, &cwd.path, &env, stdin.is_some());
+    let mut cmd = process::command(
+        &program,
+        &argv,
+        &cwd.path,
+        &env,
+        stdin.is_some(),
+        &config.commands.inherit_env,
+    );
     let mut child = process::spawn_group(&mut cmd)
         .map_err(|e| HostError::Tool(format!("cannot start `{argv0}`: {e}")))?;
     tracing::debug!(command = %argv0, pid = child.pid(), "run_command started");

@@ -261,7 +261,14 @@ impl ProcManager {
             .ok_or_else(|| HostError::Runtime(format!("command `{argv0}` not found")))?;
         Ok(Prepared {
             argv0: argv0.clone(),
-            cmd: process::command(&program, argv, &dir.path, &env, stdin_piped),
+            cmd: process::command(
+                &program,
+                argv,
+                &dir.path,
+                &env,
+                stdin_piped,
+                &self.config.commands.inherit_env,
+            ),
         })
     }
 

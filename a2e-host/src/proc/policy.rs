@@ -86,19 +86,35 @@ pub fn env_pairs(env: &Map<String, Value>) -> HostResult<Vec<(String, String)>> 
     }
 }
 
+/// The host's environment variables a command inherits by default: enough to
+/// find programs and format text, nothing that is likely to be a secret.
+pub const DEFAULT_INHERITED_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM",
+];
+
 /// A command for `argv` (non-empty) with `program` resolved, working directory,
-/// extra environment, stdout and stderr piped, and stdin piped or null.
+/// stdout and stderr piped, and stdin piped or null. Its environment is minimal:
+/// only the host's variables named in `inherit` (see
+/// [`DEFAULT_INHERITED_ENV`]), then the call's extra `env` — never the host's
+/// whole environment, so secrets in it do not reach commands.
 pub fn command(
     program: &Path,
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],
     stdin_piped: bool,
+    inherit: &[String],
 ) -> Command {
     let mut cmd = Command::new(program);
     if let Some((argv0, rest)) = argv.split_first() {
         cmd.arg0(argv0);
         cmd.args(rest);
+    }
+    cmd.env_clear();
+    for name in inherit {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
     }
     cmd.current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

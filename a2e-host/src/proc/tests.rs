@@ -10,11 +10,18 @@ use tokio::sync::mpsc;
 use super::*;
 use crate::error::HostError;
 
+fn inherit() -> Vec<String> {
+    DEFAULT_INHERITED_ENV
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
 /// `sh -c script` spawned in a process group of its own.
 fn spawn_sh(script: &str) -> GroupChild {
     let sh = resolve_program("sh").unwrap();
     let argv = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
-    let mut cmd = command(&sh, &argv, Path::new("/"), &[], false);
+    let mut cmd = command(&sh, &argv, Path::new("/"), &[], false, &inherit());
     spawn_group(&mut cmd).unwrap()
 }
 
@@ -191,7 +198,7 @@ async fn a_slow_consumer_after_exit_loses_no_line() {
 async fn dropping_the_guard_kills_the_group() {
     let sleep = resolve_program("sleep").unwrap();
     let argv = vec!["sleep".to_owned(), "30".to_owned()];
-    let mut cmd = command(&sleep, &argv, Path::new("/"), &[], false);
+    let mut cmd = command(&sleep, &argv, Path::new("/"), &[], false, &inherit());
     let child = spawn_group(&mut cmd).unwrap();
     let pid = child.pid();
     assert!(pid_alive(pid));
