@@ -260,4 +260,42 @@ mod tests {
             parse_skill("---\nname: x\ndescriptoin: y\n---\n", Path::new("c.md")).unwrap_err();
         assert!(err.contains("descriptoin"), "{err}");
     }
+
+    #[tokio::test]
+    async fn default_arguments_reach_the_chain() {
+        let text = SKILL.replace(
+            "tags: [text]\n",
+            "tags: [text]\narguments: { path: notes.md }\n",
+        );
+        let skill = parse_skill(&text, Path::new("skills/wc.md")).unwrap();
+        assert_eq!(skill.def.arguments, serde_json::json!({"path": "notes.md"}));
+        let seen = skill.defaults.advertised(&skill.def);
+        assert_eq!(seen.input_schema["required"], serde_json::json!([]));
+
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("notes.md"), "three small words").unwrap();
+        let config = crate::HostConfig {
+            root: root.path().to_path_buf(),
+            ..crate::HostConfig::default()
+        };
+        let host = crate::Host::builder(config)
+            .with_builtins()
+            .with_skill_plugin(ChainSkills::new(vec![skill]))
+            .build()
+            .unwrap();
+        let req = a2e_proto::SkillCallRequest {
+            id: "d1".into(),
+            name: "word_count".into(),
+            ..Default::default()
+        };
+        let result = host
+            .call_skill("", &req, None, &tokio_util::sync::CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(result.success, "{result:?}");
+        assert!(
+            result.data.to_string().contains("three small words"),
+            "{result:?}"
+        );
+    }
 }
