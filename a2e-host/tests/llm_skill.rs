@@ -409,6 +409,16 @@ fn the_host_key_never_leaves_the_request_headers() {
         "trace logging is on"
     );
     assert!(audit.contains("summarise"), "{audit}");
+    // The model's tool calls are audited too, under the skill's name.
+    let tool_call = audit
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|r| r["type"] == "skill/tool_call")
+        .expect("an audited tool call");
+    assert_eq!(tool_call["name"], "summarise/read_file");
+    assert_eq!(tool_call["success"], true);
+    assert_eq!(tool_call["agent"], "e2e");
+    assert_eq!(tool_call["arguments"]["path"], "notes/plan.md");
     for (what, text) in [("stdout", &stdout), ("stderr", &stderr), ("audit", &audit)] {
         assert!(!text.contains(FAKE_KEY), "the key shows in {what}");
         assert!(

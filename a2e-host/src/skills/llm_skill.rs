@@ -27,9 +27,13 @@ use tokio::time::Instant;
 
 use super::defaults::Defaults;
 use super::front_matter::SkillFile;
+use crate::audit::AuditRecord;
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
+
+/// The audit record type of a tool call an LLM skill's model made (named `skill/tool`).
+pub const AUDIT_TYPE: &str = "skill/tool_call";
 
 /// Most violations of `output_schema` listed in an error.
 const MAX_VIOLATIONS: usize = 20;
@@ -181,6 +185,7 @@ pub fn offered_tools(host: &Host, def: &SkillDefinition) -> Vec<ToolSpec> {
 /// Runs the model's tool calls through the host, in the skill call's session.
 struct HostTools {
     host: Arc<Host>,
+    skill: String,
     session_id: Arc<str>,
     correlation_id: Arc<str>,
     cancel: CancellationToken,
@@ -208,15 +213,33 @@ impl ToolExecutor for HostTools {
         let host = self.host.clone();
         let session = self.session_id.clone();
         let cancel = self.cancel.clone();
+        let skill = self.skill.clone();
         async move {
-            match host.call_tool(&session, &req, None, &cancel).await {
+            let started = std::time::Instant::now();
+            let outcome = match host.call_tool(&session, &req, None, &cancel).await {
                 Ok(r) if r.success => Ok(r.data),
                 Ok(r) => {
                     let code = r.error_code.map(|c| c.to_string()).unwrap_or_default();
-                    Err(format!("{code}: {}", r.error.unwrap_or_default()))
+                    Err((code, r.error.unwrap_or_default()))
                 }
-                Err(e) => Err(format!("{}: {e}", e.code())),
-            }
+                Err(e) => Err((e.code().to_string(), e.to_string())),
+            };
+            host.audit().record(&AuditRecord {
+                ts: a2e_proto::now(),
+                session: session.to_string(),
+                agent: host.identity(&session).agent_id,
+                msg_type: AUDIT_TYPE.into(),
+                name: format!("{skill}/{}", req.tool_name),
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                success: outcome.is_ok(),
+                error_code: outcome
+                    .as_ref()
+                    .err()
+                    .map(|e| e.0.clone())
+                    .unwrap_or_default(),
+                arguments: host.audit().arguments(&req.arguments),
+            });
+            outcome.map_err(|(code, message)| format!("{code}: {message}"))
         }
     }
 }
@@ -252,6 +275,7 @@ impl SkillPlugin for LlmSkills {
         let cancel = call.ctx.cancel.child_token();
         let tools = HostTools {
             host: call.host.clone(),
+            skill: skill.to_owned(),
             session_id: call.ctx.session_id.clone(),
             correlation_id: call.ctx.correlation_id.clone(),
             cancel: cancel.clone(),
