@@ -10,6 +10,14 @@ mod cli;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The hidden subcommand under which the binary is its own sandbox wrapper.
+const SANDBOX_EXEC: &str = "__sandbox-exec";
+
 fn main() -> std::process::ExitCode {
+    // Before any thread exists: the wrapper may enter namespaces.
+    let mut args = std::env::args_os().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == SANDBOX_EXEC) {
+        a2e_sandbox::exec_main(args.skip(1));
+    }
     cli::main()
 }

@@ -31,3 +31,67 @@ fn a_secret_in_the_hosts_environment_does_not_reach_commands() {
     assert!(stdout.contains("LANG=C.UTF-8"), "{stdout}");
     assert!(stdout.contains("GIVEN=by-the-call"), "{stdout}");
 }
+
+/// Live processes (not zombies) with `arg` among their arguments.
+fn pids_with_arg(arg: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let args = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .is_some_and(|r| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(true);
+            !zombie && args.split(|b| *b == 0).any(|a| a == arg.as_bytes())
+        })
+        .collect()
+}
+
+#[test]
+fn commands_die_with_the_host_even_when_it_is_killed_outright() {
+    let root = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args(["serve", "--stdio", "--allow-command", "sh", "--root"])
+        .arg(root.path());
+    let mut host = HostProcess::spawn(cmd).unwrap();
+    let wait = Duration::from_secs(20);
+    host.send(br#"{"type":"handshake/req","id":"hs"}"#).unwrap();
+    host.answer("hs", wait, |_| {}).unwrap();
+    // A command and a background grandchild, each with an argument no other
+    // process has.
+    let req = json!({"type": "tool/call/req", "id": "bg", "tool_name": "run_command",
+                     "arguments": {"argv": ["sh", "-c", "sleep 315.0611 & sleep 316.0611"], "timeout": 600}});
+    host.send(req.to_string().as_bytes()).unwrap();
+    let started = std::time::Instant::now();
+    while pids_with_arg("315.0611").is_empty() || pids_with_arg("316.0611").is_empty() {
+        assert!(started.elapsed() < wait, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(host.pid() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    assert!(host.wait_exit(wait).is_some());
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<i32> = pids_with_arg("315.0611")
+            .into_iter()
+            .chain(pids_with_arg("316.0611"))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "processes outlived the host: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -3,7 +3,7 @@
 //! lines, a hanging tool's timeout, and a client vanishing mid-chain.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -90,6 +90,21 @@ impl Host {
         self.send(r#"{"type":"handshake/req","id":"hs","agent_id":"e2e"}"#);
         self.answer("hs").0
     }
+}
+
+/// Live processes (not zombies) with `arg` among their arguments.
+fn pids_with_arg(arg: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == arg.as_bytes()))
+                && pid_alive(*pid)
+        })
+        .collect()
 }
 
 fn pid_alive(pid: i32) -> bool {
@@ -316,24 +331,27 @@ fn a_hanging_command_times_out_on_time_and_its_process_is_gone() {
     let mut h = Host::start(&["--allow-command", "sh"]);
     h.handshake();
     let started = Instant::now();
-    h.send(r#"{"type":"tool/call/req","id":"hang","tool_name":"run_command","arguments":{"argv":["sh","-c","echo $$; sleep 30 & wait"]},"streaming":true,"timeout":1}"#);
+    // A sleep with an argument no other process has, found through /proc (the
+    // command may run in a PID namespace, where `$$` is not the host's pid).
+    h.send(r#"{"type":"tool/call/req","id":"hang","tool_name":"run_command","arguments":{"argv":["sh","-c","echo started; sleep 30.0417 & wait"]},"streaming":true,"timeout":1}"#);
     let (resp, events) = h.answer("hang");
     let took = started.elapsed();
     assert_eq!(resp["type"], "tool/call/resp");
     assert_eq!(resp["data"]["success"], false);
     assert_eq!(resp["data"]["error_code"], "timeout");
     assert!(took < Duration::from_secs(10), "took {took:?}");
-    let pid: i32 = events
-        .iter()
-        .find_map(|e| {
-            e["data"]["message"]
-                .as_str()
-                .and_then(|m| m.trim().parse().ok())
-        })
-        .expect("the command printed its pid as a log event");
     assert!(
-        wait_gone(pid, Duration::from_secs(5)),
-        "process {pid} survived the timeout"
+        events.iter().any(|e| e["data"]["message"] == "started"),
+        "the command ran: {events:?}"
+    );
+    let end = Instant::now() + Duration::from_secs(5);
+    while !pids_with_arg("30.0417").is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        pids_with_arg("30.0417"),
+        Vec::<i32>::new(),
+        "survived the timeout"
     );
 }
 
@@ -356,17 +374,13 @@ fn a_client_vanishing_mid_chain_leaves_no_process_behind() {
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     assert!(line.contains("handshake/resp"), "{line}");
-    stdin.write_all(br#"{"type":"chain/req","id":"long","entry_node":"work","nodes":[{"node_id":"work","kind":"tool","name":"run_command","input":{"argv":["sh","-c","echo $$ > pid.txt; sleep 60 & wait"],"timeout":120}}],"timeout":300}"#).unwrap();
+    stdin.write_all(br#"{"type":"chain/req","id":"long","entry_node":"work","nodes":[{"node_id":"work","kind":"tool","name":"run_command","input":{"argv":["sh","-c","sleep 60.0418 & wait"],"timeout":120}}],"timeout":300}"#).unwrap();
     stdin.write_all(b"\n").unwrap();
     stdin.flush().unwrap();
-    let pid_file: PathBuf = root.path().join("pid.txt");
     let end = Instant::now() + Duration::from_secs(10);
     let pid: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            break pid;
+        if let Some(pid) = pids_with_arg("60.0418").first() {
+            break *pid;
         }
         assert!(Instant::now() < end, "the chain's command never started");
         std::thread::sleep(Duration::from_millis(20));

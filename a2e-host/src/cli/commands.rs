@@ -49,6 +49,23 @@ async fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
     builder.build().map_err(|e| e.to_string())
 }
 
+/// Makes the binary its own sandbox wrapper for every command it starts
+/// (unavailable layers are logged once; without a sandbox commands start
+/// directly).
+async fn install_sandbox() {
+    let wrapper = match a2e_sandbox::Wrapper::current_exe(super::super::SANDBOX_EXEC) {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!(error = %e, "no sandbox for commands: cannot find this binary");
+            return;
+        }
+    };
+    match a2e_sandbox::Sandbox::new(wrapper, a2e_sandbox::SandboxConfig::default()).await {
+        Ok(sandbox) => a2e_host::proc::install_sandbox(Arc::new(sandbox)),
+        Err(e) => tracing::warn!(error = %e, "no sandbox for commands"),
+    }
+}
+
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> ExitCode {
     if let Command::Mcp { command } = &cli.command {
@@ -58,6 +75,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             Err(e) => fail(e),
         };
     }
+    install_sandbox().await;
     let host = match build_host(&cli).await {
         Ok(h) => h,
         Err(e) => return fail(e),

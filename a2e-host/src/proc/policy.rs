@@ -86,6 +86,38 @@ pub fn env_pairs(env: &Map<String, Value>) -> HostResult<Vec<(String, String)>> 
     }
 }
 
+/// The sandbox every command goes through, once installed (the `a2e` binary
+/// installs it at start: it is its own exec wrapper).
+static SANDBOX: std::sync::OnceLock<std::sync::Arc<a2e_sandbox::Sandbox>> =
+    std::sync::OnceLock::new();
+
+/// Starts every later command through `sandbox` with the process policy of
+/// `a2e-sandbox`: the parent-death signal on each child and, where the kernel
+/// allows a PID namespace (or bubblewrap is installed), its descendants
+/// contained, so that nothing a command started outlives the host, even when
+/// the host is killed outright. Without it commands start directly (process
+/// groups still end them with their call, session or host shutdown).
+pub fn install_sandbox(sandbox: std::sync::Arc<a2e_sandbox::Sandbox>) {
+    let _ = SANDBOX.set(sandbox);
+}
+
+fn sandboxed(
+    sandbox: &a2e_sandbox::Sandbox,
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+    inherit: &[String],
+) -> Result<Command, String> {
+    let cwd = std::fs::canonicalize(cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
+    let mut policy = a2e_sandbox::Policy::process(&cwd);
+    policy.env.inherit = inherit.to_vec();
+    policy.env.set = env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+    sandbox
+        .command(&policy, program, argv.iter().skip(1))
+        .map_err(|e| e.to_string())
+}
+
 /// The host's environment variables a command inherits by default: enough to
 /// find programs and format text, nothing that is likely to be a secret.
 pub const DEFAULT_INHERITED_ENV: &[&str] = &[
@@ -105,6 +137,21 @@ pub fn command(
     stdin_piped: bool,
     inherit: &[String],
 ) -> Command {
+    if let Some(sandbox) = SANDBOX.get() {
+        match sandboxed(sandbox, program, argv, cwd, env, inherit) {
+            Ok(mut cmd) => {
+                cmd.stdin(if stdin_piped {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                });
+                return cmd;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the command through the sandbox; starting it directly")
+            }
+        }
+    }
     let mut cmd = Command::new(program);
     if let Some((argv0, rest)) = argv.split_first() {
         cmd.arg0(argv0);
