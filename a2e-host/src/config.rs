@@ -5,7 +5,7 @@
 //! auth_token = ""                # when set, handshakes must carry it
 //! max_parallel = 4               # concurrent requests per session
 //! builtins = ["read_file", "write_file", "list_dir", "glob", "grep"]  # on by default
-//! skill_dirs = ["skills"]        # chain skills (Markdown + YAML front matter)
+//! skill_dirs = ["skills"]        # chain, LLM and program skills (Markdown + YAML front matter)
 //!
 //! [commands]                     # run_command and proc: nothing runs unless allowed
 //! allow = ["echo", "ls"]

@@ -71,6 +71,7 @@ pub struct HostBuilder {
     registry: Registry,
     errors: Vec<BuildError>,
     memory: Option<Arc<Memory>>,
+    providers: Option<Arc<a2e_llm::Providers>>,
 }
 
 impl HostBuilder {
@@ -120,6 +121,16 @@ impl HostBuilder {
         self
     }
 
+    /// The model providers of the configuration (and of `A2E_LLM_*`, see
+    /// [`crate::skills::providers`]), built once and shared by LLM skills,
+    /// Ontheia `llm` steps and the host.
+    pub fn providers(&mut self) -> Result<Option<Arc<a2e_llm::Providers>>, String> {
+        if self.providers.is_none() {
+            self.providers = Some(Arc::new(crate::skills::providers(&self.config)?));
+        }
+        Ok(self.providers.clone())
+    }
+
     /// The configuration being built with.
     pub fn config(&self) -> &HostConfig {
         &self.config
@@ -131,13 +142,10 @@ impl HostBuilder {
             return Err(self.errors.remove(0));
         }
         let audit = Audit::new(&self.config.audit)?;
-        let providers = if self.config.llm.providers.is_empty() {
-            None
-        } else {
-            let built = a2e_llm::Providers::new(self.config.llm.providers.clone())
-                .map_err(|e| BuildError::Config(format!("[llm] {e}")))?;
-            Some(Arc::new(built))
-        };
+        let providers = self
+            .providers()
+            .map_err(BuildError::Config)?
+            .filter(|p| p.names().next().is_some());
         let config = Arc::new(self.config);
         Ok(Arc::new(Host {
             procs: ProcManager::new(config.clone()),
@@ -160,6 +168,7 @@ impl Host {
             registry: Registry::new(),
             errors: Vec::new(),
             memory: None,
+            providers: None,
         }
     }
 

@@ -17,6 +17,10 @@ open_enum! {
         SCHEMA_VIOLATION = "schema_violation",
         /// A wall-clock limit ran out.
         TIMEOUT = "timeout",
+        /// The work was cancelled before it finished: its session ended, its
+        /// chain was cancelled or aborted, the host shut down. Not in the specs'
+        /// tables; this host's choice (docs/protocol-decisions.md).
+        CANCELLED = "cancelled",
         /// A sandbox ran out of memory.
         OUT_OF_MEMORY = "out_of_memory",
         /// A sandbox crashed.
@@ -68,6 +72,7 @@ impl ErrorCode {
         [
             Self::RUNTIME_ERROR,
             Self::TIMEOUT,
+            Self::CANCELLED,
             Self::OUT_OF_MEMORY,
             Self::SANDBOX_CRASH,
             Self::TOOL_ERROR,

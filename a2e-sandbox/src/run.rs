@@ -113,7 +113,7 @@ pub struct RunReport {
 }
 
 /// Receives stdout as it arrives. An error stops the run: the group is killed.
-pub(crate) trait StdoutSink {
+pub(crate) trait StdoutSink: Send {
     /// Takes a chunk.
     fn feed(&mut self, chunk: &[u8]) -> Result<(), String>;
     /// The end of the stream.
@@ -195,7 +195,7 @@ async fn sleep_until_opt(at: Option<Instant>) {
 pub(crate) async fn drive(
     mut child: Child,
     opts: &RunOptions,
-    sink: &mut dyn StdoutSink,
+    sink: &mut (dyn StdoutSink + Send),
 ) -> Result<Driven, SandboxError> {
     let pgid = child
         .id()

@@ -137,7 +137,7 @@ struct LineSink<'a> {
     max_events: u64,
     events: u64,
     finished: Option<Final>,
-    on_event: &'a mut dyn FnMut(SkillEvent),
+    on_event: &'a mut (dyn FnMut(SkillEvent) + Send),
 }
 
 impl LineSink<'_> {
@@ -279,7 +279,7 @@ pub async fn run_skill(
     args: impl IntoIterator<Item = impl AsRef<OsStr>>,
     input: &Value,
     opts: &SkillOptions,
-    mut on_event: impl FnMut(SkillEvent),
+    mut on_event: impl FnMut(SkillEvent) + Send,
 ) -> Result<SkillOutput, SkillError> {
     let mut run = opts.run.clone();
     let mut stdin = serde_json::to_vec(input)

@@ -101,6 +101,11 @@ pub fn install_sandbox(sandbox: std::sync::Arc<a2e_sandbox::Sandbox>) {
     let _ = SANDBOX.set(sandbox);
 }
 
+/// The installed sandbox, if any.
+pub fn sandbox() -> Option<std::sync::Arc<a2e_sandbox::Sandbox>> {
+    SANDBOX.get().cloned()
+}
+
 fn sandboxed(
     sandbox: &a2e_sandbox::Sandbox,
     program: &Path,

@@ -36,8 +36,10 @@ pub enum SkillKind {
     Chain,
     /// No chain block and no `command`: the agentic loop with the body as instructions.
     Llm,
-    /// `command:` in the front matter: a program run in a sandbox (not served yet).
+    /// `command:` in the front matter: a program run in a sandbox.
     Program,
+    /// A ```` ```ontheia ```` block in the body: an Ontheia chain.
+    Ontheia,
 }
 
 impl SkillKind {
@@ -47,6 +49,7 @@ impl SkillKind {
             SkillKind::Chain => "chain",
             SkillKind::Llm => "llm",
             SkillKind::Program => "program",
+            SkillKind::Ontheia => "ontheia",
         }
     }
 }
@@ -98,9 +101,15 @@ pub struct FrontMatter {
     llm_config: Option<Value>,
     #[serde(default)]
     arguments: Option<Value>,
-    /// A program skill's command (the seam for sandboxed skills).
+    /// A program skill's command: a list (program and arguments) or one string.
     #[serde(default)]
     pub command: Option<Value>,
+    /// A program skill's address-space limit in MiB (default 1024).
+    #[serde(default)]
+    pub memory_limit_mb: Option<u64>,
+    /// A program skill's CPU-time limit in seconds (default 60).
+    #[serde(default)]
+    pub cpu_seconds: Option<u64>,
 }
 
 fn default_version() -> String {
@@ -145,6 +154,36 @@ pub fn has_chain_block(body: &str) -> bool {
     })
 }
 
+/// The instructions around a fenced block whose info string is `info`, and the
+/// block's text; `None` when there is no such block.
+pub fn fenced_block(body: &str, info: &str) -> Option<(String, String)> {
+    let mut outside = String::new();
+    let mut inside = String::new();
+    let mut fence: Option<&str> = None;
+    let mut found = false;
+    for line in body.split_inclusive('\n') {
+        let t = line.trim();
+        match fence {
+            None if !found => {
+                let opened = ["```", "~~~"]
+                    .into_iter()
+                    .find(|f| t.strip_prefix(f).is_some_and(|i| i.trim() == info));
+                match opened {
+                    Some(f) => fence = Some(f),
+                    None => outside.push_str(line),
+                }
+            }
+            None => outside.push_str(line),
+            Some(f) if t == f => {
+                fence = None;
+                found = true;
+            }
+            Some(_) => inside.push_str(line),
+        }
+    }
+    found.then(|| (outside.trim().to_owned(), inside))
+}
+
 /// Parses a skill file's text; `path` is named in errors.
 pub fn parse_file(text: &str, path: &Path) -> Result<SkillFile, String> {
     let where_ = path.display();
@@ -172,6 +211,8 @@ impl SkillFile {
     pub fn kind(&self) -> SkillKind {
         if self.front.command.is_some() {
             SkillKind::Program
+        } else if fenced_block(&self.body, "ontheia").is_some() {
+            SkillKind::Ontheia
         } else if has_chain_block(&self.body) {
             SkillKind::Chain
         } else {

@@ -2,16 +2,18 @@
 //! chain skills (a ```` ```chain ```` block in the body) and LLM skills (the body is the
 //! system prompt of the agentic loop), with default `arguments` merged under a call's.
 //!
-//! [`front_matter::SkillKind`] is the seam for further kinds: a file with `command:` in
-//! its front matter (a sandboxed program skill) is refused at load for now.
+//! [`front_matter::SkillKind`] tells the kinds apart: a file with `command:` in its front
+//! matter is a sandboxed program skill ([`program_skill`]), one with an ```` ```ontheia ````
+//! block an Ontheia chain ([`ontheia_skill`]).
 
 pub mod chain_skill;
 pub mod defaults;
 pub mod front_matter;
 pub mod llm_skill;
+pub mod ontheia_skill;
+pub mod program_skill;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use a2e_llm::{ProviderConfig, ProviderKind, Providers};
 
@@ -36,6 +38,10 @@ pub enum LoadedSkill {
     Chain(ChainSkill),
     /// An LLM skill.
     Llm(LlmSkill),
+    /// A sandboxed program.
+    Program(program_skill::ProgramSkill),
+    /// An Ontheia chain.
+    Ontheia(ontheia_skill::OntheiaSkill),
 }
 
 /// Loads one skill file's text; `path` is recorded as `file_path` and named in errors.
@@ -44,11 +50,12 @@ pub fn load_skill(text: &str, path: &Path) -> Result<LoadedSkill, String> {
     match file.kind() {
         SkillKind::Chain => chain_skill::from_file(&file, path).map(LoadedSkill::Chain),
         SkillKind::Llm => LlmSkill::from_file(&file, path).map(LoadedSkill::Llm),
-        SkillKind::Program => Err(format!(
-            "{}: `command:` declares a program skill, which this host does not run yet; \
-             remove `command` to make it an LLM skill, or add a ```chain block",
-            path.display()
-        )),
+        SkillKind::Program => {
+            program_skill::ProgramSkill::from_file(&file, path).map(LoadedSkill::Program)
+        }
+        SkillKind::Ontheia => {
+            ontheia_skill::OntheiaSkill::from_file(&file, path).map(LoadedSkill::Ontheia)
+        }
     }
 }
 
@@ -132,21 +139,30 @@ pub fn builder_with_skills(builder: HostBuilder) -> HostBuilder {
     };
     let mut chains = Vec::new();
     let mut llms = Vec::new();
+    let mut programs = Vec::new();
+    let mut ontheias = Vec::new();
     for skill in loaded {
         match skill {
             LoadedSkill::Chain(c) => chains.push(c),
             LoadedSkill::Llm(l) => llms.push(l),
+            LoadedSkill::Program(p) => programs.push(p),
+            LoadedSkill::Ontheia(o) => ontheias.push(o),
         }
     }
     let mut builder = builder;
+    if !programs.is_empty() {
+        builder = builder.with_skill_plugin(program_skill::ProgramSkills::new(programs));
+    }
+    if !ontheias.is_empty() {
+        builder = builder.with_skill_plugin(ontheia_skill::OntheiaSkills::new(ontheias));
+    }
     if !chains.is_empty() {
         builder = builder.with_skill_plugin(chain_skill::ChainSkills::new(chains));
     }
     if !llms.is_empty() {
-        match providers(builder.config()) {
-            Ok(p) => {
-                builder = builder.with_skill_plugin(llm_skill::LlmSkills::new(llms, Arc::new(p)))
-            }
+        match builder.providers() {
+            Ok(Some(p)) => builder = builder.with_skill_plugin(llm_skill::LlmSkills::new(llms, p)),
+            Ok(None) => {}
             Err(e) => builder = builder.with_error(BuildError::Config(e)),
         }
     }

@@ -185,7 +185,7 @@ impl<S: EventSink> Run<'_, '_, S> {
                 ErrorCode::TIMEOUT,
                 format!("chain exceeded its timeout of {} s", self.timeout_secs),
             ),
-            Stop::Cancelled => (ErrorCode::RUNTIME_ERROR, "chain cancelled".to_owned()),
+            Stop::Cancelled => (ErrorCode::CANCELLED, "chain cancelled".to_owned()),
             Stop::Stuck => (
                 ErrorCode::RUNTIME_ERROR,
                 "internal error: no node can make progress".to_owned(),

@@ -1,0 +1,149 @@
+//! Ontheia skills: a skill file whose body holds a ```` ```ontheia ```` block
+//! (an Ontheia chain document). `skill/call` runs it on the host
+//! ([`crate::ontheia_host`]): the argument `input` (a string, else the
+//! arguments as JSON) is `${input}`; other string arguments are globals
+//! (`${name}`); `agent_id`/`user_id` are the calling session's unless given.
+//! Each step event is a `skill/event` (`status` with `{step_id, event, output|error}`);
+//! the result's `data` is every stored step result, `summary` the last step's output.
+
+use std::path::Path;
+
+use a2e_proto::{EventKind, SkillDefinition};
+use serde_json::{Map, Value};
+
+use super::defaults::Defaults;
+use super::front_matter::{SkillFile, fenced_block};
+use crate::error::{HostError, HostResult};
+use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
+
+/// A loaded Ontheia skill.
+#[derive(Debug, Clone)]
+pub struct OntheiaSkill {
+    /// The definition.
+    pub def: SkillDefinition,
+    /// The chain (validated at load).
+    pub document: ontheia::Document,
+    /// Default arguments.
+    pub defaults: Defaults,
+}
+
+impl OntheiaSkill {
+    /// The Ontheia skill of a parsed file.
+    pub fn from_file(file: &SkillFile, path: &Path) -> Result<Self, String> {
+        let where_ = path.display();
+        let (instructions, text) = fenced_block(&file.body, "ontheia")
+            .ok_or_else(|| format!("{where_}: no ```ontheia block in the body"))?;
+        let document =
+            ontheia::parse(&text).map_err(|e| format!("{where_}: ontheia block: {e}"))?;
+        let def = file.definition(&instructions, path)?;
+        let defaults = Defaults::new(&def)?;
+        Ok(Self {
+            def,
+            document,
+            defaults,
+        })
+    }
+}
+
+/// The plugin serving Ontheia skills.
+pub struct OntheiaSkills {
+    skills: Vec<OntheiaSkill>,
+}
+
+impl OntheiaSkills {
+    /// A plugin over loaded skills.
+    pub fn new(skills: Vec<OntheiaSkill>) -> Self {
+        Self { skills }
+    }
+}
+
+impl SkillPlugin for OntheiaSkills {
+    fn name(&self) -> &str {
+        "ontheia_skills"
+    }
+
+    fn skills(&self) -> Vec<SkillDefinition> {
+        self.skills
+            .iter()
+            .map(|s| s.defaults.advertised(&s.def))
+            .collect()
+    }
+
+    async fn call(
+        &self,
+        skill: &str,
+        args: Map<String, Value>,
+        call: SkillCall,
+    ) -> HostResult<SkillOutput> {
+        let found = self
+            .skills
+            .iter()
+            .find(|s| s.def.name == skill)
+            .ok_or_else(|| HostError::UnknownSkill(skill.into()))?;
+        let args = found.defaults.apply(args)?;
+        let input = match args.get("input") {
+            Some(Value::String(s)) => s.clone(),
+            _ => Value::Object(args.clone()).to_string(),
+        };
+        let mut vars: Vec<(String, String)> = vec![
+            ("agent_id".into(), call.ctx.agent_id.to_string()),
+            ("user_id".into(), call.ctx.user_id.to_string()),
+        ];
+        for (k, v) in &args {
+            if let (false, Some(s)) = (k == "input", v.as_str()) {
+                vars.retain(|(name, _)| name != k);
+                vars.push((k.clone(), s.to_owned()));
+            }
+        }
+        let globals = crate::ontheia_host::globals(
+            &input,
+            vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
+        let ctx = call.ctx.clone();
+        let forward = tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if let Value::Object(data) = event {
+                    ctx.emit(EventKind::STATUS, data).await;
+                }
+            }
+        });
+        let outcome = crate::ontheia_host::run(
+            &call.host,
+            &call.ctx.session_id,
+            &found.document,
+            &globals,
+            move |e| {
+                let _ = tx.send(e);
+            },
+            call.ctx.cancel.clone(),
+        )
+        .await;
+        let _ = forward.await;
+        let outcome = outcome.map_err(|e| match e {
+            ontheia::RunError::Cancelled => HostError::Cancelled,
+            other => HostError::Skill(other.to_string()),
+        })?;
+        let summary = outcome
+            .last_result()
+            .map(|r| r.output.clone())
+            .unwrap_or(Value::Null);
+        if outcome.any_failed() {
+            let failed: Vec<String> = outcome
+                .results
+                .iter()
+                .filter(|(_, r)| r.status == ontheia::StepStatus::Failed)
+                .map(|(id, r)| format!("{id}: {}", r.error.clone().unwrap_or_default()))
+                .collect();
+            return Err(HostError::Skill(format!(
+                "steps failed: {}",
+                failed.join("; ")
+            )));
+        }
+        Ok(SkillOutput {
+            data: outcome.to_value(),
+            summary,
+            truncated: false,
+        })
+    }
+}
