@@ -155,11 +155,11 @@ fn exit_codes_tell_failure_from_refusal() {
 }
 
 #[test]
-fn a_program_skill_is_refused_at_start_naming_the_file() {
+fn a_program_skill_with_a_bad_command_is_refused_at_start_naming_the_file() {
     let ws = Workspace::new();
     ws.skill(
         "prog",
-        "---\nname: prog\ndescription: A program\ncommand: [python3, run.py]\n---\n",
+        "---\nname: prog\ndescription: A program\ncommand: {run: it}\n---\n",
     );
     let out = a2e(&ws, "", &["skills"]);
     assert_eq!(out.status.code(), Some(2));

@@ -16,6 +16,8 @@ fn kind(plugin: &str) -> &str {
     match plugin {
         "llm_skills" => "llm",
         "chain_skills" => "chain",
+        "program_skills" => "program",
+        "ontheia_skills" => "ontheia",
         other => other,
     }
 }

@@ -174,9 +174,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn program_skills_are_refused_with_a_clear_message() {
-        let err = load_skill(
+    fn program_skills_load_and_a_bad_command_is_refused_naming_the_file() {
+        let loaded = load_skill(
             "---\nname: p\ndescription: d\ncommand: [python3, run.py]\n---\n",
+            Path::new("dir/p.md"),
+        )
+        .unwrap();
+        let LoadedSkill::Program(p) = loaded else {
+            panic!("not a program skill")
+        };
+        assert_eq!(p.command, ["python3", "run.py"]);
+        assert_eq!(p.workdir, Path::new("dir"));
+        let err = load_skill(
+            "---\nname: p\ndescription: d\ncommand: 5\n---\n",
             Path::new("p.md"),
         )
         .unwrap_err();
