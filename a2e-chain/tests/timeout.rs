@@ -130,7 +130,10 @@ async fn external_cancellation_stops_the_chain_and_reaches_runners() {
     let (resp, _) = run_cancel(&req, &script, ChainConfig::default(), cancel).await;
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(!resp.success);
-    assert_eq!(resp.error.unwrap()["message"], "chain cancelled");
+    let error = resp.error.unwrap();
+    assert_eq!(error["message"], "chain cancelled");
+    // Reported as a cancellation, not a timeout or a runtime error.
+    assert_eq!(error["code"], "cancelled");
     saw_cancel(&script, 2).await;
 }
 
