@@ -32,6 +32,9 @@ pub struct AuditRecord {
     /// Argument names, or names and values when configured.
     #[serde(skip_serializing_if = "Value::is_null")]
     pub arguments: Value,
+    /// The request's `correlation_id` (one agent turn), when it had one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub correlation_id: String,
 }
 
 /// Where audit lines go.

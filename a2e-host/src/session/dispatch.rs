@@ -192,6 +192,12 @@ async fn spawn_request(session: &Arc<Session>, request: Message) {
         let started = std::time::Instant::now();
         let msg_type = request.type_str().to_owned();
         let req_id = request.id().to_owned();
+        let correlation_id = match &request {
+            Message::ToolCallRequest(r) => r.correlation_id.clone(),
+            Message::SkillCallRequest(r) => r.correlation_id.clone(),
+            Message::ChainRequest(r) => r.correlation_id.clone(),
+            _ => String::new(),
+        };
         let work = run_request(&session, request);
         let audited = guarded(&session, &req_id, &msg_type, work).await;
         let agent = session
@@ -209,6 +215,7 @@ async fn spawn_request(session: &Arc<Session>, request: Message) {
             success: audited.success,
             error_code: audited.error_code,
             arguments: audited.arguments,
+            correlation_id,
         });
     });
 }

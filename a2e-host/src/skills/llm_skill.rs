@@ -238,6 +238,7 @@ impl ToolExecutor for HostTools {
                     .map(|e| e.0.clone())
                     .unwrap_or_default(),
                 arguments: host.audit().arguments(&req.arguments),
+                correlation_id: self.correlation_id.to_string(),
             });
             outcome.map_err(|(code, message)| format!("{code}: {message}"))
         }
