@@ -248,12 +248,29 @@ pub fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// serde_json appends " at line L column C"; on a one-line message the path says more.
+/// Longest error message kept: serde quotes the offending value in full, and a
+/// value may be megabytes long.
+pub const MAX_ERROR_MESSAGE_BYTES: usize = 1024;
+
+/// serde_json appends " at line L column C"; on a one-line message the path says
+/// more. The rest is cut to [`MAX_ERROR_MESSAGE_BYTES`] (on a character boundary).
 fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message.get(..at).unwrap_or(message).to_owned(),
-        None => message.to_owned(),
+    let message = match message.rfind(" at line ") {
+        Some(at) => message.get(..at).unwrap_or(message),
+        None => message,
+    };
+    if message.len() <= MAX_ERROR_MESSAGE_BYTES {
+        return message.to_owned();
     }
+    let mut cut = MAX_ERROR_MESSAGE_BYTES;
+    while !message.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}… ({} bytes in all)",
+        message.get(..cut).unwrap_or_default(),
+        message.len()
+    )
 }
 
 /// Refuses nesting deeper than `limit` without building anything.
@@ -370,6 +387,29 @@ mod tests {
         assert_eq!(
             decode_with(line, &strict).unwrap_err().code(),
             ErrorCode::INVALID_MESSAGE
+        );
+    }
+
+    #[test]
+    fn an_error_quoting_a_huge_value_is_cut() {
+        let huge = "é".repeat(1 << 20);
+        let line = format!(
+            r#"{{"type":"tool/call/req","id":"x","tool_name":1,"arguments":{{}},"correlation_id":7,"x":"{huge}"}}"#
+        );
+        let err = decode(line.as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().len() < 4 * MAX_ERROR_MESSAGE_BYTES,
+            "{}",
+            err.to_string().len()
+        );
+        let wrong = format!(
+            r#"{{"type":"tool/call/req","id":"x","tool_name":"{huge}","arguments":"{huge}"}}"#
+        );
+        let err = decode(wrong.as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().len() < 4 * MAX_ERROR_MESSAGE_BYTES,
+            "{}",
+            err.to_string().len()
         );
     }
 }
