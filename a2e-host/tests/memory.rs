@@ -250,3 +250,49 @@ fn a_chain_writes_and_searches_memory() {
         "{resp}"
     );
 }
+
+#[test]
+fn the_command_line_writes_searches_and_lists_memory() {
+    let root = tempfile::tempdir().unwrap();
+    let a2e = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_a2e"))
+            .args(args)
+            .arg("--root")
+            .arg(root.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let written = a2e(&[
+        "memory",
+        "write",
+        "agent.ops.notes",
+        "The backup runs at 02:00.",
+        "--metadata",
+        r#"{"source":"cli"}"#,
+    ]);
+    let id = written["id"].as_str().unwrap().to_owned();
+    // Every namespace is searched when none is named: the command line is for people.
+    let found = a2e(&["memory", "search", "backup"]);
+    assert_eq!(found["hits"][0]["id"], id.as_str(), "{found}");
+    assert_eq!(found["hits"][0]["metadata"]["source"], "cli");
+    let listed = a2e(&["memory", "list"]);
+    assert_eq!(
+        listed,
+        json!([{"namespace": "agent.ops.notes", "count": 1}])
+    );
+    // An agent's session sees the same store under its own namespaces.
+    let mut host = start(root.path(), "ops");
+    let hit = call(
+        &mut host,
+        "s",
+        "memory_search",
+        json!({"query": "backup", "namespaces": ["agent.ops.notes"]}),
+    );
+    assert_eq!(ok_data(&hit)["hits"][0]["id"], id.as_str());
+}
