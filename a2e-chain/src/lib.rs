@@ -11,14 +11,7 @@
 //!
 //! The exact semantics (dependencies, skips, `on_error`, timeouts, events,
 //! `final_output`) are written down in `docs/semantics.md`; measured
-//! overheads are in the crate's `README.md`. In short (`cargo xtask bench
-//! chain`, a shared 2-core machine, trivial in-process runners, validation
-//! and response included, medians of nine trials, ranges over three runs): a
-//! 5-node chain in 3.2–5.2 µs; per node at 100,000 nodes 284–318 ns for a
-//! map, 464–705 ns for a linear chain and 906–1,244 ns for a random DAG with
-//! three reads per node (dagx, in the same process: 2.1–7.1 µs); 100,000
-//! nodes take 7.5–8.3× the time of 10,000; 229–528 bytes of engine memory per
-//! node.
+//! overheads (`cargo xtask bench chain`) are in the crate's `README.md`.
 //!
 //! Chains come from agents: expressions are bounded before the parser sees
 //! them ([`expr::check_expression`]: 4,096 bytes, 64 levels), every timeout

@@ -21,29 +21,8 @@
 //!
 //! # Cost
 //!
-//! `cargo run --release -p acmp-dag --example bench_dag -- --floor` validates and runs DAGs
-//! whose tasks reference each other like real ones (`from_task` with a `field`,
-//! `from_tasks`) over an in-process provider that answers `{"value": 1}` at once, timing
-//! validation plus run end to end. On a shared 2-core x86-64 VM with other builds running
-//! (load average about 1.2; the figures move by 10–30 % with the load), medians of 5 runs:
-//!
-//! | DAG | tasks | per task | of which validation | bare loop (`--floor`) | allocations per task |
-//! |---|---|---|---|---|---|
-//! | layered | 10 000 | 1.24 µs | 0.16 µs | 0.68 µs | 17.9 |
-//! | layered | 100 000 | 1.43 µs | 0.35 µs | 0.76 µs | 18.4 |
-//! | random | 10 000 | 1.44 µs | 0.23 µs | 0.91 µs | 23.7 |
-//! | random | 100 000 | 1.82 µs | 0.44 µs | 0.92 µs | 23.6 |
-//!
-//! The bare loop does only what any orchestrator must with these types: each reference
-//! resolved into a fresh `serde_json` value (a `from_tasks` input is an array of new
-//! `{type, data}` objects), the invoke's owned strings, the cancellation token, the boxed
-//! provider future, the provider's own output, every result kept. Per task the orchestrator
-//! adds its validation (ids indexed, edges and references checked, cycles, depth), one
-//! routing call, and a few hundred instructions of bookkeeping; a provider that answers when
-//! first polled costs no wake-up, no channel message and no timer. Peak memory is about
-//! 1.8 KB per task at 100 000 tasks (2.2 KB at 10 000, with the process's fixed few MB),
-//! mostly the DAG itself (0.7–0.8 KB) and the results kept; the crate's own part is about
-//! 160 bytes per task once validated and 300 more while running (mostly the outcome).
+//! `cargo xtask bench dag` measures the orchestrator; the method and the figures are in
+//! the crate's `README.md`.
 //!
 //! ```
 //! use acmp_dag::{
