@@ -49,29 +49,24 @@ pub trait PluginInfo: Send + Sync {
     fn plugin_exclusive(&self) -> bool;
 }
 
-impl PluginInfo for dyn DynToolPlugin {
-    fn plugin_name(&self) -> &str {
-        self.name()
-    }
-    fn plugin_priority(&self) -> i32 {
-        self.priority()
-    }
-    fn plugin_exclusive(&self) -> bool {
-        self.exclusive()
-    }
+/// `PluginInfo` for a plugin trait object with `name`, `priority` and `exclusive`.
+macro_rules! plugin_info {
+    ($($t:path),+) => {$(
+        impl PluginInfo for dyn $t {
+            fn plugin_name(&self) -> &str {
+                self.name()
+            }
+            fn plugin_priority(&self) -> i32 {
+                self.priority()
+            }
+            fn plugin_exclusive(&self) -> bool {
+                self.exclusive()
+            }
+        }
+    )+};
 }
 
-impl PluginInfo for dyn DynSkillPlugin {
-    fn plugin_name(&self) -> &str {
-        self.name()
-    }
-    fn plugin_priority(&self) -> i32 {
-        self.priority()
-    }
-    fn plugin_exclusive(&self) -> bool {
-        self.exclusive()
-    }
-}
+plugin_info!(DynToolPlugin, DynSkillPlugin);
 
 /// A registered tool or skill: its definition, the plugin that serves it, and
 /// the compiled validator of its arguments.

@@ -179,10 +179,36 @@ pub(crate) trait CallKind {
     /// An event of this kind.
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> Self::Event;
     /// The answer for a call that ran (failures in-band) or was refused (`Err`).
-    fn finish(
+    /// The code of a call that ran and failed inside the host or its plugin.
+    const FAILED: ErrorCode;
+    /// The result of a call that ran and succeeded.
+    fn success(
         req: &Self::Req,
-        done: Finished<Self::Output, Self::Event>,
-    ) -> HostResult<Self::Result>;
+        out: Self::Output,
+        duration_ms: u64,
+        events: Vec<Self::Event>,
+    ) -> Self::Result;
+    /// The result of a call that ran and failed.
+    fn failure(
+        req: &Self::Req,
+        code: ErrorCode,
+        message: String,
+        duration_ms: u64,
+        events: Vec<Self::Event>,
+    ) -> Self::Result;
+}
+
+/// An event of type `$t` numbered `seq` for request `req_id`.
+macro_rules! numbered_event {
+    ($t:ident, $kind:expr, $data:expr, $seq:expr, $req_id:expr) => {
+        $t {
+            kind: $kind,
+            data: $data,
+            seq: $seq,
+            req_id: $req_id,
+            ..$t::default()
+        }
+    };
 }
 
 /// `tool/call`.
@@ -226,44 +252,42 @@ impl CallKind for ToolKind {
     }
 
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> ToolEvent {
-        ToolEvent {
-            kind,
-            data,
-            seq,
-            req_id,
-            ..ToolEvent::default()
+        numbered_event!(ToolEvent, kind, data, seq, req_id)
+    }
+
+    const FAILED: ErrorCode = ErrorCode::TOOL_ERROR;
+
+    fn success(
+        req: &ToolCallRequest,
+        out: ToolOutput,
+        duration_ms: u64,
+        events: Vec<ToolEvent>,
+    ) -> ToolResult {
+        ToolResult {
+            success: true,
+            tool_name: req.tool_name.clone(),
+            data: out.data,
+            summary: out.summary,
+            truncated: out.truncated,
+            exit_code: out.exit_code,
+            error: None,
+            error_code: None,
+            duration_ms,
+            events,
         }
     }
 
-    fn finish(
+    fn failure(
         req: &ToolCallRequest,
-        done: Finished<ToolOutput, ToolEvent>,
-    ) -> HostResult<ToolResult> {
-        match done.outcome {
-            Ok(out) => Ok(ToolResult {
-                success: true,
-                tool_name: req.tool_name.clone(),
-                data: out.data,
-                summary: out.summary,
-                truncated: out.truncated,
-                exit_code: out.exit_code,
-                error: None,
-                error_code: None,
-                duration_ms: done.duration_ms,
-                events: done.events,
-            }),
-            Err(e) if e.is_refusal() => Err(e),
-            Err(e) => {
-                let code = match &e {
-                    HostError::Runtime(_) | HostError::Io { .. } => ErrorCode::TOOL_ERROR,
-                    other => other.code(),
-                };
-                let mut result = ToolResult::failed(&req.tool_name, code, e.to_string());
-                result.duration_ms = done.duration_ms;
-                result.events = done.events;
-                Ok(result)
-            }
-        }
+        code: ErrorCode,
+        message: String,
+        duration_ms: u64,
+        events: Vec<ToolEvent>,
+    ) -> ToolResult {
+        let mut result = ToolResult::failed(&req.tool_name, code, message);
+        result.duration_ms = duration_ms;
+        result.events = events;
+        result
     }
 }
 
@@ -336,44 +360,40 @@ impl CallKind for SkillKind {
     }
 
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> SkillEvent {
-        SkillEvent {
-            kind,
-            data,
-            seq,
-            req_id,
-            ..SkillEvent::default()
+        numbered_event!(SkillEvent, kind, data, seq, req_id)
+    }
+
+    const FAILED: ErrorCode = ErrorCode::SKILL_ERROR;
+
+    fn success(
+        _req: &SkillCallRequest,
+        out: SkillOutput,
+        duration_ms: u64,
+        events: Vec<SkillEvent>,
+    ) -> SkillResult {
+        SkillResult {
+            success: true,
+            data: out.data,
+            summary: out.summary,
+            truncated: out.truncated,
+            error: None,
+            error_code: None,
+            duration_ms,
+            events,
         }
     }
 
-    fn finish(
+    fn failure(
         _req: &SkillCallRequest,
-        done: Finished<SkillOutput, SkillEvent>,
-    ) -> HostResult<SkillResult> {
-        match done.outcome {
-            Ok(out) => Ok(SkillResult {
-                success: true,
-                data: out.data,
-                summary: out.summary,
-                truncated: out.truncated,
-                error: None,
-                error_code: None,
-                duration_ms: done.duration_ms,
-                events: done.events,
-            }),
-            Err(e) if e.is_refusal() => Err(e),
-            Err(e) => {
-                let code = match &e {
-                    HostError::Runtime(_) | HostError::Io { .. } | HostError::Tool(_) => {
-                        ErrorCode::SKILL_ERROR
-                    }
-                    other => other.code(),
-                };
-                let mut result = SkillResult::failed(code, e.to_string());
-                result.duration_ms = done.duration_ms;
-                result.events = done.events;
-                Ok(result)
-            }
-        }
+        code: ErrorCode,
+        message: String,
+        duration_ms: u64,
+        events: Vec<SkillEvent>,
+    ) -> SkillResult {
+        let mut result = SkillResult::failed(code, message);
+        result.duration_ms = duration_ms;
+        result.events = events;
+        result
     }
 }
 
@@ -422,6 +442,22 @@ impl Host {
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             events: take(&collected),
         };
-        K::finish(req, done)
+        match done.outcome {
+            Ok(out) => Ok(K::success(req, out, done.duration_ms, done.events)),
+            Err(e) if e.is_refusal() => Err(e),
+            Err(e) => {
+                let code = match &e {
+                    HostError::Runtime(_) | HostError::Io { .. } | HostError::Tool(_) => K::FAILED,
+                    other => other.code(),
+                };
+                Ok(K::failure(
+                    req,
+                    code,
+                    e.to_string(),
+                    done.duration_ms,
+                    done.events,
+                ))
+            }
+        }
     }
 }
