@@ -3,6 +3,7 @@
 use std::process::Command;
 use std::time::Duration;
 
+use a2e_host::proc::pids_with_arg;
 use conformance::child::HostProcess;
 use serde_json::json;
 
@@ -30,27 +31,6 @@ fn a_secret_in_the_hosts_environment_does_not_reach_commands() {
     assert!(stdout.lines().any(|l| l.starts_with("PATH=")), "{stdout}");
     assert!(stdout.contains("LANG=C.UTF-8"), "{stdout}");
     assert!(stdout.contains("GIVEN=by-the-call"), "{stdout}");
-}
-
-/// Live processes (not zombies) with `arg` among their arguments.
-fn pids_with_arg(arg: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let args = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| {
-                    s.rsplit(')')
-                        .next()
-                        .is_some_and(|r| r.trim_start().starts_with('Z'))
-                })
-                .unwrap_or(true);
-            !zombie && args.split(|b| *b == 0).any(|a| a == arg.as_bytes())
-        })
-        .collect()
 }
 
 #[test]
@@ -81,7 +61,7 @@ fn commands_die_with_the_host_even_when_it_is_killed_outright() {
     assert!(host.wait_exit(wait).is_some());
     let end = std::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let left: Vec<i32> = pids_with_arg("315.0611")
+        let left: Vec<u32> = pids_with_arg("315.0611")
             .into_iter()
             .chain(pids_with_arg("316.0611"))
             .collect();

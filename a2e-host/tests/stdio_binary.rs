@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use a2e_host::proc::pids_with_arg;
 use conformance::child::HostProcess;
 
 use serde_json::{Value, json};
@@ -90,21 +91,6 @@ impl Host {
         self.send(r#"{"type":"handshake/req","id":"hs","agent_id":"e2e"}"#);
         self.answer("hs").0
     }
-}
-
-/// Live processes (not zombies) with `arg` among their arguments.
-fn pids_with_arg(arg: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == arg.as_bytes()))
-                && pid_alive(*pid)
-        })
-        .collect()
 }
 
 fn pid_alive(pid: i32) -> bool {
@@ -350,7 +336,7 @@ fn a_hanging_command_times_out_on_time_and_its_process_is_gone() {
     }
     assert_eq!(
         pids_with_arg("30.0417"),
-        Vec::<i32>::new(),
+        Vec::<u32>::new(),
         "survived the timeout"
     );
 }
@@ -380,7 +366,7 @@ fn a_client_vanishing_mid_chain_leaves_no_process_behind() {
     let end = Instant::now() + Duration::from_secs(10);
     let pid: i32 = loop {
         if let Some(pid) = pids_with_arg("60.0418").first() {
-            break *pid;
+            break *pid as i32;
         }
         assert!(Instant::now() < end, "the chain's command never started");
         std::thread::sleep(Duration::from_millis(20));

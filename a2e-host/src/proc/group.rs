@@ -101,6 +101,23 @@ pub fn spawn_group(cmd: &mut Command) -> io::Result<GroupChild> {
     })
 }
 
+/// The live processes (zombies count as gone) that have `arg` among their
+/// arguments, found through /proc: a command inside a PID namespace is visible
+/// to the host only this way, its `$$` being a pid of the namespace.
+pub fn pids_with_arg(arg: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == arg.as_bytes()))
+                && pid_alive(*pid)
+        })
+        .collect()
+}
+
 /// Whether a process with this pid exists (a zombie counts as gone).
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else {
