@@ -75,7 +75,13 @@ pub async fn run(cli: Cli) -> ExitCode {
             Err(e) => fail(e),
         };
     }
-    install_sandbox().await;
+    // Only the commands that may start processes probe the sandbox.
+    if matches!(
+        cli.command,
+        Command::Serve { .. } | Command::Run { .. } | Command::Skill { .. }
+    ) {
+        install_sandbox().await;
+    }
     let host = match build_host(&cli).await {
         Ok(h) => h,
         Err(e) => return fail(e),
