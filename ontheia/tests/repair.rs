@@ -70,7 +70,7 @@ fn what_cannot_be_repaired_is_an_error() {
     }
     let deep = "[".repeat(600);
     let e = repair(&deep).unwrap_err();
-    assert!(e.message.contains("nesting deeper than 512"), "{e}");
+    assert!(e.message.contains("nesting deeper than 127"), "{e}");
 }
 
 #[test]
@@ -112,7 +112,9 @@ proptest! {
     }
 
     #[test]
-    fn repair_never_panics_on_json_like_noise(text in "[\\[\\]{}:,\"'a-c0-9 .\\\\/*+\\n-]{0,60}") {
+    fn repair_never_panics_on_json_like_noise(
+        text in "[\\[\\]{}:,\"'a-cenu0-9E .\\\\/*+\\n\\r\\t()#`;“”‘’-]{0,80}"
+    ) {
         if let Ok(out) = repair(&text) {
             prop_assert!(serde_json::from_str::<Value>(&out).is_ok(), "{text:?} → {out:?}");
         }
@@ -151,4 +153,27 @@ fn arb_json() -> impl Strategy<Value = Value> {
                 .prop_map(|kv| Value::Object(kv.into_iter().collect())),
         ]
     })
+}
+
+#[test]
+fn an_escape_over_the_comma_a_string_ends_at_does_not_loop() {
+    // Found by the noise property: the re-scan that ends a string at its
+    // comma stepped over that comma with the escape `\,` and recursed until
+    // the stack overflowed (npm jsonrepair 3 overflows on these too).
+    assert_eq!(repaired("[\"a\\,\"b"), json!(["a,", "b"]));
+    assert_eq!(repaired("{\"a\\,\"b:1}"), json!({"a,": "b:1"}));
+    let err = repair("\"a\\,\"b").unwrap_err();
+    assert_eq!(err.position, 4, "{err}");
+}
+
+#[test]
+fn noise_the_property_found_gives_json_or_a_clear_error() {
+    // A function call in key position keeps only a string argument.
+    assert_eq!(repaired("{a(\"x\"): 1}"), json!({"x": 1}));
+    let err = repair("{a({").unwrap_err();
+    assert!(err.message.contains("object key expected"), "{err}");
+    // A cut-off number with a leading zero is quoted, not completed.
+    assert_eq!(repaired("00.//"), json!("00."));
+    assert_eq!(repaired("[-00.]"), json!(["-00."]));
+    assert_eq!(repaired("[1.]"), json!([1.0]));
 }

@@ -9,7 +9,8 @@
 //!   an abort) is the `current-<worker>.jsonl` it leaves, kept as `crash-….jsonl`.
 //!   Copy a fixture to `a2e-host/tests/fuzz_regressions/` and it is replayed by
 //!   `cargo test` from then on.
-//! - `decode`: the decoder fuzzers of `a2e-proto` and `acmp-dag` with N cases each.
+//! - `decode`: the decoder fuzzers of `a2e-proto`, `acmp-dag` and `ontheia` (its JSON
+//!   repair and document parser) with N cases each.
 //!
 //! `--without` leaves built-in tools with a known open finding out of the session
 //! fuzzer's host, so that a long run can look for the next finding.
@@ -124,7 +125,11 @@ pub fn run(args: &[&str]) -> Result<(), String> {
             ("A2E_FUZZ_CASES", cases.as_str()),
             ("A2E_FUZZ_SEED", seed.as_str()),
         ];
-        for (krate, extra) in [("a2e-proto", Some("arbitrary")), ("acmp-dag", None)] {
+        for (krate, extra) in [
+            ("a2e-proto", Some("arbitrary")),
+            ("acmp-dag", None),
+            ("ontheia", None),
+        ] {
             let started = Instant::now();
             let mut args = vec!["test", "--release", "-p", krate];
             if let Some(features) = extra {

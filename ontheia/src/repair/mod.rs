@@ -15,7 +15,7 @@ mod strings;
 
 use serde_json::Value;
 
-pub use parser::RepairError;
+pub use parser::{MAX_DEPTH, RepairError};
 
 /// Repairs `text` into valid JSON text.
 pub fn repair(text: &str) -> Result<String, RepairError> {

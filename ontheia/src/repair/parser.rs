@@ -17,8 +17,9 @@ pub struct RepairError {
     pub message: String,
 }
 
-/// Containers may nest this deep.
-const MAX_DEPTH: usize = 512;
+/// Containers may nest this deep: as deep as `serde_json`, which reads
+/// every repair, parses (it refuses the 128th level).
+pub const MAX_DEPTH: usize = 127;
 
 pub(super) fn repair(text: &str) -> Result<String, RepairError> {
     let chars: Vec<char> = text.chars().collect();
@@ -214,12 +215,18 @@ impl Parser<'_> {
         }
     }
 
-    fn enter(&mut self) -> Result<(), RepairError> {
+    /// One level deeper: an object, an array or a function call's argument.
+    pub(super) fn enter(&mut self) -> Result<(), RepairError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return self.fail(format!("nesting deeper than {MAX_DEPTH}"));
         }
         Ok(())
+    }
+
+    /// Back out of a level [`Self::enter`] opened.
+    pub(super) fn leave(&mut self) {
+        self.depth -= 1;
     }
 
     fn object(&mut self) -> Result<bool, RepairError> {
@@ -276,7 +283,7 @@ impl Parser<'_> {
         } else {
             insert_before_last_whitespace(&mut self.out, "}");
         }
-        self.depth -= 1;
+        self.leave();
         Ok(true)
     }
 
@@ -311,7 +318,7 @@ impl Parser<'_> {
         } else {
             insert_before_last_whitespace(&mut self.out, "]");
         }
-        self.depth -= 1;
+        self.leave();
         Ok(true)
     }
 
@@ -323,10 +330,18 @@ impl Parser<'_> {
             }
         };
         let at_end = |p: &Self| p.cur().is_none_or(|c| is_delimiter(c) || is_whitespace(c));
+        // A number cut off after `-`, `.` or the exponent: complete it with
+        // a zero, unless it has a leading zero (then it is quoted as is).
         let finish_with_zero = |p: &mut Self| {
             let text: String = p.s[start..p.i].iter().collect();
-            p.out.push_str(&text);
-            p.out.push('0');
+            if has_leading_zero(&text) {
+                p.out.push('"');
+                p.out.push_str(&text);
+                p.out.push('"');
+            } else {
+                p.out.push_str(&text);
+                p.out.push('0');
+            }
         };
         if self.is('-') {
             self.i += 1;
@@ -381,10 +396,7 @@ impl Parser<'_> {
         }
         let text: String = self.s[start..self.i].iter().collect();
         let unsigned = text.strip_prefix('-').unwrap_or(&text);
-        if unsigned.len() > 1
-            && unsigned.starts_with('0')
-            && unsigned.as_bytes()[1].is_ascii_digit()
-        {
+        if has_leading_zero(&text) {
             self.out.push('"');
             self.out.push_str(&text);
             self.out.push('"');
@@ -436,4 +448,10 @@ impl Parser<'_> {
             .push_str(&serde_json::Value::String(text).to_string());
         true
     }
+}
+
+/// `00`, `-01.5`: JSON has no such number; the repair quotes it.
+fn has_leading_zero(number: &str) -> bool {
+    let unsigned = number.strip_prefix('-').unwrap_or(number).as_bytes();
+    unsigned.len() > 1 && unsigned[0] == b'0' && unsigned[1].is_ascii_digit()
 }

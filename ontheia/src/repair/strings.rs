@@ -54,7 +54,8 @@ impl Parser<'_> {
                 self.out.push_str(&s);
                 return Ok(true);
             };
-            if stop_at == Some(self.i) {
+            // `>=`: an escape can step over the stop index (`"a\,"b`).
+            if stop_at.is_some_and(|stop| self.i >= stop) {
                 insert_before_last_whitespace(&mut s, "\"");
                 self.out.push_str(&s);
                 return Ok(true);
@@ -233,9 +234,20 @@ impl Parser<'_> {
             if self.at(j) == Some('(') {
                 // `NumberLong("2")`, `callback({...});`: keep the argument.
                 self.i = j + 1;
-                if !self.value()? {
+                // `a(a(a(…` nests like brackets do.
+                self.enter()?;
+                if is_key {
+                    // A key must stay a string: `{a("x"): 1}` (npm
+                    // jsonrepair lets `{a({` through as `{{}:null}`).
+                    self.whitespace_and_comments(true);
+                    if !self.string(false, None)? {
+                        return self.fail("object key expected");
+                    }
+                    self.whitespace_and_comments(true);
+                } else if !self.value()? {
                     return self.fail("a function call without an argument");
                 }
+                self.leave();
                 if self.is(')') {
                     self.i += 1;
                     if self.is(';') {
