@@ -127,4 +127,9 @@ fn the_deepest_repair_still_parses() {
     serde_json::from_str::<Value>(&out).unwrap();
     let err = repair(&format!("[{deepest}")).unwrap_err();
     assert!(err.message.contains("nesting deeper"), "{err}");
+    // Newline-delimited values are wrapped in a list: one level more.
+    let err = repair(&format!("1\n{deepest}")).unwrap_err();
+    assert!(err.message.contains("nesting deeper"), "{err}");
+    let shallower = format!("1\n{}1", "[".repeat(ontheia::repair::MAX_DEPTH - 1));
+    serde_json::from_str::<Value>(&repair(&shallower).unwrap()).unwrap();
 }

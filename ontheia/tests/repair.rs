@@ -176,4 +176,7 @@ fn noise_the_property_found_gives_json_or_a_clear_error() {
     assert_eq!(repaired("00.//"), json!("00."));
     assert_eq!(repaired("[-00.]"), json!(["-00."]));
     assert_eq!(repaired("[1.]"), json!([1.0]));
+    // …and one without its integer part gets it.
+    assert_eq!(repaired(".0e"), json!(0.0));
+    assert_eq!(repaired("[-.5e-]"), json!([-0.5]));
 }

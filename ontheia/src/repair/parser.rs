@@ -28,6 +28,7 @@ pub(super) fn repair(text: &str) -> Result<String, RepairError> {
         i: 0,
         out: String::with_capacity(text.len() + text.len() / 8 + 16),
         depth: 0,
+        deepest: 0,
     };
     p.document()?;
     Ok(p.out)
@@ -38,6 +39,8 @@ pub(super) struct Parser<'a> {
     pub(super) i: usize,
     pub(super) out: String,
     depth: usize,
+    /// The deepest level entered so far.
+    deepest: usize,
 }
 
 use super::chars::*;
@@ -105,6 +108,10 @@ impl Parser<'_> {
             }
         }
         strip_trailing_comma(&mut self.out);
+        // The list around the values is one level more.
+        if self.deepest >= MAX_DEPTH {
+            return self.fail(format!("nesting deeper than {MAX_DEPTH}"));
+        }
         self.out = format!("[\n{}\n]", self.out);
         Ok(())
     }
@@ -218,6 +225,7 @@ impl Parser<'_> {
     /// One level deeper: an object, an array or a function call's argument.
     pub(super) fn enter(&mut self) -> Result<(), RepairError> {
         self.depth += 1;
+        self.deepest = self.deepest.max(self.depth);
         if self.depth > MAX_DEPTH {
             return self.fail(format!("nesting deeper than {MAX_DEPTH}"));
         }
@@ -335,12 +343,9 @@ impl Parser<'_> {
         let finish_with_zero = |p: &mut Self| {
             let text: String = p.s[start..p.i].iter().collect();
             if has_leading_zero(&text) {
-                p.out.push('"');
-                p.out.push_str(&text);
-                p.out.push('"');
+                push_number(&mut p.out, &text);
             } else {
-                p.out.push_str(&text);
-                p.out.push('0');
+                push_number(&mut p.out, &format!("{text}0"));
             }
         };
         if self.is('-') {
@@ -395,20 +400,7 @@ impl Parser<'_> {
             return false;
         }
         let text: String = self.s[start..self.i].iter().collect();
-        let unsigned = text.strip_prefix('-').unwrap_or(&text);
-        if has_leading_zero(&text) {
-            self.out.push('"');
-            self.out.push_str(&text);
-            self.out.push('"');
-        } else if let Some(frac) = unsigned.strip_prefix('.') {
-            if text.starts_with('-') {
-                self.out.push('-');
-            }
-            self.out.push_str("0.");
-            self.out.push_str(frac);
-        } else {
-            self.out.push_str(&text);
-        }
+        push_number(&mut self.out, &text);
         true
     }
 
@@ -454,4 +446,23 @@ impl Parser<'_> {
 fn has_leading_zero(number: &str) -> bool {
     let unsigned = number.strip_prefix('-').unwrap_or(number).as_bytes();
     unsigned.len() > 1 && unsigned[0] == b'0' && unsigned[1].is_ascii_digit()
+}
+
+/// Writes a number the scan accepted as JSON: one with a leading zero
+/// quoted, `.5` as `0.5`, the rest as it is.
+fn push_number(out: &mut String, text: &str) {
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    if has_leading_zero(text) {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else if let Some(frac) = unsigned.strip_prefix('.') {
+        if text.starts_with('-') {
+            out.push('-');
+        }
+        out.push_str("0.");
+        out.push_str(frac);
+    } else {
+        out.push_str(text);
+    }
 }
