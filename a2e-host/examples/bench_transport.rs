@@ -1,0 +1,283 @@
+//! The host's hot path over stdio, beside the limit and a peer, in one run.
+//!
+//! `cargo xtask bench transport` runs it in release mode (with the client
+//! SDK's WebSocket and HTTP bench after it). Three children of this program
+//! answer one raw NDJSON client over their pipes:
+//!
+//! - `a2e`: the host (`serve_stdio`, the binary's allocator and runtime) with
+//!   an `echo` and a `sleep10` tool;
+//! - `raw`: a pipe echo with no protocol (`serde_json` and std I/O answer each
+//!   line): the physical limit of a line round trip;
+//! - `rmcp`: an rmcp stdio server with an `echo` tool (MCP's `tools/call`).
+//!
+//! Each prints JSON lines: calls per second and p50/p99 latency for
+//! sequential calls and for 64 in flight (the medians of three interleaved
+//! rounds), the chain figures (medians of seven trials: a 1000-node linear
+//! chain of `echo` over stdio with and without events, the same chain
+//! in-process through `Host::run_chain` without a transport, through the
+//! engine alone with a no-op runner, and a map of 100 `sleep10` items), each
+//! child's peak RSS, and last the ratios with their targets:
+//!
+//! ```text
+//! {"ratio":"sequential_vs_raw","value":0.71,"target":">= 0.6","met":true}
+//! ```
+//!
+//! `--calls N` sets the calls per sequential run (ten times that in flight).
+
+#[path = "bench_transport/client.rs"]
+mod client;
+#[path = "bench_transport/peers.rs"]
+mod peers;
+
+use std::time::Duration;
+
+use client::{Peer, PeerKind, median};
+use serde_json::{Value, json};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const ROUNDS: usize = 3;
+const TRIALS: usize = 7;
+const CHAIN_NODES: usize = 1000;
+const MAP_ITEMS: usize = 100;
+const IN_FLIGHT: usize = 64;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--serve") {
+        return peers::serve(args.get(i + 1).map_or("", String::as_str));
+    }
+    let calls: usize = args
+        .iter()
+        .position(|a| a == "--calls")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5000);
+
+    let mut a2e = Peer::spawn(PeerKind::A2e)?;
+    let mut raw = Peer::spawn(PeerKind::Raw)?;
+    let mut rmcp = Peer::spawn(PeerKind::Rmcp)?;
+
+    // Calls: rounds interleave the three peers so that drift hits them alike.
+    let mut figures: Vec<(PeerKind, &str, Vec<f64>, Vec<u64>, Vec<u64>)> = Vec::new();
+    for peer in [&a2e, &raw, &rmcp] {
+        for mode in ["sequential", "inflight64"] {
+            figures.push((peer.kind, mode, Vec::new(), Vec::new(), Vec::new()));
+        }
+    }
+    for _ in 0..ROUNDS {
+        for peer in [&mut a2e, &mut raw, &mut rmcp] {
+            peer.warm_up(200)?;
+            let seq = peer.sequential(calls)?;
+            let par = peer.in_flight(calls * 10, IN_FLIGHT)?;
+            for (mode, run) in [("sequential", seq), ("inflight64", par)] {
+                let slot = figures
+                    .iter_mut()
+                    .find(|f| f.0 == peer.kind && f.1 == mode)
+                    .ok_or("no slot")?;
+                slot.2.push(run.calls_per_sec);
+                slot.3.push(run.p50_us);
+                slot.4.push(run.p99_us);
+            }
+        }
+    }
+    let mut rate = |kind: PeerKind, mode: &str| -> f64 {
+        let f = figures
+            .iter_mut()
+            .find(|f| f.0 == kind && f.1 == mode)
+            .expect("measured");
+        median(&mut f.2)
+    };
+    let rates: Vec<(PeerKind, &str, f64)> = [PeerKind::A2e, PeerKind::Raw, PeerKind::Rmcp]
+        .into_iter()
+        .flat_map(|k| ["sequential", "inflight64"].map(|m| (k, m)))
+        .map(|(k, m)| (k, m, rate(k, m)))
+        .collect();
+    for f in &mut figures {
+        let cps = median(&mut f.2.clone());
+        println!(
+            "{}",
+            json!({
+                "peer": f.0.name(), "mode": f.1, "calls": if f.1 == "sequential" { calls } else { calls * 10 },
+                "calls_per_sec": cps.round(),
+                "p50_us": median_u64(&mut f.3), "p99_us": median_u64(&mut f.4),
+                "rounds": ROUNDS,
+            })
+        );
+    }
+
+    // Chains over stdio (a2e only: the other two have no chains).
+    let linear = linear_chain(CHAIN_NODES, false);
+    let linear_events = linear_chain(CHAIN_NODES, true);
+    let map = map_chain(MAP_ITEMS);
+    let stdio_ms = trials(|| a2e.chain(&linear).map(|r| r.0))?;
+    let (events_ms, events) = {
+        let mut n = 0;
+        let ms = trials(|| {
+            a2e.chain(&linear_events).map(|(d, e)| {
+                n = e;
+                d
+            })
+        })?;
+        (ms, n)
+    };
+    let map_ms = trials(|| a2e.chain(&map).map(|r| r.0))?;
+    // The same chain in this process: through the host, and the engine alone.
+    let (host_ms, engine_ms) = peers::in_process(&linear, TRIALS)?;
+    print_ms(
+        "chain_linear1000_stdio",
+        stdio_ms,
+        json!({"nodes": CHAIN_NODES}),
+    );
+    print_ms(
+        "chain_linear1000_stdio_events",
+        events_ms,
+        json!({"nodes": CHAIN_NODES, "events": events}),
+    );
+    print_ms(
+        "chain_linear1000_host_in_process",
+        host_ms,
+        json!({"nodes": CHAIN_NODES}),
+    );
+    print_ms(
+        "chain_linear1000_engine_noop",
+        engine_ms,
+        json!({"nodes": CHAIN_NODES}),
+    );
+    let ideal_ms = MAP_ITEMS.div_ceil(IN_FLIGHT) as f64 * 10.0;
+    print_ms(
+        "map100_sleep10ms_stdio",
+        map_ms,
+        json!({"items": MAP_ITEMS, "ideal_ms": ideal_ms}),
+    );
+
+    // Peak RSS of each child, after everything above.
+    for peer in [&a2e, &raw, &rmcp] {
+        println!(
+            "{}",
+            json!({"peer": peer.kind.name(), "peak_rss_kb": peer.peak_rss_kb()})
+        );
+    }
+
+    let get = |k: PeerKind, m: &str| {
+        rates
+            .iter()
+            .find(|r| r.0 == k && r.1 == m)
+            .map_or(0.0, |r| r.2)
+    };
+    let ratios = [
+        (
+            "sequential_vs_raw",
+            get(PeerKind::A2e, "sequential") / get(PeerKind::Raw, "sequential"),
+            ">=",
+            0.6,
+        ),
+        (
+            "inflight64_vs_raw",
+            get(PeerKind::A2e, "inflight64") / get(PeerKind::Raw, "inflight64"),
+            ">=",
+            0.6,
+        ),
+        ("chain_stdio_vs_host", stdio_ms / host_ms, "<=", 1.5),
+        ("chain_host_vs_engine", host_ms / engine_ms, "<=", 2.0),
+        ("chain_events_vs_none", events_ms / stdio_ms, "<=", 1.3),
+        ("map_vs_ideal", map_ms / ideal_ms, "<=", 1.3),
+        (
+            "sequential_vs_rmcp",
+            get(PeerKind::A2e, "sequential") / get(PeerKind::Rmcp, "sequential"),
+            "",
+            0.0,
+        ),
+        (
+            "inflight64_vs_rmcp",
+            get(PeerKind::A2e, "inflight64") / get(PeerKind::Rmcp, "inflight64"),
+            "",
+            0.0,
+        ),
+        (
+            "peak_rss_vs_rmcp",
+            a2e.peak_rss_kb() as f64 / rmcp.peak_rss_kb().max(1) as f64,
+            "",
+            0.0,
+        ),
+    ];
+    for (name, value, op, target) in ratios {
+        let value = (value * 100.0).round() / 100.0;
+        let line = match op {
+            ">=" => {
+                json!({"ratio": name, "value": value, "target": format!(">= {target}"), "met": value >= target})
+            }
+            "<=" => {
+                json!({"ratio": name, "value": value, "target": format!("<= {target}"), "met": value <= target})
+            }
+            _ => json!({"ratio": name, "value": value}),
+        };
+        println!("{line}");
+    }
+    for peer in [a2e, raw, rmcp] {
+        peer.close();
+    }
+    Ok(())
+}
+
+/// The median of `TRIALS` timed runs after two warm-ups, in milliseconds.
+fn trials(
+    mut run: impl FnMut() -> Result<Duration, Box<dyn std::error::Error>>,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    run()?;
+    run()?;
+    let mut ms = Vec::with_capacity(TRIALS);
+    for _ in 0..TRIALS {
+        ms.push(run()?.as_secs_f64() * 1e3);
+    }
+    Ok(median(&mut ms))
+}
+
+fn median_u64(v: &mut [u64]) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+fn print_ms(figure: &str, ms: f64, extra: Value) {
+    let mut line = json!({"figure": figure, "ms": (ms * 100.0).round() / 100.0, "trials": TRIALS});
+    if let (Some(obj), Value::Object(more)) = (line.as_object_mut(), extra) {
+        obj.extend(more);
+    }
+    println!("{line}");
+}
+
+/// `chain/req` of `n` `echo` nodes, each reading the one before.
+fn linear_chain(n: usize, streaming: bool) -> String {
+    let nodes: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut node = json!({"node_id": format!("n{i}"), "kind": "tool", "name": "echo"});
+            if i == 0 {
+                node["input"] = json!({"x": 0});
+            } else {
+                node["input_map"] = json!({"x": format!("n{}.output.x", i - 1)});
+            }
+            node
+        })
+        .collect();
+    chain_line(&format!("linear{n}"), nodes, json!({}), streaming)
+}
+
+/// `chain/req` of one `map` node over `items` calls of `sleep10`.
+fn map_chain(items: usize) -> String {
+    let nodes = vec![
+        json!({"node_id": "m", "kind": "map", "items_path": "input.items", "map_node": "t"}),
+        json!({"node_id": "t", "kind": "tool", "name": "sleep10", "input_map": {"i": "item"}}),
+    ];
+    let input = json!({"items": (0..items).collect::<Vec<_>>()});
+    chain_line("map", nodes, input, false)
+}
+
+fn chain_line(chain_id: &str, nodes: Vec<Value>, input: Value, streaming: bool) -> String {
+    json!({
+        "type": "chain/req", "id": format!("chain-{chain_id}"), "version": "1.0",
+        "ts": 1716123450.125, "chain_id": chain_id, "entry_node": nodes[0]["node_id"],
+        "initial_input": input, "nodes": nodes, "streaming": streaming, "timeout": 120,
+    })
+    .to_string()
+}

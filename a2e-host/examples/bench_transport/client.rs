@@ -1,0 +1,284 @@
+//! The one raw NDJSON client every peer is measured with: pre-built request
+//! lines written to the child's stdin, answers read line by line from its
+//! stdout, on plain threads.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+type Error = Box<dyn std::error::Error>;
+
+/// Which child answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerKind {
+    /// The a2e host.
+    A2e,
+    /// The raw pipe echo.
+    Raw,
+    /// The rmcp stdio server.
+    Rmcp,
+}
+
+impl PeerKind {
+    /// The name printed and passed to `--serve`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::A2e => "a2e",
+            Self::Raw => "raw",
+            Self::Rmcp => "rmcp",
+        }
+    }
+
+    /// The request line of call `i` and a token its answer contains.
+    fn call(self, i: usize) -> (String, String) {
+        match self {
+            Self::A2e | Self::Raw => (
+                format!(
+                    r#"{{"type":"tool/call/req","id":"c{i}","version":"1.0","ts":1716123457.1,"tool_name":"echo","arguments":{{"i":{i}}},"streaming":false,"timeout":30}}"#
+                ),
+                format!(r#""c{i}""#),
+            ),
+            Self::Rmcp => (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{i}}}}}}}"#
+                ),
+                format!(r#""id":{i}"#),
+            ),
+        }
+    }
+}
+
+/// One run's figures.
+pub struct Run {
+    /// Calls answered per second.
+    pub calls_per_sec: f64,
+    /// Median round trip.
+    pub p50_us: u64,
+    /// 99th percentile round trip.
+    pub p99_us: u64,
+}
+
+/// A child of this program and the client's ends of its pipes.
+pub struct Peer {
+    /// What the child is.
+    pub kind: PeerKind,
+    child: Child,
+    tx: BufWriter<ChildStdin>,
+    rx: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Peer {
+    /// Spawns `--serve <kind>` and opens its session.
+    pub fn spawn(kind: PeerKind) -> Result<Self, Error> {
+        let mut child = Command::new(std::env::current_exe()?)
+            .args(["--serve", kind.name()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let tx = BufWriter::with_capacity(1 << 16, child.stdin.take().ok_or("stdin")?);
+        let rx = BufReader::with_capacity(1 << 16, child.stdout.take().ok_or("stdout")?);
+        let mut peer = Self {
+            kind,
+            child,
+            tx,
+            rx,
+            line: String::new(),
+        };
+        match kind {
+            PeerKind::A2e | PeerKind::Raw => {
+                peer.send(r#"{"type":"handshake/req","id":"h","version":"1.0","ts":1716123450.1,"agent_id":"bench","agent_caps":["tools","chains"],"auth_token":""}"#)?;
+                peer.expect(r#""req_id":"h""#)?;
+            }
+            PeerKind::Rmcp => {
+                peer.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#)?;
+                peer.expect("protocolVersion")?;
+                peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+            }
+        }
+        Ok(peer)
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), Error> {
+        self.tx.write_all(line.as_bytes())?;
+        self.tx.write_all(b"\n")?;
+        self.tx.flush()?;
+        Ok(())
+    }
+
+    /// Reads one line; fails unless it contains `token`.
+    fn expect(&mut self, token: &str) -> Result<(), Error> {
+        self.line.clear();
+        if self.rx.read_line(&mut self.line)? == 0 {
+            return Err(format!("{}: output ended", self.kind.name()).into());
+        }
+        if !self.line.contains(token) {
+            return Err(
+                format!("{}: expected {token}, got {}", self.kind.name(), self.line).into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// `n` sequential calls, not measured.
+    pub fn warm_up(&mut self, n: usize) -> Result<(), Error> {
+        self.sequential(n).map(|_| ())
+    }
+
+    /// `n` calls, each sent when the one before was answered.
+    pub fn sequential(&mut self, n: usize) -> Result<Run, Error> {
+        let lines: Vec<(String, String)> = (0..n).map(|i| self.kind.call(i)).collect();
+        let mut lat = Vec::with_capacity(n);
+        let started = Instant::now();
+        for (line, token) in &lines {
+            let t = Instant::now();
+            self.send(line)?;
+            self.expect(token)?;
+            lat.push(t.elapsed());
+        }
+        Ok(figures(started.elapsed(), lat))
+    }
+
+    /// `n` calls with `window` in flight: a writer thread keeps the window
+    /// full, this thread reads the answers.
+    pub fn in_flight(&mut self, n: usize, window: usize) -> Result<Run, Error> {
+        let lines: Vec<(String, String)> = (0..n).map(|i| self.kind.call(i)).collect();
+        let received = Arc::new(AtomicUsize::new(0));
+        let sent_at: Arc<Vec<AtomicU64Instant>> =
+            Arc::new((0..n).map(|_| AtomicU64Instant::default()).collect());
+        let epoch = Instant::now();
+        let mut lat = Vec::with_capacity(n);
+        let tx = &mut self.tx;
+        let rx = &mut self.rx;
+        let buf = &mut self.line;
+        let kind = self.kind;
+        std::thread::scope(|scope| -> Result<(), Error> {
+            let received_w = received.clone();
+            let sent_w = sent_at.clone();
+            let lines_w = &lines;
+            let writer = scope.spawn(move || -> std::io::Result<()> {
+                for (i, (line, _)) in lines_w.iter().enumerate() {
+                    while i - received_w.load(Ordering::Acquire) >= window {
+                        tx.flush()?;
+                        std::thread::park_timeout(Duration::from_millis(1));
+                    }
+                    sent_w[i].set(epoch);
+                    tx.write_all(line.as_bytes())?;
+                    tx.write_all(b"\n")?;
+                    if i + 1 - received_w.load(Ordering::Acquire) >= window {
+                        tx.flush()?;
+                    }
+                }
+                tx.flush()
+            });
+            for _ in 0..n {
+                buf.clear();
+                if rx.read_line(buf)? == 0 {
+                    return Err(format!("{}: output ended", kind.name()).into());
+                }
+                let id = answered_index(kind, buf)
+                    .ok_or_else(|| format!("{}: unexpected answer {buf}", kind.name()))?;
+                let sent = sent_at
+                    .get(id)
+                    .ok_or("answer to an unknown call")?
+                    .get(epoch);
+                lat.push(epoch.elapsed().saturating_sub(sent));
+                received.fetch_add(1, Ordering::AcqRel);
+                writer.thread().unpark();
+            }
+            writer.join().map_err(|_| "writer panicked")??;
+            Ok(())
+        })?;
+        Ok(figures(epoch.elapsed(), lat))
+    }
+
+    /// Sends a chain and waits for its `chain/resp`; the time and how many
+    /// lines came before it (the events).
+    pub fn chain(&mut self, line: &str) -> Result<(Duration, usize), Error> {
+        let started = Instant::now();
+        self.send(line)?;
+        let mut events = 0;
+        loop {
+            self.line.clear();
+            if self.rx.read_line(&mut self.line)? == 0 {
+                return Err("a2e: output ended during a chain".into());
+            }
+            if self.line.contains(r#""type":"chain/resp""#) {
+                let elapsed = started.elapsed();
+                if !self.line.contains(r#""success":true"#) {
+                    return Err(format!("chain failed: {}", self.line).into());
+                }
+                return Ok((elapsed, events));
+            }
+            events += 1;
+        }
+    }
+
+    /// The child's peak resident set (VmHWM), in kB.
+    pub fn peak_rss_kb(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmHWM:"))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|v| v.parse().ok())
+            })
+            .unwrap_or(0)
+    }
+
+    /// Closes the child's input and waits for it.
+    pub fn close(self) {
+        let Self { mut child, tx, .. } = self;
+        drop(tx);
+        let _ = child.wait();
+    }
+}
+
+/// The call index an answer is for.
+fn answered_index(kind: PeerKind, line: &str) -> Option<usize> {
+    let (key, end) = match kind {
+        PeerKind::A2e | PeerKind::Raw => (r#""req_id":"c"#, '"'),
+        PeerKind::Rmcp => (r#""id":"#, ','),
+    };
+    let at = line.find(key)? + key.len();
+    let rest = &line[at..];
+    let stop = rest.find([end, '}'])?;
+    rest[..stop].parse().ok()
+}
+
+/// An instant stored as nanoseconds since an epoch, shared between threads.
+#[derive(Default)]
+struct AtomicU64Instant(std::sync::atomic::AtomicU64);
+
+impl AtomicU64Instant {
+    fn set(&self, epoch: Instant) {
+        let ns = u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.0.store(ns, Ordering::Release);
+    }
+
+    fn get(&self, _epoch: Instant) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::Acquire))
+    }
+}
+
+fn figures(total: Duration, mut lat: Vec<Duration>) -> Run {
+    lat.sort_unstable();
+    let pct = |p: f64| {
+        let i = ((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len().max(1)) - 1;
+        lat.get(i).map_or(0, |d| d.as_micros() as u64)
+    };
+    Run {
+        calls_per_sec: lat.len() as f64 / total.as_secs_f64(),
+        p50_us: pct(0.50),
+        p99_us: pct(0.99),
+    }
+}
+
+/// The median of `v` (sorted in place).
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}

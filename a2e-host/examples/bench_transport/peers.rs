@@ -1,0 +1,187 @@
+//! The children (`--serve a2e|raw|rmcp`) and the in-process chain runs.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use a2e_chain::{Engine, Event, NodeCall, runner_fn};
+use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
+use a2e_host::{Host, HostConfig, HostResult};
+use a2e_proto::{ChainRequest, Message, ToolDefinition};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+type Error = Box<dyn std::error::Error>;
+
+/// `echo` returns its arguments; `sleep10` does after 10 ms.
+struct Tools;
+
+impl ToolPlugin for Tools {
+    fn name(&self) -> &str {
+        "bench"
+    }
+
+    fn tools(&self) -> Vec<ToolDefinition> {
+        vec![
+            ToolDefinition::new("echo", "Returns its arguments"),
+            ToolDefinition::new("sleep10", "Returns its arguments after 10 ms"),
+        ]
+    }
+
+    async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        _: CallContext,
+    ) -> HostResult<ToolOutput> {
+        if tool == "sleep10" {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(Value::Object(args).into())
+    }
+}
+
+fn host() -> Result<Arc<Host>, Error> {
+    let config = HostConfig {
+        root: std::env::temp_dir(),
+        max_parallel: 64,
+        builtins: Vec::new(),
+        ..HostConfig::default()
+    };
+    Ok(Host::builder(config).with_tool_plugin(Tools).build()?)
+}
+
+/// The runtime the `a2e` binary runs on.
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Runs this process as the child `kind`.
+pub fn serve(kind: &str) -> Result<(), Error> {
+    match kind {
+        "a2e" => {
+            let rt = runtime()?;
+            rt.block_on(a2e_host::transport::stdio::serve_stdio(host()?));
+            rt.shutdown_timeout(Duration::from_millis(200));
+            Ok(())
+        }
+        "raw" => raw_echo(),
+        "rmcp" => runtime()?.block_on(async {
+            let running = RmcpEcho.serve(rmcp::transport::stdio()).await?;
+            running.waiting().await?;
+            Ok(())
+        }),
+        other => Err(format!("unknown peer `{other}`").into()),
+    }
+}
+
+/// The limit: each line parsed with `serde_json` and answered, std I/O,
+/// output flushed whenever no more input is buffered.
+fn raw_echo() -> Result<(), Error> {
+    let mut input = BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+    let mut output = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut line = String::new();
+    let mut n = 0u64;
+    loop {
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let req: Value = serde_json::from_str(&line)?;
+        n += 1;
+        let resp = json!({
+            "type": "tool/call/resp", "id": format!("r{n}"), "version": "1.0",
+            "ts": 1716123457.2, "req_id": req["id"],
+            "data": {"success": true, "tool_name": "echo", "data": req["arguments"], "duration_ms": 0},
+        });
+        serde_json::to_writer(&mut output, &resp)?;
+        output.write_all(b"\n")?;
+        if input.buffer().is_empty() {
+            output.flush()?;
+        }
+    }
+}
+
+/// An rmcp stdio server with an `echo` tool.
+struct RmcpEcho;
+
+impl ServerHandler for RmcpEcho {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        Ok(CallToolResponse::Complete(CallToolResult::structured(
+            Value::Object(args),
+        )))
+    }
+}
+
+/// The chain `line` run `trials` times (after two warm-ups) in this process:
+/// through the host's chain runner without a transport, and through the
+/// engine alone with a runner that returns its input. Medians in ms.
+pub fn in_process(line: &str, trials: usize) -> Result<(f64, f64), Error> {
+    let Message::ChainRequest(req) = a2e_proto::decode(line.as_bytes())? else {
+        return Err("not a chain".into());
+    };
+    let rt = runtime()?;
+    let host = host()?;
+    host.register_session("bench", "bench");
+    let through_host = |req: &ChainRequest| {
+        let host = host.clone();
+        let req = req.clone();
+        async move {
+            let cancel = CancellationToken::new();
+            let started = Instant::now();
+            let resp = a2e_host::chains::run_request(&host, "bench", &req, None, &cancel)
+                .await
+                .map_err(|e| e.to_string())?;
+            if !resp.success {
+                return Err(format!("chain failed: {:?}", resp.error));
+            }
+            Ok::<_, String>(started.elapsed())
+        }
+    };
+    let engine = Arc::new(Engine::new(runner_fn(|call: NodeCall| async move {
+        Ok(call.input.into_value())
+    })));
+    let mut host_ms = Vec::new();
+    let mut engine_ms = Vec::new();
+    for i in 0..trials + 2 {
+        // On runtime tasks, as a session runs them (not on the thread that
+        // blocks on the runtime).
+        let h = rt.block_on(rt.spawn(through_host(&req)))??;
+        let engine = engine.clone();
+        let req = req.clone();
+        let e = rt.block_on(rt.spawn(async move {
+            let started = Instant::now();
+            let resp = engine
+                .run(&req, |_: &Event<'_>| {}, CancellationToken::new())
+                .await
+                .map_err(|e| e.to_string())?;
+            if !resp.success {
+                return Err(format!("chain failed: {:?}", resp.error));
+            }
+            Ok::<_, String>(started.elapsed())
+        }))??;
+        if i >= 2 {
+            host_ms.push(h.as_secs_f64() * 1e3);
+            engine_ms.push(e.as_secs_f64() * 1e3);
+        }
+    }
+    host.end_session("bench");
+    Ok((super::median(&mut host_ms), super::median(&mut engine_ms)))
+}
