@@ -22,7 +22,9 @@
 //! {"ratio":"sequential_vs_raw","value":0.71,"target":">= 0.6","met":true}
 //! ```
 //!
-//! `--calls N` sets the calls per sequential run (ten times that in flight).
+//! `--calls N` sets the calls per sequential run (ten times that in flight);
+//! `--only-host-chain N` runs only the in-process chains, N trials, and
+//! `--only-stdio-chain N [--events]` only the chain over stdio (to profile).
 
 #[path = "bench_transport/client.rs"]
 mod client;
@@ -55,6 +57,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|n| n.parse().ok())
         .unwrap_or(5000);
 
+    // For profiling: the in-process chain alone, many times.
+    if let Some(i) = args.iter().position(|a| a == "--only-host-chain") {
+        let n = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(500);
+        let (host_ms, engine_ms) = peers::in_process(&linear_chain(CHAIN_NODES, false), n)?;
+        print_ms(
+            "chain_linear1000_host_in_process",
+            host_ms,
+            json!({"trials": n}),
+        );
+        print_ms(
+            "chain_linear1000_engine_noop",
+            engine_ms,
+            json!({"trials": n}),
+        );
+        return Ok(());
+    }
+    if let Some(i) = args.iter().position(|a| a == "--only-stdio-chain") {
+        let n = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(500);
+        let events = args.iter().any(|a| a == "--events");
+        let mut a2e = Peer::spawn(PeerKind::A2e)?;
+        let chain = linear_chain(CHAIN_NODES, events);
+        let mut ms: Vec<f64> = (0..n)
+            .map(|_| a2e.chain(&chain).map(|r| r.0.as_secs_f64() * 1e3))
+            .collect::<Result<_, _>>()?;
+        print_ms(
+            "chain_linear1000_stdio",
+            median(&mut ms),
+            json!({"trials": n, "events": events}),
+        );
+        a2e.close();
+        return Ok(());
+    }
     let mut a2e = Peer::spawn(PeerKind::A2e)?;
     let mut raw = Peer::spawn(PeerKind::Raw)?;
     let mut rmcp = Peer::spawn(PeerKind::Rmcp)?;

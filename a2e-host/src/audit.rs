@@ -71,6 +71,12 @@ impl Audit {
         }
     }
 
+    /// Whether records go anywhere: to the file, or to a subscriber that
+    /// takes the `audit` target. When not, callers skip building them.
+    pub fn is_on(&self) -> bool {
+        self.file.is_some() || tracing::enabled!(target: "audit", tracing::Level::INFO)
+    }
+
     /// Writes one record.
     pub fn record(&self, record: &AuditRecord) {
         let Ok(line) = serde_json::to_string(record) else {

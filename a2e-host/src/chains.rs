@@ -205,13 +205,16 @@ pub async fn run_request(
     let defaulted = with_default_timeout(host, req);
     let req = defaulted.as_ref().unwrap_or(req);
     let engine = engine(host, session_id);
-    let stream = stream.filter(|_| req.streaming);
+    let Some(stream) = stream.filter(|_| req.streaming) else {
+        // Not streaming: the events are not even built.
+        return engine.run(req, (), cancel.clone()).await.map_err(refusal);
+    };
+    // The engine's sink is synchronous: events queue here and are forwarded
+    // to the session's bounded outbound channel as it takes them.
     let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
     let forward = async move {
         while let Some(msg) = rx.recv().await {
-            if let Some(out) = &stream {
-                let _ = out.send(msg).await;
-            }
+            let _ = stream.send(msg).await;
         }
     };
     let req_id = req.id.clone();

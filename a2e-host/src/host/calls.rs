@@ -3,6 +3,7 @@
 //! supervision (panics, timeout, cancellation), duration, collected events —
 //! and the kind's result.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
 use a2e_proto::{
@@ -76,44 +77,58 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// How long a cancelled call may take to wind down before its task is aborted.
+/// How long a cancelled call may take to wind down before it is dropped.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(200);
 
-/// Fires the call's token, lets it wind down for [`CANCEL_GRACE`], then aborts it.
-async fn stop<T>(mut task: tokio::task::JoinHandle<T>, call_token: &CancellationToken) {
-    call_token.cancel();
-    if tokio::time::timeout(CANCEL_GRACE, &mut task).await.is_err() {
-        task.abort();
-    }
-}
-
-/// Runs `fut` on its own task under `deadline` and `cancel`, turning panics,
-/// timeouts and cancellation into errors. On timeout the call's token fires and
-/// the task is aborted (its drop guards kill what it started).
-async fn supervise<T: Send + 'static>(
-    fut: impl std::future::Future<Output = HostResult<T>> + Send + 'static,
+/// Runs `fut` under `deadline` and `cancel` on the caller's task, turning
+/// panics, timeouts and cancellation into errors. On timeout or cancellation
+/// the call's token fires, the call gets [`CANCEL_GRACE`] to wind down, and
+/// is then dropped (its drop guards kill what it started).
+///
+/// No task is spawned: the caller (a session's request task, a chain node)
+/// already runs on its own, and a call that finishes on its first poll
+/// registers no timer either. Plugins must not block the thread, the rule
+/// for any async code.
+async fn supervise<T>(
+    fut: impl std::future::Future<Output = HostResult<T>>,
     call_token: CancellationToken,
     outer: &CancellationToken,
     deadline: Instant,
     timeout_secs: u64,
     what: &str,
 ) -> HostResult<T> {
-    let mut task = tokio::spawn(fut);
+    let caught = |joined: std::thread::Result<HostResult<T>>| match joined {
+        Ok(result) => result,
+        Err(panic) => Err(HostError::Runtime(format!(
+            "{what} panicked: {}",
+            panic_message(panic)
+        ))),
+    };
+    let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+    if outer.is_cancelled() {
+        return Err(HostError::Cancelled);
+    }
+    if let std::task::Poll::Ready(joined) = futures::poll!(fut.as_mut()) {
+        return caught(joined);
+    }
     tokio::select! {
-        joined = &mut task => match joined {
-            Ok(result) => result,
-            Err(e) if e.is_panic() => Err(HostError::Runtime(format!("{what} panicked: {}", panic_message(e.into_panic())))),
-            Err(_) => Err(HostError::Cancelled),
-        },
+        joined = fut.as_mut() => caught(joined),
         _ = tokio::time::sleep_until(deadline) => {
-            stop(task, &call_token).await;
+            stop(fut, &call_token).await;
             Err(HostError::Timeout(timeout_secs))
         }
         _ = outer.cancelled() => {
-            stop(task, &call_token).await;
+            stop(fut, &call_token).await;
             Err(HostError::Cancelled)
         }
     }
+}
+
+/// Fires the call's token and lets the call wind down for [`CANCEL_GRACE`];
+/// the caller then drops it.
+async fn stop<F: std::future::Future>(fut: std::pin::Pin<&mut F>, call_token: &CancellationToken) {
+    call_token.cancel();
+    let _ = tokio::time::timeout(CANCEL_GRACE, fut).await;
 }
 
 /// The longest any call may run, whatever its request asks: one day, the chain

@@ -174,49 +174,66 @@ async fn handshake(session: &Arc<Session>, req: a2e_proto::HandshakeRequest) {
     session.send(resp).await;
 }
 
-/// Runs a request on its own task once a slot is free. The reader waits only
-/// when too many requests are already queued.
+/// Runs a request once a slot is free. The reader waits only when too many
+/// requests are already queued. The request is polled once right here: one
+/// that finishes without waiting (an echo, a listing) costs no task and no
+/// hand-off between threads; one that waits goes on to a task of its own.
 async fn spawn_request(session: &Arc<Session>, request: Message) {
     let Ok(queued) = session.queue.clone().acquire_owned().await else {
         return;
     };
-    let session2 = session.clone();
-    session.tasks.spawn(async move {
-        let session = session2;
-        let _queued = queued;
-        let permit = tokio::select! {
+    let mut work = Box::pin(request_task(session.clone(), request, queued));
+    if futures::poll!(work.as_mut()).is_pending() {
+        session.tasks.spawn(work);
+    }
+}
+
+/// A request from its slot to its audit record.
+async fn request_task(
+    session: Arc<Session>,
+    request: Message,
+    queued: tokio::sync::OwnedSemaphorePermit,
+) {
+    let _queued = queued;
+    let permit = match session.slots.clone().try_acquire_owned() {
+        Ok(permit) => Ok(permit),
+        Err(_) => tokio::select! {
             p = session.slots.clone().acquire_owned() => p,
             _ = session.cancel.cancelled() => return,
-        };
-        let Ok(_permit) = permit else { return };
-        let started = std::time::Instant::now();
-        let msg_type = request.type_str().to_owned();
-        let req_id = request.id().to_owned();
-        let correlation_id = match &request {
-            Message::ToolCallRequest(r) => r.correlation_id.clone(),
-            Message::SkillCallRequest(r) => r.correlation_id.clone(),
-            Message::ChainRequest(r) => r.correlation_id.clone(),
-            _ => String::new(),
-        };
-        let work = run_request(&session, request);
-        let audited = guarded(&session, &req_id, &msg_type, work).await;
-        let agent = session
-            .state
-            .lock()
-            .map(|s| s.agent_id.clone())
-            .unwrap_or_default();
-        session.host.audit().record(&AuditRecord {
-            ts: a2e_proto::now(),
-            session: session.id.clone(),
-            agent,
-            msg_type,
-            name: audited.name,
-            duration_ms: started.elapsed().as_millis() as u64,
-            success: audited.success,
-            error_code: audited.error_code,
-            arguments: audited.arguments,
-            correlation_id,
-        });
+        },
+    };
+    let Ok(_permit) = permit else { return };
+    let started = std::time::Instant::now();
+    let msg_type = request.type_str().to_owned();
+    let req_id = request.id().to_owned();
+    let correlation_id = match &request {
+        Message::ToolCallRequest(r) => r.correlation_id.clone(),
+        Message::SkillCallRequest(r) => r.correlation_id.clone(),
+        Message::ChainRequest(r) => r.correlation_id.clone(),
+        _ => String::new(),
+    };
+    let work = run_request(&session, request);
+    let audited = guarded(&session, &req_id, &msg_type, work).await;
+    let audit = session.host.audit();
+    if !audit.is_on() {
+        return;
+    }
+    let agent = session
+        .state
+        .lock()
+        .map(|s| s.agent_id.clone())
+        .unwrap_or_default();
+    audit.record(&AuditRecord {
+        ts: a2e_proto::now(),
+        session: session.id.clone(),
+        agent,
+        msg_type,
+        name: audited.name,
+        duration_ms: started.elapsed().as_millis() as u64,
+        success: audited.success,
+        error_code: audited.error_code,
+        arguments: audited.arguments,
+        correlation_id,
     });
 }
 

@@ -93,8 +93,7 @@ where
 /// Serves one session on the process's own stdin/stdout. Also ends the
 /// session as soon as stdout's reader goes away, even while nothing is written.
 pub async fn serve_stdio(host: Arc<Host>) {
-    let stdin = tokio::io::stdin();
-    let stdout = tokio::io::stdout();
+    let (stdin, stdout) = std_streams();
     let gone = tokio_util::sync::CancellationToken::new();
     let watcher = tokio::spawn(watch_stdout(gone.clone()));
     // Dropping the session (on a signal or a vanished reader) cancels its calls
@@ -109,6 +108,31 @@ pub async fn serve_stdio(host: Arc<Host>) {
         }
     }
     watcher.abort();
+}
+
+type Input = Box<dyn AsyncRead + Unpin + Send>;
+type Output = Box<dyn AsyncWrite + Unpin + Send>;
+
+/// The process's stdin and stdout. Pipes (how agents start a host) are
+/// read and written without blocking, registered with the runtime's reactor:
+/// no hand-off to the blocking pool per read or write. Anything else (a
+/// terminal, a file) goes through tokio's blocking stdin/stdout.
+fn std_streams() -> (Input, Output) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let stdin: Input = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok())
+        .map_or_else(|| Box::new(tokio::io::stdin()) as Input, |r| Box::new(r));
+    let stdout: Output = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| pipe::Sender::from_owned_fd(fd).ok())
+        .map_or_else(|| Box::new(tokio::io::stdout()) as Output, |w| Box::new(w));
+    (stdin, stdout)
 }
 
 /// Fires `gone` when stdout reports an error or hang-up (its reader closed).
