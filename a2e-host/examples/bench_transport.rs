@@ -24,7 +24,8 @@
 //!
 //! `--calls N` sets the calls per sequential run (ten times that in flight);
 //! `--only-host-chain N` runs only the in-process chains, N trials, and
-//! `--only-stdio-chain N [--events]` only the chain over stdio (to profile).
+//! `--only-stdio-chain N [--events]` only the chain over stdio, and
+//! `--only-calls a2e|raw|rmcp` only one peer's calls (to profile).
 
 #[path = "bench_transport/client.rs"]
 mod client;
@@ -71,6 +72,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             engine_ms,
             json!({"trials": n}),
         );
+        return Ok(());
+    }
+    if let Some(i) = args.iter().position(|a| a == "--only-calls") {
+        let kind = match args.get(i + 1).map(String::as_str) {
+            Some("raw") => PeerKind::Raw,
+            Some("rmcp") => PeerKind::Rmcp,
+            _ => PeerKind::A2e,
+        };
+        let mut peer = Peer::spawn(kind)?;
+        peer.warm_up(200)?;
+        let seq = peer.sequential(calls)?;
+        let par = peer.in_flight(calls * 10, IN_FLIGHT)?;
+        for (mode, run) in [("sequential", seq), ("inflight64", par)] {
+            println!(
+                "{}",
+                json!({"peer": kind.name(), "mode": mode, "calls_per_sec": run.calls_per_sec.round(), "p50_us": run.p50_us})
+            );
+        }
+        peer.close();
         return Ok(());
     }
     if let Some(i) = args.iter().position(|a| a == "--only-stdio-chain") {

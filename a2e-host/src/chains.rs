@@ -32,14 +32,24 @@ pub const CHAIN_PLUGIN_PRIORITY: i32 = 10;
 pub struct HostRunner {
     host: Arc<Host>,
     session_id: String,
+    /// The envelope of every tool call this runner makes (nodes' calls are
+    /// not wire messages: no id, version or session id of their own).
+    tool_template: ToolCallRequest,
 }
 
 impl HostRunner {
     /// A runner for `session_id` on `host`.
     pub fn new(host: Arc<Host>, session_id: &str) -> Self {
+        // Empty strings: copying the template per node allocates nothing.
+        let tool_template = ToolCallRequest {
+            id: String::new(),
+            version: String::new(),
+            ..ToolCallRequest::default()
+        };
         Self {
             host,
             session_id: session_id.to_owned(),
+            tool_template,
         }
     }
 }
@@ -71,12 +81,15 @@ impl NodeRunner for HostRunner {
     async fn run(&self, call: NodeCall) -> NodeResult {
         let timeout = secs_left(&call);
         if call.kind == NodeKind::TOOL {
-            let mut req = ToolCallRequest::new(&call.name, call.input.into_value());
-            req.session_id = self.session_id.clone();
-            req.timeout = timeout;
+            let req = ToolCallRequest {
+                tool_name: call.name.to_string(),
+                arguments: call.input.into_map(),
+                timeout,
+                ..self.tool_template.clone()
+            };
             let result = self
                 .host
-                .call_tool(&self.session_id, &req, None, &call.cancel)
+                .call_tool_owned(&self.session_id, req, None, &call.cancel)
                 .await
                 .map_err(node_error)?;
             outcome(
@@ -91,7 +104,7 @@ impl NodeRunner for HostRunner {
             req.streaming = false;
             let result = self
                 .host
-                .call_skill(&self.session_id, &req, None, &call.cancel)
+                .call_skill_owned(&self.session_id, req, None, &call.cancel)
                 .await
                 .map_err(node_error)?;
             outcome(

@@ -39,12 +39,24 @@ pub struct Host {
 /// Who a session acts for: the agent of its handshake and the user it serves.
 /// A session's `user_id` is its `agent_id` (the protocol's handshake names no
 /// user); calls made by the host itself have neither.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
+    /// The session id.
+    pub session_id: Arc<str>,
     /// The handshake's `agent_id`.
-    pub agent_id: String,
+    pub agent_id: Arc<str>,
     /// The user the agent serves.
-    pub user_id: String,
+    pub user_id: Arc<str>,
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Self {
+            session_id: crate::plugin::shared_str(""),
+            agent_id: crate::plugin::shared_str(""),
+            user_id: crate::plugin::shared_str(""),
+        }
+    }
 }
 
 /// Why a host could not be built.
@@ -229,6 +241,7 @@ impl Host {
                     || t.toolkit.as_deref().map(str::to_lowercase).as_deref() == Some(kind.as_str())
                     || t.tags.iter().any(|x| x.to_lowercase() == kind)
             })
+            .map(Arc::unwrap_or_clone)
             .collect();
         if !searching {
             return candidates;
@@ -297,7 +310,22 @@ impl Host {
         stream: Option<mpsc::Sender<Message>>,
         cancel: &CancellationToken,
     ) -> HostResult<ToolResult> {
-        self.call::<calls::ToolKind>(session_id, req, stream, cancel)
+        let args = req.arguments.clone();
+        self.call::<calls::ToolKind>(session_id, req, args, stream, cancel)
+            .await
+    }
+
+    /// [`Host::call_tool`] for a caller that owns the request: its arguments
+    /// go to the plugin without a copy.
+    pub async fn call_tool_owned(
+        self: &Arc<Self>,
+        session_id: &str,
+        mut req: ToolCallRequest,
+        stream: Option<mpsc::Sender<Message>>,
+        cancel: &CancellationToken,
+    ) -> HostResult<ToolResult> {
+        let args = std::mem::take(&mut req.arguments);
+        self.call::<calls::ToolKind>(session_id, &req, args, stream, cancel)
             .await
     }
 
@@ -310,16 +338,33 @@ impl Host {
         stream: Option<mpsc::Sender<Message>>,
         cancel: &CancellationToken,
     ) -> HostResult<SkillResult> {
-        self.call::<calls::SkillKind>(session_id, req, stream, cancel)
+        let args = req.arguments.clone();
+        self.call::<calls::SkillKind>(session_id, req, args, stream, cancel)
+            .await
+    }
+
+    /// [`Host::call_skill`] for a caller that owns the request: its arguments
+    /// go to the plugin without a copy.
+    pub async fn call_skill_owned(
+        self: &Arc<Self>,
+        session_id: &str,
+        mut req: SkillCallRequest,
+        stream: Option<mpsc::Sender<Message>>,
+        cancel: &CancellationToken,
+    ) -> HostResult<SkillResult> {
+        let args = std::mem::take(&mut req.arguments);
+        self.call::<calls::SkillKind>(session_id, &req, args, stream, cancel)
             .await
     }
 
     /// Records who session `session_id` acts for (at its handshake): calls of
     /// the session carry it in their [`CallContext`](crate::plugin::CallContext).
     pub fn register_session(&self, session_id: &str, agent_id: &str) {
+        let agent: Arc<str> = agent_id.into();
         let identity = Identity {
-            agent_id: agent_id.to_owned(),
-            user_id: agent_id.to_owned(),
+            session_id: session_id.into(),
+            agent_id: agent.clone(),
+            user_id: agent,
         };
         self.identities
             .lock()
@@ -334,7 +379,10 @@ impl Host {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(session_id)
             .cloned()
-            .unwrap_or_default()
+            .unwrap_or_else(|| Identity {
+                session_id: crate::plugin::shared_str(session_id),
+                ..Identity::default()
+            })
     }
 
     /// Ends a session's processes (every process group it started) and forgets

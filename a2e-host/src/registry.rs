@@ -71,15 +71,15 @@ plugin_info!(DynToolPlugin, DynSkillPlugin);
 /// A registered tool or skill: its definition, the plugin that serves it, and
 /// the compiled validator of its arguments.
 pub struct Entry<P: ?Sized, D> {
-    /// The manifest.
-    pub def: D,
+    /// The manifest (shared: a lookup copies no definition).
+    pub def: Arc<D>,
     /// Its plugin.
     pub plugin: Arc<P>,
     /// The arguments' schema, compiled once at registration.
     pub validator: ArgsValidator,
 }
 
-impl<P: ?Sized, D: Clone> Clone for Entry<P, D> {
+impl<P: ?Sized, D> Clone for Entry<P, D> {
     fn clone(&self) -> Self {
         Self {
             def: self.def.clone(),
@@ -112,7 +112,7 @@ impl std::fmt::Debug for ArgsValidator {
 impl ArgsValidator {
     /// Compiles `schema`; an empty object accepts anything.
     pub fn compile(schema: &Value) -> Self {
-        if schema.as_object().is_some_and(Map::is_empty) {
+        if accepts_any_object(schema) {
             return Self(None);
         }
         Self(Some(Arc::new(
@@ -134,8 +134,36 @@ impl ArgsValidator {
             }
         };
         let instance = Value::Object(args.clone());
+        Self::violations(validator, &instance)
+    }
+
+    /// [`Self::check`] for an owner of the arguments: they are not copied.
+    pub fn check_owned(&self, args: Map<String, Value>) -> HostResult<Map<String, Value>> {
+        let Some(compiled) = &self.0 else {
+            return Ok(args);
+        };
+        let validator = match compiled.as_ref() {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(HostError::Runtime(format!(
+                    "the input schema is invalid: {e}"
+                )));
+            }
+        };
+        let instance = Value::Object(args);
+        Self::violations(validator, &instance)?;
+        match instance {
+            Value::Object(args) => Ok(args),
+            _ => Ok(Map::new()),
+        }
+    }
+
+    fn violations(validator: &jsonschema::Validator, instance: &Value) -> HostResult<()> {
+        if validator.is_valid(instance) {
+            return Ok(());
+        }
         let violations: Vec<String> = validator
-            .iter_errors(&instance)
+            .iter_errors(instance)
             .map(|e| {
                 let path = e.instance_path().to_string();
                 let path = if path.is_empty() {
@@ -152,6 +180,19 @@ impl ArgsValidator {
             Err(HostError::schema(violations))
         }
     }
+}
+
+/// `{}`, or `{"type": "object"}` with no properties and nothing else: every
+/// arguments object passes, so no validator runs.
+fn accepts_any_object(schema: &Value) -> bool {
+    let Some(obj) = schema.as_object() else {
+        return false;
+    };
+    obj.iter().all(|(k, v)| match k.as_str() {
+        "type" => v == "object",
+        "properties" => v.as_object().is_some_and(Map::is_empty),
+        _ => false,
+    })
 }
 
 /// Plugins of one kind and the names they serve.
@@ -211,7 +252,7 @@ impl<P: PluginInfo + ?Sized, D: Clone> Table<P, D> {
             self.entries.insert(
                 name,
                 Entry {
-                    def,
+                    def: Arc::new(def),
                     plugin: plugin.clone(),
                     validator,
                 },
@@ -433,10 +474,10 @@ mod tests {
         let mut r = Registry::new();
         r.add_tool_plugin(p("low", &["b1"], 0, false)).unwrap();
         r.add_tool_plugin(p("high", &["a1"], 10, false)).unwrap();
-        let names: Vec<String> = r.tools().into_iter().map(|e| e.def.name).collect();
+        let names: Vec<String> = r.tools().into_iter().map(|e| e.def.name.clone()).collect();
         assert_eq!(names, vec!["a1", "b1"]);
         r.add_tool_plugin(p("only", &["o1"], 20, true)).unwrap();
-        let names: Vec<String> = r.tools().into_iter().map(|e| e.def.name).collect();
+        let names: Vec<String> = r.tools().into_iter().map(|e| e.def.name.clone()).collect();
         assert_eq!(names, vec!["o1"]);
         assert!(r.tool("b1").is_none());
         assert!(r.tool("o1").is_some());

@@ -47,12 +47,17 @@ macro_rules! messages {
             }
 
             /// Parses the body of a known `type` from raw JSON, recording the path of a failure.
+            /// The path is tracked only on a second parse after a failure: tracking
+            /// it costs a third of the parse of a large message that is fine.
             pub(crate) fn parse_known(
                 wire_type: &str,
                 bytes: &[u8],
             ) -> Option<Result<Self, serde_path_to_error::Error<serde_json::Error>>> {
                 $(
                     if wire_type == <$variant as $crate::envelope::WireType>::TYPE {
+                        if let Ok(message) = serde_json::from_slice::<$variant>(bytes) {
+                            return Some(Ok(Self::$variant(message)));
+                        }
                         let mut de = serde_json::Deserializer::from_slice(bytes);
                         return Some(
                             serde_path_to_error::deserialize::<_, $variant>(&mut de).map(Self::$variant),

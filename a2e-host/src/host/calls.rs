@@ -25,31 +25,40 @@ use crate::registry::{SkillEntry, ToolEntry};
 /// Most events kept in a result's `events` list; later ones are still streamed.
 pub const MAX_COLLECTED_EVENTS: usize = 1000;
 
-type Collected<E> = Arc<Mutex<Vec<E>>>;
+/// A call's events: numbered, the first [`MAX_COLLECTED_EVENTS`] kept for
+/// its result, forwarded to `stream` when given. One allocation per call.
+struct Collected<E> {
+    seq: std::sync::atomic::AtomicU64,
+    list: Mutex<Vec<E>>,
+    req_id: String,
+    stream: Option<mpsc::Sender<Message>>,
+}
 
-/// An event sink that numbers events, keeps up to [`MAX_COLLECTED_EVENTS`], and
-/// forwards them to `stream` when given.
+/// An event sink over a fresh [`Collected`].
 fn collecting_sink<E>(
     req_id: &str,
     stream: Option<mpsc::Sender<Message>>,
     make: fn(EventKind, Map<String, Value>, u64, String) -> E,
-) -> (EventSink, Collected<E>)
+) -> (EventSink, Arc<Collected<E>>)
 where
     E: Clone + Into<Message> + Send + 'static,
 {
-    let collected: Collected<E> = Arc::new(Mutex::new(Vec::new()));
-    let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let keep = collected.clone();
-    let req_id = req_id.to_owned();
+    let collected = Arc::new(Collected {
+        seq: std::sync::atomic::AtomicU64::new(0),
+        list: Mutex::new(Vec::new()),
+        req_id: req_id.to_owned(),
+        stream,
+    });
+    let state = collected.clone();
     let sink = EventSink::new(move |kind, data| {
-        let n = seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let event = make(kind, data, n, req_id.clone());
-        if let Ok(mut list) = keep.lock()
+        let n = state.seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let event = make(kind, data, n, state.req_id.clone());
+        if let Ok(mut list) = state.list.lock()
             && list.len() < MAX_COLLECTED_EVENTS
         {
             list.push(event.clone());
         }
-        let stream = stream.clone();
+        let stream = state.stream.clone();
         async move {
             if let Some(tx) = stream {
                 let _ = tx.send(event.into()).await;
@@ -62,6 +71,7 @@ where
 
 fn take<E>(collected: &Collected<E>) -> Vec<E> {
     collected
+        .list
         .lock()
         .map(|mut l| std::mem::take(&mut *l))
         .unwrap_or_default()
@@ -181,13 +191,19 @@ pub(crate) trait CallKind {
     const WHAT: &'static str;
 
     /// Finds the entry and checks the request against it (refusals are `Err`).
-    fn lookup(host: &Host, req: &Self::Req) -> HostResult<Self::Entry>;
+    /// Returns the entry and the arguments (checked against its schema).
+    fn lookup(
+        host: &Host,
+        req: &Self::Req,
+        args: Map<String, Value>,
+    ) -> HostResult<(Self::Entry, Map<String, Value>)>;
     /// The request's id, correlation id, streaming flag and timeout.
     fn spec<'a>(host: &Host, req: &'a Self::Req, entry: &Self::Entry) -> CallSpec<'a>;
     /// The plugin call.
     fn invoke(
         host: &Arc<Host>,
         req: &Self::Req,
+        args: Map<String, Value>,
         entry: Self::Entry,
         ctx: CallContext,
     ) -> BoxFuture<'static, HostResult<Self::Output>>;
@@ -237,13 +253,17 @@ impl CallKind for ToolKind {
     type Result = ToolResult;
     const WHAT: &'static str = "tool";
 
-    fn lookup(host: &Host, req: &ToolCallRequest) -> HostResult<ToolEntry> {
+    fn lookup(
+        host: &Host,
+        req: &ToolCallRequest,
+        args: Map<String, Value>,
+    ) -> HostResult<(ToolEntry, Map<String, Value>)> {
         let entry = host
             .registry
             .tool(&req.tool_name)
             .ok_or_else(|| HostError::UnknownTool(req.tool_name.clone()))?;
-        entry.validator.check(&req.arguments)?;
-        Ok(entry)
+        let args = entry.validator.check_owned(args)?;
+        Ok((entry, args))
     }
 
     fn spec<'a>(host: &Host, req: &'a ToolCallRequest, _entry: &ToolEntry) -> CallSpec<'a> {
@@ -258,11 +278,11 @@ impl CallKind for ToolKind {
     fn invoke(
         _host: &Arc<Host>,
         req: &ToolCallRequest,
+        args: Map<String, Value>,
         entry: ToolEntry,
         ctx: CallContext,
     ) -> BoxFuture<'static, HostResult<ToolOutput>> {
         let name = req.tool_name.clone();
-        let args = req.arguments.clone();
         Box::pin(async move { entry.plugin.call_dyn(&name, args, ctx).await })
     }
 
@@ -317,7 +337,11 @@ impl CallKind for SkillKind {
     type Result = SkillResult;
     const WHAT: &'static str = "skill";
 
-    fn lookup(host: &Host, req: &SkillCallRequest) -> HostResult<SkillEntry> {
+    fn lookup(
+        host: &Host,
+        req: &SkillCallRequest,
+        args: Map<String, Value>,
+    ) -> HostResult<(SkillEntry, Map<String, Value>)> {
         let entry = host
             .registry
             .skill(&req.name)
@@ -335,8 +359,8 @@ impl CallKind for SkillKind {
                 req.name, effective.status
             )));
         }
-        entry.validator.check(&req.arguments)?;
-        Ok(entry)
+        let args = entry.validator.check_owned(args)?;
+        Ok((entry, args))
     }
 
     fn spec<'a>(host: &Host, req: &'a SkillCallRequest, entry: &SkillEntry) -> CallSpec<'a> {
@@ -360,6 +384,7 @@ impl CallKind for SkillKind {
     fn invoke(
         host: &Arc<Host>,
         req: &SkillCallRequest,
+        args: Map<String, Value>,
         entry: SkillEntry,
         ctx: CallContext,
     ) -> BoxFuture<'static, HostResult<SkillOutput>> {
@@ -370,7 +395,6 @@ impl CallKind for SkillKind {
             metadata: req.metadata.clone(),
         };
         let name = req.name.clone();
-        let args = req.arguments.clone();
         Box::pin(async move { entry.plugin.call_dyn(&name, args, call).await })
     }
 
@@ -413,16 +437,19 @@ impl CallKind for SkillKind {
 }
 
 impl Host {
-    /// Runs a call of kind `K`: lookup and checks, then the shared pipeline.
-    /// `Err` is a refusal; a call that ran and failed is `Ok` with `success: false`.
+    /// Runs a call of kind `K` with `args` (the request's arguments, taken
+    /// out of it by an owner, or a copy): lookup and checks, then the shared
+    /// pipeline. `Err` is a refusal; a call that ran and failed is `Ok` with
+    /// `success: false`.
     pub(crate) async fn call<K: CallKind>(
         self: &Arc<Self>,
         session_id: &str,
         req: &K::Req,
+        args: Map<String, Value>,
         stream: Option<mpsc::Sender<Message>>,
         cancel: &CancellationToken,
     ) -> HostResult<K::Result> {
-        let entry = K::lookup(self, req)?;
+        let (entry, args) = K::lookup(self, req, args)?;
         let spec = K::spec(self, req, &entry);
         let started = Instant::now();
         let timeout = Duration::from_secs(spec.timeout_secs);
@@ -433,16 +460,15 @@ impl Host {
         let stream = if spec.streaming { stream } else { None };
         let (sink, collected) = collecting_sink(spec.req_id, stream, K::event);
         let call_token = cancel.child_token();
-        let ctx = CallContext::new(
-            session_id,
+        let ctx = CallContext::for_identity(
+            &self.identity(session_id),
             spec.req_id,
             call_token.clone(),
             Some(deadline),
             sink,
         )
-        .with_correlation_id(spec.correlation_id)
-        .with_identity(&self.identity(session_id));
-        let work = K::invoke(self, req, entry, ctx);
+        .with_correlation_id(spec.correlation_id);
+        let work = K::invoke(self, req, args, entry, ctx);
         let outcome = supervise(
             work,
             call_token,

@@ -69,6 +69,16 @@ pub struct CallContext {
     events: EventSink,
 }
 
+/// `s` as a shared string; the empty one is allocated once for all.
+pub fn shared_str(s: &str) -> Arc<str> {
+    static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+    if s.is_empty() {
+        EMPTY.clone()
+    } else {
+        Arc::from(s)
+    }
+}
+
 impl CallContext {
     /// A context with the given identity, token, deadline and event sink.
     pub fn new(
@@ -79,27 +89,47 @@ impl CallContext {
         events: EventSink,
     ) -> Self {
         Self {
-            session_id: session_id.into(),
-            req_id: req_id.into(),
+            session_id: shared_str(session_id),
+            req_id: shared_str(req_id),
             cancel,
             deadline,
-            correlation_id: "".into(),
-            agent_id: "".into(),
-            user_id: "".into(),
+            correlation_id: shared_str(""),
+            agent_id: shared_str(""),
+            user_id: shared_str(""),
+            events,
+        }
+    }
+
+    /// A context for a call of the session `identity` names, acting for it.
+    pub fn for_identity(
+        identity: &crate::host::Identity,
+        req_id: &str,
+        cancel: CancellationToken,
+        deadline: Option<Instant>,
+        events: EventSink,
+    ) -> Self {
+        Self {
+            session_id: identity.session_id.clone(),
+            req_id: shared_str(req_id),
+            cancel,
+            deadline,
+            correlation_id: shared_str(""),
+            agent_id: identity.agent_id.clone(),
+            user_id: identity.user_id.clone(),
             events,
         }
     }
 
     /// The same context carrying the request's correlation id.
     pub fn with_correlation_id(mut self, correlation_id: &str) -> Self {
-        self.correlation_id = correlation_id.into();
+        self.correlation_id = shared_str(correlation_id);
         self
     }
 
     /// The same context acting for `identity`.
     pub fn with_identity(mut self, identity: &crate::host::Identity) -> Self {
-        self.agent_id = identity.agent_id.as_str().into();
-        self.user_id = identity.user_id.as_str().into();
+        self.agent_id = identity.agent_id.clone();
+        self.user_id = identity.user_id.clone();
         self
     }
 

@@ -309,17 +309,22 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
         }
         Message::ToolCallRequest(req) => {
             let mut audited = Audited::ok(req.tool_name.clone());
-            audited.arguments = host.audit().arguments(&req.arguments);
-            match host.call_tool(&session.id, &req, Some(out), cancel).await {
+            if host.audit().is_on() {
+                audited.arguments = host.audit().arguments(&req.arguments);
+            }
+            let mut resp = ToolCallResponse::for_request(&req);
+            match host
+                .call_tool_owned(&session.id, req, Some(out), cancel)
+                .await
+            {
                 Ok(result) => {
                     let audited = audited.outcome(result.success, result.error_code.as_ref());
-                    let mut resp = ToolCallResponse::for_request(&req);
                     resp.data = result;
                     session.send(resp).await;
                     audited
                 }
                 Err(e) => {
-                    refuse(session, &req.id, &e).await;
+                    refuse(session, &resp.req_id, &e).await;
                     audited.outcome(false, Some(&e.code()))
                 }
             }
@@ -332,18 +337,23 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
         }
         Message::SkillCallRequest(req) => {
             let mut audited = Audited::ok(req.name.clone());
-            audited.arguments = host.audit().arguments(&req.arguments);
-            match host.call_skill(&session.id, &req, Some(out), cancel).await {
+            if host.audit().is_on() {
+                audited.arguments = host.audit().arguments(&req.arguments);
+            }
+            let mut resp = SkillCallResponse::for_request(&req);
+            resp.name = req.name.clone();
+            match host
+                .call_skill_owned(&session.id, req, Some(out), cancel)
+                .await
+            {
                 Ok(result) => {
                     let audited = audited.outcome(result.success, result.error_code.as_ref());
-                    let mut resp = SkillCallResponse::for_request(&req);
-                    resp.name = req.name.clone();
                     resp.data = Some(result);
                     session.send(resp).await;
                     audited
                 }
                 Err(e) => {
-                    refuse(session, &req.id, &e).await;
+                    refuse(session, &resp.req_id, &e).await;
                     audited.outcome(false, Some(&e.code()))
                 }
             }

@@ -227,7 +227,7 @@ impl ToolExecutor for HostTools {
             host.audit().record(&AuditRecord {
                 ts: a2e_proto::now(),
                 session: session.to_string(),
-                agent: host.identity(&session).agent_id,
+                agent: host.identity(&session).agent_id.to_string(),
                 msg_type: AUDIT_TYPE.into(),
                 name: format!("{skill}/{}", req.tool_name),
                 duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

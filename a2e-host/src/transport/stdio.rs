@@ -9,6 +9,7 @@ use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::sync::CancellationToken;
 
 use crate::host::Host;
 use crate::session::{OUTBOUND_CAPACITY, Session};
@@ -33,61 +34,100 @@ impl Default for StdioOptions {
 /// agent sends `shutdown`; then drains, cancels what is left and kills the
 /// session's processes. When the output breaks (the agent went away) the
 /// session is cancelled at once.
+///
+/// Reading and writing are two futures of one task: a request answered on
+/// its first poll (see the session) is written by the same thread that read
+/// it, with no hand-off between threads on the way.
 pub async fn serve<R, W>(host: Arc<Host>, reader: R, writer: W, options: StdioOptions)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::channel::<Message>(OUTBOUND_CAPACITY);
+    let (tx, rx) = mpsc::channel::<Message>(OUTBOUND_CAPACITY);
     let session = Session::new(host.clone(), tx);
     let max = host.config().max_message_bytes;
-
-    let cancel = session.cancel_token().clone();
-    let writer_task = tokio::spawn(async move {
-        let mut sink = FramedWrite::new(writer, NdjsonCodec::new(max));
-        'write: while let Some(msg) = rx.recv().await {
-            // Write what is ready, then flush once: fewer syscalls under load.
-            let mut next = Some(msg);
-            while let Some(msg) = next.take() {
-                if let Err(e) = sink.feed(&msg).await {
-                    tracing::info!("output closed ({e}); ending the session");
-                    cancel.cancel();
-                    break 'write;
+    let read_done = CancellationToken::new();
+    let write = write_out(
+        writer,
+        max,
+        rx,
+        session.cancel_token().clone(),
+        read_done.clone(),
+    );
+    let read = async move {
+        let mut frames = FramedRead::new(reader, NdjsonCodec::new(max));
+        loop {
+            let next = tokio::select! {
+                next = frames.next() => next,
+                _ = session.cancel_token().cancelled() => break,
+            };
+            match next {
+                Some(Ok(Frame::Line(line))) => session.handle_line(&line).await,
+                Some(Ok(Frame::TooLong { limit })) => session.handle_too_long(limit).await,
+                Some(Err(e)) => {
+                    tracing::info!("input failed: {e}");
+                    break;
                 }
-                next = rx.try_recv().ok();
+                None => break,
             }
-            if let Err(e) = SinkExt::<&Message>::flush(&mut sink).await {
+            if session.cancel_token().is_cancelled() {
+                break;
+            }
+        }
+        session.close(options.drain_on_eof).await;
+        drop(session);
+        read_done.cancel();
+    };
+    tokio::join!(read, write);
+}
+
+/// How long output may still be written once the input side has closed the
+/// session (answers of calls that finished in the drain).
+const WRITE_GRACE: Duration = Duration::from_secs(5);
+
+/// Writes the session's messages as NDJSON: what is ready is written, then
+/// flushed once (fewer syscalls under load). A broken output cancels the
+/// session; after it, messages are drained without writing so that senders
+/// never block on a dead output.
+async fn write_out<W: AsyncWrite + Unpin>(
+    writer: W,
+    max: usize,
+    mut rx: mpsc::Receiver<Message>,
+    cancel: CancellationToken,
+    read_done: CancellationToken,
+) {
+    let mut sink = FramedWrite::new(writer, NdjsonCodec::new(max));
+    let ended = async {
+        read_done.cancelled().await;
+        tokio::time::sleep(WRITE_GRACE).await;
+    };
+    tokio::pin!(ended);
+    let mut broken = false;
+    loop {
+        let msg = tokio::select! {
+            msg = rx.recv() => msg,
+            () = &mut ended => None,
+        };
+        let Some(msg) = msg else { return };
+        if broken {
+            continue;
+        }
+        let mut next = Some(msg);
+        while let Some(msg) = next.take() {
+            if let Err(e) = sink.feed(&msg).await {
                 tracing::info!("output closed ({e}); ending the session");
                 cancel.cancel();
+                broken = true;
                 break;
             }
+            next = rx.try_recv().ok();
         }
-        // Drain without writing so senders never block on a dead output.
-        while rx.recv().await.is_some() {}
-    });
-
-    let mut frames = FramedRead::new(reader, NdjsonCodec::new(max));
-    loop {
-        let next = tokio::select! {
-            next = frames.next() => next,
-            _ = session.cancel_token().cancelled() => break,
-        };
-        match next {
-            Some(Ok(Frame::Line(line))) => session.handle_line(&line).await,
-            Some(Ok(Frame::TooLong { limit })) => session.handle_too_long(limit).await,
-            Some(Err(e)) => {
-                tracing::info!("input failed: {e}");
-                break;
-            }
-            None => break,
-        }
-        if session.cancel_token().is_cancelled() {
-            break;
+        if !broken && let Err(e) = SinkExt::<&Message>::flush(&mut sink).await {
+            tracing::info!("output closed ({e}); ending the session");
+            cancel.cancel();
+            broken = true;
         }
     }
-    session.close(options.drain_on_eof).await;
-    drop(session);
-    let _ = tokio::time::timeout(Duration::from_secs(5), writer_task).await;
 }
 
 /// Serves one session on the process's own stdin/stdout. Also ends the
@@ -96,16 +136,26 @@ pub async fn serve_stdio(host: Arc<Host>) {
     let (stdin, stdout) = std_streams();
     let gone = tokio_util::sync::CancellationToken::new();
     let watcher = tokio::spawn(watch_stdout(gone.clone()));
-    // Dropping the session (on a signal or a vanished reader) cancels its calls
-    // and kills its process groups.
-    tokio::select! {
-        _ = serve(host, stdin, stdout, StdioOptions::default()) => {}
+    // On a runtime worker, not on the thread that blocks on the runtime: the
+    // worker that sees the input ready runs the session at once, where the
+    // blocking thread would have to be woken by it first.
+    let mut session = tokio::spawn(serve(host, stdin, stdout, StdioOptions::default()));
+    let ended = tokio::select! {
+        _ = &mut session => true,
         _ = gone.cancelled() => {
             tracing::info!("stdout closed; ending");
+            false
         }
         _ = terminated() => {
             tracing::info!("signal received; ending");
+            false
         }
+    };
+    if !ended {
+        // Dropping the session (on a signal or a vanished reader) cancels
+        // its calls and kills its process groups; wait until it has.
+        session.abort();
+        let _ = session.await;
     }
     watcher.abort();
 }
