@@ -114,10 +114,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rmcp = Peer::spawn(PeerKind::Rmcp)?;
 
     // Calls: rounds interleave the three peers so that drift hits them alike.
-    let mut figures: Vec<(PeerKind, &str, Vec<f64>, Vec<u64>, Vec<u64>)> = Vec::new();
+    let mut figures: Vec<Figure> = Vec::new();
     for peer in [&a2e, &raw, &rmcp] {
         for mode in ["sequential", "inflight64"] {
-            figures.push((peer.kind, mode, Vec::new(), Vec::new(), Vec::new()));
+            figures.push(Figure::new(peer.kind, mode));
         }
     }
     for _ in 0..ROUNDS {
@@ -128,38 +128,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for (mode, run) in [("sequential", seq), ("inflight64", par)] {
                 let slot = figures
                     .iter_mut()
-                    .find(|f| f.0 == peer.kind && f.1 == mode)
+                    .find(|f| f.kind == peer.kind && f.mode == mode)
                     .ok_or("no slot")?;
-                slot.2.push(run.calls_per_sec);
-                slot.3.push(run.p50_us);
-                slot.4.push(run.p99_us);
+                slot.rates.push(run.calls_per_sec);
+                slot.p50.push(run.p50_us);
+                slot.p99.push(run.p99_us);
             }
         }
     }
-    let mut rate = |kind: PeerKind, mode: &str| -> f64 {
-        let f = figures
-            .iter_mut()
-            .find(|f| f.0 == kind && f.1 == mode)
-            .expect("measured");
-        median(&mut f.2)
-    };
-    let rates: Vec<(PeerKind, &str, f64)> = [PeerKind::A2e, PeerKind::Raw, PeerKind::Rmcp]
-        .into_iter()
-        .flat_map(|k| ["sequential", "inflight64"].map(|m| (k, m)))
-        .map(|(k, m)| (k, m, rate(k, m)))
-        .collect();
     for f in &mut figures {
-        let cps = median(&mut f.2.clone());
+        let n = if f.mode == "sequential" {
+            calls
+        } else {
+            calls * 10
+        };
         println!(
             "{}",
             json!({
-                "peer": f.0.name(), "mode": f.1, "calls": if f.1 == "sequential" { calls } else { calls * 10 },
-                "calls_per_sec": cps.round(),
-                "p50_us": median_u64(&mut f.3), "p99_us": median_u64(&mut f.4),
+                "peer": f.kind.name(), "mode": f.mode, "calls": n,
+                "calls_per_sec": f.rate().round(),
+                "p50_us": median_u64(&mut f.p50), "p99_us": median_u64(&mut f.p99),
                 "rounds": ROUNDS,
             })
         );
     }
+    let get = |k: PeerKind, m: &str| {
+        figures
+            .iter()
+            .find(|f| f.kind == k && f.mode == m)
+            .map_or(0.0, Figure::rate)
+    };
 
     // Chains over stdio (a2e only: the other two have no chains).
     let linear = linear_chain(CHAIN_NODES, false);
@@ -214,12 +212,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
-    let get = |k: PeerKind, m: &str| {
-        rates
-            .iter()
-            .find(|r| r.0 == k && r.1 == m)
-            .map_or(0.0, |r| r.2)
-    };
     let ratios = [
         (
             "sequential_vs_raw",
@@ -273,6 +265,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         peer.close();
     }
     Ok(())
+}
+
+/// One peer's runs in one mode, over the rounds.
+struct Figure {
+    kind: PeerKind,
+    mode: &'static str,
+    rates: Vec<f64>,
+    p50: Vec<u64>,
+    p99: Vec<u64>,
+}
+
+impl Figure {
+    fn new(kind: PeerKind, mode: &'static str) -> Self {
+        Self {
+            kind,
+            mode,
+            rates: Vec::new(),
+            p50: Vec::new(),
+            p99: Vec::new(),
+        }
+    }
+
+    /// The median calls per second.
+    fn rate(&self) -> f64 {
+        median(&mut self.rates.clone())
+    }
 }
 
 /// The median of `TRIALS` timed runs after two warm-ups, in milliseconds.

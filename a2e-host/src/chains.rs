@@ -222,17 +222,34 @@ pub async fn run_request(
         // Not streaming: the events are not even built.
         return engine.run(req, (), cancel.clone()).await.map_err(refusal);
     };
-    // The engine's sink is synchronous: events queue here and are forwarded
-    // to the session's bounded outbound channel as it takes them.
+    // The engine's sink is synchronous: an event goes straight into the
+    // session's outbound channel when it has room and nothing is queued
+    // before it; otherwise it queues here, and is forwarded in order as the
+    // channel takes it.
     let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
+    let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let direct = stream.clone();
+    let queued_in = queued.clone();
     let forward = async move {
         while let Some(msg) = rx.recv().await {
             let _ = stream.send(msg).await;
+            queued.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         }
     };
     let req_id = req.id.clone();
     let sink = move |event: &Event<'_>| {
-        let _ = tx.send(event.to_wire(&req_id).into());
+        let msg: Message = event.to_wire(&req_id).into();
+        let msg = if queued_in.load(std::sync::atomic::Ordering::Acquire) == 0 {
+            match direct.try_send(msg) {
+                Ok(()) => return,
+                Err(mpsc::error::TrySendError::Full(msg)) => msg,
+                Err(mpsc::error::TrySendError::Closed(_)) => return,
+            }
+        } else {
+            msg
+        };
+        queued_in.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        let _ = tx.send(msg);
     };
     let run = async move { engine.run(req, sink, cancel.clone()).await };
     let (resp, ()) = tokio::join!(run, forward);

@@ -3,6 +3,7 @@
 const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),
     ("dag", "acmp-dag", "bench_dag"),
+    ("transport", "a2e-host", "bench_transport"),
     ("transport", "a2e-client", "bench_transport"),
     ("mcp", "a2e-mcp", "bench_mcp"),
     ("ontheia", "ontheia", "bench_ontheia"),
