@@ -1,7 +1,7 @@
 //! Orchestrator overhead per task, on DAGs of no-op tasks.
 //!
 //! ```text
-//! cargo run --release -p acmp-dag --example bench_dag [-- --tasks 10000,100000 --shapes layered,random --runs 3 --runtime multi --floor]
+//! cargo run --release -p acmp-dag --example bench_dag [-- --tasks 10000,100000 --shapes layered,random --runs 7 --runtime multi --floor]
 //! ```
 //!
 //! For each shape and size, builds a DAG whose tasks reference their sources like real ones
@@ -23,13 +23,19 @@
 //! invoke built, the provider's boxed future polled, every result kept), with no
 //! validation, routing, states or bookkeeping. The difference is the orchestrator's own cost.
 //!
+//! Method as in the chain bench: the median of `--runs` runs (default 7), on mimalloc as
+//! in the `a2e` binary, and a peer in the same process: `peer_ns_per_task` is the same DAG
+//! (each task reading its sources) run by the `a2e-chain` engine with a runner that
+//! answers at once, and `ratio` is ours over it. (dagx, the chain bench's other peer, has
+//! no data-dependent inputs to express these reads.)
+//!
 //! Shapes: `layered` (layers of 1000 tasks, each reading one or two tasks of the layer
 //! above) and `random` (each task reads one to three of the 1000 tasks before it; a few
 //! percent are roots).
 
 #![allow(unsafe_code)] // the counting allocator below
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
@@ -43,34 +49,36 @@ use acmp_dag::{
 };
 use serde_json::{Map, Value, json};
 
-/// The system allocator, counting allocations.
+/// mimalloc (the `a2e` binary's allocator), counting allocations.
 struct Counting;
+
+static INNER: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 
-// SAFETY: forwards every call to the system allocator unchanged.
+// SAFETY: forwards every call to mimalloc unchanged.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
+        unsafe { INNER.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { INNER.dealloc(ptr, layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { INNER.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { INNER.realloc(ptr, layout, new_size) }
     }
 }
 
@@ -206,6 +214,69 @@ fn floor_run(dag: &Dag) -> Result<Vec<InvokeResult>, Box<dyn std::error::Error>>
         results.push(result?);
     }
     Ok(results)
+}
+
+/// The same DAG as an A2E chain (a node per task reading its sources' outputs), run by the
+/// `a2e-chain` engine with a runner that returns its input: the median wall time in seconds.
+fn chain_peer(
+    runtime: &tokio::runtime::Runtime,
+    dag: &Dag,
+    runs: usize,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    use a2e_chain::{ChainConfig, Engine, Event, NodeCall, runner_fn};
+    use a2e_proto::{ChainNode, ChainRequest, NodeKind};
+    let mut nodes = Vec::with_capacity(dag.tasks.len());
+    for task in &dag.tasks {
+        let mut node = ChainNode::new(&task.task_id, NodeKind::TOOL, "noop");
+        match &task.input {
+            TaskInput::Literal(literal) => {
+                node.input = literal.data.as_object().cloned().unwrap_or_default();
+            }
+            TaskInput::Reference(reference) => match &reference.source.tasks {
+                SourceTasks::One(id) => {
+                    node.input_map
+                        .insert("value".into(), json!(format!("{id}.output.value")));
+                }
+                SourceTasks::Many(ids) => {
+                    // Each source's value, not its whole output: outputs that held
+                    // their inputs would grow with every level.
+                    for (k, id) in ids.iter().enumerate() {
+                        node.input_map
+                            .insert(format!("a{k}"), json!(format!("{id}.output.value")));
+                    }
+                }
+            },
+        }
+        nodes.push(node);
+    }
+    let req = ChainRequest {
+        entry_node: dag
+            .tasks
+            .first()
+            .map(|t| t.task_id.clone())
+            .unwrap_or_default(),
+        nodes,
+        timeout: 3600,
+        ..ChainRequest::default()
+    };
+    let engine = Engine::new(runner_fn(|call: NodeCall| async move {
+        Ok(call.input.into_value())
+    }))
+    .with_config(ChainConfig {
+        max_nodes: usize::MAX,
+        ..ChainConfig::default()
+    });
+    let mut walls = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let started = Instant::now();
+        let resp = runtime.block_on(engine.run(&req, |_: &Event<'_>| {}, Default::default()))?;
+        walls.push(started.elapsed().as_secs_f64());
+        if !resp.success {
+            return Err(format!("the chain peer failed: {:?}", resp.error).into());
+        }
+    }
+    walls.sort_by(f64::total_cmp);
+    Ok(walls.get(walls.len() / 2).copied().unwrap_or_default())
 }
 
 fn peak_rss_mb() -> f64 {
@@ -367,6 +438,9 @@ fn measure(
     if let Some(floor) = floor_walls.get(floor_walls.len() / 2) {
         line["floor_ns_per_task"] = json!((floor * 1e9 / tasks as f64).round());
     }
+    let peer = chain_peer(&runtime, &build(shape, tasks, 0)?, runs)?;
+    line["peer_ns_per_task"] = json!((peer * 1e9 / tasks as f64).round());
+    line["ratio"] = json!((wall / peer * 100.0).round() / 100.0);
     println!("{line}");
     Ok(())
 }
@@ -381,7 +455,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .split(',')
         .map(str::to_owned)
         .collect();
-    let runs: usize = arg(&args, "--runs", "3").parse()?;
+    let runs: usize = arg(&args, "--runs", "7").parse()?;
     let runtime = arg(&args, "--runtime", "multi");
     let current_thread = match runtime.as_str() {
         "multi" => false,
