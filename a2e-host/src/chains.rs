@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HostError, HostResult};
-use crate::host::Host;
+use crate::host::{Caller, Host, Identity, SkillKind, ToolKind};
 
 /// Priority of the chain plugin (a2e-core.md §6).
 pub const CHAIN_PLUGIN_PRIORITY: i32 = 10;
@@ -35,6 +35,8 @@ pub struct HostRunner {
     /// The envelope of every tool call this runner makes (nodes' calls are
     /// not wire messages: no id, version or session id of their own).
     tool_template: ToolCallRequest,
+    /// Who the session acts for, looked up once per chain.
+    identity: Identity,
 }
 
 impl HostRunner {
@@ -47,9 +49,27 @@ impl HostRunner {
             ..ToolCallRequest::default()
         };
         Self {
+            identity: host.identity(session_id),
             host,
             session_id: session_id.to_owned(),
             tool_template,
+        }
+    }
+
+    /// A node's call: the chain fires the node's token at the chain's
+    /// deadline and drops the call after its grace, so the call keeps no
+    /// timer of its own under that deadline.
+    fn caller<'a>(
+        &'a self,
+        cancel: &'a CancellationToken,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Caller<'a> {
+        Caller {
+            session_id: &self.session_id,
+            identity: Some(&self.identity),
+            stream: None,
+            cancel,
+            deadline,
         }
     }
 }
@@ -83,13 +103,16 @@ impl NodeRunner for HostRunner {
         if call.kind == NodeKind::TOOL {
             let req = ToolCallRequest {
                 tool_name: call.name.to_string(),
-                arguments: call.input.into_map(),
                 timeout,
                 ..self.tool_template.clone()
             };
             let result = self
                 .host
-                .call_tool_owned(&self.session_id, req, None, &call.cancel)
+                .call::<ToolKind>(
+                    self.caller(&call.cancel, call.deadline),
+                    &req,
+                    call.input.into_map(),
+                )
                 .await
                 .map_err(node_error)?;
             outcome(
@@ -99,12 +122,16 @@ impl NodeRunner for HostRunner {
                 result.error,
             )
         } else if call.kind == NodeKind::SKILL {
-            let mut req = SkillCallRequest::new(&call.name, call.input.into_value());
+            let mut req = SkillCallRequest::new(&call.name, Value::Null);
             req.timeout = timeout;
             req.streaming = false;
             let result = self
                 .host
-                .call_skill_owned(&self.session_id, req, None, &call.cancel)
+                .call::<SkillKind>(
+                    self.caller(&call.cancel, call.deadline),
+                    &req,
+                    call.input.into_map(),
+                )
                 .await
                 .map_err(node_error)?;
             outcome(

@@ -21,6 +21,7 @@ use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
 
 mod calls;
+pub(crate) use calls::{Caller, SkillKind, ToolKind};
 
 pub use calls::{CANCEL_GRACE, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout};
 
@@ -311,8 +312,8 @@ impl Host {
         cancel: &CancellationToken,
     ) -> HostResult<ToolResult> {
         let args = req.arguments.clone();
-        self.call::<calls::ToolKind>(session_id, req, args, stream, cancel)
-            .await
+        let caller = calls::Caller::session(session_id, stream, cancel);
+        self.call::<calls::ToolKind>(caller, req, args).await
     }
 
     /// [`Host::call_tool`] for a caller that owns the request: its arguments
@@ -325,8 +326,8 @@ impl Host {
         cancel: &CancellationToken,
     ) -> HostResult<ToolResult> {
         let args = std::mem::take(&mut req.arguments);
-        self.call::<calls::ToolKind>(session_id, &req, args, stream, cancel)
-            .await
+        let caller = calls::Caller::session(session_id, stream, cancel);
+        self.call::<calls::ToolKind>(caller, &req, args).await
     }
 
     /// `skill/call`: checks status and arguments, runs under the timeout.
@@ -339,8 +340,8 @@ impl Host {
         cancel: &CancellationToken,
     ) -> HostResult<SkillResult> {
         let args = req.arguments.clone();
-        self.call::<calls::SkillKind>(session_id, req, args, stream, cancel)
-            .await
+        let caller = calls::Caller::session(session_id, stream, cancel);
+        self.call::<calls::SkillKind>(caller, req, args).await
     }
 
     /// [`Host::call_skill`] for a caller that owns the request: its arguments
@@ -353,8 +354,8 @@ impl Host {
         cancel: &CancellationToken,
     ) -> HostResult<SkillResult> {
         let args = std::mem::take(&mut req.arguments);
-        self.call::<calls::SkillKind>(session_id, &req, args, stream, cancel)
-            .await
+        let caller = calls::Caller::session(session_id, stream, cancel);
+        self.call::<calls::SkillKind>(caller, &req, args).await
     }
 
     /// Records who session `session_id` acts for (at its handshake): calls of

@@ -160,6 +160,40 @@ pub fn effective_timeout(requested: u64, default: u64, ceiling: Option<u64>) -> 
     wanted.clamp(1, MAX_TIMEOUT_SECS)
 }
 
+/// Who makes a call, and what bounds it.
+pub(crate) struct Caller<'a> {
+    /// The session the call belongs to.
+    pub session_id: &'a str,
+    /// Who the session acts for, when the caller has it at hand (else it is
+    /// looked up).
+    pub identity: Option<&'a super::Identity>,
+    /// Where events go when the request streams.
+    pub stream: Option<mpsc::Sender<Message>>,
+    /// Fires when the caller gives up on the call.
+    pub cancel: &'a CancellationToken,
+    /// Set by a caller that fires `cancel` at this deadline itself and then
+    /// drops the call (a chain node under its chain's deadline): the call
+    /// takes `cancel` as its token and sets no timer of its own.
+    pub deadline: Option<Instant>,
+}
+
+impl<'a> Caller<'a> {
+    /// A call of session `session_id` under its own timeout.
+    pub(crate) fn session(
+        session_id: &'a str,
+        stream: Option<mpsc::Sender<Message>>,
+        cancel: &'a CancellationToken,
+    ) -> Self {
+        Self {
+            session_id,
+            identity: None,
+            stream,
+            cancel,
+            deadline: None,
+        }
+    }
+}
+
 /// What the call pipeline needs to know of a request.
 pub(crate) struct CallSpec<'a> {
     req_id: &'a str,
@@ -443,25 +477,38 @@ impl Host {
     /// `success: false`.
     pub(crate) async fn call<K: CallKind>(
         self: &Arc<Self>,
-        session_id: &str,
+        caller: Caller<'_>,
         req: &K::Req,
         args: Map<String, Value>,
-        stream: Option<mpsc::Sender<Message>>,
-        cancel: &CancellationToken,
     ) -> HostResult<K::Result> {
         let (entry, args) = K::lookup(self, req, args)?;
         let spec = K::spec(self, req, &entry);
         let started = Instant::now();
         let timeout = Duration::from_secs(spec.timeout_secs);
         // Checked: a deadline past the clock's range means "no deadline this century".
-        let deadline = started
+        let own_deadline = started
             .checked_add(timeout)
             .unwrap_or_else(|| started + Duration::from_secs(MAX_TIMEOUT_SECS));
-        let stream = if spec.streaming { stream } else { None };
+        let deadline = caller.deadline.unwrap_or(own_deadline);
+        let stream = if spec.streaming { caller.stream } else { None };
         let (sink, collected) = collecting_sink(spec.req_id, stream, K::event);
-        let call_token = cancel.child_token();
+        // A caller that enforces the deadline itself lends its token; any
+        // other call gets one of its own, fired at its own timeout.
+        let call_token = if caller.deadline.is_some() {
+            caller.cancel.clone()
+        } else {
+            caller.cancel.child_token()
+        };
+        let looked_up;
+        let identity = match caller.identity {
+            Some(identity) => identity,
+            None => {
+                looked_up = self.identity(caller.session_id);
+                &looked_up
+            }
+        };
         let ctx = CallContext::for_identity(
-            &self.identity(session_id),
+            identity,
             spec.req_id,
             call_token.clone(),
             Some(deadline),
@@ -469,15 +516,28 @@ impl Host {
         )
         .with_correlation_id(spec.correlation_id);
         let work = K::invoke(self, req, args, entry, ctx);
-        let outcome = supervise(
-            work,
-            call_token,
-            cancel,
-            deadline,
-            spec.timeout_secs,
-            K::WHAT,
-        )
-        .await;
+        let outcome = if caller.deadline.is_some() {
+            AssertUnwindSafe(work)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| {
+                    Err(HostError::Runtime(format!(
+                        "{} panicked: {}",
+                        K::WHAT,
+                        panic_message(panic)
+                    )))
+                })
+        } else {
+            supervise(
+                work,
+                call_token,
+                caller.cancel,
+                deadline,
+                spec.timeout_secs,
+                K::WHAT,
+            )
+            .await
+        };
         let done = Finished {
             outcome,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
