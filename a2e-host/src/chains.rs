@@ -70,6 +70,7 @@ impl HostRunner {
             stream: None,
             cancel,
             deadline,
+            full_result: false,
         }
     }
 }
@@ -99,8 +100,13 @@ fn outcome(success: bool, data: Value, code: ErrorCode, error: Option<String>) -
 
 impl NodeRunner for HostRunner {
     async fn run(&self, call: NodeCall) -> NodeResult {
-        let timeout = secs_left(&call);
         if call.kind == NodeKind::TOOL {
+            // Under the chain's deadline a tool has no timeout of its own.
+            let timeout = if call.deadline.is_some() {
+                crate::host::MAX_TIMEOUT_SECS
+            } else {
+                0
+            };
             let req = ToolCallRequest {
                 tool_name: call.name.to_string(),
                 timeout,
@@ -122,6 +128,8 @@ impl NodeRunner for HostRunner {
                 result.error,
             )
         } else if call.kind == NodeKind::SKILL {
+            // A skill's own `timeout_seconds` still applies when shorter.
+            let timeout = secs_left(&call);
             let mut req = SkillCallRequest::new(&call.name, Value::Null);
             req.timeout = timeout;
             req.streaming = false;

@@ -43,7 +43,9 @@ impl SkillPlugin for Skills {
         draft.status = SkillStatus::CREATED;
         let mut needs = skill("needs_tools", &["ops"], "ops");
         needs.tools = Some(vec![json!("deploy_service"), json!({"name": "read_file"})]);
-        vec![greet, draft, needs, skill("fail", &["x"], "x")]
+        let mut slow = skill("slow", &["x"], "x");
+        slow.timeout_seconds = Some(1);
+        vec![greet, draft, needs, skill("fail", &["x"], "x"), slow]
     }
 
     async fn call(
@@ -63,6 +65,10 @@ impl SkillPlugin for Skills {
                 Ok(json!({"greeting": format!("hello, {who}"), "tools_seen": tools}).into())
             }
             "fail" => Err(HostError::Skill("it went wrong".into())),
+            "slow" => {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Ok(json!({"late": true}).into())
+            }
             other => Err(HostError::UnknownSkill(other.into())),
         }
     }
@@ -126,7 +132,7 @@ async fn discovery_filters_statuses_and_redaction() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, vec!["draft", "fail", "greet", "needs_tools"]);
+    assert_eq!(names, vec!["draft", "fail", "greet", "needs_tools", "slow"]);
     let text = all.to_string();
     assert!(
         !text.contains("sk-live-very-secret"),
@@ -270,4 +276,38 @@ async fn the_audit_log_has_one_line_per_request_without_argument_values() {
     assert_eq!(lines[1]["success"], false);
     assert_eq!(lines[1]["error_code"], "tool_error");
     assert!(lines[1]["duration_ms"].is_u64());
+}
+
+#[tokio::test]
+async fn a_skill_s_own_timeout_bounds_it_inside_a_longer_chain() {
+    let host = Host::builder(HostConfig {
+        root: std::env::temp_dir(),
+        ..HostConfig::default()
+    })
+    .with_skill_plugin(Skills)
+    .build()
+    .unwrap();
+    let req: a2e_proto::ChainRequest = serde_json::from_value(json!({
+        "type": "chain/req", "id": "c1", "chain_id": "slow", "entry_node": "s",
+        "timeout": 60,
+        "nodes": [{"node_id": "s", "kind": "skill", "name": "slow"}],
+    }))
+    .unwrap();
+    let started = std::time::Instant::now();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let resp = a2e_host::chains::run_request(&host, "s", &req, None, &cancel)
+        .await
+        .unwrap();
+    assert!(!resp.success);
+    let code = resp
+        .error
+        .as_ref()
+        .and_then(|e| e.get("node_code"))
+        .cloned();
+    assert_eq!(code, Some(json!("timeout")), "{:?}", resp.error);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }

@@ -172,9 +172,14 @@ pub(crate) struct Caller<'a> {
     /// Fires when the caller gives up on the call.
     pub cancel: &'a CancellationToken,
     /// Set by a caller that fires `cancel` at this deadline itself and then
-    /// drops the call (a chain node under its chain's deadline): the call
-    /// takes `cancel` as its token and sets no timer of its own.
+    /// drops the call (a chain node under its chain's deadline): when it
+    /// comes before the call's own timeout, the call takes `cancel` as its
+    /// token and sets no timer of its own.
     pub deadline: Option<Instant>,
+    /// Whether the result is read whole. A chain node's result is read for
+    /// its data or error only: its plugin's events are dropped unseen and
+    /// its duration is not measured.
+    pub full_result: bool,
 }
 
 impl<'a> Caller<'a> {
@@ -190,6 +195,7 @@ impl<'a> Caller<'a> {
             stream,
             cancel,
             deadline: None,
+            full_result: true,
         }
     }
 }
@@ -484,17 +490,24 @@ impl Host {
         let (entry, args) = K::lookup(self, req, args)?;
         let spec = K::spec(self, req, &entry);
         let started = Instant::now();
-        let timeout = Duration::from_secs(spec.timeout_secs);
         // Checked: a deadline past the clock's range means "no deadline this century".
         let own_deadline = started
-            .checked_add(timeout)
+            .checked_add(Duration::from_secs(spec.timeout_secs))
             .unwrap_or_else(|| started + Duration::from_secs(MAX_TIMEOUT_SECS));
-        let deadline = caller.deadline.unwrap_or(own_deadline);
+        // The caller's deadline bounds the call when it comes first (a skill's
+        // own shorter timeout still applies inside a chain).
+        let inherited = caller.deadline.filter(|d| *d <= own_deadline);
+        let deadline = inherited.unwrap_or(own_deadline);
         let stream = if spec.streaming { caller.stream } else { None };
-        let (sink, collected) = collecting_sink(spec.req_id, stream, K::event);
+        let (sink, collected) = if stream.is_none() && !caller.full_result {
+            (EventSink::discard(), None)
+        } else {
+            let (sink, collected) = collecting_sink(spec.req_id, stream, K::event);
+            (sink, Some(collected))
+        };
         // A caller that enforces the deadline itself lends its token; any
         // other call gets one of its own, fired at its own timeout.
-        let call_token = if caller.deadline.is_some() {
+        let call_token = if inherited.is_some() {
             caller.cancel.clone()
         } else {
             caller.cancel.child_token()
@@ -516,7 +529,7 @@ impl Host {
         )
         .with_correlation_id(spec.correlation_id);
         let work = K::invoke(self, req, args, entry, ctx);
-        let outcome = if caller.deadline.is_some() {
+        let outcome = if inherited.is_some() {
             AssertUnwindSafe(work)
                 .catch_unwind()
                 .await
@@ -540,8 +553,12 @@ impl Host {
         };
         let done = Finished {
             outcome,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            events: take(&collected),
+            duration_ms: if caller.full_result {
+                u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+            } else {
+                0
+            },
+            events: collected.as_deref().map(take).unwrap_or_default(),
         };
         match done.outcome {
             Ok(out) => Ok(K::success(req, out, done.duration_ms, done.events)),
