@@ -317,13 +317,14 @@ impl CallKind for ToolKind {
 
     fn invoke(
         _host: &Arc<Host>,
-        req: &ToolCallRequest,
+        _req: &ToolCallRequest,
         args: Map<String, Value>,
         entry: ToolEntry,
         ctx: CallContext,
     ) -> BoxFuture<'static, HostResult<ToolOutput>> {
-        let name = req.tool_name.clone();
-        Box::pin(async move { entry.plugin.call_dyn(&name, args, ctx).await })
+        // The entry's name is the request's (the registry's key): borrowed
+        // inside the future, not copied.
+        Box::pin(async move { entry.plugin.call_dyn(&entry.def.name, args, ctx).await })
     }
 
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> ToolEvent {
@@ -434,8 +435,7 @@ impl CallKind for SkillKind {
             llm_override: req.llm_override.clone(),
             metadata: req.metadata.clone(),
         };
-        let name = req.name.clone();
-        Box::pin(async move { entry.plugin.call_dyn(&name, args, call).await })
+        Box::pin(async move { entry.plugin.call_dyn(&entry.def.name, args, call).await })
     }
 
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> SkillEvent {
@@ -541,14 +541,16 @@ impl Host {
                     )))
                 })
         } else {
-            supervise(
+            // Boxed: its timer and select state would otherwise widen every
+            // call's future, the chain nodes' included, which never use them.
+            Box::pin(supervise(
                 work,
                 call_token,
                 caller.cancel,
                 deadline,
                 spec.timeout_secs,
                 K::WHAT,
-            )
+            ))
             .await
         };
         let done = Finished {
