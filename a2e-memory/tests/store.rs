@@ -499,3 +499,23 @@ async fn common_words_do_not_crowd_out_rare_ones() {
         5
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn many_handles_opening_one_fresh_file_at_once_all_open() {
+    // The switch to WAL and the schema's creation race between the handles;
+    // each must wait or retry, never fail with "database is locked".
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fresh.db");
+        let opens: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                tokio::spawn(async move { SqliteStore::open(&path, StoreOptions::default()).await })
+            })
+            .collect();
+        for open in opens {
+            let store = open.await.unwrap();
+            assert!(store.is_ok(), "round {round}: {:?}", store.err());
+        }
+    }
+}

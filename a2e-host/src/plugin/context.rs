@@ -80,7 +80,8 @@ pub fn shared_str(s: &str) -> Arc<str> {
 }
 
 impl CallContext {
-    /// A context with the given identity, token, deadline and event sink.
+    /// A context for a call of session `session_id` acting for nobody in
+    /// particular, with the given token, deadline and event sink.
     pub fn new(
         session_id: &str,
         req_id: &str,
@@ -88,16 +89,11 @@ impl CallContext {
         deadline: Option<Instant>,
         events: EventSink,
     ) -> Self {
-        Self {
+        let session = crate::host::Identity {
             session_id: shared_str(session_id),
-            req_id: shared_str(req_id),
-            cancel,
-            deadline,
-            correlation_id: shared_str(""),
-            agent_id: shared_str(""),
-            user_id: shared_str(""),
-            events,
-        }
+            ..crate::host::Identity::default()
+        };
+        Self::for_identity(&session, req_id, cancel, deadline, events)
     }
 
     /// A context for a call of the session `identity` names, acting for it.

@@ -35,12 +35,36 @@ pub(crate) fn memory_from_row(row: &Row<'_>, at: usize) -> Result<Memory, StoreE
     })
 }
 
+/// Most time spent retrying a `BEGIN IMMEDIATE` that SQLite refused at once.
+const BEGIN_RETRY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `BEGIN IMMEDIATE`. The busy timeout makes SQLite wait for another
+/// writer, but in a few cases (another connection of the same file still
+/// setting it up, a lock that could deadlock) it answers "database is locked"
+/// at once; the documented remedy is to try again, done here with backoff.
+fn begin_immediate(conn: &Connection) -> Result<rusqlite::Transaction<'_>, StoreError> {
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < BEGIN_RETRY =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            other => return Ok(other?),
+        }
+    }
+}
+
 /// Inserts every memory in one immediate transaction, synced on commit.
 pub(crate) fn insert(
     conn: &mut Connection,
     items: Vec<Prepared>,
 ) -> Result<Vec<Memory>, StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = begin_immediate(conn)?;
     let mut out = Vec::with_capacity(items.len());
     {
         let mut insert = tx.prepare_cached(
@@ -94,7 +118,7 @@ pub(crate) fn get(conn: &Connection, id: &str) -> Result<Option<Memory>, StoreEr
 }
 
 pub(crate) fn delete(conn: &mut Connection, id: &str) -> Result<bool, StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = begin_immediate(conn)?;
     let found: Option<(i64, String)> = tx
         .query_row(
             "SELECT seq, namespace FROM memories WHERE id = ?1",

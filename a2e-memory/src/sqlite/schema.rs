@@ -58,6 +58,26 @@ pub enum Durability {
 }
 
 /// Opens (creating if needed) the file, in WAL mode.
+/// Switches to WAL. SQLite answers `SQLITE_BUSY` to this pragma without
+/// calling the busy handler while another connection is opening the same
+/// fresh file; it is retried here, with backoff, for up to `busy_timeout`.
+fn journal_mode_wal(conn: &Connection, busy_timeout: Duration) -> Result<String, StoreError> {
+    let started = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < busy_timeout =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            other => return Ok(other?),
+        }
+    }
+}
+
 pub(crate) fn open(
     path: &Path,
     busy_timeout: Duration,
@@ -73,7 +93,7 @@ pub(crate) fn open(
         | OpenFlags::SQLITE_OPEN_URI;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(busy_timeout)?;
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    let mode = journal_mode_wal(&conn, busy_timeout)?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Corrupt(format!(
             "journal_mode is {mode}, WAL was refused"
