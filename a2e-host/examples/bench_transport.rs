@@ -48,19 +48,14 @@ const IN_FLIGHT: usize = 64;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--serve") {
-        return peers::serve(args.get(i + 1).map_or("", String::as_str));
+    if args.iter().any(|a| a == "--serve") {
+        return peers::serve(&flag_value::<String>(&args, "--serve").unwrap_or_default());
     }
-    let calls: usize = args
-        .iter()
-        .position(|a| a == "--calls")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(5000);
+    let calls: usize = flag_value(&args, "--calls").unwrap_or(5000);
 
     // For profiling: the in-process chain alone, many times.
-    if let Some(i) = args.iter().position(|a| a == "--only-host-chain") {
-        let n = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(500);
+    if args.iter().any(|a| a == "--only-host-chain") {
+        let n = flag_value(&args, "--only-host-chain").unwrap_or(500);
         let (host_ms, engine_ms) = peers::in_process(&linear_chain(CHAIN_NODES, false), n)?;
         print_ms(
             "chain_linear1000_host_in_process",
@@ -74,8 +69,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         return Ok(());
     }
-    if let Some(i) = args.iter().position(|a| a == "--only-calls") {
-        let kind = match args.get(i + 1).map(String::as_str) {
+    if args.iter().any(|a| a == "--only-calls") {
+        let kind = match flag_value::<String>(&args, "--only-calls").as_deref() {
             Some("raw") => PeerKind::Raw,
             Some("rmcp") => PeerKind::Rmcp,
             _ => PeerKind::A2e,
@@ -93,8 +88,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         peer.close();
         return Ok(());
     }
-    if let Some(i) = args.iter().position(|a| a == "--only-stdio-chain") {
-        let n = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(500);
+    if args.iter().any(|a| a == "--only-stdio-chain") {
+        let n = flag_value(&args, "--only-stdio-chain").unwrap_or(500);
         let events = args.iter().any(|a| a == "--events");
         let mut a2e = Peer::spawn(PeerKind::A2e)?;
         let chain = linear_chain(CHAIN_NODES, events);
@@ -291,6 +286,12 @@ impl Figure {
     fn rate(&self) -> f64 {
         median(&mut self.rates.clone())
     }
+}
+
+/// The value after `flag` in `args`, parsed.
+fn flag_value<T: std::str::FromStr>(args: &[String], flag: &str) -> Option<T> {
+    let at = args.iter().position(|a| a == flag)?;
+    args.get(at + 1)?.parse().ok()
 }
 
 /// The median of `TRIALS` timed runs after two warm-ups, in milliseconds.

@@ -21,7 +21,7 @@ use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
 
 mod calls;
-pub(crate) use calls::{Caller, SkillKind, ToolKind};
+pub(crate) use calls::{Caller, SkillKind, ToolKind, panic_message};
 
 pub use calls::{CANCEL_GRACE, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout};
 

@@ -110,7 +110,8 @@ impl std::fmt::Debug for ArgsValidator {
 }
 
 impl ArgsValidator {
-    /// Compiles `schema`; an empty object accepts anything.
+    /// Compiles `schema`; one every arguments object meets (`{}`, an object
+    /// schema without properties) compiles to nothing.
     pub fn compile(schema: &Value) -> Self {
         if accepts_any_object(schema) {
             return Self(None);
@@ -120,35 +121,30 @@ impl ArgsValidator {
         )))
     }
 
+    /// The compiled validator; `None` when anything passes; `Err` when the
+    /// schema could not be compiled (every call is refused with it).
+    fn compiled(&self) -> HostResult<Option<&jsonschema::Validator>> {
+        match self.0.as_deref() {
+            None => Ok(None),
+            Some(Ok(validator)) => Ok(Some(validator)),
+            Some(Err(e)) => Err(HostError::Runtime(format!(
+                "the input schema is invalid: {e}"
+            ))),
+        }
+    }
+
     /// Checks `args`; every violation is listed with its JSON pointer (`$` for the whole).
     pub fn check(&self, args: &Map<String, Value>) -> HostResult<()> {
-        let Some(compiled) = &self.0 else {
-            return Ok(());
-        };
-        let validator = match compiled.as_ref() {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(HostError::Runtime(format!(
-                    "the input schema is invalid: {e}"
-                )));
-            }
-        };
-        let instance = Value::Object(args.clone());
-        Self::violations(validator, &instance)
+        match self.compiled()? {
+            None => Ok(()),
+            Some(validator) => Self::violations(validator, &Value::Object(args.clone())),
+        }
     }
 
     /// [`Self::check`] for an owner of the arguments: they are not copied.
     pub fn check_owned(&self, args: Map<String, Value>) -> HostResult<Map<String, Value>> {
-        let Some(compiled) = &self.0 else {
+        let Some(validator) = self.compiled()? else {
             return Ok(args);
-        };
-        let validator = match compiled.as_ref() {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(HostError::Runtime(format!(
-                    "the input schema is invalid: {e}"
-                )));
-            }
         };
         let instance = Value::Object(args);
         Self::violations(validator, &instance)?;

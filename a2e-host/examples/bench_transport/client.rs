@@ -4,8 +4,7 @@
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 type Error = Box<dyn std::error::Error>;
@@ -145,29 +144,28 @@ impl Peer {
     /// full, this thread reads the answers.
     pub fn in_flight(&mut self, n: usize, window: usize) -> Result<Run, Error> {
         let lines: Vec<(String, String)> = (0..n).map(|i| self.kind.call(i)).collect();
-        let received = Arc::new(AtomicUsize::new(0));
-        let sent_at: Arc<Vec<AtomicU64Instant>> =
-            Arc::new((0..n).map(|_| AtomicU64Instant::default()).collect());
+        let received = AtomicUsize::new(0);
+        // When each call was sent, in nanoseconds since `epoch`.
+        let sent_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
         let epoch = Instant::now();
+        let since_epoch = || u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let mut lat = Vec::with_capacity(n);
         let tx = &mut self.tx;
         let rx = &mut self.rx;
         let buf = &mut self.line;
         let kind = self.kind;
         std::thread::scope(|scope| -> Result<(), Error> {
-            let received_w = received.clone();
-            let sent_w = sent_at.clone();
-            let lines_w = &lines;
+            let (received, sent_at, lines) = (&received, &sent_at, &lines);
             let writer = scope.spawn(move || -> std::io::Result<()> {
-                for (i, (line, _)) in lines_w.iter().enumerate() {
-                    while i - received_w.load(Ordering::Acquire) >= window {
+                for (i, (line, _)) in lines.iter().enumerate() {
+                    while i - received.load(Ordering::Acquire) >= window {
                         tx.flush()?;
                         std::thread::park_timeout(Duration::from_millis(1));
                     }
-                    sent_w[i].set(epoch);
+                    sent_at[i].store(since_epoch(), Ordering::Release);
                     tx.write_all(line.as_bytes())?;
                     tx.write_all(b"\n")?;
-                    if i + 1 - received_w.load(Ordering::Acquire) >= window {
+                    if i + 1 - received.load(Ordering::Acquire) >= window {
                         tx.flush()?;
                     }
                 }
@@ -183,8 +181,8 @@ impl Peer {
                 let sent = sent_at
                     .get(id)
                     .ok_or("answer to an unknown call")?
-                    .get(epoch);
-                lat.push(epoch.elapsed().saturating_sub(sent));
+                    .load(Ordering::Acquire);
+                lat.push(Duration::from_nanos(since_epoch().saturating_sub(sent)));
                 received.fetch_add(1, Ordering::AcqRel);
                 writer.thread().unpark();
             }
@@ -247,21 +245,6 @@ fn answered_index(kind: PeerKind, line: &str) -> Option<usize> {
     let rest = &line[at..];
     let stop = rest.find([end, '}'])?;
     rest[..stop].parse().ok()
-}
-
-/// An instant stored as nanoseconds since an epoch, shared between threads.
-#[derive(Default)]
-struct AtomicU64Instant(std::sync::atomic::AtomicU64);
-
-impl AtomicU64Instant {
-    fn set(&self, epoch: Instant) {
-        let ns = u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.0.store(ns, Ordering::Release);
-    }
-
-    fn get(&self, _epoch: Instant) -> Duration {
-        Duration::from_nanos(self.0.load(Ordering::Acquire))
-    }
 }
 
 fn figures(total: Duration, mut lat: Vec<Duration>) -> Run {

@@ -77,14 +77,18 @@ fn take<E>(collected: &Collected<E>) -> Vec<E> {
         .unwrap_or_default()
 }
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".to_owned()
-    }
+/// A panic's message, when it has one.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// A call's panic, as the call's error.
+fn panicked(what: &str, panic: &(dyn std::any::Any + Send)) -> HostError {
+    HostError::Runtime(format!("{what} panicked: {}", panic_message(panic)))
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.
@@ -107,12 +111,8 @@ async fn supervise<T>(
     timeout_secs: u64,
     what: &str,
 ) -> HostResult<T> {
-    let caught = |joined: std::thread::Result<HostResult<T>>| match joined {
-        Ok(result) => result,
-        Err(panic) => Err(HostError::Runtime(format!(
-            "{what} panicked: {}",
-            panic_message(panic)
-        ))),
+    let caught = |joined: std::thread::Result<HostResult<T>>| {
+        joined.unwrap_or_else(|panic| Err(panicked(what, panic.as_ref())))
     };
     let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
     if outer.is_cancelled() {
@@ -208,13 +208,6 @@ pub(crate) struct CallSpec<'a> {
     streaming: bool,
 }
 
-/// A call that ran: its outcome, duration and collected events.
-pub(crate) struct Finished<O, E> {
-    outcome: HostResult<O>,
-    duration_ms: u64,
-    events: Vec<E>,
-}
-
 /// What differs between a tool call and a skill call.
 pub(crate) trait CallKind {
     /// The request.
@@ -249,7 +242,6 @@ pub(crate) trait CallKind {
     ) -> BoxFuture<'static, HostResult<Self::Output>>;
     /// An event of this kind.
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> Self::Event;
-    /// The answer for a call that ran (failures in-band) or was refused (`Err`).
     /// The code of a call that ran and failed inside the host or its plugin.
     const FAILED: ErrorCode;
     /// The result of a call that ran and succeeded.
@@ -506,11 +498,13 @@ impl Host {
             (sink, Some(collected))
         };
         // A caller that enforces the deadline itself lends its token; any
-        // other call gets one of its own, fired at its own timeout.
-        let call_token = if inherited.is_some() {
-            caller.cancel.clone()
+        // other call gets one of its own, which the supervisor fires at the
+        // call's own timeout.
+        let (ctx_token, own_token) = if inherited.is_some() {
+            (caller.cancel.clone(), None)
         } else {
-            caller.cancel.child_token()
+            let own = caller.cancel.child_token();
+            (own.clone(), Some(own))
         };
         let looked_up;
         let identity = match caller.identity {
@@ -520,63 +514,43 @@ impl Host {
                 &looked_up
             }
         };
-        let ctx = CallContext::for_identity(
-            identity,
-            spec.req_id,
-            call_token.clone(),
-            Some(deadline),
-            sink,
-        )
-        .with_correlation_id(spec.correlation_id);
+        let ctx = CallContext::for_identity(identity, spec.req_id, ctx_token, Some(deadline), sink)
+            .with_correlation_id(spec.correlation_id);
         let work = K::invoke(self, req, args, entry, ctx);
-        let outcome = if inherited.is_some() {
-            AssertUnwindSafe(work)
+        let outcome = match own_token {
+            None => AssertUnwindSafe(work)
                 .catch_unwind()
                 .await
-                .unwrap_or_else(|panic| {
-                    Err(HostError::Runtime(format!(
-                        "{} panicked: {}",
-                        K::WHAT,
-                        panic_message(panic)
-                    )))
-                })
-        } else {
+                .unwrap_or_else(|panic| Err(panicked(K::WHAT, panic.as_ref()))),
             // Boxed: its timer and select state would otherwise widen every
             // call's future, the chain nodes' included, which never use them.
-            Box::pin(supervise(
-                work,
-                call_token,
-                caller.cancel,
-                deadline,
-                spec.timeout_secs,
-                K::WHAT,
-            ))
-            .await
+            Some(own_token) => {
+                Box::pin(supervise(
+                    work,
+                    own_token,
+                    caller.cancel,
+                    deadline,
+                    spec.timeout_secs,
+                    K::WHAT,
+                ))
+                .await
+            }
         };
-        let done = Finished {
-            outcome,
-            duration_ms: if caller.full_result {
-                u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-            } else {
-                0
-            },
-            events: collected.as_deref().map(take).unwrap_or_default(),
+        let duration_ms = if caller.full_result {
+            u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+        } else {
+            0
         };
-        match done.outcome {
-            Ok(out) => Ok(K::success(req, out, done.duration_ms, done.events)),
+        let events = collected.as_deref().map(take).unwrap_or_default();
+        match outcome {
+            Ok(out) => Ok(K::success(req, out, duration_ms, events)),
             Err(e) if e.is_refusal() => Err(e),
             Err(e) => {
                 let code = match &e {
                     HostError::Runtime(_) | HostError::Io { .. } | HostError::Tool(_) => K::FAILED,
                     other => other.code(),
                 };
-                Ok(K::failure(
-                    req,
-                    code,
-                    e.to_string(),
-                    done.duration_ms,
-                    done.events,
-                ))
+                Ok(K::failure(req, code, e.to_string(), duration_ms, events))
             }
         }
     }

@@ -70,7 +70,7 @@ pub struct CallContext {
 }
 
 /// `s` as a shared string; the empty one is allocated once for all.
-pub fn shared_str(s: &str) -> Arc<str> {
+pub(crate) fn shared_str(s: &str) -> Arc<str> {
     static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
     if s.is_empty() {
         EMPTY.clone()
@@ -119,13 +119,6 @@ impl CallContext {
     /// The same context carrying the request's correlation id.
     pub fn with_correlation_id(mut self, correlation_id: &str) -> Self {
         self.correlation_id = shared_str(correlation_id);
-        self
-    }
-
-    /// The same context acting for `identity`.
-    pub fn with_identity(mut self, identity: &crate::host::Identity) -> Self {
-        self.agent_id = identity.agent_id.clone();
-        self.user_id = identity.user_id.clone();
         self
     }
 

@@ -9,7 +9,8 @@ mod skill;
 mod tool;
 mod typed;
 
-pub use context::{CallContext, EventSink, shared_str};
+pub(crate) use context::shared_str;
+pub use context::{CallContext, EventSink};
 pub use skill::{DynSkillPlugin, SkillCall, SkillOutput, SkillPlugin};
 pub use tool::{DynToolPlugin, ToolOutput, ToolPlugin};
 pub use typed::{Toolbox, TypedTool, parse_args, schema_of};

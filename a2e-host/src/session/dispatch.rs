@@ -249,7 +249,7 @@ async fn guarded(
     match AssertUnwindSafe(work).catch_unwind().await {
         Ok(audited) => audited,
         Err(panic) => {
-            let message = panic_message(panic.as_ref());
+            let message = crate::host::panic_message(panic.as_ref());
             tracing::error!(session = %session.id, req_id = %req_id, r#type = %msg_type, "request panicked: {message}");
             session
                 .send(ErrorMessage::new(
@@ -261,15 +261,6 @@ async fn guarded(
             Audited::ok("").outcome(false, Some(&ErrorCode::RUNTIME_ERROR))
         }
     }
-}
-
-/// A panic's message, when it has one.
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 async fn refuse(session: &Session, req_id: &str, error: &HostError) {

@@ -38,25 +38,11 @@ pub(crate) fn memory_from_row(row: &Row<'_>, at: usize) -> Result<Memory, StoreE
 /// Most time spent retrying a `BEGIN IMMEDIATE` that SQLite refused at once.
 const BEGIN_RETRY: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// `BEGIN IMMEDIATE`. The busy timeout makes SQLite wait for another
-/// writer, but in a few cases (another connection of the same file still
-/// setting it up, a lock that could deadlock) it answers "database is locked"
-/// at once; the documented remedy is to try again, done here with backoff.
+/// `BEGIN IMMEDIATE`, retried while SQLite refuses it at once.
 fn begin_immediate(conn: &Connection) -> Result<rusqlite::Transaction<'_>, StoreError> {
-    let started = std::time::Instant::now();
-    let mut pause = std::time::Duration::from_millis(1);
-    loop {
-        match rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate) {
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if e.code == rusqlite::ErrorCode::DatabaseBusy
-                    && started.elapsed() < BEGIN_RETRY =>
-            {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(std::time::Duration::from_millis(50));
-            }
-            other => return Ok(other?),
-        }
-    }
+    Ok(super::schema::retry_while_busy(BEGIN_RETRY, || {
+        rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+    })?)
 }
 
 /// Inserts every memory in one immediate transaction, synced on commit.

@@ -57,27 +57,32 @@ pub enum Durability {
     ProcessCrash,
 }
 
-/// Opens (creating if needed) the file, in WAL mode.
-/// Switches to WAL. SQLite answers `SQLITE_BUSY` to this pragma without
-/// calling the busy handler while another connection is opening the same
-/// fresh file; it is retried here, with backoff, for up to `busy_timeout`.
-fn journal_mode_wal(conn: &Connection, busy_timeout: Duration) -> Result<String, StoreError> {
+/// Runs `attempt` again, with backoff, while SQLite answers "database is
+/// locked" at once and `limit` has not passed. The busy timeout makes SQLite
+/// wait for another connection, but in a few cases (a switch to WAL while
+/// another connection opens the same fresh file, a lock that could deadlock)
+/// it answers at once without calling it; the documented remedy is to try
+/// again.
+pub(crate) fn retry_while_busy<T>(
+    limit: Duration,
+    mut attempt: impl FnMut() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
     let started = std::time::Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
-        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+        match attempt() {
             Err(rusqlite::Error::SqliteFailure(e, _))
-                if e.code == rusqlite::ErrorCode::DatabaseBusy
-                    && started.elapsed() < busy_timeout =>
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < limit =>
             {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));
             }
-            other => return Ok(other?),
+            other => return other,
         }
     }
 }
 
+/// Opens (creating if needed) the file, in WAL mode.
 pub(crate) fn open(
     path: &Path,
     busy_timeout: Duration,
@@ -93,7 +98,9 @@ pub(crate) fn open(
         | OpenFlags::SQLITE_OPEN_URI;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(busy_timeout)?;
-    let mode = journal_mode_wal(&conn, busy_timeout)?;
+    let mode: String = retry_while_busy(busy_timeout, || {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+    })?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Corrupt(format!(
             "journal_mode is {mode}, WAL was refused"
