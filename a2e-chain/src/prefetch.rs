@@ -7,11 +7,15 @@
 //! plain load cannot hide that (it retires only once its data is in, so the
 //! processor stalls behind it); a prefetch retires at once and the data
 //! arrives while other work goes on.
+//!
+//! Measured against the same engine without the hints (`cargo xtask bench
+//! structures`, medians of 5 rounds, time per node of a whole run): dag100k
+//! 1.38 × faster, map100k 1.16 ×, linear5 1.03 ×, linear100k 0.98 ×.
 
 /// Asks for the cache line holding `r` to be loaded, without waiting.
 #[inline(always)]
 pub(crate) fn prefetch<T>(r: Option<&T>) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "bench-no-prefetch")))]
     if let Some(r) = r {
         let p: *const T = r;
         #[allow(unsafe_code)]
@@ -23,6 +27,6 @@ pub(crate) fn prefetch<T>(r: Option<&T>) {
             core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), feature = "bench-no-prefetch"))]
     let _ = r;
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in [`BENCHES`]: chain, dag, transport, mcp, ontheia, repair, memory, llm, sandbox).
+//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in [`BENCHES`], and `structures`: chain, dag, transport, mcp, ontheia, repair, memory, llm, sandbox).
 
 const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),
@@ -16,13 +16,16 @@ const BENCHES: &[(&str, &str, &str)] = &[
 /// Runs the named benchmarks.
 pub fn run(args: &[&str]) -> Result<(), String> {
     let which = args.first().copied().unwrap_or("all");
+    if which == "structures" {
+        return crate::structures::run(args.get(1..).unwrap_or_default());
+    }
     let selected: Vec<_> = BENCHES
         .iter()
         .filter(|(name, _, _)| which == "all" || *name == which)
         .collect();
     if selected.is_empty() {
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, dag, transport, mcp, ontheia, repair, memory, llm, sandbox, all"
+            "unknown benchmark `{which}`; choose one of: chain, structures, dag, transport, mcp, ontheia, repair, memory, llm, sandbox, all"
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();

@@ -4,7 +4,8 @@
 //!   checks that the committed files match the code.
 //! - `conformance` replays the spec's wire examples and the negative fixtures, one line each.
 //! - `bench <name|all>` runs a benchmark in release mode (JSON lines): chain, dag,
-//!   transport, mcp, ontheia, repair, memory, llm, sandbox.
+//!   transport, mcp, ontheia, repair, memory, llm, sandbox; `bench structures` measures
+//!   the chain engine's own structures against std and foldhash peers.
 //! - `fuzz --cases N [--seed S]` runs the hostile-input fuzzers in release mode.
 //! - `ci` runs everything CI runs: fmt, clippy, schema drift, tests, the typed-plugin
 //!   example, docs, packaging, conformance.
@@ -14,6 +15,7 @@ mod ci;
 mod conformance;
 mod fuzz;
 mod schema;
+mod structures;
 
 use std::process::ExitCode;
 
@@ -23,7 +25,7 @@ fn usage() -> ExitCode {
          tasks:\n  \
          schema [--check]          write (or check) the committed JSON Schemas\n  \
          conformance [--host CMD…] replay every fixture (or drive a host over stdio)\n  \
-         bench <name|all>          run a benchmark (JSON lines; chain, dag, transport,\n                            mcp, ontheia, repair, memory, llm, sandbox)\n  \
+         bench <name|all>          run a benchmark (JSON lines; chain, structures,\n                            dag, transport, mcp, ontheia, repair, memory, llm,\n                            sandbox)\n  \
          fuzz --cases N [--seed S] run the session and decoder fuzzers (release)\n  \
          ci                        fmt, clippy, tests, schema drift, conformance"
     );

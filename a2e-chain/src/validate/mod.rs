@@ -13,6 +13,12 @@ use crate::hash::{FastMap, map_with_capacity};
 use crate::input::Keys;
 
 mod fields;
+#[cfg(not(feature = "bench-std-ids"))]
+mod ids;
+/// A std `HashMap` in place of the id table, for `cargo xtask bench
+/// structures` (`--features bench-std-ids`).
+#[cfg(feature = "bench-std-ids")]
+#[path = "ids_peer.rs"]
 mod ids;
 mod layout;
 mod roles;
@@ -355,7 +361,7 @@ impl Field<'_> {
 /// `<node>.output` (optionally after `$.`), the usual `input_map` entry,
 /// compiled straight from the id table; anything else (a scoped name, an
 /// unknown id, a longer path) is left to [`compile`].
-fn node_output(text: &str, me: u32, index: &Ids) -> Option<Expr> {
+fn node_output(text: &str, me: u32, index: &Ids<'_>) -> Option<Expr> {
     let body = text.strip_prefix("$.").unwrap_or(text);
     // Fixed-size comparisons: no call to compare seven bytes.
     if body.as_bytes().last_chunk::<7>() != Some(b".output") {
@@ -379,7 +385,7 @@ fn compile(
     field: Field<'_>,
     text: &str,
     scope: Scope,
-    index: &Ids,
+    index: &Ids<'_>,
 ) -> Result<Expr> {
     // Bounded before the parser, whose recursion follows the nesting.
     if let Err(e) = crate::expr::check_expression(text) {

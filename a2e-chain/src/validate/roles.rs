@@ -140,7 +140,7 @@ pub(super) fn scopes_and_edges(
     compiled: &mut [Node<'_>],
     inputs: &mut [(&str, Expr)],
     roles: &[Role],
-    index: &Ids,
+    index: &Ids<'_>,
     pairs: &mut Vec<(u32, u32, u8)>,
 ) -> Result<()> {
     let templates = roles.contains(&Role::Template);
