@@ -1,9 +1,15 @@
 //! Chain timeout, per-node timeout and external cancellation.
+//!
+//! The timing tests run on tokio's paused clock: time moves only when every
+//! task waits, so a timeout fires at exactly its virtual instant and the
+//! assertions on when a chain ended are exact, whatever the machine's load.
 
 mod common;
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use a2e_chain::ChainConfig;
 use common::*;
@@ -20,7 +26,7 @@ async fn saw_cancel(script: &Script, n: usize) {
     .expect("runners saw their cancellation token fire");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_chain_timeout_ends_the_chain_on_time_and_cancels_the_runner() {
     let mut req = request(
         vec![
@@ -35,9 +41,10 @@ async fn a_chain_timeout_ends_the_chain_on_time_and_cancels_the_runner() {
     let script = Script::default();
     let started = Instant::now();
     let (resp, events) = run(&req, &script).await;
+    let took = started.elapsed();
     assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "chain ended late"
+        took >= Duration::from_secs(1) && took < Duration::from_millis(1100),
+        "the chain should end at its 1 s timeout, ended after {took:?}"
     );
     assert!(!resp.success);
     let err = resp.error.unwrap();
@@ -50,7 +57,7 @@ async fn a_chain_timeout_ends_the_chain_on_time_and_cancels_the_runner() {
     assert_seq(&events);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_node_timeout_from_its_input_is_a_node_error_under_its_policy() {
     let req = request(
         vec![
@@ -69,7 +76,11 @@ async fn a_node_timeout_from_its_input_is_a_node_error_under_its_policy() {
     let script = Script::default();
     let started = Instant::now();
     let (resp, events) = run(&req, &script).await;
-    assert!(started.elapsed() < Duration::from_secs(10));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(50) && took < Duration::from_millis(100),
+        "the node should time out at 50 ms, the chain ended after {took:?}"
+    );
     assert!(resp.success, "{:?}", resp.error);
     assert_eq!(
         resp.outputs["after"],
@@ -116,7 +127,7 @@ async fn the_runner_sees_the_earlier_deadline() {
     assert!(resp.final_output.as_u64().unwrap() <= 5);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn external_cancellation_stops_the_chain_and_reaches_runners() {
     let req = request(vec![tool("a", "hang"), tool("b", "hang")], "a", json!({}));
     let script = Script::default();
@@ -128,7 +139,11 @@ async fn external_cancellation_stops_the_chain_and_reaches_runners() {
     });
     let started = Instant::now();
     let (resp, _) = run_cancel(&req, &script, ChainConfig::default(), cancel).await;
-    assert!(started.elapsed() < Duration::from_secs(10));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(50) && took < Duration::from_millis(100),
+        "the chain should end when cancelled at 50 ms, ended after {took:?}"
+    );
     assert!(!resp.success);
     let error = resp.error.unwrap();
     assert_eq!(error["message"], "chain cancelled");
@@ -137,7 +152,7 @@ async fn external_cancellation_stops_the_chain_and_reaches_runners() {
     saw_cancel(&script, 2).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn map_items_hear_the_chain_timeout() {
     let mut req = request(
         vec![map("m", "input.xs", "t"), tool("t", "hang")],
