@@ -94,6 +94,12 @@ impl Provider for HostProvider {
             return Err(AcmpError::cancelled(&task_id));
         }
         let registry = self.host.registry();
+        if registry.tool(&params.capability).is_none()
+            && registry.skill(&params.capability).is_none()
+        {
+            // A tool that loads on first use (a mounted MCP server).
+            registry.load_tools(true).await;
+        }
         let data = if registry.tool(&params.capability).is_some() {
             let mut req = ToolCallRequest::new(&params.capability, Value::Object(args));
             req.session_id = self.session_id.clone();

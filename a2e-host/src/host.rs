@@ -263,6 +263,20 @@ impl Host {
         out
     }
 
+    /// Loads the tools that load on first use when a skill declares one the
+    /// registry does not know yet (so that it is not shown as `Blocked`
+    /// only because its mounted MCP server has not started).
+    pub async fn load_tools_for_skills(&self) {
+        let missing = self
+            .registry
+            .skills()
+            .iter()
+            .any(|e| !self.missing_tools(&e.def).is_empty());
+        if missing {
+            self.registry.load_tools(true).await;
+        }
+    }
+
     fn missing_tools(&self, def: &SkillDefinition) -> Vec<String> {
         def.tool_names()
             .into_iter()

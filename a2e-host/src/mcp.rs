@@ -16,9 +16,16 @@
 //!   [`Host::call_tool`] / [`Host::call_skill`] as A2E sessions: the same
 //!   confinement, allow-lists and audit.
 //!
-//! The host lists every mounted server's tools when it starts (a server that
-//! fails to start is logged and its tools are missing until a restart of the
-//! host); `a2e mcp list` and `a2e mcp tools SERVER` help setting one up.
+//! **When servers start.** An `eager` server starts, and is listed, when the
+//! host starts. Any other server starts on first use: the first `tool/list`
+//! (a deferred server: the first search with `include_deferred`), the first
+//! call that names one of its tools (`server.tool` always works, a plain name
+//! once a list or a call of an unknown name has loaded the servers), or an
+//! Ontheia `tool` step naming it. Its tools then join the host's registry
+//! ([`ToolPlugin::load_tools`]); names exposed before never change (see
+//! `a2e_mcp::names`). A server that fails to start is logged and tried again
+//! at the next use, after its restart backoff. `a2e mcp list` and `a2e mcp
+//! tools SERVER` help setting one up.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -36,20 +43,17 @@ use crate::error::{HostError, HostResult};
 use crate::host::Host;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 
-/// Mounts the servers of `config` and lists their tools; `reserved` are the
-/// names the host's other tools use (a mounted tool of the same name is
-/// exposed as `server.tool`).
+/// Mounts the servers of `config`, starting and listing the `eager` ones
+/// (the others start on first use); `reserved` are the names the host's
+/// other tools use (a mounted tool of the same name is exposed as
+/// `server.tool`).
 pub async fn mount(
     servers: Vec<a2e_mcp::McpServerConfig>,
     reserved: HashSet<String>,
 ) -> Result<McpMounts, String> {
-    let mounts = McpMounts::mount(servers, reserved)
+    McpMounts::mount(servers, reserved)
         .await
-        .map_err(|e| format!("[mcp] {e}"))?;
-    for error in mounts.refresh(true).await {
-        tracing::warn!(error = %error, "an MCP server could not be listed; its tools are missing");
-    }
-    Ok(mounts)
+        .map_err(|e| format!("[mcp] {e}"))
 }
 
 /// The mounted MCP servers as one tool plugin.
@@ -71,6 +75,10 @@ impl ToolPlugin for McpPlugin {
 
     fn tools(&self) -> Vec<ToolDefinition> {
         self.mounts.definitions()
+    }
+
+    async fn load_tools(&self, include_deferred: bool) -> bool {
+        self.mounts.list_unlisted(include_deferred).await > 0
     }
 
     fn input_schema(&self, tool: &ToolDefinition) -> Value {
@@ -162,6 +170,7 @@ impl Drop for HostBackend {
 
 impl ToolBackend for HostBackend {
     async fn list_tools(&self) -> Vec<BackendTool> {
+        self.host.registry().load_tools(false).await;
         let all = ToolListRequest {
             query: String::new(),
             ..ToolListRequest::default()

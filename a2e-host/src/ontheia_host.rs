@@ -168,7 +168,14 @@ impl Backend for HostBackend {
     }
 
     async fn tool(&self, call: ToolCall, cancel: CancellationToken) -> Result<Value, BackendError> {
-        let name = self.tool_name(&call.server, &call.tool)?;
+        let name = match self.tool_name(&call.server, &call.tool) {
+            Ok(name) => name,
+            // A mounted server that starts on first use: start it, look again.
+            Err(_) if self.host.registry().load_tools(true).await > 0 => {
+                self.tool_name(&call.server, &call.tool)?
+            }
+            Err(e) => return Err(e),
+        };
         let result = self.tool_call(&name, call.args, &cancel).await?;
         Ok(mcp_result(&result))
     }

@@ -2,7 +2,7 @@
 //! tool and skill names unique across plugins.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use a2e_proto::{SkillDefinition, ToolDefinition};
 use serde_json::{Map, Value};
@@ -195,6 +195,10 @@ fn accepts_any_object(schema: &Value) -> bool {
 struct Table<P: ?Sized, D> {
     plugins: Vec<Arc<P>>,
     entries: HashMap<String, Entry<P, D>>,
+    /// Names a plugin offered after it was registered (tools that load on
+    /// first use): read only when `entries` misses, so a lookup of a name
+    /// known from the start takes no lock.
+    late: RwLock<HashMap<String, Entry<P, D>>>,
 }
 
 impl<P: ?Sized, D> Default for Table<P, D> {
@@ -202,6 +206,7 @@ impl<P: ?Sized, D> Default for Table<P, D> {
         Self {
             plugins: Vec::new(),
             entries: HashMap::new(),
+            late: RwLock::default(),
         }
     }
 }
@@ -211,7 +216,16 @@ impl<P: ?Sized, D: Clone> Clone for Table<P, D> {
         Self {
             plugins: self.plugins.clone(),
             entries: self.entries.clone(),
+            late: RwLock::new(self.late_entries().clone()),
         }
+    }
+}
+
+impl<P: ?Sized, D> Table<P, D> {
+    fn late_entries(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Entry<P, D>>> {
+        self.late
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -269,13 +283,53 @@ impl<P: PluginInfo + ?Sized, D: Clone> Table<P, D> {
         }
     }
 
+    /// Adds what `plugin` (registered) offers now and did not before;
+    /// a name another plugin serves is skipped (and logged). Returns how
+    /// many names were added.
+    fn add_late(&self, plugin: &Arc<P>, items: Vec<(String, D, Value)>) -> usize {
+        let mut late = self
+            .late
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut added = 0;
+        for (name, def, schema) in items {
+            let taken = self.entries.get(&name).or_else(|| late.get(&name));
+            match taken {
+                Some(e) if Arc::ptr_eq(&e.plugin, plugin) => continue,
+                Some(e) => {
+                    tracing::warn!(
+                        name,
+                        plugin = plugin.plugin_name(),
+                        existing = e.plugin.plugin_name(),
+                        "a name offered late is already served; skipped"
+                    );
+                    continue;
+                }
+                None => {}
+            }
+            let validator = ArgsValidator::compile(&schema);
+            late.insert(
+                name,
+                Entry {
+                    def: Arc::new(def),
+                    plugin: plugin.clone(),
+                    validator,
+                },
+            );
+            added += 1;
+        }
+        added
+    }
+
     /// Every entry that serves, in plugin priority order, then name.
     fn all(&self) -> Vec<Entry<P, D>> {
+        let late = self.late_entries();
         let mut out = Vec::new();
         for plugin in self.serving() {
             let mut mine: Vec<(&String, &Entry<P, D>)> = self
                 .entries
                 .iter()
+                .chain(late.iter())
                 .filter(|(_, e)| Arc::ptr_eq(&e.plugin, plugin))
                 .collect();
             mine.sort_by(|a, b| a.0.cmp(b.0));
@@ -286,11 +340,14 @@ impl<P: PluginInfo + ?Sized, D: Clone> Table<P, D> {
 
     /// An entry that serves, by name.
     fn get(&self, name: &str) -> Option<Entry<P, D>> {
-        let entry = self.entries.get(name)?;
+        let entry = match self.entries.get(name) {
+            Some(entry) => entry.clone(),
+            None => self.late_entries().get(name)?.clone(),
+        };
         self.serving()
             .iter()
             .any(|p| Arc::ptr_eq(p, &entry.plugin))
-            .then(|| entry.clone())
+            .then_some(entry)
     }
 }
 
@@ -326,6 +383,28 @@ impl Registry {
                 existing,
             }
         })
+    }
+
+    /// Asks every serving tool plugin to load the tools it loads on first use
+    /// ([`ToolPlugin::load_tools`](crate::plugin::ToolPlugin::load_tools))
+    /// and registers what they offer now. Returns how many tools were added.
+    pub async fn load_tools(&self, include_deferred: bool) -> usize {
+        let mut added = 0;
+        for plugin in self.tools.serving() {
+            if !plugin.load_tools_dyn(include_deferred).await {
+                continue;
+            }
+            let items = plugin
+                .tools()
+                .into_iter()
+                .map(|def| {
+                    let schema = plugin.input_schema(&def);
+                    (def.name.clone(), def, schema)
+                })
+                .collect();
+            added += self.tools.add_late(plugin, items);
+        }
+        added
     }
 
     /// Adds a skill plugin; refuses a duplicate plugin or skill name. Each

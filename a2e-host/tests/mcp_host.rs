@@ -167,6 +167,147 @@ fn mounted_servers_are_listed_and_callable_over_a2e_and_in_a_chain() {
     );
 }
 
+/// The live processes started with `--local-timezone ZONE` (each server of a
+/// test gets a zone of its own, so tests running side by side do not see
+/// each other's servers).
+fn servers_in(zone: &str) -> Vec<u32> {
+    a2e_host::proc::pids_with_arg(zone)
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let end = std::time::Instant::now() + WAIT;
+    while !done() {
+        assert!(std::time::Instant::now() < end, "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn servers_start_on_first_use_keep_their_names_and_stop_with_the_host() {
+    let test = "servers_start_on_first_use_keep_their_names_and_stop_with_the_host";
+    let Some(time) = need(test, "PyPI mcp-server-time", "mcp-venv/bin/mcp-server-time") else {
+        return;
+    };
+    // Three copies of the time server: `clock` eager, `time` on first use,
+    // `later` on first use and deferred.
+    let (clock_zone, time_zone, later_zone) = ("Etc/GMT+6", "Etc/GMT+5", "Etc/GMT+4");
+    let server = |name: &str, zone: &str, extra: &str| {
+        format!(
+            "[[mcp.servers]]\nname = \"{name}\"\ncommand = \"{}\"\nargs = [\"--local-timezone\", \"{zone}\"]\n{extra}\n",
+            time.display()
+        )
+    };
+    // `clock` starts through a shell that leaves a `sleep` behind in its
+    // process group: the host's shutdown has to stop the whole group, not
+    // only the server (which would end at its end of input anyway).
+    let leftover = "317.0612";
+    let clock = format!(
+        "[[mcp.servers]]\nname = \"clock\"\ncommand = \"sh\"\neager = true\n\
+         args = [\"-c\", \"sleep {leftover} & exec {} --local-timezone {clock_zone}\"]\n",
+        time.display()
+    );
+    let config = [
+        clock,
+        server("time", time_zone, ""),
+        server("later", later_zone, "defer_loading = true"),
+    ]
+    .concat();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a2e.toml"), config).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args(["serve", "--stdio", "--root"])
+        .arg(root.path())
+        .arg("--config")
+        .arg(root.path().join("a2e.toml"));
+    let mut host = HostProcess::spawn(cmd).unwrap();
+    host.send(br#"{"type":"handshake/req","id":"hs","agent_id":"mcp-test"}"#)
+        .unwrap();
+    assert_eq!(host.answer("hs", WAIT, |_| {}).unwrap().0["ok"], true);
+    assert_eq!(servers_in(clock_zone).len(), 1, "the eager server runs");
+    assert_eq!(
+        servers_in(leftover).len(),
+        1,
+        "its process group's `sleep` runs"
+    );
+    assert!(
+        servers_in(time_zone).is_empty(),
+        "`time` waits for its first use"
+    );
+    assert!(
+        servers_in(later_zone).is_empty(),
+        "`later` waits for its first use"
+    );
+
+    // The first list starts `time`; `clock`, listed first, keeps the plain
+    // names it was exposed under, and `time`'s same tools are qualified.
+    host.send(br#"{"type":"tool/list/req","id":"l1"}"#).unwrap();
+    let (listed, _) = host.answer("l1", WAIT, |_| {}).unwrap();
+    let names: Vec<(&str, &str)> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| Some((t["name"].as_str()?, t["toolkit"].as_str()?)))
+        .collect();
+    assert!(names.contains(&("get_current_time", "clock")), "{names:?}");
+    assert!(
+        names.contains(&("time.get_current_time", "time")),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|(_, kit)| *kit == "later"), "{names:?}");
+    assert_eq!(servers_in(time_zone).len(), 1, "listing started `time`");
+    assert!(
+        servers_in(later_zone).is_empty(),
+        "a plain list leaves `later` down"
+    );
+
+    let now = call(
+        &mut host,
+        "c1",
+        "time.get_current_time",
+        json!({"timezone": "UTC"}),
+    );
+    assert_eq!(now["data"]["success"], true, "{now}");
+
+    // A search with deferred tools starts `later`.
+    host.send(
+        br#"{"type":"tool/list/req","id":"l2","query":"current time","include_deferred":true}"#,
+    )
+    .unwrap();
+    let (found, _) = host.answer("l2", WAIT, |_| {}).unwrap();
+    assert!(
+        found["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "later.get_current_time" && t["toolkit"] == "later"),
+        "{found}"
+    );
+    assert_eq!(
+        servers_in(later_zone).len(),
+        1,
+        "the search started `later`"
+    );
+    let later = call(
+        &mut host,
+        "c2",
+        "later.convert_time",
+        json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+    );
+    assert_eq!(later["data"]["success"], true, "{later}");
+
+    // The end of the session's input ends the host, and its servers with it.
+    host.close_stdin();
+    assert!(
+        host.wait_exit(WAIT).is_some(),
+        "the host exits at end of input"
+    );
+    wait_until("every mounted server stops with the host", || {
+        [clock_zone, time_zone, later_zone, leftover]
+            .iter()
+            .all(|z| servers_in(z).is_empty())
+    });
+}
+
 fn python_check(test: &str) -> Option<(PathBuf, PathBuf)> {
     let python = need(test, "PyPI mcp", "mcp-venv/bin/python")?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/host_check.py");

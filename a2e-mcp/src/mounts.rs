@@ -1,6 +1,7 @@
 //! All mounted servers of a host, under one name table.
 
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use a2e_proto::{ErrorCode, ToolDefinition, ToolResult};
 use serde_json::{Map, Value};
@@ -9,21 +10,44 @@ use crate::call::CallOptions;
 use crate::config::McpServerConfig;
 use crate::error::McpError;
 use crate::names::NameTable;
+use crate::tool::ToolCatalog;
 use crate::toolkit::McpToolkit;
 
 /// The MCP servers a host mounts, with their tools named by the collision
 /// rule of [`crate::names`] against the host's own tool names.
 ///
-/// Tools are known once a server has been listed: [`refresh`](Self::refresh)
-/// starts and lists servers (the non-deferred ones, or all), after which
+/// Tools are known once a server has been listed: `eager` servers are
+/// listed when mounted; [`list_unlisted`](Self::list_unlisted) starts and
+/// lists the others on first use (the non-deferred ones, or all), after which
 /// [`definitions`](Self::definitions), [`input_schema`](Self::input_schema)
 /// and [`resolve`](Self::resolve) answer from the cached lists without
 /// waiting. [`call`](Self::call) also accepts `server.tool` for a server not
-/// listed yet, starting it.
+/// listed yet, starting it. A name, once exposed, stays while the mounts
+/// live ([`NameTable::keeping`]).
 #[derive(Debug)]
 pub struct McpMounts {
     kits: Vec<McpToolkit>,
     reserved: HashSet<String>,
+    names: Mutex<Names>,
+}
+
+/// The name table and the catalogs it was computed from.
+#[derive(Debug, Default)]
+struct Names {
+    from: Vec<Option<Arc<ToolCatalog>>>,
+    table: Arc<NameTable>,
+}
+
+impl Names {
+    /// Whether `catalogs` are the ones the table was computed from.
+    fn computed_from(&self, catalogs: &[Option<Arc<ToolCatalog>>]) -> bool {
+        self.from.len() == catalogs.len()
+            && self.from.iter().zip(catalogs).all(|pair| match pair {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            })
+    }
 }
 
 impl McpMounts {
@@ -47,7 +71,11 @@ impl McpMounts {
         for config in configs {
             kits.push(McpToolkit::mount(config).await?);
         }
-        Ok(Self { kits, reserved })
+        Ok(Self {
+            kits,
+            reserved,
+            names: Mutex::default(),
+        })
     }
 
     /// The toolkits, in config order.
@@ -72,19 +100,54 @@ impl McpMounts {
         results.into_iter().filter_map(Result::err).collect()
     }
 
-    /// The name table over the tools listed so far.
-    pub fn names(&self) -> NameTable {
-        let lists: Vec<(String, Vec<String>)> = self
-            .kits
-            .iter()
-            .filter_map(|k| Some((k.name().to_owned(), k.cached_tools()?.names())))
-            .collect();
-        let table = NameTable::build(
-            lists.iter().map(|(s, t)| (s.as_str(), t.as_slice())),
-            &self.reserved,
-        );
-        // Server names were checked at mount time, so this cannot fail.
-        table.unwrap_or_default()
+    /// Starts and lists the servers not listed yet (deferred ones too when
+    /// `include_deferred`), concurrently: what a host does on first use of
+    /// servers that are not `eager`. Returns how many were listed now; a
+    /// server that fails is logged and tried again on a later use (after its
+    /// restart backoff).
+    pub async fn list_unlisted(&self, include_deferred: bool) -> usize {
+        let wanted = self.kits.iter().filter(|k| {
+            (include_deferred || !k.config().defer_loading) && k.cached_tools().is_none()
+        });
+        let started = wanted.map(|k| async move { (k.name(), k.start().await) });
+        let mut listed = 0;
+        for (server, result) in futures::future::join_all(started).await {
+            match result {
+                Ok(()) => listed += 1,
+                Err(error) => {
+                    tracing::warn!(server, error = %error, "an MCP server could not be listed; its tools are missing");
+                }
+            }
+        }
+        listed
+    }
+
+    /// The name table over the tools listed so far (computed again only when
+    /// a server's list changed; names exposed before are kept).
+    pub fn names(&self) -> Arc<NameTable> {
+        let catalogs: Vec<Option<Arc<ToolCatalog>>> =
+            self.kits.iter().map(McpToolkit::cached_tools).collect();
+        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        if !names.computed_from(&catalogs) {
+            let lists: Vec<(&str, Vec<String>)> = self
+                .kits
+                .iter()
+                .zip(&catalogs)
+                .filter_map(|(k, c)| Some((k.name(), c.as_ref()?.names())))
+                .collect();
+            let table = NameTable::build(
+                lists.iter().map(|(s, t)| (*s, t.as_slice())),
+                &self.reserved,
+            )
+            // Server names were checked at mount time, so this cannot fail.
+            .unwrap_or_default()
+            .keeping(&names.table);
+            *names = Names {
+                from: catalogs,
+                table: Arc::new(table),
+            };
+        }
+        names.table.clone()
     }
 
     /// The definitions of all listed tools under their exposed names

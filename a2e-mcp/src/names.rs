@@ -11,6 +11,13 @@
 //! On calls, [`NameTable::resolve`] accepts the exposed name and, for every
 //! tool, its qualified `server.tool` form as well (so `time.get_current_time`
 //! works whether or not it collides).
+//!
+//! **Servers listed later.** A server that starts on first use (not `eager`)
+//! is listed after the others, and a name, once exposed, never changes while
+//! the host runs ([`NameTable::keeping`]): a tool of the later server whose
+//! name is already exposed is exposed as `server.tool`, and the tool exposed
+//! first keeps its plain name. Only servers listed together follow the rule
+//! without regard to order.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -99,23 +106,66 @@ impl NameTable {
                 break;
             }
         }
-        let mut table = Self::default();
-        for ((server, tool), q) in tools.iter().zip(&qualified) {
-            let full = format!("{server}.{tool}");
-            let name = if *q { full.clone() } else { tool.clone() };
-            table
-                .exposed
-                .insert((server.clone(), tool.clone()), name.clone());
-            table.lookup.insert(name, (server.clone(), tool.clone()));
+        let exposed = tools
+            .into_iter()
+            .zip(qualified)
+            .map(|((server, tool), q)| {
+                let name = if q {
+                    format!("{server}.{tool}")
+                } else {
+                    tool.clone()
+                };
+                ((server, tool), name)
+            })
+            .collect();
+        Ok(Self::from_exposed(exposed))
+    }
+
+    /// This table with every tool that `previous` exposed under the name it
+    /// had there; a tool new here takes its `server.tool` form when its name
+    /// is one of those.
+    ///
+    /// ```
+    /// use a2e_mcp::NameTable;
+    /// let none = Default::default();
+    /// let time = vec!["now".to_owned()];
+    /// let clock = vec!["now".to_owned()];
+    /// let before = NameTable::build([("time", time.as_slice())], &none).unwrap();
+    /// let both = NameTable::build([("time", time.as_slice()), ("clock", clock.as_slice())], &none)
+    ///     .unwrap()
+    ///     .keeping(&before);
+    /// assert_eq!(both.exposed_name("time", "now"), Some("now"));
+    /// assert_eq!(both.exposed_name("clock", "now"), Some("clock.now"));
+    /// assert_eq!(both.resolve("time.now"), Some(("time", "now")));
+    /// ```
+    pub fn keeping(self, previous: &NameTable) -> Self {
+        let kept: HashSet<&str> = previous.exposed.values().map(String::as_str).collect();
+        let mut exposed = BTreeMap::new();
+        for ((server, tool), name) in self.exposed {
+            let key = (server, tool);
+            let name = match previous.exposed.get(&key) {
+                Some(old) => old.clone(),
+                None if kept.contains(name.as_str()) => format!("{}.{}", key.0, key.1),
+                None => name,
+            };
+            exposed.insert(key, name);
         }
-        // Qualified aliases, where they do not shadow an exposed name.
-        for (server, tool) in &tools {
-            table
-                .lookup
+        Self::from_exposed(exposed)
+    }
+
+    /// The table of these exposed names, with the `server.tool` aliases that
+    /// shadow none of them.
+    fn from_exposed(exposed: BTreeMap<(String, String), String>) -> Self {
+        let mut lookup: BTreeMap<String, (String, String)> = exposed
+            .iter()
+            .map(|(key, name)| (name.clone(), key.clone()))
+            .collect();
+        for (server, tool) in exposed.keys() {
+            lookup
                 .entry(format!("{server}.{tool}"))
                 .or_insert_with(|| (server.clone(), tool.clone()));
         }
-        Ok(table)
+        Self { exposed, lookup }
     }
 
     /// The name `tool` of `server` is listed and called by.
@@ -173,6 +223,35 @@ mod tests {
         assert_eq!(t.exposed_name("a", "b.q"), Some("a.b.q"));
         assert_eq!(t.resolve("b.q"), Some(("b", "q")));
         assert_eq!(t.resolve("a.b.q"), Some(("a", "b.q")));
+    }
+
+    #[test]
+    fn a_server_listed_later_renames_nothing_already_exposed() {
+        let a = v(&["x", "y"]);
+        let b = v(&["y", "z", "x"]);
+        let none = HashSet::new();
+        let first = NameTable::build([("a", &a[..])], &none).unwrap();
+        let later = NameTable::build([("a", &a[..]), ("b", &b[..])], &none)
+            .unwrap()
+            .keeping(&first);
+        let listed: Vec<(&str, &str, &str)> = later.iter().collect();
+        assert_eq!(
+            listed,
+            [
+                ("a", "x", "x"),
+                ("a", "y", "y"),
+                ("b", "x", "b.x"),
+                ("b", "y", "b.y"),
+                ("b", "z", "z"),
+            ]
+        );
+        assert_eq!(later.resolve("x"), Some(("a", "x")));
+        assert_eq!(later.resolve("a.x"), Some(("a", "x")));
+        assert_eq!(later.resolve("b.x"), Some(("b", "x")));
+        // Listed together, the same servers follow the symmetric rule.
+        let together = NameTable::build([("a", &a[..]), ("b", &b[..])], &none).unwrap();
+        assert_eq!(together.exposed_name("a", "x"), Some("a.x"));
+        assert_eq!(together.clone().keeping(&NameTable::default()), together);
     }
 
     #[test]

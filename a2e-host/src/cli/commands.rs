@@ -32,7 +32,7 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
 }
 
 /// The host of `cli`: built-ins, memory, skills, and the MCP servers of the
-/// configuration, mounted and listed.
+/// configuration, mounted (the `eager` ones started and listed).
 async fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
     let config = load_config(cli)?;
     let servers = config.mcp.servers.clone();
@@ -126,6 +126,8 @@ pub async fn run(cli: Cli) -> ExitCode {
                 include_deferred: query.is_some(),
                 ..Default::default()
             };
+            // Every mounted server is listed (each starts once, here).
+            host.registry().load_tools(true).await;
             for tool in host.list_tools(&req) {
                 super::run::print_out(&format!("{:<16} {}", tool.name, tool.description));
             }

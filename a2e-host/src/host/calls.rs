@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::Host;
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, EventSink, SkillCall, SkillOutput, ToolOutput};
-use crate::registry::{SkillEntry, ToolEntry};
+use crate::registry::{ArgsValidator, SkillEntry, ToolEntry};
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
 pub const MAX_COLLECTED_EVENTS: usize = 1000;
@@ -224,12 +224,9 @@ pub(crate) trait CallKind {
     const WHAT: &'static str;
 
     /// Finds the entry and checks the request against it (refusals are `Err`).
-    /// Returns the entry and the arguments (checked against its schema).
-    fn lookup(
-        host: &Host,
-        req: &Self::Req,
-        args: Map<String, Value>,
-    ) -> HostResult<(Self::Entry, Map<String, Value>)>;
+    fn find(host: &Host, req: &Self::Req) -> HostResult<Self::Entry>;
+    /// The entry's compiled argument schema.
+    fn validator(entry: &Self::Entry) -> &ArgsValidator;
     /// The request's id, correlation id, streaming flag and timeout.
     fn spec<'a>(host: &Host, req: &'a Self::Req, entry: &Self::Entry) -> CallSpec<'a>;
     /// The plugin call.
@@ -285,17 +282,14 @@ impl CallKind for ToolKind {
     type Result = ToolResult;
     const WHAT: &'static str = "tool";
 
-    fn lookup(
-        host: &Host,
-        req: &ToolCallRequest,
-        args: Map<String, Value>,
-    ) -> HostResult<(ToolEntry, Map<String, Value>)> {
-        let entry = host
-            .registry
+    fn find(host: &Host, req: &ToolCallRequest) -> HostResult<ToolEntry> {
+        host.registry
             .tool(&req.tool_name)
-            .ok_or_else(|| HostError::UnknownTool(req.tool_name.clone()))?;
-        let args = entry.validator.check_owned(args)?;
-        Ok((entry, args))
+            .ok_or_else(|| HostError::UnknownTool(req.tool_name.clone()))
+    }
+
+    fn validator(entry: &ToolEntry) -> &ArgsValidator {
+        &entry.validator
     }
 
     fn spec<'a>(host: &Host, req: &'a ToolCallRequest, _entry: &ToolEntry) -> CallSpec<'a> {
@@ -370,11 +364,7 @@ impl CallKind for SkillKind {
     type Result = SkillResult;
     const WHAT: &'static str = "skill";
 
-    fn lookup(
-        host: &Host,
-        req: &SkillCallRequest,
-        args: Map<String, Value>,
-    ) -> HostResult<(SkillEntry, Map<String, Value>)> {
+    fn find(host: &Host, req: &SkillCallRequest) -> HostResult<SkillEntry> {
         let entry = host
             .registry
             .skill(&req.name)
@@ -392,8 +382,11 @@ impl CallKind for SkillKind {
                 req.name, effective.status
             )));
         }
-        let args = entry.validator.check_owned(args)?;
-        Ok((entry, args))
+        Ok(entry)
+    }
+
+    fn validator(entry: &SkillEntry) -> &ArgsValidator {
+        &entry.validator
     }
 
     fn spec<'a>(host: &Host, req: &'a SkillCallRequest, entry: &SkillEntry) -> CallSpec<'a> {
@@ -479,7 +472,17 @@ impl Host {
         req: &K::Req,
         args: Map<String, Value>,
     ) -> HostResult<K::Result> {
-        let (entry, args) = K::lookup(self, req, args)?;
+        let entry = match K::find(self, req) {
+            // A tool that loads on first use (a mounted MCP server not
+            // started yet), or a skill that needs one: load, then look again.
+            Err(HostError::UnknownTool(_) | HostError::SkillUnavailable(_))
+                if self.registry.load_tools(true).await > 0 =>
+            {
+                K::find(self, req)?
+            }
+            found => found?,
+        };
+        let args = K::validator(&entry).check_owned(args)?;
         let spec = K::spec(self, req, &entry);
         let started = Instant::now();
         // Checked: a deadline past the clock's range means "no deadline this century".

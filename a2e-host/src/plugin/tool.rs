@@ -84,6 +84,17 @@ pub trait ToolPlugin: Send + Sync + 'static {
         args: Map<String, Value>,
         ctx: CallContext,
     ) -> impl Future<Output = HostResult<ToolOutput>> + Send;
+
+    /// Brings in tools that load on first use (mounted MCP servers that are
+    /// not `eager`): the host asks before a `tool/list` (`include_deferred`
+    /// when the list searches deferred tools too) and when a call names a
+    /// tool it does not know. Returns whether [`tools`](Self::tools) may now
+    /// list more; the host then registers the new ones. By default a plugin's
+    /// tools are all known when it is registered.
+    fn load_tools(&self, include_deferred: bool) -> impl Future<Output = bool> + Send {
+        let _ = include_deferred;
+        std::future::ready(false)
+    }
 }
 
 /// The object-safe form of [`ToolPlugin`], implemented for every `ToolPlugin`.
@@ -105,6 +116,8 @@ pub trait DynToolPlugin: Send + Sync + 'static {
         args: Map<String, Value>,
         ctx: CallContext,
     ) -> BoxFuture<'a, HostResult<ToolOutput>>;
+    /// See [`ToolPlugin::load_tools`].
+    fn load_tools_dyn(&self, include_deferred: bool) -> BoxFuture<'_, bool>;
 }
 
 impl<T: ToolPlugin> DynToolPlugin for T {
@@ -130,5 +143,8 @@ impl<T: ToolPlugin> DynToolPlugin for T {
         ctx: CallContext,
     ) -> BoxFuture<'a, HostResult<ToolOutput>> {
         Box::pin(ToolPlugin::call(self, tool, args, ctx))
+    }
+    fn load_tools_dyn(&self, include_deferred: bool) -> BoxFuture<'_, bool> {
+        Box::pin(ToolPlugin::load_tools(self, include_deferred))
     }
 }

@@ -294,6 +294,9 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
     match request {
         Message::ToolListRequest(req) => {
             let mut resp = ToolListResponse::for_request(&req);
+            // Tools that load on first use join the list now.
+            let deferred_too = req.include_deferred && !req.query.trim().is_empty();
+            host.registry().load_tools(deferred_too).await;
             resp.tools = host.list_tools(&req);
             session.send(resp).await;
             Audited::ok(req.query)
@@ -322,6 +325,7 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
         }
         Message::SkillDiscoverRequest(req) => {
             let mut resp = SkillDiscoverResponse::for_request(&req);
+            host.load_tools_for_skills().await;
             resp.skills = host.discover_skills(&req);
             session.send(resp).await;
             Audited::ok("")
