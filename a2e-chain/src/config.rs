@@ -54,6 +54,9 @@ pub struct ChainConfig {
     /// cancellation token fired, before their tasks are aborted. The
     /// response does not wait for them. Default 1 s.
     pub cancel_grace: std::time::Duration,
+    /// The chain timeout, in seconds, for a request whose `timeout` is 0
+    /// (0 here too: no limit). Default 0.
+    pub default_timeout_secs: u64,
 }
 
 impl Default for ChainConfig {
@@ -65,6 +68,7 @@ impl Default for ChainConfig {
             map_concurrency: 64,
             inline_first_poll: true,
             cancel_grace: std::time::Duration::from_secs(1),
+            default_timeout_secs: 0,
         }
     }
 }

@@ -188,3 +188,39 @@ async fn dropping_the_run_future_cancels_the_runners() {
     let token = seen.lock().unwrap().clone().expect("runner was called");
     assert!(token.is_cancelled());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_chain_without_a_timeout_gets_the_configured_default() {
+    let mut req = request(vec![tool("stuck", "hang")], "stuck", json!({}));
+    req.timeout = 0;
+    let config = ChainConfig {
+        default_timeout_secs: 2,
+        ..ChainConfig::default()
+    };
+    let script = Script::default();
+    let started = Instant::now();
+    let (resp, _) = run_with(&req, &script, config).await;
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_millis(2100),
+        "the default 2 s timeout should end the chain, ended after {took:?}"
+    );
+    let err = resp.error.unwrap();
+    assert_eq!(err["code"], "timeout");
+    assert!(err["message"].as_str().unwrap().contains("timeout of 2 s"));
+    // Its own timeout wins over the default.
+    req.timeout = 1;
+    let config = ChainConfig {
+        default_timeout_secs: 2,
+        ..ChainConfig::default()
+    };
+    let started = Instant::now();
+    let (resp, _) = run_with(&req, &script, config).await;
+    assert!(started.elapsed() < Duration::from_millis(1100));
+    assert!(
+        resp.error.unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .contains("timeout of 1 s")
+    );
+}

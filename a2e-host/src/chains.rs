@@ -213,8 +213,14 @@ async fn run_proc(host: &Arc<Host>, session_id: &str, call: NodeCall) -> NodeRes
     }
 }
 
+/// The engine for a session's chains: a request without a timeout gets the
+/// host's default chain timeout.
 fn engine(host: &Arc<Host>, session_id: &str) -> Engine {
-    Engine::new(HostRunner::new(host.clone(), session_id)).with_config(ChainConfig::default())
+    let config = ChainConfig {
+        default_timeout_secs: host.config().timeouts.chain_secs,
+        ..ChainConfig::default()
+    };
+    Engine::new(HostRunner::new(host.clone(), session_id)).with_config(config)
 }
 
 fn refusal(e: a2e_chain::ValidationError) -> HostError {
@@ -223,14 +229,6 @@ fn refusal(e: a2e_chain::ValidationError) -> HostError {
         message: e.to_string(),
         detail: e.detail(),
     }
-}
-
-/// The request with the host's default timeout when it has none.
-fn with_default_timeout(host: &Host, req: &ChainRequest) -> Option<ChainRequest> {
-    (req.timeout == 0).then(|| ChainRequest {
-        timeout: host.config().timeouts.chain_secs,
-        ..req.clone()
-    })
 }
 
 /// Validates a chain without running it.
@@ -250,8 +248,6 @@ pub async fn run_request(
     stream: Option<mpsc::Sender<Message>>,
     cancel: &CancellationToken,
 ) -> HostResult<ChainResponse> {
-    let defaulted = with_default_timeout(host, req);
-    let req = defaulted.as_ref().unwrap_or(req);
     let engine = engine(host, session_id);
     let Some(stream) = stream.filter(|_| req.streaming) else {
         // Not streaming: the events are not even built.
@@ -303,8 +299,6 @@ pub async fn run_chain(
     mut progress: ProgressFn,
     cancel: &CancellationToken,
 ) -> HostResult<ChainResponse> {
-    let defaulted = with_default_timeout(host, req);
-    let req = defaulted.as_ref().unwrap_or(req);
     let sink = move |event: &Event<'_>| {
         if event.item.is_none() && event.phase != a2e_proto::ChainPhase::START {
             progress(event.progress.settled, event.progress.total, event.node_id);

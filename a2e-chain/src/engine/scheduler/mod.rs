@@ -84,7 +84,11 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
     ) -> Self {
         // Clamped to the maximum, and checked: a timeout from the wire
         // never overflows the clock.
-        let timeout_secs = plan.req.timeout.min(MAX_TIMEOUT_SECS);
+        let asked = match plan.req.timeout {
+            0 => cfg.default_timeout_secs,
+            t => t,
+        };
+        let timeout_secs = asked.min(MAX_TIMEOUT_SECS);
         let deadline = (timeout_secs > 0)
             .then(|| deadline_after(Instant::now(), Duration::from_secs(timeout_secs)))
             .flatten();
