@@ -351,6 +351,18 @@ impl<P: PluginInfo + ?Sized, D: Clone> Table<P, D> {
     }
 }
 
+/// A tool plugin's tools as `(name, definition, argument schema)`.
+fn tool_items(plugin: &dyn DynToolPlugin) -> Vec<(String, ToolDefinition, Value)> {
+    plugin
+        .tools()
+        .into_iter()
+        .map(|def| {
+            let schema = plugin.input_schema(&def);
+            (def.name.clone(), def, schema)
+        })
+        .collect()
+}
+
 /// Tool and skill plugins, in dispatch order.
 #[derive(Default, Clone)]
 pub struct Registry {
@@ -367,14 +379,7 @@ impl Registry {
     /// Adds a tool plugin; refuses a duplicate plugin or tool name. Each tool's
     /// argument schema is compiled here, once.
     pub fn add_tool_plugin(&mut self, plugin: Arc<dyn DynToolPlugin>) -> Result<(), RegistryError> {
-        let items = plugin
-            .tools()
-            .into_iter()
-            .map(|def| {
-                let schema = plugin.input_schema(&def);
-                (def.name.clone(), def, schema)
-            })
-            .collect();
+        let items = tool_items(plugin.as_ref());
         let plugin_name = plugin.name().to_owned();
         self.tools.add(plugin, items, |tool, existing| {
             RegistryError::DuplicateTool {
@@ -394,15 +399,7 @@ impl Registry {
             if !plugin.load_tools_dyn(include_deferred).await {
                 continue;
             }
-            let items = plugin
-                .tools()
-                .into_iter()
-                .map(|def| {
-                    let schema = plugin.input_schema(&def);
-                    (def.name.clone(), def, schema)
-                })
-                .collect();
-            added += self.tools.add_late(plugin, items);
+            added += self.tools.add_late(plugin, tool_items(plugin.as_ref()));
         }
         added
     }

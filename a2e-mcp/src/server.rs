@@ -171,7 +171,10 @@ impl ProgressSink {
         }
     }
 
-    /// Forwards an A2E event (kind and `data`); `progress` events only.
+    /// Forwards an A2E event (kind and `data`); `progress` events only: the
+    /// other kinds have no per-call MCP notification (logging is
+    /// session-wide and deprecated by the spec), see the host's
+    /// `docs/protocol-decisions.md`.
     pub fn emit(&self, kind: &EventKind, data: &Map<String, Value>) {
         if *kind == EventKind::PROGRESS {
             let pct = data.get("pct").and_then(Value::as_i64).unwrap_or(0);
