@@ -100,62 +100,75 @@ fn outcome(success: bool, data: Value, code: ErrorCode, error: Option<String>) -
 
 impl NodeRunner for HostRunner {
     async fn run(&self, call: NodeCall) -> NodeResult {
+        // The tool path inline, the others boxed: a runner's future is
+        // allocated and moved per node, and the largest path sets its size
+        // (the proc path would more than double it).
         if call.kind == NodeKind::TOOL {
-            // Under the chain's deadline a tool has no timeout of its own.
-            let timeout = if call.deadline.is_some() {
-                crate::host::MAX_TIMEOUT_SECS
-            } else {
-                0
-            };
-            let req = ToolCallRequest {
-                tool_name: call.name.to_string(),
-                timeout,
-                ..self.tool_template.clone()
-            };
-            let result = self
-                .host
-                .call::<ToolKind>(
-                    self.caller(&call.cancel, call.deadline),
-                    &req,
-                    call.input.into_map(),
-                )
-                .await
-                .map_err(node_error)?;
-            outcome(
-                result.success,
-                result.data,
-                result.error_code.unwrap_or(ErrorCode::TOOL_ERROR),
-                result.error,
-            )
+            self.run_tool(call).await
         } else if call.kind == NodeKind::SKILL {
-            // A skill's own `timeout_seconds` still applies when shorter.
-            let timeout = secs_left(&call);
-            let mut req = SkillCallRequest::new(&call.name, Value::Null);
-            req.timeout = timeout;
-            req.streaming = false;
-            let result = self
-                .host
-                .call::<SkillKind>(
-                    self.caller(&call.cancel, call.deadline),
-                    &req,
-                    call.input.into_map(),
-                )
-                .await
-                .map_err(node_error)?;
-            outcome(
-                result.success,
-                result.data,
-                result.error_code.unwrap_or(ErrorCode::SKILL_ERROR),
-                result.error,
-            )
+            Box::pin(self.run_skill(call)).await
         } else if call.kind == NodeKind::PROC {
-            run_proc(&self.host, &self.session_id, call).await
+            Box::pin(run_proc(&self.host, &self.session_id, call)).await
         } else {
             Err(NodeError::runtime(format!(
                 "node kind `{}` cannot be run by the host",
                 call.kind
             )))
         }
+    }
+}
+
+impl HostRunner {
+    async fn run_tool(&self, call: NodeCall) -> NodeResult {
+        // Under the chain's deadline a tool has no timeout of its own.
+        let timeout = if call.deadline.is_some() {
+            crate::host::MAX_TIMEOUT_SECS
+        } else {
+            0
+        };
+        let req = ToolCallRequest {
+            tool_name: call.name.to_string(),
+            timeout,
+            ..self.tool_template.clone()
+        };
+        let result = self
+            .host
+            .call::<ToolKind>(
+                self.caller(&call.cancel, call.deadline),
+                &req,
+                call.input.into_map(),
+            )
+            .await
+            .map_err(node_error)?;
+        outcome(
+            result.success,
+            result.data,
+            result.error_code.unwrap_or(ErrorCode::TOOL_ERROR),
+            result.error,
+        )
+    }
+
+    async fn run_skill(&self, call: NodeCall) -> NodeResult {
+        // A skill's own `timeout_seconds` still applies when shorter.
+        let timeout = secs_left(&call);
+        let mut req = SkillCallRequest::new(&call.name, Value::Null);
+        req.timeout = timeout;
+        req.streaming = false;
+        let result = self
+            .host
+            .call::<SkillKind>(
+                self.caller(&call.cancel, call.deadline),
+                &req,
+                call.input.into_map(),
+            )
+            .await
+            .map_err(node_error)?;
+        outcome(
+            result.success,
+            result.data,
+            result.error_code.unwrap_or(ErrorCode::SKILL_ERROR),
+            result.error,
+        )
     }
 }
 
@@ -239,6 +252,9 @@ pub fn validate(host: &Arc<Host>, req: &ChainRequest) -> HostResult<usize> {
         .map_err(refusal)
 }
 
+/// Most events forwarded at once when the session's channel was full.
+const FORWARD_BATCH: usize = 64;
+
 /// Runs a `chain/req` for a session. Events go to `stream` as `chain/event`s
 /// when the request asks for streaming. `Err` is a refusal (invalid chain).
 pub async fn run_request(
@@ -256,15 +272,31 @@ pub async fn run_request(
     // The engine's sink is synchronous: an event goes straight into the
     // session's outbound channel when it has room and nothing is queued
     // before it; otherwise it queues here, and is forwarded in order as the
-    // channel takes it.
+    // channel takes it, up to FORWARD_BATCH at a time: the forwarder waits
+    // until that many slots are free instead of being woken for each one the
+    // writer frees (a wake-up across threads per event cost more than the
+    // event itself).
     let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
     let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let direct = stream.clone();
     let queued_in = queued.clone();
     let forward = async move {
-        while let Some(msg) = rx.recv().await {
-            let _ = stream.send(msg).await;
-            queued.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        let mut batch = Vec::with_capacity(FORWARD_BATCH);
+        while let Some(first) = rx.recv().await {
+            batch.push(first);
+            while batch.len() < FORWARD_BATCH {
+                match rx.try_recv() {
+                    Ok(msg) => batch.push(msg),
+                    Err(_) => break,
+                }
+            }
+            let n = batch.len();
+            match stream.reserve_many(n).await {
+                Ok(permits) => permits.zip(batch.drain(..)).for_each(|(p, msg)| p.send(msg)),
+                // The session is gone: nothing more to forward.
+                Err(_) => batch.clear(),
+            }
+            queued.fetch_sub(n, std::sync::atomic::Ordering::AcqRel);
         }
     };
     let req_id = req.id.clone();

@@ -230,13 +230,16 @@ pub(crate) trait CallKind {
     /// The request's id, correlation id, streaming flag and timeout.
     fn spec<'a>(host: &Host, req: &'a Self::Req, entry: &Self::Entry) -> CallSpec<'a>;
     /// The plugin call.
-    fn invoke(
+    ///
+    /// The future borrows the entry (its name is the registry's key), which
+    /// the pipeline keeps: one allocation per call, the plugin's own.
+    fn invoke<'a>(
         host: &Arc<Host>,
         req: &Self::Req,
         args: Map<String, Value>,
-        entry: Self::Entry,
+        entry: &'a Self::Entry,
         ctx: CallContext,
-    ) -> BoxFuture<'static, HostResult<Self::Output>>;
+    ) -> BoxFuture<'a, HostResult<Self::Output>>;
     /// An event of this kind.
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> Self::Event;
     /// The code of a call that ran and failed inside the host or its plugin.
@@ -301,16 +304,14 @@ impl CallKind for ToolKind {
         }
     }
 
-    fn invoke(
+    fn invoke<'a>(
         _host: &Arc<Host>,
         _req: &ToolCallRequest,
         args: Map<String, Value>,
-        entry: ToolEntry,
+        entry: &'a ToolEntry,
         ctx: CallContext,
-    ) -> BoxFuture<'static, HostResult<ToolOutput>> {
-        // The entry's name is the request's (the registry's key): borrowed
-        // inside the future, not copied.
-        Box::pin(async move { entry.plugin.call_dyn(&entry.def.name, args, ctx).await })
+    ) -> BoxFuture<'a, HostResult<ToolOutput>> {
+        entry.plugin.call_dyn(&entry.def.name, args, ctx)
     }
 
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> ToolEvent {
@@ -407,20 +408,20 @@ impl CallKind for SkillKind {
         }
     }
 
-    fn invoke(
+    fn invoke<'a>(
         host: &Arc<Host>,
         req: &SkillCallRequest,
         args: Map<String, Value>,
-        entry: SkillEntry,
+        entry: &'a SkillEntry,
         ctx: CallContext,
-    ) -> BoxFuture<'static, HostResult<SkillOutput>> {
+    ) -> BoxFuture<'a, HostResult<SkillOutput>> {
         let call = SkillCall {
             ctx,
             host: host.clone(),
             llm_override: req.llm_override.clone(),
             metadata: req.metadata.clone(),
         };
-        Box::pin(async move { entry.plugin.call_dyn(&entry.def.name, args, call).await })
+        entry.plugin.call_dyn(&entry.def.name, args, call)
     }
 
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> SkillEvent {
@@ -519,7 +520,7 @@ impl Host {
         };
         let ctx = CallContext::for_identity(identity, spec.req_id, ctx_token, Some(deadline), sink)
             .with_correlation_id(spec.correlation_id);
-        let work = K::invoke(self, req, args, entry, ctx);
+        let work = K::invoke(self, req, args, &entry, ctx);
         let outcome = match own_token {
             None => AssertUnwindSafe(work)
                 .catch_unwind()
