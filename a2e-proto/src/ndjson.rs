@@ -7,7 +7,7 @@
 //! stream goes on. Its state lives in the codec and the read buffer, so
 //! polling a `FramedRead` inside `select!` loses nothing when cancelled.
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -168,10 +168,14 @@ impl<T: Serialize> Encoder<T> for NdjsonCodec {
     type Error = CodecError;
 
     fn encode(&mut self, item: T, dst: &mut BytesMut) -> Result<(), CodecError> {
-        let json = serde_json::to_vec(&item)?;
-        dst.reserve(json.len() + 1);
-        dst.extend_from_slice(&json);
-        dst.extend_from_slice(b"\n");
+        // Straight into the output buffer: no line of its own to copy.
+        let start = dst.len();
+        if let Err(e) = serde_json::to_writer(dst.writer(), &item) {
+            // Nothing of a message that failed to encode goes out.
+            dst.truncate(start);
+            return Err(e.into());
+        }
+        dst.put_u8(b'\n');
         Ok(())
     }
 }
@@ -237,5 +241,17 @@ mod tests {
         c.encode(serde_json::json!({"text": "a\nb"}), &mut dst)
             .unwrap();
         assert_eq!(&dst[..], b"{\"text\":\"a\\nb\"}\n");
+    }
+
+    #[test]
+    fn a_message_that_fails_to_encode_leaves_nothing_behind() {
+        let mut c = NdjsonCodec::default();
+        let mut dst = BytesMut::from(&b"{\"a\":1}\n"[..]);
+        // JSON object keys must be strings: this map fails midway.
+        let bad: std::collections::BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into();
+        assert!(c.encode(bad, &mut dst).is_err());
+        assert_eq!(&dst[..], b"{\"a\":1}\n");
+        c.encode(serde_json::json!(2), &mut dst).unwrap();
+        assert_eq!(&dst[..], b"{\"a\":1}\n2\n");
     }
 }

@@ -85,6 +85,9 @@ where
 /// session (answers of calls that finished in the drain).
 const WRITE_GRACE: Duration = Duration::from_secs(5);
 
+/// Bytes buffered before the writer writes without waiting for more.
+const OUTPUT_BATCH: usize = 64 * 1024;
+
 /// Writes the session's messages as NDJSON: what is ready is written, then
 /// flushed once (fewer syscalls under load). A broken output cancels the
 /// session; after it, messages are drained without writing so that senders
@@ -97,6 +100,9 @@ async fn write_out<W: AsyncWrite + Unpin>(
     read_done: CancellationToken,
 ) {
     let mut sink = FramedWrite::new(writer, NdjsonCodec::new(max));
+    // Written out once a pipe's worth (64 KiB) is buffered, or when nothing
+    // more is ready: fewer writes, and fewer wake-ups of the reader.
+    sink.set_backpressure_boundary(OUTPUT_BATCH);
     let ended = async {
         read_done.cancelled().await;
         tokio::time::sleep(WRITE_GRACE).await;
