@@ -292,7 +292,9 @@ pub async fn run_request(
             }
             let n = batch.len();
             match stream.reserve_many(n).await {
-                Ok(permits) => permits.zip(batch.drain(..)).for_each(|(p, msg)| p.send(msg)),
+                Ok(permits) => permits
+                    .zip(batch.drain(..))
+                    .for_each(|(p, msg)| p.send(msg)),
                 // The session is gone: nothing more to forward.
                 Err(_) => batch.clear(),
             }
