@@ -50,6 +50,21 @@ fn workspace() -> tempfile::TempDir {
     root
 }
 
+/// `a2e serve --stdio` in `root` with `config` (TOML), after its handshake.
+fn serve_with(root: &Path, config: &str) -> HostProcess {
+    std::fs::write(root.join("a2e.toml"), config).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args(["serve", "--stdio", "--root"])
+        .arg(root)
+        .arg("--config")
+        .arg(root.join("a2e.toml"));
+    let mut host = HostProcess::spawn(cmd).unwrap();
+    host.send(br#"{"type":"handshake/req","id":"hs","agent_id":"mcp-test"}"#)
+        .unwrap();
+    assert_eq!(host.answer("hs", WAIT, |_| {}).unwrap().0["ok"], true);
+    host
+}
+
 fn call(host: &mut HostProcess, id: &str, tool: &str, arguments: Value) -> Value {
     let req = json!({"type": "tool/call/req", "id": id, "tool_name": tool, "arguments": arguments});
     host.send(req.to_string().as_bytes()).unwrap();
@@ -76,16 +91,7 @@ fn mounted_servers_are_listed_and_callable_over_a2e_and_in_a_chain() {
         time.display(),
         everything.display()
     );
-    std::fs::write(root.path().join("a2e.toml"), config).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
-    cmd.args(["serve", "--stdio", "--root"])
-        .arg(root.path())
-        .arg("--config")
-        .arg(root.path().join("a2e.toml"));
-    let mut host = HostProcess::spawn(cmd).unwrap();
-    host.send(br#"{"type":"handshake/req","id":"hs","agent_id":"mcp-test"}"#)
-        .unwrap();
-    assert_eq!(host.answer("hs", WAIT, |_| {}).unwrap().0["ok"], true);
+    let mut host = serve_with(root.path(), &config);
 
     // Plain listing: the time server's tools with their toolkit; the deferred
     // server's tools only through search.
@@ -213,16 +219,7 @@ fn servers_start_on_first_use_keep_their_names_and_stop_with_the_host() {
     ]
     .concat();
     let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("a2e.toml"), config).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
-    cmd.args(["serve", "--stdio", "--root"])
-        .arg(root.path())
-        .arg("--config")
-        .arg(root.path().join("a2e.toml"));
-    let mut host = HostProcess::spawn(cmd).unwrap();
-    host.send(br#"{"type":"handshake/req","id":"hs","agent_id":"mcp-test"}"#)
-        .unwrap();
-    assert_eq!(host.answer("hs", WAIT, |_| {}).unwrap().0["ok"], true);
+    let mut host = serve_with(root.path(), &config);
     assert_eq!(servers_in(clock_zone).len(), 1, "the eager server runs");
     assert_eq!(
         servers_in(leftover).len(),

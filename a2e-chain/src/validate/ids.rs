@@ -18,7 +18,7 @@ use std::marker::PhantomData;
 
 use a2e_proto::ChainNode;
 
-use super::{Result, invalid};
+use super::{Result, check_id};
 use crate::error::ValidationError;
 use crate::hash::FastState;
 
@@ -138,20 +138,7 @@ impl<'r> Ids<'r> {
                 let slot = ids.key(&ahead.node_id).1 as usize & ids.mask;
                 crate::prefetch::prefetch(ids.slots.get(slot));
             }
-            if id.is_empty() {
-                return Err(invalid(
-                    "",
-                    "node_id",
-                    format!("node at position {i} has an empty node_id"),
-                ));
-            }
-            if id == "input" {
-                return Err(invalid(
-                    id,
-                    "node_id",
-                    "`input` is reserved for the chain's initial input",
-                ));
-            }
+            check_id(i, id)?;
             // A long id is compared against the arena, so it goes in first.
             ids.arena.push_str(id);
             ids.ends.push(ids.arena.len() as u32);

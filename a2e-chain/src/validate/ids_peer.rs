@@ -5,7 +5,7 @@
 
 use a2e_proto::ChainNode;
 
-use super::{Result, invalid};
+use super::{Result, check_id};
 use crate::error::ValidationError;
 use crate::hash::{FastMap, map_with_capacity};
 
@@ -39,20 +39,7 @@ impl<'r> Ids<'r> {
         for (i, node) in nodes.iter().enumerate() {
             let id = node.node_id.as_str();
             ids.input_entries += node.input_map.len();
-            if id.is_empty() {
-                return Err(invalid(
-                    "",
-                    "node_id",
-                    format!("node at position {i} has an empty node_id"),
-                ));
-            }
-            if id == "input" {
-                return Err(invalid(
-                    id,
-                    "node_id",
-                    "`input` is reserved for the chain's initial input",
-                ));
-            }
+            check_id(i, id)?;
             if let Some(&first) = ids.map.get(id) {
                 return Err(ValidationError::DuplicateId {
                     node_id: node.node_id.clone(),

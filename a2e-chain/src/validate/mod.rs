@@ -360,6 +360,25 @@ impl Field<'_> {
 
 /// `<node>.output` (optionally after `$.`), the usual `input_map` entry,
 /// compiled straight from the id table; anything else (a scoped name, an
+/// Refuses an empty id and the reserved `input` (node `i`'s id `id`).
+fn check_id(i: usize, id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(invalid(
+            "",
+            "node_id",
+            format!("node at position {i} has an empty node_id"),
+        ));
+    }
+    if id == "input" {
+        return Err(invalid(
+            id,
+            "node_id",
+            "`input` is reserved for the chain's initial input",
+        ));
+    }
+    Ok(())
+}
+
 /// unknown id, a longer path) is left to [`compile`].
 fn node_output(text: &str, me: u32, index: &Ids<'_>) -> Option<Expr> {
     let body = text.strip_prefix("$.").unwrap_or(text);

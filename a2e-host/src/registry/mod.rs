@@ -382,11 +382,16 @@ mod tests {
     use serde_json::Map;
     use std::sync::atomic::{AtomicBool, Ordering};
 
+    /// A plugin with `tools`, and `later` ones that it offers only once it
+    /// has been asked to load (as a mounted MCP server that starts on first
+    /// use).
     struct P {
         name: &'static str,
         tools: &'static [&'static str],
         priority: i32,
         exclusive: bool,
+        later: &'static [&'static str],
+        loaded: AtomicBool,
     }
 
     impl ToolPlugin for P {
@@ -400,10 +405,19 @@ mod tests {
             self.exclusive
         }
         fn tools(&self) -> Vec<ToolDefinition> {
+            let later = if self.loaded.load(Ordering::SeqCst) {
+                self.later
+            } else {
+                &[]
+            };
             self.tools
                 .iter()
+                .chain(later)
                 .map(|t| ToolDefinition::new(t, "t"))
                 .collect()
+        }
+        async fn load_tools(&self, _include_deferred: bool) -> bool {
+            !self.later.is_empty() && !self.loaded.swap(true, Ordering::SeqCst)
         }
         async fn call(
             &self,
@@ -421,12 +435,23 @@ mod tests {
         priority: i32,
         exclusive: bool,
     ) -> Arc<dyn DynToolPlugin> {
-        Arc::new(P {
+        Arc::new(plugin(name, tools, priority, exclusive))
+    }
+
+    fn plugin(
+        name: &'static str,
+        tools: &'static [&'static str],
+        priority: i32,
+        exclusive: bool,
+    ) -> P {
+        P {
             name,
             tools,
             priority,
             exclusive,
-        })
+            later: &[],
+            loaded: AtomicBool::new(false),
+        }
     }
 
     #[test]
@@ -463,44 +488,14 @@ mod tests {
         assert!(r.tool("o1").is_some());
     }
 
-    /// A plugin whose second tool arrives only once it is asked to load
-    /// (as a mounted MCP server that starts on first use).
-    struct Later {
-        loaded: AtomicBool,
-    }
-
-    impl ToolPlugin for Later {
-        fn name(&self) -> &str {
-            "later"
-        }
-        fn tools(&self) -> Vec<ToolDefinition> {
-            let mut tools = vec![ToolDefinition::new("first", "t")];
-            if self.loaded.load(Ordering::SeqCst) {
-                // `a1` is another plugin's: skipped, not taken over.
-                tools.push(ToolDefinition::new("second", "t"));
-                tools.push(ToolDefinition::new("a1", "t"));
-            }
-            tools
-        }
-        async fn load_tools(&self, _include_deferred: bool) -> bool {
-            !self.loaded.swap(true, Ordering::SeqCst)
-        }
-        async fn call(
-            &self,
-            _: &str,
-            _: Map<String, Value>,
-            _: CallContext,
-        ) -> HostResult<ToolOutput> {
-            Ok(ToolOutput::default())
-        }
-    }
-
     #[tokio::test]
     async fn tools_offered_later_join_without_taking_names_over() {
         let mut r = Registry::new();
         r.add_tool_plugin(p("other", &["a1"], 0, false)).unwrap();
-        r.add_tool_plugin(Arc::new(Later {
-            loaded: AtomicBool::new(false),
+        // `a1` is another plugin's: skipped, not taken over.
+        r.add_tool_plugin(Arc::new(P {
+            later: &["second", "a1"],
+            ..plugin("later", &["first"], 0, false)
         }))
         .unwrap();
         assert!(r.tool("second").is_none());
