@@ -96,17 +96,6 @@ fn head(name: &str) -> u64 {
     (load_le(b) & !LONG) | ((b.len() as u64) << 56)
 }
 
-/// The name an expression starts with (after an optional `$.`): the root
-/// a plain path reads. Empty when the expression starts otherwise.
-pub(super) fn first_name(expr: &str) -> &str {
-    let body = expr.strip_prefix("$.").unwrap_or(expr);
-    let end = body
-        .bytes()
-        .position(|c| !crate::context::ident_byte(c))
-        .unwrap_or(body.len());
-    body.get(..end).unwrap_or_default()
-}
-
 impl<'r> Ids<'r> {
     /// Indexes the ids of `nodes` in one pass, refusing empty, reserved and
     /// duplicate ids.

@@ -17,16 +17,6 @@ pub(super) struct Ids<'r> {
     pub(super) input_entries: usize,
 }
 
-/// The name an expression starts with (after an optional `$.`).
-pub(super) fn first_name(expr: &str) -> &str {
-    let body = expr.strip_prefix("$.").unwrap_or(expr);
-    let end = body
-        .bytes()
-        .position(|c| !crate::context::ident_byte(c))
-        .unwrap_or(body.len());
-    body.get(..end).unwrap_or_default()
-}
-
 impl<'r> Ids<'r> {
     /// Indexes the ids of `nodes`, refusing empty, reserved and duplicate
     /// ids.

@@ -118,7 +118,7 @@ pub fn validate<'r>(req: &'r ChainRequest, config: &ChainConfig) -> Result<Plan<
             let at = (i + PREFETCH_AHEAD) as u32;
             for value in ahead.input_map.values() {
                 if let Value::String(text) = value {
-                    index.prefetch(ids::first_name(text), at);
+                    index.prefetch(first_name(text), at);
                 }
             }
         }
@@ -358,8 +358,17 @@ impl Field<'_> {
     }
 }
 
-/// `<node>.output` (optionally after `$.`), the usual `input_map` entry,
-/// compiled straight from the id table; anything else (a scoped name, an
+/// The name an expression starts with (after an optional `$.`): the root
+/// a plain path reads. Empty when the expression starts otherwise.
+fn first_name(expr: &str) -> &str {
+    let body = expr.strip_prefix("$.").unwrap_or(expr);
+    let end = body
+        .bytes()
+        .position(|c| !crate::context::ident_byte(c))
+        .unwrap_or(body.len());
+    body.get(..end).unwrap_or_default()
+}
+
 /// Refuses an empty id and the reserved `input` (node `i`'s id `id`).
 fn check_id(i: usize, id: &str) -> Result<()> {
     if id.is_empty() {
@@ -379,6 +388,8 @@ fn check_id(i: usize, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// `<node>.output` (optionally after `$.`), the usual `input_map` entry,
+/// compiled straight from the id table; anything else (a scoped name, an
 /// unknown id, a longer path) is left to [`compile`].
 fn node_output(text: &str, me: u32, index: &Ids<'_>) -> Option<Expr> {
     let body = text.strip_prefix("$.").unwrap_or(text);
