@@ -265,15 +265,18 @@ impl Host {
 
     /// Loads the tools that load on first use when a skill declares one the
     /// registry does not know yet (so that it is not shown as `Blocked`
-    /// only because its mounted MCP server has not started).
-    pub async fn load_tools_for_skills(&self) {
+    /// only because its mounted MCP server has not started). Returns how many
+    /// tools were added.
+    pub async fn load_tools_for_skills(&self) -> usize {
         let missing = self
             .registry
             .skills()
             .iter()
             .any(|e| !self.missing_tools(&e.def).is_empty());
         if missing {
-            self.registry.load_tools(true).await;
+            self.registry.load_tools(true).await
+        } else {
+            0
         }
     }
 

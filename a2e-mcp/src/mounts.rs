@@ -88,18 +88,6 @@ impl McpMounts {
         self.kits.iter().find(|k| k.name() == server)
     }
 
-    /// Starts and lists the servers (deferred ones too when
-    /// `include_deferred`), concurrently. Returns the failures; the other
-    /// servers' tools are listed regardless.
-    pub async fn refresh(&self, include_deferred: bool) -> Vec<McpError> {
-        let wanted = self
-            .kits
-            .iter()
-            .filter(|k| include_deferred || !k.config().defer_loading);
-        let results = futures::future::join_all(wanted.map(McpToolkit::start)).await;
-        results.into_iter().filter_map(Result::err).collect()
-    }
-
     /// Starts and lists the servers not listed yet (deferred ones too when
     /// `include_deferred`), concurrently: what a host does on first use of
     /// servers that are not `eager`. Returns how many were listed now; a

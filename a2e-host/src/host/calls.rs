@@ -475,10 +475,12 @@ impl Host {
     ) -> HostResult<K::Result> {
         let entry = match K::find(self, req) {
             // A tool that loads on first use (a mounted MCP server not
-            // started yet), or a skill that needs one: load, then look again.
-            Err(HostError::UnknownTool(_) | HostError::SkillUnavailable(_))
-                if self.registry.load_tools(true).await > 0 =>
-            {
+            // started yet), or a skill blocked only for want of one: load,
+            // then look again.
+            Err(HostError::UnknownTool(_)) if self.registry.load_tools(true).await > 0 => {
+                K::find(self, req)?
+            }
+            Err(HostError::SkillUnavailable(_)) if self.load_tools_for_skills().await > 0 => {
                 K::find(self, req)?
             }
             found => found?,
