@@ -57,11 +57,40 @@ impl Event<'_> {
     }
 }
 
+impl Event<'_> {
+    /// Appends this event as a `chain/event` NDJSON line answering request
+    /// `req_id` to `out`: the line [`Event::to_wire`]'s message encodes to,
+    /// without copying the output or building the message.
+    pub fn write_line(&self, req_id: &str, out: &mut Vec<u8>) {
+        let item_id;
+        let node_id = match self.item {
+            Some(_) => {
+                item_id = self.wire_node_id();
+                item_id.as_str()
+            }
+            None => self.node_id,
+        };
+        let mut id = [0u8; 32];
+        let id = a2e_proto::new_id_in(&mut id);
+        let mut line = a2e_proto::ChainEventRef::new(id, req_id, node_id, &self.phase);
+        line.output = self.output.unwrap_or(&Value::Null);
+        line.error = self.error.unwrap_or_default();
+        line.seq = self.seq;
+        line.write_line(out);
+    }
+}
+
 /// Receives events, synchronously and in `seq` order, on the task that runs
 /// the chain. Must not block: forward to a channel to do slow work elsewhere.
 pub trait EventSink: Send {
     /// One event.
     fn event(&mut self, event: &Event<'_>);
+
+    /// The engine is about to wait (for a node in flight, or to yield its
+    /// thread): a sink that batches events should hand them on now. Events
+    /// between two flushes come from one stretch of the engine's own work,
+    /// at most a few thousand node launches. Does nothing by default.
+    fn flush(&mut self) {}
 }
 
 /// Drops every event.

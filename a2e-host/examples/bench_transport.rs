@@ -12,10 +12,11 @@
 //!
 //! Each prints JSON lines: calls per second and p50/p99 latency for
 //! sequential calls and for 64 in flight (the medians of three interleaved
-//! rounds), the chain figures (medians of seven trials: a 1000-node linear
-//! chain of `echo` over stdio with and without events, the same chain
-//! in-process through `Host::run_chain` without a transport, through the
-//! engine alone with a no-op runner, and a map of 100 `sleep10` items), each
+//! rounds), the chain figures (medians of 21 rounds, each running every
+//! figure once: a 1000-node linear chain of `echo` over stdio with and
+//! without events, the same chain in-process through `chains::run_request`
+//! without a transport, through the engine alone with a no-op runner, and a
+//! map of 100 `sleep10` items), each
 //! child's peak RSS, and last the ratios with their targets:
 //!
 //! ```text
@@ -41,7 +42,9 @@ use serde_json::{Value, json};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const ROUNDS: usize = 3;
-const TRIALS: usize = 7;
+/// Rounds of the chain figures (after [`WARM_UPS`]), each figure once per round.
+const CHAIN_ROUNDS: usize = 21;
+const WARM_UPS: usize = 3;
 const CHAIN_NODES: usize = 1000;
 const MAP_ITEMS: usize = 100;
 const IN_FLIGHT: usize = 64;
@@ -56,7 +59,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // For profiling: the in-process chain alone, many times.
     if args.iter().any(|a| a == "--only-host-chain") {
         let n = flag_value(&args, "--only-host-chain").unwrap_or(500);
-        let (host_ms, engine_ms) = peers::in_process(&linear_chain(CHAIN_NODES, false), n)?;
+        let in_process = peers::InProcess::new(&linear_chain(CHAIN_NODES, false))?;
+        let mut host_ms = Vec::new();
+        let mut engine_ms = Vec::new();
+        for _ in 0..n {
+            host_ms.push(ms(in_process.host_trial()?));
+            engine_ms.push(ms(in_process.engine_trial()?));
+        }
+        let (host_ms, engine_ms) = (median(&mut host_ms), median(&mut engine_ms));
         print_ms(
             "chain_linear1000_host_in_process",
             host_ms,
@@ -158,20 +168,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let linear = linear_chain(CHAIN_NODES, false);
     let linear_events = linear_chain(CHAIN_NODES, true);
     let map = map_chain(MAP_ITEMS);
-    let stdio_ms = trials(|| a2e.chain(&linear).map(|r| r.0))?;
-    let (events_ms, events) = {
-        let mut n = 0;
-        let ms = trials(|| {
-            a2e.chain(&linear_events).map(|(d, e)| {
-                n = e;
-                d
-            })
-        })?;
-        (ms, n)
-    };
-    let map_ms = trials(|| a2e.chain(&map).map(|r| r.0))?;
-    // The same chain in this process: through the host, and the engine alone.
-    let (host_ms, engine_ms) = peers::in_process(&linear, TRIALS)?;
+    // Rounds interleave the five figures, so that drift on a shared machine
+    // hits each ratio's two sides alike.
+    let in_process = peers::InProcess::new(&linear)?;
+    let mut rounds: [Vec<f64>; 5] = Default::default();
+    let mut events = 0;
+    for round in 0..WARM_UPS + CHAIN_ROUNDS {
+        let (took, n) = a2e.chain(&linear_events)?;
+        events = n;
+        let figures = [
+            ms(a2e.chain(&linear)?.0),
+            ms(took),
+            ms(in_process.host_trial()?),
+            ms(in_process.engine_trial()?),
+            ms(a2e.chain(&map)?.0),
+        ];
+        if round >= WARM_UPS {
+            for (all, one) in rounds.iter_mut().zip(figures) {
+                all.push(one);
+            }
+        }
+    }
+    drop(in_process);
+    let [stdio_ms, events_ms, host_ms, engine_ms, map_ms] = rounds.map(|mut v| median(&mut v));
     print_ms(
         "chain_linear1000_stdio",
         stdio_ms,
@@ -294,17 +313,9 @@ fn flag_value<T: std::str::FromStr>(args: &[String], flag: &str) -> Option<T> {
     args.get(at + 1)?.parse().ok()
 }
 
-/// The median of `TRIALS` timed runs after two warm-ups, in milliseconds.
-fn trials(
-    mut run: impl FnMut() -> Result<Duration, Box<dyn std::error::Error>>,
-) -> Result<f64, Box<dyn std::error::Error>> {
-    run()?;
-    run()?;
-    let mut ms = Vec::with_capacity(TRIALS);
-    for _ in 0..TRIALS {
-        ms.push(run()?.as_secs_f64() * 1e3);
-    }
-    Ok(median(&mut ms))
+/// Milliseconds.
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 fn median_u64(v: &mut [u64]) -> u64 {
@@ -313,7 +324,8 @@ fn median_u64(v: &mut [u64]) -> u64 {
 }
 
 fn print_ms(figure: &str, ms: f64, extra: Value) {
-    let mut line = json!({"figure": figure, "ms": (ms * 100.0).round() / 100.0, "trials": TRIALS});
+    let mut line =
+        json!({"figure": figure, "ms": (ms * 100.0).round() / 100.0, "trials": CHAIN_ROUNDS});
     if let (Some(obj), Value::Object(more)) = (line.as_object_mut(), extra) {
         obj.extend(more);
     }

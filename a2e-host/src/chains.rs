@@ -13,17 +13,22 @@
 //! a chain timeout or a cancelled session stops the tools and kills processes.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use a2e_chain::{ChainConfig, Engine, Event, NodeCall, NodeError, NodeResult, NodeRunner};
-use a2e_proto::{
-    ChainRequest, ChainResponse, ErrorCode, Message, NodeKind, SkillCallRequest, ToolCallRequest,
+use a2e_chain::{
+    ChainConfig, Engine, Event, EventSink, NodeCall, NodeError, NodeResult, NodeRunner,
 };
+use a2e_proto::{
+    ChainRequest, ChainResponse, ErrorCode, NodeKind, SkillCallRequest, ToolCallRequest,
+};
+use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HostError, HostResult};
 use crate::host::{Caller, Host, Identity, SkillKind, ToolKind};
+use crate::session::Outbound;
 
 /// Priority of the chain plugin (a2e-core.md §6).
 pub const CHAIN_PLUGIN_PRIORITY: i32 = 10;
@@ -252,8 +257,9 @@ pub fn validate(host: &Arc<Host>, req: &ChainRequest) -> HostResult<usize> {
         .map_err(refusal)
 }
 
-/// Most events forwarded at once when the session's channel was full.
-const FORWARD_BATCH: usize = 64;
+/// Bytes of encoded events a streaming chain gathers before it hands them
+/// on even though the engine is not about to wait.
+const EVENT_CHUNK: usize = 32 * 1024;
 
 /// Runs a `chain/req` for a session. Events go to `stream` as `chain/event`s
 /// when the request asks for streaming. `Err` is a refusal (invalid chain).
@@ -261,7 +267,7 @@ pub async fn run_request(
     host: &Arc<Host>,
     session_id: &str,
     req: &ChainRequest,
-    stream: Option<mpsc::Sender<Message>>,
+    stream: Option<mpsc::Sender<Outbound>>,
     cancel: &CancellationToken,
 ) -> HostResult<ChainResponse> {
     let engine = engine(host, session_id);
@@ -269,56 +275,71 @@ pub async fn run_request(
         // Not streaming: the events are not even built.
         return engine.run(req, (), cancel.clone()).await.map_err(refusal);
     };
-    // The engine's sink is synchronous: an event goes straight into the
-    // session's outbound channel when it has room and nothing is queued
-    // before it; otherwise it queues here, and is forwarded in order as the
-    // channel takes it, up to FORWARD_BATCH at a time: the forwarder waits
-    // until that many slots are free instead of being woken for each one the
-    // writer frees (a wake-up across threads per event cost more than the
-    // event itself).
-    let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
-    let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let direct = stream.clone();
-    let queued_in = queued.clone();
-    let forward = async move {
-        let mut batch = Vec::with_capacity(FORWARD_BATCH);
-        while let Some(first) = rx.recv().await {
-            batch.push(first);
-            while batch.len() < FORWARD_BATCH {
-                match rx.try_recv() {
-                    Ok(msg) => batch.push(msg),
-                    Err(_) => break,
-                }
-            }
-            let n = batch.len();
-            match stream.reserve_many(n).await {
-                Ok(permits) => permits
-                    .zip(batch.drain(..))
-                    .for_each(|(p, msg)| p.send(msg)),
-                // The session is gone: nothing more to forward.
-                Err(_) => batch.clear(),
-            }
-            queued.fetch_sub(n, std::sync::atomic::Ordering::AcqRel);
-        }
+    let (queue, mut queued_rx) = mpsc::unbounded_channel::<Bytes>();
+    let queued = Arc::new(AtomicUsize::new(0));
+    let sink = LineSink {
+        req_id: req.id.clone(),
+        buf: Vec::new(),
+        direct: stream.clone(),
+        queue,
+        queued: queued.clone(),
     };
-    let req_id = req.id.clone();
-    let sink = move |event: &Event<'_>| {
-        let msg: Message = event.to_wire(&req_id).into();
-        let msg = if queued_in.load(std::sync::atomic::Ordering::Acquire) == 0 {
-            match direct.try_send(msg) {
-                Ok(()) => return,
-                Err(mpsc::error::TrySendError::Full(msg)) => msg,
-                Err(mpsc::error::TrySendError::Closed(_)) => return,
-            }
-        } else {
-            msg
-        };
-        queued_in.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        let _ = tx.send(msg);
+    // Runs the sink could not hand on at once, in order, as the channel
+    // takes them.
+    let forward = async move {
+        while let Some(lines) = queued_rx.recv().await {
+            // A session that is gone takes nothing more; the rest is dropped.
+            let _ = stream.send(Outbound::Lines(lines)).await;
+            queued.fetch_sub(1, Ordering::AcqRel);
+        }
     };
     let run = async move { engine.run(req, sink, cancel.clone()).await };
     let (resp, ()) = tokio::join!(run, forward);
     resp.map_err(refusal)
+}
+
+/// A streaming chain's events, encoded as NDJSON lines on the chain's own
+/// task (no `Message` per event) and handed to the session's channel in
+/// runs: whenever the engine is about to wait, and once [`EVENT_CHUNK`]
+/// bytes are ready. A run goes straight into the channel when it has room
+/// and nothing is queued before it; otherwise it queues (the engine's sink
+/// must not block) and the request's forwarder sends it in order. One
+/// wake-up of the writer per run instead of one per event; the engine
+/// flushes at the end of the run, so every event precedes the response.
+struct LineSink {
+    req_id: String,
+    buf: Vec<u8>,
+    direct: mpsc::Sender<Outbound>,
+    queue: mpsc::UnboundedSender<Bytes>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl EventSink for LineSink {
+    fn event(&mut self, event: &Event<'_>) {
+        event.write_line(&self.req_id, &mut self.buf);
+        if self.buf.len() >= EVENT_CHUNK {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let next = Vec::with_capacity(self.buf.len().clamp(1024, EVENT_CHUNK + 1024));
+        let lines = Bytes::from(std::mem::replace(&mut self.buf, next));
+        let lines = if self.queued.load(Ordering::Acquire) == 0 {
+            match self.direct.try_send(Outbound::Lines(lines)) {
+                Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
+                Err(mpsc::error::TrySendError::Full(Outbound::Lines(lines))) => lines,
+                Err(mpsc::error::TrySendError::Full(Outbound::Message(_))) => return,
+            }
+        } else {
+            lines
+        };
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        let _ = self.queue.send(lines);
+    }
 }
 
 /// Progress callback: (nodes settled, total, node id).

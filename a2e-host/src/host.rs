@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant as StdInstant;
 
 use a2e_proto::{
-    Message, SkillCallRequest, SkillDefinition, SkillDiscoverRequest, SkillResult, SkillStatus,
+    SkillCallRequest, SkillDefinition, SkillDiscoverRequest, SkillResult, SkillStatus,
     ToolCallRequest, ToolDefinition, ToolListRequest, ToolResult,
 };
 use tokio::sync::mpsc;
@@ -19,6 +19,7 @@ use crate::memory::Memory;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
+use crate::session::Outbound;
 
 mod calls;
 pub(crate) use calls::{Caller, SkillKind, ToolKind, panic_message};
@@ -325,7 +326,7 @@ impl Host {
         self: &Arc<Self>,
         session_id: &str,
         req: &ToolCallRequest,
-        stream: Option<mpsc::Sender<Message>>,
+        stream: Option<mpsc::Sender<Outbound>>,
         cancel: &CancellationToken,
     ) -> HostResult<ToolResult> {
         let args = req.arguments.clone();
@@ -339,7 +340,7 @@ impl Host {
         self: &Arc<Self>,
         session_id: &str,
         mut req: ToolCallRequest,
-        stream: Option<mpsc::Sender<Message>>,
+        stream: Option<mpsc::Sender<Outbound>>,
         cancel: &CancellationToken,
     ) -> HostResult<ToolResult> {
         let args = std::mem::take(&mut req.arguments);
@@ -353,7 +354,7 @@ impl Host {
         self: &Arc<Self>,
         session_id: &str,
         req: &SkillCallRequest,
-        stream: Option<mpsc::Sender<Message>>,
+        stream: Option<mpsc::Sender<Outbound>>,
         cancel: &CancellationToken,
     ) -> HostResult<SkillResult> {
         let args = req.arguments.clone();
@@ -367,7 +368,7 @@ impl Host {
         self: &Arc<Self>,
         session_id: &str,
         mut req: SkillCallRequest,
-        stream: Option<mpsc::Sender<Message>>,
+        stream: Option<mpsc::Sender<Outbound>>,
         cancel: &CancellationToken,
     ) -> HostResult<SkillResult> {
         let args = std::mem::take(&mut req.arguments);

@@ -42,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
+use crate::session::Outbound;
 
 /// Mounts the servers of `config`, starting and listing the `eager` ones
 /// (the others start on first use); `reserved` are the names the host's
@@ -144,17 +145,16 @@ impl HostBackend {
 
     fn forward_events(
         progress: ProgressSink,
-    ) -> (
-        mpsc::Sender<a2e_proto::Message>,
-        tokio::task::JoinHandle<()>,
-    ) {
-        let (tx, mut rx) = mpsc::channel::<a2e_proto::Message>(64);
+    ) -> (mpsc::Sender<Outbound>, tokio::task::JoinHandle<()>) {
+        let (tx, mut rx) = mpsc::channel::<Outbound>(64);
         let forward = tokio::spawn(async move {
-            while let Some(msg) = rx.recv().await {
-                match msg {
-                    a2e_proto::Message::ToolEvent(e) => progress.emit(&e.kind, &e.data),
-                    a2e_proto::Message::SkillEvent(e) => progress.emit(&e.kind, &e.data),
-                    _ => {}
+            while let Some(out) = rx.recv().await {
+                for msg in out.into_messages() {
+                    match msg {
+                        a2e_proto::Message::ToolEvent(e) => progress.emit(&e.kind, &e.data),
+                        a2e_proto::Message::SkillEvent(e) => progress.emit(&e.kind, &e.data),
+                        _ => {}
+                    }
                 }
             }
         });

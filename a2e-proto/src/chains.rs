@@ -184,6 +184,64 @@ wire_message! {
     }
 }
 
+/// A `chain/event` borrowed from the state that produced it: written as the
+/// same NDJSON line as the [`ChainEvent`] with these fields (see the test),
+/// without copying the output or building a [`crate::Message`]. The host
+/// encodes a streaming chain's events with it where they happen.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChainEventRef<'a> {
+    #[serde(rename = "type")]
+    r#type: crate::envelope::TypeTag<ChainEvent>,
+    /// Unique message id.
+    pub id: &'a str,
+    /// Protocol version.
+    pub version: &'a str,
+    /// Unix epoch seconds when the event was made.
+    pub ts: f64,
+    /// The chain request's id.
+    pub req_id: &'a str,
+    /// The node concerned.
+    pub node_id: &'a str,
+    /// The phase.
+    pub phase: &'a ChainPhase,
+    /// The node's output (`null` unless `done`).
+    pub output: &'a Value,
+    /// The error message (empty unless `error`).
+    pub error: &'a str,
+    /// 0, 1, 2, … per chain request.
+    pub seq: u64,
+}
+
+impl<'a> ChainEventRef<'a> {
+    /// An event of request `req_id` with id `id`, made now, in the protocol's version.
+    pub fn new(id: &'a str, req_id: &'a str, node_id: &'a str, phase: &'a ChainPhase) -> Self {
+        Self {
+            r#type: crate::envelope::TypeTag::new(),
+            id,
+            version: crate::PROTOCOL_VERSION,
+            ts: crate::envelope::now(),
+            req_id,
+            node_id,
+            phase,
+            output: &Value::Null,
+            error: "",
+            seq: 0,
+        }
+    }
+
+    /// Appends the event as one NDJSON line (ending in `\n`) to `out`.
+    pub fn write_line(&self, out: &mut Vec<u8>) {
+        // Serialising borrowed strings, numbers and a `Value` into a Vec
+        // does not fail (a `Value`'s keys are strings); if it ever did,
+        // nothing of the event is left behind.
+        let start = out.len();
+        match serde_json::to_writer(&mut *out, self) {
+            Ok(()) => out.push(b'\n'),
+            Err(_) => out.truncate(start),
+        }
+    }
+}
+
 fn default_phase() -> ChainPhase {
     ChainPhase::START
 }
@@ -225,3 +283,48 @@ wire_message! {
 
 impl_request!(ChainRequest);
 impl_response!(ChainEvent, ChainResponse);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_borrowed_event_is_the_line_of_the_owned_one() {
+        let output = serde_json::json!({"x": [1, "two\n", {"y": null}], "z": 1.5});
+        for (phase, output, error) in [
+            (ChainPhase::DONE, output, ""),
+            (ChainPhase::START, Value::Null, ""),
+            (ChainPhase::ERROR, Value::Null, "it \"failed\"\tbadly"),
+        ] {
+            let mut id = [0u8; 32];
+            let id = crate::envelope::new_id_in(&mut id);
+            let mut event = ChainEventRef::new(id, "req-\u{e9}", "node[3]", &phase);
+            event.output = &output;
+            event.error = error;
+            event.seq = 41;
+            let mut line = b"before\n".to_vec();
+            event.write_line(&mut line);
+            let owned = ChainEvent {
+                id: id.to_owned(),
+                ts: event.ts,
+                req_id: "req-\u{e9}".into(),
+                node_id: "node[3]".into(),
+                phase: phase.clone(),
+                output: output.clone(),
+                error: error.into(),
+                seq: 41,
+                ..ChainEvent::default()
+            };
+            let mut expected = b"before\n".to_vec();
+            expected.extend(crate::Message::from(owned.clone()).to_json());
+            expected.push(b'\n');
+            assert_eq!(
+                String::from_utf8_lossy(&line),
+                String::from_utf8_lossy(&expected)
+            );
+            // And it reads back as that event.
+            let back = crate::decode(&line[7..line.len() - 1]).unwrap();
+            assert_eq!(back, crate::Message::from(owned));
+        }
+    }
+}

@@ -107,6 +107,12 @@ pub fn new_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
+/// A fresh message id written into `buf` (no allocation): the same form as
+/// [`new_id`]'s.
+pub fn new_id_in(buf: &mut [u8; 32]) -> &str {
+    uuid::Uuid::new_v4().simple().encode_lower(buf)
+}
+
 /// A fresh chain id: 8 hex digits.
 pub fn new_chain_id() -> String {
     let mut id = new_id();

@@ -63,7 +63,8 @@ pub mod tools;
 
 pub use capability::{A2ECapability, Capability};
 pub use chains::{
-    ChainEvent, ChainNode, ChainPhase, ChainRequest, ChainResponse, NodeKind, OnError,
+    ChainEvent, ChainEventRef, ChainNode, ChainPhase, ChainRequest, ChainResponse, NodeKind,
+    OnError,
 };
 pub use codes::ErrorCode;
 pub use core::{
@@ -71,7 +72,7 @@ pub use core::{
 };
 pub use decode::{DecodeError, DecodeErrorKind, DecodeOptions, decode, decode_with, json_kind};
 pub use envelope::{
-    PROTOCOL_VERSION, Request, Response, TypeTag, WireType, new_chain_id, new_id, now,
+    PROTOCOL_VERSION, Request, Response, TypeTag, WireType, new_chain_id, new_id, new_id_in, now,
 };
 pub use event::{EventData, EventKind};
 pub use message::Message;

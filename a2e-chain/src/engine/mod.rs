@@ -124,6 +124,8 @@ impl Engine {
         if let Err(panic) = driven {
             run.chain_panicked(None, panic);
         }
+        // Every event is out of the sink before the response.
+        run.ev.sink.flush();
         // Whatever still runs (late map items, stragglers after a failure)
         // is told to stop, and aborted after the grace period.
         chain_token.cancel();

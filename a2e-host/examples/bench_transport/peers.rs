@@ -130,58 +130,77 @@ impl ServerHandler for RmcpEcho {
     }
 }
 
-/// The chain `line` run `trials` times (after two warm-ups) in this process:
-/// through the host's chain runner without a transport, and through the
-/// engine alone with a runner that returns its input. Medians in ms.
-pub fn in_process(line: &str, trials: usize) -> Result<(f64, f64), Error> {
-    let Message::ChainRequest(req) = a2e_proto::decode(line.as_bytes())? else {
-        return Err("not a chain".into());
-    };
-    let rt = runtime()?;
-    let host = host()?;
-    host.register_session("bench", "bench");
-    let through_host = |req: &ChainRequest| {
-        let host = host.clone();
-        let req = req.clone();
-        async move {
+/// One chain run in this process, trial by trial: through the host's chain
+/// runner without a transport, and through the engine alone with a runner
+/// that returns its input. Each trial runs on a runtime task, as a session
+/// runs a request (not on the thread that blocks on the runtime).
+pub struct InProcess {
+    rt: tokio::runtime::Runtime,
+    host: Arc<Host>,
+    engine: Arc<Engine>,
+    req: ChainRequest,
+}
+
+impl InProcess {
+    /// For the chain `line` (a `chain/req`).
+    pub fn new(line: &str) -> Result<Self, Error> {
+        let Message::ChainRequest(req) = a2e_proto::decode(line.as_bytes())? else {
+            return Err("not a chain".into());
+        };
+        let host = host()?;
+        host.register_session("bench", "bench");
+        let engine = Arc::new(Engine::new(runner_fn(|call: NodeCall| async move {
+            Ok(call.input.into_value())
+        })));
+        Ok(Self {
+            rt: runtime()?,
+            host,
+            engine,
+            req,
+        })
+    }
+
+    /// One run through the host.
+    pub fn host_trial(&self) -> Result<Duration, Error> {
+        let host = self.host.clone();
+        let req = self.req.clone();
+        let run = async move {
             let cancel = CancellationToken::new();
             let started = Instant::now();
             let resp = a2e_host::chains::run_request(&host, "bench", &req, None, &cancel)
                 .await
                 .map_err(|e| e.to_string())?;
+            let elapsed = started.elapsed();
             if !resp.success {
                 return Err(format!("chain failed: {:?}", resp.error));
             }
-            Ok::<_, String>(started.elapsed())
-        }
-    };
-    let engine = Arc::new(Engine::new(runner_fn(|call: NodeCall| async move {
-        Ok(call.input.into_value())
-    })));
-    let mut host_ms = Vec::new();
-    let mut engine_ms = Vec::new();
-    for i in 0..trials + 2 {
-        // On runtime tasks, as a session runs them (not on the thread that
-        // blocks on the runtime).
-        let h = rt.block_on(rt.spawn(through_host(&req)))??;
-        let engine = engine.clone();
-        let req = req.clone();
-        let e = rt.block_on(rt.spawn(async move {
+            Ok::<_, String>(elapsed)
+        };
+        Ok(self.rt.block_on(self.rt.spawn(run))??)
+    }
+
+    /// One run through the engine alone.
+    pub fn engine_trial(&self) -> Result<Duration, Error> {
+        let engine = self.engine.clone();
+        let req = self.req.clone();
+        let run = async move {
             let started = Instant::now();
             let resp = engine
                 .run(&req, |_: &Event<'_>| {}, CancellationToken::new())
                 .await
                 .map_err(|e| e.to_string())?;
+            let elapsed = started.elapsed();
             if !resp.success {
                 return Err(format!("chain failed: {:?}", resp.error));
             }
-            Ok::<_, String>(started.elapsed())
-        }))??;
-        if i >= 2 {
-            host_ms.push(h.as_secs_f64() * 1e3);
-            engine_ms.push(e.as_secs_f64() * 1e3);
-        }
+            Ok::<_, String>(elapsed)
+        };
+        Ok(self.rt.block_on(self.rt.spawn(run))??)
     }
-    host.end_session("bench");
-    Ok((super::median(&mut host_ms), super::median(&mut engine_ms)))
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        self.host.end_session("bench");
+    }
 }

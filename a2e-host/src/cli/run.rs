@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use a2e_host::Host;
 use a2e_host::document::{Document, parse_document};
+use a2e_host::session::Outbound;
 use a2e_proto::Message;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -94,12 +95,8 @@ pub(crate) async fn run_file(
         }
     };
     let result = if events {
-        let (tx, mut rx) = mpsc::channel::<Message>(256);
-        let printer = tokio::spawn(async move {
-            while let Some(msg) = rx.recv().await {
-                eprintln!("{}", String::from_utf8_lossy(&msg.to_json()));
-            }
-        });
+        let (tx, rx) = mpsc::channel::<Outbound>(256);
+        let printer = tokio::spawn(print_events(rx));
         let r = a2e_host::chains::run_request(host, "", &req, Some(tx), &cancel).await;
         let _ = printer.await;
         r
@@ -277,6 +274,15 @@ impl Progress {
     fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+    }
+}
+
+/// Prints each event (a message, or each line of a run) to stderr as a JSON line.
+pub(crate) async fn print_events(mut rx: mpsc::Receiver<Outbound>) {
+    while let Some(out) = rx.recv().await {
+        for json in out.json_texts() {
+            eprintln!("{}", String::from_utf8_lossy(&json));
         }
     }
 }

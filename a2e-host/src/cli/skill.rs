@@ -4,12 +4,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use a2e_host::Host;
+use a2e_host::session::Outbound;
 use a2e_proto::{LLMConfig, Message, Response, SkillCallRequest, SkillCallResponse};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::run::{EXIT_FAILED, EXIT_INVALID, print_out};
+use super::run::{EXIT_FAILED, EXIT_INVALID, print_events, print_out};
 
 /// What kind of skill a plugin serves, for the listing.
 fn kind(plugin: &str) -> &str {
@@ -95,12 +96,8 @@ pub(crate) async fn run_skill(
             interrupt.cancel();
         }
     });
-    let (tx, mut rx) = mpsc::channel::<Message>(256);
-    let printer = tokio::spawn(async move {
-        while let Some(msg) = rx.recv().await {
-            eprintln!("{}", String::from_utf8_lossy(&msg.to_json()));
-        }
-    });
+    let (tx, rx) = mpsc::channel::<Outbound>(256);
+    let printer = tokio::spawn(print_events(rx));
     let result = host
         .call_skill("", &req, events.then_some(tx), &cancel)
         .await;

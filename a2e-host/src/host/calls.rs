@@ -21,6 +21,7 @@ use super::Host;
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, EventSink, SkillCall, SkillOutput, ToolOutput};
 use crate::registry::{ArgsValidator, SkillEntry, ToolEntry};
+use crate::session::Outbound;
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
 pub const MAX_COLLECTED_EVENTS: usize = 1000;
@@ -31,13 +32,13 @@ struct Collected<E> {
     seq: std::sync::atomic::AtomicU64,
     list: Mutex<Vec<E>>,
     req_id: String,
-    stream: Option<mpsc::Sender<Message>>,
+    stream: Option<mpsc::Sender<Outbound>>,
 }
 
 /// An event sink over a fresh [`Collected`].
 fn collecting_sink<E>(
     req_id: &str,
-    stream: Option<mpsc::Sender<Message>>,
+    stream: Option<mpsc::Sender<Outbound>>,
     make: fn(EventKind, Map<String, Value>, u64, String) -> E,
 ) -> (EventSink, Arc<Collected<E>>)
 where
@@ -61,7 +62,7 @@ where
         let stream = state.stream.clone();
         async move {
             if let Some(tx) = stream {
-                let _ = tx.send(event.into()).await;
+                let _ = tx.send(Outbound::Message(event.into())).await;
             }
         }
         .boxed()
@@ -168,7 +169,7 @@ pub(crate) struct Caller<'a> {
     /// looked up).
     pub identity: Option<&'a super::Identity>,
     /// Where events go when the request streams.
-    pub stream: Option<mpsc::Sender<Message>>,
+    pub stream: Option<mpsc::Sender<Outbound>>,
     /// Fires when the caller gives up on the call.
     pub cancel: &'a CancellationToken,
     /// Set by a caller that fires `cancel` at this deadline itself and then
@@ -186,7 +187,7 @@ impl<'a> Caller<'a> {
     /// A call of session `session_id` under its own timeout.
     pub(crate) fn session(
         session_id: &'a str,
-        stream: Option<mpsc::Sender<Message>>,
+        stream: Option<mpsc::Sender<Outbound>>,
         cancel: &'a CancellationToken,
     ) -> Self {
         Self {

@@ -420,6 +420,7 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::Outbound;
     use crate::{Host, HostConfig};
     use tokio::sync::mpsc;
 
@@ -437,7 +438,7 @@ mod tests {
         let audited = guarded(&session, "r1", "tool/call/req", work).await;
         assert!(!audited.success);
         assert_eq!(audited.error_code, "runtime_error");
-        let Some(Message::ErrorMessage(e)) = rx.recv().await else {
+        let Some(Outbound::Message(Message::ErrorMessage(e))) = rx.recv().await else {
             panic!("no error message");
         };
         assert_eq!(e.req_id, "r1");

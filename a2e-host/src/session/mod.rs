@@ -8,6 +8,7 @@
 
 mod auth;
 mod dispatch;
+mod outbound;
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
@@ -23,6 +24,7 @@ use tokio_util::task::TaskTracker;
 use crate::host::Host;
 
 pub use auth::{loaded_capabilities, token_matches};
+pub use outbound::{Outbound, split_lines};
 
 /// How many requests may wait for a slot, per allowed concurrent request,
 /// before the session stops reading (back-pressure).
@@ -44,7 +46,7 @@ pub struct Session {
     host: Arc<Host>,
     id: String,
     state: Mutex<State>,
-    out: mpsc::Sender<Message>,
+    out: mpsc::Sender<Outbound>,
     cancel: CancellationToken,
     slots: Arc<Semaphore>,
     queue: Arc<Semaphore>,
@@ -54,7 +56,7 @@ pub struct Session {
 
 impl Session {
     /// A session on `host` whose outbound messages go to `out`.
-    pub fn new(host: Arc<Host>, out: mpsc::Sender<Message>) -> Arc<Self> {
+    pub fn new(host: Arc<Host>, out: mpsc::Sender<Outbound>) -> Arc<Self> {
         let parallel = host.config().max_parallel.max(1) as usize;
         let decode = DecodeOptions {
             max_bytes: host.config().max_message_bytes,
@@ -95,7 +97,7 @@ impl Session {
 
     /// Sends a message to the agent; false when the transport is gone.
     pub(crate) async fn send(&self, msg: impl Into<Message>) -> bool {
-        self.out.send(msg.into()).await.is_ok()
+        self.out.send(Outbound::Message(msg.into())).await.is_ok()
     }
 
     /// Handles one received line: decodes it and dispatches it. Bad input is

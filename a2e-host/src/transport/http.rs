@@ -22,11 +22,11 @@
 //! processes killed); so is one whose stream cannot take an event within the
 //! stall bound (a slow reader).
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2e_proto::Message;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Query, State};
@@ -40,7 +40,7 @@ use tokio::sync::mpsc::error::SendTimeoutError;
 
 use super::http_sessions::{Attach, HttpSession, Numbered};
 use super::net::{NetState, SessionSlot};
-use crate::session::{OUTBOUND_CAPACITY, Session};
+use crate::session::{OUTBOUND_CAPACITY, Outbound, Session};
 
 /// The header naming the session.
 pub const SESSION_HEADER: &str = "x-session-id";
@@ -80,7 +80,7 @@ async fn open(State(state): State<Arc<NetState>>, headers: HeaderMap) -> Respons
     let Some(slot) = state.admit() else {
         return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
     };
-    let (tx, rx) = mpsc::channel::<Message>(OUTBOUND_CAPACITY);
+    let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
     let session = Session::new(state.host.clone(), tx);
     let (attach, attach_rx) = mpsc::channel(1);
     let id = session.id().to_owned();
@@ -210,8 +210,8 @@ async fn stream(
     {
         return refuse(StatusCode::GONE, "the session has ended");
     }
-    let events = futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).map(|(n, msg): Numbered| {
-        let json = String::from_utf8_lossy(&msg.to_json()).into_owned();
+    let events = futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).map(|(n, json): Numbered| {
+        let json = String::from_utf8_lossy(&json);
         Ok::<_, Infallible>(Event::default().id(n.to_string()).data(json))
     });
     let mut resp = Sse::new(events)
@@ -233,7 +233,7 @@ use futures::StreamExt as _;
 async fn pump(
     state: Arc<NetState>,
     http: Arc<HttpSession>,
-    mut rx: mpsc::Receiver<Message>,
+    mut rx: mpsc::Receiver<Outbound>,
     mut attach: mpsc::Receiver<Attach>,
     _slot: SessionSlot,
 ) {
@@ -253,9 +253,10 @@ async fn pump(
         })
     };
     let mut replay = Replay::default();
-    // An event the previous stream refused outright (its channel was closed):
-    // it goes to the next stream unless that stream's replay covers it.
-    let mut pending: Option<Numbered> = None;
+    // Events numbered and not yet sent: the rest of a run of lines, or an
+    // event the previous stream refused outright (its channel was closed),
+    // which goes to the next stream unless that stream's replay covers it.
+    let mut pending: VecDeque<Numbered> = VecDeque::new();
     let reason = 'session: loop {
         http.set_attached(false);
         let (mut sink, last_seen) = tokio::select! {
@@ -275,15 +276,18 @@ async fn pump(
             continue 'session;
         }
         if last_seen.is_some() {
-            pending = None;
+            pending.clear();
         }
         loop {
-            let numbered = match pending.take() {
+            let numbered = match pending.pop_front() {
                 Some(numbered) => numbered,
                 None => tokio::select! {
                     biased;
                     msg = rx.recv() => match msg {
-                        Some(msg) => replay.keep(msg),
+                        Some(msg) => {
+                            pending.extend(replay.keep(&msg));
+                            continue;
+                        }
                         None => break 'session "session ended",
                     },
                     newer = attach.recv() => {
@@ -298,10 +302,11 @@ async fn pump(
                     () = sink.closed() => continue 'session,
                     () = cancel.cancelled() => {
                         // Deliver what is queued, then end the stream.
-                        while let Ok(msg) = rx.try_recv() {
-                            let numbered = replay.keep(msg);
-                            if sink.send_timeout(numbered, options.write_stall).await.is_err() {
-                                break;
+                        'drain: while let Ok(msg) = rx.try_recv() {
+                            for numbered in replay.keep(&msg) {
+                                if sink.send_timeout(numbered, options.write_stall).await.is_err() {
+                                    break 'drain;
+                                }
                             }
                         }
                         break 'session "session ended";
@@ -315,7 +320,7 @@ async fn pump(
                     break 'session "reader too slow";
                 }
                 Err(SendTimeoutError::Closed(numbered)) => {
-                    pending = Some(numbered);
+                    pending.push_front(numbered);
                     continue 'session;
                 }
             }
@@ -336,15 +341,22 @@ struct Replay {
 }
 
 impl Replay {
-    /// Numbers `msg`, keeps a copy, and returns it for sending.
-    fn keep(&mut self, msg: Message) -> Numbered {
-        let n = self.next;
-        self.next = self.next.saturating_add(1);
-        if self.kept.len() == REPLAY_BUFFER {
-            self.kept.pop_front();
-        }
-        self.kept.push_back((n, msg.clone()));
-        (n, msg)
+    /// Numbers each message of `msg` (a run of lines is one event per
+    /// line), keeps a copy, and returns them for sending.
+    fn keep(&mut self, msg: &Outbound) -> Vec<Numbered> {
+        msg.json_texts()
+            .into_iter()
+            .map(|json| {
+                let n = self.next;
+                self.next = self.next.saturating_add(1);
+                if self.kept.len() == REPLAY_BUFFER {
+                    self.kept.pop_front();
+                }
+                // A shared buffer: the copy costs a reference count.
+                self.kept.push_back((n, json.clone()));
+                (n, json)
+            })
+            .collect()
     }
 
     /// Sends `sink` every kept event after `last_seen` (nothing without it).
@@ -357,8 +369,8 @@ impl Replay {
         let Some(last_seen) = last_seen else {
             return Ok(());
         };
-        for (n, msg) in self.kept.iter().filter(|(n, _)| *n > last_seen) {
-            sink.send_timeout((*n, msg.clone()), stall)
+        for (n, json) in self.kept.iter().filter(|(n, _)| *n > last_seen) {
+            sink.send_timeout((*n, json.clone()), stall)
                 .await
                 .map_err(|_| ())?;
         }

@@ -6,13 +6,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::mpsc;
 
-use a2e_proto::Message;
-
 use super::limits::RateLimit;
 use crate::session::Session;
 
-/// An event on its way to a stream, with its id.
-pub(crate) type Numbered = (u64, Message);
+/// An event on its way to a stream, with its id: the message's JSON text.
+pub(crate) type Numbered = (u64, bytes::Bytes);
 
 /// A stream attaching to a session: where to send, and the last event id it saw.
 pub(crate) type Attach = (mpsc::Sender<Numbered>, Option<u64>);

@@ -3,16 +3,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2e_proto::Message;
-use a2e_proto::ndjson::{Frame, NdjsonCodec};
+use a2e_proto::ndjson::{CodecError, Frame, NdjsonCodec};
+use bytes::BytesMut;
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::{Encoder, FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
 use crate::host::Host;
-use crate::session::{OUTBOUND_CAPACITY, Session};
+use crate::session::{OUTBOUND_CAPACITY, Outbound, Session};
 
 /// What ends the session when the input stream ends.
 #[derive(Debug, Clone, Copy)]
@@ -43,7 +43,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, rx) = mpsc::channel::<Message>(OUTBOUND_CAPACITY);
+    let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
     let session = Session::new(host.clone(), tx);
     let max = host.config().max_message_bytes;
     let read_done = CancellationToken::new();
@@ -95,11 +95,11 @@ const OUTPUT_BATCH: usize = 64 * 1024;
 async fn write_out<W: AsyncWrite + Unpin>(
     writer: W,
     max: usize,
-    mut rx: mpsc::Receiver<Message>,
+    mut rx: mpsc::Receiver<Outbound>,
     cancel: CancellationToken,
     read_done: CancellationToken,
 ) {
-    let mut sink = FramedWrite::new(writer, NdjsonCodec::new(max));
+    let mut sink = FramedWrite::new(writer, OutboundCodec(NdjsonCodec::new(max)));
     // Written out once a pipe's worth (64 KiB) is buffered, or when nothing
     // more is ready: fewer writes, and fewer wake-ups of the reader.
     sink.set_backpressure_boundary(OUTPUT_BATCH);
@@ -128,10 +128,28 @@ async fn write_out<W: AsyncWrite + Unpin>(
             }
             next = rx.try_recv().ok();
         }
-        if !broken && let Err(e) = SinkExt::<&Message>::flush(&mut sink).await {
+        if !broken && let Err(e) = SinkExt::<&Outbound>::flush(&mut sink).await {
             tracing::info!("output closed ({e}); ending the session");
             cancel.cancel();
             broken = true;
+        }
+    }
+}
+
+/// NDJSON for a session's outbound items: a message is encoded, lines
+/// encoded elsewhere are copied as they are.
+struct OutboundCodec(NdjsonCodec);
+
+impl Encoder<&Outbound> for OutboundCodec {
+    type Error = CodecError;
+
+    fn encode(&mut self, item: &Outbound, dst: &mut BytesMut) -> Result<(), CodecError> {
+        match item {
+            Outbound::Message(msg) => self.0.encode(msg, dst),
+            Outbound::Lines(lines) => {
+                dst.extend_from_slice(lines);
+                Ok(())
+            }
         }
     }
 }

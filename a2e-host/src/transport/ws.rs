@@ -11,7 +11,6 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use a2e_proto::Message;
 use axum::Router;
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket, WebSocketUpgrade};
@@ -23,7 +22,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::net::{NetState, SessionSlot};
-use crate::session::{OUTBOUND_CAPACITY, Session};
+use crate::session::{OUTBOUND_CAPACITY, Outbound, Session};
 
 /// Close codes.
 const GOING_AWAY: u16 = 1001;
@@ -66,7 +65,7 @@ async fn upgrade(
 
 /// Serves one session over `socket`.
 async fn run(state: Arc<NetState>, socket: WebSocket, _slot: SessionSlot) {
-    let (tx, rx) = mpsc::channel::<Message>(OUTBOUND_CAPACITY);
+    let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
     let session = Session::new(state.host.clone(), tx);
     tracing::debug!(session = %session.id(), "WebSocket session opened");
     let (sink, mut stream) = socket.split();
@@ -153,11 +152,42 @@ fn read_error(e: axum::Error) -> (u16, String) {
     }
 }
 
+/// Sends each JSON text as a text frame; false when the output failed or
+/// the peer did not take a frame within `stall` (then the close frame says so).
+async fn send_texts<S>(
+    sink: &mut S,
+    texts: Vec<bytes::Bytes>,
+    stall: Duration,
+    closing: &Mutex<Option<CloseFrame>>,
+) -> bool
+where
+    S: futures::Sink<WsMessage, Error = axum::Error> + Unpin,
+{
+    for text in texts {
+        // The host's own encoder wrote it: UTF-8 (checked, not assumed).
+        let text = Utf8Bytes::try_from(text.clone())
+            .unwrap_or_else(|_| Utf8Bytes::from(String::from_utf8_lossy(&text).into_owned()));
+        match tokio::time::timeout(stall, sink.send(WsMessage::Text(text))).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::debug!("WebSocket output failed: {e}");
+                return false;
+            }
+            Err(_) => {
+                tracing::warn!("WebSocket reader too slow for {stall:?}; disconnecting");
+                set_close(closing, POLICY, "reader too slow");
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// Sends the session's messages; stops when the session has ended (`done`)
 /// after flushing what is queued, or when the peer cannot keep up.
 async fn write_loop<S>(
     mut sink: S,
-    mut rx: mpsc::Receiver<Message>,
+    mut rx: mpsc::Receiver<Outbound>,
     cancel: CancellationToken,
     done: CancellationToken,
     closing: Arc<Mutex<Option<CloseFrame>>>,
@@ -195,22 +225,11 @@ async fn write_loop<S>(
                 }
             }
         };
-        let frame = WsMessage::Text(Utf8Bytes::from(
-            String::from_utf8_lossy(&msg.to_json()).into_owned(),
-        ));
-        match tokio::time::timeout(stall, sink.send(frame)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::debug!("WebSocket output failed: {e}");
-                cancel.cancel();
-                break;
-            }
-            Err(_) => {
-                tracing::warn!("WebSocket reader too slow for {stall:?}; disconnecting");
-                set_close(&closing, POLICY, "reader too slow");
-                cancel.cancel();
-                break;
-            }
+        // One text frame per message; a run of encoded lines is one frame
+        // per line.
+        if !send_texts(&mut sink, msg.json_texts(), stall, &closing).await {
+            cancel.cancel();
+            break;
         }
     }
     // Senders fail from now on instead of waiting on a dead output.

@@ -347,15 +347,18 @@ pub async fn run_case(host: &Arc<Host>, case: &Case) -> Result<(), Failure> {
     // every answer before it is already in the channel).
     let collector = tokio::spawn(async move {
         let mut got: BTreeMap<String, usize> = BTreeMap::new();
-        while let Some(msg) = rx.recv().await {
-            if msg.is_event() {
-                continue;
-            }
-            let id = msg.req_id().unwrap_or("").to_owned();
-            count_answer(&msg);
-            *got.entry(id.clone()).or_default() += 1;
-            if id == FINAL_PING && matches!(msg, Message::Pong(_)) {
-                return (got, true);
+        while let Some(out) = rx.recv().await {
+            let out: a2e_host::session::Outbound = out;
+            for msg in out.into_messages() {
+                if msg.is_event() {
+                    continue;
+                }
+                let id = msg.req_id().unwrap_or("").to_owned();
+                count_answer(&msg);
+                *got.entry(id.clone()).or_default() += 1;
+                if id == FINAL_PING && matches!(msg, Message::Pong(_)) {
+                    return (got, true);
+                }
             }
         }
         (got, false)

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use a2e_host::proc::ProcManager;
 use a2e_host::proc::pid_alive;
+use a2e_host::session::Outbound;
 use a2e_host::{HostConfig, HostError};
 use a2e_proto::{
     ErrorCode, Message, ProcReadEvent, ProcSpawnRequest, ProcStatusRequest, StreamType,
@@ -45,15 +46,15 @@ pub fn proc_code(err: &HostError) -> Option<ErrorCode> {
 }
 
 /// The next `proc/read/event`, within a generous bound.
-pub async fn next_event(rx: &mut mpsc::Receiver<Message>) -> ProcReadEvent {
+pub async fn next_event(rx: &mut mpsc::Receiver<Outbound>) -> ProcReadEvent {
     match tokio::time::timeout(Duration::from_secs(20), rx.recv()).await {
-        Ok(Some(Message::ProcReadEvent(e))) => e,
+        Ok(Some(Outbound::Message(Message::ProcReadEvent(e)))) => e,
         other => panic!("expected a proc/read/event, got {other:?}"),
     }
 }
 
 /// Every event up to and including `killed`.
-pub async fn events_until_end(rx: &mut mpsc::Receiver<Message>) -> Vec<ProcReadEvent> {
+pub async fn events_until_end(rx: &mut mpsc::Receiver<Outbound>) -> Vec<ProcReadEvent> {
     let mut out = Vec::new();
     loop {
         let e = next_event(rx).await;

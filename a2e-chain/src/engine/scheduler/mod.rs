@@ -170,6 +170,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                     } else if deadline.is_some_and(|d| Instant::now() >= d) {
                         self.stop(Stop::Timeout);
                     } else {
+                        self.ev.sink.flush();
                         tokio::task::yield_now().await;
                     }
                 }
@@ -181,6 +182,8 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 self.stop(Stop::Stuck);
                 break;
             }
+            // Whatever the sink holds goes out before the wait.
+            self.ev.sink.flush();
             tokio::select! {
                 biased;
                 () = &mut cancelled => {

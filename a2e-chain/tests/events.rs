@@ -1,0 +1,114 @@
+//! Event sinks that batch: when the engine flushes them, and the lines they write.
+
+mod common;
+
+use a2e_chain::{Engine, Event, EventSink};
+use a2e_proto::{Message, decode};
+use common::*;
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// What a [`Batching`] sink saw.
+#[derive(Default)]
+struct Log {
+    line: Vec<u8>,
+    pending: Vec<String>,
+    batches: Vec<Vec<String>>,
+    wire: Vec<a2e_proto::ChainEvent>,
+}
+
+/// Writes each event as a line and keeps the lines written between flushes
+/// as one batch.
+#[derive(Clone, Default)]
+struct Batching(Arc<Mutex<Log>>);
+
+impl EventSink for Batching {
+    fn event(&mut self, event: &Event<'_>) {
+        self.0.lock().unwrap().event(event);
+    }
+
+    fn flush(&mut self) {
+        self.0.lock().unwrap().flush();
+    }
+}
+
+impl Log {
+    fn event(&mut self, event: &Event<'_>) {
+        self.line.clear();
+        event.write_line("req-1", &mut self.line);
+        let Ok(Message::ChainEvent(got)) = decode(self.line.strip_suffix(b"\n").unwrap()) else {
+            panic!("not a chain/event: {}", String::from_utf8_lossy(&self.line));
+        };
+        // The line is the message `to_wire` makes, but for its own id and clock.
+        let mut expected = event.to_wire("req-1");
+        expected.id.clone_from(&got.id);
+        expected.ts = got.ts;
+        assert_eq!(got, expected);
+        self.pending.push(format!("{}:{}", got.node_id, got.phase));
+        self.wire.push(got);
+    }
+
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            self.batches.push(std::mem::take(&mut self.pending));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_batching_sink_is_flushed_before_each_wait_and_at_the_end() {
+    let req = request(
+        vec![
+            then(with_input(tool("a", "echo"), &[("x", json!(1))]), "b"),
+            then(with_input(tool("b", "sleep"), &[("ms", json!(5))]), "c"),
+            with_map(tool("c", "echo"), &[("from_b", "b.output.ms")]),
+        ],
+        "a",
+        json!({}),
+    );
+    let engine = Engine::new(Script::default());
+    let sink = Batching::default();
+    let resp = engine
+        .run(&req, sink.clone(), CancellationToken::new())
+        .await
+        .unwrap();
+    let sink = sink.0.lock().unwrap();
+    assert!(resp.success, "{:?}", resp.error);
+    assert!(
+        sink.pending.is_empty(),
+        "events left unflushed: {:?}",
+        sink.pending
+    );
+    assert_eq!(
+        sink.batches,
+        [
+            // `a` ran on its first poll; `b` sleeps: the engine waits.
+            vec!["a:start", "a:done", "b:start"],
+            // `b` came back; `c` ran at once; the run ended.
+            vec!["b:done", "c:start", "c:done"],
+        ]
+    );
+    assert_eq!(sink.wire[5].output, json!({"from_b": 5}));
+    let seqs: Vec<u64> = sink.wire.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [0, 1, 2, 3, 4, 5]);
+}
+
+#[tokio::test]
+async fn a_map_item_event_line_names_the_item() {
+    let req = request(
+        vec![map("m", "input.xs", "t"), tool("t", "echo")],
+        "m",
+        json!({"xs": [10, 20]}),
+    );
+    let sink = Batching::default();
+    let resp = Engine::new(Script::default())
+        .run(&req, sink.clone(), CancellationToken::new())
+        .await
+        .unwrap();
+    let sink = sink.0.lock().unwrap();
+    assert!(resp.success, "{:?}", resp.error);
+    let all: Vec<String> = sink.batches.concat();
+    assert!(all.contains(&"t[0]:done".to_owned()), "{all:?}");
+    assert!(all.contains(&"t[1]:done".to_owned()), "{all:?}");
+}
