@@ -11,10 +11,34 @@ macro_rules! open_enum {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
         #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(transparent)]
         pub struct $name(std::borrow::Cow<'static, str>);
+
+        /// A known value is read without an allocation (it borrows the
+        /// constant); any other string is kept as it is.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visitor;
+                impl serde::de::Visitor<'_> for Visitor {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a string")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<$name, E> {
+                        Ok(match $name::KNOWN.iter().find(|k| k.as_str() == value) {
+                            Some(known) => known.clone(),
+                            None => $name(std::borrow::Cow::Owned(value.to_owned())),
+                        })
+                    }
+                    fn visit_string<E: serde::de::Error>(self, value: String) -> Result<$name, E> {
+                        Ok($name::new(value))
+                    }
+                }
+                deserializer.deserialize_str(Visitor)
+            }
+        }
 
         impl $name {
             $( $(#[$vmeta])* pub const $konst: Self = Self(std::borrow::Cow::Borrowed($value)); )+

@@ -46,6 +46,30 @@ macro_rules! messages {
                 }
             }
 
+            /// The message's `version` (`a2e` on input is the same field).
+            pub fn version(&self) -> &str {
+                match self {
+                    $( Self::$variant(m) => &m.version, )+
+                    Self::Unknown(map) => map
+                        .get("version")
+                        .or_else(|| map.get("a2e"))
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                }
+            }
+
+            /// Parses a known `type` from raw JSON in one pass; `None` for an
+            /// unknown type or any failure (which [`Message::parse_known`]
+            /// then explains).
+            pub(crate) fn parse_known_fast(wire_type: &str, bytes: &[u8]) -> Option<Self> {
+                $(
+                    if wire_type == <$variant as $crate::envelope::WireType>::TYPE {
+                        return serde_json::from_slice::<$variant>(bytes).ok().map(Self::$variant);
+                    }
+                )+
+                None
+            }
+
             /// Parses the body of a known `type` from raw JSON, recording the path of a failure.
             /// The path is tracked only on a second parse after a failure: tracking
             /// it costs a third of the parse of a large message that is fine.
