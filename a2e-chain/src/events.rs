@@ -58,10 +58,10 @@ impl Event<'_> {
 }
 
 impl Event<'_> {
-    /// Appends this event as a `chain/event` NDJSON line answering request
-    /// `req_id` to `out`: the line [`Event::to_wire`]'s message encodes to,
-    /// without copying the output or building the message.
-    pub fn write_line(&self, req_id: &str, out: &mut Vec<u8>) {
+    /// Appends this event as a `chain/event` NDJSON line to `out`, through
+    /// the writer of its request: the line [`Event::to_wire`]'s message
+    /// encodes to, without copying the output or building the message.
+    pub fn write_line(&self, writer: &a2e_proto::ChainEventWriter, out: &mut Vec<u8>) {
         let item_id;
         let node_id = match self.item {
             Some(_) => {
@@ -70,13 +70,14 @@ impl Event<'_> {
             }
             None => self.node_id,
         };
-        let mut id = [0u8; 32];
-        let id = a2e_proto::new_id_in(&mut id);
-        let mut line = a2e_proto::ChainEventRef::new(id, req_id, node_id, &self.phase);
-        line.output = self.output.unwrap_or(&Value::Null);
-        line.error = self.error.unwrap_or_default();
-        line.seq = self.seq;
-        line.write_line(out);
+        let fields = a2e_proto::ChainEventFields {
+            node_id,
+            phase: &self.phase,
+            output: self.output.unwrap_or(&Value::Null),
+            error: self.error.unwrap_or_default(),
+            seq: self.seq,
+        };
+        writer.write_line(out, &fields);
     }
 }
 

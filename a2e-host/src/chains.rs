@@ -19,7 +19,8 @@ use a2e_chain::{
     ChainConfig, Engine, Event, EventSink, NodeCall, NodeError, NodeResult, NodeRunner,
 };
 use a2e_proto::{
-    ChainRequest, ChainResponse, ErrorCode, NodeKind, SkillCallRequest, ToolCallRequest,
+    ChainEventWriter, ChainRequest, ChainResponse, ErrorCode, NodeKind, SkillCallRequest,
+    ToolCallRequest,
 };
 use bytes::Bytes;
 use serde_json::Value;
@@ -278,7 +279,7 @@ pub async fn run_request(
     let (queue, mut queued_rx) = mpsc::unbounded_channel::<Bytes>();
     let queued = Arc::new(AtomicUsize::new(0));
     let sink = LineSink {
-        req_id: req.id.clone(),
+        lines: ChainEventWriter::new(&req.id),
         buf: Vec::new(),
         direct: stream.clone(),
         queue,
@@ -307,7 +308,7 @@ pub async fn run_request(
 /// wake-up of the writer per run instead of one per event; the engine
 /// flushes at the end of the run, so every event precedes the response.
 struct LineSink {
-    req_id: String,
+    lines: ChainEventWriter,
     buf: Vec<u8>,
     direct: mpsc::Sender<Outbound>,
     queue: mpsc::UnboundedSender<Bytes>,
@@ -316,7 +317,7 @@ struct LineSink {
 
 impl EventSink for LineSink {
     fn event(&mut self, event: &Event<'_>) {
-        event.write_line(&self.req_id, &mut self.buf);
+        event.write_line(&self.lines, &mut self.buf);
         if self.buf.len() >= EVENT_CHUNK {
             self.flush();
         }

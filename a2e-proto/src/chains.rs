@@ -184,22 +184,71 @@ wire_message! {
     }
 }
 
-/// A `chain/event` borrowed from the state that produced it: written as the
-/// same NDJSON line as the [`ChainEvent`] with these fields (see the test),
-/// without copying the output or building a [`crate::Message`]. The host
-/// encodes a streaming chain's events with it where they happen.
-#[derive(Debug, Clone, Serialize)]
-pub struct ChainEventRef<'a> {
-    #[serde(rename = "type")]
-    r#type: crate::envelope::TypeTag<ChainEvent>,
-    /// Unique message id.
-    pub id: &'a str,
-    /// Protocol version.
-    pub version: &'a str,
-    /// Unix epoch seconds when the event was made.
-    pub ts: f64,
-    /// The chain request's id.
-    pub req_id: &'a str,
+/// Writes the `chain/event` lines of one chain request straight from the
+/// state that produced them: the same NDJSON line as the [`ChainEvent`]
+/// with these fields (see the test), without copying the output or building
+/// a [`crate::Message`]. The request id is encoded once; the fixed parts of
+/// the line are written as they are. The host encodes a streaming chain's
+/// events with it where they happen.
+#[derive(Debug, Clone)]
+pub struct ChainEventWriter {
+    /// `req_id` as a JSON string.
+    req_id: Vec<u8>,
+}
+
+impl ChainEventWriter {
+    /// The writer for the events of request `req_id`.
+    pub fn new(req_id: &str) -> Self {
+        Self {
+            req_id: json_string(req_id),
+        }
+    }
+
+    /// Appends one event, with a fresh id and made now, as one NDJSON line
+    /// (ending in `\n`) to `out`.
+    pub fn write_line(&self, out: &mut Vec<u8>, event: &ChainEventFields<'_>) {
+        let mut id = [0u8; 32];
+        self.write_line_as(
+            out,
+            crate::envelope::new_id_in(&mut id),
+            crate::envelope::now(),
+            event,
+        );
+    }
+
+    /// [`ChainEventWriter::write_line`] with the id and clock given.
+    pub fn write_line_as(
+        &self,
+        out: &mut Vec<u8>,
+        id: &str,
+        ts: f64,
+        event: &ChainEventFields<'_>,
+    ) {
+        out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":");
+        write_json(out, id);
+        out.extend_from_slice(b",\"version\":");
+        write_json(out, crate::PROTOCOL_VERSION);
+        out.extend_from_slice(b",\"ts\":");
+        write_json(out, &ts);
+        out.extend_from_slice(b",\"req_id\":");
+        out.extend_from_slice(&self.req_id);
+        out.extend_from_slice(b",\"node_id\":");
+        write_json(out, event.node_id);
+        out.extend_from_slice(b",\"phase\":");
+        write_json(out, event.phase);
+        out.extend_from_slice(b",\"output\":");
+        write_json(out, event.output);
+        out.extend_from_slice(b",\"error\":");
+        write_json(out, event.error);
+        out.extend_from_slice(b",\"seq\":");
+        write_json(out, &event.seq);
+        out.extend_from_slice(b"}\n");
+    }
+}
+
+/// What changes from one `chain/event` to the next, borrowed.
+#[derive(Debug, Clone)]
+pub struct ChainEventFields<'a> {
     /// The node concerned.
     pub node_id: &'a str,
     /// The phase.
@@ -212,34 +261,16 @@ pub struct ChainEventRef<'a> {
     pub seq: u64,
 }
 
-impl<'a> ChainEventRef<'a> {
-    /// An event of request `req_id` with id `id`, made now, in the protocol's version.
-    pub fn new(id: &'a str, req_id: &'a str, node_id: &'a str, phase: &'a ChainPhase) -> Self {
-        Self {
-            r#type: crate::envelope::TypeTag::new(),
-            id,
-            version: crate::PROTOCOL_VERSION,
-            ts: crate::envelope::now(),
-            req_id,
-            node_id,
-            phase,
-            output: &Value::Null,
-            error: "",
-            seq: 0,
-        }
-    }
+/// `value` as JSON, appended to `out`. Strings, numbers, a phase and a
+/// `Value` always serialise (a `Value`'s keys are strings): nothing to fail.
+fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let _ = serde_json::to_writer(&mut *out, value);
+}
 
-    /// Appends the event as one NDJSON line (ending in `\n`) to `out`.
-    pub fn write_line(&self, out: &mut Vec<u8>) {
-        // Serialising borrowed strings, numbers and a `Value` into a Vec
-        // does not fail (a `Value`'s keys are strings); if it ever did,
-        // nothing of the event is left behind.
-        let start = out.len();
-        match serde_json::to_writer(&mut *out, self) {
-            Ok(()) => out.push(b'\n'),
-            Err(_) => out.truncate(start),
-        }
-    }
+fn json_string(value: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(value.len() + 2);
+    write_json(&mut out, value);
+    out
 }
 
 fn default_phase() -> ChainPhase {
@@ -289,42 +320,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_borrowed_event_is_the_line_of_the_owned_one() {
+    fn a_written_event_is_the_line_of_the_owned_one() {
         let output = serde_json::json!({"x": [1, "two\n", {"y": null}], "z": 1.5});
+        let writer = ChainEventWriter::new("req-\u{e9}\"\u{1}");
         for (phase, output, error) in [
             (ChainPhase::DONE, output, ""),
             (ChainPhase::START, Value::Null, ""),
-            (ChainPhase::ERROR, Value::Null, "it \"failed\"\tbadly"),
+            (
+                ChainPhase::ERROR,
+                Value::Null,
+                "it \"failed\"\tbadly\u{7f}\u{2028}",
+            ),
+            (ChainPhase::new("later"), Value::Bool(true), "\u{0}\u{1f}\\"),
         ] {
-            let mut id = [0u8; 32];
-            let id = crate::envelope::new_id_in(&mut id);
-            let mut event = ChainEventRef::new(id, "req-\u{e9}", "node[3]", &phase);
-            event.output = &output;
-            event.error = error;
-            event.seq = 41;
+            let fields = ChainEventFields {
+                node_id: "node[3]\r",
+                phase: &phase,
+                output: &output,
+                error,
+                seq: 41,
+            };
             let mut line = b"before\n".to_vec();
-            event.write_line(&mut line);
+            writer.write_line(&mut line, &fields);
+            let back = crate::decode(&line[7..line.len() - 1]).unwrap();
+            let crate::Message::ChainEvent(back) = back else {
+                panic!("not a chain/event: {back:?}");
+            };
             let owned = ChainEvent {
-                id: id.to_owned(),
-                ts: event.ts,
-                req_id: "req-\u{e9}".into(),
-                node_id: "node[3]".into(),
+                req_id: "req-\u{e9}\"\u{1}".into(),
+                node_id: "node[3]\r".into(),
                 phase: phase.clone(),
                 output: output.clone(),
                 error: error.into(),
                 seq: 41,
+                id: back.id.clone(),
+                ts: back.ts,
                 ..ChainEvent::default()
             };
+            assert_eq!(back, owned);
+            assert_eq!(back.id.len(), 32);
+            // Byte for byte the line the message encodes to.
             let mut expected = b"before\n".to_vec();
-            expected.extend(crate::Message::from(owned.clone()).to_json());
+            expected.extend(crate::Message::from(owned).to_json());
             expected.push(b'\n');
             assert_eq!(
                 String::from_utf8_lossy(&line),
                 String::from_utf8_lossy(&expected)
             );
-            // And it reads back as that event.
-            let back = crate::decode(&line[7..line.len() - 1]).unwrap();
-            assert_eq!(back, crate::Message::from(owned));
         }
     }
 }

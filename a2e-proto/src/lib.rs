@@ -63,8 +63,8 @@ pub mod tools;
 
 pub use capability::{A2ECapability, Capability};
 pub use chains::{
-    ChainEvent, ChainEventRef, ChainNode, ChainPhase, ChainRequest, ChainResponse, NodeKind,
-    OnError,
+    ChainEvent, ChainEventFields, ChainEventWriter, ChainNode, ChainPhase, ChainRequest,
+    ChainResponse, NodeKind, OnError,
 };
 pub use codes::ErrorCode;
 pub use core::{
