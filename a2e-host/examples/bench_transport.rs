@@ -15,16 +15,18 @@
 //! rounds), the chain figures (medians of 21 rounds, each running every
 //! figure once: a 1000-node linear chain of `echo` over stdio with and
 //! without events, the same chain in-process through `chains::run_request`
-//! without a transport, through the engine alone with a no-op runner, and a
-//! map of 100 `sleep10` items), each
-//! child's peak RSS, and last the ratios with their targets:
+//! without a transport, with and without its events (streamed into a
+//! channel a task drains), through the engine alone with a no-op runner, and
+//! a map of 100 `sleep10` items), each child's peak RSS, and last the ratios
+//! with their targets:
 //!
 //! ```text
 //! {"ratio":"sequential_vs_raw","value":0.71,"target":">= 0.6","met":true}
 //! ```
 //!
 //! `--calls N` sets the calls per sequential run (ten times that in flight);
-//! `--only-host-chain N` runs only the in-process chains, N trials, and
+//! `--only-host-chain N [--events]` runs only the in-process chains, N
+//! trials (with `--events` only the streaming one), and
 //! `--only-stdio-chain N [--events]` only the chain over stdio, and
 //! `--only-calls a2e|raw|rmcp` only one peer's calls (to profile).
 
@@ -50,6 +52,8 @@ const MAP_ITEMS: usize = 100;
 const IN_FLIGHT: usize = 64;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Every process of the bench allocates as the `a2e` binary does.
+    a2e_host::allocator::tune();
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--serve") {
         return peers::serve(&flag_value::<String>(&args, "--serve").unwrap_or_default());
@@ -62,10 +66,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let in_process = peers::InProcess::new(&linear_chain(CHAIN_NODES, false))?;
         let mut host_ms = Vec::new();
         let mut engine_ms = Vec::new();
+        let mut events_ms = Vec::new();
+        let only_events = args.iter().any(|a| a == "--events");
         for _ in 0..n {
-            host_ms.push(ms(in_process.host_trial()?));
-            engine_ms.push(ms(in_process.engine_trial()?));
+            if !only_events {
+                host_ms.push(ms(in_process.host_trial()?));
+                engine_ms.push(ms(in_process.engine_trial()?));
+            }
+            events_ms.push(ms(in_process.host_events_trial()?));
         }
+        print_ms(
+            "chain_linear1000_host_in_process_events",
+            median(&mut events_ms),
+            json!({"trials": n}),
+        );
         let (host_ms, engine_ms) = (median(&mut host_ms), median(&mut engine_ms));
         print_ms(
             "chain_linear1000_host_in_process",
@@ -171,7 +185,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Rounds interleave the five figures, so that drift on a shared machine
     // hits each ratio's two sides alike.
     let in_process = peers::InProcess::new(&linear)?;
-    let mut rounds: [Vec<f64>; 5] = Default::default();
+    let mut rounds: [Vec<f64>; 6] = Default::default();
     let mut events = 0;
     for round in 0..WARM_UPS + CHAIN_ROUNDS {
         let (took, n) = a2e.chain(&linear_events)?;
@@ -182,6 +196,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ms(in_process.host_trial()?),
             ms(in_process.engine_trial()?),
             ms(a2e.chain(&map)?.0),
+            ms(in_process.host_events_trial()?),
         ];
         if round >= WARM_UPS {
             for (all, one) in rounds.iter_mut().zip(figures) {
@@ -190,7 +205,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     drop(in_process);
-    let [stdio_ms, events_ms, host_ms, engine_ms, map_ms] = rounds.map(|mut v| median(&mut v));
+    let [
+        stdio_ms,
+        events_ms,
+        host_ms,
+        engine_ms,
+        map_ms,
+        host_events_ms,
+    ] = rounds.map(|mut v| median(&mut v));
     print_ms(
         "chain_linear1000_stdio",
         stdio_ms,
@@ -205,6 +227,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "chain_linear1000_host_in_process",
         host_ms,
         json!({"nodes": CHAIN_NODES}),
+    );
+    print_ms(
+        "chain_linear1000_host_in_process_events",
+        host_events_ms,
+        json!({"nodes": CHAIN_NODES, "events": events}),
     );
     print_ms(
         "chain_linear1000_engine_noop",
@@ -242,6 +269,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("chain_stdio_vs_host", stdio_ms / host_ms, "<=", 1.5),
         ("chain_host_vs_engine", host_ms / engine_ms, "<=", 2.0),
         ("chain_events_vs_none", events_ms / stdio_ms, "<=", 1.3),
+        // Where the events' cost is: making them (in-process, into a
+        // channel a task drains) against carrying them.
+        (
+            "chain_events_vs_none_in_process",
+            host_events_ms / host_ms,
+            "",
+            0.0,
+        ),
         ("map_vs_ideal", map_ms / ideal_ms, "<=", 1.3),
         (
             "sequential_vs_rmcp",

@@ -14,6 +14,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const SANDBOX_EXEC: &str = "__sandbox-exec";
 
 fn main() -> std::process::ExitCode {
+    a2e_host::allocator::tune();
     // Before any thread exists: the wrapper may enter namespaces.
     let mut args = std::env::args_os().skip(1).peekable();
     if args.peek().is_some_and(|a| a == SANDBOX_EXEC) {

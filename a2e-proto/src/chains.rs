@@ -226,9 +226,9 @@ impl ChainEventWriter {
     ) {
         out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":");
         write_json(out, id);
-        out.extend_from_slice(b",\"version\":");
-        write_json(out, crate::PROTOCOL_VERSION);
-        out.extend_from_slice(b",\"ts\":");
+        out.extend_from_slice(b",\"version\":\"");
+        out.extend_from_slice(crate::PROTOCOL_VERSION.as_bytes());
+        out.extend_from_slice(b"\",\"ts\":");
         write_json(out, &ts);
         out.extend_from_slice(b",\"req_id\":");
         out.extend_from_slice(&self.req_id);

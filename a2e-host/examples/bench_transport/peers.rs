@@ -179,6 +179,38 @@ impl InProcess {
         Ok(self.rt.block_on(self.rt.spawn(run))??)
     }
 
+    /// One run through the host, streaming its events into a channel that
+    /// a task drains (what a session's writer would take).
+    pub fn host_events_trial(&self) -> Result<Duration, Error> {
+        let host = self.host.clone();
+        let mut req = self.req.clone();
+        req.streaming = true;
+        let run = async move {
+            let (tx, mut rx) = tokio::sync::mpsc::channel(256);
+            let drain = tokio::spawn(async move {
+                let mut bytes = 0;
+                while let Some(out) = rx.recv().await {
+                    if let a2e_host::session::Outbound::Lines(l) = out {
+                        bytes += l.len();
+                    }
+                }
+                bytes
+            });
+            let cancel = CancellationToken::new();
+            let started = Instant::now();
+            let resp = a2e_host::chains::run_request(&host, "bench", &req, Some(tx), &cancel)
+                .await
+                .map_err(|e| e.to_string())?;
+            let elapsed = started.elapsed();
+            let bytes = drain.await.map_err(|e| e.to_string())?;
+            if !resp.success || bytes == 0 {
+                return Err(format!("chain failed: {:?}", resp.error));
+            }
+            Ok::<_, String>(elapsed)
+        };
+        Ok(self.rt.block_on(self.rt.spawn(run))??)
+    }
+
     /// One run through the engine alone.
     pub fn engine_trial(&self) -> Result<Duration, Error> {
         let engine = self.engine.clone();
