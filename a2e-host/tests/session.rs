@@ -375,3 +375,84 @@ async fn oversize_lines_are_refused_and_the_stream_resyncs() {
     h.send(r#"{"type":"ping","id":"after"}"#).await;
     assert_eq!(h.recv().await["req_id"], "after");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streaming_chains_events_come_in_order_before_its_response_behind_a_slow_reader() {
+    let host = Host::builder(HostConfig::default())
+        .with_tool_plugin(TestTools {
+            running: Arc::default(),
+            peak: Arc::default(),
+            cancelled: Arc::default(),
+        })
+        .build()
+        .unwrap();
+    // A small pipe towards the agent: the host's writer blocks as soon as
+    // the agent stops reading, its channel fills, and the chain's event
+    // runs queue behind it.
+    let (mut client_w, server_r) = tokio::io::duplex(1 << 16);
+    let (server_w, client_r) = tokio::io::duplex(4096);
+    let server = tokio::spawn(serve(host, server_r, server_w, StdioOptions::default()));
+    let mut reader = BufReader::new(client_r).lines();
+    client_w
+        .write_all(b"{\"type\":\"handshake/req\",\"id\":\"hs\",\"agent_id\":\"t\"}\n")
+        .await
+        .unwrap();
+    let hs: Value = serde_json::from_str(&reader.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(hs["ok"], true, "{hs}");
+    // 1,200 nodes in a line that each wait a millisecond: the engine waits,
+    // and hands on a run of events, after every node; while the agent is not
+    // reading, more runs than the writer's 64 KiB buffer and the session's
+    // channel hold pile up (hundreds of them queue behind the channel).
+    const NODES: usize = 1200;
+    let nodes: Vec<Value> = (0..NODES)
+        .map(|i| {
+            let mut node = json!({"node_id": format!("n{i}"), "kind": "tool", "name": "slow", "input": {"ms": 1}});
+            if i + 1 < NODES {
+                node["next_node"] = json!(format!("n{}", i + 1));
+            }
+            node
+        })
+        .collect();
+    let chain = json!({
+        "type": "chain/req", "id": "c1", "entry_node": "n0", "streaming": true,
+        "nodes": nodes,
+    });
+    client_w
+        .write_all(format!("{chain}\n").as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut seqs = Vec::new();
+    let mut done = Vec::new();
+    let resp = loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), reader.next_line())
+            .await
+            .expect("a line within 30 s")
+            .unwrap()
+            .expect("the host closed the stream");
+        let msg: Value = serde_json::from_str(&line).unwrap();
+        match msg["type"].as_str() {
+            Some("chain/event") => {
+                assert_eq!(msg["req_id"], "c1");
+                assert_eq!(msg["id"].as_str().map(str::len), Some(32), "{msg}");
+                seqs.push(msg["seq"].as_u64().unwrap());
+                if msg["phase"] == "done" {
+                    done.push(msg["node_id"].as_str().unwrap().to_owned());
+                }
+            }
+            Some("chain/resp") => break msg,
+            other => panic!("unexpected {other:?}: {msg}"),
+        }
+    };
+    assert_eq!(resp["success"], true, "{resp}");
+    let expected: Vec<u64> = (0..2 * NODES as u64).collect();
+    assert!(
+        seqs == expected,
+        "events out of order or missing: {} of them",
+        seqs.len()
+    );
+    let in_order: Vec<String> = (0..NODES).map(|i| format!("n{i}")).collect();
+    assert_eq!(done, in_order);
+    drop(client_w);
+    server.await.unwrap();
+}
