@@ -276,7 +276,7 @@ pub async fn run_request(
         // Not streaming: the events are not even built.
         return engine.run(req, (), cancel.clone()).await.map_err(refusal);
     };
-    let (queue, mut queued_rx) = mpsc::unbounded_channel::<Bytes>();
+    let (queue, mut queued_rx) = mpsc::unbounded_channel::<Outbound>();
     let queued = Arc::new(AtomicUsize::new(0));
     let sink = LineSink {
         lines: ChainEventWriter::new(&req.id),
@@ -290,7 +290,7 @@ pub async fn run_request(
     let forward = async move {
         while let Some(lines) = queued_rx.recv().await {
             // A session that is gone takes nothing more; the rest is dropped.
-            let _ = stream.send(Outbound::Lines(lines)).await;
+            let _ = stream.send(lines).await;
             queued.fetch_sub(1, Ordering::AcqRel);
         }
     };
@@ -311,7 +311,7 @@ struct LineSink {
     lines: ChainEventWriter,
     buf: Vec<u8>,
     direct: mpsc::Sender<Outbound>,
-    queue: mpsc::UnboundedSender<Bytes>,
+    queue: mpsc::UnboundedSender<Outbound>,
     queued: Arc<AtomicUsize>,
 }
 
@@ -328,12 +328,11 @@ impl EventSink for LineSink {
             return;
         }
         let next = Vec::with_capacity(self.buf.len().clamp(1024, EVENT_CHUNK + 1024));
-        let lines = Bytes::from(std::mem::replace(&mut self.buf, next));
+        let lines = Outbound::Lines(Bytes::from(std::mem::replace(&mut self.buf, next)));
         let lines = if self.queued.load(Ordering::Acquire) == 0 {
-            match self.direct.try_send(Outbound::Lines(lines)) {
+            match self.direct.try_send(lines) {
                 Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
-                Err(mpsc::error::TrySendError::Full(Outbound::Lines(lines))) => lines,
-                Err(mpsc::error::TrySendError::Full(Outbound::Message(_))) => return,
+                Err(mpsc::error::TrySendError::Full(lines)) => lines,
             }
         } else {
             lines

@@ -208,22 +208,8 @@ impl ChainEventWriter {
     /// (ending in `\n`) to `out`.
     pub fn write_line(&self, out: &mut Vec<u8>, event: &ChainEventFields<'_>) {
         let mut id = [0u8; 32];
-        self.write_line_as(
-            out,
-            crate::envelope::new_id_in(&mut id),
-            crate::envelope::now(),
-            event,
-        );
-    }
-
-    /// [`ChainEventWriter::write_line`] with the id and clock given.
-    pub fn write_line_as(
-        &self,
-        out: &mut Vec<u8>,
-        id: &str,
-        ts: f64,
-        event: &ChainEventFields<'_>,
-    ) {
+        let id = crate::envelope::new_id_in(&mut id);
+        let ts = crate::envelope::now();
         out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":");
         write_json(out, id);
         out.extend_from_slice(b",\"version\":\"");

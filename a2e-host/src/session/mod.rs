@@ -24,7 +24,7 @@ use tokio_util::task::TaskTracker;
 use crate::host::Host;
 
 pub use auth::{loaded_capabilities, token_matches};
-pub use outbound::{Outbound, split_lines};
+pub use outbound::Outbound;
 
 /// How many requests may wait for a slot, per allowed concurrent request,
 /// before the session stops reading (back-pressure).

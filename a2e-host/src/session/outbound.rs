@@ -49,7 +49,7 @@ impl Outbound {
 }
 
 /// The lines of `lines` (each without its `\n`), sharing its buffer.
-pub fn split_lines(lines: &Bytes) -> impl Iterator<Item = Bytes> + '_ {
+fn split_lines(lines: &Bytes) -> impl Iterator<Item = Bytes> + '_ {
     let mut rest = lines.clone();
     std::iter::from_fn(move || {
         while !rest.is_empty() {
