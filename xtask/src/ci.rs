@@ -36,16 +36,7 @@ pub fn run() -> Result<(), String> {
         &["doc", "--workspace", "--no-deps", "--all-features"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
-    crate::cargo(&[
-        "package",
-        "--workspace",
-        "--exclude",
-        "xtask",
-        "--exclude",
-        "conformance",
-        "--allow-dirty",
-        "--quiet",
-    ])?;
+    crate::package::run()?;
     // Last: its closing line is the suite's `N passed, N failed`.
     crate::conformance::run(&[])
 }

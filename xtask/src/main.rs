@@ -7,6 +7,7 @@
 //!   transport, mcp, ontheia, repair, memory, llm, sandbox; `bench structures` measures
 //!   the chain engine's own structures against std and foldhash peers.
 //! - `fuzz --cases N [--seed S]` runs the hostile-input fuzzers in release mode.
+//! - `package` builds every library crate from its packaged form (as CI does).
 //! - `ci` runs everything CI runs: fmt, clippy, schema drift, tests, the typed-plugin
 //!   example, docs, packaging, conformance.
 
@@ -14,6 +15,7 @@ mod bench;
 mod ci;
 mod conformance;
 mod fuzz;
+mod package;
 mod schema;
 mod structures;
 
@@ -27,6 +29,7 @@ fn usage() -> ExitCode {
          conformance [--host CMD…] replay every fixture (or drive a host over stdio)\n  \
          bench <name|all>          run a benchmark (JSON lines; chain, structures,\n                            dag, transport, mcp, ontheia, repair, memory, llm,\n                            sandbox)\n  \
          fuzz --cases N [--seed S] run the session and decoder fuzzers (release)\n  \
+         package                   build each library crate from its package\n  \
          ci                        fmt, clippy, tests, schema drift, conformance"
     );
     ExitCode::from(2)
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run(&rest),
         Some("bench") => bench::run(&rest),
         Some("fuzz") => fuzz::run(&rest),
+        Some("package") => package::run(),
         Some("ci") => ci::run(),
         _ => return usage(),
     };

@@ -1,0 +1,131 @@
+//! The packaging check: every library crate built from its packaged form.
+//!
+//! `cargo package --workspace` publishes the members into a temporary local
+//! registry under `target/package/` and builds each crate against the others'
+//! packages. Cargo extracts those packages into `$CARGO_HOME/registry/src/-<hash>/`,
+//! where the hash names the registry's path, and reuses an extraction that is
+//! already there. Our versions do not change between commits, so a machine that
+//! packaged this checkout before would build today's crate against yesterday's
+//! sources of its dependencies; and a target directory that built them before
+//! holds their compiled forms, which cargo keys by name and version only. Both are
+//! removed first for our own crates: cargo extracts and builds them afresh from
+//! today's packages (the third-party dependencies stay compiled).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Crates that are not packaged (not published).
+const UNPUBLISHED: [&str; 2] = ["xtask", "conformance"];
+
+/// Packages the workspace's library crates and verifies each builds alone.
+pub fn run() -> Result<(), String> {
+    let members = members()?;
+    let removed = clear_stale_extractions(&members)? + clear_compiled(&members)?;
+    if removed > 0 {
+        eprintln!("xtask: removed {removed} earlier extraction(s) and build(s) of our packages");
+    }
+    let mut args = vec!["package", "--workspace"];
+    for name in UNPUBLISHED {
+        args.extend(["--exclude", name]);
+    }
+    args.extend(["--allow-dirty", "--quiet"]);
+    crate::cargo(&args)
+}
+
+/// `(name, version)` of every workspace member, from `cargo metadata`.
+fn members() -> Result<Vec<(String, String)>, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(crate::root())
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "`cargo metadata` failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let packages = metadata["packages"]
+        .as_array()
+        .ok_or("cargo metadata has no `packages`")?;
+    Ok(packages
+        .iter()
+        .filter_map(|p| Some((p["name"].as_str()?.into(), p["version"].as_str()?.into())))
+        .collect())
+}
+
+/// Cargo's home: `$CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))
+}
+
+/// Removes `<name>-<version>` of each member from every local registry's
+/// extraction directory (`registry/src/-<hash>`: local registries have no host
+/// name, crates.io's directory is `index.crates.io-<hash>`). Returns how many.
+fn clear_stale_extractions(members: &[(String, String)]) -> Result<usize, String> {
+    let Some(src) = cargo_home().map(|home| home.join("registry").join("src")) else {
+        return Ok(0);
+    };
+    let Ok(entries) = std::fs::read_dir(&src) else {
+        return Ok(0);
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for (name, version) in members {
+            let dir = entry.path().join(format!("{name}-{version}"));
+            if dir.is_dir() {
+                std::fs::remove_dir_all(&dir)
+                    .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// The target directory: `$CARGO_TARGET_DIR`, else `target/` in the workspace.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::root().join("target"))
+}
+
+/// Removes the debug fingerprints of every member (`.fingerprint/<name>-<hash>`),
+/// so that the packaged copies are compiled from their sources; cargo rebuilds
+/// the workspace's own copies at their next build. Returns how many.
+fn clear_compiled(members: &[(String, String)]) -> Result<usize, String> {
+    let fingerprints = target_dir().join("debug").join(".fingerprint");
+    let Ok(entries) = std::fs::read_dir(&fingerprints) else {
+        return Ok(0);
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        // `<name>-<16 hex>`: the name is everything before the last dash.
+        let Some((name, hash)) = file_name.rsplit_once('-') else {
+            continue;
+        };
+        let ours = members.iter().any(|(member, _)| member == name);
+        if ours && hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            std::fs::remove_dir_all(entry.path())
+                .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
