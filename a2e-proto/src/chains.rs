@@ -210,9 +210,10 @@ impl ChainEventWriter {
         let mut id = [0u8; 32];
         let id = crate::envelope::new_id_in(&mut id);
         let ts = crate::envelope::now();
-        out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":");
-        write_json(out, id);
-        out.extend_from_slice(b",\"version\":\"");
+        // The id is 32 lowercase hex digits: nothing to escape.
+        out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":\"");
+        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(b"\",\"version\":\"");
         out.extend_from_slice(crate::PROTOCOL_VERSION.as_bytes());
         out.extend_from_slice(b"\",\"ts\":");
         write_json(out, &ts);

@@ -168,18 +168,23 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
             limit: options.max_bytes,
         }));
     }
-    if let Err(e) = std::str::from_utf8(bytes) {
-        return Err(DecodeError::new(DecodeErrorKind::NotUtf8 {
-            offset: e.valid_up_to(),
-        }));
-    }
+    // Checked once here: the parses below read a `&str`, which serde_json
+    // does not validate again string by string.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(DecodeError::new(DecodeErrorKind::NotUtf8 {
+                offset: e.valid_up_to(),
+            }));
+        }
+    };
     check_depth(bytes, options.max_depth)?;
 
     // Most messages name their `type` first: then the body is parsed once,
     // without the envelope pass over the whole line (a third of the time of
     // a large request). Anything else, or any failure, takes the full path
     // below, which gives the error.
-    if let Some(msg) = leading_type(bytes).and_then(|t| Message::parse_known_fast(t, bytes))
+    if let Some(msg) = leading_type(bytes).and_then(|t| Message::parse_known_fast(t, text))
         && msg.version().split('.').next() == Some("1")
     {
         return Ok(msg);
@@ -189,13 +194,13 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
     if first.is_some_and(|b| *b != b'{') {
         // Parse anyway so that broken JSON is still a parse error.
         return Err(DecodeError::new(
-            match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            match serde_json::from_str::<serde::de::IgnoredAny>(text) {
                 Ok(_) => DecodeErrorKind::NotMessage("expected a JSON object".into()),
                 Err(e) => DecodeErrorKind::NotJson(e.to_string()),
             },
         ));
     }
-    let peek: Peek = serde_json::from_slice(bytes).map_err(|e| {
+    let peek: Peek = serde_json::from_str(text).map_err(|e| {
         DecodeError::new(match e.classify() {
             serde_json::error::Category::Data => {
                 DecodeErrorKind::NotMessage(strip_position(&e.to_string()))
@@ -227,7 +232,7 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
             return Err(fail(DecodeErrorKind::VersionMismatch(version.clone())));
         }
     }
-    match Message::parse_known(&msg_type, bytes) {
+    match Message::parse_known(&msg_type, text) {
         Some(Ok(message)) => Ok(message),
         Some(Err(e)) => {
             let path = e.path().to_string();
@@ -237,7 +242,7 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
                 message: strip_position(&e.into_inner().to_string()),
             }))
         }
-        None if options.allow_unknown => match serde_json::from_slice(bytes) {
+        None if options.allow_unknown => match serde_json::from_str(text) {
             Ok(map) => Ok(Message::Unknown(map)),
             Err(e) => Err(fail(DecodeErrorKind::NotJson(e.to_string()))),
         },
@@ -305,23 +310,16 @@ fn leading_type(bytes: &[u8]) -> Option<&str> {
 }
 
 /// Refuses nesting deeper than `limit` without building anything.
+///
+/// A string is skipped to its closing quote in a loop of its own (most of a
+/// line's bytes are in strings), without the state of the structure around it.
 fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DecodeError> {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
         match b {
-            b'"' => in_string = true,
+            b'"' => i = string_end(bytes, i),
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limit {
@@ -333,6 +331,22 @@ fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DecodeError> {
         }
     }
     Ok(())
+}
+
+/// The index after the quote that closes the string whose body starts at
+/// `start` (the line's length if it never closes).
+fn string_end(bytes: &[u8], start: usize) -> usize {
+    let mut i = start;
+    while let Some(&c) = bytes.get(i) {
+        i += 1;
+        match c {
+            b'"' => return i,
+            // An escape: skip the escaped byte (it may be a quote).
+            b'\\' => i += 1,
+            _ => {}
+        }
+    }
+    bytes.len()
 }
 
 /// A message deserializes through [`decode`], so that a `Message` inside another
@@ -360,6 +374,24 @@ mod tests {
         assert_eq!(leading_type(br#"{"type":5}"#), None);
         assert_eq!(leading_type(br#"{"type":"ping"#), None);
         assert_eq!(leading_type(b"[]"), None);
+    }
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_only() {
+        let deep = |limit| check_depth(br#"{"a":[{"b":[1]}]}"#, limit).is_ok();
+        assert!(deep(4));
+        assert!(!deep(3));
+        // Brackets inside strings do not count, escaped quotes do not end a
+        // string, an escaped backslash does not escape the closing quote.
+        let tricky = br#"{"a":"[[[{{\"[[","b":"\\","c":"{\\\"[","d":[]}"#;
+        assert!(check_depth(tricky, 2).is_ok());
+        assert!(check_depth(tricky, 1).is_err());
+        // An unclosed string hides the rest; a lone trailing backslash is fine.
+        assert!(check_depth(br#"{"a":"[[[[\"#, 1).is_ok());
+        assert!(check_depth(br#"[[["\\"[["#, 4).is_err());
+        assert_eq!(string_end(br#""ab\"c"x"#, 1), 7);
+        assert_eq!(string_end(br#""ab\\"x"#, 1), 6);
+        assert_eq!(string_end(br#""ab"#, 1), 3);
     }
 
     #[test]

@@ -61,10 +61,10 @@ macro_rules! messages {
             /// Parses a known `type` from raw JSON in one pass; `None` for an
             /// unknown type or any failure (which [`Message::parse_known`]
             /// then explains).
-            pub(crate) fn parse_known_fast(wire_type: &str, bytes: &[u8]) -> Option<Self> {
+            pub(crate) fn parse_known_fast(wire_type: &str, text: &str) -> Option<Self> {
                 $(
                     if wire_type == <$variant as $crate::envelope::WireType>::TYPE {
-                        return serde_json::from_slice::<$variant>(bytes).ok().map(Self::$variant);
+                        return serde_json::from_str::<$variant>(text).ok().map(Self::$variant);
                     }
                 )+
                 None
@@ -75,14 +75,14 @@ macro_rules! messages {
             /// it costs a third of the parse of a large message that is fine.
             pub(crate) fn parse_known(
                 wire_type: &str,
-                bytes: &[u8],
+                text: &str,
             ) -> Option<Result<Self, serde_path_to_error::Error<serde_json::Error>>> {
                 $(
                     if wire_type == <$variant as $crate::envelope::WireType>::TYPE {
-                        if let Ok(message) = serde_json::from_slice::<$variant>(bytes) {
+                        if let Ok(message) = serde_json::from_str::<$variant>(text) {
                             return Some(Ok(Self::$variant(message)));
                         }
-                        let mut de = serde_json::Deserializer::from_slice(bytes);
+                        let mut de = serde_json::Deserializer::from_str(text);
                         return Some(
                             serde_path_to_error::deserialize::<_, $variant>(&mut de).map(Self::$variant),
                         );
