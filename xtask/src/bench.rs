@@ -4,7 +4,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),
     ("dag", "acmp-dag", "bench_dag"),
     ("transport", "a2e-host", "bench_transport"),
-    ("transport", "a2e-client", "bench_transport"),
+    ("transport", "a2e-client", "bench_client"),
     ("mcp", "a2e-mcp", "bench_mcp"),
     ("ontheia", "ontheia", "bench_ontheia"),
     ("repair", "ontheia", "bench_repair"),
