@@ -96,7 +96,7 @@ impl Decoder for NdjsonCodec {
         loop {
             let newline = buf
                 .get(self.scanned..)
-                .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
+                .and_then(|rest| memchr::memchr(b'\n', rest))
                 .map(|i| i + self.scanned);
             match newline {
                 Some(at) => {
