@@ -278,25 +278,57 @@ pub async fn run_request(
     };
     let (queue, mut queued_rx) = mpsc::unbounded_channel::<Outbound>();
     let queued = Arc::new(AtomicUsize::new(0));
+    // The sink cancels the run (not the caller's token) when the agent
+    // leaves too much unread.
+    let run_cancel = cancel.child_token();
+    let limit = host.config().max_queued_event_bytes;
     let sink = LineSink {
         lines: ChainEventWriter::new(&req.id),
         buf: Vec::new(),
         direct: stream.clone(),
         queue,
         queued: queued.clone(),
+        limit,
+        cancel: run_cancel.clone(),
+        overflowed: false,
     };
     // Runs the sink could not hand on at once, in order, as the channel
     // takes them.
     let forward = async move {
         while let Some(lines) = queued_rx.recv().await {
+            let len = match &lines {
+                Outbound::Lines(bytes) => bytes.len(),
+                Outbound::Message(_) => 0,
+            };
             // A session that is gone takes nothing more; the rest is dropped.
             let _ = stream.send(lines).await;
-            queued.fetch_sub(1, Ordering::AcqRel);
+            queued.fetch_sub(len, Ordering::AcqRel);
         }
     };
-    let run = async move { engine.run(req, sink, cancel.clone()).await };
+    let run = async move { engine.run(req, sink, run_cancel.clone()).await };
     let (resp, ()) = tokio::join!(run, forward);
-    resp.map_err(refusal)
+    let mut resp = resp.map_err(refusal)?;
+    if !cancel.is_cancelled() {
+        explain_overflow(&mut resp, limit);
+    }
+    Ok(resp)
+}
+
+/// A run cancelled by its own sink (the caller's token did not fire): the
+/// response's error says that the agent did not read the events.
+fn explain_overflow(resp: &mut ChainResponse, limit: usize) {
+    let Some(error) = resp.error.as_mut() else {
+        return;
+    };
+    if error.get("code").and_then(Value::as_str) == Some(ErrorCode::CANCELLED.as_str()) {
+        error.insert(
+            "message".into(),
+            Value::from(format!(
+                "chain cancelled: the agent left more than {limit} bytes of its events \
+                 unread (max_queued_event_bytes)"
+            )),
+        );
+    }
 }
 
 /// A streaming chain's events, encoded as NDJSON lines on the chain's own
@@ -307,16 +339,25 @@ pub async fn run_request(
 /// must not block) and the request's forwarder sends it in order. One
 /// wake-up of the writer per run instead of one per event; the engine
 /// flushes at the end of the run, so every event precedes the response.
+/// More than `limit` bytes queued (an agent that does not read) cancels the
+/// run; the events after that point are dropped.
 struct LineSink {
     lines: ChainEventWriter,
     buf: Vec<u8>,
     direct: mpsc::Sender<Outbound>,
     queue: mpsc::UnboundedSender<Outbound>,
+    /// Bytes queued behind the channel.
     queued: Arc<AtomicUsize>,
+    limit: usize,
+    cancel: CancellationToken,
+    overflowed: bool,
 }
 
 impl EventSink for LineSink {
     fn event(&mut self, event: &Event<'_>) {
+        if self.overflowed {
+            return;
+        }
         event.write_line(&self.lines, &mut self.buf);
         if self.buf.len() >= EVENT_CHUNK {
             self.flush();
@@ -324,11 +365,13 @@ impl EventSink for LineSink {
     }
 
     fn flush(&mut self) {
-        if self.buf.is_empty() {
+        if self.buf.is_empty() || self.overflowed {
             return;
         }
         let next = Vec::with_capacity(self.buf.len().clamp(1024, EVENT_CHUNK + 1024));
-        let lines = Outbound::Lines(Bytes::from(std::mem::replace(&mut self.buf, next)));
+        let bytes = Bytes::from(std::mem::replace(&mut self.buf, next));
+        let len = bytes.len();
+        let lines = Outbound::Lines(bytes);
         let lines = if self.queued.load(Ordering::Acquire) == 0 {
             match self.direct.try_send(lines) {
                 Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
@@ -337,8 +380,13 @@ impl EventSink for LineSink {
         } else {
             lines
         };
-        self.queued.fetch_add(1, Ordering::AcqRel);
+        let before = self.queued.fetch_add(len, Ordering::AcqRel);
         let _ = self.queue.send(lines);
+        if before.saturating_add(len) > self.limit {
+            self.overflowed = true;
+            self.buf = Vec::new();
+            self.cancel.cancel();
+        }
     }
 }
 

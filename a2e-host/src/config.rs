@@ -49,6 +49,9 @@ pub const ALL_BUILTINS: &[&str] = &[
 /// configuration allows commands or hosts).
 pub const DEFAULT_BUILTINS: &[&str] = ALL_BUILTINS;
 
+/// Default of [`HostConfig::max_queued_event_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_QUEUED_EVENT_BYTES: usize = 64 << 20;
+
 /// The host's configuration.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -61,6 +64,10 @@ pub struct HostConfig {
     pub max_parallel: u32,
     /// Largest message accepted, in bytes.
     pub max_message_bytes: usize,
+    /// Bytes of a streaming chain's events that may wait for an agent that
+    /// does not read them; past this the chain is cancelled (its response
+    /// says why). Default 64 MiB.
+    pub max_queued_event_bytes: usize,
     /// Built-in tools that are on.
     pub builtins: Vec<String>,
     /// Directories scanned for chain skills (relative to `root`).
@@ -95,6 +102,7 @@ impl Default for HostConfig {
             auth_token: String::new(),
             max_parallel: 4,
             max_message_bytes: a2e_proto::decode::DEFAULT_MAX_BYTES,
+            max_queued_event_bytes: DEFAULT_MAX_QUEUED_EVENT_BYTES,
             builtins: DEFAULT_BUILTINS.iter().map(|s| (*s).to_owned()).collect(),
             skill_dirs: vec![PathBuf::from("skills")],
             commands: CommandConfig::default(),

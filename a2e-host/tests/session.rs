@@ -376,9 +376,11 @@ async fn oversize_lines_are_refused_and_the_stream_resyncs() {
     assert_eq!(h.recv().await["req_id"], "after");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_streaming_chains_events_come_in_order_before_its_response_behind_a_slow_reader() {
-    let host = Host::builder(HostConfig::default())
+/// What an agent that stops reading for 1.5 s after sending a streaming
+/// chain of 1,200 one-millisecond nodes receives: the events' `seq`s, the
+/// `done` nodes in order, the response, and the answer to a ping sent after.
+async fn chain_behind_a_slow_reader(config: HostConfig) -> (Vec<u64>, Vec<String>, Value, Value) {
+    let host = Host::builder(config)
         .with_tool_plugin(TestTools {
             running: Arc::default(),
             peak: Arc::default(),
@@ -403,11 +405,10 @@ async fn a_streaming_chains_events_come_in_order_before_its_response_behind_a_sl
     // and hands on a run of events, after every node; while the agent is not
     // reading, more runs than the writer's 64 KiB buffer and the session's
     // channel hold pile up (hundreds of them queue behind the channel).
-    const NODES: usize = 1200;
-    let nodes: Vec<Value> = (0..NODES)
+    let nodes: Vec<Value> = (0..SLOW_NODES)
         .map(|i| {
             let mut node = json!({"node_id": format!("n{i}"), "kind": "tool", "name": "slow", "input": {"ms": 1}});
-            if i + 1 < NODES {
+            if i + 1 < SLOW_NODES {
                 node["next_node"] = json!(format!("n{}", i + 1));
             }
             node
@@ -424,13 +425,16 @@ async fn a_streaming_chains_events_come_in_order_before_its_response_behind_a_sl
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let mut seqs = Vec::new();
     let mut done = Vec::new();
-    let resp = loop {
+    let mut next = async || -> Value {
         let line = tokio::time::timeout(Duration::from_secs(30), reader.next_line())
             .await
             .expect("a line within 30 s")
             .unwrap()
             .expect("the host closed the stream");
-        let msg: Value = serde_json::from_str(&line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    let resp = loop {
+        let msg = next().await;
         match msg["type"].as_str() {
             Some("chain/event") => {
                 assert_eq!(msg["req_id"], "c1");
@@ -444,15 +448,52 @@ async fn a_streaming_chains_events_come_in_order_before_its_response_behind_a_sl
             other => panic!("unexpected {other:?}: {msg}"),
         }
     };
+    // The session goes on.
+    client_w
+        .write_all(b"{\"type\":\"ping\",\"id\":\"p1\"}\n")
+        .await
+        .unwrap();
+    let pong = next().await;
+    drop(client_w);
+    server.await.unwrap();
+    (seqs, done, resp, pong)
+}
+
+const SLOW_NODES: usize = 1200;
+
+#[tokio::test]
+async fn a_streaming_chains_events_come_in_order_before_its_response_behind_a_slow_reader() {
+    let (seqs, done, resp, pong) = chain_behind_a_slow_reader(HostConfig::default()).await;
     assert_eq!(resp["success"], true, "{resp}");
-    let expected: Vec<u64> = (0..2 * NODES as u64).collect();
+    let expected: Vec<u64> = (0..2 * SLOW_NODES as u64).collect();
     assert!(
         seqs == expected,
         "events out of order or missing: {} of them",
         seqs.len()
     );
-    let in_order: Vec<String> = (0..NODES).map(|i| format!("n{i}")).collect();
+    let in_order: Vec<String> = (0..SLOW_NODES).map(|i| format!("n{i}")).collect();
     assert_eq!(done, in_order);
-    drop(client_w);
-    server.await.unwrap();
+    assert_eq!(pong["type"], "pong", "{pong}");
+}
+
+#[tokio::test]
+async fn a_streaming_chain_whose_agent_leaves_too_much_unread_is_cancelled() {
+    let config = HostConfig {
+        max_queued_event_bytes: 16 * 1024,
+        ..HostConfig::default()
+    };
+    let (seqs, done, resp, pong) = chain_behind_a_slow_reader(config).await;
+    assert_eq!(resp["success"], false, "{resp}");
+    assert_eq!(resp["error"]["code"], "cancelled", "{resp}");
+    let message = resp["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("more than 16384 bytes of its events unread (max_queued_event_bytes)"),
+        "{message}"
+    );
+    // What was sent is a gapless prefix, in order; the rest was dropped.
+    let expected: Vec<u64> = (0..seqs.len() as u64).collect();
+    assert_eq!(seqs, expected);
+    assert!(seqs.len() < 2 * SLOW_NODES, "{} events", seqs.len());
+    assert!(done.len() < SLOW_NODES);
+    assert_eq!(pong["type"], "pong", "{pong}");
 }
