@@ -20,7 +20,7 @@ const UNPUBLISHED: [&str; 2] = ["xtask", "conformance"];
 /// Packages the workspace's library crates and verifies each builds alone.
 pub fn run() -> Result<(), String> {
     let members = members()?;
-    let removed = clear_stale_extractions(&members)? + clear_compiled(&members)?;
+    let removed = clear_stale_extractions(&members) + clear_compiled(&members);
     if removed > 0 {
         eprintln!("xtask: removed {removed} earlier extraction(s) and build(s) of our packages");
     }
@@ -73,12 +73,12 @@ fn cargo_home() -> Option<PathBuf> {
 /// Removes `<name>-<version>` of each member from every local registry's
 /// extraction directory (`registry/src/-<hash>`: local registries have no host
 /// name, crates.io's directory is `index.crates.io-<hash>`). Returns how many.
-fn clear_stale_extractions(members: &[(String, String)]) -> Result<usize, String> {
+fn clear_stale_extractions(members: &[(String, String)]) -> usize {
     let Some(src) = cargo_home().map(|home| home.join("registry").join("src")) else {
-        return Ok(0);
+        return 0;
     };
     let Ok(entries) = std::fs::read_dir(&src) else {
-        return Ok(0);
+        return 0;
     };
     let mut removed = 0;
     for entry in entries.flatten() {
@@ -87,14 +87,24 @@ fn clear_stale_extractions(members: &[(String, String)]) -> Result<usize, String
         }
         for (name, version) in members {
             let dir = entry.path().join(format!("{name}-{version}"));
-            if dir.is_dir() {
-                std::fs::remove_dir_all(&dir)
-                    .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+            if dir.is_dir() && remove(&dir) {
                 removed += 1;
             }
         }
     }
-    Ok(removed)
+    removed
+}
+
+/// Removes `dir`; a failure (a read-only cargo home) is reported and left to
+/// cargo, which then works as it would have without this step.
+fn remove(dir: &std::path::Path) -> bool {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("xtask: cannot remove {}: {e}", dir.display());
+            false
+        }
+    }
 }
 
 /// The target directory: `$CARGO_TARGET_DIR`, else `target/` in the workspace.
@@ -107,10 +117,10 @@ fn target_dir() -> PathBuf {
 /// Removes the debug fingerprints of every member (`.fingerprint/<name>-<hash>`),
 /// so that the packaged copies are compiled from their sources; cargo rebuilds
 /// the workspace's own copies at their next build. Returns how many.
-fn clear_compiled(members: &[(String, String)]) -> Result<usize, String> {
+fn clear_compiled(members: &[(String, String)]) -> usize {
     let fingerprints = target_dir().join("debug").join(".fingerprint");
     let Ok(entries) = std::fs::read_dir(&fingerprints) else {
-        return Ok(0);
+        return 0;
     };
     let mut removed = 0;
     for entry in entries.flatten() {
@@ -121,11 +131,10 @@ fn clear_compiled(members: &[(String, String)]) -> Result<usize, String> {
             continue;
         };
         let ours = members.iter().any(|(member, _)| member == name);
-        if ours && hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-            std::fs::remove_dir_all(entry.path())
-                .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
+        let hashed = hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+        if ours && hashed && remove(&entry.path()) {
             removed += 1;
         }
     }
-    Ok(removed)
+    removed
 }
