@@ -305,17 +305,19 @@ pub async fn run_request(
             queued.fetch_sub(len, Ordering::AcqRel);
         }
     };
-    let run = async move { engine.run(req, sink, run_cancel.clone()).await };
+    let own = run_cancel.clone();
+    let run = async move { engine.run(req, sink, run_cancel).await };
     let (resp, ()) = tokio::join!(run, forward);
     let mut resp = resp.map_err(refusal)?;
-    if !cancel.is_cancelled() {
+    // Only the sink fires the run's own token without the caller's.
+    if own.is_cancelled() && !cancel.is_cancelled() {
         explain_overflow(&mut resp, limit);
     }
     Ok(resp)
 }
 
-/// A run cancelled by its own sink (the caller's token did not fire): the
-/// response's error says that the agent did not read the events.
+/// A run cancelled by its own sink: the response's error says that the
+/// agent did not read the events.
 fn explain_overflow(resp: &mut ChainResponse, limit: usize) {
     let Some(error) = resp.error.as_mut() else {
         return;
