@@ -276,7 +276,7 @@ pub async fn run_request(
         // Not streaming: the events are not even built.
         return engine.run(req, (), cancel.clone()).await.map_err(refusal);
     };
-    let (queue, mut queued_rx) = mpsc::unbounded_channel::<Outbound>();
+    let (queue, mut queued_rx) = mpsc::unbounded_channel::<(Outbound, usize)>();
     let queued = Arc::new(AtomicUsize::new(0));
     // The sink cancels the run (not the caller's token) when the agent
     // leaves too much unread.
@@ -295,11 +295,7 @@ pub async fn run_request(
     // Runs the sink could not hand on at once, in order, as the channel
     // takes them.
     let forward = async move {
-        while let Some(lines) = queued_rx.recv().await {
-            let len = match &lines {
-                Outbound::Lines(bytes) => bytes.len(),
-                Outbound::Message(_) => 0,
-            };
+        while let Some((lines, len)) = queued_rx.recv().await {
             // A session that is gone takes nothing more; the rest is dropped.
             let _ = stream.send(lines).await;
             queued.fetch_sub(len, Ordering::AcqRel);
@@ -347,7 +343,8 @@ struct LineSink {
     lines: ChainEventWriter,
     buf: Vec<u8>,
     direct: mpsc::Sender<Outbound>,
-    queue: mpsc::UnboundedSender<Outbound>,
+    /// Runs behind the channel, with their length in bytes.
+    queue: mpsc::UnboundedSender<(Outbound, usize)>,
     /// Bytes queued behind the channel.
     queued: Arc<AtomicUsize>,
     limit: usize,
@@ -383,7 +380,7 @@ impl EventSink for LineSink {
             lines
         };
         let before = self.queued.fetch_add(len, Ordering::AcqRel);
-        let _ = self.queue.send(lines);
+        let _ = self.queue.send((lines, len));
         if before.saturating_add(len) > self.limit {
             self.overflowed = true;
             self.buf = Vec::new();

@@ -84,6 +84,11 @@ struct Harness {
 
 impl Harness {
     fn start(config: HostConfig) -> Self {
+        Self::with_pipe(config, 1 << 20)
+    }
+
+    /// A session whose pipe towards the agent holds `to_agent` bytes.
+    fn with_pipe(config: HostConfig, to_agent: usize) -> Self {
         let running = Arc::new(AtomicUsize::new(0));
         let peak = Arc::new(AtomicUsize::new(0));
         let cancelled = Arc::new(AtomicUsize::new(0));
@@ -96,7 +101,7 @@ impl Harness {
             .build()
             .unwrap();
         let (client_w, server_r) = tokio::io::duplex(1 << 20);
-        let (server_w, client_r) = tokio::io::duplex(1 << 20);
+        let (server_w, client_r) = tokio::io::duplex(to_agent);
         let server = tokio::spawn(serve(host, server_r, server_w, StdioOptions::default()));
         Self {
             writer: client_w,
@@ -380,26 +385,11 @@ async fn oversize_lines_are_refused_and_the_stream_resyncs() {
 /// chain of 1,200 one-millisecond nodes receives: the events' `seq`s, the
 /// `done` nodes in order, the response, and the answer to a ping sent after.
 async fn chain_behind_a_slow_reader(config: HostConfig) -> (Vec<u64>, Vec<String>, Value, Value) {
-    let host = Host::builder(config)
-        .with_tool_plugin(TestTools {
-            running: Arc::default(),
-            peak: Arc::default(),
-            cancelled: Arc::default(),
-        })
-        .build()
-        .unwrap();
     // A small pipe towards the agent: the host's writer blocks as soon as
     // the agent stops reading, its channel fills, and the chain's event
     // runs queue behind it.
-    let (mut client_w, server_r) = tokio::io::duplex(1 << 16);
-    let (server_w, client_r) = tokio::io::duplex(4096);
-    let server = tokio::spawn(serve(host, server_r, server_w, StdioOptions::default()));
-    let mut reader = BufReader::new(client_r).lines();
-    client_w
-        .write_all(b"{\"type\":\"handshake/req\",\"id\":\"hs\",\"agent_id\":\"t\"}\n")
-        .await
-        .unwrap();
-    let hs: Value = serde_json::from_str(&reader.next_line().await.unwrap().unwrap()).unwrap();
+    let mut h = Harness::with_pipe(config, 4096);
+    let hs = h.handshake("").await;
     assert_eq!(hs["ok"], true, "{hs}");
     // 1,200 nodes in a line that each wait a millisecond: the engine waits,
     // and hands on a run of events, after every node; while the agent is not
@@ -418,23 +408,12 @@ async fn chain_behind_a_slow_reader(config: HostConfig) -> (Vec<u64>, Vec<String
         "type": "chain/req", "id": "c1", "entry_node": "n0", "streaming": true,
         "nodes": nodes,
     });
-    client_w
-        .write_all(format!("{chain}\n").as_bytes())
-        .await
-        .unwrap();
+    h.send(&chain.to_string()).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let mut seqs = Vec::new();
     let mut done = Vec::new();
-    let mut next = async || -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(30), reader.next_line())
-            .await
-            .expect("a line within 30 s")
-            .unwrap()
-            .expect("the host closed the stream");
-        serde_json::from_str(&line).unwrap()
-    };
     let resp = loop {
-        let msg = next().await;
+        let msg = h.recv().await;
         match msg["type"].as_str() {
             Some("chain/event") => {
                 assert_eq!(msg["req_id"], "c1");
@@ -449,13 +428,10 @@ async fn chain_behind_a_slow_reader(config: HostConfig) -> (Vec<u64>, Vec<String
         }
     };
     // The session goes on.
-    client_w
-        .write_all(b"{\"type\":\"ping\",\"id\":\"p1\"}\n")
-        .await
-        .unwrap();
-    let pong = next().await;
-    drop(client_w);
-    server.await.unwrap();
+    h.send(r#"{"type":"ping","id":"p1"}"#).await;
+    let pong = h.recv().await;
+    drop(h.writer);
+    h.server.await.unwrap();
     (seqs, done, resp, pong)
 }
 

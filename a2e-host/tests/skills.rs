@@ -1,13 +1,15 @@
 //! Skills through a session: Rust skill plugins, discovery filters, status
-//! gating, Blocked on missing tools, argument validation, credential redaction,
-//! and the audit log.
+//! gating, Blocked on missing tools (and tools that load on first use),
+//! argument validation, credential redaction, and the audit log.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use a2e_host::plugin::{SkillCall, SkillOutput, SkillPlugin};
+use a2e_host::plugin::{CallContext, SkillCall, SkillOutput, SkillPlugin, ToolOutput, ToolPlugin};
 use a2e_host::transport::stdio::{StdioOptions, serve};
 use a2e_host::{Host, HostConfig, HostError, HostResult};
-use a2e_proto::{EventData, EventKind, LLMConfig, SkillDefinition, SkillStatus};
+use a2e_proto::{EventData, EventKind, LLMConfig, SkillDefinition, SkillStatus, ToolDefinition};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -74,17 +76,22 @@ impl SkillPlugin for Skills {
     }
 }
 
-async fn session(
-    config: HostConfig,
-) -> (
+type Session = (
     tokio::io::DuplexStream,
     tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
-) {
+);
+
+async fn session(config: HostConfig) -> Session {
     let host = Host::builder(config)
         .with_builtins()
         .with_skill_plugin(Skills)
         .build()
         .unwrap();
+    connect(host).await
+}
+
+/// A handshaken stdio session with `host`: the agent's writer and lines.
+async fn connect(host: Arc<Host>) -> Session {
     let (client_w, server_r) = tokio::io::duplex(1 << 16);
     let (server_w, client_r) = tokio::io::duplex(1 << 16);
     tokio::spawn(serve(host, server_r, server_w, StdioOptions::default()));
@@ -312,4 +319,159 @@ async fn a_skill_s_own_timeout_bounds_it_inside_a_longer_chain() {
         took >= Duration::from_secs(1) && took < Duration::from_millis(1500),
         "the skill's own 1 s timeout should end it, not the chain's 60 s: {took:?}"
     );
+}
+
+// Tools that load on first use (as mounted MCP servers that are not `eager`
+// do) and the skills that declare them: a skill is not `Blocked` only because
+// its tools have not been loaded yet, and a call loads them.
+
+/// Offers `deploy_service` once asked to load (when `loads_anything`).
+struct LazyTools {
+    loaded: AtomicBool,
+    loads: Arc<AtomicUsize>,
+    loads_anything: bool,
+}
+
+impl ToolPlugin for LazyTools {
+    fn name(&self) -> &str {
+        "lazy"
+    }
+
+    fn tools(&self) -> Vec<ToolDefinition> {
+        if self.loaded.load(Ordering::SeqCst) {
+            vec![ToolDefinition::new("deploy_service", "Deploys a service")]
+        } else {
+            Vec::new()
+        }
+    }
+
+    async fn load_tools(&self, _include_deferred: bool) -> bool {
+        self.loads.fetch_add(1, Ordering::SeqCst);
+        self.loads_anything && !self.loaded.swap(true, Ordering::SeqCst)
+    }
+
+    async fn call(&self, _: &str, _: Map<String, Value>, _: CallContext) -> HostResult<ToolOutput> {
+        Ok(json!({"deployed": true}).into())
+    }
+}
+
+/// One skill, `deploy`, that declares the lazy tool and calls it.
+struct DeploySkill;
+
+impl SkillPlugin for DeploySkill {
+    fn name(&self) -> &str {
+        "deploy_skills"
+    }
+
+    fn skills(&self) -> Vec<SkillDefinition> {
+        let mut deploy = SkillDefinition::new("deploy", "Deploys through the lazy tool");
+        deploy.tools = Some(vec![json!("deploy_service")]);
+        vec![deploy]
+    }
+
+    async fn call(
+        &self,
+        _: &str,
+        _: Map<String, Value>,
+        call: SkillCall,
+    ) -> HostResult<SkillOutput> {
+        let tool = call
+            .host
+            .registry()
+            .tool("deploy_service")
+            .ok_or_else(|| HostError::Skill("the declared tool is missing".into()))?;
+        Ok(json!({"via": tool.def.name}).into())
+    }
+}
+
+/// A session with the lazy tools and the `deploy` skill, and how often the
+/// host asked the tools to load.
+async fn lazy_session(loads_anything: bool) -> (Session, Arc<AtomicUsize>) {
+    let loads = Arc::new(AtomicUsize::new(0));
+    let host = Host::builder(HostConfig::default())
+        .with_tool_plugin(LazyTools {
+            loaded: AtomicBool::new(false),
+            loads: loads.clone(),
+            loads_anything,
+        })
+        .with_skill_plugin(DeploySkill)
+        .build()
+        .unwrap();
+    (connect(host).await, loads)
+}
+
+fn status_of(discovered: &Value, skill: &str) -> String {
+    discovered["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == skill)
+        .map(|s| s["status"].as_str().unwrap().to_owned())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn discovery_loads_the_tools_a_skill_declares_once() {
+    let ((mut w, mut l), loads) = lazy_session(true).await;
+    let found = ask(
+        &mut w,
+        &mut l,
+        json!({"type": "skill/discover/req", "id": "d1"}),
+    )
+    .await;
+    assert_eq!(status_of(&found, "deploy"), "Published");
+    assert_eq!(loads.load(Ordering::SeqCst), 1);
+    // Nothing is missing any more: no second load.
+    let again = ask(
+        &mut w,
+        &mut l,
+        json!({"type": "skill/discover/req", "id": "d2"}),
+    )
+    .await;
+    assert_eq!(status_of(&again, "deploy"), "Published");
+    assert_eq!(loads.load(Ordering::SeqCst), 1);
+    let listed = ask(&mut w, &mut l, json!({"type": "tool/list/req", "id": "l1"})).await;
+    assert!(listed.to_string().contains("deploy_service"), "{listed}");
+}
+
+#[tokio::test]
+async fn a_call_loads_the_tools_its_skill_declares() {
+    let ((mut w, mut l), loads) = lazy_session(true).await;
+    // No discovery first: the call itself finds the skill blocked, loads, runs.
+    let resp = ask(
+        &mut w,
+        &mut l,
+        json!({"type": "skill/call/req", "id": "c1", "name": "deploy", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(resp["data"]["success"], true, "{resp}");
+    assert_eq!(resp["data"]["data"]["via"], "deploy_service", "{resp}");
+    assert_eq!(loads.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_skill_whose_tools_never_load_stays_blocked_and_its_call_names_them() {
+    let ((mut w, mut l), loads) = lazy_session(false).await;
+    let found = ask(
+        &mut w,
+        &mut l,
+        json!({"type": "skill/discover/req", "id": "d1"}),
+    )
+    .await;
+    assert_eq!(status_of(&found, "deploy"), "Blocked");
+    let resp = ask(
+        &mut w,
+        &mut l,
+        json!({"type": "skill/call/req", "id": "c1", "name": "deploy", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(resp["type"], "error", "{resp}");
+    assert_eq!(resp["code"], "skill_error", "{resp}");
+    let message = resp["message"].as_str().unwrap();
+    assert!(
+        message.contains("is Blocked (missing tools: deploy_service)"),
+        "{message}"
+    );
+    // Each use asks again (a server that failed may have come up since).
+    assert_eq!(loads.load(Ordering::SeqCst), 2);
 }

@@ -62,6 +62,18 @@ pub(crate) fn root() -> std::path::PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
+/// The cargo that runs this task (`$CARGO`), else `cargo` on the path.
+pub(crate) fn cargo_program() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Where cargo puts its builds (`CARGO_TARGET_DIR`, else `target/`).
+pub(crate) fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
 /// Runs `cargo` with `args` in the workspace root, failing on a non-zero exit.
 pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
     cargo_env(args, &[])
@@ -69,9 +81,8 @@ pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
 
 /// [`cargo`] with extra environment variables.
 pub(crate) fn cargo_env(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     eprintln!("$ cargo {}", args.join(" "));
-    let status = std::process::Command::new(cargo)
+    let status = std::process::Command::new(cargo_program())
         .args(args)
         .envs(env.iter().copied())
         .current_dir(root())

@@ -34,8 +34,7 @@ pub fn run() -> Result<(), String> {
 
 /// `(name, version)` of every workspace member, from `cargo metadata`.
 fn members() -> Result<Vec<(String, String)>, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
+    let output = Command::new(crate::cargo_program())
         .args([
             "metadata",
             "--no-deps",
@@ -107,18 +106,11 @@ fn remove(dir: &std::path::Path) -> bool {
     }
 }
 
-/// The target directory: `$CARGO_TARGET_DIR`, else `target/` in the workspace.
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::root().join("target"))
-}
-
 /// Removes the debug fingerprints of every member (`.fingerprint/<name>-<hash>`),
 /// so that the packaged copies are compiled from their sources; cargo rebuilds
 /// the workspace's own copies at their next build. Returns how many.
 fn clear_compiled(members: &[(String, String)]) -> usize {
-    let fingerprints = target_dir().join("debug").join(".fingerprint");
+    let fingerprints = crate::target_dir().join("debug").join(".fingerprint");
     let Ok(entries) = std::fs::read_dir(&fingerprints) else {
         return 0;
     };

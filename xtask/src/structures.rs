@@ -48,7 +48,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
     if shapes.is_empty() {
         shapes = SHAPES.to_vec();
     }
-    let dir = target_dir().join("bench-structures");
+    let dir = crate::target_dir().join("bench-structures");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut bins = vec![("own", build(&dir, "own", None)?)];
     for (_, feature, _) in PEERS {
@@ -122,7 +122,7 @@ fn build(dir: &Path, name: &str, feature: Option<&str>) -> Result<PathBuf, Strin
         args.extend(["--features", f]);
     }
     crate::cargo(&args)?;
-    let built = target_dir()
+    let built = crate::target_dir()
         .join("release")
         .join("examples")
         .join("bench_chain");
@@ -169,11 +169,4 @@ fn median(xs: &mut [f64]) -> f64 {
 
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
-}
-
-/// Where cargo puts its builds (`CARGO_TARGET_DIR`, else `target/`).
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::root().join("target"))
 }
