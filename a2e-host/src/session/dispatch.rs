@@ -365,6 +365,10 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
                         .map(ErrorCode::new);
                     let audited = audited.outcome(resp.success, code.as_ref());
                     session.send(resp).await;
+                    // The send woke the writer into this worker's next-task
+                    // slot: let it write the answer before this task frees
+                    // the request (a large chain's nodes take a while).
+                    tokio::task::yield_now().await;
                     audited
                 }
                 Err(e) => {

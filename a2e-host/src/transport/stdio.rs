@@ -189,8 +189,9 @@ type Output = Box<dyn AsyncWrite + Unpin + Send>;
 
 /// The process's stdin and stdout. Pipes (how agents start a host) are
 /// read and written without blocking, registered with the runtime's reactor:
-/// no hand-off to the blocking pool per read or write. Anything else (a
-/// terminal, a file) goes through tokio's blocking stdin/stdout.
+/// no hand-off to the blocking pool per read or write, and enlarged to
+/// [`PIPE_BYTES`] (see [`enlarge_pipe`]). Anything else (a terminal, a file)
+/// goes through tokio's blocking stdin/stdout.
 fn std_streams() -> (Input, Output) {
     use std::os::fd::AsFd;
     use tokio::net::unix::pipe;
@@ -199,14 +200,49 @@ fn std_streams() -> (Input, Output) {
         .try_clone_to_owned()
         .ok()
         .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok())
-        .map_or_else(|| Box::new(tokio::io::stdin()) as Input, |r| Box::new(r));
+        .map_or_else(
+            || Box::new(tokio::io::stdin()) as Input,
+            |r| {
+                enlarge_pipe(&r, "stdin");
+                Box::new(r)
+            },
+        );
     let stdout: Output = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()
         .ok()
         .and_then(|fd| pipe::Sender::from_owned_fd(fd).ok())
-        .map_or_else(|| Box::new(tokio::io::stdout()) as Output, |w| Box::new(w));
+        .map_or_else(
+            || Box::new(tokio::io::stdout()) as Output,
+            |w| {
+                enlarge_pipe(&w, "stdout");
+                Box::new(w)
+            },
+        );
     (stdin, stdout)
+}
+
+/// The size the host asks for its stdin and stdout pipes: Linux's default
+/// ceiling for an unprivileged process (`/proc/sys/fs/pipe-max-size`).
+pub const PIPE_BYTES: usize = 1 << 20;
+
+/// Grows a pipe from the kernel's 64 KiB to [`PIPE_BYTES`]. A request larger
+/// than the pipe (a 1000-node `chain/req` is ~80 KB) otherwise crosses in
+/// pieces: the agent's write blocks halfway until the host has read, and
+/// each piece costs the host a wake-up, which on a busy machine takes
+/// hundreds of microseconds. Refused (a lower limit, not Linux): the pipe
+/// keeps its size.
+fn enlarge_pipe(pipe: &impl std::os::fd::AsFd, name: &str) {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::fcntl::{FcntlArg, fcntl};
+        let size = i32::try_from(PIPE_BYTES).unwrap_or(i32::MAX);
+        if let Err(e) = fcntl(pipe.as_fd(), FcntlArg::F_SETPIPE_SZ(size)) {
+            tracing::debug!("{name}: pipe kept its size ({e})");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (pipe, name);
 }
 
 /// Fires `gone` when stdout reports an error or hang-up (its reader closed).
@@ -244,5 +280,31 @@ async fn terminated() {
             }
         }
         _ => std::future::pending().await,
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use nix::fcntl::{FcntlArg, fcntl};
+
+    #[test]
+    fn a_pipe_is_enlarged_for_both_its_ends() {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let before = fcntl(&writer, FcntlArg::F_GETPIPE_SZ).unwrap();
+        let ceiling: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        if ceiling < super::PIPE_BYTES {
+            eprintln!(
+                "SKIPPED: pipe-max-size is {ceiling}, below {}",
+                super::PIPE_BYTES
+            );
+            return;
+        }
+        super::enlarge_pipe(&reader, "stdin");
+        let after = fcntl(&writer, FcntlArg::F_GETPIPE_SZ).unwrap();
+        assert!(before < after, "{before} -> {after}");
+        assert_eq!(usize::try_from(after).unwrap(), super::PIPE_BYTES);
     }
 }
