@@ -69,6 +69,11 @@ pub fn string_map() -> impl Strategy<Value = Map<String, Value>> {
         .prop_map(|kv| kv.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
 }
 
+/// A chain node's input map: an object of string values.
+pub fn input_map() -> impl Strategy<Value = crate::InputMap> {
+    string_map().prop_map(crate::InputMap::from)
+}
+
 // ---------------------------------------------------------------------------
 // Hostile input: every message, and mutations of any JSON document.
 // ---------------------------------------------------------------------------

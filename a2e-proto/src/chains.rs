@@ -62,8 +62,8 @@ pub struct ChainNode {
     pub input: Map<String, Value>,
     /// Input field → JMESPath expression over the chain context.
     #[serde(default)]
-    #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::string_map()"))]
-    pub input_map: Map<String, Value>,
+    #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::input_map()"))]
+    pub input_map: crate::InputMap,
     /// Branch condition (JMESPath).
     #[serde(default)]
     pub condition: String,
@@ -99,7 +99,7 @@ impl ChainNode {
             kind,
             name: name.into(),
             input: Map::new(),
-            input_map: Map::new(),
+            input_map: crate::InputMap::new(),
             condition: String::new(),
             true_node: String::new(),
             false_node: String::new(),

@@ -1,0 +1,306 @@
+//! [`InputMap`]: a chain node's `input_map`, input field → JMESPath
+//! expression.
+//!
+//! On the wire it is a JSON object. In memory it is a list of entries in
+//! their order: a node maps a handful of fields, and for a handful a list
+//! costs one allocation, where a hashed map (`serde_json::Map`) costs two,
+//! a seeded hash of every key and three times the size in the node. In a
+//! 1000-node `chain/req` that is a fifth of the time to decode it.
+//!
+//! Lookups by key scan the list, so does [`InputMap::insert`]: a map with
+//! very many fields is better built at once with `collect` (or decoded),
+//! which goes through a hashed map.
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
+
+/// Entries up to which duplicate keys are found by comparing each with
+/// each (past it, through a hashed map: linear however many there are).
+const SCAN_LIMIT: usize = 16;
+
+/// Input field → expression (a JSON string, as the wire gives it), in
+/// order; a JSON object on the wire.
+///
+/// ```
+/// use a2e_proto::InputMap;
+/// use serde_json::json;
+///
+/// let mut map: InputMap = serde_json::from_value(json!({"text": "read.output"})).unwrap();
+/// map.insert("n".into(), json!("input.n"));
+/// map.insert("text".into(), json!("read.output.text")); // replaces
+/// assert_eq!(map["text"], "read.output.text");
+/// assert_eq!(map.len(), 2);
+/// assert_eq!(
+///     serde_json::to_string(&map).unwrap(),
+///     r#"{"text":"read.output.text","n":"input.n"}"#
+/// );
+/// ```
+#[derive(Clone, Default)]
+pub struct InputMap {
+    entries: Vec<(String, Value)>,
+}
+
+impl InputMap {
+    /// No entries.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `key` → `value`, replacing (in place) a value already under
+    /// `key`; the value replaced, if any.
+    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+        match self.entries.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => Some(std::mem::replace(v, value)),
+            None => {
+                self.entries.push((key, value));
+                None
+            }
+        }
+    }
+
+    /// Removes `key`; its value, if it had one.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let at = self.entries.iter().position(|(k, _)| k == key)?;
+        Some(self.entries.remove(at).1)
+    }
+
+    /// Entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Whether `key` has a value here.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The entries in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&String, &Value)> + '_ {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The keys in order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &String> + '_ {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    /// The values in order.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &Value> + '_ {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    /// The entries as a JSON object.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.entries.into_iter().collect()
+    }
+
+    /// Entries collected as they came, duplicates made unique: a later
+    /// value wins, in the first one's place (as for a JSON object).
+    fn dedup(entries: Vec<(String, Value)>) -> Self {
+        if entries.len() > SCAN_LIMIT {
+            return Self::from(entries.into_iter().collect::<Map<String, Value>>());
+        }
+        let unique = entries
+            .iter()
+            .enumerate()
+            .all(|(i, (k, _))| entries.iter().take(i).all(|(earlier, _)| earlier != k));
+        if unique {
+            // The common case keeps the list it was given.
+            return Self { entries };
+        }
+        let mut map = Self::new();
+        for (k, v) in entries {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
+impl std::ops::Index<&str> for InputMap {
+    type Output = Value;
+
+    /// The value under `key`, or `null`.
+    fn index(&self, key: &str) -> &Value {
+        static NULL: Value = Value::Null;
+        self.get(key).unwrap_or(&NULL)
+    }
+}
+
+impl From<Map<String, Value>> for InputMap {
+    fn from(map: Map<String, Value>) -> Self {
+        Self {
+            entries: map.into_iter().collect(),
+        }
+    }
+}
+
+impl From<InputMap> for Map<String, Value> {
+    fn from(map: InputMap) -> Self {
+        map.into_map()
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, Value)> for InputMap {
+    /// Collects entries, a later duplicate key replacing the earlier value
+    /// in its place.
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
+        Self::dedup(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    }
+}
+
+impl IntoIterator for InputMap {
+    type Item = (String, Value);
+    type IntoIter = std::vec::IntoIter<(String, Value)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a InputMap {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (String, Value)>,
+        fn(&'a (String, Value)) -> (&'a String, &'a Value),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl PartialEq for InputMap {
+    /// The same entries, in any order (as JSON objects compare).
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+impl std::fmt::Debug for InputMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for InputMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (k, v) in self.iter() {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for InputMap {
+    /// From a JSON object (a later duplicate key wins, as for any object).
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+
+        impl<'de> Visitor<'de> for Entries {
+            type Value = InputMap;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<InputMap, A::Error> {
+                // Room for what the format announces, bounded: a hostile
+                // size hint does not reserve memory.
+                let mut entries = Vec::with_capacity(access.size_hint().unwrap_or(1).min(64));
+                while let Some(entry) = access.next_entry::<String, Value>()? {
+                    entries.push(entry);
+                }
+                Ok(InputMap::dedup(entries))
+            }
+        }
+
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for InputMap {
+    // Exactly the schema of the JSON object it is on the wire.
+    fn inline_schema() -> bool {
+        <Map<String, Value> as schemars::JsonSchema>::inline_schema()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <Map<String, Value> as schemars::JsonSchema>::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        <Map<String, Value> as schemars::JsonSchema>::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Map<String, Value> as schemars::JsonSchema>::json_schema(generator)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_later_duplicate_key_wins_in_the_first_ones_place() {
+        let map: InputMap = serde_json::from_str(r#"{"a":"x","b":"y","a":"z"}"#).unwrap();
+        assert_eq!(map.len(), 2);
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(map["a"], "z");
+        // The same past the scan limit, through the hashed map.
+        let mut text = String::from("{");
+        for i in 0..40 {
+            text.push_str(&format!("\"k{}\":\"v{i}\",", i % 20));
+        }
+        text.push_str("\"last\":1}");
+        let map: InputMap = serde_json::from_str(&text).unwrap();
+        assert_eq!(map.len(), 21);
+        assert_eq!(map["k0"], "v20");
+        assert_eq!(map.keys().next().map(String::as_str), Some("k0"));
+        assert_eq!(map.keys().last().map(String::as_str), Some("last"));
+    }
+
+    #[test]
+    fn it_is_a_json_object_both_ways() {
+        let value = json!({"text": "read.output", "n": 3});
+        let map: InputMap = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&map).unwrap(), value);
+        assert_eq!(Map::from(map.clone()), *value.as_object().unwrap());
+        assert_eq!(InputMap::from(value.as_object().unwrap().clone()), map);
+        assert!(serde_json::from_value::<InputMap>(json!(["a"])).is_err());
+        assert!(serde_json::from_value::<InputMap>(json!("a")).is_err());
+    }
+
+    #[test]
+    fn insert_replaces_and_remove_takes_out() {
+        let mut map = InputMap::new();
+        assert_eq!(map.insert("a".into(), json!(1)), None);
+        assert_eq!(map.insert("b".into(), json!(2)), None);
+        assert_eq!(map.insert("a".into(), json!(3)), Some(json!(1)));
+        assert_eq!(map.iter().count(), 2);
+        assert_eq!(map.remove("a"), Some(json!(3)));
+        assert_eq!(map.remove("a"), None);
+        assert!(!map.contains_key("a"));
+        assert_eq!(map["a"], Value::Null);
+        assert_eq!((&map).into_iter().count(), 1);
+        let collected: InputMap = [("x", json!(1)), ("y", json!(2)), ("x", json!(3))]
+            .into_iter()
+            .collect();
+        assert_eq!(collected.len(), 2);
+        assert_eq!(collected["x"], 3);
+    }
+}
