@@ -23,7 +23,11 @@
 //! once a list or a call of an unknown name has loaded the servers), or an
 //! Ontheia `tool` step naming it. Its tools then join the host's registry
 //! ([`ToolPlugin::load_tools`]); names exposed before never change (see
-//! `a2e_mcp::names`). A server that fails to start is logged and tried again
+//! `a2e_mcp::names`). A server that announces a change of its tools
+//! (`notifications/tools/list_changed`) is listed again at the next
+//! `tool/list` (or call of an unknown name): new tools join, changed ones
+//! are replaced, and tools it dropped leave the list (a call of one is
+//! `unknown_tool`). A server that fails to start is logged and tried again
 //! at the next use, after its restart backoff. `a2e mcp list` and `a2e mcp
 //! tools SERVER` help setting one up.
 
@@ -79,7 +83,9 @@ impl ToolPlugin for McpPlugin {
     }
 
     async fn load_tools(&self, include_deferred: bool) -> bool {
-        self.mounts.list_unlisted(include_deferred).await > 0
+        // Servers started now, and servers whose tools changed since.
+        let listed = self.mounts.list_unlisted(include_deferred).await;
+        listed + self.mounts.relist_changed().await > 0
     }
 
     fn input_schema(&self, tool: &ToolDefinition) -> Value {

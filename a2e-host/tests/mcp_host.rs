@@ -305,6 +305,67 @@ fn servers_start_on_first_use_keep_their_names_and_stop_with_the_host() {
     });
 }
 
+/// The names `tool/list` gives for `toolkit`'s tools.
+fn listed(host: &mut HostProcess, id: &str, toolkit: &str) -> Vec<String> {
+    let req = json!({"type": "tool/list/req", "id": id});
+    host.send(req.to_string().as_bytes()).unwrap();
+    let (list, _) = host.answer(id, WAIT, |_| {}).unwrap();
+    let mut names: Vec<String> = list["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}"))
+        .iter()
+        .filter(|t| t["toolkit"] == toolkit)
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_mounted_servers_changed_tools_replace_its_old_ones() {
+    let test = "a_mounted_servers_changed_tools_replace_its_old_ones";
+    let Some(python) = need(test, "PyPI mcp", "mcp-venv/bin/python") else {
+        return;
+    };
+    // The official Python SDK's server, whose tools change when `shift`
+    // is called (it then sends notifications/tools/list_changed); eager, so
+    // its first tools are registered with the host.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/shifting_server.py");
+    let root = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[[mcp.servers]]\nname = \"shifting\"\ncommand = \"{}\"\nargs = [\"{}\"]\neager = true\n",
+        python.display(),
+        script.display()
+    );
+    let mut host = serve_with(root.path(), &config);
+    assert_eq!(
+        listed(&mut host, "l1", "shifting"),
+        ["keep", "shift", "vanish"]
+    );
+    assert_eq!(
+        call(&mut host, "c1", "vanish", json!({}))["data"]["success"],
+        true
+    );
+
+    let shifted = call(&mut host, "c2", "shift", json!({}));
+    assert_eq!(shifted["data"]["success"], true, "{shifted}");
+    // The notification and the answer travel apart: the list catches up.
+    let mut n = 0;
+    wait_until("the list shows the server's new tools", || {
+        n += 1;
+        listed(&mut host, &format!("l{}", n + 1), "shifting") == ["appeared", "keep", "shift"]
+    });
+    let gone = call(&mut host, "c3", "vanish", json!({}));
+    assert_eq!(gone["code"], "unknown_tool", "{gone}");
+    let new = call(&mut host, "c4", "appeared", json!({}));
+    assert_eq!(new["data"]["success"], true, "{new}");
+    assert!(new["data"].to_string().contains("appeared"), "{new}");
+    assert_eq!(
+        call(&mut host, "c5", "keep", json!({}))["data"]["success"],
+        true
+    );
+}
+
 fn python_check(test: &str) -> Option<(PathBuf, PathBuf)> {
     let python = need(test, "PyPI mcp", "mcp-venv/bin/python")?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/host_check.py");

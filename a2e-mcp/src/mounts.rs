@@ -110,6 +110,28 @@ impl McpMounts {
         listed
     }
 
+    /// Lists again the listed servers that announced a change of their
+    /// tools (`notifications/tools/list_changed`), concurrently. Returns how
+    /// many were listed again; a server that fails keeps its last list and
+    /// is logged (tried again at the next use).
+    pub async fn relist_changed(&self) -> usize {
+        let changed = self
+            .kits
+            .iter()
+            .filter(|k| k.cached_tools().is_some() && k.tools_changed());
+        let listed = changed.map(|k| async move { (k.name(), k.tools().await) });
+        let mut relisted = 0;
+        for (server, result) in futures::future::join_all(listed).await {
+            match result {
+                Ok(_) => relisted += 1,
+                Err(error) => {
+                    tracing::warn!(server, error = %error, "an MCP server's changed tools could not be listed; its last list stays");
+                }
+            }
+        }
+        relisted
+    }
+
     /// The name table over the tools listed so far (computed again only when
     /// a server's list changed; names exposed before are kept).
     pub fn names(&self) -> Arc<NameTable> {

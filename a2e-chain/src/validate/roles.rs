@@ -188,7 +188,7 @@ pub(super) fn scopes_and_edges(
                 if scoped {
                     let text = src
                         .input_map
-                        .get(*key)
+                        .get(key)
                         .and_then(Value::as_str)
                         .unwrap_or_default();
                     match compile(src, me, Field::InputMap(key), text, Scope::Plain, index) {

@@ -89,8 +89,10 @@ pub trait ToolPlugin: Send + Sync + 'static {
     /// not `eager`): the host asks before a `tool/list` (`include_deferred`
     /// when the list searches deferred tools too) and when a call names a
     /// tool it does not know. Returns whether [`tools`](Self::tools) may now
-    /// list more; the host then registers the new ones. By default a plugin's
-    /// tools are all known when it is registered.
+    /// list something else; the host then brings its registry in line: new
+    /// tools join, changed definitions replace the old, and tools no longer
+    /// listed leave. By default a plugin's tools are all known when it is
+    /// registered.
     fn load_tools(&self, include_deferred: bool) -> impl Future<Output = bool> + Send {
         let _ = include_deferred;
         std::future::ready(false)

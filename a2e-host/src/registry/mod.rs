@@ -1,15 +1,16 @@
 //! The plugin registry: plugins ordered by priority, `exclusive` honoured, and
 //! tool and skill names unique across plugins.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use a2e_proto::{SkillDefinition, ToolDefinition};
 use serde_json::Value;
 
 use crate::plugin::{DynSkillPlugin, DynToolPlugin};
 
+mod table;
 mod validator;
+use table::Table;
 pub use validator::ArgsValidator;
 
 /// Registration refused.
@@ -96,166 +97,6 @@ pub type ToolEntry = Entry<dyn DynToolPlugin, ToolDefinition>;
 /// A registered skill.
 pub type SkillEntry = Entry<dyn DynSkillPlugin, SkillDefinition>;
 
-/// Plugins of one kind and the names they serve.
-struct Table<P: ?Sized, D> {
-    plugins: Vec<Arc<P>>,
-    entries: HashMap<String, Entry<P, D>>,
-    /// Names a plugin offered after it was registered (tools that load on
-    /// first use): read only when `entries` misses, so a lookup of a name
-    /// known from the start takes no lock.
-    late: RwLock<HashMap<String, Entry<P, D>>>,
-}
-
-impl<P: ?Sized, D> Default for Table<P, D> {
-    fn default() -> Self {
-        Self {
-            plugins: Vec::new(),
-            entries: HashMap::new(),
-            late: RwLock::default(),
-        }
-    }
-}
-
-impl<P: ?Sized, D: Clone> Clone for Table<P, D> {
-    fn clone(&self) -> Self {
-        Self {
-            plugins: self.plugins.clone(),
-            entries: self.entries.clone(),
-            late: RwLock::new(self.late_entries().clone()),
-        }
-    }
-}
-
-impl<P: ?Sized, D> Table<P, D> {
-    fn late_entries(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Entry<P, D>>> {
-        self.late
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-impl<P: PluginInfo + ?Sized, D: Clone> Table<P, D> {
-    /// Adds `plugin` with its `(name, definition, schema)`s; `duplicate(name, existing)`
-    /// builds the error for a name already served.
-    fn add(
-        &mut self,
-        plugin: Arc<P>,
-        items: Vec<(String, D, Value)>,
-        duplicate: impl Fn(String, String) -> RegistryError,
-    ) -> Result<(), RegistryError> {
-        if self
-            .plugins
-            .iter()
-            .any(|p| p.plugin_name() == plugin.plugin_name())
-        {
-            return Err(RegistryError::DuplicatePlugin(plugin.plugin_name().into()));
-        }
-        let mut seen = HashSet::new();
-        for (name, _, _) in &items {
-            if let Some(existing) = self.entries.get(name) {
-                return Err(duplicate(
-                    name.clone(),
-                    existing.plugin.plugin_name().into(),
-                ));
-            }
-            if !seen.insert(name.as_str()) {
-                return Err(duplicate(name.clone(), plugin.plugin_name().into()));
-            }
-        }
-        for (name, def, schema) in items {
-            let validator = ArgsValidator::compile(&schema);
-            self.entries.insert(
-                name,
-                Entry {
-                    def: Arc::new(def),
-                    plugin: plugin.clone(),
-                    validator,
-                },
-            );
-        }
-        self.plugins.push(plugin);
-        // Stable: equal priorities keep registration order.
-        self.plugins
-            .sort_by_key(|p| std::cmp::Reverse(p.plugin_priority()));
-        Ok(())
-    }
-
-    /// Plugins that serve, highest priority first: only the first when it is exclusive.
-    fn serving(&self) -> &[Arc<P>] {
-        match self.plugins.first() {
-            Some(first) if first.plugin_exclusive() => std::slice::from_ref(first),
-            _ => &self.plugins,
-        }
-    }
-
-    /// Adds what `plugin` (registered) offers now and did not before;
-    /// a name another plugin serves is skipped (and logged). Returns how
-    /// many names were added.
-    fn add_late(&self, plugin: &Arc<P>, items: Vec<(String, D, Value)>) -> usize {
-        let mut late = self
-            .late
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut added = 0;
-        for (name, def, schema) in items {
-            let taken = self.entries.get(&name).or_else(|| late.get(&name));
-            match taken {
-                Some(e) if Arc::ptr_eq(&e.plugin, plugin) => continue,
-                Some(e) => {
-                    tracing::warn!(
-                        name,
-                        plugin = plugin.plugin_name(),
-                        existing = e.plugin.plugin_name(),
-                        "a name offered late is already served; skipped"
-                    );
-                    continue;
-                }
-                None => {}
-            }
-            let validator = ArgsValidator::compile(&schema);
-            late.insert(
-                name,
-                Entry {
-                    def: Arc::new(def),
-                    plugin: plugin.clone(),
-                    validator,
-                },
-            );
-            added += 1;
-        }
-        added
-    }
-
-    /// Every entry that serves, in plugin priority order, then name.
-    fn all(&self) -> Vec<Entry<P, D>> {
-        let late = self.late_entries();
-        let mut out = Vec::new();
-        for plugin in self.serving() {
-            let mut mine: Vec<(&String, &Entry<P, D>)> = self
-                .entries
-                .iter()
-                .chain(late.iter())
-                .filter(|(_, e)| Arc::ptr_eq(&e.plugin, plugin))
-                .collect();
-            mine.sort_by(|a, b| a.0.cmp(b.0));
-            out.extend(mine.into_iter().map(|(_, e)| e.clone()));
-        }
-        out
-    }
-
-    /// An entry that serves, by name.
-    fn get(&self, name: &str) -> Option<Entry<P, D>> {
-        let entry = match self.entries.get(name) {
-            Some(entry) => entry.clone(),
-            None => self.late_entries().get(name)?.clone(),
-        };
-        self.serving()
-            .iter()
-            .any(|p| Arc::ptr_eq(p, &entry.plugin))
-            .then_some(entry)
-    }
-}
-
 /// A tool plugin's tools as `(name, definition, argument schema)`.
 fn tool_items(plugin: &dyn DynToolPlugin) -> Vec<(String, ToolDefinition, Value)> {
     plugin
@@ -304,7 +145,7 @@ impl Registry {
             if !plugin.load_tools_dyn(include_deferred).await {
                 continue;
             }
-            added += self.tools.add_late(plugin, tool_items(plugin.as_ref()));
+            added += self.tools.sync(plugin, tool_items(plugin.as_ref()));
         }
         added
     }
@@ -508,5 +349,131 @@ mod tests {
         // Nothing more to load: nothing added, and a copy keeps the late names.
         assert_eq!(r.load_tools(true).await, 0);
         assert!(r.clone().tool("second").is_some());
+    }
+}
+
+#[cfg(test)]
+mod revisions {
+    use super::*;
+    use crate::HostResult;
+    use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
+    use serde_json::{Map, json};
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// A plugin whose offer changes (as a mounted MCP server whose list
+    /// changed): `offer` is what it lists, `changed` what `load_tools` says.
+    struct Shifting {
+        offer: Mutex<Vec<ToolDefinition>>,
+        changed: AtomicBool,
+    }
+
+    impl Shifting {
+        fn offers(&self, tools: &[(&str, &str)]) {
+            *self.offer.lock().unwrap() = tools
+                .iter()
+                .map(|(name, description)| ToolDefinition::new(name, description))
+                .collect();
+            self.changed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    impl ToolPlugin for Shifting {
+        fn name(&self) -> &str {
+            "shifting"
+        }
+        fn tools(&self) -> Vec<ToolDefinition> {
+            self.offer.lock().unwrap().clone()
+        }
+        fn input_schema(&self, tool: &ToolDefinition) -> Value {
+            // v2 of a tool requires `n`.
+            if tool.description == "v2" {
+                json!({"type": "object", "required": ["n"]})
+            } else {
+                tool.input_schema()
+            }
+        }
+        async fn load_tools(&self, _include_deferred: bool) -> bool {
+            self.changed.swap(false, Ordering::SeqCst)
+        }
+        async fn call(
+            &self,
+            _: &str,
+            _: Map<String, Value>,
+            _: CallContext,
+        ) -> HostResult<ToolOutput> {
+            Ok(ToolOutput::default())
+        }
+    }
+
+    struct Other;
+
+    impl ToolPlugin for Other {
+        fn name(&self) -> &str {
+            "other"
+        }
+        fn tools(&self) -> Vec<ToolDefinition> {
+            vec![ToolDefinition::new("o", "other's")]
+        }
+        async fn call(
+            &self,
+            _: &str,
+            _: Map<String, Value>,
+            _: CallContext,
+        ) -> HostResult<ToolOutput> {
+            Ok(ToolOutput::default())
+        }
+    }
+
+    fn names(r: &Registry) -> Vec<String> {
+        let mut names: Vec<String> = r.tools().into_iter().map(|e| e.def.name.clone()).collect();
+        names.sort();
+        names
+    }
+
+    #[tokio::test]
+    async fn a_plugins_revised_offer_adds_replaces_and_withdraws() {
+        let shifting = Arc::new(Shifting {
+            offer: Mutex::new(Vec::new()),
+            changed: AtomicBool::new(false),
+        });
+        shifting.offers(&[("keep", "v1"), ("drop_me", "v1")]);
+        let mut r = Registry::new();
+        r.add_tool_plugin(shifting.clone()).unwrap();
+        r.add_tool_plugin(Arc::new(Other)).unwrap();
+        assert_eq!(
+            r.load_tools(false).await,
+            0,
+            "nothing changed since registration"
+        );
+        assert_eq!(names(&r), ["drop_me", "keep", "o"]);
+
+        // `keep` changes (its new schema requires `n`), `drop_me` goes,
+        // `new` comes, and `o` stays the other plugin's.
+        shifting.offers(&[("keep", "v2"), ("new", "v1"), ("o", "mine?")]);
+        assert_eq!(r.load_tools(false).await, 3);
+        assert_eq!(names(&r), ["keep", "new", "o"]);
+        assert!(r.tool("drop_me").is_none());
+        let keep = r.tool("keep").expect("still served");
+        assert_eq!(keep.def.description, "v2");
+        assert!(
+            keep.validator.check_owned(Map::new()).is_err(),
+            "the new schema checks"
+        );
+        assert_eq!(r.tool("o").unwrap().plugin.name(), "other");
+        assert_eq!(r.load_tools(false).await, 0, "asked again: nothing new");
+
+        // A copy keeps the revisions; the original goes on changing.
+        let copy = r.clone();
+        shifting.offers(&[("drop_me", "v1")]);
+        assert_eq!(
+            r.load_tools(false).await,
+            3,
+            "drop_me back, keep and new gone"
+        );
+        assert_eq!(names(&r), ["drop_me", "o"]);
+        assert_eq!(r.tool("drop_me").unwrap().def.description, "v1");
+        assert!(r.tool("keep").is_none() && r.tool("new").is_none());
+        assert_eq!(names(&copy), ["keep", "new", "o"]);
     }
 }

@@ -236,6 +236,12 @@ impl McpToolkit {
         self.inner.list_tools(&conn).await
     }
 
+    /// Whether the server announced a change of its tools
+    /// (`notifications/tools/list_changed`) since it was last listed.
+    pub fn tools_changed(&self) -> bool {
+        self.inner.tools_stale.load(Ordering::SeqCst)
+    }
+
     /// The tools listed last, without starting anything (`None` before the
     /// first listing).
     pub fn cached_tools(&self) -> Option<Arc<ToolCatalog>> {
