@@ -222,16 +222,20 @@ fn std_streams() -> (Input, Output) {
     (stdin, stdout)
 }
 
-/// The size the host asks for its stdin and stdout pipes: Linux's default
-/// ceiling for an unprivileged process (`/proc/sys/fs/pipe-max-size`).
-pub const PIPE_BYTES: usize = 1 << 20;
+/// The size the host asks for its stdin and stdout pipes: 256 KiB, four
+/// times the kernel's default. Larger pipes count against the user's
+/// `pipe-user-pages-soft` (64 MiB by default), past which every new pipe of
+/// that user gets a single page: at this size 128 hosts of one user stay
+/// below it.
+pub const PIPE_BYTES: usize = 256 * 1024;
 
 /// Grows a pipe from the kernel's 64 KiB to [`PIPE_BYTES`]. A request larger
 /// than the pipe (a 1000-node `chain/req` is ~80 KB) otherwise crosses in
 /// pieces: the agent's write blocks halfway until the host has read, and
 /// each piece costs the host a wake-up, which on a busy machine takes
-/// hundreds of microseconds. Refused (a lower limit, not Linux): the pipe
-/// keeps its size.
+/// hundreds of microseconds; a streaming chain's events (~400 KB for 1000
+/// nodes) wait less on a slow reader. Refused (a lower limit, not Linux):
+/// the pipe keeps its size.
 fn enlarge_pipe(pipe: &impl std::os::fd::AsFd, name: &str) {
     #[cfg(target_os = "linux")]
     {
