@@ -1,5 +1,7 @@
 //! The chains capability (`chain/*`, a2e-chains spec): messages and the node model.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -190,33 +192,57 @@ wire_message! {
 /// a [`crate::Message`]. The request id is encoded once; the fixed parts of
 /// the line are written as they are. The host encodes a streaming chain's
 /// events with it where they happen.
-#[derive(Debug, Clone)]
+///
+/// Event ids are 32 lowercase hex digits, as every message id: 16 random to
+/// the writer, then a count of its events (unique without drawing random
+/// bits per event). `ts` is written from the clock's seconds and
+/// microseconds, the number a float of them would print as.
+#[derive(Debug)]
 pub struct ChainEventWriter {
     /// `req_id` as a JSON string.
     req_id: Vec<u8>,
+    /// The first half of every id, random to this writer.
+    id_prefix: [u8; 16],
+    /// Events written.
+    count: AtomicU64,
+}
+
+impl Clone for ChainEventWriter {
+    /// A writer for the same request, with ids of its own.
+    fn clone(&self) -> Self {
+        Self::from_json_id(self.req_id.clone())
+    }
 }
 
 impl ChainEventWriter {
     /// The writer for the events of request `req_id`.
     pub fn new(req_id: &str) -> Self {
+        Self::from_json_id(json_string(req_id))
+    }
+
+    fn from_json_id(req_id: Vec<u8>) -> Self {
+        let mut id_prefix = [0u8; 16];
+        write_hex(&mut id_prefix, uuid::Uuid::new_v4().as_u64_pair().0);
         Self {
-            req_id: json_string(req_id),
+            req_id,
+            id_prefix,
+            count: AtomicU64::new(0),
         }
     }
 
     /// Appends one event, with a fresh id and made now, as one NDJSON line
     /// (ending in `\n`) to `out`.
     pub fn write_line(&self, out: &mut Vec<u8>, event: &ChainEventFields<'_>) {
-        let mut id = [0u8; 32];
-        let id = crate::envelope::new_id_in(&mut id);
-        let ts = crate::envelope::now();
+        let mut count = [0u8; 16];
+        write_hex(&mut count, self.count.fetch_add(1, Ordering::Relaxed));
         // The id is 32 lowercase hex digits: nothing to escape.
         out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":\"");
-        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(&self.id_prefix);
+        out.extend_from_slice(&count);
         out.extend_from_slice(b"\",\"version\":\"");
         out.extend_from_slice(crate::PROTOCOL_VERSION.as_bytes());
         out.extend_from_slice(b"\",\"ts\":");
-        write_json(out, &ts);
+        write_now(out);
         out.extend_from_slice(b",\"req_id\":");
         out.extend_from_slice(&self.req_id);
         out.extend_from_slice(b",\"node_id\":");
@@ -246,6 +272,46 @@ pub struct ChainEventFields<'a> {
     pub error: &'a str,
     /// 0, 1, 2, … per chain request.
     pub seq: u64,
+}
+
+/// `value` as 16 lowercase hex digits.
+fn write_hex(out: &mut [u8; 16], value: u64) {
+    for (i, digit) in out.iter_mut().enumerate() {
+        let nibble = (value >> (60 - 4 * i)) & 0xf;
+        *digit = b"0123456789abcdef"
+            .get(usize::try_from(nibble).unwrap_or(0))
+            .copied()
+            .unwrap_or(b'0');
+    }
+}
+
+/// Now as Unix epoch seconds with microseconds, appended as a JSON number:
+/// `secs.micros` without trailing zeros (`secs.0` on the second), which is
+/// how the float of that instant prints (a microsecond is wider than the
+/// float's step at today's seconds), without formatting a float.
+fn write_now(out: &mut Vec<u8>) {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    write_seconds(out, since);
+}
+
+/// `since` in seconds to the microsecond, as [`write_now`] writes it.
+fn write_seconds(out: &mut Vec<u8>, since: std::time::Duration) {
+    write_json(out, &since.as_secs());
+    out.push(b'.');
+    let mut micros = since.subsec_micros();
+    if micros == 0 {
+        out.push(b'0');
+        return;
+    }
+    let mut digits = [b'0'; 6];
+    for digit in digits.iter_mut().rev() {
+        *digit = b'0' + u8::try_from(micros % 10).unwrap_or(0);
+        micros /= 10;
+    }
+    let end = digits.iter().rposition(|d| *d != b'0').map_or(0, |i| i + 1);
+    out.extend_from_slice(digits.get(..end).unwrap_or_default());
 }
 
 /// `value` as JSON, appended to `out`. Strings, numbers, a phase and a
@@ -354,6 +420,62 @@ mod tests {
                 String::from_utf8_lossy(&line),
                 String::from_utf8_lossy(&expected)
             );
+        }
+    }
+
+    #[test]
+    fn event_ids_are_unique_hex_and_ts_is_now() {
+        let writer = ChainEventWriter::new("r");
+        let other = writer.clone();
+        let fields = ChainEventFields {
+            node_id: "n",
+            phase: &ChainPhase::START,
+            output: &Value::Null,
+            error: "",
+            seq: 0,
+        };
+        let mut ids = std::collections::HashSet::new();
+        for w in [&writer, &other, &writer] {
+            for _ in 0..100 {
+                let mut line = Vec::new();
+                w.write_line(&mut line, &fields);
+                let crate::Message::ChainEvent(event) =
+                    crate::decode(&line[..line.len() - 1]).unwrap()
+                else {
+                    panic!("not a chain/event");
+                };
+                assert_eq!(event.id.len(), 32);
+                assert!(
+                    event
+                        .id
+                        .bytes()
+                        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                );
+                assert!(ids.insert(event.id), "ids repeat");
+                assert!(
+                    (crate::envelope::now() - event.ts).abs() < 5.0,
+                    "{}",
+                    event.ts
+                );
+            }
+        }
+        // The clock's microseconds print as the float of them does.
+        for (micros, text) in [
+            (0, "1764621234.0"),
+            (1, "1764621234.000001"),
+            (10, "1764621234.00001"),
+            (120_000, "1764621234.12"),
+            (999_999, "1764621234.999999"),
+            (123_456, "1764621234.123456"),
+        ] {
+            let mut out = Vec::new();
+            write_seconds(
+                &mut out,
+                std::time::Duration::new(1_764_621_234, micros * 1000 + 999),
+            );
+            assert_eq!(String::from_utf8_lossy(&out), text);
+            let parsed: f64 = serde_json::from_slice(&out).unwrap();
+            assert_eq!(serde_json::to_vec(&parsed).unwrap(), out, "{micros}");
         }
     }
 }
