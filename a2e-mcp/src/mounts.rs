@@ -97,17 +97,11 @@ impl McpMounts {
         let wanted = self.kits.iter().filter(|k| {
             (include_deferred || !k.config().defer_loading) && k.cached_tools().is_none()
         });
-        let started = wanted.map(|k| async move { (k.name(), k.start().await) });
-        let mut listed = 0;
-        for (server, result) in futures::future::join_all(started).await {
-            match result {
-                Ok(()) => listed += 1,
-                Err(error) => {
-                    tracing::warn!(server, error = %error, "an MCP server could not be listed; its tools are missing");
-                }
-            }
-        }
-        listed
+        list(
+            wanted,
+            "an MCP server could not be listed; its tools are missing",
+        )
+        .await
     }
 
     /// Lists again the listed servers that announced a change of their
@@ -119,17 +113,11 @@ impl McpMounts {
             .kits
             .iter()
             .filter(|k| k.cached_tools().is_some() && k.tools_changed());
-        let listed = changed.map(|k| async move { (k.name(), k.tools().await) });
-        let mut relisted = 0;
-        for (server, result) in futures::future::join_all(listed).await {
-            match result {
-                Ok(_) => relisted += 1,
-                Err(error) => {
-                    tracing::warn!(server, error = %error, "an MCP server's changed tools could not be listed; its last list stays");
-                }
-            }
-        }
-        relisted
+        list(
+            changed,
+            "an MCP server's changed tools could not be listed; its last list stays",
+        )
+        .await
     }
 
     /// The name table over the tools listed so far (computed again only when
@@ -246,4 +234,18 @@ impl McpMounts {
     pub async fn shutdown(&self) {
         futures::future::join_all(self.kits.iter().map(McpToolkit::shutdown)).await;
     }
+}
+
+/// Lists `kits` (starting them if needed) concurrently; how many were
+/// listed. A failure is logged with `failed`.
+async fn list<'a>(kits: impl Iterator<Item = &'a McpToolkit>, failed: &str) -> usize {
+    let listed = kits.map(|k| async move { (k.name(), k.start().await) });
+    let mut count = 0;
+    for (server, result) in futures::future::join_all(listed).await {
+        match result {
+            Ok(()) => count += 1,
+            Err(error) => tracing::warn!(server, error = %error, "{failed}"),
+        }
+    }
+    count
 }

@@ -202,7 +202,7 @@ pub struct ChainEventWriter {
     /// `req_id` as a JSON string.
     req_id: Vec<u8>,
     /// The first half of every id, random to this writer.
-    id_prefix: [u8; 16],
+    id_prefix: u64,
     /// Events written.
     count: AtomicU64,
 }
@@ -221,11 +221,9 @@ impl ChainEventWriter {
     }
 
     fn from_json_id(req_id: Vec<u8>) -> Self {
-        let mut id_prefix = [0u8; 16];
-        write_hex(&mut id_prefix, uuid::Uuid::new_v4().as_u64_pair().0);
         Self {
             req_id,
-            id_prefix,
+            id_prefix: uuid::Uuid::new_v4().as_u64_pair().0,
             count: AtomicU64::new(0),
         }
     }
@@ -233,12 +231,14 @@ impl ChainEventWriter {
     /// Appends one event, with a fresh id and made now, as one NDJSON line
     /// (ending in `\n`) to `out`.
     pub fn write_line(&self, out: &mut Vec<u8>, event: &ChainEventFields<'_>) {
-        let mut count = [0u8; 16];
-        write_hex(&mut count, self.count.fetch_add(1, Ordering::Relaxed));
+        let count = self.count.fetch_add(1, Ordering::Relaxed);
+        let mut id = [0u8; 32];
+        let id = uuid::Uuid::from_u64_pair(self.id_prefix, count)
+            .simple()
+            .encode_lower(&mut id);
         // The id is 32 lowercase hex digits: nothing to escape.
         out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":\"");
-        out.extend_from_slice(&self.id_prefix);
-        out.extend_from_slice(&count);
+        out.extend_from_slice(id.as_bytes());
         out.extend_from_slice(b"\",\"version\":\"");
         out.extend_from_slice(crate::PROTOCOL_VERSION.as_bytes());
         out.extend_from_slice(b"\",\"ts\":");
@@ -272,17 +272,6 @@ pub struct ChainEventFields<'a> {
     pub error: &'a str,
     /// 0, 1, 2, … per chain request.
     pub seq: u64,
-}
-
-/// `value` as 16 lowercase hex digits.
-fn write_hex(out: &mut [u8; 16], value: u64) {
-    for (i, digit) in out.iter_mut().enumerate() {
-        let nibble = (value >> (60 - 4 * i)) & 0xf;
-        *digit = b"0123456789abcdef"
-            .get(usize::try_from(nibble).unwrap_or(0))
-            .copied()
-            .unwrap_or(b'0');
-    }
 }
 
 /// Now as Unix epoch seconds with microseconds, appended as a JSON number:

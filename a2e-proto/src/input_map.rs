@@ -12,7 +12,6 @@
 //! which goes through a hashed map.
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 /// Entries up to which duplicate keys are found by comparing each with
@@ -127,16 +126,6 @@ impl InputMap {
     }
 }
 
-impl std::ops::Index<&str> for InputMap {
-    type Output = Value;
-
-    /// The value under `key`, or `null`.
-    fn index(&self, key: &str) -> &Value {
-        static NULL: Value = Value::Null;
-        self.get(key).unwrap_or(&NULL)
-    }
-}
-
 impl From<Map<String, Value>> for InputMap {
     fn from(map: Map<String, Value>) -> Self {
         Self {
@@ -187,22 +176,6 @@ impl PartialEq for InputMap {
     }
 }
 
-impl std::fmt::Debug for InputMap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map().entries(self.iter()).finish()
-    }
-}
-
-impl Serialize for InputMap {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.len()))?;
-        for (k, v) in self.iter() {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
 impl<'de> Deserialize<'de> for InputMap {
     /// From a JSON object (a later duplicate key wins, as for any object).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -230,25 +203,7 @@ impl<'de> Deserialize<'de> for InputMap {
     }
 }
 
-#[cfg(feature = "schema")]
-impl schemars::JsonSchema for InputMap {
-    // Exactly the schema of the JSON object it is on the wire.
-    fn inline_schema() -> bool {
-        <Map<String, Value> as schemars::JsonSchema>::inline_schema()
-    }
-
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        <Map<String, Value> as schemars::JsonSchema>::schema_name()
-    }
-
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        <Map<String, Value> as schemars::JsonSchema>::schema_id()
-    }
-
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        <Map<String, Value> as schemars::JsonSchema>::json_schema(generator)
-    }
-}
+json_object_impls!(InputMap);
 
 #[cfg(test)]
 mod tests {

@@ -240,3 +240,61 @@ macro_rules! for_each_message {
         }
     };
 }
+
+/// The impls every list-backed JSON object type shares (`Outputs`,
+/// `InputMap`): `map[key]` (`null` when absent), `Debug` and `Serialize` as
+/// a map, and exactly the JSON Schema of `serde_json::Map`. The type has
+/// `get(&str) -> Option<&Value>`, `len()` and `iter()` over `(key, &Value)`.
+macro_rules! json_object_impls {
+    ($name:ident) => {
+        impl std::ops::Index<&str> for $name {
+            type Output = serde_json::Value;
+
+            /// The value under `key`, or `null`.
+            fn index(&self, key: &str) -> &serde_json::Value {
+                static NULL: serde_json::Value = serde_json::Value::Null;
+                self.get(key).unwrap_or(&NULL)
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_map().entries(self.iter()).finish()
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = serializer.serialize_map(Some(self.len()))?;
+                for (k, v) in self.iter() {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+
+        #[cfg(feature = "schema")]
+        impl schemars::JsonSchema for $name {
+            // Exactly the schema of the JSON object it is on the wire.
+            fn inline_schema() -> bool {
+                <serde_json::Map<String, serde_json::Value> as schemars::JsonSchema>::inline_schema(
+                )
+            }
+
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                <serde_json::Map<String, serde_json::Value> as schemars::JsonSchema>::schema_name()
+            }
+
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                <serde_json::Map<String, serde_json::Value> as schemars::JsonSchema>::schema_id()
+            }
+
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                <serde_json::Map<String, serde_json::Value> as schemars::JsonSchema>::json_schema(
+                    generator,
+                )
+            }
+        }
+    };
+}

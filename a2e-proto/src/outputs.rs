@@ -13,7 +13,6 @@
 use std::sync::Arc;
 
 use serde::de::{Deserialize, Deserializer};
-use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 /// node_id → output of every completed node, in order; a JSON object on the
@@ -125,16 +124,6 @@ impl Outputs {
     }
 }
 
-impl std::ops::Index<&str> for Outputs {
-    type Output = Value;
-
-    /// The output of node `id`, or `null`.
-    fn index(&self, id: &str) -> &Value {
-        static NULL: Value = Value::Null;
-        self.get(id).unwrap_or(&NULL)
-    }
-}
-
 impl From<Map<String, Value>> for Outputs {
     fn from(map: Map<String, Value>) -> Self {
         Self {
@@ -202,22 +191,6 @@ impl PartialEq<Outputs> for Map<String, Value> {
     }
 }
 
-impl std::fmt::Debug for Outputs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map().entries(self.iter()).finish()
-    }
-}
-
-impl Serialize for Outputs {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.len()))?;
-        for (k, v) in self.iter() {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
 impl<'de> Deserialize<'de> for Outputs {
     /// From a JSON object (a later duplicate key wins, as for any object).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -225,25 +198,7 @@ impl<'de> Deserialize<'de> for Outputs {
     }
 }
 
-#[cfg(feature = "schema")]
-impl schemars::JsonSchema for Outputs {
-    // Exactly the schema of the JSON object it is on the wire.
-    fn inline_schema() -> bool {
-        <Map<String, Value> as schemars::JsonSchema>::inline_schema()
-    }
-
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        <Map<String, Value> as schemars::JsonSchema>::schema_name()
-    }
-
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        <Map<String, Value> as schemars::JsonSchema>::schema_id()
-    }
-
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        <Map<String, Value> as schemars::JsonSchema>::json_schema(generator)
-    }
-}
+json_object_impls!(Outputs);
 
 #[cfg(test)]
 mod tests {

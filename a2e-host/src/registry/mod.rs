@@ -220,7 +220,8 @@ mod tests {
     use super::*;
     use crate::HostResult;
     use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
-    use serde_json::Map;
+    use serde_json::{Map, json};
+    use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// A plugin with `tools`, and `later` ones that it offers only once it
@@ -350,16 +351,6 @@ mod tests {
         assert_eq!(r.load_tools(true).await, 0);
         assert!(r.clone().tool("second").is_some());
     }
-}
-
-#[cfg(test)]
-mod revisions {
-    use super::*;
-    use crate::HostResult;
-    use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
-    use serde_json::{Map, json};
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, Ordering};
 
     /// A plugin whose offer changes (as a mounted MCP server whose list
     /// changed): `offer` is what it lists, `changed` what `load_tools` says.
@@ -406,25 +397,6 @@ mod revisions {
         }
     }
 
-    struct Other;
-
-    impl ToolPlugin for Other {
-        fn name(&self) -> &str {
-            "other"
-        }
-        fn tools(&self) -> Vec<ToolDefinition> {
-            vec![ToolDefinition::new("o", "other's")]
-        }
-        async fn call(
-            &self,
-            _: &str,
-            _: Map<String, Value>,
-            _: CallContext,
-        ) -> HostResult<ToolOutput> {
-            Ok(ToolOutput::default())
-        }
-    }
-
     fn names(r: &Registry) -> Vec<String> {
         let mut names: Vec<String> = r.tools().into_iter().map(|e| e.def.name.clone()).collect();
         names.sort();
@@ -440,7 +412,7 @@ mod revisions {
         shifting.offers(&[("keep", "v1"), ("drop_me", "v1")]);
         let mut r = Registry::new();
         r.add_tool_plugin(shifting.clone()).unwrap();
-        r.add_tool_plugin(Arc::new(Other)).unwrap();
+        r.add_tool_plugin(p("other", &["o"], 0, false)).unwrap();
         assert_eq!(
             r.load_tools(false).await,
             0,

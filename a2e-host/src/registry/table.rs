@@ -162,12 +162,12 @@ impl<P: PluginInfo + ?Sized, D: Clone + PartialEq> Table<P, D> {
             .filter(|name| !late.withdrawn.contains(name))
             .collect();
         for name in gone {
-            if late.added.get(&name).is_none_or(&mine) {
-                late.added.remove(&name);
-                late.withdrawn.insert(name);
-                self.revised.store(true, Ordering::Release);
-                changed += 1;
-            }
+            // A late entry under a build-time name is this plugin's own
+            // revision: no other plugin can take a name still served.
+            late.added.remove(&name);
+            late.withdrawn.insert(name);
+            self.revised.store(true, Ordering::Release);
+            changed += 1;
         }
         let before = late.added.len();
         late.added
