@@ -12,11 +12,11 @@
 //! `tool_denied`, …). Every node call gets the chain's cancellation token, so
 //! a chain timeout or a cancelled session stops the tools and kills processes.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use a2e_chain::{
-    ChainConfig, Engine, Event, EventSink, NodeCall, NodeError, NodeResult, NodeRunner,
+    ChainConfig, Engine, Event, EventSink, NodeCall, NodeError, NodeResult, NodeRunner, Plan,
 };
 use a2e_proto::{
     ChainEventWriter, ChainRequest, ChainResponse, ErrorCode, NodeKind, SkillCallRequest,
@@ -38,9 +38,11 @@ pub const CHAIN_PLUGIN_PRIORITY: i32 = 10;
 pub struct HostRunner {
     host: Arc<Host>,
     session_id: String,
-    /// The envelope of every tool call this runner makes (nodes' calls are
-    /// not wire messages: no id, version or session id of their own).
-    tool_template: ToolCallRequest,
+    /// The tool calls this runner made, one per tool name and timeout:
+    /// nodes' calls are not wire messages (no id, version or session id of
+    /// their own), so every node calling the same tool under the same
+    /// deadline makes the same request.
+    tool_requests: Mutex<Vec<Arc<ToolCallRequest>>>,
     /// Who the session acts for, looked up once per chain.
     identity: Identity,
 }
@@ -48,18 +50,32 @@ pub struct HostRunner {
 impl HostRunner {
     /// A runner for `session_id` on `host`.
     pub fn new(host: Arc<Host>, session_id: &str) -> Self {
-        // Empty strings: copying the template per node allocates nothing.
-        let tool_template = ToolCallRequest {
-            id: String::new(),
-            version: String::new(),
-            ..ToolCallRequest::default()
-        };
         Self {
             identity: host.identity(session_id),
             host,
             session_id: session_id.to_owned(),
-            tool_template,
+            tool_requests: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The request calling tool `name` with `timeout`: made once, then
+    /// shared by every node that calls it.
+    fn tool_request(&self, name: &str, timeout: u64) -> Arc<ToolCallRequest> {
+        let Ok(mut made) = self.tool_requests.lock() else {
+            return Arc::new(tool_request(name, timeout));
+        };
+        if let Some(req) = made
+            .iter()
+            .find(|r| r.timeout == timeout && r.tool_name == name)
+        {
+            return req.clone();
+        }
+        let req = Arc::new(tool_request(name, timeout));
+        // A chain calls a handful of tools; past that, no more are kept.
+        if made.len() < MAX_KEPT_REQUESTS {
+            made.push(req.clone());
+        }
+        req
     }
 
     /// A node's call: the chain fires the node's token at the chain's
@@ -78,6 +94,20 @@ impl HostRunner {
             deadline,
             full_result: false,
         }
+    }
+}
+
+/// Most distinct tool requests a runner keeps.
+const MAX_KEPT_REQUESTS: usize = 32;
+
+/// A node's call of tool `name`: no id, version or session of its own.
+fn tool_request(name: &str, timeout: u64) -> ToolCallRequest {
+    ToolCallRequest {
+        id: String::new(),
+        version: String::new(),
+        tool_name: name.to_owned(),
+        timeout,
+        ..ToolCallRequest::default()
     }
 }
 
@@ -132,11 +162,7 @@ impl HostRunner {
         } else {
             0
         };
-        let req = ToolCallRequest {
-            tool_name: call.name.to_string(),
-            timeout,
-            ..self.tool_template.clone()
-        };
+        let req = self.tool_request(&call.name, timeout);
         let result = self
             .host
             .call::<ToolKind>(
@@ -235,11 +261,15 @@ async fn run_proc(host: &Arc<Host>, session_id: &str, call: NodeCall) -> NodeRes
 /// The engine for a session's chains: a request without a timeout gets the
 /// host's default chain timeout.
 fn engine(host: &Arc<Host>, session_id: &str) -> Engine {
-    let config = ChainConfig {
+    Engine::new(HostRunner::new(host.clone(), session_id)).with_config(config(host))
+}
+
+/// The chain configuration of `host`'s sessions.
+fn config(host: &Host) -> ChainConfig {
+    ChainConfig {
         default_timeout_secs: host.config().timeouts.chain_secs,
         ..ChainConfig::default()
-    };
-    Engine::new(HostRunner::new(host.clone(), session_id)).with_config(config)
+    }
 }
 
 fn refusal(e: a2e_chain::ValidationError) -> HostError {
@@ -252,10 +282,7 @@ fn refusal(e: a2e_chain::ValidationError) -> HostError {
 
 /// Validates a chain without running it.
 pub fn validate(host: &Arc<Host>, req: &ChainRequest) -> HostResult<usize> {
-    engine(host, "")
-        .validate(req)
-        .map(|_| req.nodes.len())
-        .map_err(refusal)
+    plan(host, req).map(|_| req.nodes.len())
 }
 
 /// Bytes of encoded events a streaming chain gathers before it hands them
@@ -271,10 +298,32 @@ pub async fn run_request(
     stream: Option<mpsc::Sender<Outbound>>,
     cancel: &CancellationToken,
 ) -> HostResult<ChainResponse> {
+    let plan = plan(host, req)?;
+    Ok(run_plan(host, session_id, &plan, stream, cancel).await)
+}
+
+/// Validates a `chain/req` for [`run_plan`]; `Err` is a refusal (invalid
+/// chain). A caller that answers the request over a transport keeps the
+/// plan until the answer is out: freeing a large chain's compiled nodes
+/// takes a while and need not delay it.
+pub fn plan<'r>(host: &Arc<Host>, req: &'r ChainRequest) -> HostResult<Plan<'r>> {
+    a2e_chain::validate(req, &config(host)).map_err(refusal)
+}
+
+/// Runs a chain validated by [`plan`] for a session, as [`run_request`]
+/// does (its `duration_ms` counts from here).
+pub async fn run_plan(
+    host: &Arc<Host>,
+    session_id: &str,
+    plan: &Plan<'_>,
+    stream: Option<mpsc::Sender<Outbound>>,
+    cancel: &CancellationToken,
+) -> ChainResponse {
     let engine = engine(host, session_id);
+    let req = plan.request();
     let Some(stream) = stream.filter(|_| req.streaming) else {
         // Not streaming: the events are not even built.
-        return engine.run(req, (), cancel.clone()).await.map_err(refusal);
+        return engine.run_plan(plan, (), cancel.clone()).await;
     };
     let (queue, mut queued_rx) = mpsc::unbounded_channel::<(Outbound, usize)>();
     let queued = Arc::new(AtomicUsize::new(0));
@@ -302,14 +351,13 @@ pub async fn run_request(
         }
     };
     let own = run_cancel.clone();
-    let run = async move { engine.run(req, sink, run_cancel).await };
-    let (resp, ()) = tokio::join!(run, forward);
-    let mut resp = resp.map_err(refusal)?;
+    let run = async move { engine.run_plan(plan, sink, run_cancel).await };
+    let (mut resp, ()) = tokio::join!(run, forward);
     // Only the sink fires the run's own token without the caller's.
     if own.is_cancelled() && !cancel.is_cancelled() {
         explain_overflow(&mut resp, limit);
     }
-    Ok(resp)
+    resp
 }
 
 /// A run cancelled by its own sink: the response's error says that the
@@ -410,4 +458,102 @@ pub async fn run_chain(
         .run(req, sink, cancel.clone())
         .await
         .map_err(refusal)
+}
+
+#[cfg(test)]
+mod tests {
+    use a2e_proto::{ChainNode, ToolDefinition};
+    use serde_json::{Map, json};
+
+    use super::*;
+    use crate::config::HostConfig;
+    use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
+
+    /// Tools `a` and `b`: each answers with its name and its arguments.
+    struct Named;
+
+    impl ToolPlugin for Named {
+        fn name(&self) -> &str {
+            "named"
+        }
+
+        fn tools(&self) -> Vec<ToolDefinition> {
+            vec![ToolDefinition::new("a", "A"), ToolDefinition::new("b", "B")]
+        }
+
+        async fn call(
+            &self,
+            tool: &str,
+            args: Map<String, Value>,
+            _: CallContext,
+        ) -> HostResult<ToolOutput> {
+            Ok(json!({"tool": tool, "args": args}).into())
+        }
+    }
+
+    fn host() -> Arc<Host> {
+        let config = HostConfig {
+            root: std::env::temp_dir(),
+            builtins: Vec::new(),
+            ..HostConfig::default()
+        };
+        Host::builder(config)
+            .with_tool_plugin(Named)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_runner_makes_one_request_per_tool_and_timeout() {
+        let runner = HostRunner::new(host(), "s");
+        let a = runner.tool_request("a", 0);
+        assert!(Arc::ptr_eq(&a, &runner.tool_request("a", 0)));
+        let b = runner.tool_request("b", 0);
+        assert_eq!((a.tool_name.as_str(), b.tool_name.as_str()), ("a", "b"));
+        assert!(!Arc::ptr_eq(&a, &b));
+        let later = runner.tool_request("a", 7);
+        assert_eq!((later.tool_name.as_str(), later.timeout), ("a", 7));
+        assert!(!Arc::ptr_eq(&a, &later));
+        // Past the kept ones, requests are still right, only not shared.
+        for i in 0..MAX_KEPT_REQUESTS {
+            runner.tool_request(&format!("t{i}"), 0);
+        }
+        let extra = runner.tool_request("extra", 0);
+        assert_eq!(extra.tool_name, "extra");
+        assert!(!Arc::ptr_eq(&extra, &runner.tool_request("extra", 0)));
+        assert!(Arc::ptr_eq(&a, &runner.tool_request("a", 0)));
+    }
+
+    #[tokio::test]
+    async fn nodes_calling_different_tools_each_reach_their_own() {
+        let host = host();
+        let nodes: Vec<ChainNode> = (0..6)
+            .map(|i| {
+                let tool = if i % 3 == 1 { "b" } else { "a" };
+                let mut node = ChainNode::new(&format!("n{i}"), NodeKind::TOOL, tool);
+                node.input.insert("i".into(), json!(i));
+                if i < 5 {
+                    node.next_node = format!("n{}", i + 1);
+                }
+                node
+            })
+            .collect();
+        let req = ChainRequest {
+            entry_node: "n0".into(),
+            nodes,
+            streaming: false,
+            ..ChainRequest::default()
+        };
+        let cancel = CancellationToken::new();
+        let resp = run_request(&host, "s", &req, None, &cancel).await.unwrap();
+        assert!(resp.success, "{:?}", resp.error);
+        for i in 0..6 {
+            let tool = if i % 3 == 1 { "b" } else { "a" };
+            assert_eq!(
+                resp.outputs.get(&format!("n{i}")),
+                Some(&json!({"tool": tool, "args": {"i": i}})),
+                "n{i}"
+            );
+        }
+    }
 }

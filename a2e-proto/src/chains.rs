@@ -201,8 +201,12 @@ wire_message! {
 pub struct ChainEventWriter {
     /// `req_id` as a JSON string.
     req_id: Vec<u8>,
-    /// The first half of every id, random to this writer.
-    id_prefix: u64,
+    /// Every line's start, up to the id's second half:
+    /// `{"type":"chain/event","id":"` and the writer's 16 hex digits.
+    head: Vec<u8>,
+    /// The part between `ts` and `node_id`'s value:
+    /// `,"req_id":"…","node_id":`.
+    middle: Vec<u8>,
     /// Events written.
     count: AtomicU64,
 }
@@ -221,9 +225,15 @@ impl ChainEventWriter {
     }
 
     fn from_json_id(req_id: Vec<u8>) -> Self {
+        let mut head = b"{\"type\":\"chain/event\",\"id\":\"".to_vec();
+        push_hex(&mut head, uuid::Uuid::new_v4().as_u64_pair().0);
+        let mut middle = b",\"req_id\":".to_vec();
+        middle.extend_from_slice(&req_id);
+        middle.extend_from_slice(b",\"node_id\":");
         Self {
             req_id,
-            id_prefix: uuid::Uuid::new_v4().as_u64_pair().0,
+            head,
+            middle,
             count: AtomicU64::new(0),
         }
     }
@@ -232,30 +242,51 @@ impl ChainEventWriter {
     /// (ending in `\n`) to `out`.
     pub fn write_line(&self, out: &mut Vec<u8>, event: &ChainEventFields<'_>) {
         let count = self.count.fetch_add(1, Ordering::Relaxed);
-        let mut id = [0u8; 32];
-        let id = uuid::Uuid::from_u64_pair(self.id_prefix, count)
-            .simple()
-            .encode_lower(&mut id);
-        // The id is 32 lowercase hex digits: nothing to escape.
-        out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":\"");
-        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(&self.head);
+        push_hex(out, count);
         out.extend_from_slice(b"\",\"version\":\"");
         out.extend_from_slice(crate::PROTOCOL_VERSION.as_bytes());
         out.extend_from_slice(b"\",\"ts\":");
         write_now(out);
-        out.extend_from_slice(b",\"req_id\":");
-        out.extend_from_slice(&self.req_id);
-        out.extend_from_slice(b",\"node_id\":");
-        write_json(out, event.node_id);
+        out.extend_from_slice(&self.middle);
+        write_str(out, event.node_id);
         out.extend_from_slice(b",\"phase\":");
-        write_json(out, event.phase);
+        write_str(out, event.phase.as_str());
         out.extend_from_slice(b",\"output\":");
-        write_json(out, event.output);
+        if event.output.is_null() {
+            out.extend_from_slice(b"null");
+        } else {
+            write_json(out, event.output);
+        }
         out.extend_from_slice(b",\"error\":");
-        write_json(out, event.error);
+        write_str(out, event.error);
         out.extend_from_slice(b",\"seq\":");
         write_json(out, &event.seq);
         out.extend_from_slice(b"}\n");
+    }
+}
+
+/// `n` as 16 lowercase hex digits.
+fn push_hex(out: &mut Vec<u8>, n: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = [0u8; 16];
+    for (i, digit) in hex.iter_mut().enumerate() {
+        let nibble = (n >> (60 - 4 * i)) & 0xf;
+        *digit = DIGITS.get(nibble as usize).copied().unwrap_or(b'0');
+    }
+    out.extend_from_slice(&hex);
+}
+
+/// `s` as a JSON string: quoted as it is when nothing in it needs an escape
+/// (ids, phases, most messages), else through serde_json.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        write_json(out, s);
     }
 }
 

@@ -245,12 +245,15 @@ pub(crate) trait CallKind {
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> Self::Event;
     /// The code of a call that ran and failed inside the host or its plugin.
     const FAILED: ErrorCode;
-    /// The result of a call that ran and succeeded.
+    /// The result of a call that ran and succeeded; `whole` is false when
+    /// only its data is read (a chain node's), which spares copying what
+    /// the request already says.
     fn success(
         req: &Self::Req,
         out: Self::Output,
         duration_ms: u64,
         events: Vec<Self::Event>,
+        whole: bool,
     ) -> Self::Result;
     /// The result of a call that ran and failed.
     fn failure(
@@ -326,10 +329,15 @@ impl CallKind for ToolKind {
         out: ToolOutput,
         duration_ms: u64,
         events: Vec<ToolEvent>,
+        whole: bool,
     ) -> ToolResult {
         ToolResult {
             success: true,
-            tool_name: req.tool_name.clone(),
+            tool_name: if whole {
+                req.tool_name.clone()
+            } else {
+                String::new()
+            },
             data: out.data,
             summary: out.summary,
             truncated: out.truncated,
@@ -436,6 +444,7 @@ impl CallKind for SkillKind {
         out: SkillOutput,
         duration_ms: u64,
         events: Vec<SkillEvent>,
+        _whole: bool,
     ) -> SkillResult {
         SkillResult {
             success: true,
@@ -550,7 +559,13 @@ impl Host {
         };
         let events = collected.as_deref().map(take).unwrap_or_default();
         match outcome {
-            Ok(out) => Ok(K::success(req, out, duration_ms, events)),
+            Ok(out) => Ok(K::success(
+                req,
+                out,
+                duration_ms,
+                events,
+                caller.full_result,
+            )),
             Err(e) if e.is_refusal() => Err(e),
             Err(e) => {
                 let code = match &e {

@@ -355,8 +355,10 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
         }
         Message::ChainRequest(req) => {
             let audited = Audited::ok(req.chain_id.clone());
-            match crate::chains::run_request(&host, &session.id, &req, Some(out), cancel).await {
-                Ok(resp) => {
+            match crate::chains::plan(&host, &req) {
+                Ok(plan) => {
+                    let resp =
+                        crate::chains::run_plan(&host, &session.id, &plan, Some(out), cancel).await;
                     let code = resp
                         .error
                         .as_ref()
@@ -367,8 +369,10 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
                     session.send(resp).await;
                     // The send woke the writer into this worker's next-task
                     // slot: let it write the answer before this task frees
-                    // the request (a large chain's nodes take a while).
+                    // the plan and the request (a large chain's nodes take
+                    // a while).
                     tokio::task::yield_now().await;
+                    drop(plan);
                     audited
                 }
                 Err(e) => {

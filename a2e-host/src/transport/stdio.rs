@@ -88,6 +88,9 @@ const WRITE_GRACE: Duration = Duration::from_secs(5);
 /// Bytes buffered before the writer writes without waiting for more.
 const OUTPUT_BATCH: usize = 64 * 1024;
 
+/// Most items a writer's round keeps until its flush.
+const MAX_HELD: usize = 64;
+
 /// Writes the session's messages as NDJSON: what is ready is written, then
 /// flushed once (fewer syscalls under load). A broken output cancels the
 /// session; after it, messages are drained without writing so that senders
@@ -109,6 +112,10 @@ async fn write_out<W: AsyncWrite + Unpin>(
     };
     tokio::pin!(ended);
     let mut broken = false;
+    // What was written in this round, freed once it is out: a chain's
+    // answer holds every node's output, and freeing them before the write
+    // would delay it.
+    let mut written: Vec<Outbound> = Vec::new();
     loop {
         let msg = tokio::select! {
             msg = rx.recv() => msg,
@@ -120,7 +127,14 @@ async fn write_out<W: AsyncWrite + Unpin>(
         }
         let mut next = Some(msg);
         while let Some(msg) = next.take() {
-            if let Err(e) = sink.feed(&msg).await {
+            let fed = sink.feed(&msg).await;
+            // A long round (the output keeps up with a fast producer) is
+            // freed as it goes: past this many, the first are long written.
+            if written.len() >= MAX_HELD {
+                written.clear();
+            }
+            written.push(msg);
+            if let Err(e) = fed {
                 tracing::info!("output closed ({e}); ending the session");
                 cancel.cancel();
                 broken = true;
@@ -133,6 +147,7 @@ async fn write_out<W: AsyncWrite + Unpin>(
             cancel.cancel();
             broken = true;
         }
+        written.clear();
     }
 }
 
