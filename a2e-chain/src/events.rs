@@ -92,6 +92,15 @@ pub trait EventSink: Send {
     /// between two flushes come from one stretch of the engine's own work,
     /// at most a few thousand node launches. Does nothing by default.
     fn flush(&mut self) {}
+
+    /// Whether the sink handed events to another task since it was last
+    /// asked. The engine then lets other tasks run before it goes on: a
+    /// task woken from the engine's thread (a transport's writer) is queued
+    /// on that thread, and would otherwise wait for the whole run of nodes
+    /// that finish without waiting. False by default.
+    fn handed_on(&mut self) -> bool {
+        false
+    }
 }
 
 /// Drops every event.

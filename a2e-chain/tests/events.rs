@@ -112,3 +112,89 @@ async fn a_map_item_event_line_names_the_item() {
     assert!(all.contains(&"t[0]:done".to_owned()), "{all:?}");
     assert!(all.contains(&"t[1]:done".to_owned()), "{all:?}");
 }
+
+/// Counts events and, every `every` of them, says it handed them on; it
+/// records, per event, how often a task beside the chain has run.
+struct Handing {
+    every: usize,
+    seen: usize,
+    handed: bool,
+    beside: Arc<std::sync::atomic::AtomicUsize>,
+    beside_at: Arc<Mutex<Vec<usize>>>,
+}
+
+impl EventSink for Handing {
+    fn event(&mut self, _: &Event<'_>) {
+        self.seen += 1;
+        if self.seen.is_multiple_of(self.every) {
+            self.handed = true;
+        }
+        let now = self.beside.load(std::sync::atomic::Ordering::SeqCst);
+        self.beside_at.lock().unwrap().push(now);
+    }
+
+    fn handed_on(&mut self) -> bool {
+        std::mem::take(&mut self.handed)
+    }
+}
+
+/// On one thread, a run of nodes that all finish without waiting lets
+/// other tasks run when its sink handed events on (a writer woken there
+/// writes them while the chain goes on), and not otherwise.
+#[test]
+fn a_sink_that_handed_events_on_lets_other_tasks_run_during_the_chain() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let nodes: Vec<_> = (0..300)
+        .map(|i| {
+            let node = tool(&format!("n{i}"), "echo");
+            if i < 299 {
+                then(node, &format!("n{}", i + 1))
+            } else {
+                node
+            }
+        })
+        .collect();
+    let req = request(nodes, "n0", json!({}));
+    for every in [100, usize::MAX] {
+        let beside = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let beside_at = Arc::new(Mutex::new(Vec::new()));
+        let sink = Handing {
+            every,
+            seen: 0,
+            handed: false,
+            beside: beside.clone(),
+            beside_at: beside_at.clone(),
+        };
+        rt.block_on(async {
+            let counter = beside.clone();
+            let stop = CancellationToken::new();
+            let stopped = stop.clone();
+            let other = tokio::spawn(async move {
+                while !stopped.is_cancelled() {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    tokio::task::yield_now().await;
+                }
+            });
+            // The spawned task has not run yet: the chain starts first.
+            let resp = Engine::new(Script::default())
+                .run(&req, sink, CancellationToken::new())
+                .await
+                .unwrap();
+            assert!(resp.success, "{:?}", resp.error);
+            stop.cancel();
+            other.await.unwrap();
+        });
+        let at = beside_at.lock().unwrap();
+        assert_eq!(at.len(), 600);
+        let last = at.last().copied().unwrap();
+        if every == usize::MAX {
+            assert_eq!(last, 0, "the chain yielded with nothing handed on");
+        } else {
+            // Handed on after events 100, 200, … 500: five chances to run.
+            assert!(last >= 5, "the task beside ran {last} times");
+        }
+    }
+}

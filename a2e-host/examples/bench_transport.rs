@@ -25,8 +25,9 @@
 //! ```
 //!
 //! `--calls N` sets the calls per sequential run (ten times that in flight);
-//! `--only-host-chain N [--events]` runs only the in-process chains, N
-//! trials (with `--events` only the streaming one), and
+//! `--only-host-chain N [--events|--plain]` runs only the in-process
+//! chains, N trials (with `--events` only the streaming one, with `--plain`
+//! only the host's run without events), and
 //! `--only-stdio-chain N [--events]` only the chain over stdio, and
 //! `--only-calls a2e|raw|rmcp` only one peer's calls (to profile).
 
@@ -48,6 +49,8 @@ const ROUNDS: usize = 3;
 const CHAIN_ROUNDS: usize = 21;
 const WARM_UPS: usize = 3;
 const CHAIN_NODES: usize = 1000;
+/// See [`settle`].
+const SETTLE: Duration = Duration::from_millis(3);
 const MAP_ITEMS: usize = 100;
 const IN_FLIGHT: usize = 64;
 
@@ -68,12 +71,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut engine_ms = Vec::new();
         let mut events_ms = Vec::new();
         let only_events = args.iter().any(|a| a == "--events");
+        let only_plain = args.iter().any(|a| a == "--plain");
         for _ in 0..n {
             if !only_events {
                 host_ms.push(ms(in_process.host_trial()?));
+            }
+            if !only_events && !only_plain {
                 engine_ms.push(ms(in_process.engine_trial()?));
             }
-            events_ms.push(ms(in_process.host_events_trial()?));
+            if !only_plain {
+                events_ms.push(ms(in_process.host_events_trial()?));
+            }
         }
         print_ms(
             "chain_linear1000_host_in_process_events",
@@ -188,15 +196,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rounds: [Vec<f64>; 6] = Default::default();
     let mut events = 0;
     for round in 0..WARM_UPS + CHAIN_ROUNDS {
+        settle();
         let (took, n) = a2e.chain(&linear_events)?;
         events = n;
         let figures = [
-            ms(a2e.chain(&linear)?.0),
+            (settle(), ms(a2e.chain(&linear)?.0)).1,
             ms(took),
-            ms(in_process.host_trial()?),
-            ms(in_process.engine_trial()?),
-            ms(a2e.chain(&map)?.0),
-            ms(in_process.host_events_trial()?),
+            (settle(), ms(in_process.host_trial()?)).1,
+            (settle(), ms(in_process.engine_trial()?)).1,
+            (settle(), ms(a2e.chain(&map)?.0)).1,
+            (settle(), ms(in_process.host_events_trial()?)).1,
         ];
         if round >= WARM_UPS {
             for (all, one) in rounds.iter_mut().zip(figures) {
@@ -368,6 +377,14 @@ fn print_ms(figure: &str, ms: f64, extra: Value) {
 }
 
 /// `chain/req` of `n` `echo` nodes, each reading the one before.
+/// A pause before each chain figure, so that none starts while the
+/// previous one's process still frees its state or spins down its workers
+/// (on two cores that work would run beside the figure, and only beside the
+/// figures that follow a stdio chain).
+fn settle() {
+    std::thread::sleep(SETTLE);
+}
+
 fn linear_chain(n: usize, streaming: bool) -> String {
     let nodes: Vec<Value> = (0..n)
         .map(|i| {

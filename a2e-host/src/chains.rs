@@ -340,6 +340,7 @@ pub async fn run_plan(
         limit,
         cancel: run_cancel.clone(),
         overflowed: false,
+        handed_on: false,
     };
     // Runs the sink could not hand on at once, in order, as the channel
     // takes them.
@@ -385,6 +386,9 @@ fn explain_overflow(resp: &mut ChainResponse, limit: usize) {
 /// must not block) and the request's forwarder sends it in order. One
 /// wake-up of the writer per run instead of one per event; the engine
 /// flushes at the end of the run, so every event precedes the response.
+/// After handing a run on, the sink has the engine yield
+/// ([`EventSink::handed_on`]): the writer, woken on the chain's thread,
+/// writes the run while the chain goes on, instead of all runs at its end.
 /// More than `limit` bytes queued (an agent that does not read) cancels the
 /// run; the events after that point are dropped.
 struct LineSink {
@@ -398,6 +402,8 @@ struct LineSink {
     limit: usize,
     cancel: CancellationToken,
     overflowed: bool,
+    /// A run went to the channel since the engine last asked.
+    handed_on: bool,
 }
 
 impl EventSink for LineSink {
@@ -419,6 +425,7 @@ impl EventSink for LineSink {
         let bytes = Bytes::from(std::mem::replace(&mut self.buf, next));
         let len = bytes.len();
         let lines = Outbound::Lines(bytes);
+        self.handed_on = true;
         let lines = if self.queued.load(Ordering::Acquire) == 0 {
             match self.direct.try_send(lines) {
                 Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
@@ -434,6 +441,10 @@ impl EventSink for LineSink {
             self.buf = Vec::new();
             self.cancel.cancel();
         }
+    }
+
+    fn handed_on(&mut self) -> bool {
+        std::mem::take(&mut self.handed_on)
     }
 }
 

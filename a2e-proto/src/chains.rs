@@ -201,9 +201,8 @@ wire_message! {
 pub struct ChainEventWriter {
     /// `req_id` as a JSON string.
     req_id: Vec<u8>,
-    /// Every line's start, up to the id's second half:
-    /// `{"type":"chain/event","id":"` and the writer's 16 hex digits.
-    head: Vec<u8>,
+    /// The first half of every id: 16 hex digits random to this writer.
+    id_prefix: [u8; 16],
     /// The part between `ts` and `node_id`'s value:
     /// `,"req_id":"…","node_id":`.
     middle: Vec<u8>,
@@ -225,14 +224,12 @@ impl ChainEventWriter {
     }
 
     fn from_json_id(req_id: Vec<u8>) -> Self {
-        let mut head = b"{\"type\":\"chain/event\",\"id\":\"".to_vec();
-        push_hex(&mut head, uuid::Uuid::new_v4().as_u64_pair().0);
         let mut middle = b",\"req_id\":".to_vec();
         middle.extend_from_slice(&req_id);
         middle.extend_from_slice(b",\"node_id\":");
         Self {
             req_id,
-            head,
+            id_prefix: hex(uuid::Uuid::new_v4().as_u64_pair().0),
             middle,
             count: AtomicU64::new(0),
         }
@@ -242,8 +239,10 @@ impl ChainEventWriter {
     /// (ending in `\n`) to `out`.
     pub fn write_line(&self, out: &mut Vec<u8>, event: &ChainEventFields<'_>) {
         let count = self.count.fetch_add(1, Ordering::Relaxed);
-        out.extend_from_slice(&self.head);
-        push_hex(out, count);
+        // Fixed lengths: copied in place, without a call per piece.
+        out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":\"");
+        out.extend_from_slice(&self.id_prefix);
+        out.extend_from_slice(&hex(count));
         out.extend_from_slice(b"\",\"version\":\"");
         out.extend_from_slice(crate::PROTOCOL_VERSION.as_bytes());
         out.extend_from_slice(b"\",\"ts\":");
@@ -267,14 +266,14 @@ impl ChainEventWriter {
 }
 
 /// `n` as 16 lowercase hex digits.
-fn push_hex(out: &mut Vec<u8>, n: u64) {
+fn hex(n: u64) -> [u8; 16] {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut hex = [0u8; 16];
     for (i, digit) in hex.iter_mut().enumerate() {
         let nibble = (n >> (60 - 4 * i)) & 0xf;
         *digit = DIGITS.get(nibble as usize).copied().unwrap_or(b'0');
     }
-    out.extend_from_slice(&hex);
+    hex
 }
 
 /// `s` as a JSON string: quoted as it is when nothing in it needs an escape

@@ -497,15 +497,27 @@ impl Host {
         };
         let args = K::validator(&entry).check_owned(args)?;
         let spec = K::spec(self, req, &entry);
-        let started = Instant::now();
-        // Checked: a deadline past the clock's range means "no deadline this century".
-        let own_deadline = started
-            .checked_add(Duration::from_secs(spec.timeout_secs))
-            .unwrap_or_else(|| started + Duration::from_secs(MAX_TIMEOUT_SECS));
-        // The caller's deadline bounds the call when it comes first (a skill's
-        // own shorter timeout still applies inside a chain).
-        let inherited = caller.deadline.filter(|d| *d <= own_deadline);
-        let deadline = inherited.unwrap_or(own_deadline);
+        let (started, inherited, deadline) = match caller.deadline {
+            // A call without a timeout of its own (the longest) under its
+            // caller's deadline, whose duration nobody reads (a chain
+            // node's), reads no clock: a chain's deadline is never further
+            // than the longest timeout from now.
+            Some(theirs) if spec.timeout_secs >= MAX_TIMEOUT_SECS && !caller.full_result => {
+                (None, Some(theirs), theirs)
+            }
+            _ => {
+                let started = Instant::now();
+                // Checked: a deadline past the clock's range means "no
+                // deadline this century".
+                let own_deadline = started
+                    .checked_add(Duration::from_secs(spec.timeout_secs))
+                    .unwrap_or_else(|| started + Duration::from_secs(MAX_TIMEOUT_SECS));
+                // The caller's deadline bounds the call when it comes first
+                // (a skill's own shorter timeout still applies inside a chain).
+                let inherited = caller.deadline.filter(|d| *d <= own_deadline);
+                (Some(started), inherited, inherited.unwrap_or(own_deadline))
+            }
+        };
         let stream = if spec.streaming { caller.stream } else { None };
         let (sink, collected) = if stream.is_none() && !caller.full_result {
             (EventSink::discard(), None)
@@ -552,10 +564,11 @@ impl Host {
                 .await
             }
         };
-        let duration_ms = if caller.full_result {
-            u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-        } else {
-            0
+        let duration_ms = match started {
+            Some(started) if caller.full_result => {
+                u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+            }
+            _ => 0,
         };
         let events = collected.as_deref().map(take).unwrap_or_default();
         match outcome {

@@ -163,6 +163,11 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                     }
                 }
                 launches += 1;
+                // Events handed to another task: let it run (a writer woken
+                // here waits on this thread until this task yields).
+                if self.ev.sink.handed_on() {
+                    tokio::task::yield_now().await;
+                }
                 if launches >= CHECK_EVERY {
                     launches = 0;
                     if external.is_cancelled() {
