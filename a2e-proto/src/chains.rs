@@ -201,8 +201,8 @@ wire_message! {
 pub struct ChainEventWriter {
     /// `req_id` as a JSON string.
     req_id: Vec<u8>,
-    /// The first half of every id: 16 hex digits random to this writer.
-    id_prefix: [u8; 16],
+    /// The first half of every id, random to this writer.
+    id_prefix: u64,
     /// The part between `ts` and `node_id`'s value:
     /// `,"req_id":"…","node_id":`.
     middle: Vec<u8>,
@@ -229,7 +229,7 @@ impl ChainEventWriter {
         middle.extend_from_slice(b",\"node_id\":");
         Self {
             req_id,
-            id_prefix: hex(uuid::Uuid::new_v4().as_u64_pair().0),
+            id_prefix: uuid::Uuid::new_v4().as_u64_pair().0,
             middle,
             count: AtomicU64::new(0),
         }
@@ -239,10 +239,13 @@ impl ChainEventWriter {
     /// (ending in `\n`) to `out`.
     pub fn write_line(&self, out: &mut Vec<u8>, event: &ChainEventFields<'_>) {
         let count = self.count.fetch_add(1, Ordering::Relaxed);
-        // Fixed lengths: copied in place, without a call per piece.
+        let mut id = [0u8; 32];
+        let id = uuid::Uuid::from_u64_pair(self.id_prefix, count)
+            .simple()
+            .encode_lower(&mut id);
+        // The id is 32 lowercase hex digits: nothing to escape.
         out.extend_from_slice(b"{\"type\":\"chain/event\",\"id\":\"");
-        out.extend_from_slice(&self.id_prefix);
-        out.extend_from_slice(&hex(count));
+        out.extend_from_slice(id.as_bytes());
         out.extend_from_slice(b"\",\"version\":\"");
         out.extend_from_slice(crate::PROTOCOL_VERSION.as_bytes());
         out.extend_from_slice(b"\",\"ts\":");
@@ -263,17 +266,6 @@ impl ChainEventWriter {
         write_json(out, &event.seq);
         out.extend_from_slice(b"}\n");
     }
-}
-
-/// `n` as 16 lowercase hex digits.
-fn hex(n: u64) -> [u8; 16] {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut hex = [0u8; 16];
-    for (i, digit) in hex.iter_mut().enumerate() {
-        let nibble = (n >> (60 - 4 * i)) & 0xf;
-        *digit = DIGITS.get(nibble as usize).copied().unwrap_or(b'0');
-    }
-    hex
 }
 
 /// `s` as a JSON string: quoted as it is when nothing in it needs an escape
