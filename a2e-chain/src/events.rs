@@ -60,8 +60,13 @@ impl Event<'_> {
 impl Event<'_> {
     /// Appends this event as a `chain/event` NDJSON line to `out`, through
     /// the writer of its request: the line [`Event::to_wire`]'s message
-    /// encodes to, without copying the output or building the message.
-    pub fn write_line(&self, writer: &a2e_proto::ChainEventWriter, out: &mut Vec<u8>) {
+    /// encodes to, without copying the output or building the message; the
+    /// time stamped on it (since the Unix epoch).
+    pub fn write_line(
+        &self,
+        writer: &a2e_proto::ChainEventWriter,
+        out: &mut Vec<u8>,
+    ) -> std::time::Duration {
         let item_id;
         let node_id = match self.item {
             Some(_) => {
@@ -77,7 +82,7 @@ impl Event<'_> {
             error: self.error.unwrap_or_default(),
             seq: self.seq,
         };
-        writer.write_line(out, &fields);
+        writer.write_line(out, &fields)
     }
 }
 

@@ -28,7 +28,9 @@
 //! `--only-host-chain N [--events|--plain]` runs only the in-process
 //! chains, N trials (with `--events` only the streaming one, with `--plain`
 //! only the host's run without events), and
-//! `--only-stdio-chain N [--events]` only the chain over stdio, and
+//! `--only-stdio-chain N [--events]` only the chain over stdio (both
+//! with `--pause-ms M`: a pause before each trial, as the full run's),
+//! `--only-chains` the full run's chain figures without the calls, and
 //! `--only-calls a2e|raw|rmcp` only one peer's calls (to profile).
 
 #[path = "bench_transport/client.rs"]
@@ -72,7 +74,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut events_ms = Vec::new();
         let only_events = args.iter().any(|a| a == "--events");
         let only_plain = args.iter().any(|a| a == "--plain");
+        let pause = pause_flag(&args);
         for _ in 0..n {
+            std::thread::sleep(pause);
             if !only_events {
                 host_ms.push(ms(in_process.host_trial()?));
             }
@@ -125,8 +129,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let events = args.iter().any(|a| a == "--events");
         let mut a2e = Peer::spawn(PeerKind::A2e)?;
         let chain = linear_chain(CHAIN_NODES, events);
+        let pause = pause_flag(&args);
         let mut ms: Vec<f64> = (0..n)
-            .map(|_| a2e.chain(&chain).map(|r| r.0.as_secs_f64() * 1e3))
+            .map(|_| {
+                std::thread::sleep(pause);
+                a2e.chain(&chain).map(|r| r.0.as_secs_f64() * 1e3)
+            })
             .collect::<Result<_, _>>()?;
         print_ms(
             "chain_linear1000_stdio",
@@ -147,7 +155,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             figures.push(Figure::new(peer.kind, mode));
         }
     }
-    for _ in 0..ROUNDS {
+    // `--only-chains`: the chain figures alone (the calls' ratios read 0).
+    let call_rounds = if args.iter().any(|a| a == "--only-chains") {
+        0
+    } else {
+        ROUNDS
+    };
+    for _ in 0..call_rounds {
         for peer in [&mut a2e, &mut raw, &mut rmcp] {
             peer.warm_up(200)?;
             let seq = peer.sequential(calls)?;
@@ -355,6 +369,12 @@ impl Figure {
 fn flag_value<T: std::str::FromStr>(args: &[String], flag: &str) -> Option<T> {
     let at = args.iter().position(|a| a == flag)?;
     args.get(at + 1)?.parse().ok()
+}
+
+/// `--pause-ms M`: a pause before each trial of the single-figure modes
+/// (the full run's [`settle`] is one).
+fn pause_flag(args: &[String]) -> Duration {
+    Duration::from_millis(flag_value(args, "--pause-ms").unwrap_or(0))
 }
 
 /// Milliseconds.

@@ -236,8 +236,13 @@ impl ChainEventWriter {
     }
 
     /// Appends one event, with a fresh id and made now, as one NDJSON line
-    /// (ending in `\n`) to `out`.
-    pub fn write_line(&self, out: &mut Vec<u8>, event: &ChainEventFields<'_>) {
+    /// (ending in `\n`) to `out`; the time written as its `ts` (since the
+    /// Unix epoch), for a caller that batches lines by age.
+    pub fn write_line(
+        &self,
+        out: &mut Vec<u8>,
+        event: &ChainEventFields<'_>,
+    ) -> std::time::Duration {
         let count = self.count.fetch_add(1, Ordering::Relaxed);
         let mut id = [0u8; 32];
         let id = uuid::Uuid::from_u64_pair(self.id_prefix, count)
@@ -249,7 +254,10 @@ impl ChainEventWriter {
         out.extend_from_slice(b"\",\"version\":\"");
         out.extend_from_slice(crate::PROTOCOL_VERSION.as_bytes());
         out.extend_from_slice(b"\",\"ts\":");
-        write_now(out);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        write_seconds(out, now);
         out.extend_from_slice(&self.middle);
         write_str(out, event.node_id);
         out.extend_from_slice(b",\"phase\":");
@@ -265,6 +273,7 @@ impl ChainEventWriter {
         out.extend_from_slice(b",\"seq\":");
         write_json(out, &event.seq);
         out.extend_from_slice(b"}\n");
+        now
     }
 }
 
@@ -296,18 +305,11 @@ pub struct ChainEventFields<'a> {
     pub seq: u64,
 }
 
-/// Now as Unix epoch seconds with microseconds, appended as a JSON number:
-/// `secs.micros` without trailing zeros (`secs.0` on the second), which is
-/// how the float of that instant prints (a microsecond is wider than the
-/// float's step at today's seconds), without formatting a float.
-fn write_now(out: &mut Vec<u8>) {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    write_seconds(out, since);
-}
-
-/// `since` in seconds to the microsecond, as [`write_now`] writes it.
+/// `since` (the Unix epoch) in seconds with microseconds, appended as a
+/// JSON number: `secs.micros` without trailing zeros (`secs.0` on the
+/// second), which is how the float of that instant prints (a microsecond is
+/// wider than the float's step at today's seconds), without formatting a
+/// float.
 fn write_seconds(out: &mut Vec<u8>, since: std::time::Duration) {
     write_json(out, &since.as_secs());
     out.push(b'.');
