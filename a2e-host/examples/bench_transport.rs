@@ -48,7 +48,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const ROUNDS: usize = 3;
 /// Rounds of the chain figures (after [`WARM_UPS`]), each figure once per round.
-const CHAIN_ROUNDS: usize = 21;
+const CHAIN_ROUNDS: usize = 61;
 const WARM_UPS: usize = 3;
 const CHAIN_NODES: usize = 1000;
 /// See [`settle`].

@@ -1,12 +1,13 @@
 //! NDJSON over a pair of byte streams (the host's stdin/stdout, or any pipe).
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use a2e_proto::ndjson::{CodecError, Frame, NdjsonCodec};
 use bytes::BytesMut;
 use futures::{SinkExt, StreamExt};
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::codec::{Encoder, FramedRead, FramedWrite};
 use tokio_util::sync::CancellationToken;
@@ -37,13 +38,18 @@ impl Default for StdioOptions {
 ///
 /// Reading and writing are two futures of one task: a request answered on
 /// its first poll (see the session) is written by the same thread that read
-/// it, with no hand-off between threads on the way.
+/// it, in the same run of the task, with no hand-off between threads on the
+/// way (the writer is polled first, and again in the same run when the
+/// reader has left something to write).
 pub async fn serve<R, W>(host: Arc<Host>, reader: R, writer: W, options: StdioOptions)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
+    // Whether anything waits for the writer (without keeping the channel
+    // open: the writer ends once the session's senders are gone).
+    let probe = tx.downgrade();
     let session = Session::new(host.clone(), tx);
     let max = host.config().max_message_bytes;
     let read_done = CancellationToken::new();
@@ -78,7 +84,48 @@ where
         drop(session);
         read_done.cancel();
     };
-    tokio::join!(read, write);
+    let queued = move || {
+        probe
+            .upgrade()
+            .is_some_and(|tx| tx.capacity() < tx.max_capacity())
+    };
+    both(write, read, queued).await;
+}
+
+/// Runs the writer and the reader as one future. The writer is polled
+/// first, each time the task runs, and again in the same run whenever the
+/// reader has left something to write (`queued`): an answer sent by a
+/// request handled inline is written at once, not after a trip through the
+/// scheduler, and a handler that yields after sending (a chain, before it
+/// frees its plan) finds its answer written when it goes on.
+async fn both(
+    write: impl Future<Output = ()>,
+    read: impl Future<Output = ()>,
+    queued: impl Fn() -> bool,
+) {
+    /// Rounds of one run, at most (a reader that keeps answering inline
+    /// yields to the scheduler after them).
+    const ROUNDS: usize = 4;
+    let (mut write, mut read) = (std::pin::pin!(write), std::pin::pin!(read));
+    let (mut written, mut read_all) = (false, false);
+    std::future::poll_fn(|cx| {
+        for _ in 0..ROUNDS {
+            if !written {
+                written = write.as_mut().poll(cx).is_ready();
+            }
+            if !read_all {
+                read_all = read.as_mut().poll(cx).is_ready();
+            }
+            if written && read_all {
+                return Poll::Ready(());
+            }
+            if written || !queued() {
+                break;
+            }
+        }
+        Poll::Pending
+    })
+    .await;
 }
 
 /// How long output may still be written once the input side has closed the
@@ -90,6 +137,12 @@ const OUTPUT_BATCH: usize = 64 * 1024;
 
 /// Most items a writer's round keeps until its flush.
 const MAX_HELD: usize = 64;
+
+/// A run of lines at least this long is written as it is when nothing is
+/// buffered before it, without a copy into the output buffer (a streaming
+/// chain's events come in runs of up to 512 KiB, and growing the buffer to
+/// hold them copied each byte about three times).
+const DIRECT_LINES: usize = 16 * 1024;
 
 /// Writes the session's messages as NDJSON: what is ready is written, then
 /// flushed once (fewer syscalls under load). A broken output cancels the
@@ -127,7 +180,17 @@ async fn write_out<W: AsyncWrite + Unpin>(
         }
         let mut next = Some(msg);
         while let Some(msg) = next.take() {
-            let fed = sink.feed(&msg).await;
+            let fed = match &msg {
+                Outbound::Lines(lines)
+                    if lines.len() >= DIRECT_LINES && sink.write_buffer().is_empty() =>
+                {
+                    sink.get_mut()
+                        .write_all(lines)
+                        .await
+                        .map_err(CodecError::from)
+                }
+                _ => sink.feed(&msg).await,
+            };
             // A long round (the output keeps up with a fast producer) is
             // freed as it goes: past this many, the first are long written.
             if written.len() >= MAX_HELD {
