@@ -11,8 +11,8 @@
 //! - `rmcp`: an rmcp stdio server with an `echo` tool (MCP's `tools/call`).
 //!
 //! Each prints JSON lines: calls per second and p50/p99 latency for
-//! sequential calls and for 64 in flight (the medians of three interleaved
-//! rounds), the chain figures (medians of 21 rounds, each running every
+//! sequential calls and for 64 in flight (the medians of five interleaved
+//! rounds), the chain figures (medians of 61 rounds, each running every
 //! figure once: a 1000-node linear chain of `echo` over stdio with and
 //! without events, the same chain in-process through `chains::run_request`
 //! without a transport, with and without its events (streamed into a
@@ -46,7 +46,7 @@ use serde_json::{Value, json};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 /// Rounds of the chain figures (after [`WARM_UPS`]), each figure once per round.
 const CHAIN_ROUNDS: usize = 61;
 const WARM_UPS: usize = 3;

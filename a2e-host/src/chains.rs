@@ -290,6 +290,14 @@ pub fn validate(host: &Arc<Host>, req: &ChainRequest) -> HostResult<usize> {
 /// hands them on although the engine is not about to wait.
 const EVENT_CHUNK: usize = 512 * 1024;
 
+/// A run is gathered in segments of this size (one allocation each, none
+/// grown and copied as the run gets longer); each goes to the writer as it
+/// is (the stdio writer writes runs this long without copying them).
+const EVENT_SEGMENT: usize = 64 * 1024;
+
+/// Room past a segment's size for the line that fills it.
+const EVENT_SLACK: usize = 4 * 1024;
+
 /// How long an event may wait in a streaming chain's buffer while the
 /// engine keeps working (a stretch of nodes that finish inline) before the
 /// run is handed on.
@@ -339,7 +347,7 @@ pub async fn run_plan(
     let limit = host.config().max_queued_event_bytes;
     let sink = LineSink {
         lines: ChainEventWriter::new(&req.id),
-        buf: Vec::new(),
+        buf: Vec::with_capacity(EVENT_SEGMENT + EVENT_SLACK),
         direct: stream.clone(),
         queue,
         queued: queued.clone(),
@@ -348,6 +356,8 @@ pub async fn run_plan(
         overflowed: false,
         handed_on: false,
         run_started: Duration::ZERO,
+        segments: Vec::new(),
+        held: 0,
     };
     // Runs the sink could not hand on at once, in order, as the channel
     // takes them.
@@ -402,8 +412,9 @@ fn explain_overflow(resp: &mut ChainResponse, limit: usize) {
 /// After handing a run on, the sink has the engine yield
 /// ([`EventSink::handed_on`]): the writer, woken on the chain's thread,
 /// writes the run while the chain goes on, instead of all runs at its end.
-/// More than `limit` bytes queued (an agent that does not read) cancels the
-/// run; the events after that point are dropped.
+/// A run is gathered in segments of [`EVENT_SEGMENT`] bytes, handed on one
+/// item each. More than `limit` bytes queued (an agent that does not read)
+/// cancels the run; the events after that point are dropped.
 struct LineSink {
     lines: ChainEventWriter,
     buf: Vec<u8>,
@@ -417,34 +428,25 @@ struct LineSink {
     overflowed: bool,
     /// A run went to the channel since the engine last asked.
     handed_on: bool,
-    /// When the first event in `buf` was made (since the Unix epoch).
+    /// When the first event of the run was made (since the Unix epoch).
     run_started: Duration,
+    /// Full segments of the run, set aside before `buf`.
+    segments: Vec<Bytes>,
+    /// Bytes in `segments`.
+    held: usize,
 }
 
-impl EventSink for LineSink {
-    fn event(&mut self, event: &Event<'_>) {
-        if self.overflowed {
-            return;
-        }
-        let first = self.buf.is_empty();
-        let made = event.write_line(&self.lines, &mut self.buf);
-        if first {
-            self.run_started = made;
-        }
-        if self.buf.len() >= EVENT_CHUNK || made.saturating_sub(self.run_started) >= EVENT_AGE {
-            self.flush();
-        }
+impl LineSink {
+    /// Bytes of the run not handed on yet.
+    fn held(&self) -> usize {
+        self.held + self.buf.len()
     }
 
-    fn flush(&mut self) {
-        if self.buf.is_empty() || self.overflowed {
-            return;
-        }
-        let next = Vec::with_capacity(self.buf.len().clamp(1024, EVENT_CHUNK + 1024));
-        let bytes = Bytes::from(std::mem::replace(&mut self.buf, next));
+    /// Hands one segment of the run on: into the channel when it has room
+    /// and nothing of this chain is queued before it, else behind it.
+    fn hand_on(&mut self, bytes: Bytes) {
         let len = bytes.len();
         let lines = Outbound::Lines(bytes);
-        self.handed_on = true;
         let lines = if self.queued.load(Ordering::Acquire) == 0 {
             match self.direct.try_send(lines) {
                 Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => return,
@@ -458,7 +460,50 @@ impl EventSink for LineSink {
         if before.saturating_add(len) > self.limit {
             self.overflowed = true;
             self.buf = Vec::new();
+            self.segments.clear();
             self.cancel.cancel();
+        }
+    }
+}
+
+impl EventSink for LineSink {
+    fn event(&mut self, event: &Event<'_>) {
+        if self.overflowed {
+            return;
+        }
+        let first = self.held() == 0;
+        let made = event.write_line(&self.lines, &mut self.buf);
+        if first {
+            self.run_started = made;
+        }
+        // A full segment is set aside, not grown (growing copies it).
+        if self.buf.len() >= EVENT_SEGMENT {
+            let next = Vec::with_capacity(EVENT_SEGMENT + EVENT_SLACK);
+            let full = std::mem::replace(&mut self.buf, next);
+            self.held += full.len();
+            self.segments.push(Bytes::from(full));
+        }
+        if self.held() >= EVENT_CHUNK || made.saturating_sub(self.run_started) >= EVENT_AGE {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.held() == 0 || self.overflowed {
+            return;
+        }
+        self.handed_on = true;
+        for segment in std::mem::take(&mut self.segments) {
+            if self.overflowed {
+                return;
+            }
+            self.hand_on(segment);
+        }
+        self.held = 0;
+        if !self.buf.is_empty() && !self.overflowed {
+            let next = Vec::with_capacity(self.buf.len().clamp(1024, EVENT_SEGMENT + EVENT_SLACK));
+            let rest = std::mem::replace(&mut self.buf, next);
+            self.hand_on(Bytes::from(rest));
         }
     }
 
@@ -545,8 +590,9 @@ mod tests {
         }
     }
 
-    /// Runs `req`, then reads what its stream received: the runs of event
-    /// lines, the lines and bytes in all, and how long the run took.
+    /// Runs `req`, then reads what its stream received: the items of event
+    /// lines (each at most a segment and the line that filled it), the
+    /// lines and bytes in all, and how long the run took.
     async fn runs_of(req: &ChainRequest) -> (usize, usize, usize, Duration) {
         let (tx, mut rx) = mpsc::channel(1024);
         let cancel = CancellationToken::new();
@@ -560,6 +606,11 @@ mod tests {
         while let Some(out) = rx.recv().await {
             if let Outbound::Lines(bytes) = out {
                 runs += 1;
+                assert!(
+                    bytes.len() <= EVENT_SEGMENT + EVENT_SLACK,
+                    "{}",
+                    bytes.len()
+                );
                 lines += bytes.iter().filter(|b| **b == b'\n').count();
                 total += bytes.len();
             }
@@ -570,12 +621,17 @@ mod tests {
     #[tokio::test]
     async fn a_stretch_of_inline_nodes_hands_its_events_on_by_age_and_size_only() {
         // 500 nodes, 1000 events: one run at the end, plus at most one per
-        // EVENT_AGE the stretch lasted and one per EVENT_CHUNK written.
-        let (runs, lines, bytes, took) = runs_of(&streaming_chain(500, json!({"x": 1}))).await;
+        // EVENT_AGE the stretch lasted and one per EVENT_CHUNK written; each
+        // run in segments of EVENT_SEGMENT and its rest.
+        let (items, lines, bytes, took) = runs_of(&streaming_chain(500, json!({"x": 1}))).await;
         assert_eq!(lines, 1000);
         let aged = usize::try_from(took.as_micros() / EVENT_AGE.as_micros()).unwrap();
-        let bound = 1 + aged + bytes / EVENT_CHUNK;
-        assert!(runs <= bound, "{runs} runs in {took:?} (at most {bound})");
+        let runs = 1 + aged + bytes / EVENT_CHUNK;
+        let bound = runs + bytes / EVENT_SEGMENT;
+        assert!(
+            items <= bound,
+            "{items} items in {took:?} (at most {bound})"
+        );
     }
 
     #[tokio::test]
