@@ -7,14 +7,17 @@ use std::time::Duration;
 use futures::FutureExt;
 
 use a2e_proto::{
-    A2ECapability, ErrorCode, ErrorMessage, HandshakeResponse, Message, Pong, ProcSpawnResponse,
-    Response, SkillCallResponse, SkillDiscoverResponse, ToolCallResponse, ToolListResponse,
+    A2ECapability, ChainRequest, ErrorCode, ErrorMessage, HandshakeResponse, Message, Pong,
+    ProcSpawnResponse, Response, SkillCallRequest, SkillCallResponse, SkillDiscoverResponse,
+    ToolCallResponse, ToolListResponse,
 };
 use serde_json::Value;
+use tokio::sync::mpsc;
 
-use super::Session;
+use super::{Outbound, Session};
 use crate::audit::AuditRecord;
 use crate::error::HostError;
+use crate::host::Host;
 
 /// What a finished request reports to the audit log.
 struct Audited {
@@ -240,27 +243,34 @@ async fn request_task(
 /// The panic net: a panic anywhere in the work for a request still answers
 /// it, once, with `runtime_error`, and is audited as a failure. Every arm of
 /// `run_request` sends its answer last, so a panic means nothing was sent.
-async fn guarded(
-    session: &Session,
-    req_id: &str,
-    msg_type: &str,
-    work: impl Future<Output = Audited>,
-) -> Audited {
-    match AssertUnwindSafe(work).catch_unwind().await {
-        Ok(audited) => audited,
-        Err(panic) => {
-            let message = crate::host::panic_message(panic.as_ref());
-            tracing::error!(session = %session.id, req_id = %req_id, r#type = %msg_type, "request panicked: {message}");
-            session
-                .send(ErrorMessage::new(
-                    req_id,
-                    ErrorCode::RUNTIME_ERROR,
-                    format!("internal error while handling `{msg_type}`: {message}"),
-                ))
-                .await;
-            Audited::ok("").outcome(false, Some(&ErrorCode::RUNTIME_ERROR))
-        }
-    }
+fn guarded<'a>(
+    session: &'a Session,
+    req_id: &'a str,
+    msg_type: &'a str,
+    work: impl Future<Output = Audited> + 'a,
+) -> impl Future<Output = Audited> + 'a {
+    // Built from combinators, not an `async fn`: the work is kept once (an
+    // `async fn` would hold it as its argument and again inside the
+    // unwind catcher, twice its size to move).
+    AssertUnwindSafe(work)
+        .catch_unwind()
+        .then(move |outcome| async move {
+            match outcome {
+                Ok(audited) => audited,
+                Err(panic) => {
+                    let message = crate::host::panic_message(panic.as_ref());
+                    tracing::error!(session = %session.id, req_id = %req_id, r#type = %msg_type, "request panicked: {message}");
+                    session
+                        .send(ErrorMessage::new(
+                            req_id,
+                            ErrorCode::RUNTIME_ERROR,
+                            format!("internal error while handling `{msg_type}`: {message}"),
+                        ))
+                        .await;
+                    Audited::ok("").outcome(false, Some(&ErrorCode::RUNTIME_ERROR))
+                }
+            }
+        })
 }
 
 async fn refuse(session: &Session, req_id: &str, error: &HostError) {
@@ -287,19 +297,26 @@ async fn answer<R: Into<Message>>(
     }
 }
 
+/// Runs one request and answers it. The arms with large futures (listings,
+/// skills, chains, procs) are boxed: a request's future is as large as its
+/// largest arm, and a tool call's would be moved (copied) several times at
+/// that size on its way to its task.
 async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
     let host = session.host.clone();
     let out = session.out.clone();
     let cancel = &session.cancel;
     match request {
         Message::ToolListRequest(req) => {
-            let mut resp = ToolListResponse::for_request(&req);
-            // Tools that load on first use join the list now.
-            let deferred_too = req.include_deferred && !req.query.trim().is_empty();
-            host.registry().load_tools(deferred_too).await;
-            resp.tools = host.list_tools(&req);
-            session.send(resp).await;
-            Audited::ok(req.query)
+            Box::pin(async move {
+                let mut resp = ToolListResponse::for_request(&req);
+                // Tools that load on first use join the list now.
+                let deferred_too = req.include_deferred && !req.query.trim().is_empty();
+                host.registry().load_tools(deferred_too).await;
+                resp.tools = host.list_tools(&req);
+                session.send(resp).await;
+                Audited::ok(req.query)
+            })
+            .await
         }
         Message::ToolCallRequest(req) => {
             let mut audited = Audited::ok(req.tool_name.clone());
@@ -324,90 +341,53 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
             }
         }
         Message::SkillDiscoverRequest(req) => {
-            let mut resp = SkillDiscoverResponse::for_request(&req);
-            host.load_tools_for_skills().await;
-            resp.skills = host.discover_skills(&req);
-            session.send(resp).await;
-            Audited::ok("")
+            Box::pin(async move {
+                let mut resp = SkillDiscoverResponse::for_request(&req);
+                host.load_tools_for_skills().await;
+                resp.skills = host.discover_skills(&req);
+                session.send(resp).await;
+                Audited::ok("")
+            })
+            .await
         }
-        Message::SkillCallRequest(req) => {
-            let mut audited = Audited::ok(req.name.clone());
-            if host.audit().is_on() {
-                audited.arguments = host.audit().arguments(&req.arguments);
-            }
-            let mut resp = SkillCallResponse::for_request(&req);
-            resp.name = req.name.clone();
-            match host
-                .call_skill_owned(&session.id, req, Some(out), cancel)
-                .await
-            {
-                Ok(result) => {
-                    let audited = audited.outcome(result.success, result.error_code.as_ref());
-                    resp.data = Some(result);
-                    session.send(resp).await;
-                    audited
-                }
-                Err(e) => {
-                    refuse(session, &resp.req_id, &e).await;
-                    audited.outcome(false, Some(&e.code()))
-                }
-            }
-        }
-        Message::ChainRequest(req) => {
-            let audited = Audited::ok(req.chain_id.clone());
-            match crate::chains::plan(&host, &req) {
-                Ok(plan) => {
-                    let resp =
-                        crate::chains::run_plan(&host, &session.id, &plan, Some(out), cancel).await;
-                    let code = resp
-                        .error
-                        .as_ref()
-                        .and_then(|e| e.get("code"))
-                        .and_then(Value::as_str)
-                        .map(ErrorCode::new);
-                    let audited = audited.outcome(resp.success, code.as_ref());
-                    session.send(resp).await;
-                    // The send woke the writer into this worker's next-task
-                    // slot: let it write the answer before this task frees
-                    // the plan and the request (a large chain's nodes take
-                    // a while).
-                    tokio::task::yield_now().await;
-                    drop(plan);
-                    audited
-                }
-                Err(e) => {
-                    refuse(session, &req.id, &e).await;
-                    audited.outcome(false, Some(&e.code()))
-                }
-            }
-        }
+        Message::SkillCallRequest(req) => Box::pin(skill_request(session, host, req, out)).await,
+        Message::ChainRequest(req) => Box::pin(chain_request(session, host, req, out)).await,
         Message::ProcSpawnRequest(req) => {
-            let audited = Audited::ok(req.cmd.first().cloned().unwrap_or_default());
-            match host.procs().spawn(&session.id, &req, out).await {
-                Ok(resp) => {
-                    let ok = resp.ok;
-                    session.send(resp).await;
-                    audited.outcome(ok, None)
+            Box::pin(async move {
+                let audited = Audited::ok(req.cmd.first().cloned().unwrap_or_default());
+                match host.procs().spawn(&session.id, &req, out).await {
+                    Ok(resp) => {
+                        let ok = resp.ok;
+                        session.send(resp).await;
+                        audited.outcome(ok, None)
+                    }
+                    Err(e) if e.is_refusal() || matches!(e, HostError::Proc { .. }) => {
+                        refuse(session, &req.id, &e).await;
+                        audited.outcome(false, Some(&e.code()))
+                    }
+                    Err(e) => {
+                        let mut resp = ProcSpawnResponse::for_request(&req);
+                        resp.error = e.to_string();
+                        session.send(resp).await;
+                        audited.outcome(false, Some(&e.code()))
+                    }
                 }
-                Err(e) if e.is_refusal() || matches!(e, HostError::Proc { .. }) => {
-                    refuse(session, &req.id, &e).await;
-                    audited.outcome(false, Some(&e.code()))
-                }
-                Err(e) => {
-                    let mut resp = ProcSpawnResponse::for_request(&req);
-                    resp.error = e.to_string();
-                    session.send(resp).await;
-                    audited.outcome(false, Some(&e.code()))
-                }
-            }
+            })
+            .await
         }
         Message::ProcWriteRequest(req) => {
-            let result = host.procs().write(&session.id, &req).await;
-            answer(session, &req.id, &req.proc_id, result).await
+            Box::pin(async move {
+                let result = host.procs().write(&session.id, &req).await;
+                answer(session, &req.id, &req.proc_id, result).await
+            })
+            .await
         }
         Message::ProcKillRequest(req) => {
-            let result = host.procs().kill(&session.id, &req).await;
-            answer(session, &req.id, &req.proc_id, result).await
+            Box::pin(async move {
+                let result = host.procs().kill(&session.id, &req).await;
+                answer(session, &req.id, &req.proc_id, result).await
+            })
+            .await
         }
         Message::ProcStatusRequest(req) => {
             let result = host.procs().status(&session.id, &req);
@@ -421,6 +401,71 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
             );
             session.send(e).await;
             Audited::ok("").outcome(false, Some(&ErrorCode::INVALID_MESSAGE))
+        }
+    }
+}
+
+/// `chain/req`: validates, runs, answers, then frees the plan.
+async fn chain_request(
+    session: &Arc<Session>,
+    host: Arc<Host>,
+    req: ChainRequest,
+    out: mpsc::Sender<Outbound>,
+) -> Audited {
+    let cancel = &session.cancel;
+    let audited = Audited::ok(req.chain_id.clone());
+    match crate::chains::plan(&host, &req) {
+        Ok(plan) => {
+            let resp = crate::chains::run_plan(&host, &session.id, &plan, Some(out), cancel).await;
+            let code = resp
+                .error
+                .as_ref()
+                .and_then(|e| e.get("code"))
+                .and_then(Value::as_str)
+                .map(ErrorCode::new);
+            let audited = audited.outcome(resp.success, code.as_ref());
+            session.send(resp).await;
+            // Yield, so that the writer (polled first) writes the answer
+            // before this task frees the plan and the request (a large
+            // chain's nodes take a while).
+            tokio::task::yield_now().await;
+            drop(plan);
+            audited
+        }
+        Err(e) => {
+            refuse(session, &req.id, &e).await;
+            audited.outcome(false, Some(&e.code()))
+        }
+    }
+}
+
+/// `skill/call/req`.
+async fn skill_request(
+    session: &Arc<Session>,
+    host: Arc<Host>,
+    req: SkillCallRequest,
+    out: mpsc::Sender<Outbound>,
+) -> Audited {
+    let cancel = &session.cancel;
+    let mut audited = Audited::ok(req.name.clone());
+    if host.audit().is_on() {
+        audited.arguments = host.audit().arguments(&req.arguments);
+    }
+    let mut resp = SkillCallResponse::for_request(&req);
+    resp.name = req.name.clone();
+    match host
+        .call_skill_owned(&session.id, req, Some(out), cancel)
+        .await
+    {
+        Ok(result) => {
+            let audited = audited.outcome(result.success, result.error_code.as_ref());
+            resp.data = Some(result);
+            session.send(resp).await;
+            audited
+        }
+        Err(e) => {
+            refuse(session, &resp.req_id, &e).await;
+            audited.outcome(false, Some(&e.code()))
         }
     }
 }
@@ -459,5 +504,37 @@ mod tests {
         assert!(audited.success);
         assert_eq!(audited.name, "fine");
         assert!(rx.try_recv().is_err());
+    }
+}
+#[cfg(test)]
+mod future_size {
+    use super::*;
+
+    /// Every request's future is as large as the largest arm of
+    /// `run_request`, and is moved (copied) a few times on its way to its
+    /// task: the large arms (chains, skills, procs, listings) are boxed,
+    /// and the panic net keeps the work once. (Before: 19 KB a request.)
+    #[tokio::test]
+    async fn a_requests_future_stays_small() {
+        let host = crate::Host::builder(crate::HostConfig::default())
+            .build()
+            .unwrap();
+        let (tx, _rx) = tokio::sync::mpsc::channel(8);
+        let session = Session::new(host, tx);
+        let msg = Message::Ping(a2e_proto::Ping::default());
+        let run = std::mem::size_of_val(&run_request(&session, msg.clone()));
+        let net = std::mem::size_of_val(&guarded(
+            &session,
+            "",
+            "",
+            run_request(&session, msg.clone()),
+        ));
+        let permit = session.queue.clone().acquire_owned().await.unwrap();
+        let task = std::mem::size_of_val(&request_task(session.clone(), msg, permit));
+        assert!(
+            net <= run + 256,
+            "the panic net holds the work twice: {net} for {run}"
+        );
+        assert!(task <= 8 * 1024, "a request's future is {task} bytes");
     }
 }
