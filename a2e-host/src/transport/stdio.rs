@@ -140,8 +140,8 @@ const MAX_HELD: usize = 64;
 
 /// A run of lines at least this long is written as it is when nothing is
 /// buffered before it, without a copy into the output buffer (a streaming
-/// chain's events come in runs of up to 512 KiB, and growing the buffer to
-/// hold them copied each byte about three times).
+/// chain's events come in segments of 64 KiB, runs of up to 512 KiB, and
+/// growing the buffer to hold them copied each byte about three times).
 const DIRECT_LINES: usize = 16 * 1024;
 
 /// Writes the session's messages as NDJSON: what is ready is written, then
