@@ -1,0 +1,173 @@
+//! The chain plugin (priority 10): runs `chain/req` on the a2e-chain engine
+//! with the host's tools, skills and processes as node runners.
+//!
+//! - `tool` nodes call the tool with the node's resolved input as arguments
+//!   (validated like any call); the node's output is the tool result's `data`.
+//! - `skill` nodes call the skill; the output is the skill result's `data`.
+//! - `proc` nodes run `input.cmd` (argv, no shell; `cwd`, `env` optional)
+//!   through the proc capability and wait for exit; the output is
+//!   `{exit_code, stdout, stderr}`, and a non-zero exit fails the node.
+//!
+//! A node failure carries the callee's error code (`tool_error`, `timeout`,
+//! `tool_denied`, …). Every node call gets the chain's cancellation token, so
+//! a chain timeout or a cancelled session stops the tools and kills processes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use a2e_chain::{ChainConfig, Engine, Event, Plan};
+use a2e_proto::{ChainRequest, ChainResponse, ErrorCode};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{HostError, HostResult};
+use crate::host::Host;
+use crate::session::Outbound;
+use sink::LineSink;
+
+/// Priority of the chain plugin (a2e-core.md §6).
+pub const CHAIN_PLUGIN_PRIORITY: i32 = 10;
+
+mod runner;
+mod sink;
+#[cfg(test)]
+mod tests;
+
+pub use runner::HostRunner;
+
+/// The engine for a session's chains: a request without a timeout gets the
+/// host's default chain timeout.
+fn engine(host: &Arc<Host>, session_id: &str) -> Engine {
+    Engine::new(HostRunner::new(host.clone(), session_id)).with_config(config(host))
+}
+
+/// The chain configuration of `host`'s sessions.
+fn config(host: &Host) -> ChainConfig {
+    ChainConfig {
+        default_timeout_secs: host.config().timeouts.chain_secs,
+        ..ChainConfig::default()
+    }
+}
+
+fn refusal(e: a2e_chain::ValidationError) -> HostError {
+    HostError::InvalidChain {
+        code: e.code(),
+        message: e.to_string(),
+        detail: e.detail(),
+    }
+}
+
+/// Validates a chain without running it.
+pub fn validate(host: &Arc<Host>, req: &ChainRequest) -> HostResult<usize> {
+    plan(host, req).map(|_| req.nodes.len())
+}
+
+/// Runs a `chain/req` for a session. Events go to `stream` as `chain/event`s
+/// when the request asks for streaming. `Err` is a refusal (invalid chain).
+pub async fn run_request(
+    host: &Arc<Host>,
+    session_id: &str,
+    req: &ChainRequest,
+    stream: Option<mpsc::Sender<Outbound>>,
+    cancel: &CancellationToken,
+) -> HostResult<ChainResponse> {
+    let plan = plan(host, req)?;
+    Ok(run_plan(host, session_id, &plan, stream, cancel).await)
+}
+
+/// Validates a `chain/req` for [`run_plan`]; `Err` is a refusal (invalid
+/// chain). A caller that answers the request over a transport keeps the
+/// plan until the answer is out: freeing a large chain's compiled nodes
+/// takes a while and need not delay it.
+pub fn plan<'r>(host: &Arc<Host>, req: &'r ChainRequest) -> HostResult<Plan<'r>> {
+    a2e_chain::validate(req, &config(host)).map_err(refusal)
+}
+
+/// Runs a chain validated by [`plan`] for a session, as [`run_request`]
+/// does (its `duration_ms` counts from here).
+pub async fn run_plan(
+    host: &Arc<Host>,
+    session_id: &str,
+    plan: &Plan<'_>,
+    stream: Option<mpsc::Sender<Outbound>>,
+    cancel: &CancellationToken,
+) -> ChainResponse {
+    let engine = engine(host, session_id);
+    let req = plan.request();
+    let Some(stream) = stream.filter(|_| req.streaming) else {
+        // Not streaming: the events are not even built.
+        return engine.run_plan(plan, (), cancel.clone()).await;
+    };
+    let (queue, mut queued_rx) = mpsc::unbounded_channel::<(Outbound, usize)>();
+    let queued = Arc::new(AtomicUsize::new(0));
+    // The sink cancels the run (not the caller's token) when the agent
+    // leaves too much unread.
+    let run_cancel = cancel.child_token();
+    let limit = host.config().max_queued_event_bytes;
+    let sink = LineSink::new(
+        &req.id,
+        stream.clone(),
+        queue,
+        queued.clone(),
+        limit,
+        run_cancel.clone(),
+    );
+    // Runs the sink could not hand on at once, in order, as the channel
+    // takes them.
+    let forward = async move {
+        while let Some((lines, len)) = queued_rx.recv().await {
+            // A session that is gone takes nothing more; the rest is dropped.
+            let _ = stream.send(lines).await;
+            queued.fetch_sub(len, Ordering::AcqRel);
+        }
+    };
+    let own = run_cancel.clone();
+    let run = async move { engine.run_plan(plan, sink, run_cancel).await };
+    let (mut resp, ()) = tokio::join!(run, forward);
+    // Only the sink fires the run's own token without the caller's.
+    if own.is_cancelled() && !cancel.is_cancelled() {
+        explain_overflow(&mut resp, limit);
+    }
+    resp
+}
+
+/// A run cancelled by its own sink: the response's error says that the
+/// agent did not read the events.
+fn explain_overflow(resp: &mut ChainResponse, limit: usize) {
+    let Some(error) = resp.error.as_mut() else {
+        return;
+    };
+    if error.get("code").and_then(Value::as_str) == Some(ErrorCode::CANCELLED.as_str()) {
+        error.insert(
+            "message".into(),
+            Value::from(format!(
+                "chain cancelled: the agent left more than {limit} bytes of its events \
+                 unread (max_queued_event_bytes)"
+            )),
+        );
+    }
+}
+
+/// Progress callback: (nodes settled, total, node id).
+pub type ProgressFn = Box<dyn FnMut(usize, usize, &str) + Send>;
+
+/// Runs a chain for host-internal callers (chain skills, the CLI), reporting
+/// progress; `Err` is a refusal (invalid chain).
+pub async fn run_chain(
+    host: &Arc<Host>,
+    session_id: &str,
+    req: &ChainRequest,
+    mut progress: ProgressFn,
+    cancel: &CancellationToken,
+) -> HostResult<ChainResponse> {
+    let sink = move |event: &Event<'_>| {
+        if event.item.is_none() && event.phase != a2e_proto::ChainPhase::START {
+            progress(event.progress.settled, event.progress.total, event.node_id);
+        }
+    };
+    engine(host, session_id)
+        .run(req, sink, cancel.clone())
+        .await
+        .map_err(refusal)
+}

@@ -1,0 +1,236 @@
+//! The host's node runner: chain nodes as tool calls, skill calls and
+//! processes of the session that runs the chain.
+
+use std::sync::{Arc, Mutex};
+
+use a2e_chain::{NodeCall, NodeError, NodeResult, NodeRunner};
+use a2e_proto::{ErrorCode, NodeKind, SkillCallRequest, ToolCallRequest};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::HostError;
+use crate::host::{Caller, Host, Identity, SkillKind, ToolKind};
+
+/// Runs chain nodes on a host, within one session.
+pub struct HostRunner {
+    host: Arc<Host>,
+    session_id: String,
+    /// The tool calls this runner made, one per tool name and timeout:
+    /// nodes' calls are not wire messages (no id, version or session id of
+    /// their own), so every node calling the same tool under the same
+    /// deadline makes the same request.
+    tool_requests: Mutex<Vec<Arc<ToolCallRequest>>>,
+    /// Who the session acts for, looked up once per chain.
+    identity: Identity,
+}
+
+impl HostRunner {
+    /// A runner for `session_id` on `host`.
+    pub fn new(host: Arc<Host>, session_id: &str) -> Self {
+        Self {
+            identity: host.identity(session_id),
+            host,
+            session_id: session_id.to_owned(),
+            tool_requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The request calling tool `name` with `timeout`: made once, then
+    /// shared by every node that calls it.
+    pub(super) fn tool_request(&self, name: &str, timeout: u64) -> Arc<ToolCallRequest> {
+        let Ok(mut made) = self.tool_requests.lock() else {
+            return Arc::new(tool_request(name, timeout));
+        };
+        if let Some(req) = made
+            .iter()
+            .find(|r| r.timeout == timeout && r.tool_name == name)
+        {
+            return req.clone();
+        }
+        let req = Arc::new(tool_request(name, timeout));
+        // A chain calls a handful of tools; past that, no more are kept.
+        if made.len() < MAX_KEPT_REQUESTS {
+            made.push(req.clone());
+        }
+        req
+    }
+
+    /// A node's call: the chain fires the node's token at the chain's
+    /// deadline and drops the call after its grace, so the call keeps no
+    /// timer of its own under that deadline.
+    fn caller<'a>(
+        &'a self,
+        cancel: &'a CancellationToken,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Caller<'a> {
+        Caller {
+            session_id: &self.session_id,
+            identity: Some(&self.identity),
+            stream: None,
+            cancel,
+            deadline,
+            full_result: false,
+        }
+    }
+}
+
+/// Most distinct tool requests a runner keeps.
+pub(super) const MAX_KEPT_REQUESTS: usize = 32;
+
+/// A node's call of tool `name`: no id, version or session of its own.
+fn tool_request(name: &str, timeout: u64) -> ToolCallRequest {
+    ToolCallRequest {
+        id: String::new(),
+        version: String::new(),
+        tool_name: name.to_owned(),
+        timeout,
+        ..ToolCallRequest::default()
+    }
+}
+
+/// Whole seconds left before `deadline` (at least 1), or 0 for "no limit".
+fn secs_left(call: &NodeCall) -> u64 {
+    call.deadline
+        .map(|d| {
+            let left = d.saturating_duration_since(tokio::time::Instant::now());
+            left.as_secs() + u64::from(left.subsec_nanos() > 0)
+        })
+        .map_or(0, |s| s.max(1))
+}
+
+fn node_error(e: HostError) -> NodeError {
+    NodeError::new(e.code(), e.to_string())
+}
+
+/// A tool or skill result as the node's: its data, or its error.
+fn outcome(success: bool, data: Value, code: ErrorCode, error: Option<String>) -> NodeResult {
+    if success {
+        Ok(data)
+    } else {
+        Err(NodeError::new(code, error.unwrap_or_default()))
+    }
+}
+
+impl NodeRunner for HostRunner {
+    async fn run(&self, call: NodeCall) -> NodeResult {
+        // The tool path inline, the others boxed: a runner's future is
+        // allocated and moved per node, and the largest path sets its size
+        // (the proc path would more than double it).
+        if call.kind == NodeKind::TOOL {
+            self.run_tool(call).await
+        } else if call.kind == NodeKind::SKILL {
+            Box::pin(self.run_skill(call)).await
+        } else if call.kind == NodeKind::PROC {
+            Box::pin(run_proc(&self.host, &self.session_id, call)).await
+        } else {
+            Err(NodeError::runtime(format!(
+                "node kind `{}` cannot be run by the host",
+                call.kind
+            )))
+        }
+    }
+}
+
+impl HostRunner {
+    async fn run_tool(&self, call: NodeCall) -> NodeResult {
+        // Under the chain's deadline a tool has no timeout of its own.
+        let timeout = if call.deadline.is_some() {
+            crate::host::MAX_TIMEOUT_SECS
+        } else {
+            0
+        };
+        let req = self.tool_request(&call.name, timeout);
+        let result = self
+            .host
+            .call::<ToolKind>(
+                self.caller(&call.cancel, call.deadline),
+                &req,
+                call.input.into_map(),
+            )
+            .await
+            .map_err(node_error)?;
+        outcome(
+            result.success,
+            result.data,
+            result.error_code.unwrap_or(ErrorCode::TOOL_ERROR),
+            result.error,
+        )
+    }
+
+    async fn run_skill(&self, call: NodeCall) -> NodeResult {
+        // A skill's own `timeout_seconds` still applies when shorter.
+        let timeout = secs_left(&call);
+        let mut req = SkillCallRequest::new(&call.name, Value::Null);
+        req.timeout = timeout;
+        req.streaming = false;
+        let result = self
+            .host
+            .call::<SkillKind>(
+                self.caller(&call.cancel, call.deadline),
+                &req,
+                call.input.into_map(),
+            )
+            .await
+            .map_err(node_error)?;
+        outcome(
+            result.success,
+            result.data,
+            result.error_code.unwrap_or(ErrorCode::SKILL_ERROR),
+            result.error,
+        )
+    }
+}
+
+async fn run_proc(host: &Arc<Host>, session_id: &str, call: NodeCall) -> NodeResult {
+    let input = call.input.into_map();
+    let cmd: Vec<String> = match input.get("cmd") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(NodeError::new(
+                    ErrorCode::SCHEMA_VIOLATION,
+                    format!("input.cmd: expected strings, got {other}"),
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => {
+            return Err(NodeError::new(
+                ErrorCode::SCHEMA_VIOLATION,
+                "input.cmd: a proc node needs `cmd`, an array of strings",
+            ));
+        }
+    };
+    let cwd = input.get("cwd").and_then(Value::as_str).unwrap_or("");
+    let env = input
+        .get("env")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let timeout = call
+        .deadline
+        .map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
+    let out = host
+        .procs()
+        .run_to_exit(session_id, cmd, cwd, env, timeout, (*call.cancel).clone())
+        .await
+        .map_err(node_error)?;
+    match out.get("exit_code").and_then(Value::as_i64) {
+        Some(0) => Ok(out),
+        code => {
+            let stderr = out.get("stderr").and_then(Value::as_str).unwrap_or("");
+            let tail: String = stderr
+                .chars()
+                .rev()
+                .take(500)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            Err(NodeError::runtime(format!(
+                "process exited with {}: {tail}",
+                code.map_or("a signal".to_owned(), |c| format!("code {c}"))
+            )))
+        }
+    }
+}
