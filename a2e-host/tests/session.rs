@@ -437,16 +437,21 @@ async fn chain_behind_a_slow_reader(config: HostConfig) -> (Vec<u64>, Vec<String
 
 const SLOW_NODES: usize = 1200;
 
-#[tokio::test]
-async fn a_streaming_chains_events_come_in_order_before_its_response_behind_a_slow_reader() {
-    let (seqs, done, resp, pong) = chain_behind_a_slow_reader(HostConfig::default()).await;
-    assert_eq!(resp["success"], true, "{resp}");
-    let expected: Vec<u64> = (0..2 * SLOW_NODES as u64).collect();
+/// `seqs` are 0, 1, … up to `events`, none missing, none out of order.
+fn assert_every_event(seqs: &[u64], events: usize) {
+    let expected: Vec<u64> = (0..events as u64).collect();
     assert!(
         seqs == expected,
         "events out of order or missing: {} of them",
         seqs.len()
     );
+}
+
+#[tokio::test]
+async fn a_streaming_chains_events_come_in_order_before_its_response_behind_a_slow_reader() {
+    let (seqs, done, resp, pong) = chain_behind_a_slow_reader(HostConfig::default()).await;
+    assert_eq!(resp["success"], true, "{resp}");
+    assert_every_event(&seqs, 2 * SLOW_NODES);
     let in_order: Vec<String> = (0..SLOW_NODES).map(|i| format!("n{i}")).collect();
     assert_eq!(done, in_order);
     assert_eq!(pong["type"], "pong", "{pong}");
@@ -472,4 +477,43 @@ async fn a_streaming_chain_whose_agent_leaves_too_much_unread_is_cancelled() {
     assert!(seqs.len() < 2 * SLOW_NODES, "{} events", seqs.len());
     assert!(done.len() < SLOW_NODES);
     assert_eq!(pong["type"], "pong", "{pong}");
+}
+
+/// 1,000 nodes that answer at once: their ~200 KB of events go out as one
+/// run in 64 KiB segments, written to the pipe as they are. Through a small
+/// pipe (the writes block and resume part-way) they all arrive, in order,
+/// before the response.
+#[tokio::test]
+async fn a_stretch_of_inline_nodes_streams_every_event_in_order_through_a_small_pipe() {
+    const NODES: usize = 1000;
+    let mut h = Harness::with_pipe(HostConfig::default(), 4096);
+    let hs = h.handshake("").await;
+    assert_eq!(hs["ok"], true, "{hs}");
+    let nodes: Vec<Value> = (0..NODES)
+        .map(|i| {
+            let mut node = json!({"node_id": format!("n{i}"), "kind": "tool", "name": "echo", "input": {"text": format!("t{i}")}});
+            if i + 1 < NODES {
+                node["next_node"] = json!(format!("n{}", i + 1));
+            }
+            node
+        })
+        .collect();
+    let chain = json!({
+        "type": "chain/req", "id": "c1", "entry_node": "n0", "streaming": true, "nodes": nodes,
+    });
+    h.send(&chain.to_string()).await;
+    let mut seqs = Vec::new();
+    let resp = loop {
+        let msg = h.recv().await;
+        match msg["type"].as_str() {
+            Some("chain/event") => seqs.push(msg["seq"].as_u64().unwrap()),
+            Some("chain/resp") => break msg,
+            other => panic!("unexpected {other:?}: {msg}"),
+        }
+    };
+    assert_eq!(resp["success"], true, "{resp}");
+    assert_every_event(&seqs, 2 * NODES);
+    assert_eq!(resp["outputs"]["n999"], json!({"text": "t999"}));
+    h.send(r#"{"type":"ping","id":"p1"}"#).await;
+    assert_eq!(h.recv().await["type"], "pong");
 }

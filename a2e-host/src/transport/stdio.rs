@@ -47,9 +47,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
-    // Whether anything waits for the writer (without keeping the channel
-    // open: the writer ends once the session's senders are gone).
-    let probe = tx.downgrade();
+    let queued = waiting(&tx);
     let session = Session::new(host.clone(), tx);
     let max = host.config().max_message_bytes;
     let read_done = CancellationToken::new();
@@ -84,12 +82,18 @@ where
         drop(session);
         read_done.cancel();
     };
-    let queued = move || {
+    both(write, read, queued).await;
+}
+
+/// Whether anything waits in `tx`'s channel, asked without keeping the
+/// channel open (its receiver ends once the real senders are gone).
+fn waiting<T>(tx: &mpsc::Sender<T>) -> impl Fn() -> bool + use<T> {
+    let probe = tx.downgrade();
+    move || {
         probe
             .upgrade()
             .is_some_and(|tx| tx.capacity() < tx.max_capacity())
-    };
-    both(write, read, queued).await;
+    }
 }
 
 /// Runs the writer and the reader as one future. The writer is polled
@@ -362,6 +366,40 @@ async fn terminated() {
             }
         }
         _ => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use tokio::sync::mpsc;
+
+    /// A handler that sends and then yields finds what it sent already
+    /// taken by the writer when it goes on, every time (two futures joined
+    /// in turn would leave it unwritten every other time).
+    #[tokio::test]
+    async fn the_writer_takes_what_the_reader_sent_before_the_reader_goes_on() {
+        let (tx, mut rx) = mpsc::channel::<u32>(8);
+        let taken = Arc::new(AtomicU32::new(0));
+        let queued = super::waiting(&tx);
+        let write = {
+            let taken = taken.clone();
+            async move {
+                while let Some(n) = rx.recv().await {
+                    taken.store(n, Ordering::SeqCst);
+                }
+            }
+        };
+        let read = async move {
+            for n in 1..=50 {
+                tx.send(n).await.unwrap();
+                tokio::task::yield_now().await;
+                assert_eq!(taken.load(Ordering::SeqCst), n, "sent {n}, not yet taken");
+            }
+        };
+        super::both(write, read, queued).await;
     }
 }
 
