@@ -425,10 +425,10 @@ async fn chain_request(
                 .map(ErrorCode::new);
             let audited = audited.outcome(resp.success, code.as_ref());
             session.send(resp).await;
-            // Yield, so that the writer (polled first) writes the answer
-            // before this task frees the plan and the request (a large
-            // chain's nodes take a while).
-            tokio::task::yield_now().await;
+            // The answer is written before this task frees the plan and the
+            // request (a large chain's nodes take a while): it waits for the
+            // writer rather than yield (see `Mark`).
+            session.written().await;
             drop(plan);
             audited
         }

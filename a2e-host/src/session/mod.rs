@@ -24,7 +24,7 @@ use tokio_util::task::TaskTracker;
 use crate::host::Host;
 
 pub use auth::{loaded_capabilities, token_matches};
-pub use outbound::Outbound;
+pub use outbound::{Mark, Outbound};
 
 /// How many requests may wait for a slot, per allowed concurrent request,
 /// before the session stops reading (back-pressure).
@@ -98,6 +98,15 @@ impl Session {
     /// Sends a message to the agent; false when the transport is gone.
     pub(crate) async fn send(&self, msg: impl Into<Message>) -> bool {
         self.out.send(Outbound::Message(msg.into())).await.is_ok()
+    }
+
+    /// Resolves once the transport has written everything this session sent
+    /// before the call (or is gone). See [`outbound::Mark`].
+    pub(crate) async fn written(&self) {
+        let (mark, done) = outbound::Mark::new();
+        if self.out.send(Outbound::Mark(mark)).await.is_ok() {
+            let _ = done.await;
+        }
     }
 
     /// Handles one received line: decodes it and dispatches it. Bad input is

@@ -1,7 +1,10 @@
 //! What a session hands its transport: messages, and lines already encoded.
 
+use std::sync::Arc;
+
 use a2e_proto::Message;
 use bytes::Bytes;
+use tokio::sync::oneshot;
 
 /// One item of a session's outbound channel.
 ///
@@ -19,6 +22,35 @@ pub enum Outbound {
     Message(Message),
     /// Whole NDJSON lines, each a JSON message ending in `\n`.
     Lines(Bytes),
+    /// Nothing to write: a [`Mark`] the writer drops once what came before
+    /// it is written.
+    Mark(Mark),
+}
+
+/// Tells its sender that the writer is past it: dropped (with every clone)
+/// once the items sent before it are written, or when the output is gone.
+///
+/// A request that frees much after its answer (a large chain's plan and
+/// request) waits for it instead of yielding: a yield makes the scheduler
+/// wake an idle worker, which on a busy machine can take the CPU from the
+/// worker about to write the answer; a wait wakes nothing until the
+/// writer is done.
+#[derive(Debug, Clone)]
+pub struct Mark(Arc<oneshot::Sender<()>>);
+
+impl Mark {
+    /// A mark, and what resolves when it is dropped.
+    pub fn new() -> (Self, oneshot::Receiver<()>) {
+        let (tx, rx) = oneshot::channel();
+        (Self(Arc::new(tx)), rx)
+    }
+}
+
+impl PartialEq for Mark {
+    /// The same mark (a clone of it).
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl From<Message> for Outbound {
@@ -33,6 +65,7 @@ impl Outbound {
         match self {
             Self::Message(msg) => vec![Bytes::from(msg.to_json())],
             Self::Lines(lines) => split_lines(lines).collect(),
+            Self::Mark(_) => Vec::new(),
         }
     }
 
@@ -44,6 +77,7 @@ impl Outbound {
             Self::Lines(lines) => split_lines(&lines)
                 .filter_map(|line| a2e_proto::decode(&line).ok())
                 .collect(),
+            Self::Mark(_) => Vec::new(),
         }
     }
 }
@@ -86,6 +120,25 @@ mod tests {
         let one = Outbound::from(ping.clone());
         assert_eq!(one.json_texts(), vec![Bytes::from(ping.to_json())]);
         assert_eq!(one.into_messages(), vec![ping]);
+    }
+
+    #[tokio::test]
+    async fn a_mark_resolves_when_its_last_clone_is_dropped() {
+        let (mark, mut done) = Mark::new();
+        let out = Outbound::Mark(mark.clone());
+        assert_eq!(out, Outbound::Mark(mark.clone()));
+        assert_ne!(out, Outbound::Mark(Mark::new().0));
+        assert!(out.json_texts().is_empty());
+        drop(mark);
+        assert!(
+            done.try_recv()
+                .is_err_and(|e| e == oneshot::error::TryRecvError::Empty)
+        );
+        assert!(out.into_messages().is_empty());
+        assert!(
+            done.await.is_err(),
+            "no value is ever sent: the drop is the signal"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! NDJSON over a pair of byte streams (the host's stdin/stdout, or any pipe).
 
 use std::sync::Arc;
-use std::task::Poll;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use a2e_proto::ndjson::{CodecError, Frame, NdjsonCodec};
@@ -40,14 +41,13 @@ impl Default for StdioOptions {
 /// its first poll (see the session) is written by the same thread that read
 /// it, in the same run of the task, with no hand-off between threads on the
 /// way (the writer is polled first, and again in the same run when the
-/// reader has left something to write).
+/// reader has left something to write; see [`both`]).
 pub async fn serve<R, W>(host: Arc<Host>, reader: R, writer: W, options: StdioOptions)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
-    let queued = waiting(&tx);
     let session = Session::new(host.clone(), tx);
     let max = host.config().max_message_bytes;
     let read_done = CancellationToken::new();
@@ -82,40 +82,40 @@ where
         drop(session);
         read_done.cancel();
     };
-    both(write, read, queued).await;
-}
-
-/// Whether anything waits in `tx`'s channel, asked without keeping the
-/// channel open (its receiver ends once the real senders are gone).
-fn waiting<T>(tx: &mpsc::Sender<T>) -> impl Fn() -> bool + use<T> {
-    let probe = tx.downgrade();
-    move || {
-        probe
-            .upgrade()
-            .is_some_and(|tx| tx.capacity() < tx.max_capacity())
-    }
+    both(write, read).await;
 }
 
 /// Runs the writer and the reader as one future. The writer is polled
-/// first, each time the task runs, and again in the same run whenever the
-/// reader has left something to write (`queued`): an answer sent by a
-/// request handled inline is written at once, not after a trip through the
-/// scheduler, and a handler that yields after sending (a chain, before it
+/// first, each time the task runs, and again in the same run whenever it
+/// was woken meanwhile (the reader handled a request inline and sent its
+/// answer): that answer is written at once, not after a trip through the
+/// scheduler, and a handler that waits after sending (a chain, before it
 /// frees its plan) finds its answer written when it goes on.
-async fn both(
-    write: impl Future<Output = ()>,
-    read: impl Future<Output = ()>,
-    queued: impl Fn() -> bool,
-) {
+///
+/// The writer gets a waker of its own ([`WriterWake`]): a wake that comes
+/// while this task runs is taken here and not passed on. Passed on, it
+/// would mark the running task as woken, and tokio then reschedules the
+/// task as if it had yielded, waking an idle worker (an `eventfd` write and
+/// a thread wake-up per answer; on a busy machine the woken worker can take
+/// the CPU of the one about to write the answer).
+async fn both(write: impl Future<Output = ()>, read: impl Future<Output = ()>) {
     /// Rounds of one run, at most (a reader that keeps answering inline
     /// yields to the scheduler after them).
     const ROUNDS: usize = 4;
     let (mut write, mut read) = (std::pin::pin!(write), std::pin::pin!(read));
     let (mut written, mut read_all) = (false, false);
+    let wake = Arc::new(WriterWake::default());
+    let writer_waker = futures::task::waker(wake.clone());
     std::future::poll_fn(|cx| {
+        wake.task.register(cx.waker());
+        wake.running.store(true, Ordering::SeqCst);
+        // The first round polls the writer whether woken or not: the task
+        // may run for it (its waker went to the task before this run).
+        wake.woken.store(true, Ordering::SeqCst);
         for _ in 0..ROUNDS {
-            if !written {
-                written = write.as_mut().poll(cx).is_ready();
+            if !written && wake.woken.swap(false, Ordering::SeqCst) {
+                let mut writer_cx = Context::from_waker(&writer_waker);
+                written = write.as_mut().poll(&mut writer_cx).is_ready();
             }
             if !read_all {
                 read_all = read.as_mut().poll(cx).is_ready();
@@ -123,13 +123,40 @@ async fn both(
             if written && read_all {
                 return Poll::Ready(());
             }
-            if written || !queued() {
+            if written || !wake.woken.load(Ordering::SeqCst) {
                 break;
             }
+        }
+        wake.running.store(false, Ordering::SeqCst);
+        // A wake taken here but not acted on (the last round, or one that
+        // came just before `running` was cleared) is passed on now.
+        if !written && wake.woken.load(Ordering::SeqCst) {
+            cx.waker().wake_by_ref();
         }
         Poll::Pending
     })
     .await;
+}
+
+/// The stdio writer's waker (see [`both`]): records each wake, and passes
+/// it on to the task only while the task is not running.
+#[derive(Default)]
+struct WriterWake {
+    /// The task's own waker, as of its last run.
+    task: futures::task::AtomicWaker,
+    /// The task is inside [`both`]'s poll.
+    running: AtomicBool,
+    /// The writer was woken since it was last polled.
+    woken: AtomicBool,
+}
+
+impl futures::task::ArcWake for WriterWake {
+    fn wake_by_ref(arc_self: &Arc<Self>) {
+        arc_self.woken.store(true, Ordering::SeqCst);
+        if !arc_self.running.load(Ordering::SeqCst) {
+            arc_self.task.wake();
+        }
+    }
 }
 
 /// How long output may still be written once the input side has closed the
@@ -196,9 +223,10 @@ async fn write_out<W: AsyncWrite + Unpin>(
                 _ => sink.feed(&msg).await,
             };
             // A long round (the output keeps up with a fast producer) is
-            // freed as it goes: past this many, the first are long written.
+            // freed as it goes: past this many, the first are long written
+            // (marks wait for the flush: they promise the write).
             if written.len() >= MAX_HELD {
-                written.clear();
+                written.retain(|held| matches!(held, Outbound::Mark(_)));
             }
             written.push(msg);
             if let Err(e) = fed {
@@ -232,6 +260,8 @@ impl Encoder<&Outbound> for OutboundCodec {
                 dst.extend_from_slice(lines);
                 Ok(())
             }
+            // Kept with what this round wrote, dropped after its flush.
+            Outbound::Mark(_) => Ok(()),
         }
     }
 }
@@ -383,7 +413,6 @@ mod order_tests {
     async fn the_writer_takes_what_the_reader_sent_before_the_reader_goes_on() {
         let (tx, mut rx) = mpsc::channel::<u32>(8);
         let taken = Arc::new(AtomicU32::new(0));
-        let queued = super::waiting(&tx);
         let write = {
             let taken = taken.clone();
             async move {
@@ -399,7 +428,83 @@ mod order_tests {
                 assert_eq!(taken.load(Ordering::SeqCst), n, "sent {n}, not yet taken");
             }
         };
-        super::both(write, read, queued).await;
+        super::both(write, read).await;
+    }
+
+    /// A mark sent after an answer resolves only once the answer is out:
+    /// what it promises a chain that waits to free its plan.
+    #[tokio::test]
+    async fn a_mark_resolves_once_what_came_before_it_is_written() {
+        use crate::session::{Mark, Outbound};
+        use tokio::io::AsyncReadExt;
+        let (tx, rx) = mpsc::channel::<Outbound>(8);
+        let (mut agent, host) = tokio::io::duplex(1 << 20);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let writer = tokio::spawn(super::write_out(
+            host,
+            1 << 20,
+            rx,
+            cancel.clone(),
+            cancel.clone(),
+        ));
+        let ping = a2e_proto::Message::from(a2e_proto::Ping::default());
+        let (mark, written) = Mark::new();
+        tx.send(Outbound::Message(ping.clone())).await.unwrap();
+        tx.send(Outbound::Mark(mark)).await.unwrap();
+        let _ = written.await;
+        let mut line = ping.to_json();
+        line.push(b'\n');
+        let mut got = vec![0u8; line.len()];
+        // Already in the pipe: the read completes without waiting.
+        let read = futures::FutureExt::now_or_never(agent.read_exact(&mut got));
+        assert!(read.is_some_and(|r| r.is_ok()), "the answer is not out yet");
+        assert_eq!(got, line);
+        drop(tx);
+        writer.await.unwrap();
+    }
+
+    /// Counts the wakes of a task.
+    #[derive(Default)]
+    struct Wakes(AtomicU32);
+
+    impl futures::task::ArcWake for Wakes {
+        fn wake_by_ref(arc_self: &Arc<Self>) {
+            arc_self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// What the reader sends while the task runs is written in that run and
+    /// does not wake the task (tokio would reschedule it and wake an idle
+    /// worker); what arrives while the task is idle wakes it.
+    #[test]
+    fn only_a_send_from_outside_the_run_wakes_the_task() {
+        let (tx, mut rx) = mpsc::channel::<u32>(8);
+        let outside = tx.clone();
+        let taken = Arc::new(AtomicU32::new(0));
+        let write = {
+            let taken = taken.clone();
+            async move {
+                while let Some(n) = rx.recv().await {
+                    taken.store(n, Ordering::SeqCst);
+                }
+            }
+        };
+        let read = async move {
+            tx.send(1).await.unwrap();
+            std::future::pending::<()>().await;
+        };
+        let wakes = Arc::new(Wakes::default());
+        let waker = futures::task::waker(wakes.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        let mut run = std::pin::pin!(super::both(write, read));
+        assert!(run.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(taken.load(Ordering::SeqCst), 1, "written in the same run");
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0, "the task woke itself");
+        outside.try_send(2).unwrap();
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "a send from outside");
+        assert!(run.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(taken.load(Ordering::SeqCst), 2);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
     }
 }
 
