@@ -181,12 +181,20 @@ async fn handshake(session: &Arc<Session>, req: a2e_proto::HandshakeRequest) {
 /// requests are already queued. The request is polled once right here: one
 /// that finishes without waiting (an echo, a listing) costs no task and no
 /// hand-off between threads; one that waits goes on to a task of its own.
+///
+/// That first poll gets a waker that does nothing. A request that waits
+/// is polled again by its own task at once, where it registers that task's
+/// waker; the reader's waker, given to it here, would stay behind in what
+/// it waits on and wake the reader's task for nothing (a chain waiting for
+/// its answer to be written woke the session's task while it ran, and tokio
+/// answered that as a yield by waking an idle worker).
 async fn spawn_request(session: &Arc<Session>, request: Message) {
     let Ok(queued) = session.queue.clone().acquire_owned().await else {
         return;
     };
     let mut work = Box::pin(request_task(session.clone(), request, queued));
-    if futures::poll!(work.as_mut()).is_pending() {
+    let mut first = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    if work.as_mut().poll(&mut first).is_pending() {
         session.tasks.spawn(work);
     }
 }
@@ -471,70 +479,4 @@ async fn skill_request(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::session::Outbound;
-    use crate::{Host, HostConfig};
-    use tokio::sync::mpsc;
-
-    #[tokio::test]
-    async fn a_panicking_request_is_answered_once_and_audited_as_failed() {
-        let host = Host::builder(HostConfig::default()).build().unwrap();
-        let (tx, mut rx) = mpsc::channel(8);
-        let session = Session::new(host, tx);
-        let work = async {
-            if session.id().is_empty() {
-                return Audited::ok("never");
-            }
-            panic!("the work blew up")
-        };
-        let audited = guarded(&session, "r1", "tool/call/req", work).await;
-        assert!(!audited.success);
-        assert_eq!(audited.error_code, "runtime_error");
-        let Some(Outbound::Message(Message::ErrorMessage(e))) = rx.recv().await else {
-            panic!("no error message");
-        };
-        assert_eq!(e.req_id, "r1");
-        assert_eq!(e.code, ErrorCode::RUNTIME_ERROR);
-        assert!(e.message.contains("the work blew up"), "{}", e.message);
-        assert!(rx.try_recv().is_err(), "exactly one answer");
-
-        // Work that finishes is passed through untouched.
-        let audited = guarded(&session, "r2", "ping", async { Audited::ok("fine") }).await;
-        assert!(audited.success);
-        assert_eq!(audited.name, "fine");
-        assert!(rx.try_recv().is_err());
-    }
-}
-#[cfg(test)]
-mod future_size {
-    use super::*;
-
-    /// Every request's future is as large as the largest arm of
-    /// `run_request`, and is moved (copied) a few times on its way to its
-    /// task: the large arms (chains, skills, procs, listings) are boxed,
-    /// and the panic net keeps the work once. (Before: 19 KB a request.)
-    #[tokio::test]
-    async fn a_requests_future_stays_small() {
-        let host = crate::Host::builder(crate::HostConfig::default())
-            .build()
-            .unwrap();
-        let (tx, _rx) = tokio::sync::mpsc::channel(8);
-        let session = Session::new(host, tx);
-        let msg = Message::Ping(a2e_proto::Ping::default());
-        let run = std::mem::size_of_val(&run_request(&session, msg.clone()));
-        let net = std::mem::size_of_val(&guarded(
-            &session,
-            "",
-            "",
-            run_request(&session, msg.clone()),
-        ));
-        let permit = session.queue.clone().acquire_owned().await.unwrap();
-        let task = std::mem::size_of_val(&request_task(session.clone(), msg, permit));
-        assert!(
-            net <= run + 256,
-            "the panic net holds the work twice: {net} for {run}"
-        );
-        assert!(task <= 8 * 1024, "a request's future is {task} bytes");
-    }
-}
+mod tests;

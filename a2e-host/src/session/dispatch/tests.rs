@@ -1,0 +1,148 @@
+//! The dispatch's tests: the panic net, the first poll of a request, the
+//! size of a request's future.
+
+mod panic_net {
+    use super::super::*;
+    use crate::session::Outbound;
+    use crate::{Host, HostConfig};
+    use tokio::sync::mpsc;
+
+    #[tokio::test]
+    async fn a_panicking_request_is_answered_once_and_audited_as_failed() {
+        let host = Host::builder(HostConfig::default()).build().unwrap();
+        let (tx, mut rx) = mpsc::channel(8);
+        let session = Session::new(host, tx);
+        let work = async {
+            if session.id().is_empty() {
+                return Audited::ok("never");
+            }
+            panic!("the work blew up")
+        };
+        let audited = guarded(&session, "r1", "tool/call/req", work).await;
+        assert!(!audited.success);
+        assert_eq!(audited.error_code, "runtime_error");
+        let Some(Outbound::Message(Message::ErrorMessage(e))) = rx.recv().await else {
+            panic!("no error message");
+        };
+        assert_eq!(e.req_id, "r1");
+        assert_eq!(e.code, ErrorCode::RUNTIME_ERROR);
+        assert!(e.message.contains("the work blew up"), "{}", e.message);
+        assert!(rx.try_recv().is_err(), "exactly one answer");
+
+        // Work that finishes is passed through untouched.
+        let audited = guarded(&session, "r2", "ping", async { Audited::ok("fine") }).await;
+        assert!(audited.success);
+        assert_eq!(audited.name, "fine");
+        assert!(rx.try_recv().is_err());
+    }
+}
+mod first_poll {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use a2e_proto::ToolDefinition;
+    use serde_json::{Map, Value, json};
+
+    use super::super::*;
+    use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
+    use crate::session::Outbound;
+
+    /// Tool `a`, answering at once.
+    struct At;
+
+    impl ToolPlugin for At {
+        fn name(&self) -> &str {
+            "at"
+        }
+
+        fn tools(&self) -> Vec<ToolDefinition> {
+            vec![ToolDefinition::new("a", "A")]
+        }
+
+        async fn call(
+            &self,
+            _: &str,
+            args: Map<String, Value>,
+            _: CallContext,
+        ) -> crate::HostResult<ToolOutput> {
+            Ok(Value::Object(args).into())
+        }
+    }
+
+    #[derive(Default)]
+    struct Wakes(AtomicU32);
+
+    impl futures::task::ArcWake for Wakes {
+        fn wake_by_ref(arc_self: &Arc<Self>) {
+            arc_self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A chain answered inline then waits for its answer to be written, on
+    /// a task of its own: the writer passing its mark wakes that task, not
+    /// the reader's.
+    #[tokio::test]
+    async fn a_request_that_goes_on_to_its_own_task_leaves_no_waker_of_the_reader() {
+        let host = crate::Host::builder(crate::HostConfig::default())
+            .with_tool_plugin(At)
+            .build()
+            .unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::channel(8);
+        let session = Session::new(host, tx);
+        let line = json!({
+            "type": "chain/req", "id": "c1", "version": "1.0", "entry_node": "n0",
+            "streaming": false,
+            "nodes": [{"node_id": "n0", "kind": "tool", "name": "a", "input": {"x": 1}}],
+        });
+        let request = a2e_proto::decode(line.to_string().as_bytes()).unwrap();
+        let wakes = Arc::new(Wakes::default());
+        let waker = futures::task::waker(wakes.clone());
+        let mut reader = std::task::Context::from_waker(&waker);
+        let mut handled = std::pin::pin!(spawn_request(&session, request));
+        assert!(handled.as_mut().poll(&mut reader).is_ready());
+        let Some(Outbound::Message(Message::ChainResponse(resp))) = rx.recv().await else {
+            panic!("no answer");
+        };
+        assert!(resp.success, "{:?}", resp.error);
+        let Some(Outbound::Mark(mark)) = rx.recv().await else {
+            panic!("no mark after the answer");
+        };
+        // The writer is past the answer: the chain's task frees its plan.
+        drop(mark);
+        session.tasks.close();
+        session.tasks.wait().await;
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0, "the reader was woken");
+    }
+}
+
+mod future_size {
+    use super::super::*;
+
+    /// Every request's future is as large as the largest arm of
+    /// `run_request`, and is moved (copied) a few times on its way to its
+    /// task: the large arms (chains, skills, procs, listings) are boxed,
+    /// and the panic net keeps the work once. (Before: 19 KB a request.)
+    #[tokio::test]
+    async fn a_requests_future_stays_small() {
+        let host = crate::Host::builder(crate::HostConfig::default())
+            .build()
+            .unwrap();
+        let (tx, _rx) = tokio::sync::mpsc::channel(8);
+        let session = Session::new(host, tx);
+        let msg = Message::Ping(a2e_proto::Ping::default());
+        let run = std::mem::size_of_val(&run_request(&session, msg.clone()));
+        let net = std::mem::size_of_val(&guarded(
+            &session,
+            "",
+            "",
+            run_request(&session, msg.clone()),
+        ));
+        let permit = session.queue.clone().acquire_owned().await.unwrap();
+        let task = std::mem::size_of_val(&request_task(session.clone(), msg, permit));
+        assert!(
+            net <= run + 256,
+            "the panic net holds the work twice: {net} for {run}"
+        );
+        assert!(task <= 8 * 1024, "a request's future is {task} bytes");
+    }
+}
