@@ -16,7 +16,8 @@
 //! figure once: a 1000-node linear chain of `echo` over stdio with and
 //! without events, the same chain in-process through `chains::run_request`
 //! without a transport, with and without its events (streamed into a
-//! channel a task drains), through the engine alone with a no-op runner, and
+//! channel a task drains), the same from its JSON line (decoded, then run:
+//! the stdio chain without the transport), through the engine alone with a no-op runner, and
 //! a map of 100 `sleep10` items), each child's peak RSS, and last the ratios
 //! with their targets:
 //!
@@ -207,7 +208,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Rounds interleave the five figures, so that drift on a shared machine
     // hits each ratio's two sides alike.
     let in_process = peers::InProcess::new(&linear)?;
-    let mut rounds: [Vec<f64>; 6] = Default::default();
+    let mut rounds: [Vec<f64>; 7] = Default::default();
     let mut events = 0;
     for round in 0..WARM_UPS + CHAIN_ROUNDS {
         settle();
@@ -220,6 +221,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (settle(), ms(in_process.engine_trial()?)).1,
             (settle(), ms(a2e.chain(&map)?.0)).1,
             (settle(), ms(in_process.host_events_trial()?)).1,
+            (settle(), ms(in_process.from_line_trial()?)).1,
         ];
         if round >= WARM_UPS {
             for (all, one) in rounds.iter_mut().zip(figures) {
@@ -235,6 +237,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine_ms,
         map_ms,
         host_events_ms,
+        from_line_ms,
     ] = rounds.map(|mut v| median(&mut v));
     print_ms(
         "chain_linear1000_stdio",
@@ -255,6 +258,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "chain_linear1000_host_in_process_events",
         host_events_ms,
         json!({"nodes": CHAIN_NODES, "events": events}),
+    );
+    print_ms(
+        "chain_linear1000_host_in_process_from_line",
+        from_line_ms,
+        json!({"nodes": CHAIN_NODES}),
     );
     print_ms(
         "chain_linear1000_engine_noop",
@@ -291,6 +299,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
         ("chain_stdio_vs_host", stdio_ms / host_ms, "<=", 1.5),
         ("chain_host_vs_engine", host_ms / engine_ms, "<=", 2.0),
+        // Where the stdio chain's cost beyond the run is: decoding its line
+        // (in-process, from the line) against carrying it.
+        (
+            "chain_stdio_vs_line_in_process",
+            stdio_ms / from_line_ms,
+            "",
+            0.0,
+        ),
         ("chain_events_vs_none", events_ms / stdio_ms, "<=", 1.3),
         // Where the events' cost is: making them (in-process, into a
         // channel a task drains) against carrying them.

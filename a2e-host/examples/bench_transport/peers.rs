@@ -139,6 +139,7 @@ pub struct InProcess {
     host: Arc<Host>,
     engine: Arc<Engine>,
     req: ChainRequest,
+    line: String,
 }
 
 impl InProcess {
@@ -157,7 +158,32 @@ impl InProcess {
             host,
             engine,
             req,
+            line: line.to_owned(),
         })
+    }
+
+    /// One run through the host from the request's line: decoded, then run
+    /// as [`InProcess::host_trial`] runs it (the stdio chain without the
+    /// transport).
+    pub fn from_line_trial(&self) -> Result<Duration, Error> {
+        let host = self.host.clone();
+        let line = self.line.clone();
+        let run = async move {
+            let cancel = CancellationToken::new();
+            let started = Instant::now();
+            let Ok(Message::ChainRequest(req)) = a2e_proto::decode(line.as_bytes()) else {
+                return Err("not a chain".to_owned());
+            };
+            let resp = a2e_host::chains::run_request(&host, "bench", &req, None, &cancel)
+                .await
+                .map_err(|e| e.to_string())?;
+            let elapsed = started.elapsed();
+            if !resp.success {
+                return Err(format!("chain failed: {:?}", resp.error));
+            }
+            Ok::<_, String>(elapsed)
+        };
+        Ok(self.rt.block_on(self.rt.spawn(run))??)
     }
 
     /// One run through the host.
