@@ -221,7 +221,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (settle(), ms(in_process.engine_trial()?)).1,
             (settle(), ms(a2e.chain(&map)?.0)).1,
             (settle(), ms(in_process.host_events_trial()?)).1,
-            (settle(), ms(in_process.from_line_trial()?)).1,
+            (settle(), ms(in_process.line_trial()?)).1,
         ];
         if round >= WARM_UPS {
             for (all, one) in rounds.iter_mut().zip(figures) {

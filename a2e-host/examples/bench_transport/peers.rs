@@ -165,7 +165,7 @@ impl InProcess {
     /// One run through the host from the request's line: decoded, then run
     /// as [`InProcess::host_trial`] runs it (the stdio chain without the
     /// transport).
-    pub fn from_line_trial(&self) -> Result<Duration, Error> {
+    pub fn line_trial(&self) -> Result<Duration, Error> {
         let host = self.host.clone();
         let line = self.line.clone();
         let run = async move {
