@@ -90,10 +90,13 @@ pub struct ChainNode {
 }
 
 fn default_on_error() -> String {
-    "abort".into()
+    ChainNode::DEFAULT_ON_ERROR.into()
 }
 
 impl ChainNode {
+    /// `on_error` when a node names none.
+    pub const DEFAULT_ON_ERROR: &str = "abort";
+
     /// A node of `kind` named `name` with every other field at its default.
     pub fn new(node_id: &str, kind: NodeKind, name: &str) -> Self {
         Self {
@@ -133,7 +136,7 @@ wire_message! {
         #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::id()"))]
         pub chain_id: String = crate::envelope::new_chain_id(),
         /// The nodes (must form a DAG).
-        #[serde(default)]
+        #[serde(default, deserialize_with = "crate::node_list::nodes")]
         #[cfg_attr(feature = "arbitrary", proptest(strategy = "proptest::collection::vec(proptest::arbitrary::any::<ChainNode>(), 0..4)"))]
         pub nodes: Vec<ChainNode> = Vec::new(),
         /// The first node.

@@ -53,6 +53,7 @@ pub mod input_map;
 pub mod message;
 #[cfg(feature = "codec")]
 pub mod ndjson;
+mod node_list;
 mod num;
 pub mod outputs;
 pub mod params;
