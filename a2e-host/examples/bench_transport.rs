@@ -32,7 +32,8 @@
 //! `--only-stdio-chain N [--events]` only the chain over stdio (both
 //! with `--pause-ms M`: a pause before each trial, as the full run's),
 //! `--only-chains` the full run's chain figures without the calls, and
-//! `--only-calls a2e|raw|rmcp` only one peer's calls (to profile).
+//! `--only-calls a2e|raw|rmcp` only one peer's calls (to profile), and
+//! `--only-decode N` only the decode of the chain's request, N times.
 
 #[path = "bench_transport/client.rs"]
 mod client;
@@ -66,6 +67,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let calls: usize = flag_value(&args, "--calls").unwrap_or(5000);
 
+    // For profiling: the chain's request decoded, many times.
+    if args.iter().any(|a| a == "--only-decode") {
+        let n = flag_value(&args, "--only-decode").unwrap_or(2000);
+        let line = linear_chain(CHAIN_NODES, false);
+        let mut took = Vec::with_capacity(n);
+        for _ in 0..n {
+            let started = std::time::Instant::now();
+            let msg = a2e_proto::decode(line.as_bytes())?;
+            took.push(started.elapsed().as_secs_f64() * 1e6);
+            drop(std::hint::black_box(msg));
+        }
+        let us = median(&mut took);
+        println!(
+            "{}",
+            json!({"figure": "decode_chain_req_1000_nodes", "us": (us * 10.0).round() / 10.0, "bytes": line.len(), "trials": n})
+        );
+        return Ok(());
+    }
     // For profiling: the in-process chain alone, many times.
     if args.iter().any(|a| a == "--only-host-chain") {
         let n = flag_value(&args, "--only-host-chain").unwrap_or(500);
