@@ -41,7 +41,7 @@ impl Default for StdioOptions {
 /// its first poll (see the session) is written by the same thread that read
 /// it, in the same run of the task, with no hand-off between threads on the
 /// way (the writer is polled first, and again in the same run when the
-/// reader has left something to write; see [`both`]).
+/// reader has left something to write; see `both`).
 pub async fn serve<R, W>(host: Arc<Host>, reader: R, writer: W, options: StdioOptions)
 where
     R: AsyncRead + Unpin + Send + 'static,
