@@ -103,6 +103,18 @@ impl ChainNode {
             node_id: node_id.into(),
             kind,
             name: name.into(),
+            on_error: default_on_error(),
+            ..Self::blank()
+        }
+    }
+
+    /// A `tool` node with every field empty, `on_error` too (nothing
+    /// allocated): what a decoder fills in.
+    pub(crate) fn blank() -> Self {
+        Self {
+            node_id: String::new(),
+            kind: NodeKind::TOOL,
+            name: String::new(),
             input: Map::new(),
             input_map: crate::InputMap::new(),
             condition: String::new(),
@@ -111,7 +123,7 @@ impl ChainNode {
             items_path: String::new(),
             map_node: String::new(),
             next_node: String::new(),
-            on_error: default_on_error(),
+            on_error: String::new(),
         }
     }
 

@@ -14,7 +14,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::chains::{ChainNode, NodeKind};
+use crate::chains::ChainNode;
 
 /// Decodes a list of nodes (`#[serde(deserialize_with)]` on `nodes`).
 pub(crate) fn nodes<'de, D: Deserializer<'de>>(
@@ -40,7 +40,7 @@ impl<'de> Visitor<'de> for Nodes {
         let mut nodes: Vec<ChainNode> =
             Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_RESERVED));
         loop {
-            nodes.push(blank());
+            nodes.push(ChainNode::blank());
             let Some(slot) = nodes.last_mut() else {
                 break;
             };
@@ -50,24 +50,6 @@ impl<'de> Visitor<'de> for Nodes {
             }
         }
         Ok(nodes)
-    }
-}
-
-/// A node with every field empty, to be decoded into (no allocation).
-fn blank() -> ChainNode {
-    ChainNode {
-        node_id: String::new(),
-        kind: NodeKind::TOOL,
-        name: String::new(),
-        input: serde_json::Map::new(),
-        input_map: crate::InputMap::new(),
-        condition: String::new(),
-        true_node: String::new(),
-        false_node: String::new(),
-        items_path: String::new(),
-        map_node: String::new(),
-        next_node: String::new(),
-        on_error: String::new(),
     }
 }
 
@@ -92,22 +74,9 @@ enum Field {
 }
 
 impl Field {
+    /// The wire name ([`FIELDS`] is in the enum's order).
     fn name(self) -> &'static str {
-        match self {
-            Self::NodeId => "node_id",
-            Self::Kind => "kind",
-            Self::Name => "name",
-            Self::Input => "input",
-            Self::InputMap => "input_map",
-            Self::Condition => "condition",
-            Self::TrueNode => "true_node",
-            Self::FalseNode => "false_node",
-            Self::ItemsPath => "items_path",
-            Self::MapNode => "map_node",
-            Self::NextNode => "next_node",
-            Self::OnError => "on_error",
-            Self::Other => "",
-        }
+        FIELDS.get(self as usize).copied().unwrap_or_default()
     }
 
     fn bit(self) -> u16 {
@@ -115,6 +84,7 @@ impl Field {
     }
 }
 
+/// The wire names, in [`Field`]'s order.
 const FIELDS: &[&str] = &[
     "node_id",
     "kind",
@@ -229,6 +199,17 @@ mod tests {
         assert_eq!(listed[3].on_error, "abort");
         assert_eq!(listed[0].input_map["t"], "input.u");
         assert_eq!(nodes_from("[]").unwrap(), Vec::<ChainNode>::new());
+    }
+
+    #[test]
+    fn the_field_names_are_in_the_enums_order() {
+        for (at, name) in FIELDS.iter().enumerate() {
+            let field: Field = serde_json::from_value(json!(name)).unwrap();
+            assert_eq!(field as usize, at, "{name}");
+            assert_eq!(field.name(), *name);
+        }
+        let other: Field = serde_json::from_value(json!("unknown")).unwrap();
+        assert!(other == Field::Other && other.name().is_empty());
     }
 
     #[test]
