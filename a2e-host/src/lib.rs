@@ -63,6 +63,8 @@ pub mod registry;
 mod search;
 pub mod session;
 pub mod skills;
+#[cfg(test)]
+mod test_support;
 pub mod transport;
 
 pub use config::HostConfig;

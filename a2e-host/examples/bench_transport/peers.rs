@@ -169,19 +169,11 @@ impl InProcess {
         let host = self.host.clone();
         let line = self.line.clone();
         let run = async move {
-            let cancel = CancellationToken::new();
             let started = Instant::now();
             let Ok(Message::ChainRequest(req)) = a2e_proto::decode(line.as_bytes()) else {
                 return Err("not a chain".to_owned());
             };
-            let resp = a2e_host::chains::run_request(&host, "bench", &req, None, &cancel)
-                .await
-                .map_err(|e| e.to_string())?;
-            let elapsed = started.elapsed();
-            if !resp.success {
-                return Err(format!("chain failed: {:?}", resp.error));
-            }
-            Ok::<_, String>(elapsed)
+            host_run(&host, &req, started).await
         };
         Ok(self.rt.block_on(self.rt.spawn(run))??)
     }
@@ -190,18 +182,7 @@ impl InProcess {
     pub fn host_trial(&self) -> Result<Duration, Error> {
         let host = self.host.clone();
         let req = self.req.clone();
-        let run = async move {
-            let cancel = CancellationToken::new();
-            let started = Instant::now();
-            let resp = a2e_host::chains::run_request(&host, "bench", &req, None, &cancel)
-                .await
-                .map_err(|e| e.to_string())?;
-            let elapsed = started.elapsed();
-            if !resp.success {
-                return Err(format!("chain failed: {:?}", resp.error));
-            }
-            Ok::<_, String>(elapsed)
-        };
+        let run = async move { host_run(&host, &req, Instant::now()).await };
         Ok(self.rt.block_on(self.rt.spawn(run))??)
     }
 
@@ -255,6 +236,24 @@ impl InProcess {
         };
         Ok(self.rt.block_on(self.rt.spawn(run))??)
     }
+}
+
+/// Runs `req` through the host without streaming; the time since `started`
+/// once it has answered, with success.
+async fn host_run(
+    host: &Arc<Host>,
+    req: &ChainRequest,
+    started: Instant,
+) -> Result<Duration, String> {
+    let cancel = CancellationToken::new();
+    let resp = a2e_host::chains::run_request(host, "bench", req, None, &cancel)
+        .await
+        .map_err(|e| e.to_string())?;
+    let elapsed = started.elapsed();
+    if !resp.success {
+        return Err(format!("chain failed: {:?}", resp.error));
+    }
+    Ok(elapsed)
 }
 
 impl Drop for InProcess {

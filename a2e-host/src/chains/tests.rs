@@ -2,41 +2,15 @@
 
 use std::time::Duration;
 
-use a2e_proto::{ChainNode, NodeKind, ToolDefinition};
-use serde_json::{Map, json};
+use a2e_proto::{ChainNode, NodeKind};
+use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::runner::MAX_KEPT_REQUESTS;
 use super::sink::{EVENT_AGE, EVENT_CHUNK, EVENT_SEGMENT, EVENT_SLACK};
 use super::*;
 use crate::config::HostConfig;
-use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
-
-/// Tools `a` and `b`: each answers with its name and its arguments.
-struct Named;
-
-impl ToolPlugin for Named {
-    fn name(&self) -> &str {
-        "named"
-    }
-
-    fn tools(&self) -> Vec<ToolDefinition> {
-        vec![ToolDefinition::new("a", "A"), ToolDefinition::new("b", "B")]
-    }
-
-    async fn call(
-        &self,
-        tool: &str,
-        args: Map<String, Value>,
-        _: CallContext,
-    ) -> HostResult<ToolOutput> {
-        if let Some(ms) = args.get("block_ms").and_then(Value::as_u64) {
-            // Busy on the chain's thread, finishing without a wait.
-            std::thread::sleep(Duration::from_millis(ms));
-        }
-        Ok(json!({"tool": tool, "args": args}).into())
-    }
-}
+use crate::test_support::Named;
 
 /// A streaming linear chain of `n` nodes of tool `a` with `input`.
 fn streaming_chain(n: usize, input: Value) -> ChainRequest {

@@ -406,21 +406,23 @@ mod order_tests {
 
     use tokio::sync::mpsc;
 
+    use crate::test_support::Wakes;
+
+    /// A writer that records the last number it took.
+    async fn taking(mut rx: mpsc::Receiver<u32>, taken: Arc<AtomicU32>) {
+        while let Some(n) = rx.recv().await {
+            taken.store(n, Ordering::SeqCst);
+        }
+    }
+
     /// A handler that sends and then yields finds what it sent already
     /// taken by the writer when it goes on, every time (two futures joined
     /// in turn would leave it unwritten every other time).
     #[tokio::test]
     async fn the_writer_takes_what_the_reader_sent_before_the_reader_goes_on() {
-        let (tx, mut rx) = mpsc::channel::<u32>(8);
+        let (tx, rx) = mpsc::channel::<u32>(8);
         let taken = Arc::new(AtomicU32::new(0));
-        let write = {
-            let taken = taken.clone();
-            async move {
-                while let Some(n) = rx.recv().await {
-                    taken.store(n, Ordering::SeqCst);
-                }
-            }
-        };
+        let write = taking(rx, taken.clone());
         let read = async move {
             for n in 1..=50 {
                 tx.send(n).await.unwrap();
@@ -463,48 +465,30 @@ mod order_tests {
         writer.await.unwrap();
     }
 
-    /// Counts the wakes of a task.
-    #[derive(Default)]
-    struct Wakes(AtomicU32);
-
-    impl futures::task::ArcWake for Wakes {
-        fn wake_by_ref(arc_self: &Arc<Self>) {
-            arc_self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
     /// What the reader sends while the task runs is written in that run and
     /// does not wake the task (tokio would reschedule it and wake an idle
     /// worker); what arrives while the task is idle wakes it.
     #[test]
     fn only_a_send_from_outside_the_run_wakes_the_task() {
-        let (tx, mut rx) = mpsc::channel::<u32>(8);
+        let (tx, rx) = mpsc::channel::<u32>(8);
         let outside = tx.clone();
         let taken = Arc::new(AtomicU32::new(0));
-        let write = {
-            let taken = taken.clone();
-            async move {
-                while let Some(n) = rx.recv().await {
-                    taken.store(n, Ordering::SeqCst);
-                }
-            }
-        };
+        let write = taking(rx, taken.clone());
         let read = async move {
             tx.send(1).await.unwrap();
             std::future::pending::<()>().await;
         };
-        let wakes = Arc::new(Wakes::default());
-        let waker = futures::task::waker(wakes.clone());
+        let (wakes, waker) = Wakes::waker();
         let mut cx = std::task::Context::from_waker(&waker);
         let mut run = std::pin::pin!(super::both(write, read));
         assert!(run.as_mut().poll(&mut cx).is_pending());
         assert_eq!(taken.load(Ordering::SeqCst), 1, "written in the same run");
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 0, "the task woke itself");
+        assert_eq!(wakes.count(), 0, "the task woke itself");
         outside.try_send(2).unwrap();
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "a send from outside");
+        assert_eq!(wakes.count(), 1, "a send from outside");
         assert!(run.as_mut().poll(&mut cx).is_pending());
         assert_eq!(taken.load(Ordering::SeqCst), 2);
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(wakes.count(), 1);
     }
 }
 

@@ -37,46 +37,11 @@ mod panic_net {
     }
 }
 mod first_poll {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicU32, Ordering};
-
-    use a2e_proto::ToolDefinition;
-    use serde_json::{Map, Value, json};
+    use serde_json::json;
 
     use super::super::*;
-    use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
     use crate::session::Outbound;
-
-    /// Tool `a`, answering at once.
-    struct At;
-
-    impl ToolPlugin for At {
-        fn name(&self) -> &str {
-            "at"
-        }
-
-        fn tools(&self) -> Vec<ToolDefinition> {
-            vec![ToolDefinition::new("a", "A")]
-        }
-
-        async fn call(
-            &self,
-            _: &str,
-            args: Map<String, Value>,
-            _: CallContext,
-        ) -> crate::HostResult<ToolOutput> {
-            Ok(Value::Object(args).into())
-        }
-    }
-
-    #[derive(Default)]
-    struct Wakes(AtomicU32);
-
-    impl futures::task::ArcWake for Wakes {
-        fn wake_by_ref(arc_self: &Arc<Self>) {
-            arc_self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
+    use crate::test_support::{Named, Wakes};
 
     /// A chain answered inline then waits for its answer to be written, on
     /// a task of its own: the writer passing its mark wakes that task, not
@@ -84,7 +49,7 @@ mod first_poll {
     #[tokio::test]
     async fn a_request_that_goes_on_to_its_own_task_leaves_no_waker_of_the_reader() {
         let host = crate::Host::builder(crate::HostConfig::default())
-            .with_tool_plugin(At)
+            .with_tool_plugin(Named)
             .build()
             .unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::channel(8);
@@ -95,8 +60,7 @@ mod first_poll {
             "nodes": [{"node_id": "n0", "kind": "tool", "name": "a", "input": {"x": 1}}],
         });
         let request = a2e_proto::decode(line.to_string().as_bytes()).unwrap();
-        let wakes = Arc::new(Wakes::default());
-        let waker = futures::task::waker(wakes.clone());
+        let (wakes, waker) = Wakes::waker();
         let mut reader = std::task::Context::from_waker(&waker);
         let mut handled = std::pin::pin!(spawn_request(&session, request));
         assert!(handled.as_mut().poll(&mut reader).is_ready());
@@ -111,7 +75,7 @@ mod first_poll {
         drop(mark);
         session.tasks.close();
         session.tasks.wait().await;
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 0, "the reader was woken");
+        assert_eq!(wakes.count(), 0, "the reader was woken");
     }
 }
 
