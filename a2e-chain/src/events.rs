@@ -64,7 +64,7 @@ impl Event<'_> {
     /// time stamped on it (since the Unix epoch).
     pub fn write_line(
         &self,
-        writer: &a2e_proto::ChainEventWriter,
+        writer: &mut a2e_proto::ChainEventWriter,
         out: &mut Vec<u8>,
     ) -> std::time::Duration {
         let item_id;

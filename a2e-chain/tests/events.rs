@@ -36,7 +36,10 @@ impl EventSink for Batching {
 impl Log {
     fn event(&mut self, event: &Event<'_>) {
         self.line.clear();
-        event.write_line(&a2e_proto::ChainEventWriter::new("req-1"), &mut self.line);
+        event.write_line(
+            &mut a2e_proto::ChainEventWriter::new("req-1"),
+            &mut self.line,
+        );
         let Ok(Message::ChainEvent(got)) = decode(self.line.strip_suffix(b"\n").unwrap()) else {
             panic!("not a chain/event: {}", String::from_utf8_lossy(&self.line));
         };

@@ -49,6 +49,7 @@ pub mod core;
 pub mod decode;
 pub mod envelope;
 pub mod event;
+mod event_line;
 pub mod input_map;
 pub mod message;
 #[cfg(feature = "codec")]

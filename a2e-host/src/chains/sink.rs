@@ -135,7 +135,7 @@ impl EventSink for LineSink {
             return;
         }
         let first = self.held() == 0;
-        let made = event.write_line(&self.lines, &mut self.buf);
+        let made = event.write_line(&mut self.lines, &mut self.buf);
         if first {
             self.run_started = made;
         }
