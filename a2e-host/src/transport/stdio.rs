@@ -5,16 +5,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use a2e_proto::ndjson::{CodecError, Frame, NdjsonCodec};
-use bytes::BytesMut;
-use futures::{SinkExt, StreamExt};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use a2e_proto::ndjson::{Frame, NdjsonCodec};
+use futures::StreamExt;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
-use tokio_util::codec::{Encoder, FramedRead, FramedWrite};
+use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
 use crate::host::Host;
 use crate::session::{OUTBOUND_CAPACITY, Outbound, Session};
+
+mod writer;
 
 /// What ends the session when the input stream ends.
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +52,7 @@ where
     let session = Session::new(host.clone(), tx);
     let max = host.config().max_message_bytes;
     let read_done = CancellationToken::new();
-    let write = write_out(
+    let write = writer::write_out(
         writer,
         max,
         rx,
@@ -155,113 +156,6 @@ impl futures::task::ArcWake for WriterWake {
         arc_self.woken.store(true, Ordering::SeqCst);
         if !arc_self.running.load(Ordering::SeqCst) {
             arc_self.task.wake();
-        }
-    }
-}
-
-/// How long output may still be written once the input side has closed the
-/// session (answers of calls that finished in the drain).
-const WRITE_GRACE: Duration = Duration::from_secs(5);
-
-/// Bytes buffered before the writer writes without waiting for more.
-const OUTPUT_BATCH: usize = 64 * 1024;
-
-/// Most items a writer's round keeps until its flush.
-const MAX_HELD: usize = 64;
-
-/// A run of lines at least this long is written as it is when nothing is
-/// buffered before it, without a copy into the output buffer (a streaming
-/// chain's events come in segments of 64 KiB, runs of up to 512 KiB, and
-/// growing the buffer to hold them copied each byte about three times).
-const DIRECT_LINES: usize = 16 * 1024;
-
-/// Writes the session's messages as NDJSON: what is ready is written, then
-/// flushed once (fewer syscalls under load). A broken output cancels the
-/// session; after it, messages are drained without writing so that senders
-/// never block on a dead output.
-async fn write_out<W: AsyncWrite + Unpin>(
-    writer: W,
-    max: usize,
-    mut rx: mpsc::Receiver<Outbound>,
-    cancel: CancellationToken,
-    read_done: CancellationToken,
-) {
-    let mut sink = FramedWrite::new(writer, OutboundCodec(NdjsonCodec::new(max)));
-    // Written out once a pipe's worth (64 KiB) is buffered, or when nothing
-    // more is ready: fewer writes, and fewer wake-ups of the reader.
-    sink.set_backpressure_boundary(OUTPUT_BATCH);
-    let ended = async {
-        read_done.cancelled().await;
-        tokio::time::sleep(WRITE_GRACE).await;
-    };
-    tokio::pin!(ended);
-    let mut broken = false;
-    // What was written in this round, freed once it is out: a chain's
-    // answer holds every node's output, and freeing them before the write
-    // would delay it.
-    let mut written: Vec<Outbound> = Vec::new();
-    loop {
-        let msg = tokio::select! {
-            msg = rx.recv() => msg,
-            () = &mut ended => None,
-        };
-        let Some(msg) = msg else { return };
-        if broken {
-            continue;
-        }
-        let mut next = Some(msg);
-        while let Some(msg) = next.take() {
-            let fed = match &msg {
-                Outbound::Lines(lines)
-                    if lines.len() >= DIRECT_LINES && sink.write_buffer().is_empty() =>
-                {
-                    sink.get_mut()
-                        .write_all(lines)
-                        .await
-                        .map_err(CodecError::from)
-                }
-                _ => sink.feed(&msg).await,
-            };
-            // A long round (the output keeps up with a fast producer) is
-            // freed as it goes: past this many, the first are long written
-            // (marks wait for the flush: they promise the write).
-            if written.len() >= MAX_HELD {
-                written.retain(|held| matches!(held, Outbound::Mark(_)));
-            }
-            written.push(msg);
-            if let Err(e) = fed {
-                tracing::info!("output closed ({e}); ending the session");
-                cancel.cancel();
-                broken = true;
-                break;
-            }
-            next = rx.try_recv().ok();
-        }
-        if !broken && let Err(e) = SinkExt::<&Outbound>::flush(&mut sink).await {
-            tracing::info!("output closed ({e}); ending the session");
-            cancel.cancel();
-            broken = true;
-        }
-        written.clear();
-    }
-}
-
-/// NDJSON for a session's outbound items: a message is encoded, lines
-/// encoded elsewhere are copied as they are.
-struct OutboundCodec(NdjsonCodec);
-
-impl Encoder<&Outbound> for OutboundCodec {
-    type Error = CodecError;
-
-    fn encode(&mut self, item: &Outbound, dst: &mut BytesMut) -> Result<(), CodecError> {
-        match item {
-            Outbound::Message(msg) => self.0.encode(msg, dst),
-            Outbound::Lines(lines) => {
-                dst.extend_from_slice(lines);
-                Ok(())
-            }
-            // Kept with what this round wrote, dropped after its flush.
-            Outbound::Mark(_) => Ok(()),
         }
     }
 }
@@ -431,38 +325,6 @@ mod order_tests {
             }
         };
         super::both(write, read).await;
-    }
-
-    /// A mark sent after an answer resolves only once the answer is out:
-    /// what it promises a chain that waits to free its plan.
-    #[tokio::test]
-    async fn a_mark_resolves_once_what_came_before_it_is_written() {
-        use crate::session::{Mark, Outbound};
-        use tokio::io::AsyncReadExt;
-        let (tx, rx) = mpsc::channel::<Outbound>(8);
-        let (mut agent, host) = tokio::io::duplex(1 << 20);
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let writer = tokio::spawn(super::write_out(
-            host,
-            1 << 20,
-            rx,
-            cancel.clone(),
-            cancel.clone(),
-        ));
-        let ping = a2e_proto::Message::from(a2e_proto::Ping::default());
-        let (mark, written) = Mark::new();
-        tx.send(Outbound::Message(ping.clone())).await.unwrap();
-        tx.send(Outbound::Mark(mark)).await.unwrap();
-        let _ = written.await;
-        let mut line = ping.to_json();
-        line.push(b'\n');
-        let mut got = vec![0u8; line.len()];
-        // Already in the pipe: the read completes without waiting.
-        let read = futures::FutureExt::now_or_never(agent.read_exact(&mut got));
-        assert!(read.is_some_and(|r| r.is_ok()), "the answer is not out yet");
-        assert_eq!(got, line);
-        drop(tx);
-        writer.await.unwrap();
     }
 
     /// What the reader sends while the task runs is written in that run and
