@@ -161,6 +161,8 @@ impl HostBuilder {
             .map_err(BuildError::Config)?
             .filter(|p| p.names().next().is_some());
         let config = Arc::new(self.config);
+        // Here, not in the first streaming chain's first event.
+        a2e_proto::ChainEventWriter::calibrate();
         Ok(Arc::new(Host {
             procs: ProcManager::new(config.clone()),
             config,

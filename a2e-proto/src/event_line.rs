@@ -21,7 +21,8 @@ const OPEN: &[u8] = b"{\"type\":\"chain/event\",\"id\":\"";
 /// the writer, then a count of its events (unique without drawing random
 /// bits per event). `ts` is written from the clock's seconds and
 /// microseconds, the number a float of them would print as; the clock is
-/// read from the CPU's counter (see [`WallClock`]).
+/// read from the CPU's time-stamp counter, anchored to the system clock
+/// once a second.
 #[derive(Debug)]
 pub struct ChainEventWriter {
     /// `req_id` as a JSON string.
@@ -61,6 +62,12 @@ impl ChainEventWriter {
             count: 0,
             clock: WallClock::new(),
         }
+    }
+
+    /// Calibrates the counter `ts` is read from (under a millisecond, once
+    /// per process), so that no event waits for it.
+    pub fn calibrate() {
+        let _ = quanta::Instant::now();
     }
 
     /// Appends one event, with a fresh id and made now, as one NDJSON line
