@@ -76,14 +76,12 @@ pub(super) async fn write_out<W: AsyncWrite + Unpin>(
                     if lines.len() >= DIRECT_LINES && sink.write_buffer().is_empty() =>
                 {
                     // The runs queued right behind it go out in the same
-                    // vectored writes: one wake-up of the reader for them all.
+                    // vectored writes: one wake-up of the reader for them all
+                    // (freed once written, with `run`).
                     let mut run = vec![lines.clone()];
                     while run.len() < MAX_VECTORED {
                         match rx.try_recv() {
-                            Ok(Outbound::Lines(more)) => {
-                                run.push(more.clone());
-                                written.push(Outbound::Lines(more));
-                            }
+                            Ok(Outbound::Lines(more)) => run.push(more),
                             Ok(other) => {
                                 after = Some(other);
                                 break;
