@@ -13,7 +13,8 @@
 //! Each prints JSON lines: calls per second and p50/p99 latency for
 //! sequential calls and for 64 in flight (the medians of five interleaved
 //! rounds), the chain figures (medians of 61 rounds, each running every
-//! figure once: a 1000-node linear chain of `echo` over stdio with and
+//! figure once in a shuffled order, each figure after a pause and with the
+//! core's caches holding other work, see `settle`: a 1000-node linear chain of `echo` over stdio with and
 //! without events, the same chain in-process through `chains::run_request`
 //! without a transport, with and without its events (streamed into a
 //! channel a task drains), the same from its JSON line (decoded, then run:
@@ -96,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let only_plain = args.iter().any(|a| a == "--plain");
         let pause = pause_flag(&args);
         for _ in 0..n {
-            std::thread::sleep(pause);
+            pause_for(pause);
             if !only_events {
                 host_ms.push(ms(in_process.host_trial()?));
             }
@@ -152,7 +153,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let pause = pause_flag(&args);
         let mut ms: Vec<f64> = (0..n)
             .map(|_| {
-                std::thread::sleep(pause);
+                pause_for(pause);
                 a2e.chain(&chain).map(|r| r.0.as_secs_f64() * 1e3)
             })
             .collect::<Result<_, _>>()?;
@@ -224,24 +225,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let linear = linear_chain(CHAIN_NODES, false);
     let linear_events = linear_chain(CHAIN_NODES, true);
     let map = map_chain(MAP_ITEMS);
-    // Rounds interleave the five figures, so that drift on a shared machine
-    // hits each ratio's two sides alike.
+    // Rounds interleave the seven figures, so that drift on a shared machine
+    // hits each ratio's two sides alike, in an order shuffled every round
+    // (no figure always follows the same one), each after `settle`.
     let in_process = peers::InProcess::new(&linear)?;
     let mut rounds: [Vec<f64>; 7] = Default::default();
+    let mut order = [0, 1, 2, 3, 4, 5, 6];
+    let mut shuffle = Shuffle(0x9e37_79b9_7f4a_7c15);
     let mut events = 0;
     for round in 0..WARM_UPS + CHAIN_ROUNDS {
-        settle();
-        let (took, n) = a2e.chain(&linear_events)?;
-        events = n;
-        let figures = [
-            (settle(), ms(a2e.chain(&linear)?.0)).1,
-            ms(took),
-            (settle(), ms(in_process.host_trial()?)).1,
-            (settle(), ms(in_process.engine_trial()?)).1,
-            (settle(), ms(a2e.chain(&map)?.0)).1,
-            (settle(), ms(in_process.host_events_trial()?)).1,
-            (settle(), ms(in_process.line_trial()?)).1,
-        ];
+        shuffle.apply(&mut order);
+        let mut figures = [0.0; 7];
+        for &figure in &order {
+            settle();
+            figures[figure] = match figure {
+                0 => ms(a2e.chain(&linear)?.0),
+                1 => {
+                    let (took, n) = a2e.chain(&linear_events)?;
+                    events = n;
+                    ms(took)
+                }
+                2 => ms(in_process.host_trial()?),
+                3 => ms(in_process.engine_trial()?),
+                4 => ms(a2e.chain(&map)?.0),
+                5 => ms(in_process.host_events_trial()?),
+                _ => ms(in_process.line_trial()?),
+            };
+        }
         if round >= WARM_UPS {
             for (all, one) in rounds.iter_mut().zip(figures) {
                 all.push(one);
@@ -374,6 +384,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// A fixed-seed shuffle of the chain figures' order (xorshift64*, so that
+/// every run of the bench measures in the same orders).
+struct Shuffle(u64);
+
+impl Shuffle {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Fisher-Yates over `items`.
+    fn apply<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            items.swap(i, j);
+        }
+    }
+}
+
 /// One peer's runs in one mode, over the rounds.
 struct Figure {
     kind: PeerKind,
@@ -407,7 +438,7 @@ fn flag_value<T: std::str::FromStr>(args: &[String], flag: &str) -> Option<T> {
 }
 
 /// `--pause-ms M`: a pause before each trial of the single-figure modes
-/// (the full run's [`settle`] is one).
+/// (the full run's [`settle`] is one), followed as it is by [`evict`].
 fn pause_flag(args: &[String]) -> Duration {
     Duration::from_millis(flag_value(args, "--pause-ms").unwrap_or(0))
 }
@@ -431,15 +462,47 @@ fn print_ms(figure: &str, ms: f64, extra: Value) {
     println!("{line}");
 }
 
-/// `chain/req` of `n` `echo` nodes, each reading the one before.
 /// A pause before each chain figure, so that none starts while the
 /// previous one's process still frees its state or spins down its workers
 /// (on two cores that work would run beside the figure, and only beside the
 /// figures that follow a stdio chain).
 fn settle() {
-    std::thread::sleep(SETTLE);
+    pause_for(SETTLE);
 }
 
+/// A pause of `pause` (none if zero), then [`evict`].
+fn pause_for(pause: Duration) {
+    if !pause.is_zero() {
+        std::thread::sleep(pause);
+        evict();
+    }
+}
+
+/// Bytes [`evict`] writes: four times a core's L2 cache here (1 MiB), with
+/// the host and this process on one core (the machine's scheduler packs
+/// them).
+const EVICT_BYTES: usize = 4 << 20;
+
+/// Writes [`EVICT_BYTES`] of this process's memory, so that every chain
+/// figure starts with the core's caches holding other work, as a host's
+/// request finds them after the agent ran: in the same state whichever
+/// figure came before it. Without it a stdio chain that followed the
+/// in-process runs took ~0.3 ms longer than one that followed a stdio
+/// chain (the host's memory had left the caches), and the in-process runs
+/// were faster after each other (see `a2e-host/README.md`).
+fn evict() {
+    thread_local! {
+        static OTHER_WORK: std::cell::RefCell<Vec<u8>> =
+            std::cell::RefCell::new(vec![0; EVICT_BYTES]);
+    }
+    OTHER_WORK.with_borrow_mut(|bytes| {
+        let next = bytes.first().map_or(1, |b| b.wrapping_add(1));
+        bytes.fill(next);
+        std::hint::black_box(bytes);
+    });
+}
+
+/// `chain/req` of `n` `echo` nodes, each reading the one before.
 fn linear_chain(n: usize, streaming: bool) -> String {
     let nodes: Vec<Value> = (0..n)
         .map(|i| {
