@@ -13,13 +13,14 @@
 //! Each prints JSON lines: calls per second and p50/p99 latency for
 //! sequential calls and for 64 in flight (the medians of five interleaved
 //! rounds), the chain figures (medians of 61 rounds, each running every
-//! figure once in a shuffled order, each figure after a pause and with the
-//! core's caches holding other work, see `settle`: a 1000-node linear chain of `echo` over stdio with and
-//! without events, the same chain in-process through `chains::run_request`
-//! without a transport, with and without its events (streamed into a
-//! channel a task drains), the same from its JSON line (decoded, then run:
-//! the stdio chain without the transport), through the engine alone with a no-op runner, and
-//! a map of 100 `sleep10` items), each child's peak RSS, and last the ratios
+//! figure in a shuffled order, each measured on its second run in a row
+//! and after a pause, see `settle`): a 1000-node linear chain of `echo`
+//! over stdio with and without events, the same chain in-process through
+//! `chains::run_request` without a transport, with and without its events
+//! (streamed into a channel a task drains), the same from its JSON line
+//! (decoded, then run: the stdio chain without the transport), through the
+//! engine alone with a no-op runner, and a map of 100 `sleep10` items),
+//! each child's peak RSS, and last the ratios
 //! with their targets:
 //!
 //! ```text
@@ -226,8 +227,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let linear_events = linear_chain(CHAIN_NODES, true);
     let map = map_chain(MAP_ITEMS);
     // Rounds interleave the seven figures, so that drift on a shared machine
-    // hits each ratio's two sides alike, in an order shuffled every round
-    // (no figure always follows the same one), each after `settle`.
+    // hits each ratio's two sides alike, in an order shuffled every round,
+    // and each figure is measured on its second run in a row: what a run
+    // costs depends on what ran before it (in a fixed order the first stdio
+    // chain after the in-process runs found the host's memory out of the
+    // CPU's caches and took ~0.3 ms longer than one after a stdio chain), so
+    // each measured run follows an unmeasured one of its own kind.
     let in_process = peers::InProcess::new(&linear)?;
     let mut rounds: [Vec<f64>; 7] = Default::default();
     let mut order = [0, 1, 2, 3, 4, 5, 6];
@@ -237,20 +242,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         shuffle.apply(&mut order);
         let mut figures = [0.0; 7];
         for &figure in &order {
-            settle();
-            figures[figure] = match figure {
-                0 => ms(a2e.chain(&linear)?.0),
-                1 => {
-                    let (took, n) = a2e.chain(&linear_events)?;
-                    events = n;
-                    ms(took)
-                }
-                2 => ms(in_process.host_trial()?),
-                3 => ms(in_process.engine_trial()?),
-                4 => ms(a2e.chain(&map)?.0),
-                5 => ms(in_process.host_events_trial()?),
-                _ => ms(in_process.line_trial()?),
-            };
+            // Run twice, the first time unmeasured (see above).
+            for _ in 0..2 {
+                settle();
+                figures[figure] = match figure {
+                    0 => ms(a2e.chain(&linear)?.0),
+                    1 => {
+                        let (took, n) = a2e.chain(&linear_events)?;
+                        events = n;
+                        ms(took)
+                    }
+                    2 => ms(in_process.host_trial()?),
+                    3 => ms(in_process.engine_trial()?),
+                    4 => ms(a2e.chain(&map)?.0),
+                    5 => ms(in_process.host_events_trial()?),
+                    _ => ms(in_process.line_trial()?),
+                };
+            }
         }
         if round >= WARM_UPS {
             for (all, one) in rounds.iter_mut().zip(figures) {
@@ -438,7 +446,7 @@ fn flag_value<T: std::str::FromStr>(args: &[String], flag: &str) -> Option<T> {
 }
 
 /// `--pause-ms M`: a pause before each trial of the single-figure modes
-/// (the full run's [`settle`] is one), followed as it is by [`evict`].
+/// (the full run's [`settle`] is one).
 fn pause_flag(args: &[String]) -> Duration {
     Duration::from_millis(flag_value(args, "--pause-ms").unwrap_or(0))
 }
@@ -470,36 +478,11 @@ fn settle() {
     pause_for(SETTLE);
 }
 
-/// A pause of `pause` (none if zero), then [`evict`].
+/// A pause of `pause` (none if zero).
 fn pause_for(pause: Duration) {
     if !pause.is_zero() {
         std::thread::sleep(pause);
-        evict();
     }
-}
-
-/// Bytes [`evict`] writes: four times a core's L2 cache here (1 MiB), with
-/// the host and this process on one core (the machine's scheduler packs
-/// them).
-const EVICT_BYTES: usize = 4 << 20;
-
-/// Writes [`EVICT_BYTES`] of this process's memory, so that every chain
-/// figure starts with the core's caches holding other work, as a host's
-/// request finds them after the agent ran: in the same state whichever
-/// figure came before it. Without it a stdio chain that followed the
-/// in-process runs took ~0.3 ms longer than one that followed a stdio
-/// chain (the host's memory had left the caches), and the in-process runs
-/// were faster after each other (see `a2e-host/README.md`).
-fn evict() {
-    thread_local! {
-        static OTHER_WORK: std::cell::RefCell<Vec<u8>> =
-            std::cell::RefCell::new(vec![0; EVICT_BYTES]);
-    }
-    OTHER_WORK.with_borrow_mut(|bytes| {
-        let next = bytes.first().map_or(1, |b| b.wrapping_add(1));
-        bytes.fill(next);
-        std::hint::black_box(bytes);
-    });
 }
 
 /// `chain/req` of `n` `echo` nodes, each reading the one before.
