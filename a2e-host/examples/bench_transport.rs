@@ -7,7 +7,8 @@
 //! - `a2e`: the host (`serve_stdio`, the binary's allocator and runtime) with
 //!   an `echo` and a `sleep10` tool;
 //! - `raw`: a pipe echo with no protocol (`serde_json` and std I/O answer each
-//!   line): the physical limit of a line round trip;
+//!   line): the physical limit of a line round trip (a `chain/req` it answers
+//!   with the host's answer, made once: the limit of carrying it);
 //! - `rmcp`: an rmcp stdio server with an `echo` tool (MCP's `tools/call`).
 //!
 //! Each prints JSON lines: calls per second and p50/p99 latency for
@@ -19,9 +20,10 @@
 //! `chains::run_request` without a transport, with and without its events
 //! (streamed into a channel a task drains), the same from its JSON line
 //! (decoded, then run: the stdio chain without the transport), through the
-//! engine alone with a no-op runner, and a map of 100 `sleep10` items),
-//! each child's peak RSS, and last the ratios
-//! with their targets:
+//! engine alone with a no-op runner, a map of 100 `sleep10` items, and the
+//! raw peer answering the chain's line with the host's answer prebuilt,
+//! with and without its 2,000 event lines: the limit of carrying them),
+//! each child's peak RSS, and last the ratios with their targets:
 //!
 //! ```text
 //! {"ratio":"sequential_vs_raw","value":0.71,"target":">= 0.6","met":true}
@@ -234,13 +236,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // CPU's caches and took ~0.3 ms longer than one after a stdio chain), so
     // each measured run follows an unmeasured one of its own kind.
     let in_process = peers::InProcess::new(&linear)?;
-    let mut rounds: [Vec<f64>; 7] = Default::default();
-    let mut order = [0, 1, 2, 3, 4, 5, 6];
+    let mut rounds: [Vec<f64>; 9] = Default::default();
+    let mut order = [0, 1, 2, 3, 4, 5, 6, 7, 8];
     let mut shuffle = Shuffle(0x9e37_79b9_7f4a_7c15);
     let mut events = 0;
     for round in 0..WARM_UPS + CHAIN_ROUNDS {
         shuffle.apply(&mut order);
-        let mut figures = [0.0; 7];
+        let mut figures = [0.0; 9];
         for &figure in &order {
             // Run twice, the first time unmeasured (see above).
             for _ in 0..2 {
@@ -256,7 +258,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     3 => ms(in_process.engine_trial()?),
                     4 => ms(a2e.chain(&map)?.0),
                     5 => ms(in_process.host_events_trial()?),
-                    _ => ms(in_process.line_trial()?),
+                    6 => ms(in_process.line_trial()?),
+                    7 => ms(raw.chain(&linear)?.0),
+                    _ => ms(raw.chain(&linear_events)?.0),
                 };
             }
         }
@@ -275,6 +279,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         map_ms,
         host_events_ms,
         from_line_ms,
+        raw_ms,
+        raw_events_ms,
     ] = rounds.map(|mut v| median(&mut v));
     print_ms(
         "chain_linear1000_stdio",
@@ -305,6 +311,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "chain_linear1000_engine_noop",
         engine_ms,
         json!({"nodes": CHAIN_NODES}),
+    );
+    print_ms(
+        "chain_linear1000_raw_answer",
+        raw_ms,
+        json!({"nodes": CHAIN_NODES}),
+    );
+    print_ms(
+        "chain_linear1000_raw_answer_events",
+        raw_events_ms,
+        json!({"nodes": CHAIN_NODES, "events": events}),
     );
     let ideal_ms = MAP_ITEMS.div_ceil(IN_FLIGHT) as f64 * 10.0;
     print_ms(
@@ -345,6 +361,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             0.0,
         ),
         ("chain_events_vs_none", events_ms / stdio_ms, "<=", 1.3),
+        // The same ratio if making the events cost nothing and carrying
+        // them no more than the raw peer's prebuilt lines take over a pipe
+        // to this client: the limit of the ratio on this machine.
+        (
+            "chain_events_vs_none_carry_limit",
+            (stdio_ms + (raw_events_ms - raw_ms).max(0.0)) / stdio_ms,
+            "",
+            0.0,
+        ),
         // Where the events' cost is: making them (in-process, into a
         // channel a task drains) against carrying them.
         (

@@ -17,6 +17,8 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::CHAIN_NODES;
+
 type Error = Box<dyn std::error::Error>;
 
 /// `echo` returns its arguments; `sleep10` does after 10 ms.
@@ -84,16 +86,26 @@ pub fn serve(kind: &str) -> Result<(), Error> {
 }
 
 /// The limit: each line parsed with `serde_json` and answered, std I/O,
-/// output flushed whenever no more input is buffered.
+/// output flushed whenever no more input is buffered. A `chain/req` is
+/// answered with prebuilt lines instead (see [`RawChain`]).
 fn raw_echo() -> Result<(), Error> {
     let mut input = BufReader::with_capacity(1 << 16, std::io::stdin().lock());
     let mut output = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let chain = RawChain::new(CHAIN_NODES);
     let mut line = String::new();
     let mut n = 0u64;
     loop {
         line.clear();
         if input.read_line(&mut line)? == 0 {
             return Ok(());
+        }
+        if line.starts_with(r#"{"type":"chain/req""#) {
+            if line.contains(r#""streaming":true"#) {
+                output.write_all(&chain.events)?;
+            }
+            output.write_all(&chain.response)?;
+            output.flush()?;
+            continue;
         }
         let req: Value = serde_json::from_str(&line)?;
         n += 1;
@@ -107,6 +119,48 @@ fn raw_echo() -> Result<(), Error> {
         if input.buffer().is_empty() {
             output.flush()?;
         }
+    }
+}
+
+/// The 1000-node chain's answer, made once, for the raw peer to carry: the
+/// limit of carrying its events. The lines are the host's, written by its
+/// own `ChainEventWriter` (a `start` and a `done` with `{"x":0}` per node),
+/// and the response has every node's output.
+struct RawChain {
+    events: Vec<u8>,
+    response: Vec<u8>,
+}
+
+impl RawChain {
+    fn new(nodes: usize) -> Self {
+        let mut writer = a2e_proto::ChainEventWriter::new("chain-linear1000");
+        let output = json!({"x": 0});
+        let mut events = Vec::new();
+        let mut response = a2e_proto::ChainResponse {
+            req_id: "chain-linear1000".into(),
+            chain_id: "linear1000".into(),
+            success: true,
+            ..a2e_proto::ChainResponse::default()
+        };
+        for i in 0..nodes {
+            let node_id = format!("n{i}");
+            for (phase, output, seq) in [
+                (a2e_proto::ChainPhase::START, &Value::Null, 2 * i),
+                (a2e_proto::ChainPhase::DONE, &output, 2 * i + 1),
+            ] {
+                let fields = a2e_proto::ChainEventFields {
+                    node_id: &node_id,
+                    phase: &phase,
+                    output,
+                    error: "",
+                    seq: seq as u64,
+                };
+                writer.write_line(&mut events, &fields);
+            }
+            response.outputs.push(node_id, output.clone());
+        }
+        let response = Message::from(response).to_line();
+        Self { events, response }
     }
 }
 
