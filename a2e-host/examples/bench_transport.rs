@@ -228,7 +228,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let linear = linear_chain(CHAIN_NODES, false);
     let linear_events = linear_chain(CHAIN_NODES, true);
     let map = map_chain(MAP_ITEMS);
-    // Rounds interleave the seven figures, so that drift on a shared machine
+    // Rounds interleave the nine figures, so that drift on a shared machine
     // hits each ratio's two sides alike, in an order shuffled every round,
     // and each figure is measured on its second run in a row: what a run
     // costs depends on what ran before it (in a fixed order the first stdio
@@ -260,7 +260,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     5 => ms(in_process.host_events_trial()?),
                     6 => ms(in_process.line_trial()?),
                     7 => ms(raw.chain(&linear)?.0),
-                    _ => ms(raw.chain(&linear_events)?.0),
+                    _ => {
+                        let (took, n) = raw.chain(&linear_events)?;
+                        if n != 2 * CHAIN_NODES {
+                            return Err(
+                                format!("raw: {n} event lines, not {}", 2 * CHAIN_NODES).into()
+                            );
+                        }
+                        ms(took)
+                    }
                 };
             }
         }
