@@ -47,6 +47,8 @@ mod peers;
 use std::time::Duration;
 
 use client::{Peer, PeerKind, median};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use serde_json::{Value, json};
 
 #[global_allocator]
@@ -238,10 +240,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let in_process = peers::InProcess::new(&linear)?;
     let mut rounds: [Vec<f64>; 9] = Default::default();
     let mut order = [0, 1, 2, 3, 4, 5, 6, 7, 8];
-    let mut shuffle = Shuffle(0x9e37_79b9_7f4a_7c15);
+    // A fixed seed: every run of the bench measures in the same orders.
+    let mut shuffle = rand::rngs::StdRng::seed_from_u64(0x9e37_79b9_7f4a_7c15);
     let mut events = 0;
     for round in 0..WARM_UPS + CHAIN_ROUNDS {
-        shuffle.apply(&mut order);
+        order.shuffle(&mut shuffle);
         let mut figures = [0.0; 9];
         for &figure in &order {
             // Run twice, the first time unmeasured (see above).
@@ -290,46 +293,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         raw_ms,
         raw_events_ms,
     ] = rounds.map(|mut v| median(&mut v));
-    print_ms(
-        "chain_linear1000_stdio",
-        stdio_ms,
-        json!({"nodes": CHAIN_NODES}),
-    );
-    print_ms(
-        "chain_linear1000_stdio_events",
-        events_ms,
-        json!({"nodes": CHAIN_NODES, "events": events}),
-    );
-    print_ms(
-        "chain_linear1000_host_in_process",
-        host_ms,
-        json!({"nodes": CHAIN_NODES}),
-    );
-    print_ms(
-        "chain_linear1000_host_in_process_events",
-        host_events_ms,
-        json!({"nodes": CHAIN_NODES, "events": events}),
-    );
-    print_ms(
-        "chain_linear1000_host_in_process_from_line",
-        from_line_ms,
-        json!({"nodes": CHAIN_NODES}),
-    );
-    print_ms(
-        "chain_linear1000_engine_noop",
-        engine_ms,
-        json!({"nodes": CHAIN_NODES}),
-    );
-    print_ms(
-        "chain_linear1000_raw_answer",
-        raw_ms,
-        json!({"nodes": CHAIN_NODES}),
-    );
-    print_ms(
-        "chain_linear1000_raw_answer_events",
-        raw_events_ms,
-        json!({"nodes": CHAIN_NODES, "events": events}),
-    );
+    let nodes = json!({"nodes": CHAIN_NODES});
+    let with_events = json!({"nodes": CHAIN_NODES, "events": events});
+    for (figure, ms, extra) in [
+        ("stdio", stdio_ms, &nodes),
+        ("stdio_events", events_ms, &with_events),
+        ("host_in_process", host_ms, &nodes),
+        ("host_in_process_events", host_events_ms, &with_events),
+        ("host_in_process_from_line", from_line_ms, &nodes),
+        ("engine_noop", engine_ms, &nodes),
+        ("raw_answer", raw_ms, &nodes),
+        ("raw_answer_events", raw_events_ms, &with_events),
+    ] {
+        print_ms(&format!("chain_linear1000_{figure}"), ms, extra.clone());
+    }
     let ideal_ms = MAP_ITEMS.div_ceil(IN_FLIGHT) as f64 * 10.0;
     print_ms(
         "map100_sleep10ms_stdio",
@@ -423,27 +400,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         peer.close();
     }
     Ok(())
-}
-
-/// A fixed-seed shuffle of the chain figures' order (xorshift64*, so that
-/// every run of the bench measures in the same orders).
-struct Shuffle(u64);
-
-impl Shuffle {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Fisher-Yates over `items`.
-    fn apply<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            items.swap(i, j);
-        }
-    }
 }
 
 /// One peer's runs in one mode, over the rounds.
