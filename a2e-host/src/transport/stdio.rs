@@ -15,7 +15,10 @@ use tokio_util::sync::CancellationToken;
 use crate::host::Host;
 use crate::session::{OUTBOUND_CAPACITY, Outbound, Session};
 
+mod pipe;
 mod writer;
+
+pub use pipe::MAX_PIPE_BYTES;
 
 /// What ends the session when the input stream ends.
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +51,21 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_with_room(host, reader, writer, options, None).await;
+}
+
+/// [`serve`], growing the output pipe for large runs of lines when `room`
+/// is given (see [`pipe::PipeRoom`]).
+async fn serve_with_room<R, W>(
+    host: Arc<Host>,
+    reader: R,
+    writer: W,
+    options: StdioOptions,
+    room: Option<pipe::PipeRoom>,
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
     let session = Session::new(host.clone(), tx);
     let max = host.config().max_message_bytes;
@@ -58,6 +76,7 @@ where
         rx,
         session.cancel_token().clone(),
         read_done.clone(),
+        room,
     );
     let read = async move {
         let mut frames = FramedRead::new(reader, NdjsonCodec::new(max));
@@ -163,13 +182,19 @@ impl futures::task::ArcWake for WriterWake {
 /// Serves one session on the process's own stdin/stdout. Also ends the
 /// session as soon as stdout's reader goes away, even while nothing is written.
 pub async fn serve_stdio(host: Arc<Host>) {
-    let (stdin, stdout) = std_streams();
+    let (stdin, stdout, room) = std_streams();
     let gone = tokio_util::sync::CancellationToken::new();
     let watcher = tokio::spawn(watch_stdout(gone.clone()));
     // On a runtime worker, not on the thread that blocks on the runtime: the
     // worker that sees the input ready runs the session at once, where the
     // blocking thread would have to be woken by it first.
-    let mut session = tokio::spawn(serve(host, stdin, stdout, StdioOptions::default()));
+    let mut session = tokio::spawn(serve_with_room(
+        host,
+        stdin,
+        stdout,
+        StdioOptions::default(),
+        room,
+    ));
     let ended = tokio::select! {
         _ = &mut session => true,
         _ = gone.cancelled() => {
@@ -196,9 +221,10 @@ type Output = Box<dyn AsyncWrite + Unpin + Send>;
 /// The process's stdin and stdout. Pipes (how agents start a host) are
 /// read and written without blocking, registered with the runtime's reactor:
 /// no hand-off to the blocking pool per read or write, and enlarged to
-/// [`PIPE_BYTES`] (see [`enlarge_pipe`]). Anything else (a terminal, a file)
-/// goes through tokio's blocking stdin/stdout.
-fn std_streams() -> (Input, Output) {
+/// [`PIPE_BYTES`] (see [`enlarge_pipe`]); the output pipe grows further for
+/// large runs of lines (the [`pipe::PipeRoom`] returned). Anything else (a
+/// terminal, a file) goes through tokio's blocking stdin/stdout.
+fn std_streams() -> (Input, Output, Option<pipe::PipeRoom>) {
     use std::os::fd::AsFd;
     use tokio::net::unix::pipe;
     let stdin: Input = std::io::stdin()
@@ -213,6 +239,7 @@ fn std_streams() -> (Input, Output) {
                 Box::new(r)
             },
         );
+    let mut room = None;
     let stdout: Output = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()
@@ -222,10 +249,15 @@ fn std_streams() -> (Input, Output) {
             || Box::new(tokio::io::stdout()) as Output,
             |w| {
                 enlarge_pipe(&w, "stdout");
+                room = w
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .ok()
+                    .map(self::pipe::PipeRoom::new);
                 Box::new(w)
             },
         );
-    (stdin, stdout)
+    (stdin, stdout, room)
 }
 
 /// The size the host asks for its stdin and stdout pipes: 256 KiB, four

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::{Encoder, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
+use super::pipe::PipeRoom;
 use crate::session::Outbound;
 
 /// How long output may still be written once the input side has closed the
@@ -36,13 +37,15 @@ const DIRECT_LINES: usize = 16 * 1024;
 /// Writes the session's messages as NDJSON: what is ready is written, then
 /// flushed once (fewer syscalls under load). A broken output cancels the
 /// session; after it, messages are drained without writing so that senders
-/// never block on a dead output.
+/// never block on a dead output. With `room` (the output is a pipe), a run
+/// of lines larger than the pipe grows it first (see [`PipeRoom`]).
 pub(super) async fn write_out<W: AsyncWrite + Unpin>(
     writer: W,
     max: usize,
     mut rx: mpsc::Receiver<Outbound>,
     cancel: CancellationToken,
     read_done: CancellationToken,
+    mut room: Option<PipeRoom>,
 ) {
     let mut sink = FramedWrite::new(writer, OutboundCodec(NdjsonCodec::new(max)));
     // Written out once a pipe's worth (64 KiB) is buffered, or when nothing
@@ -88,6 +91,9 @@ pub(super) async fn write_out<W: AsyncWrite + Unpin>(
                             }
                             Err(_) => break,
                         }
+                    }
+                    if let Some(room) = room.as_mut() {
+                        room.make_room(run.iter().map(bytes::Bytes::len).sum());
                     }
                     write_all_vectored(sink.get_mut(), &mut run)
                         .await
@@ -185,6 +191,65 @@ mod tests {
 
     use crate::session::{Mark, Outbound};
 
+    /// Runs of lines larger than the output pipe grow it first, and arrive
+    /// whole and in order.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_run_larger_than_the_pipe_grows_it() {
+        use std::io::Read;
+        use std::os::fd::OwnedFd;
+
+        let ceiling: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
+        if ceiling < super::super::pipe::MAX_PIPE_BYTES {
+            eprintln!("SKIPPED: pipe-max-size is {ceiling}, below the host's ceiling");
+            return;
+        }
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let room = super::PipeRoom::new(OwnedFd::from(writer.try_clone().unwrap()));
+        let size = |fd: &std::io::PipeWriter| {
+            nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETPIPE_SZ).unwrap()
+        };
+        assert_eq!(size(&writer), 64 * 1024, "a new pipe's size");
+        let out = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(
+            writer.try_clone().unwrap(),
+        ))
+        .unwrap();
+        let read_all = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            reader.read_to_end(&mut all).unwrap();
+            all
+        });
+        let (tx, rx) = mpsc::channel::<Outbound>(16);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let writing = tokio::spawn(super::write_out(
+            out,
+            1 << 20,
+            rx,
+            cancel.clone(),
+            cancel.clone(),
+            Some(room),
+        ));
+        let mut sent = Vec::new();
+        for run in 0..5u8 {
+            let line: Vec<u8> = std::iter::repeat_n(b'a' + run, 64 * 1024 - 1)
+                .chain([b'\n'])
+                .collect();
+            sent.extend_from_slice(&line);
+            tx.send(Outbound::Lines(line.into())).await.unwrap();
+        }
+        drop(tx);
+        writing.await.unwrap();
+        assert!(size(&writer) >= 256 * 1024, "grown to {}", size(&writer));
+        drop(writer);
+        assert!(
+            read_all.join().unwrap() == sent,
+            "the runs arrived whole, in order"
+        );
+    }
+
     /// A mark sent after an answer resolves only once the answer is out:
     /// what it promises a chain that waits to free its plan.
     #[tokio::test]
@@ -199,6 +264,7 @@ mod tests {
             rx,
             cancel.clone(),
             cancel.clone(),
+            None,
         ));
         let ping = a2e_proto::Message::from(a2e_proto::Ping::default());
         let (mark, written) = Mark::new();
@@ -318,7 +384,7 @@ mod tests {
             step: 1 << 20,
             ..Recording::default()
         };
-        super::write_out(&mut out, 1 << 20, rx, cancel.clone(), cancel.clone()).await;
+        super::write_out(&mut out, 1 << 20, rx, cancel.clone(), cancel.clone(), None).await;
         assert_eq!(out.writes.first(), Some(&vec![20_000, 20_000, 300]));
         let mut expected: Vec<u8> = runs.iter().flat_map(|b| b.to_vec()).collect();
         expected.extend(ping.to_json());
