@@ -271,9 +271,10 @@ pub const PIPE_BYTES: usize = 256 * 1024;
 /// than the pipe (a 1000-node `chain/req` is ~80 KB) otherwise crosses in
 /// pieces: the agent's write blocks halfway until the host has read, and
 /// each piece costs the host a wake-up, which on a busy machine takes
-/// hundreds of microseconds; a streaming chain's events (~400 KB for 1000
-/// nodes) wait less on a slow reader. Refused (a lower limit, not Linux):
-/// the pipe keeps its size.
+/// hundreds of microseconds. The output pipe grows further when a run of
+/// lines needs it (a streaming chain's events, ~400 KB for 1000 nodes: see
+/// [`pipe::PipeRoom`]). Refused (a lower limit, not Linux): the pipe keeps
+/// its size.
 fn enlarge_pipe(pipe: &impl std::os::fd::AsFd, name: &str) {
     #[cfg(target_os = "linux")]
     {
