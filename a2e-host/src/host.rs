@@ -161,8 +161,9 @@ impl HostBuilder {
             .map_err(BuildError::Config)?
             .filter(|p| p.names().next().is_some());
         let config = Arc::new(self.config);
-        // Here, not in the first streaming chain's first event.
-        a2e_proto::ChainEventWriter::calibrate();
+        // Started here, not in the first streaming chain's first event, and
+        // on a thread of its own: the host's start does not wait for it.
+        a2e_proto::ChainEventWriter::calibrate_in_background();
         Ok(Arc::new(Host {
             procs: ProcManager::new(config.clone()),
             config,

@@ -95,6 +95,22 @@ impl ChainEventWriter {
         let _ = quanta::Instant::now();
     }
 
+    /// [`Self::calibrate`] on a thread of its own, started once per process:
+    /// what starts a host does not wait for it. An event made while it
+    /// runs waits for its end (as the first event would without it). If no
+    /// thread can be started, calibrates here.
+    pub fn calibrate_in_background() {
+        static STARTED: std::sync::Once = std::sync::Once::new();
+        STARTED.call_once(|| {
+            let spawned = std::thread::Builder::new()
+                .name("a2e-clock-calibration".into())
+                .spawn(Self::calibrate);
+            if spawned.is_err() {
+                Self::calibrate();
+            }
+        });
+    }
+
     /// Appends one event, with a fresh id and made now, as one NDJSON line
     /// (ending in `\n`) to `out`; the time written as its `ts` (since the
     /// Unix epoch), for a caller that batches lines by age.
@@ -439,6 +455,31 @@ mod tests {
         assert!(after.starts_with("1764621234."), "{after}");
         let back = ts_of(&mut writer, Duration::from_secs(7));
         assert!(back.starts_with("7."), "{back}");
+    }
+
+    #[test]
+    fn calibrating_in_the_background_leaves_a_working_clock() {
+        ChainEventWriter::calibrate_in_background();
+        ChainEventWriter::calibrate_in_background();
+        let mut writer = ChainEventWriter::new("r");
+        let fields = ChainEventFields {
+            node_id: "n",
+            phase: &ChainPhase::START,
+            output: &Value::Null,
+            error: "",
+            seq: 0,
+        };
+        let mut line = Vec::new();
+        writer.write_line(&mut line, &fields);
+        let crate::Message::ChainEvent(event) = crate::decode(&line[..line.len() - 1]).unwrap()
+        else {
+            panic!("not a chain/event");
+        };
+        assert!(
+            (crate::envelope::now() - event.ts).abs() < 5.0,
+            "{}",
+            event.ts
+        );
     }
 
     #[test]
