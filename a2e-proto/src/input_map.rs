@@ -85,8 +85,8 @@ impl InputMap {
     }
 
     /// The entries in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&String, &Value)> + '_ {
-        self.entries.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> Iter<'_> {
+        Iter(self.entries.iter())
     }
 
     /// The keys in order.
@@ -150,24 +150,72 @@ impl<K: Into<String>> FromIterator<(K, Value)> for InputMap {
 
 impl IntoIterator for InputMap {
     type Item = (String, Value);
-    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    type IntoIter = IntoIter;
 
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.into_iter()
+    fn into_iter(self) -> IntoIter {
+        IntoIter(self.entries.into_iter())
     }
 }
 
 impl<'a> IntoIterator for &'a InputMap {
     type Item = (&'a String, &'a Value);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (String, Value)>,
-        fn(&'a (String, Value)) -> (&'a String, &'a Value),
-    >;
+    type IntoIter = Iter<'a>;
 
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter().map(|(k, v)| (k, v))
+    fn into_iter(self) -> Iter<'a> {
+        Iter(self.entries.iter())
     }
 }
+
+/// The entries of an [`InputMap`], in order, taken from it. Its own type
+/// (not the list's), so that how the map holds its entries stays its own.
+#[derive(Debug)]
+pub struct IntoIter(std::vec::IntoIter<(String, Value)>);
+
+impl Iterator for IntoIter {
+    type Item = (String, Value);
+
+    fn next(&mut self) -> Option<(String, Value)> {
+        self.0.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for IntoIter {
+    fn next_back(&mut self) -> Option<(String, Value)> {
+        self.0.next_back()
+    }
+}
+
+impl ExactSizeIterator for IntoIter {}
+impl std::iter::FusedIterator for IntoIter {}
+
+/// The entries of an [`InputMap`], in order, borrowed.
+#[derive(Debug, Clone)]
+pub struct Iter<'a>(std::slice::Iter<'a, (String, Value)>);
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a String, &'a Value);
+
+    fn next(&mut self) -> Option<(&'a String, &'a Value)> {
+        self.0.next().map(|(k, v)| (k, v))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.0.next_back().map(|(k, v)| (k, v))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+impl std::iter::FusedIterator for Iter<'_> {}
 
 impl PartialEq for InputMap {
     /// The same entries, in any order (as JSON objects compare).
@@ -209,6 +257,33 @@ json_object_impls!(InputMap);
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn its_iterators_give_the_entries_in_order_from_both_ends() {
+        let map: InputMap = [
+            ("a", json!("x.a")),
+            ("b", json!("x.b")),
+            ("c", json!("x.c")),
+        ]
+        .into_iter()
+        .collect();
+        let borrowed = map.iter();
+        assert_eq!(borrowed.len(), 3);
+        let keys: Vec<&str> = borrowed.rev().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["c", "b", "a"]);
+        assert_eq!(
+            (&map).into_iter().nth(1),
+            Some((&"b".to_owned(), &json!("x.b")))
+        );
+        let mut owned = map.clone().into_iter();
+        assert_eq!(owned.len(), 3);
+        assert_eq!(owned.next_back(), Some(("c".to_owned(), json!("x.c"))));
+        assert_eq!(owned.next(), Some(("a".to_owned(), json!("x.a"))));
+        assert_eq!(owned.len(), 1);
+        assert_eq!(owned.next(), Some(("b".to_owned(), json!("x.b"))));
+        assert_eq!(owned.next(), None);
+        assert_eq!(owned.next(), None);
+    }
 
     #[test]
     fn a_later_duplicate_key_wins_in_the_first_ones_place() {
