@@ -97,18 +97,22 @@ impl ChainEventWriter {
 
     /// [`Self::calibrate`] on a thread of its own, started once per process:
     /// what starts a host does not wait for it. An event made while it
-    /// runs waits for its end (as the first event would without it). If no
-    /// thread can be started, calibrates here.
-    pub fn calibrate_in_background() {
+    /// runs waits for its end (as the first event would without it). The
+    /// thread, on the call that started it; `None` on every later call, and
+    /// when no thread could be started (then it calibrated here).
+    pub fn calibrate_in_background() -> Option<std::thread::JoinHandle<()>> {
         static STARTED: std::sync::Once = std::sync::Once::new();
+        let mut thread = None;
         STARTED.call_once(|| {
-            let spawned = std::thread::Builder::new()
+            match std::thread::Builder::new()
                 .name("a2e-clock-calibration".into())
-                .spawn(Self::calibrate);
-            if spawned.is_err() {
-                Self::calibrate();
+                .spawn(Self::calibrate)
+            {
+                Ok(handle) => thread = Some(handle),
+                Err(_) => Self::calibrate(),
             }
         });
+        thread
     }
 
     /// Appends one event, with a fresh id and made now, as one NDJSON line
@@ -371,27 +375,36 @@ mod tests {
         }
     }
 
-    #[test]
-    fn event_ids_are_unique_hex_and_ts_is_now() {
-        let mut writer = ChainEventWriter::new("r");
-        let mut other = writer.clone();
-        let fields = ChainEventFields {
+    /// A `start` of node `n`, as the first event of a request.
+    fn start_of_n() -> ChainEventFields<'static> {
+        ChainEventFields {
             node_id: "n",
             phase: &ChainPhase::START,
             output: &Value::Null,
             error: "",
             seq: 0,
-        };
+        }
+    }
+
+    /// The line `writer` writes for `fields`, decoded.
+    fn written(writer: &mut ChainEventWriter, fields: &ChainEventFields<'_>) -> ChainEvent {
+        let mut line = Vec::new();
+        writer.write_line(&mut line, fields);
+        match crate::decode(&line[..line.len() - 1]).unwrap() {
+            crate::Message::ChainEvent(event) => event,
+            other => panic!("not a chain/event: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn event_ids_are_unique_hex_and_ts_is_now() {
+        let mut writer = ChainEventWriter::new("r");
+        let mut other = writer.clone();
+        let fields = start_of_n();
         let mut ids = std::collections::HashSet::new();
         for w in [&mut writer, &mut other] {
             for _ in 0..100 {
-                let mut line = Vec::new();
-                w.write_line(&mut line, &fields);
-                let crate::Message::ChainEvent(event) =
-                    crate::decode(&line[..line.len() - 1]).unwrap()
-                else {
-                    panic!("not a chain/event");
-                };
+                let event = written(w, &fields);
                 assert_eq!(event.id.len(), 32);
                 assert!(
                     event
@@ -430,13 +443,7 @@ mod tests {
     #[test]
     fn the_seconds_written_follow_the_clock_across_a_second() {
         let mut writer = ChainEventWriter::new("r");
-        let fields = ChainEventFields {
-            node_id: "n",
-            phase: &ChainPhase::START,
-            output: &Value::Null,
-            error: "",
-            seq: 0,
-        };
+        let fields = start_of_n();
         let ts_of = |writer: &mut ChainEventWriter, wall: Duration| {
             writer.clock = WallClock {
                 wall,
@@ -458,23 +465,13 @@ mod tests {
     }
 
     #[test]
-    fn calibrating_in_the_background_leaves_a_working_clock() {
-        ChainEventWriter::calibrate_in_background();
-        ChainEventWriter::calibrate_in_background();
-        let mut writer = ChainEventWriter::new("r");
-        let fields = ChainEventFields {
-            node_id: "n",
-            phase: &ChainPhase::START,
-            output: &Value::Null,
-            error: "",
-            seq: 0,
-        };
-        let mut line = Vec::new();
-        writer.write_line(&mut line, &fields);
-        let crate::Message::ChainEvent(event) = crate::decode(&line[..line.len() - 1]).unwrap()
-        else {
-            panic!("not a chain/event");
-        };
+    fn calibrating_in_the_background_starts_one_thread_and_leaves_a_working_clock() {
+        // The only caller in this test binary: the first call starts it.
+        let thread = ChainEventWriter::calibrate_in_background().expect("a thread");
+        assert_eq!(thread.thread().name(), Some("a2e-clock-calibration"));
+        assert!(ChainEventWriter::calibrate_in_background().is_none());
+        thread.join().unwrap();
+        let event = written(&mut ChainEventWriter::new("r"), &start_of_n());
         assert!(
             (crate::envelope::now() - event.ts).abs() < 5.0,
             "{}",

@@ -276,16 +276,9 @@ pub const PIPE_BYTES: usize = 256 * 1024;
 /// [`pipe::PipeRoom`]). Refused (a lower limit, not Linux): the pipe keeps
 /// its size.
 fn enlarge_pipe(pipe: &impl std::os::fd::AsFd, name: &str) {
-    #[cfg(target_os = "linux")]
-    {
-        use nix::fcntl::{FcntlArg, fcntl};
-        let size = i32::try_from(PIPE_BYTES).unwrap_or(i32::MAX);
-        if let Err(e) = fcntl(pipe.as_fd(), FcntlArg::F_SETPIPE_SZ(size)) {
-            tracing::debug!("{name}: pipe kept its size ({e})");
-        }
+    if let Err(e) = self::pipe::grow(pipe, PIPE_BYTES) {
+        tracing::debug!("{name}: pipe kept its size ({e})");
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (pipe, name);
 }
 
 /// Fires `gone` when stdout reports an error or hang-up (its reader closed).

@@ -1,6 +1,6 @@
 //! Room in the output pipe for a run of lines written at once.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 
 /// The most the host grows its output pipe to, on demand: 1 MiB, Linux's
 /// default `pipe-max-size` (the ceiling for a user without
@@ -60,7 +60,7 @@ impl PipeRoom {
 }
 
 #[cfg(target_os = "linux")]
-fn pipe_size(fd: &OwnedFd) -> Option<usize> {
+fn pipe_size(fd: &impl AsFd) -> Option<usize> {
     use nix::fcntl::{FcntlArg, fcntl};
     fcntl(fd, FcntlArg::F_GETPIPE_SZ)
         .ok()
@@ -68,20 +68,23 @@ fn pipe_size(fd: &OwnedFd) -> Option<usize> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn pipe_size(_: &OwnedFd) -> Option<usize> {
+fn pipe_size(_: &impl AsFd) -> Option<usize> {
     None
 }
 
+/// Sets the size of the pipe `fd` is an end of to `bytes` (the kernel
+/// rounds up to a power of two of pages); the size it now has.
 #[cfg(target_os = "linux")]
-fn grow(fd: &OwnedFd, bytes: usize) -> nix::Result<usize> {
+pub(super) fn grow(fd: &impl AsFd, bytes: usize) -> nix::Result<usize> {
     use nix::fcntl::{FcntlArg, fcntl};
     let want = i32::try_from(bytes).unwrap_or(i32::MAX);
     let got = fcntl(fd, FcntlArg::F_SETPIPE_SZ(want))?;
     Ok(usize::try_from(got).unwrap_or(bytes))
 }
 
+/// Pipe sizes are Linux's: refused elsewhere.
 #[cfg(not(target_os = "linux"))]
-fn grow(_: &OwnedFd, _: usize) -> nix::Result<usize> {
+pub(super) fn grow(_: &impl AsFd, _: usize) -> nix::Result<usize> {
     Err(nix::Error::ENOTSUP)
 }
 
