@@ -41,6 +41,8 @@
 
 #[path = "bench_transport/client.rs"]
 mod client;
+#[path = "bench_transport/lines.rs"]
+mod lines;
 #[path = "bench_transport/peers.rs"]
 mod peers;
 
@@ -500,11 +502,12 @@ fn map_chain(items: usize) -> String {
     chain_line("map", nodes, input, false)
 }
 
+/// A `chain/req` line, with its newline (sent in one write).
 fn chain_line(chain_id: &str, nodes: Vec<Value>, input: Value, streaming: bool) -> String {
-    json!({
+    let req = json!({
         "type": "chain/req", "id": format!("chain-{chain_id}"), "version": "1.0",
         "ts": 1716123450.125, "chain_id": chain_id, "entry_node": nodes[0]["node_id"],
         "initial_input": input, "nodes": nodes, "streaming": streaming, "timeout": 120,
-    })
-    .to_string()
+    });
+    format!("{req}\n")
 }

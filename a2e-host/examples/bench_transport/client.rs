@@ -1,11 +1,16 @@
 //! The one raw NDJSON client every peer is measured with: pre-built request
-//! lines written to the child's stdin, answers read line by line from its
-//! stdout, on plain threads.
+//! lines (each with its newline, so one write sends it) written to the
+//! child's stdin, answers read line by line in place from its stdout
+//! ([`LineReader`]), on plain threads.
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use memchr::memmem::Finder;
+
+use crate::lines::LineReader;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -30,18 +35,19 @@ impl PeerKind {
         }
     }
 
-    /// The request line of call `i` and a token its answer contains.
+    /// The request line of call `i` (with its newline) and a token its
+    /// answer contains.
     fn call(self, i: usize) -> (String, String) {
         match self {
             Self::A2e | Self::Raw => (
                 format!(
-                    r#"{{"type":"tool/call/req","id":"c{i}","version":"1.0","ts":1716123457.1,"tool_name":"echo","arguments":{{"i":{i}}},"streaming":false,"timeout":30}}"#
+                    "{{\"type\":\"tool/call/req\",\"id\":\"c{i}\",\"version\":\"1.0\",\"ts\":1716123457.1,\"tool_name\":\"echo\",\"arguments\":{{\"i\":{i}}},\"streaming\":false,\"timeout\":30}}\n"
                 ),
                 format!(r#""c{i}""#),
             ),
             Self::Rmcp => (
                 format!(
-                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{i}}}}}}}"#
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"i\":{i}}}}}}}\n"
                 ),
                 format!(r#""id":{i}"#),
             ),
@@ -65,9 +71,14 @@ pub struct Peer {
     pub kind: PeerKind,
     child: Child,
     tx: BufWriter<ChildStdin>,
-    rx: BufReader<ChildStdout>,
-    line: String,
+    rx: LineReader<ChildStdout>,
+    /// Finds the `chain/resp` among a chain's lines.
+    chain_resp: Finder<'static>,
 }
+
+/// The client's read buffer: the largest the host's output pipe grows to,
+/// so that a chain's events in the pipe are taken in one read.
+const READ_BUFFER: usize = 1 << 20;
 
 impl Peer {
     /// Spawns `--serve <kind>` and opens its session.
@@ -78,45 +89,54 @@ impl Peer {
             .stdout(Stdio::piped())
             .spawn()?;
         let tx = BufWriter::with_capacity(1 << 16, child.stdin.take().ok_or("stdin")?);
-        let rx = BufReader::with_capacity(1 << 16, child.stdout.take().ok_or("stdout")?);
+        let rx = LineReader::new(child.stdout.take().ok_or("stdout")?, READ_BUFFER);
         let mut peer = Self {
             kind,
             child,
             tx,
             rx,
-            line: String::new(),
+            chain_resp: Finder::new(br#""type":"chain/resp""#),
         };
         match kind {
             PeerKind::A2e | PeerKind::Raw => {
-                peer.send(r#"{"type":"handshake/req","id":"h","version":"1.0","ts":1716123450.1,"agent_id":"bench","agent_caps":["tools","chains"],"auth_token":""}"#)?;
+                peer.send(concat!(r#"{"type":"handshake/req","id":"h","version":"1.0","ts":1716123450.1,"agent_id":"bench","agent_caps":["tools","chains"],"auth_token":""}"#, "\n"))?;
                 peer.expect(r#""req_id":"h""#)?;
             }
             PeerKind::Rmcp => {
-                peer.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#)?;
+                peer.send(concat!(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#, "\n"))?;
                 peer.expect("protocolVersion")?;
-                peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+                peer.send(concat!(
+                    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                    "\n"
+                ))?;
             }
         }
         Ok(peer)
     }
 
+    /// Sends `line`, which ends with its newline: one write, however long.
     fn send(&mut self, line: &str) -> Result<(), Error> {
+        debug_assert!(line.ends_with('\n'));
         self.tx.write_all(line.as_bytes())?;
-        self.tx.write_all(b"\n")?;
         self.tx.flush()?;
         Ok(())
     }
 
+    /// The next line; fails at the end of the output.
+    fn next_line(&mut self) -> Result<&[u8], Error> {
+        let kind = self.kind.name();
+        self.rx
+            .next_line()?
+            .ok_or_else(|| format!("{kind}: output ended").into())
+    }
+
     /// Reads one line; fails unless it contains `token`.
     fn expect(&mut self, token: &str) -> Result<(), Error> {
-        self.line.clear();
-        if self.rx.read_line(&mut self.line)? == 0 {
-            return Err(format!("{}: output ended", self.kind.name()).into());
-        }
-        if !self.line.contains(token) {
-            return Err(
-                format!("{}: expected {token}, got {}", self.kind.name(), self.line).into(),
-            );
+        let kind = self.kind.name();
+        let line = self.next_line()?;
+        if memchr::memmem::find(line, token.as_bytes()).is_none() {
+            let line = String::from_utf8_lossy(line);
+            return Err(format!("{kind}: expected {token}, got {line}").into());
         }
         Ok(())
     }
@@ -152,7 +172,6 @@ impl Peer {
         let mut lat = Vec::with_capacity(n);
         let tx = &mut self.tx;
         let rx = &mut self.rx;
-        let buf = &mut self.line;
         let kind = self.kind;
         std::thread::scope(|scope| -> Result<(), Error> {
             let (received, sent_at, lines) = (&received, &sent_at, &lines);
@@ -164,7 +183,6 @@ impl Peer {
                     }
                     sent_at[i].store(since_epoch(), Ordering::Release);
                     tx.write_all(line.as_bytes())?;
-                    tx.write_all(b"\n")?;
                     if i + 1 - received.load(Ordering::Acquire) >= window {
                         tx.flush()?;
                     }
@@ -172,12 +190,13 @@ impl Peer {
                 tx.flush()
             });
             for _ in 0..n {
-                buf.clear();
-                if rx.read_line(buf)? == 0 {
+                let Some(line) = rx.next_line()? else {
                     return Err(format!("{}: output ended", kind.name()).into());
-                }
-                let id = answered_index(kind, buf)
-                    .ok_or_else(|| format!("{}: unexpected answer {buf}", kind.name()))?;
+                };
+                let id = answered_index(kind, line).ok_or_else(|| {
+                    let line = String::from_utf8_lossy(line);
+                    format!("{}: unexpected answer {line}", kind.name())
+                })?;
                 let sent = sent_at
                     .get(id)
                     .ok_or("answer to an unknown call")?
@@ -192,21 +211,22 @@ impl Peer {
         Ok(figures(epoch.elapsed(), lat))
     }
 
-    /// Sends a chain and waits for its `chain/resp`; the time and how many
-    /// lines came before it (the events).
+    /// Sends a chain (a line with its newline) and waits for its
+    /// `chain/resp`; the time and how many lines came before it (the
+    /// events).
     pub fn chain(&mut self, line: &str) -> Result<(Duration, usize), Error> {
         let started = Instant::now();
         self.send(line)?;
         let mut events = 0;
         loop {
-            self.line.clear();
-            if self.rx.read_line(&mut self.line)? == 0 {
+            let Some(line) = self.rx.next_line()? else {
                 return Err("a2e: output ended during a chain".into());
-            }
-            if self.line.contains(r#""type":"chain/resp""#) {
+            };
+            if self.chain_resp.find(line).is_some() {
                 let elapsed = started.elapsed();
-                if !self.line.contains(r#""success":true"#) {
-                    return Err(format!("chain failed: {}", self.line).into());
+                if memchr::memmem::find(line, br#""success":true"#).is_none() {
+                    let line = String::from_utf8_lossy(line);
+                    return Err(format!("chain failed: {line}").into());
                 }
                 return Ok((elapsed, events));
             }
@@ -236,15 +256,15 @@ impl Peer {
 }
 
 /// The call index an answer is for.
-fn answered_index(kind: PeerKind, line: &str) -> Option<usize> {
-    let (key, end) = match kind {
-        PeerKind::A2e | PeerKind::Raw => (r#""req_id":"c"#, '"'),
-        PeerKind::Rmcp => (r#""id":"#, ','),
+fn answered_index(kind: PeerKind, line: &[u8]) -> Option<usize> {
+    let key: &[u8] = match kind {
+        PeerKind::A2e | PeerKind::Raw => br#""req_id":"c"#,
+        PeerKind::Rmcp => br#""id":"#,
     };
-    let at = line.find(key)? + key.len();
-    let rest = &line[at..];
-    let stop = rest.find([end, '}'])?;
-    rest[..stop].parse().ok()
+    let at = memchr::memmem::find(line, key)? + key.len();
+    let digits = line.get(at..)?;
+    let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(digits.get(..len)?).ok()?.parse().ok()
 }
 
 fn figures(total: Duration, mut lat: Vec<Duration>) -> Run {
