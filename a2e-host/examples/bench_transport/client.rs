@@ -38,20 +38,22 @@ impl PeerKind {
     /// The request line of call `i` (with its newline) and a token its
     /// answer contains.
     fn call(self, i: usize) -> (String, String) {
-        match self {
+        let (mut line, token) = match self {
             Self::A2e | Self::Raw => (
                 format!(
-                    "{{\"type\":\"tool/call/req\",\"id\":\"c{i}\",\"version\":\"1.0\",\"ts\":1716123457.1,\"tool_name\":\"echo\",\"arguments\":{{\"i\":{i}}},\"streaming\":false,\"timeout\":30}}\n"
+                    r#"{{"type":"tool/call/req","id":"c{i}","version":"1.0","ts":1716123457.1,"tool_name":"echo","arguments":{{"i":{i}}},"streaming":false,"timeout":30}}"#
                 ),
                 format!(r#""c{i}""#),
             ),
             Self::Rmcp => (
                 format!(
-                    "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"i\":{i}}}}}}}\n"
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{i}}}}}}}"#
                 ),
                 format!(r#""id":{i}"#),
             ),
-        }
+        };
+        line.push('\n');
+        (line, token)
     }
 }
 
