@@ -212,7 +212,8 @@ impl InProcess {
             host,
             engine,
             req,
-            line: line.to_owned(),
+            // As the host's codec hands it on: without its newline.
+            line: line.trim_end().to_owned(),
         })
     }
 

@@ -98,26 +98,23 @@ pub(super) async fn write_out<W: AsyncWrite + Unpin>(
                     // A message right behind the runs (a chain's answer
                     // after its events) ends them: encoded, it goes out in
                     // the same write, and the agent is woken once for all.
+                    // (The sink's buffer is empty: feeding it only encodes.)
                     let mut encoded = Ok(());
                     if let Some(Outbound::Message(_)) = &after
                         && let Some(message) = after.take()
                     {
-                        let mut buf = std::mem::take(sink.write_buffer_mut());
-                        encoded = sink.encoder_mut().encode(&message, &mut buf);
-                        run.push(buf.split().freeze());
-                        *sink.write_buffer_mut() = buf;
+                        encoded = sink.feed(&message).await;
+                        run.push(sink.write_buffer_mut().split().freeze());
                         // Freed once written, as the rest of the round.
                         written.push(message);
                     }
                     if let Some(room) = room.as_mut() {
                         room.make_room(run.iter().map(bytes::Bytes::len).sum());
                     }
-                    match encoded {
-                        Ok(()) => write_all_vectored(sink.get_mut(), &mut run)
-                            .await
-                            .map_err(CodecError::from),
-                        Err(e) => Err(e),
-                    }
+                    write_all_vectored(sink.get_mut(), &mut run)
+                        .await
+                        .map_err(CodecError::from)
+                        .and(encoded)
                 }
                 _ => sink.feed(&msg).await,
             };
