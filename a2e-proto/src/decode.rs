@@ -178,13 +178,23 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
             }));
         }
     };
+    let leading = leading_type(bytes);
+    // A `chain/req` with plain nodes checks its depth as it is read, without
+    // the pass over the line below.
+    if leading == Some(<crate::ChainRequest as crate::envelope::WireType>::TYPE)
+        && let Some(msg) =
+            crate::chain_line::chain_request(text, options.max_depth).map(Message::ChainRequest)
+        && msg.version().split('.').next() == Some("1")
+    {
+        return Ok(msg);
+    }
     check_depth(bytes, options.max_depth)?;
 
     // Most messages name their `type` first: then the body is parsed once,
     // without the envelope pass over the whole line (a third of the time of
     // a large request). Anything else, or any failure, takes the full path
     // below, which gives the error.
-    if let Some(msg) = leading_type(bytes).and_then(|t| Message::parse_known_fast(t, text))
+    if let Some(msg) = leading.and_then(|t| Message::parse_known_fast(t, text))
         && msg.version().split('.').next() == Some("1")
     {
         return Ok(msg);
@@ -307,6 +317,11 @@ fn leading_type(bytes: &[u8]) -> Option<&str> {
         return None;
     }
     std::str::from_utf8(rest.get(..end)?).ok()
+}
+
+/// Whether `bytes` nest at most `limit` deep (see [`check_depth`]).
+pub(crate) fn within_depth(bytes: &[u8], limit: usize) -> bool {
+    check_depth(bytes, limit).is_ok()
 }
 
 /// Refuses nesting deeper than `limit` without building anything.

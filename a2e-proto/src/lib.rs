@@ -43,6 +43,7 @@ mod macros;
 #[cfg(feature = "arbitrary")]
 pub mod arb;
 pub mod capability;
+mod chain_line;
 pub mod chains;
 pub mod codes;
 pub mod core;

@@ -30,7 +30,7 @@ pub(crate) fn nodes<'de, D: Deserializer<'de>>(
 /// nothing copied ~350 KB of nodes, 7–10 µs of its ~210 µs decode); a small
 /// one costs one allocation of ~350 KB that is never touched beyond its
 /// nodes, and one copy of those nodes into an allocation of their size.
-const MAX_RESERVED: usize = 1024;
+pub(crate) const MAX_RESERVED: usize = 1024;
 
 struct Nodes;
 
