@@ -37,6 +37,7 @@ use serde_json::{Map, Value};
 
 use crate::chains::{ChainNode, ChainRequest, NodeKind};
 use crate::input_map::InputMap;
+use crate::node_list::Field;
 
 /// `text` (a whole line, its `type` already read as `chain/req`) decoded,
 /// or `None` when it takes the generic path (see the module's docs): also
@@ -294,40 +295,26 @@ impl<'a> Reader<'a> {
             self.ws();
             self.eat(b':')?;
             self.ws();
-            let bit = match key {
-                "node_id" => 1 << 0,
-                "kind" => 1 << 1,
-                "name" => 1 << 2,
-                "input" => 1 << 3,
-                "input_map" => 1 << 4,
-                "condition" => 1 << 5,
-                "true_node" => 1 << 6,
-                "false_node" => 1 << 7,
-                "items_path" => 1 << 8,
-                "map_node" => 1 << 9,
-                "next_node" => 1 << 10,
-                "on_error" => ON_ERROR,
-                _ => 0,
-            };
-            if seen & bit != 0 {
+            let field = Field::of(key);
+            if seen & field.bit() != 0 && field != Field::Other {
                 return None;
             }
-            seen |= bit;
-            match key {
-                "node_id" => node.node_id = self.string()?,
-                "kind" => node.kind = self.value(|r| kind(r.plain()?))?,
-                "name" => node.name = self.string()?,
-                "input" => node.input = self.value(empty_object)?,
-                "input_map" => node.input_map = self.value(Reader::input_map)?,
-                "condition" => node.condition = self.string()?,
-                "true_node" => node.true_node = self.string()?,
-                "false_node" => node.false_node = self.string()?,
-                "items_path" => node.items_path = self.string()?,
-                "map_node" => node.map_node = self.string()?,
-                "next_node" => node.next_node = self.string()?,
-                "on_error" => node.on_error = self.string()?,
+            seen |= field.bit();
+            match field {
+                Field::NodeId => node.node_id = self.string()?,
+                Field::Kind => node.kind = self.value(|r| kind(r.plain()?))?,
+                Field::Name => node.name = self.string()?,
+                Field::Input => node.input = self.value(empty_object)?,
+                Field::InputMap => node.input_map = self.value(Reader::input_map)?,
+                Field::Condition => node.condition = self.string()?,
+                Field::TrueNode => node.true_node = self.string()?,
+                Field::FalseNode => node.false_node = self.string()?,
+                Field::ItemsPath => node.items_path = self.string()?,
+                Field::MapNode => node.map_node = self.string()?,
+                Field::NextNode => node.next_node = self.string()?,
+                Field::OnError => node.on_error = self.string()?,
                 // Not a field: checked and dropped.
-                _ => {
+                Field::Other => {
                     self.value::<IgnoredAny>(|_| None)?;
                 }
             }
@@ -338,10 +325,11 @@ impl<'a> Reader<'a> {
                 _ => return None,
             }
         }
-        if seen & 0b11 != 0b11 {
+        let required = Field::NodeId.bit() | Field::Kind.bit();
+        if seen & required != required {
             return None;
         }
-        if seen & ON_ERROR == 0 {
+        if seen & Field::OnError.bit() == 0 {
             node.on_error = ChainNode::DEFAULT_ON_ERROR.to_owned();
         }
         Some(())
@@ -374,9 +362,6 @@ impl<'a> Reader<'a> {
         Some(InputMap::from_entries(entries))
     }
 }
-
-/// The bit of `on_error` in a node's fields seen (`node_id` 0, `kind` 1, …).
-const ON_ERROR: u16 = 1 << 11;
 
 /// A kind from its plain string, as its decoder reads a borrowed string.
 fn kind(text: &str) -> Option<NodeKind> {

@@ -62,7 +62,7 @@ impl<'de> Visitor<'de> for Nodes {
 /// A node's fields, by their wire names.
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
 #[serde(field_identifier, rename_all = "snake_case")]
-enum Field {
+pub(crate) enum Field {
     NodeId,
     Kind,
     Name,
@@ -85,7 +85,15 @@ impl Field {
         FIELDS.get(self as usize).copied().unwrap_or_default()
     }
 
-    fn bit(self) -> u16 {
+    /// The field named `key` ([`Field::Other`] for any other name).
+    pub(crate) fn of(key: &str) -> Self {
+        let key: de::value::StrDeserializer<'_, de::value::Error> =
+            de::IntoDeserializer::into_deserializer(key);
+        Self::deserialize(key).unwrap_or(Self::Other)
+    }
+
+    /// Its bit in a set of the fields seen.
+    pub(crate) fn bit(self) -> u16 {
         1 << (self as u16)
     }
 }

@@ -133,28 +133,27 @@ fn cases() -> u32 {
         .unwrap_or(3_000)
 }
 
-#[test]
-fn hostile_lines_decode_or_get_a_coded_error() {
-    let mut runner = TestRunner::new(Config {
-        cases: cases(),
+/// A runner of `cases` cases, with a fixed seed in CI (`cargo xtask fuzz
+/// --seed S` explores others).
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases,
         failure_persistence: None,
-        // A fixed seed in CI; `cargo xtask fuzz --seed S` explores others.
         rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
         ..Config::default()
-    });
+    })
+}
+
+#[test]
+fn hostile_lines_decode_or_get_a_coded_error() {
+    let mut runner = runner(cases());
     let strategy = arb::hostile_line(seeds()).prop_map(Line);
     report(runner.run(&strategy, |line| check(&line.0)));
 }
 
 #[test]
 fn every_known_message_survives_every_kind_of_mutation() {
-    let mut runner = TestRunner::new(Config {
-        cases: cases() / 3,
-        failure_persistence: None,
-        // A fixed seed in CI; `cargo xtask fuzz --seed S` explores others.
-        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
-        ..Config::default()
-    });
+    let mut runner = runner(cases() / 3);
     let strategy = arb::message()
         .prop_flat_map(|m| arb::mutated(serde_json::to_value(&m).unwrap()))
         .prop_map(Line);
@@ -220,12 +219,7 @@ fn the_seeds_decode_as_the_fixtures_say() {
 #[test]
 fn chain_requests_decode_alike_on_both_paths() {
     use a2e_proto::ChainRequest;
-    let mut runner = TestRunner::new(Config {
-        cases: cases() / 3,
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
-        ..Config::default()
-    });
+    let mut runner = runner(cases() / 3);
     let strategy = any::<ChainRequest>().prop_map(|r| Line(serde_json::to_vec(&r).unwrap()));
     report(runner.run(&strategy, |line| {
         let line = String::from_utf8(line.0).unwrap();
