@@ -45,15 +45,15 @@ use crate::node_list::Field;
 /// parts serde decodes (the nodes' own layout is three levels deep, an
 /// `input_map` four).
 pub(crate) fn chain_request(text: &str, max_depth: usize) -> Option<ChainRequest> {
+    // An `input_map` is one level below the node.
+    if max_depth <= NODE_DEPTH {
+        return None;
+    }
     let mut line = Reader {
         text,
         at: 0,
-        // What a node's field may nest: the node is at depth 3.
-        field_depth: max_depth.checked_sub(NODE_DEPTH)?,
+        field_depth: max_depth - NODE_DEPTH,
     };
-    if max_depth < NODE_DEPTH + 1 {
-        return None;
-    }
     line.ws();
     line.eat(b'{')?;
     line.ws();
@@ -204,7 +204,8 @@ impl<'a> Reader<'a> {
         match self.peek()? {
             b'"' => {
                 self.at += 1;
-                self.skip_string_body()
+                self.skip_string_body();
+                Some(())
             }
             b'[' | b'{' => {
                 let mut depth = 0usize;
@@ -212,7 +213,7 @@ impl<'a> Reader<'a> {
                     match *bytes.get(self.at)? {
                         b'"' => {
                             self.at += 1;
-                            self.skip_string_body()?;
+                            self.skip_string_body();
                             continue;
                         }
                         b'[' | b'{' => depth += 1,
@@ -240,19 +241,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Past the quote that closes the string whose body starts here.
-    fn skip_string_body(&mut self) -> Option<()> {
-        let bytes = self.text.as_bytes();
-        loop {
-            match *bytes.get(self.at)? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                b'\\' => self.at += 2,
-                _ => self.at += 1,
-            }
-        }
+    /// Past the quote that closes the string whose body starts here (to
+    /// the line's end if none does: what reads on then finds nothing).
+    fn skip_string_body(&mut self) {
+        self.at = crate::decode::string_end(self.text.as_bytes(), self.at);
     }
 
     /// The node list, an array of objects.

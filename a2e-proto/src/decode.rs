@@ -350,7 +350,7 @@ fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DecodeError> {
 
 /// The index after the quote that closes the string whose body starts at
 /// `start` (the line's length if it never closes).
-fn string_end(bytes: &[u8], start: usize) -> usize {
+pub(crate) fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut i = start;
     while let Some(&c) = bytes.get(i) {
         i += 1;
