@@ -2,7 +2,7 @@
 //! operations every transport and session shares (list, call, discover, run).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant as StdInstant;
 
 use a2e_proto::{
@@ -16,18 +16,22 @@ use crate::audit::Audit;
 use crate::config::HostConfig;
 use crate::error::HostResult;
 use crate::memory::Memory;
+pub use crate::plugin::Identity;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
 use crate::session::Outbound;
 
 mod calls;
+mod handle;
 pub(crate) use calls::{Caller, SkillKind, ToolKind, panic_message};
 
 pub use calls::{CANCEL_GRACE, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout};
 
 /// The host runtime shared by every session.
 pub struct Host {
+    /// The host itself, for calls made through its [`HostHandle`](crate::plugin::HostHandle).
+    me: Weak<Host>,
     config: Arc<HostConfig>,
     registry: Registry,
     started: StdInstant,
@@ -36,29 +40,6 @@ pub struct Host {
     identities: Mutex<HashMap<String, Identity>>,
     memory: Option<Arc<Memory>>,
     providers: Option<Arc<a2e_llm::Providers>>,
-}
-
-/// Who a session acts for: the agent of its handshake and the user it serves.
-/// A session's `user_id` is its `agent_id` (the protocol's handshake names no
-/// user); calls made by the host itself have neither.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Identity {
-    /// The session id.
-    pub session_id: Arc<str>,
-    /// The handshake's `agent_id`.
-    pub agent_id: Arc<str>,
-    /// The user the agent serves.
-    pub user_id: Arc<str>,
-}
-
-impl Default for Identity {
-    fn default() -> Self {
-        Self {
-            session_id: crate::plugin::shared_str(""),
-            agent_id: crate::plugin::shared_str(""),
-            user_id: crate::plugin::shared_str(""),
-        }
-    }
 }
 
 /// Why a host could not be built.
@@ -165,14 +146,17 @@ impl HostBuilder {
         // on a thread of its own (left to run, detached): the host's start
         // does not wait for it.
         drop(a2e_proto::ChainEventWriter::calibrate_in_background());
-        Ok(Arc::new(Host {
+        let registry = self.registry;
+        let memory = self.memory;
+        Ok(Arc::new_cyclic(|me| Host {
+            me: me.clone(),
             procs: ProcManager::new(config.clone()),
             config,
-            registry: self.registry,
+            registry,
             started: StdInstant::now(),
             audit,
             identities: Mutex::new(HashMap::new()),
-            memory: self.memory,
+            memory,
             providers,
         }))
     }
@@ -188,6 +172,13 @@ impl Host {
             memory: None,
             providers: None,
         }
+    }
+
+    /// The shared host this is (it lives in an `Arc` from its build on).
+    fn arc(&self) -> HostResult<Arc<Host>> {
+        self.me
+            .upgrade()
+            .ok_or_else(|| crate::HostError::Runtime("the host is shutting down".into()))
     }
 
     /// The configuration.

@@ -63,7 +63,7 @@ impl SkillPlugin for Skills {
                     .await;
                 let who = args.get("who").and_then(Value::as_str).unwrap_or("?");
                 // A skill can call the host's tools.
-                let tools = call.host.list_tools(&Default::default()).len();
+                let tools = call.host.tools().len();
                 Ok(json!({"greeting": format!("hello, {who}"), "tools_seen": tools}).into())
             }
             "fail" => Err(HostError::Skill("it went wrong".into())),
@@ -377,10 +377,11 @@ impl SkillPlugin for DeploySkill {
     ) -> HostResult<SkillOutput> {
         let tool = call
             .host
-            .registry()
-            .tool("deploy_service")
+            .tools()
+            .into_iter()
+            .find(|t| t.name == "deploy_service")
             .ok_or_else(|| HostError::Skill("the declared tool is missing".into()))?;
-        Ok(json!({"via": tool.def.name}).into())
+        Ok(json!({"via": tool.name}).into())
     }
 }
 

@@ -426,7 +426,7 @@ impl CallKind for SkillKind {
     ) -> BoxFuture<'a, HostResult<SkillOutput>> {
         let call = SkillCall {
             ctx,
-            host: host.clone(),
+            host: host.clone() as Arc<dyn crate::plugin::HostHandle>,
             llm_override: req.llm_override.clone(),
             metadata: req.metadata.clone(),
         };

@@ -48,6 +48,29 @@ impl std::fmt::Debug for EventSink {
     }
 }
 
+/// Who a session acts for: the agent of its handshake and the user it serves.
+/// A session's `user_id` is its `agent_id` (the protocol's handshake names no
+/// user); calls made by the host itself have neither.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The session id.
+    pub session_id: Arc<str>,
+    /// The handshake's `agent_id`.
+    pub agent_id: Arc<str>,
+    /// The user the agent serves.
+    pub user_id: Arc<str>,
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Self {
+            session_id: shared_str(""),
+            agent_id: shared_str(""),
+            user_id: shared_str(""),
+        }
+    }
+}
+
 /// What a plugin knows about the call it serves.
 #[derive(Clone, Debug)]
 pub struct CallContext {
@@ -89,16 +112,16 @@ impl CallContext {
         deadline: Option<Instant>,
         events: EventSink,
     ) -> Self {
-        let session = crate::host::Identity {
+        let session = Identity {
             session_id: shared_str(session_id),
-            ..crate::host::Identity::default()
+            ..Identity::default()
         };
         Self::for_identity(&session, req_id, cancel, deadline, events)
     }
 
     /// A context for a call of the session `identity` names, acting for it.
     pub fn for_identity(
-        identity: &crate::host::Identity,
+        identity: &Identity,
         req_id: &str,
         cancel: CancellationToken,
         deadline: Option<Instant>,

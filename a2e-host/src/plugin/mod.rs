@@ -10,7 +10,7 @@ mod tool;
 mod typed;
 
 pub(crate) use context::shared_str;
-pub use context::{CallContext, EventSink};
-pub use skill::{DynSkillPlugin, SkillCall, SkillOutput, SkillPlugin};
+pub use context::{CallContext, EventSink, Identity};
+pub use skill::{DynSkillPlugin, HostHandle, SkillCall, SkillOutput, SkillPlugin};
 pub use tool::{DynToolPlugin, ToolOutput, ToolPlugin};
 pub use typed::{Toolbox, TypedTool, parse_args, schema_of};

@@ -1,15 +1,18 @@
 //! The skill plugin trait.
 
+use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
-use a2e_proto::{LLMConfig, SkillDefinition};
+use a2e_proto::{
+    LLMConfig, SkillCallRequest, SkillDefinition, SkillResult, ToolCallRequest, ToolDefinition,
+    ToolResult,
+};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::CallContext;
 use crate::error::HostResult;
-use crate::host::Host;
 
 /// What a skill returns on success.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -31,13 +34,44 @@ impl From<Value> for SkillOutput {
     }
 }
 
+/// What a skill reaches of the host that runs it: the tools and skills of the
+/// same host, called as part of the skill's own call (its session, its
+/// cancellation, its deadline). Events go out through the call's
+/// [`CallContext::emit`].
+///
+/// Calls answer as the wire does: `Err` is a refusal (unknown name, invalid
+/// arguments, denied), `Ok` a result that may say `success: false`.
+pub trait HostHandle: Send + Sync + 'static {
+    /// The tools the host offers (deferred ones included once loaded).
+    fn tools(&self) -> Vec<ToolDefinition>;
+
+    /// Runs a tool in the session and under the cancellation of `ctx`; the
+    /// request's own timeout applies, cut to what is left of `ctx`'s deadline.
+    fn call_tool<'a>(
+        &'a self,
+        req: ToolCallRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, HostResult<ToolResult>>;
+
+    /// Runs a skill in the session and under the cancellation of `ctx`.
+    fn call_skill<'a>(
+        &'a self,
+        req: SkillCallRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, HostResult<SkillResult>>;
+
+    /// The host itself, for skills that are part of it and need more than
+    /// calls (the chain and document engines).
+    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
 /// Everything a skill call gets besides its arguments.
 #[derive(Clone)]
 pub struct SkillCall {
     /// Session, cancellation, deadline and events.
     pub ctx: CallContext,
-    /// The host, to call tools, skills and chains.
-    pub host: Arc<Host>,
+    /// The host, to call its tools and skills.
+    pub host: Arc<dyn HostHandle>,
     /// Model/provider override from the request.
     pub llm_override: Option<LLMConfig>,
     /// Request metadata.

@@ -190,8 +190,9 @@ impl SkillPlugin for ChainSkills {
                     .await;
             }
         };
+        let host = crate::Host::of(&call.host)?;
         let run = crate::chains::run_chain(
-            &call.host,
+            &host,
             &call.ctx.session_id,
             &req,
             Box::new(move |done, total, node: &str| {

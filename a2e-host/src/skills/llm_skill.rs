@@ -274,14 +274,15 @@ impl SkillPlugin for LlmSkills {
             .resolve(found.def.llm_config.as_ref(), call.llm_override.as_ref())
             .map_err(config_error)?;
         let cancel = call.ctx.cancel.child_token();
+        let host = crate::Host::of(&call.host)?;
         let tools = HostTools {
-            host: call.host.clone(),
+            specs: offered_tools(&host, &found.def),
+            host,
             skill: skill.to_owned(),
             session_id: call.ctx.session_id.clone(),
             correlation_id: call.ctx.correlation_id.clone(),
             cancel: cancel.clone(),
             deadline: call.ctx.deadline,
-            specs: offered_tools(&call.host, &found.def),
         };
         let messages = skill_messages(
             found.def.instructions.as_deref().unwrap_or(""),

@@ -108,8 +108,9 @@ impl SkillPlugin for OntheiaSkills {
                 }
             }
         });
+        let host = crate::Host::of(&call.host)?;
         let outcome = crate::ontheia_host::run(
-            &call.host,
+            &host,
             &call.ctx.session_id,
             &found.document,
             &globals,

@@ -1,0 +1,85 @@
+//! The host as skills see it: [`HostHandle`], the narrow trait of the plugin API.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use a2e_proto::{SkillCallRequest, SkillResult, ToolCallRequest, ToolDefinition, ToolResult};
+use futures::future::BoxFuture;
+
+use super::{Host, calls};
+use crate::error::{HostError, HostResult};
+use crate::plugin::{CallContext, HostHandle};
+
+/// Fills what a nested request leaves open from the call it is part of: an id,
+/// the correlation id, and a timeout no longer than what the call has left.
+fn nested(id: &mut String, correlation_id: &mut String, timeout: &mut u64, ctx: &CallContext) {
+    if id.is_empty() {
+        *id = uuid::Uuid::new_v4().to_string();
+    }
+    if correlation_id.is_empty() {
+        *correlation_id = ctx.correlation_id.to_string();
+    }
+    if let Some(left) = ctx.remaining() {
+        let left = left.as_secs().max(1);
+        *timeout = if *timeout == 0 {
+            left
+        } else {
+            (*timeout).min(left)
+        };
+    }
+}
+
+impl HostHandle for Host {
+    fn tools(&self) -> Vec<ToolDefinition> {
+        self.registry
+            .tools()
+            .into_iter()
+            .map(|e| (*e.def).clone())
+            .collect()
+    }
+
+    fn call_tool<'a>(
+        &'a self,
+        mut req: ToolCallRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, HostResult<ToolResult>> {
+        Box::pin(async move {
+            let host = self.arc()?;
+            nested(&mut req.id, &mut req.correlation_id, &mut req.timeout, ctx);
+            let args = std::mem::take(&mut req.arguments);
+            let caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
+            host.call::<calls::ToolKind>(caller, &req, args).await
+        })
+    }
+
+    fn call_skill<'a>(
+        &'a self,
+        mut req: SkillCallRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, HostResult<SkillResult>> {
+        Box::pin(async move {
+            let host = self.arc()?;
+            nested(&mut req.id, &mut req.correlation_id, &mut req.timeout, ctx);
+            let args = std::mem::take(&mut req.arguments);
+            let caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
+            host.call::<calls::SkillKind>(caller, &req, args).await
+        })
+    }
+
+    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+impl Host {
+    /// The host behind a skill call's [`HostHandle`], for the skills that are
+    /// part of the host (chains, documents, the model loop); a handle of
+    /// another kind is a runtime error.
+    pub fn of(handle: &Arc<dyn HostHandle>) -> HostResult<Arc<Host>> {
+        handle
+            .clone()
+            .as_any()
+            .downcast::<Host>()
+            .map_err(|_| HostError::Runtime("this skill runs only inside an a2e host".into()))
+    }
+}
