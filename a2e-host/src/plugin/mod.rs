@@ -1,16 +1,11 @@
-//! Plugin traits: what a tool or skill provider implements.
+//! Plugin traits: what a tool or skill provider implements (from `a2e-plugin`).
 //!
 //! A plugin implements [`ToolPlugin`] or [`SkillPlugin`] with native `async fn`;
 //! the host stores it behind the object-safe twins [`DynToolPlugin`] /
 //! [`DynSkillPlugin`], which every plugin gets for free.
 
-mod context;
-mod skill;
-mod tool;
-mod typed;
-
-pub(crate) use context::shared_str;
-pub use context::{CallContext, EventSink, Identity};
-pub use skill::{DynSkillPlugin, HostHandle, SkillCall, SkillOutput, SkillPlugin};
-pub use tool::{DynToolPlugin, ToolOutput, ToolPlugin};
-pub use typed::{Toolbox, TypedTool, parse_args, schema_of};
+pub(crate) use a2e_plugin::shared_str;
+pub use a2e_plugin::{
+    CallContext, DynSkillPlugin, DynToolPlugin, EventSink, HostHandle, Identity, SkillCall,
+    SkillOutput, SkillPlugin, ToolOutput, ToolPlugin, Toolbox, TypedTool, parse_args, schema_of,
+};

@@ -93,7 +93,8 @@ pub struct CallContext {
 }
 
 /// `s` as a shared string; the empty one is allocated once for all.
-pub(crate) fn shared_str(s: &str) -> Arc<str> {
+#[doc(hidden)]
+pub fn shared_str(s: &str) -> Arc<str> {
     static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
     if s.is_empty() {
         EMPTY.clone()

@@ -8,8 +8,8 @@
 //! typed tools into one [`ToolPlugin`]:
 //!
 //! ```
-//! use a2e_host::plugin::{CallContext, ToolOutput, Toolbox, TypedTool};
-//! use a2e_host::HostResult;
+//! use a2e_plugin::{CallContext, ToolOutput, Toolbox, TypedTool};
+//! use a2e_plugin::HostResult;
 //! use a2e_proto::ToolDefinition;
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;

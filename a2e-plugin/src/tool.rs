@@ -34,8 +34,8 @@ impl From<Value> for ToolOutput {
 /// A provider of tools.
 ///
 /// ```
-/// use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
-/// use a2e_host::HostResult;
+/// use a2e_plugin::{CallContext, ToolOutput, ToolPlugin};
+/// use a2e_plugin::HostResult;
 /// use a2e_proto::{ToolDefinition, ToolParameter};
 /// use serde_json::{Map, Value};
 ///
