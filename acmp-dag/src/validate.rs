@@ -11,7 +11,7 @@ pub(crate) use self::csr::Csr;
 pub use self::error::{EdgeEnd, ValidationError, ValidationReport, ValidationWarning};
 use std::sync::Arc;
 
-use crate::hash::{KeyedState, StrMap};
+use crate::hash::{StrMap, str_map_with_capacity};
 use crate::path::{FieldPath, PathError};
 use crate::{Dag, SourceTasks, TaskInput};
 
@@ -221,8 +221,7 @@ fn analyze(dag: &Dag, limits: &ValidationLimits) -> Result<Analysis, ValidationR
             in_degree: 0,
         })
         .collect();
-    let mut index: StrMap<Arc<str>, u32> =
-        StrMap::with_capacity_and_hasher(n, KeyedState::default());
+    let mut index: StrMap<Arc<str>, u32> = str_map_with_capacity(n);
     let mut registered = vec![false; n];
     for ((i, task), (node, reg)) in dag
         .tasks
