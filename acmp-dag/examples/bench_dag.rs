@@ -47,6 +47,8 @@ use acmp_dag::{
     OrchestratorConfig, Payload, Provider, ProviderRef, SourceTasks, Task, TaskInput, ValidatedDag,
     ValidationLimits,
 };
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value, json};
 
 /// mimalloc (the `a2e` binary's allocator), counting allocations.
@@ -97,22 +99,6 @@ impl Provider for NoOp {
     }
 }
 
-/// A small deterministic generator (xorshift64*), so that runs compare.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 fn id(i: usize) -> String {
     format!("task_{i:06}")
 }
@@ -129,7 +115,7 @@ fn add_task(dag: &mut Dag, i: usize, sources: &[usize]) {
     }
 }
 
-fn layered(tasks: usize, rng: &mut Rng) -> Dag {
+fn layered(tasks: usize, rng: &mut SmallRng) -> Dag {
     const WIDTH: usize = 1000;
     let mut dag = Dag::new("dag_layered");
     for i in 0..tasks {
@@ -137,9 +123,9 @@ fn layered(tasks: usize, rng: &mut Rng) -> Dag {
             vec![]
         } else {
             let above = i - i % WIDTH - WIDTH;
-            let a = above + rng.below(WIDTH);
-            let b = above + rng.below(WIDTH);
-            if rng.below(2) == 0 || a == b {
+            let a = above + rng.random_range(0..WIDTH);
+            let b = above + rng.random_range(0..WIDTH);
+            if rng.random_range(0..2) == 0 || a == b {
                 vec![a]
             } else {
                 vec![a, b]
@@ -150,16 +136,16 @@ fn layered(tasks: usize, rng: &mut Rng) -> Dag {
     dag
 }
 
-fn random(tasks: usize, rng: &mut Rng) -> Dag {
+fn random(tasks: usize, rng: &mut SmallRng) -> Dag {
     const WINDOW: usize = 1000;
     let mut dag = Dag::new("dag_random");
     for i in 0..tasks {
-        let sources = if i < 16 || rng.below(100) < 3 {
+        let sources = if i < 16 || rng.random_range(0..100) < 3 {
             vec![]
         } else {
             let window = WINDOW.min(i);
-            let mut s: Vec<usize> = (0..1 + rng.below(3))
-                .map(|_| i - 1 - rng.below(window))
+            let mut s: Vec<usize> = (0..1 + rng.random_range(0..3))
+                .map(|_| i - 1 - rng.random_range(0..window))
                 .collect();
             s.sort_unstable();
             s.dedup();
@@ -332,7 +318,8 @@ fn arg(args: &[String], name: &str, default: &str) -> String {
 
 /// The DAG of one run.
 fn build(shape: &str, tasks: usize, run: usize) -> Result<Dag, Box<dyn std::error::Error>> {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ run as u64);
+    // Seeded by the run's number, so that runs compare.
+    let mut rng = SmallRng::seed_from_u64(0x9E37_79B9_7F4A_7C15 ^ run as u64);
     match shape {
         "layered" => Ok(layered(tasks, &mut rng)),
         "random" => Ok(random(tasks, &mut rng)),
@@ -375,7 +362,7 @@ fn measure(
     });
 
     // Warm-up: allocator, runtime threads, code paths.
-    runtime.block_on(orchestrator.run(layered(2_000, &mut Rng(7))))?;
+    runtime.block_on(orchestrator.run(layered(2_000, &mut SmallRng::seed_from_u64(7))))?;
     reset_peak_rss();
 
     let mut samples = Vec::with_capacity(runs);
