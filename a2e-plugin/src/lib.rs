@@ -1,22 +1,80 @@
 //! What an A2E plugin author needs: the tool and skill plugin traits, typed
-//! tools, the call context, and the error a call returns.
+//! tools, the call context, the error a call returns, and a small stdio
+//! server — with [`a2e_proto`], [`schemars`], [`serde`] and [`serde_json`]
+//! re-exported, so a plugin crate needs this one dependency.
 //!
-//! A plugin implements [`ToolPlugin`] or [`SkillPlugin`] with native `async fn`;
-//! a host stores it behind the object-safe twins [`DynToolPlugin`] /
-//! [`DynSkillPlugin`], which every plugin gets for free.
+//! A typed tool is a closure over an argument struct: the struct's type gives
+//! the tool's parameters and JSON Schema, and a call's arguments are parsed
+//! into it (a wrong shape is a `schema_violation` naming the JSON path).
+//!
+//! ```
+//! use a2e_plugin::schemars::JsonSchema;
+//! use a2e_plugin::serde::Deserialize;
+//! use a2e_plugin::{HostError, Toolbox};
+//!
+//! /// What `repeat` takes.
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(crate = "a2e_plugin::serde")]
+//! #[schemars(crate = "a2e_plugin::schemars")]
+//! struct RepeatArgs {
+//!     /// The text to repeat.
+//!     text: String,
+//!     /// How often.
+//!     times: u32,
+//! }
+//!
+//! let notes = Toolbox::new("notes").tool("repeat", "Repeat a text", |args: RepeatArgs, _cx| async move {
+//!     let times = usize::try_from(args.times).map_err(|_| HostError::failed("too many"))?;
+//!     Ok(args.text.repeat(times))
+//! });
+//! # use a2e_plugin::{CallContext, DynToolPlugin};
+//! # let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+//! # let args = a2e_plugin::serde_json::json!({"text": "ab", "times": 3});
+//! # let out = rt.block_on(notes.call_dyn("repeat", args.as_object().unwrap().clone(), CallContext::detached())).unwrap();
+//! # assert_eq!(out.data, "ababab");
+//! # assert_eq!(notes.tools()[0].input_parameters.len(), 2);
+//! ```
+//!
+//! The same tool in the trait form, for a tool with state of its own, is a
+//! [`TypedTool`] added with [`Toolbox::with`]; a provider of many tools whose
+//! list changes implements [`ToolPlugin`] itself. [`serve_stdio`] serves a
+//! plugin's tools to an agent as an A2E host over stdio (the crate's
+//! `examples/notes.rs` is a plugin binary's whole `main.rs`); the `a2e` host
+//! (crate `a2e-host`) runs the same plugins beside its own tools, skills and
+//! chains on every transport.
+//!
+//! A skill ([`SkillPlugin`]) reaches the host that runs it through the narrow
+//! [`HostHandle`] in its [`SkillCall`]: the tools on offer, a tool call and a
+//! skill call in the skill's own session; events go out through
+//! [`CallContext::emit`].
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
+mod closure;
 mod context;
 mod error;
+pub mod serve;
 mod skill;
 mod tool;
 mod typed;
 
+pub use a2e_proto;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+pub use closure::FnTool;
 pub use context::{CallContext, EventSink, Identity, shared_str};
 pub use error::{Cause, HostError, HostResult};
+pub use serve::{run_stdio, serve, serve_stdio};
 pub use skill::{DynSkillPlugin, HostHandle, SkillCall, SkillOutput, SkillPlugin};
 pub use tool::{DynToolPlugin, ToolOutput, ToolPlugin};
 pub use typed::{Toolbox, TypedTool, parse_args, schema_of};
+
+/// The error of a plugin call (the host's own error type: each variant maps to
+/// one wire code, and says whether the call was refused or ran and failed).
+pub type Error = HostError;
+/// The result of a plugin call.
+pub type Result<T> = HostResult<T>;

@@ -31,6 +31,18 @@ impl From<Value> for ToolOutput {
     }
 }
 
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        Value::String(text).into()
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> Self {
+        Value::String(text.to_owned()).into()
+    }
+}
+
 /// A provider of tools.
 ///
 /// ```

@@ -1,0 +1,52 @@
+//! A plugin binary's whole `main.rs`: two typed tools served over stdio.
+//!
+//! Run it as an A2E host (`cargo run -p a2e-plugin --example notes`) and send it
+//! NDJSON lines, or start it from an agent with `a2e_client::Client::stdio`.
+
+use a2e_plugin::schemars::JsonSchema;
+use a2e_plugin::serde::Deserialize;
+use a2e_plugin::serde_json::json;
+use a2e_plugin::{HostError, Toolbox};
+
+/// What `repeat` takes.
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "a2e_plugin::serde")]
+#[schemars(crate = "a2e_plugin::schemars")]
+struct RepeatArgs {
+    /// The text to repeat.
+    text: String,
+    /// How often (at most 100).
+    times: u32,
+}
+
+/// What `count_words` takes.
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "a2e_plugin::serde")]
+#[schemars(crate = "a2e_plugin::schemars")]
+struct CountArgs {
+    /// The text whose words are counted.
+    text: String,
+}
+
+fn main() -> std::io::Result<()> {
+    let notes = Toolbox::new("notes")
+        .tool(
+            "repeat",
+            "Repeat a text",
+            |args: RepeatArgs, cx| async move {
+                if args.times > 100 {
+                    return Err(HostError::invalid_argument("$.times", "at most 100"));
+                }
+                cx.progress(50, "repeating").await;
+                Ok(args.text.repeat(args.times as usize))
+            },
+        )
+        .tool(
+            "count_words",
+            "Count the words of a text",
+            |args: CountArgs, _cx| async move {
+                Ok(json!({"words": args.text.split_whitespace().count()}))
+            },
+        );
+    a2e_plugin::run_stdio(notes)
+}
