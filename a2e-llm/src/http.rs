@@ -1,4 +1,4 @@
-//! The HTTP side shared by both providers: one `reqwest` client with rustls on `ring`,
+//! The HTTP side shared by both providers: one `reqwest` client (built by `a2e-http`),
 //! retries with exponential backoff on 429/5xx honouring `Retry-After` within a cap, a
 //! per-request deadline, cancellation that drops the response (closing its connection),
 //! bounded body reads, and Server-Sent Events (parsed by `sse-stream`) within size bounds.
@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::stream::{self, Stream, StreamExt};
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use a2e_http::{Backoff, ClientOptions, Pool, Redirects, error_chain, retry_after};
+use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use sse_stream::{Sse, SseByteStream};
 use tokio::time::Instant;
@@ -62,30 +63,19 @@ impl RetryPolicy {
         }
     }
 
+    /// The backoff this policy describes.
+    pub fn backoff(&self) -> Backoff {
+        Backoff::new(
+            Duration::from_millis(self.initial_backoff_ms),
+            Duration::from_millis(self.max_backoff_ms),
+        )
+        .with_max_retry_after(Duration::from_millis(self.max_retry_after_ms))
+    }
+
     /// The wait before retry number `attempt` (0-based), given the server's `Retry-After`.
     pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
-        if let Some(after) = retry_after {
-            return after.min(Duration::from_millis(self.max_retry_after_ms));
-        }
-        let factor = 1u64.checked_shl(attempt.min(32)).unwrap_or(u64::MAX);
-        Duration::from_millis(
-            self.initial_backoff_ms
-                .saturating_mul(factor)
-                .min(self.max_backoff_ms),
-        )
+        self.backoff().delay_after(attempt, retry_after)
     }
-}
-
-/// Parses `Retry-After` given in seconds (the HTTP-date form falls back to backoff).
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    text.parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 86_400.0)
-        .map(Duration::from_secs_f64)
 }
 
 /// The HTTP client of one provider.
@@ -98,23 +88,17 @@ pub(crate) struct Transport {
     pub secrets: Vec<Secret>,
 }
 
-/// A shared `reqwest` client: rustls with the `ring` provider and the webpki roots.
+/// The providers' shared `reqwest` client (see `a2e-http`): idle connections kept without
+/// a reaper timer (a stale one is found closed when reused, and a transport error is
+/// retried; no background timer wakes an idle process), redirects followed as `reqwest`
+/// does, the proxy variables honoured.
 pub(crate) fn build_client() -> Result<reqwest::Client, LlmError> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| LlmError::Invalid(format!("TLS is not available: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        // No idle-reaper timer: a stale pooled connection is found closed when reused (and
-        // a transport error is retried), and no background timer wakes an idle process.
-        .pool_idle_timeout(None)
+    ClientOptions::default()
+        .pool(Pool::Reuse)
+        .redirects(Redirects::Limited(10))
+        .proxy_from_env(true)
         .build()
-        .map_err(|e| LlmError::Invalid(format!("HTTP client: {e}")))
+        .map_err(|e| LlmError::Invalid(e.to_string()))
 }
 
 impl Transport {
@@ -123,16 +107,9 @@ impl Transport {
     }
 
     fn transport_error(&self, err: &(dyn std::error::Error + 'static)) -> LlmError {
-        let mut text = err.to_string();
-        let mut source = err.source();
-        while let Some(s) = source {
-            text.push_str(": ");
-            text.push_str(&s.to_string());
-            source = s.source();
-        }
         LlmError::Transport {
             provider: self.provider.to_string(),
-            message: self.scrub(&text),
+            message: self.scrub(&error_chain(err)),
         }
     }
 
