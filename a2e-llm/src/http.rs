@@ -1,14 +1,19 @@
-//! The HTTP side shared by both providers: one `reqwest` client with rustls on `ring`,
+//! The HTTP side shared by both providers: one `reqwest` client (built by `a2e-http`),
 //! retries with exponential backoff on 429/5xx honouring `Retry-After` within a cap, a
 //! per-request deadline, cancellation that drops the response (closing its connection),
-//! bounded body reads, and a small Server-Sent Events reader.
+//! bounded body reads, and Server-Sent Events (parsed by `sse-stream`) within size bounds.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use bytes::Bytes;
+use futures::stream::{self, Stream, StreamExt};
+use a2e_http::{Backoff, ClientOptions, Pool, Redirects, error_chain, retry_after};
+use reqwest::header::HeaderMap;
 use serde::Deserialize;
+use sse_stream::{Sse, SseByteStream};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -58,30 +63,19 @@ impl RetryPolicy {
         }
     }
 
+    /// The backoff this policy describes.
+    pub fn backoff(&self) -> Backoff {
+        Backoff::new(
+            Duration::from_millis(self.initial_backoff_ms),
+            Duration::from_millis(self.max_backoff_ms),
+        )
+        .with_max_retry_after(Duration::from_millis(self.max_retry_after_ms))
+    }
+
     /// The wait before retry number `attempt` (0-based), given the server's `Retry-After`.
     pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
-        if let Some(after) = retry_after {
-            return after.min(Duration::from_millis(self.max_retry_after_ms));
-        }
-        let factor = 1u64.checked_shl(attempt.min(32)).unwrap_or(u64::MAX);
-        Duration::from_millis(
-            self.initial_backoff_ms
-                .saturating_mul(factor)
-                .min(self.max_backoff_ms),
-        )
+        self.backoff().delay_after(attempt, retry_after)
     }
-}
-
-/// Parses `Retry-After` given in seconds (the HTTP-date form falls back to backoff).
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    text.parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 86_400.0)
-        .map(Duration::from_secs_f64)
 }
 
 /// The HTTP client of one provider.
@@ -94,23 +88,17 @@ pub(crate) struct Transport {
     pub secrets: Vec<Secret>,
 }
 
-/// A shared `reqwest` client: rustls with the `ring` provider and the webpki roots.
+/// The providers' shared `reqwest` client (see `a2e-http`): idle connections kept without
+/// a reaper timer (a stale one is found closed when reused, and a transport error is
+/// retried; no background timer wakes an idle process), redirects followed as `reqwest`
+/// does, the proxy variables honoured.
 pub(crate) fn build_client() -> Result<reqwest::Client, LlmError> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| LlmError::Invalid(format!("TLS is not available: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        // No idle-reaper timer: a stale pooled connection is found closed when reused (and
-        // a transport error is retried), and no background timer wakes an idle process.
-        .pool_idle_timeout(None)
+    ClientOptions::default()
+        .pool(Pool::Reuse)
+        .redirects(Redirects::Limited(10))
+        .proxy_from_env(true)
         .build()
-        .map_err(|e| LlmError::Invalid(format!("HTTP client: {e}")))
+        .map_err(|e| LlmError::Invalid(e.to_string()))
 }
 
 impl Transport {
@@ -118,17 +106,10 @@ impl Transport {
         scrub_all(text, &self.secrets)
     }
 
-    fn transport_error(&self, err: &reqwest::Error) -> LlmError {
-        let mut text = err.to_string();
-        let mut source = std::error::Error::source(err);
-        while let Some(s) = source {
-            text.push_str(": ");
-            text.push_str(&s.to_string());
-            source = s.source();
-        }
+    fn transport_error(&self, err: &(dyn std::error::Error + 'static)) -> LlmError {
         LlmError::Transport {
             provider: self.provider.to_string(),
-            message: self.scrub(&text),
+            message: self.scrub(&error_chain(err)),
         }
     }
 
@@ -270,135 +251,244 @@ pub(crate) struct SseEvent {
     pub data: String,
 }
 
-/// Reads Server-Sent Events from a response, one at a time, with a bound per event.
-pub(crate) struct SseReader {
-    response: reqwest::Response,
-    buffer: Vec<u8>,
-    done: bool,
+/// Why the bytes of a stream stopped before `sse-stream` parsed them.
+#[derive(Debug, thiserror::Error)]
+enum Cut {
+    #[error("an event over {0} bytes")]
+    Event(usize),
+    #[error("a stream over {0} bytes")]
+    Stream(usize),
+    #[error(transparent)]
+    Body(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// The size bounds of a stream, applied to its bytes before they are parsed: the whole
+/// stream, and one event block (from one blank line to the next, field names included).
+#[derive(Debug)]
+struct Bounds {
+    max_event: usize,
+    max_stream: usize,
     total: usize,
+    event: usize,
+    /// The current line has a byte other than its line end.
+    in_line: bool,
+    /// The last byte was a CR (a following LF ends the same line).
+    after_cr: bool,
+}
+
+impl Bounds {
+    fn new(max_event: usize, max_stream: usize) -> Self {
+        Self {
+            max_event,
+            max_stream,
+            total: 0,
+            event: 0,
+            in_line: false,
+            after_cr: false,
+        }
+    }
+
+    fn admit(&mut self, chunk: &[u8]) -> Result<(), Cut> {
+        self.total = self.total.saturating_add(chunk.len());
+        if self.total > self.max_stream {
+            return Err(Cut::Stream(self.max_stream));
+        }
+        for &byte in chunk {
+            match byte {
+                b'\n' if self.after_cr => self.after_cr = false,
+                b'\n' | b'\r' => {
+                    if self.in_line {
+                        self.event += 1;
+                    } else {
+                        // A blank line: the event block ends.
+                        self.event = 0;
+                    }
+                    self.in_line = false;
+                    self.after_cr = byte == b'\r';
+                }
+                _ => {
+                    self.event += 1;
+                    self.in_line = true;
+                    self.after_cr = false;
+                }
+            }
+            if self.event > self.max_event {
+                return Err(Cut::Event(self.max_event));
+            }
+        }
+        Ok(())
+    }
+}
+
+type Events = Pin<Box<dyn Stream<Item = Result<Sse, sse_stream::Error>> + Send>>;
+
+/// Reads Server-Sent Events from a response, one at a time (`sse-stream` parses them),
+/// within [`MAX_EVENT_BYTES`] per event and [`MAX_STREAM_BYTES`] in all. A last event
+/// the server did not end with a blank line is still read. Dropping the reader drops the
+/// response, which closes its connection.
+pub(crate) struct SseReader {
+    events: Events,
 }
 
 impl SseReader {
     pub fn new(response: reqwest::Response) -> Self {
+        Self::from_chunks(
+            response.bytes_stream(),
+            Bounds::new(MAX_EVENT_BYTES, MAX_STREAM_BYTES),
+        )
+    }
+
+    fn from_chunks<S, E>(chunks: S, bounds: Bounds) -> Self
+    where
+        S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let bounded = chunks.scan(bounds, |bounds, chunk| {
+            let checked = match chunk {
+                Ok(chunk) => bounds.admit(&chunk).map(|()| chunk),
+                Err(e) => Err(Cut::Body(Box::new(e))),
+            };
+            std::future::ready(Some(checked))
+        });
+        // The parser drops an unterminated last block; a blank line at the end keeps it.
+        let ended = bounded.chain(stream::once(std::future::ready(Ok(
+            Bytes::from_static(b"\n\n"),
+        ))));
         Self {
-            response,
-            buffer: Vec::new(),
-            done: false,
-            total: 0,
+            events: Box::pin(SseByteStream::new(ended)),
         }
     }
 
-    /// The next event, or `None` at the end of the stream.
+    /// The next event, or `None` at the end of the stream. Blocks without data (comments,
+    /// keep-alives, `id:`/`retry:` alone) are skipped.
     pub async fn next(&mut self, transport: &Transport) -> Result<Option<SseEvent>, LlmError> {
         loop {
-            if let Some(event) = take_event(&mut self.buffer) {
-                match event {
-                    Some(event) => return Ok(Some(event)),
-                    None => continue,
+            let sse = match self.events.next().await {
+                None => return Ok(None),
+                Some(Ok(sse)) => sse,
+                Some(Err(sse_stream::Error::Body(e))) => {
+                    return Err(match e.downcast::<Cut>() {
+                        Ok(cut) => match *cut {
+                            Cut::Event(limit) | Cut::Stream(limit) => LlmError::TooLarge {
+                                provider: transport.provider.to_string(),
+                                limit,
+                            },
+                            Cut::Body(e) => transport.transport_error(&*e),
+                        },
+                        Err(e) => transport.transport_error(&*e),
+                    });
                 }
-            }
-            if self.done {
-                let rest = std::mem::take(&mut self.buffer);
-                if rest.iter().all(u8::is_ascii_whitespace) {
-                    return Ok(None);
-                }
-                let mut rest = rest;
-                rest.extend_from_slice(b"\n\n");
-                return Ok(take_event(&mut rest).flatten());
-            }
-            if self.buffer.len() > MAX_EVENT_BYTES {
-                return Err(LlmError::TooLarge {
-                    provider: transport.provider.to_string(),
-                    limit: MAX_EVENT_BYTES,
-                });
-            }
-            match self
-                .response
-                .chunk()
-                .await
-                .map_err(|e| transport.transport_error(&e))?
-            {
-                Some(chunk) => {
-                    self.total = self.total.saturating_add(chunk.len());
-                    if self.total > MAX_STREAM_BYTES {
-                        return Err(LlmError::TooLarge {
-                            provider: transport.provider.to_string(),
-                            limit: MAX_STREAM_BYTES,
-                        });
-                    }
-                    self.buffer.extend_from_slice(&chunk);
-                }
-                None => self.done = true,
+                Some(Err(e)) => return Err(transport.malformed(format!("event stream: {e}"))),
+            };
+            if let Some(data) = sse.data {
+                return Ok(Some(SseEvent {
+                    event: sse.event.unwrap_or_default(),
+                    data,
+                }));
             }
         }
     }
-}
-
-/// Takes one event block off the front of `buffer`: `None` when no complete block is
-/// there yet, `Some(None)` for a block without data (comments, keep-alives).
-fn take_event(buffer: &mut Vec<u8>) -> Option<Option<SseEvent>> {
-    let (end, sep) = find_block_end(buffer)?;
-    let block: Vec<u8> = buffer.drain(..end + sep).take(end).collect();
-    let text = String::from_utf8_lossy(&block);
-    let mut event = SseEvent::default();
-    let mut has_data = false;
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() || line.starts_with(':') {
-            continue;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line, ""),
-        };
-        match field {
-            "event" => event.event = value.to_owned(),
-            "data" => {
-                if has_data {
-                    event.data.push('\n');
-                }
-                event.data.push_str(value);
-                has_data = true;
-            }
-            _ => {}
-        }
-    }
-    Some(has_data.then_some(event))
-}
-
-/// Where the first blank line is: (index of the block's end, separator length).
-fn find_block_end(buffer: &[u8]) -> Option<(usize, usize)> {
-    let mut i = 0;
-    while i < buffer.len() {
-        if buffer[i] == b'\n' {
-            if buffer.get(i + 1) == Some(&b'\n') {
-                return Some((i, 2));
-            }
-            if buffer.get(i + 1) == Some(&b'\r') && buffer.get(i + 2) == Some(&b'\n') {
-                return Some((i, 3));
-            }
-        }
-        i += 1;
-    }
-    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn sse_blocks_split_on_blank_lines_with_lf_or_crlf() {
-        let mut buf =
-            b"event: a\ndata: 1\ndata: 2\n\n: keepalive\n\ndata: x\r\n\r\ndata: partial".to_vec();
-        let first = take_event(&mut buf).unwrap().unwrap();
-        assert_eq!(first.event, "a");
-        assert_eq!(first.data, "1\n2");
-        assert_eq!(take_event(&mut buf), Some(None));
-        let third = take_event(&mut buf).unwrap().unwrap();
-        assert_eq!(third.data, "x");
-        assert_eq!(take_event(&mut buf), None);
-        assert_eq!(buf, b"data: partial");
+    fn transport() -> Transport {
+        Transport {
+            client: build_client().unwrap(),
+            provider: Arc::from("p"),
+            timeout: None,
+            retry: RetryPolicy::none(),
+            secrets: Vec::new(),
+        }
+    }
+
+    fn reader(chunks: &[&'static [u8]], bounds: Bounds) -> SseReader {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = chunks
+            .iter()
+            .map(|c| Ok(Bytes::from_static(c)))
+            .collect();
+        SseReader::from_chunks(stream::iter(chunks), bounds)
+    }
+
+    async fn read_all(mut reader: SseReader) -> Result<Vec<(String, String)>, LlmError> {
+        let t = transport();
+        let mut out = Vec::new();
+        while let Some(e) = reader.next(&t).await? {
+            out.push((e.event, e.data));
+        }
+        Ok(out)
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(e, d)| ((*e).to_owned(), (*d).to_owned()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn sse_blocks_split_on_blank_lines_with_lf_or_crlf() {
+        let chunks: &[&[u8]] = &[
+            b"event: a\ndata: 1\nda",
+            b"ta: 2\n\n: keepalive\n\nid: 7\n\ndata: x\r",
+            b"\n\r\ndata: partial",
+        ];
+        let events = read_all(reader(chunks, Bounds::new(1024, 4096)))
+            .await
+            .unwrap();
+        assert_eq!(events, pairs(&[("a", "1\n2"), ("", "x"), ("", "partial")]));
+    }
+
+    #[tokio::test]
+    async fn an_event_over_its_bound_is_refused_and_small_ones_pass() {
+        // Many small events pass a small per-event bound.
+        let many: &[&[u8]] = &[&b"data: 12345\n\n"[..]; 50];
+        let events = read_all(reader(many, Bounds::new(16, 4096))).await.unwrap();
+        assert_eq!(events.len(), 50);
+        // One block of 17 bytes does not, even split over chunks and lines.
+        let big: &[&[u8]] = &[b"data: 1234\n", b"data: 5\n\n"];
+        let err = read_all(reader(big, Bounds::new(16, 4096)))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, LlmError::TooLarge { limit: 16, .. }),
+            "{err}"
+        );
+        let crlf: &[&[u8]] = &[b"data: 1234\r\n\r\n", b"data: 5678\r\r"];
+        let events = read_all(reader(crlf, Bounds::new(12, 4096))).await.unwrap();
+        assert_eq!(events, pairs(&[("", "1234"), ("", "5678")]));
+    }
+
+    #[tokio::test]
+    async fn a_stream_over_its_bound_is_refused() {
+        let many: &[&[u8]] = &[&b"data: 12345\n\n"[..]; 10];
+        let err = read_all(reader(many, Bounds::new(1024, 100)))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, LlmError::TooLarge { limit: 100, .. }),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn body_errors_are_transport_errors_and_bad_utf8_is_malformed() {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+            Ok(Bytes::from_static(b"data: 1\n\n")),
+            Err(std::io::Error::other("reset by peer")),
+        ];
+        let mut r = SseReader::from_chunks(stream::iter(chunks), Bounds::new(64, 64));
+        let t = transport();
+        assert_eq!(r.next(&t).await.unwrap().unwrap().data, "1");
+        let err = r.next(&t).await.unwrap_err();
+        assert!(
+            matches!(&err, LlmError::Transport { message, .. } if message.contains("reset by peer")),
+            "{err}"
+        );
+        let bad: &[&[u8]] = &[b"data: \xff\xfe\n\n"];
+        let err = read_all(reader(bad, Bounds::new(64, 64))).await.unwrap_err();
+        assert!(matches!(err, LlmError::Malformed { .. }), "{err}");
     }
 
     #[test]
