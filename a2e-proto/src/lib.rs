@@ -43,7 +43,6 @@ mod macros;
 #[cfg(feature = "arbitrary")]
 pub mod arb;
 pub mod capability;
-mod chain_line;
 pub mod chains;
 pub mod codes;
 pub mod core;
@@ -55,7 +54,6 @@ pub mod input_map;
 pub mod message;
 #[cfg(feature = "codec")]
 pub mod ndjson;
-mod node_list;
 mod num;
 pub mod outputs;
 pub mod params;
