@@ -161,10 +161,6 @@ impl HostBuilder {
             .map_err(BuildError::Config)?
             .filter(|p| p.names().next().is_some());
         let config = Arc::new(self.config);
-        // Started here, not in the first streaming chain's first event, and
-        // on a thread of its own (left to run, detached): the host's start
-        // does not wait for it.
-        drop(a2e_proto::ChainEventWriter::calibrate_in_background());
         Ok(Arc::new(Host {
             procs: ProcManager::new(config.clone()),
             config,

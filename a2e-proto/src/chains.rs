@@ -3,8 +3,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::event_line::{ChainEventFields, ChainEventWriter};
-
 open_enum! {
     /// The kind of a chain node.
     pub struct NodeKind {

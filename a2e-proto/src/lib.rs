@@ -49,7 +49,6 @@ pub mod core;
 pub mod decode;
 pub mod envelope;
 pub mod event;
-mod event_line;
 pub mod input_map;
 pub mod message;
 #[cfg(feature = "codec")]
@@ -65,8 +64,7 @@ pub mod tools;
 
 pub use capability::{A2ECapability, Capability};
 pub use chains::{
-    ChainEvent, ChainEventFields, ChainEventWriter, ChainNode, ChainPhase, ChainRequest,
-    ChainResponse, NodeKind, OnError,
+    ChainEvent, ChainNode, ChainPhase, ChainRequest, ChainResponse, NodeKind, OnError,
 };
 pub use codes::ErrorCode;
 pub use core::{
