@@ -57,35 +57,6 @@ impl Event<'_> {
     }
 }
 
-impl Event<'_> {
-    /// Appends this event as a `chain/event` NDJSON line to `out`, through
-    /// the writer of its request: the line [`Event::to_wire`]'s message
-    /// encodes to, without copying the output or building the message; the
-    /// time stamped on it (since the Unix epoch).
-    pub fn write_line(
-        &self,
-        writer: &mut a2e_proto::ChainEventWriter,
-        out: &mut Vec<u8>,
-    ) -> std::time::Duration {
-        let item_id;
-        let node_id = match self.item {
-            Some(_) => {
-                item_id = self.wire_node_id();
-                item_id.as_str()
-            }
-            None => self.node_id,
-        };
-        let fields = a2e_proto::ChainEventFields {
-            node_id,
-            phase: &self.phase,
-            output: self.output.unwrap_or(&Value::Null),
-            error: self.error.unwrap_or_default(),
-            seq: self.seq,
-        };
-        writer.write_line(out, &fields)
-    }
-}
-
 /// Receives events, synchronously and in `seq` order, on the task that runs
 /// the chain. Must not block: forward to a channel to do slow work elsewhere.
 pub trait EventSink: Send {

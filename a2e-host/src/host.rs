@@ -142,10 +142,6 @@ impl HostBuilder {
             .map_err(BuildError::Config)?
             .filter(|p| p.names().next().is_some());
         let config = Arc::new(self.config);
-        // Started here, not in the first streaming chain's first event, and
-        // on a thread of its own (left to run, detached): the host's start
-        // does not wait for it.
-        drop(a2e_proto::ChainEventWriter::calibrate_in_background());
         let registry = self.registry;
         let memory = self.memory;
         Ok(Arc::new_cyclic(|me| Host {

@@ -3,8 +3,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::event_line::{ChainEventFields, ChainEventWriter};
-
 open_enum! {
     /// The kind of a chain node.
     pub struct NodeKind {
@@ -103,18 +101,6 @@ impl ChainNode {
             node_id: node_id.into(),
             kind,
             name: name.into(),
-            on_error: default_on_error(),
-            ..Self::blank()
-        }
-    }
-
-    /// A `tool` node with every field empty, `on_error` too (nothing
-    /// allocated): what a decoder fills in.
-    pub(crate) fn blank() -> Self {
-        Self {
-            node_id: String::new(),
-            kind: NodeKind::TOOL,
-            name: String::new(),
             input: Map::new(),
             input_map: crate::InputMap::new(),
             condition: String::new(),
@@ -123,7 +109,7 @@ impl ChainNode {
             items_path: String::new(),
             map_node: String::new(),
             next_node: String::new(),
-            on_error: String::new(),
+            on_error: default_on_error(),
         }
     }
 
@@ -148,7 +134,7 @@ wire_message! {
         #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::id()"))]
         pub chain_id: String = crate::envelope::new_chain_id(),
         /// The nodes (must form a DAG).
-        #[serde(default, deserialize_with = "crate::node_list::nodes")]
+        #[serde(default)]
         #[cfg_attr(feature = "arbitrary", proptest(strategy = "proptest::collection::vec(proptest::arbitrary::any::<ChainNode>(), 0..4)"))]
         pub nodes: Vec<ChainNode> = Vec::new(),
         /// The first node.

@@ -178,23 +178,13 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
             }));
         }
     };
-    let leading = leading_type(bytes);
-    // A `chain/req` with plain nodes checks its depth as it is read, without
-    // the pass over the line below.
-    if leading == Some(<crate::ChainRequest as crate::envelope::WireType>::TYPE)
-        && let Some(msg) =
-            crate::chain_line::chain_request(text, options.max_depth).map(Message::ChainRequest)
-        && msg.version().split('.').next() == Some("1")
-    {
-        return Ok(msg);
-    }
     check_depth(bytes, options.max_depth)?;
 
     // Most messages name their `type` first: then the body is parsed once,
     // without the envelope pass over the whole line (a third of the time of
     // a large request). Anything else, or any failure, takes the full path
     // below, which gives the error.
-    if let Some(msg) = leading.and_then(|t| Message::parse_known_fast(t, text))
+    if let Some(msg) = leading_type(bytes).and_then(|t| Message::parse_known_fast(t, text))
         && msg.version().split('.').next() == Some("1")
     {
         return Ok(msg);
@@ -319,11 +309,6 @@ fn leading_type(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(rest.get(..end)?).ok()
 }
 
-/// Whether `bytes` nest at most `limit` deep (see [`check_depth`]).
-pub(crate) fn within_depth(bytes: &[u8], limit: usize) -> bool {
-    check_depth(bytes, limit).is_ok()
-}
-
 /// Refuses nesting deeper than `limit` without building anything.
 ///
 /// A string is skipped to its closing quote in a loop of its own (most of a
@@ -350,7 +335,7 @@ fn check_depth(bytes: &[u8], limit: usize) -> Result<(), DecodeError> {
 
 /// The index after the quote that closes the string whose body starts at
 /// `start` (the line's length if it never closes).
-pub(crate) fn string_end(bytes: &[u8], start: usize) -> usize {
+fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut i = start;
     while let Some(&c) = bytes.get(i) {
         i += 1;
@@ -457,6 +442,62 @@ mod tests {
                 .starts_with("nodes[2].kind: invalid type: integer `5`, expected a string"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_chain_requests_nodes_take_their_defaults_and_their_errors_name_the_node() {
+        use crate::{ChainNode, NodeKind};
+        let line = br#"{"type":"chain/req","id":"c","nodes":[{"node_id":"a","kind":"tool","extra":{"x":[1]}},{"kind":"branch","node_id":"b","on_error":"skip"}]}"#;
+        let Message::ChainRequest(req) = decode(line).unwrap() else {
+            panic!()
+        };
+        assert_eq!(req.nodes[0], ChainNode::new("a", NodeKind::TOOL, ""));
+        assert_eq!(req.nodes[1].kind, NodeKind::BRANCH);
+        assert_eq!(req.nodes[1].on_error, "skip");
+        for (nodes, path, message) in [
+            (
+                r#"[{"kind":"tool"}]"#,
+                "nodes[0]",
+                "missing field `node_id`",
+            ),
+            (
+                r#"[{"node_id":"a","kind":"tool"},{"node_id":"b"}]"#,
+                "nodes[1]",
+                "missing field `kind`",
+            ),
+            (
+                r#"[{"node_id":"a","kind":"tool","name":"x","name":"y"}]"#,
+                "nodes[0]",
+                "duplicate field `name`",
+            ),
+            (
+                r#"[{"node_id":"a","kind":"tool","input":[]}]"#,
+                "nodes[0].input",
+                "invalid type: sequence, expected a map",
+            ),
+            (r#"{}"#, "nodes", "invalid type: map, expected a sequence"),
+        ] {
+            let line = format!(r#"{{"type":"chain/req","id":"c","nodes":{nodes}}}"#);
+            let err = decode(line.as_bytes()).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::SCHEMA_VIOLATION, "{line}");
+            assert_eq!(err.req_id, "c");
+            assert_eq!(err.path(), Some(path), "{line}");
+            assert_eq!(err.to_string(), format!("{path}: {message}"), "{line}");
+        }
+        // A node's input nested past the limit is refused before it is read.
+        let deep = |levels: usize| {
+            let input = format!("{}1{}", r#"{"a":"#.repeat(levels), "}".repeat(levels));
+            format!(
+                r#"{{"type":"chain/req","nodes":[{{"node_id":"a","kind":"tool","input":{input}}}]}}"#
+            )
+        };
+        let options = DecodeOptions {
+            max_depth: 8,
+            ..DecodeOptions::default()
+        };
+        assert!(decode_with(deep(5).as_bytes(), &options).is_ok());
+        let err = decode_with(deep(6).as_bytes(), &options).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::INVALID_MESSAGE);
     }
 
     #[test]

@@ -104,11 +104,6 @@ impl InputMap {
         self.entries.into_iter().collect()
     }
 
-    /// Entries as a decoder collected them (see [`Self::dedup`]).
-    pub(crate) fn from_entries(entries: Vec<(String, Value)>) -> Self {
-        Self::dedup(entries)
-    }
-
     /// Entries collected as they came, duplicates made unique: a later
     /// value wins, in the first one's place (as for a JSON object).
     fn dedup(entries: Vec<(String, Value)>) -> Self {

@@ -43,19 +43,16 @@ mod macros;
 #[cfg(feature = "arbitrary")]
 pub mod arb;
 pub mod capability;
-mod chain_line;
 pub mod chains;
 pub mod codes;
 pub mod core;
 pub mod decode;
 pub mod envelope;
 pub mod event;
-mod event_line;
 pub mod input_map;
 pub mod message;
 #[cfg(feature = "codec")]
 pub mod ndjson;
-mod node_list;
 mod num;
 pub mod outputs;
 pub mod params;
@@ -67,8 +64,7 @@ pub mod tools;
 
 pub use capability::{A2ECapability, Capability};
 pub use chains::{
-    ChainEvent, ChainEventFields, ChainEventWriter, ChainNode, ChainPhase, ChainRequest,
-    ChainResponse, NodeKind, OnError,
+    ChainEvent, ChainNode, ChainPhase, ChainRequest, ChainResponse, NodeKind, OnError,
 };
 pub use codes::ErrorCode;
 pub use core::{

@@ -211,30 +211,3 @@ fn the_seeds_decode_as_the_fixtures_say() {
         Ok(Message::Ping(_))
     ));
 }
-
-/// A chain request, whatever its nodes hold (escapes, any input, maps of
-/// any values), decodes as serde decodes it, on the path that reads the
-/// nodes by hand (`type` first, as it encodes) and on the generic one
-/// (`type` last).
-#[test]
-fn chain_requests_decode_alike_on_both_paths() {
-    use a2e_proto::ChainRequest;
-    let mut runner = runner(cases() / 3);
-    let strategy = any::<ChainRequest>().prop_map(|r| Line(serde_json::to_vec(&r).unwrap()));
-    report(runner.run(&strategy, |line| {
-        let line = String::from_utf8(line.0).unwrap();
-        prop_assert!(line.starts_with(r#"{"type":"chain/req","#), "{line}");
-        let expected: ChainRequest = serde_json::from_str(&line).unwrap();
-        let Ok(Message::ChainRequest(first)) = decode(line.as_bytes()) else {
-            return Err(TestCaseError::fail(format!("not decoded: {line}")));
-        };
-        prop_assert_eq!(&first, &expected);
-        let body = &line[r#"{"type":"chain/req","#.len()..line.len() - 1];
-        let last = format!(r#"{{{body},"type":"chain/req"}}"#);
-        let Ok(Message::ChainRequest(generic)) = decode(last.as_bytes()) else {
-            return Err(TestCaseError::fail(format!("not decoded: {last}")));
-        };
-        prop_assert_eq!(&first, &generic);
-        Ok(())
-    }));
-}

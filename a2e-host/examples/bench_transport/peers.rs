@@ -123,9 +123,9 @@ fn raw_echo() -> Result<(), Error> {
 }
 
 /// The 1000-node chain's answer, made once, for the raw peer to carry: the
-/// limit of carrying its events. The lines are the host's, written by its
-/// own `ChainEventWriter` (a `start` and a `done` with `{"x":0}` per node),
-/// and the response has every node's output.
+/// limit of carrying its events. The lines are the `chain/event`s the host
+/// sends (a `start` and a `done` with `{"x":0}` per node), and the response
+/// has every node's output.
 struct RawChain {
     events: Vec<u8>,
     response: Vec<u8>,
@@ -133,7 +133,6 @@ struct RawChain {
 
 impl RawChain {
     fn new(nodes: usize) -> Self {
-        let mut writer = a2e_proto::ChainEventWriter::new("chain-linear1000");
         let output = json!({"x": 0});
         let mut events = Vec::new();
         let mut response = a2e_proto::ChainResponse {
@@ -148,14 +147,15 @@ impl RawChain {
                 (a2e_proto::ChainPhase::START, &Value::Null, 2 * i),
                 (a2e_proto::ChainPhase::DONE, &output, 2 * i + 1),
             ] {
-                let fields = a2e_proto::ChainEventFields {
-                    node_id: &node_id,
-                    phase: &phase,
-                    output,
-                    error: "",
+                let event = a2e_proto::ChainEvent {
+                    req_id: "chain-linear1000".into(),
+                    node_id: node_id.clone(),
+                    phase,
+                    output: output.clone(),
                     seq: seq as u64,
+                    ..a2e_proto::ChainEvent::default()
                 };
-                writer.write_line(&mut events, &fields);
+                events.extend(Message::from(event).to_line());
             }
             response.outputs.push(node_id, output.clone());
         }

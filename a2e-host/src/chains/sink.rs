@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use a2e_chain::{Event, EventSink};
-use a2e_proto::ChainEventWriter;
-use bytes::Bytes;
+use a2e_proto::ndjson::NdjsonCodec;
+use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
+use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 
 use crate::session::Outbound;
@@ -30,21 +31,18 @@ pub(super) const EVENT_SLACK: usize = 4 * 1024;
 /// run is handed on.
 pub(super) const EVENT_AGE: Duration = Duration::from_millis(5);
 
-/// A streaming chain's events, encoded as NDJSON lines on the chain's own
-/// task (no `Message` per event) and handed to the session's channel in
-/// runs: whenever the engine is about to wait, and, while it keeps
+/// A streaming chain's events, each a `chain/event` message encoded by the
+/// NDJSON codec on the chain's own task, handed to the session's channel in
+/// runs of lines: whenever the engine is about to wait, and, while it keeps
 /// working, once the run's first event is [`EVENT_AGE`] old or
 /// [`EVENT_CHUNK`] bytes are ready. Each run handed on costs a switch to
-/// the writer and a wake-up of the agent: a stretch of inline nodes shorter
-/// than the age goes out in one write when it ends (in
-/// `cargo xtask bench transport`, the 1000-node chain with events over
-/// stdio took 2.62–3.10 ms, median 2.95, handed on every 32 KiB, and
-/// 2.54–2.96 ms, median 2.79, so; five alternated runs of 200). A run goes
+/// the writer and a wake-up of the agent, so a stretch of inline nodes
+/// shorter than the age goes out in one write when it ends. A run goes
 /// straight into the channel when it has room and nothing is queued before
 /// it; otherwise it queues (the engine's sink must not block) and the
-/// request's forwarder sends it in order. One
-/// wake-up of the writer per run instead of one per event; the engine
-/// flushes at the end of the run, so every event precedes the response.
+/// request's forwarder sends it in order. One wake-up of the writer per run
+/// instead of one per event; the engine flushes at the end of the run, so
+/// every event precedes the response.
 /// After handing a run on, the sink has the engine yield
 /// ([`EventSink::handed_on`]): the writer, woken on the chain's thread,
 /// writes the run while the chain goes on, instead of all runs at its end.
@@ -52,8 +50,10 @@ pub(super) const EVENT_AGE: Duration = Duration::from_millis(5);
 /// item each. More than `limit` bytes queued (an agent that does not read)
 /// cancels the run; the events after that point are dropped.
 pub(super) struct LineSink {
-    lines: ChainEventWriter,
-    buf: Vec<u8>,
+    /// The request the events answer.
+    req_id: String,
+    codec: NdjsonCodec,
+    buf: BytesMut,
     direct: mpsc::Sender<Outbound>,
     /// Runs behind the channel, with their length in bytes.
     queue: mpsc::UnboundedSender<(Outbound, usize)>,
@@ -64,8 +64,8 @@ pub(super) struct LineSink {
     overflowed: bool,
     /// A run went to the channel since the engine last asked.
     handed_on: bool,
-    /// When the first event of the run was made (since the Unix epoch).
-    run_started: Duration,
+    /// When the first event of the run was made.
+    run_started: Instant,
     /// Full segments of the run, set aside before `buf`.
     segments: Vec<Bytes>,
     /// Bytes in `segments`.
@@ -85,8 +85,9 @@ impl LineSink {
         cancel: CancellationToken,
     ) -> Self {
         Self {
-            lines: ChainEventWriter::new(req_id),
-            buf: Vec::with_capacity(EVENT_SEGMENT + EVENT_SLACK),
+            req_id: req_id.to_owned(),
+            codec: NdjsonCodec::default(),
+            buf: BytesMut::with_capacity(EVENT_SEGMENT + EVENT_SLACK),
             direct,
             queue,
             queued,
@@ -94,7 +95,7 @@ impl LineSink {
             cancel,
             overflowed: false,
             handed_on: false,
-            run_started: Duration::ZERO,
+            run_started: Instant::now(),
             segments: Vec::new(),
             held: 0,
         }
@@ -122,7 +123,7 @@ impl LineSink {
         let _ = self.queue.send((lines, len));
         if before.saturating_add(len) > self.limit {
             self.overflowed = true;
-            self.buf = Vec::new();
+            self.buf = BytesMut::new();
             self.segments.clear();
             self.cancel.cancel();
         }
@@ -134,19 +135,23 @@ impl EventSink for LineSink {
         if self.overflowed {
             return;
         }
-        let first = self.held() == 0;
-        let made = event.write_line(&mut self.lines, &mut self.buf);
-        if first {
+        let made = Instant::now();
+        if self.held() == 0 {
             self.run_started = made;
         }
+        // A chain event always encodes (every key is a string); one that
+        // did not would leave nothing behind.
+        let _ = self
+            .codec
+            .encode(&event.to_wire(&self.req_id), &mut self.buf);
         // A full segment is set aside, not grown (growing copies it).
         if self.buf.len() >= EVENT_SEGMENT {
-            let next = Vec::with_capacity(EVENT_SEGMENT + EVENT_SLACK);
-            let full = std::mem::replace(&mut self.buf, next);
+            let next = BytesMut::with_capacity(EVENT_SEGMENT + EVENT_SLACK);
+            let full = std::mem::replace(&mut self.buf, next).freeze();
             self.held += full.len();
-            self.segments.push(Bytes::from(full));
+            self.segments.push(full);
         }
-        if self.held() >= EVENT_CHUNK || made.saturating_sub(self.run_started) >= EVENT_AGE {
+        if self.held() >= EVENT_CHUNK || made.duration_since(self.run_started) >= EVENT_AGE {
             self.flush();
         }
     }
@@ -164,9 +169,10 @@ impl EventSink for LineSink {
         }
         self.held = 0;
         if !self.buf.is_empty() && !self.overflowed {
-            let next = Vec::with_capacity(self.buf.len().clamp(1024, EVENT_SEGMENT + EVENT_SLACK));
-            let rest = std::mem::replace(&mut self.buf, next);
-            self.hand_on(Bytes::from(rest));
+            let next =
+                BytesMut::with_capacity(self.buf.len().clamp(1024, EVENT_SEGMENT + EVENT_SLACK));
+            let rest = std::mem::replace(&mut self.buf, next).freeze();
+            self.hand_on(rest);
         }
     }
 

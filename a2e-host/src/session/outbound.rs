@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 /// Most answers are a [`Message`] the transport encodes. A streaming chain's
 /// events are encoded where they happen, on the chain's own task, into runs
 /// of NDJSON lines: the transport writes them as they are (stdio) or one
-/// frame per line (WebSocket, SSE), without a `Message` per event.
+/// frame per line (WebSocket, SSE), without an item per event.
 #[derive(Debug, Clone, PartialEq)]
 #[expect(
     clippy::large_enum_variant,

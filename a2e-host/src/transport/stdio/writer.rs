@@ -27,14 +27,11 @@ const MAX_HELD: usize = 64;
 /// A run of lines at least this long is written as it is when nothing is
 /// buffered before it, without a copy into the output buffer (a streaming
 /// chain's events come in segments of 64 KiB, runs of up to 512 KiB, and
-/// growing the buffer to hold them copied each byte about three times);
-/// the runs queued right behind it go out in the same vectored writes (a
-/// 1000-node chain's events in 2 writes instead of 6, and the agent woken
-/// once per write: in `cargo xtask bench transport`, 40–50 µs less from the
-/// first event written to the last), and so does a message right behind
-/// them (the chain's answer: written apart, it reached the agent 193 µs
-/// after the events' write began instead of 111, the median of 128 chains,
-/// when the agent woke between the two writes, as half of them did).
+/// growing the buffer to hold them would copy each byte several times);
+/// the runs queued right behind it go out in the same vectored writes
+/// (fewer writes, and the agent woken once per write), and so does a
+/// message right behind them (the chain's answer: written apart, the agent
+/// may wake for the events and read them before the answer is written).
 const DIRECT_LINES: usize = 16 * 1024;
 
 /// Writes the session's messages as NDJSON: what is ready is written, then
