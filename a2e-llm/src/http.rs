@@ -8,9 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2e_http::{Backoff, ClientOptions, Pool, Redirects, error_chain, retry_after};
 use bytes::Bytes;
 use futures::stream::{self, Stream, StreamExt};
-use a2e_http::{Backoff, ClientOptions, Pool, Redirects, error_chain, retry_after};
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use sse_stream::{Sse, SseByteStream};
@@ -351,9 +351,9 @@ impl SseReader {
             std::future::ready(Some(checked))
         });
         // The parser drops an unterminated last block; a blank line at the end keeps it.
-        let ended = bounded.chain(stream::once(std::future::ready(Ok(
-            Bytes::from_static(b"\n\n"),
-        ))));
+        let ended = bounded.chain(stream::once(std::future::ready(Ok(Bytes::from_static(
+            b"\n\n",
+        )))));
         Self {
             events: Box::pin(SseByteStream::new(ended)),
         }
@@ -405,10 +405,8 @@ mod tests {
     }
 
     fn reader(chunks: &[&'static [u8]], bounds: Bounds) -> SseReader {
-        let chunks: Vec<Result<Bytes, std::io::Error>> = chunks
-            .iter()
-            .map(|c| Ok(Bytes::from_static(c)))
-            .collect();
+        let chunks: Vec<Result<Bytes, std::io::Error>> =
+            chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
         SseReader::from_chunks(stream::iter(chunks), bounds)
     }
 
@@ -451,10 +449,7 @@ mod tests {
         let err = read_all(reader(big, Bounds::new(16, 4096)))
             .await
             .unwrap_err();
-        assert!(
-            matches!(err, LlmError::TooLarge { limit: 16, .. }),
-            "{err}"
-        );
+        assert!(matches!(err, LlmError::TooLarge { limit: 16, .. }), "{err}");
         let crlf: &[&[u8]] = &[b"data: 1234\r\n\r\n", b"data: 5678\r\r"];
         let events = read_all(reader(crlf, Bounds::new(12, 4096))).await.unwrap();
         assert_eq!(events, pairs(&[("", "1234"), ("", "5678")]));
@@ -487,7 +482,9 @@ mod tests {
             "{err}"
         );
         let bad: &[&[u8]] = &[b"data: \xff\xfe\n\n"];
-        let err = read_all(reader(bad, Bounds::new(64, 64))).await.unwrap_err();
+        let err = read_all(reader(bad, Bounds::new(64, 64)))
+            .await
+            .unwrap_err();
         assert!(matches!(err, LlmError::Malformed { .. }), "{err}");
     }
 
