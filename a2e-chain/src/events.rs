@@ -1,7 +1,7 @@
 //! Progress events: what the engine reports while a chain runs, and where it
 //! reports it ([`EventSink`]).
 
-use a2e_proto::{ChainEvent, ChainPhase};
+use a2e_proto::{ChainEvent, ChainEventRef, ChainPhase};
 use serde_json::Value;
 
 /// How far a chain has got: declared nodes settled (done, failed or skipped)
@@ -54,6 +54,31 @@ impl Event<'_> {
             seq: self.seq,
             ..ChainEvent::default()
         }
+    }
+}
+
+impl Event<'_> {
+    /// This event as a borrowed `chain/event` answering request `req_id`,
+    /// handed to `f`: the message [`Event::to_wire`] makes, without copying
+    /// the output (for a sink that encodes each event where it happens).
+    pub fn with_wire<R>(&self, req_id: &str, f: impl FnOnce(&ChainEventRef<'_>) -> R) -> R {
+        let item_id;
+        let node_id = match self.item {
+            Some(_) => {
+                item_id = self.wire_node_id();
+                item_id.as_str()
+            }
+            None => self.node_id,
+        };
+        let mut id = [0u8; 32];
+        let id = a2e_proto::new_id_in(&mut id);
+        let wire = ChainEventRef {
+            output: self.output.unwrap_or(&Value::Null),
+            error: self.error.unwrap_or_default(),
+            seq: self.seq,
+            ..ChainEventRef::new(id, req_id, node_id, &self.phase)
+        };
+        f(&wire)
     }
 }
 

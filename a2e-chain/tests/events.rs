@@ -1,8 +1,9 @@
-//! Event sinks that batch: when the engine flushes them, and the events they get.
+//! Event sinks that batch: when the engine flushes them, and the events they encode.
 
 mod common;
 
 use a2e_chain::{Engine, Event, EventSink};
+use a2e_proto::{Message, decode};
 use common::*;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -16,7 +17,7 @@ struct Log {
     wire: Vec<a2e_proto::ChainEvent>,
 }
 
-/// Keeps the events seen between flushes as one batch.
+/// Encodes each event and keeps the events seen between flushes as one batch.
 #[derive(Clone, Default)]
 struct Batching(Arc<Mutex<Log>>);
 
@@ -32,7 +33,16 @@ impl EventSink for Batching {
 
 impl Log {
     fn event(&mut self, event: &Event<'_>) {
-        let got = event.to_wire("req-1");
+        let line = event.with_wire("req-1", |wire| serde_json::to_vec(wire).unwrap());
+        let Ok(Message::ChainEvent(got)) = decode(&line) else {
+            panic!("not a chain/event: {}", String::from_utf8_lossy(&line));
+        };
+        // The borrowed event is the message `to_wire` makes, but for its
+        // own id and clock.
+        let mut expected = event.to_wire("req-1");
+        expected.id.clone_from(&got.id);
+        expected.ts = got.ts;
+        assert_eq!(got, expected);
         self.pending.push(format!("{}:{}", got.node_id, got.phase));
         self.wire.push(got);
     }

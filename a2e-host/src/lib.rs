@@ -20,8 +20,8 @@
 //!
 //! The hot path's figures (tool calls and a 1000-node chain over stdio, beside
 //! a raw pipe echo and an rmcp server, with their ratios) come from
-//! `cargo xtask bench transport`; the crate's README gives each round's runs
-//! and how to run one part of the bench alone.
+//! `cargo xtask bench transport`; the workspace's `BENCHMARKS.md` gives each
+//! round's runs and how to run one part of the bench alone.
 //!
 //! ```
 //! use a2e_host::{Host, HostConfig};

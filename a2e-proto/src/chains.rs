@@ -191,6 +191,53 @@ fn default_phase() -> ChainPhase {
     ChainPhase::START
 }
 
+/// A `chain/event` borrowed from the state it reports: it encodes as the
+/// [`ChainEvent`] with the same fields does, without copying them (a
+/// streaming chain encodes two events per node).
+#[derive(Debug, Clone, Serialize)]
+pub struct ChainEventRef<'a> {
+    /// Message type, always `chain/event`.
+    #[serde(rename = "type")]
+    pub r#type: crate::envelope::TypeTag<ChainEvent>,
+    /// Unique message id.
+    pub id: &'a str,
+    /// Protocol version.
+    pub version: &'a str,
+    /// Unix epoch seconds when the event was made.
+    pub ts: f64,
+    /// The chain request's id.
+    pub req_id: &'a str,
+    /// The node concerned.
+    pub node_id: &'a str,
+    /// The phase.
+    pub phase: &'a ChainPhase,
+    /// The node's output (with `done`).
+    pub output: &'a Value,
+    /// The error message (with `error`).
+    pub error: &'a str,
+    /// 0, 1, 2, … per chain request.
+    pub seq: u64,
+}
+
+impl<'a> ChainEventRef<'a> {
+    /// An event of request `req_id` about `node_id`, made now, with the id
+    /// `id` (see [`crate::new_id_in`]), no output, no error and `seq` 0.
+    pub fn new(id: &'a str, req_id: &'a str, node_id: &'a str, phase: &'a ChainPhase) -> Self {
+        Self {
+            r#type: crate::envelope::TypeTag::new(),
+            id,
+            version: crate::PROTOCOL_VERSION,
+            ts: crate::envelope::now(),
+            req_id,
+            node_id,
+            phase,
+            output: &Value::Null,
+            error: "",
+            seq: 0,
+        }
+    }
+}
+
 wire_message! {
     /// `chain/resp` — the chain's final result.
     pub struct ChainResponse = "chain/resp" {
@@ -228,3 +275,47 @@ wire_message! {
 
 impl_request!(ChainRequest);
 impl_response!(ChainEvent, ChainResponse);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_borrowed_event_encodes_as_the_owned_one() {
+        let output = serde_json::json!({"x": [1, "two\n", {"y": null}], "z": 1.5});
+        for (phase, output, error) in [
+            (ChainPhase::DONE, output, ""),
+            (ChainPhase::START, Value::Null, ""),
+            (
+                ChainPhase::ERROR,
+                Value::Null,
+                "it \"failed\"\tbadly\u{7f}\u{2028}",
+            ),
+            (ChainPhase::new("later"), Value::Bool(true), "\u{0}\u{1f}\\"),
+        ] {
+            let mut id = [0u8; 32];
+            let id = crate::new_id_in(&mut id);
+            let event = ChainEventRef {
+                output: &output,
+                error,
+                seq: 41,
+                ..ChainEventRef::new(id, "req-\u{e9}\"\u{1}", "node[3]\r", &phase)
+            };
+            let owned = ChainEvent {
+                id: id.to_owned(),
+                ts: event.ts,
+                req_id: event.req_id.to_owned(),
+                node_id: event.node_id.to_owned(),
+                phase: phase.clone(),
+                output: output.clone(),
+                error: error.to_owned(),
+                seq: 41,
+                ..ChainEvent::default()
+            };
+            let line = serde_json::to_string(&event).unwrap();
+            assert_eq!(line, serde_json::to_string(&owned).unwrap());
+            let back = crate::decode(line.as_bytes()).unwrap();
+            assert_eq!(back, crate::Message::ChainEvent(owned));
+        }
+    }
+}

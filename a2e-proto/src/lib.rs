@@ -64,7 +64,8 @@ pub mod tools;
 
 pub use capability::{A2ECapability, Capability};
 pub use chains::{
-    ChainEvent, ChainNode, ChainPhase, ChainRequest, ChainResponse, NodeKind, OnError,
+    ChainEvent, ChainEventRef, ChainNode, ChainPhase, ChainRequest, ChainResponse, NodeKind,
+    OnError,
 };
 pub use codes::ErrorCode;
 pub use core::{

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use a2e_chain::{Event, EventSink};
 use a2e_proto::ndjson::NdjsonCodec;
@@ -64,8 +64,8 @@ pub(super) struct LineSink {
     overflowed: bool,
     /// A run went to the channel since the engine last asked.
     handed_on: bool,
-    /// When the first event of the run was made.
-    run_started: Instant,
+    /// When the first event of the run was made (its `ts`).
+    run_started: f64,
     /// Full segments of the run, set aside before `buf`.
     segments: Vec<Bytes>,
     /// Bytes in `segments`.
@@ -95,7 +95,7 @@ impl LineSink {
             cancel,
             overflowed: false,
             handed_on: false,
-            run_started: Instant::now(),
+            run_started: 0.0,
             segments: Vec::new(),
             held: 0,
         }
@@ -135,15 +135,16 @@ impl EventSink for LineSink {
         if self.overflowed {
             return;
         }
-        let made = Instant::now();
-        if self.held() == 0 {
+        let first = self.held() == 0;
+        // A chain event always encodes (every key is a string); one that
+        // did not would leave nothing behind. Its `ts` dates the run.
+        let made = event.with_wire(&self.req_id, |wire| {
+            let _ = self.codec.encode(wire, &mut self.buf);
+            wire.ts
+        });
+        if first {
             self.run_started = made;
         }
-        // A chain event always encodes (every key is a string); one that
-        // did not would leave nothing behind.
-        let _ = self
-            .codec
-            .encode(&event.to_wire(&self.req_id), &mut self.buf);
         // A full segment is set aside, not grown (growing copies it).
         if self.buf.len() >= EVENT_SEGMENT {
             let next = BytesMut::with_capacity(EVENT_SEGMENT + EVENT_SLACK);
@@ -151,7 +152,7 @@ impl EventSink for LineSink {
             self.held += full.len();
             self.segments.push(full);
         }
-        if self.held() >= EVENT_CHUNK || made.duration_since(self.run_started) >= EVENT_AGE {
+        if self.held() >= EVENT_CHUNK || made - self.run_started >= EVENT_AGE.as_secs_f64() {
             self.flush();
         }
     }
