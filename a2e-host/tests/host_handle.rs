@@ -1,0 +1,77 @@
+//! A skill reaches its host through `HostHandle`: tool and skill calls in the
+//! skill's own session, refusals as `Err`, failures as results.
+
+use a2e_host::plugin::{SkillCall, SkillOutput, SkillPlugin, Toolbox};
+use a2e_host::{Host, HostConfig, HostError, HostResult};
+use a2e_proto::{ErrorCode, SkillCallRequest, SkillDefinition, ToolCallRequest};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+struct Caller;
+
+impl SkillPlugin for Caller {
+    fn name(&self) -> &str {
+        "caller"
+    }
+
+    fn skills(&self) -> Vec<SkillDefinition> {
+        vec![
+            SkillDefinition::new("outer", "Calls a tool and a skill"),
+            SkillDefinition::new("inner", "Answers"),
+        ]
+    }
+
+    async fn call(
+        &self,
+        skill: &str,
+        _: Map<String, Value>,
+        call: SkillCall,
+    ) -> HostResult<SkillOutput> {
+        if skill == "inner" {
+            return Ok(json!({"inner_session": call.ctx.session_id.to_string()}).into());
+        }
+        let echoed = call
+            .host
+            .call_tool(
+                ToolCallRequest::new("echo", json!({"text": "hi"})),
+                &call.ctx,
+            )
+            .await?;
+        let unknown = call
+            .host
+            .call_tool(ToolCallRequest::new("no_such_tool", json!({})), &call.ctx)
+            .await
+            .err()
+            .map(|e| e.code().to_string());
+        let mut inner = SkillCallRequest::default();
+        inner.name = "inner".into();
+        let inner = call.host.call_skill(inner, &call.ctx).await?;
+        if !echoed.success || !inner.success {
+            return Err(HostError::Skill(format!("{echoed:?} {inner:?}")));
+        }
+        Ok(json!({"echoed": echoed.data, "unknown": unknown, "inner": inner.data}).into())
+    }
+}
+
+#[tokio::test]
+async fn a_skill_calls_tools_and_skills_through_its_host() {
+    let tools =
+        Toolbox::new("t").tool("echo", "Echoes", |args: Value, _cx| async move { Ok(args) });
+    let host = Host::builder(HostConfig::default())
+        .with_tool_plugin(tools)
+        .with_skill_plugin(Caller)
+        .build()
+        .unwrap();
+    host.register_session("s1", "agent");
+    let mut req = SkillCallRequest::default();
+    req.id = "r1".into();
+    req.name = "outer".into();
+    let result = host
+        .call_skill("s1", &req, None, &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(result.success, "{result:?}");
+    assert_eq!(result.data["echoed"], json!({"text": "hi"}));
+    assert_eq!(result.data["unknown"], ErrorCode::UNKNOWN_TOOL.to_string());
+    assert_eq!(result.data["inner"]["inner_session"], "s1");
+}
