@@ -43,8 +43,10 @@ impl SkillPlugin for Caller {
             .await
             .err()
             .map(|e| e.code().to_string());
-        let mut inner = SkillCallRequest::default();
-        inner.name = "inner".into();
+        let inner = SkillCallRequest {
+            name: "inner".into(),
+            ..Default::default()
+        };
         let inner = call.host.call_skill(inner, &call.ctx).await?;
         if !echoed.success || !inner.success {
             return Err(HostError::Skill(format!("{echoed:?} {inner:?}")));
@@ -63,9 +65,11 @@ async fn a_skill_calls_tools_and_skills_through_its_host() {
         .build()
         .unwrap();
     host.register_session("s1", "agent");
-    let mut req = SkillCallRequest::default();
-    req.id = "r1".into();
-    req.name = "outer".into();
+    let req = SkillCallRequest {
+        id: "r1".into(),
+        name: "outer".into(),
+        ..Default::default()
+    };
     let result = host
         .call_skill("s1", &req, None, &CancellationToken::new())
         .await
