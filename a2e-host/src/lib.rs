@@ -44,8 +44,6 @@
 )]
 
 pub mod acmp;
-#[cfg(feature = "cli")]
-pub mod allocator;
 pub mod audit;
 pub mod builtins;
 pub mod chains;
