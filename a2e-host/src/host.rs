@@ -20,7 +20,7 @@ pub use crate::plugin::Identity;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
-use crate::session::Outbound;
+use crate::outbound::Outbound;
 
 mod calls;
 mod handle;

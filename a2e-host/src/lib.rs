@@ -53,6 +53,7 @@ mod error;
 mod host;
 pub mod mcp;
 pub mod memory;
+pub mod outbound;
 pub mod ontheia_host;
 pub mod plugin;
 pub mod proc;

@@ -21,7 +21,7 @@ use super::Host;
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, EventSink, SkillCall, SkillOutput, ToolOutput};
 use crate::registry::{ArgsValidator, SkillEntry, ToolEntry};
-use crate::session::Outbound;
+use crate::outbound::Outbound;
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
 pub const MAX_COLLECTED_EVENTS: usize = 1000;
