@@ -117,11 +117,11 @@ impl HostBuilder {
     }
 
     /// The model providers of the configuration (and of `A2E_LLM_*`, see
-    /// [`crate::skills::providers`]), built once and shared by LLM skills,
+    /// [`crate::llm::providers`]), built once and shared by LLM skills,
     /// Ontheia `llm` steps and the host.
     pub fn providers(&mut self) -> Result<Option<Arc<a2e_llm::Providers>>, String> {
         if self.providers.is_none() {
-            self.providers = Some(Arc::new(crate::skills::providers(&self.config)?));
+            self.providers = Some(Arc::new(crate::llm::providers(&self.config)?));
         }
         Ok(self.providers.clone())
     }

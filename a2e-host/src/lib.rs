@@ -51,6 +51,7 @@ pub mod config;
 pub mod document;
 mod error;
 mod host;
+pub mod llm;
 pub mod mcp;
 pub mod memory;
 pub mod outbound;
