@@ -16,11 +16,11 @@ use crate::audit::Audit;
 use crate::config::HostConfig;
 use crate::error::HostResult;
 use crate::memory::Memory;
+use crate::outbound::Outbound;
 pub use crate::plugin::Identity;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
-use crate::outbound::Outbound;
 
 mod calls;
 mod handle;

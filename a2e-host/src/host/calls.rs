@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Host;
 use crate::error::{HostError, HostResult};
+use crate::outbound::Outbound;
 use crate::plugin::{CallContext, EventSink, SkillCall, SkillOutput, ToolOutput};
 use crate::registry::{ArgsValidator, SkillEntry, ToolEntry};
-use crate::outbound::Outbound;
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
 pub const MAX_COLLECTED_EVENTS: usize = 1000;

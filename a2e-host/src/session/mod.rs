@@ -22,8 +22,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::host::Host;
 
-pub use auth::{loaded_capabilities, token_matches};
 pub use crate::outbound::{Mark, Outbound};
+pub use auth::{loaded_capabilities, token_matches};
 
 /// How many requests may wait for a slot, per allowed concurrent request,
 /// before the session stops reading (back-pressure).
