@@ -279,9 +279,9 @@ macro_rules! numbered_event {
 }
 
 /// `tool/call`.
-pub(crate) struct ToolKind;
+pub(crate) struct ToolCallKind;
 
-impl CallKind for ToolKind {
+impl CallKind for ToolCallKind {
     type Req = ToolCallRequest;
     type Entry = ToolEntry;
     type Output = ToolOutput;
@@ -364,9 +364,9 @@ impl CallKind for ToolKind {
 }
 
 /// `skill/call`.
-pub(crate) struct SkillKind;
+pub(crate) struct SkillCallKind;
 
-impl CallKind for SkillKind {
+impl CallKind for SkillCallKind {
     type Req = SkillCallRequest;
     type Entry = SkillEntry;
     type Output = SkillOutput;

@@ -2,7 +2,7 @@
 //! chain skills (a ```` ```chain ```` block in the body) and LLM skills (the body is the
 //! system prompt of the agentic loop), with default `arguments` merged under a call's.
 //!
-//! [`front_matter::SkillKind`] tells the kinds apart: a file with `command:` in its front
+//! [`front_matter::SkillFileKind`] tells the kinds apart: a file with `command:` in its front
 //! matter is a sandboxed program skill ([`program_skill`]), one with an ```` ```ontheia ````
 //! block an Ontheia chain ([`ontheia_skill`]).
 
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::host::{BuildError, HostBuilder};
 use chain_skill::ChainSkill;
-use front_matter::SkillKind;
+use front_matter::SkillFileKind;
 use llm_skill::LlmSkill;
 
 /// A loaded skill file.
@@ -37,12 +37,12 @@ pub enum LoadedSkill {
 pub fn load_skill(text: &str, path: &Path) -> Result<LoadedSkill, String> {
     let file = front_matter::parse_file(text, path)?;
     match file.kind() {
-        SkillKind::Chain => chain_skill::from_file(&file, path).map(LoadedSkill::Chain),
-        SkillKind::Llm => LlmSkill::from_file(&file, path).map(LoadedSkill::Llm),
-        SkillKind::Program => {
+        SkillFileKind::Chain => chain_skill::from_file(&file, path).map(LoadedSkill::Chain),
+        SkillFileKind::Llm => LlmSkill::from_file(&file, path).map(LoadedSkill::Llm),
+        SkillFileKind::Program => {
             program_skill::ProgramSkill::from_file(&file, path).map(LoadedSkill::Program)
         }
-        SkillKind::Ontheia => {
+        SkillFileKind::Ontheia => {
             ontheia_skill::OntheiaSkill::from_file(&file, path).map(LoadedSkill::Ontheia)
         }
     }
