@@ -162,8 +162,17 @@ fn default_start_timeout() -> u64 {
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
     /// The providers skills may use, and which of them agents may pick.
-    pub providers: Vec<a2e_llm::ProviderConfig>,
+    pub providers: Vec<ProviderEntry>,
 }
+
+/// One `[[llm.providers]]` entry (kept unread, and refused at build, in a host
+/// built without its `llm` feature).
+#[cfg(feature = "llm")]
+pub type ProviderEntry = a2e_llm::ProviderConfig;
+/// One `[[llm.providers]]` entry (kept unread, and refused at build, in a host
+/// built without its `llm` feature).
+#[cfg(not(feature = "llm"))]
+pub type ProviderEntry = toml::Value;
 
 /// Long-term memory (see `a2e-memory`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -260,8 +269,17 @@ pub struct OntheiaAgent {
 #[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
     /// Each server becomes a toolkit named after it.
-    pub servers: Vec<a2e_mcp::McpServerConfig>,
+    pub servers: Vec<McpServerEntry>,
 }
+
+/// One `[[mcp.servers]]` entry (kept unread, and refused at build, in a host
+/// built without its `mcp` feature).
+#[cfg(feature = "mcp")]
+pub type McpServerEntry = a2e_mcp::McpServerConfig;
+/// One `[[mcp.servers]]` entry (kept unread, and refused at build, in a host
+/// built without its `mcp` feature).
+#[cfg(not(feature = "mcp"))]
+pub type McpServerEntry = toml::Value;
 
 /// Commands: what may run and within which limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -40,12 +40,11 @@ use a2e_proto::{
 };
 use futures::FutureExt;
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
-use crate::outbound::Outbound;
+use crate::outbound::EventStream;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 
 /// Mounts the servers of `config`, starting and listing the `eager` ones
@@ -149,10 +148,8 @@ impl HostBackend {
         Self { host, session_id }
     }
 
-    fn forward_events(
-        progress: ProgressSink,
-    ) -> (mpsc::Sender<Outbound>, tokio::task::JoinHandle<()>) {
-        let (tx, mut rx) = mpsc::channel::<Outbound>(64);
+    fn forward_events(progress: ProgressSink) -> (EventStream, tokio::task::JoinHandle<()>) {
+        let (tx, mut rx) = EventStream::channel(64);
         let forward = tokio::spawn(async move {
             while let Some(out) = rx.recv().await {
                 for msg in out.into_messages() {
@@ -241,7 +238,13 @@ impl ToolBackend for HostBackend {
             };
             match self
                 .host
-                .call_skill(&self.session_id, &req, Some(tx), &cancel)
+                .call_skill(
+                    req,
+                    crate::CallOptions::new()
+                        .session(&self.session_id)
+                        .events(tx)
+                        .cancel(&cancel),
+                )
                 .await
             {
                 Ok(r) => ToolResult {
@@ -267,7 +270,13 @@ impl ToolBackend for HostBackend {
             };
             match self
                 .host
-                .call_tool(&self.session_id, &req, Some(tx), &cancel)
+                .call_tool(
+                    req,
+                    crate::CallOptions::new()
+                        .session(&self.session_id)
+                        .events(tx)
+                        .cancel(&cancel),
+                )
                 .await
             {
                 Ok(r) => r,

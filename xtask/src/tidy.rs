@@ -184,6 +184,19 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// `cargo xtask tidy`: fails on an import of `a2e-host` that points up.
+pub fn run() -> Result<(), String> {
+    let violations = check_host(&crate::root())?;
+    if violations.is_empty() {
+        eprintln!("tidy: a2e-host's imports point down through its layers");
+        return Ok(());
+    }
+    for v in &violations {
+        eprintln!("a2e-host/src/{}:{}: {}", v.file, v.line, v.what);
+    }
+    Err(format!("{} import(s) point up", violations.len()))
+}
+
 /// Checks every source file of `a2e-host`.
 pub fn check_host(root: &Path) -> Result<Vec<Violation>, String> {
     let src = root.join("a2e-host/src");

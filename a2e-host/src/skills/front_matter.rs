@@ -43,12 +43,22 @@ pub enum SkillFileKind {
 }
 
 impl SkillFileKind {
-    /// `chain`, `llm` or `program`.
+    /// `chain`, `llm`, `program` or `ontheia`.
     pub fn as_str(self) -> &'static str {
         match self {
             SkillFileKind::Chain => "chain",
             SkillFileKind::Llm => "llm",
             SkillFileKind::Program => "program",
+            SkillFileKind::Ontheia => "ontheia",
+        }
+    }
+
+    /// The feature of `a2e-host` that runs this kind (`chain` needs none).
+    pub fn feature(self) -> &'static str {
+        match self {
+            SkillFileKind::Chain => "",
+            SkillFileKind::Llm => "llm",
+            SkillFileKind::Program => "sandbox",
             SkillFileKind::Ontheia => "ontheia",
         }
     }

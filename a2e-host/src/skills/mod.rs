@@ -9,8 +9,11 @@
 pub mod chain_skill;
 pub mod defaults;
 pub mod front_matter;
+#[cfg(feature = "llm")]
 pub mod llm_skill;
+#[cfg(feature = "ontheia")]
 pub mod ontheia_skill;
+#[cfg(feature = "sandbox")]
 pub mod program_skill;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::host::{BuildError, HostBuilder};
 use chain_skill::ChainSkill;
 use front_matter::SkillFileKind;
+#[cfg(feature = "llm")]
 use llm_skill::LlmSkill;
 
 /// A loaded skill file.
@@ -26,10 +30,13 @@ pub enum LoadedSkill {
     /// A chain skill.
     Chain(ChainSkill),
     /// An LLM skill.
+    #[cfg(feature = "llm")]
     Llm(LlmSkill),
     /// A sandboxed program.
+    #[cfg(feature = "sandbox")]
     Program(program_skill::ProgramSkill),
     /// An Ontheia chain.
+    #[cfg(feature = "ontheia")]
     Ontheia(ontheia_skill::OntheiaSkill),
 }
 
@@ -38,13 +45,23 @@ pub fn load_skill(text: &str, path: &Path) -> Result<LoadedSkill, String> {
     let file = front_matter::parse_file(text, path)?;
     match file.kind() {
         SkillFileKind::Chain => chain_skill::from_file(&file, path).map(LoadedSkill::Chain),
+        #[cfg(feature = "llm")]
         SkillFileKind::Llm => LlmSkill::from_file(&file, path).map(LoadedSkill::Llm),
+        #[cfg(feature = "sandbox")]
         SkillFileKind::Program => {
             program_skill::ProgramSkill::from_file(&file, path).map(LoadedSkill::Program)
         }
+        #[cfg(feature = "ontheia")]
         SkillFileKind::Ontheia => {
             ontheia_skill::OntheiaSkill::from_file(&file, path).map(LoadedSkill::Ontheia)
         }
+        #[allow(unreachable_patterns, reason = "reached only without some features")]
+        kind => Err(format!(
+            "{}: a {} skill needs a host built with its `{}` feature",
+            path.display(),
+            kind.as_str(),
+            kind.feature()
+        )),
     }
 }
 
@@ -103,27 +120,36 @@ pub fn builder_with_skills(builder: HostBuilder) -> HostBuilder {
         Err(e) => return builder.with_error(BuildError::Skill(e)),
     };
     let mut chains = Vec::new();
+    #[cfg(feature = "llm")]
     let mut llms = Vec::new();
+    #[cfg(feature = "sandbox")]
     let mut programs = Vec::new();
+    #[cfg(feature = "ontheia")]
     let mut ontheias = Vec::new();
     for skill in loaded {
         match skill {
             LoadedSkill::Chain(c) => chains.push(c),
+            #[cfg(feature = "llm")]
             LoadedSkill::Llm(l) => llms.push(l),
+            #[cfg(feature = "sandbox")]
             LoadedSkill::Program(p) => programs.push(p),
+            #[cfg(feature = "ontheia")]
             LoadedSkill::Ontheia(o) => ontheias.push(o),
         }
     }
     let mut builder = builder;
+    #[cfg(feature = "sandbox")]
     if !programs.is_empty() {
         builder = builder.with_skill_plugin(program_skill::ProgramSkills::new(programs));
     }
+    #[cfg(feature = "ontheia")]
     if !ontheias.is_empty() {
         builder = builder.with_skill_plugin(ontheia_skill::OntheiaSkills::new(ontheias));
     }
     if !chains.is_empty() {
         builder = builder.with_skill_plugin(chain_skill::ChainSkills::new(chains));
     }
+    #[cfg(feature = "llm")]
     if !llms.is_empty() {
         match builder.providers() {
             Ok(Some(p)) => builder = builder.with_skill_plugin(llm_skill::LlmSkills::new(llms, p)),
@@ -134,7 +160,7 @@ pub fn builder_with_skills(builder: HostBuilder) -> HostBuilder {
     builder
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sandbox"))]
 mod tests {
     use super::*;
 

@@ -8,7 +8,7 @@ pub(super) async fn supervise_proc(
     child: GroupChild,
     timeout: Option<Duration>,
     req_id: String,
-    out: mpsc::Sender<crate::outbound::Outbound>,
+    out: crate::outbound::EventStream,
 ) {
     let mut seq: u64 = 0;
     let event = |seq: u64, stream_type: StreamType, data: Map<String, Value>| ProcReadEvent {
