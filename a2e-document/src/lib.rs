@@ -2,9 +2,9 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
-//! The documents an A2E host runs from a file (`a2e run`, `a2e validate`,
-//! `a2e graph`), told apart by their top-level keys before anything is parsed
-//! into them:
+//! The documents an A2E host runs from a file (`a2e run`, `a2e validate` and
+//! `a2e graph` read the same ones), told apart by their top-level keys before
+//! anything is parsed into them:
 //!
 //! - an **A2E chain**: a `chain/req` message or a bare object with `nodes` (and
 //!   usually `entry_node`); at least one node;
