@@ -77,6 +77,11 @@ pub async fn run(cli: Cli) -> ExitCode {
             Err(e) => fail(e),
         };
     }
+    if let Command::Graph { file, format, out } = &cli.command {
+        // A picture of a file needs no host.
+        let format = super::graph::choose_format(*format, out.as_deref());
+        return super::graph::graph_file(file, format, out.as_deref());
+    }
     // Only the commands that may start processes probe the sandbox.
     if matches!(
         cli.command,
@@ -119,7 +124,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             events,
             vars,
         } => super::run::run_file(&host, file, input.as_deref(), *events, vars).await,
-        Command::Mcp { .. } => ExitCode::SUCCESS,
+        Command::Mcp { .. } | Command::Graph { .. } => ExitCode::SUCCESS,
         Command::Memory { command } => super::inspect::memory(&host, command).await,
         Command::Validate { file } => super::run::validate_file(&host, file),
         Command::Tools { query } => {
