@@ -8,13 +8,31 @@
 //! workspace root; commands and network access are off unless allowed.
 //!
 //! The surface, by what a user does with it:
-//! - embed a host: [`Host`], [`HostBuilder`], [`HostConfig`] ([`config`]), [`HostError`];
-//! - write plugins: [`plugin`] (the traits, typed tools, the call context), [`registry`];
+//! - embed a host: [`Host`], [`HostBuilder`], [`HostConfig`] ([`config`]),
+//!   [`HostError`]; calls take a [`CallOptions`] (session, [`EventStream`] for
+//!   events, cancellation);
+//! - write plugins: [`plugin`] (re-exported from the `a2e-plugin` crate: the
+//!   traits, typed and closure tools, the call context), [`registry`]; run a
+//!   plugin as a process of its own: [`plugins`] (`[[plugins]]`);
 //! - serve it: [`session`] and [`transport`] (stdio, WebSocket, HTTP+SSE);
-//! - run documents: [`document`], [`chains`], [`acmp`], [`skills`];
+//! - run chains, DAGs, Ontheia documents and skills: [`chains`], `acmp`,
+//!   `ontheia_host`, [`skills`] (files are read by the `a2e-document` crate);
 //! - built-in tools and processes: [`builtins`], [`proc`]; long-term memory:
-//!   [`memory`]; the audit log: [`audit`];
-//!   redaction of secrets: [`redact`].
+//!   `memory`; the audit log: [`audit`]; redaction of secrets: [`redact`].
+//!
+//! **Features** (all on by default): `memory` (SQLite memory tools), `mcp`
+//! (mounted MCP servers, the host as an MCP server), `llm` (model providers,
+//! LLM skills, Ontheia `llm` steps), `ontheia`, `acmp` (task DAGs), `sandbox`
+//! (sandboxed program skills and commands). With `default-features = false`
+//! the host is a light embeddable runtime (built-in tools, plugins, chains,
+//! processes, transports) that refuses the configuration sections and skill
+//! kinds of a missing feature by name.
+//!
+//! Modules form layers and import only downward: the base (errors,
+//! configuration, plugins, registry, outbound items, processes, built-ins,
+//! memory), then [`Host`], then the adapters (chains, ACMP, Ontheia, MCP,
+//! skills, plugin processes), then [`session`], then [`transport`]
+//! (`cargo xtask tidy` checks it).
 //!
 //! Internals (the BM25 tokenizer, path resolution, text encoding) stay private.
 //!
@@ -24,18 +42,26 @@
 //! round's runs and how to run one part of the bench alone.
 //!
 //! ```
-//! use a2e_host::{Host, HostConfig};
+//! use a2e_host::{CallOptions, Host, HostConfig};
+//! use a2e_proto::ToolCallRequest;
+//! use serde_json::json;
 //!
-//! # tokio_test_main();
-//! # fn tokio_test_main() {
-//! let rt = tokio::runtime::Runtime::new().unwrap();
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = tokio::runtime::Runtime::new()?;
 //! rt.block_on(async {
-//!     let dir = std::env::temp_dir();
-//!     let config = HostConfig { root: dir, ..HostConfig::default() };
-//!     let host = Host::builder(config).with_builtins().build().unwrap();
+//!     let dir = tempfile::tempdir()?;
+//!     std::fs::write(dir.path().join("notes.txt"), "hello")?;
+//!     let config = HostConfig { root: dir.path().to_path_buf(), ..HostConfig::default() };
+//!     let host = Host::builder(config).with_builtins().build()?;
 //!     let names: Vec<String> = host.list_tools(&Default::default()).into_iter().map(|t| t.name).collect();
 //!     assert!(names.contains(&"read_file".to_string()));
-//! });
+//!
+//!     let read = ToolCallRequest::new("read_file", json!({"path": "notes.txt"}));
+//!     let result = host.call_tool(read, CallOptions::new()).await?;
+//!     assert!(result.success);
+//!     assert_eq!(result.data["content"], "hello");
+//!     Ok(())
+//! })
 //! # }
 //! ```
 #![cfg_attr(
@@ -49,7 +75,6 @@ pub mod audit;
 pub mod builtins;
 pub mod chains;
 pub mod config;
-pub mod document;
 mod error;
 mod host;
 #[cfg(feature = "llm")]

@@ -3,7 +3,7 @@
 //!
 //! The layers of `a2e-host` (ARCHITECTURE.md, "Invariants"), from the bottom:
 //! the base (what a call needs: errors, configuration, the plugin traits, the
-//! registry, the outbound item, processes, built-in tools, memory, documents),
+//! registry, the outbound item, processes, built-in tools, memory),
 //! then `host`, then the adapters that run documents and skills on a host
 //! (`chains`, `acmp`, `ontheia_host`, `mcp`, `skills`, `plugins`), then
 //! `session`, then `transport`. The command line lives in `a2e-cli`, above them all.
@@ -16,7 +16,7 @@ pub const HOST_LAYERS: &[(&str, &[&str])] = &[
         "base",
         &[
             "error", "config", "redact", "search", "audit", "plugin", "outbound", "llm",
-            "registry", "proc", "builtins", "memory", "document",
+            "registry", "proc", "builtins", "memory",
         ],
     ),
     ("host", &["host"]),
