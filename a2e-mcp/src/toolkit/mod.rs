@@ -29,6 +29,7 @@ use crate::config::{McpServerConfig, McpTransport};
 use crate::error::McpError;
 use crate::output::McpOutput;
 use crate::process::{ProcessGroupGuard, StderrTail};
+use crate::schema::ArgumentsMismatch;
 use crate::tool::{McpTool, ToolCatalog};
 pub use session::http_client;
 
@@ -302,7 +303,7 @@ impl McpToolkit {
             return Err(McpError::InvalidArguments {
                 server,
                 tool: tool.into(),
-                reason: "arguments must be an object".into(),
+                reason: ArgumentsMismatch::one("/: arguments must be an object"),
             });
         };
         let conn = self.inner.connection().await?;

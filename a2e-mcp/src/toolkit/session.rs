@@ -137,7 +137,7 @@ impl Inner {
                     custom.insert(name, value);
                 }
                 config = config.custom_headers(custom);
-                let client = http_client().map_err(init_failed)?;
+                let client = http_client().map_err(|e| init_failed(a2e_http::error_chain(&e)))?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 match tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
                     .await
@@ -298,24 +298,15 @@ fn service_error(server: &str, what: &str, conn: &Connection, e: ServiceError) -
     }
 }
 
-/// The HTTP client for Streamable HTTP servers: rustls with the `ring`
-/// provider and the webpki roots (no process-wide TLS default needed), no
-/// redirects followed, no idle connection pool (as rmcp's own default).
-pub fn http_client() -> Result<reqwest::Client, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS is not available: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_max_idle_per_host(0)
+/// The HTTP client for Streamable HTTP servers, built by `a2e-http` as every
+/// outgoing client of the workspace is: rustls with the `ring` provider and the
+/// webpki roots (no process-wide TLS default needed), no redirects followed,
+/// no idle connection pool (as rmcp's own default), no proxy from the
+/// environment.
+pub fn http_client() -> Result<reqwest::Client, a2e_http::HttpError> {
+    a2e_http::ClientOptions::default()
+        .user_agent(concat!("a2e-mcp/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| format!("HTTP client: {e}"))
 }
 
 /// `connection()` behind a box: the watcher of a connection may start the
