@@ -55,7 +55,8 @@ pub use mounts::McpMounts;
 pub use names::NameTable;
 pub use output::{McpOutput, to_mcp_result};
 pub use server::{
-    BackendTool, ProgressSink, ToolBackend, http_router, serve_http, serve_io, serve_stdio,
+    BackendTool, ClientLink, ClientRequestError, Features, ProgressSink, ToolBackend, http_router,
+    serve_http, serve_io, serve_stdio,
 };
 pub use tool::{McpTool, ToolCatalog};
 pub use toolkit::{McpToolkit, http_client};
