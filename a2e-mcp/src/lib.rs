@@ -60,3 +60,6 @@ pub use server::{
 };
 pub use tool::{McpTool, ToolCatalog};
 pub use toolkit::{McpToolkit, http_client};
+
+/// The MCP SDK this crate is built on, for its protocol types.
+pub use rmcp;
