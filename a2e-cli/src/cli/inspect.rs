@@ -22,6 +22,11 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
     let servers = &config.mcp.servers;
     match command {
+        McpCommand::Call {
+            server,
+            tool,
+            input,
+        } => super::mcp_client::call(config, server, tool, input.as_deref()).await,
         McpCommand::List => {
             if servers.is_empty() {
                 print_out("no MCP servers configured ([[mcp.servers]] in the configuration)");
@@ -67,10 +72,11 @@ pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
             code
         }
         McpCommand::Tools { server } => {
-            let Some(config) = servers.iter().find(|s| &s.name == server) else {
-                return fail(format!("no MCP server `{server}` in the configuration"));
+            let config = match super::mcp_client::server_config(config, server) {
+                Ok(c) => c,
+                Err(e) => return fail(e),
             };
-            let kit = match a2e_mcp::McpToolkit::new(config.clone()) {
+            let kit = match a2e_mcp::McpToolkit::new(config) {
                 Ok(kit) => kit,
                 Err(e) => return fail(e),
             };

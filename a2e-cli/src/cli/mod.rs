@@ -2,6 +2,7 @@
 
 mod commands;
 mod inspect;
+mod mcp_client;
 mod run;
 mod skill;
 
@@ -129,6 +130,16 @@ pub enum McpCommand {
     Tools {
         /// The server's name.
         server: String,
+    },
+    /// Call a tool of one server and print the result (JSON).
+    Call {
+        /// The server's name, or the URL of a Streamable HTTP server.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// The arguments (a JSON object).
+        #[arg(long, value_name = "JSON")]
+        input: Option<String>,
     },
 }
 

@@ -1,6 +1,10 @@
 //! One mounted MCP server: connection lifecycle, tool listing and calls.
 
+mod client_side;
 mod session;
+
+pub use client_side::{PROTOCOL_VERSION, Sampler, defaults_of};
+use client_side::{ClientSide, SamplerSlot};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -11,14 +15,13 @@ use a2e_proto::{ToolDefinition, ToolResult};
 use futures::future::BoxFuture;
 use nix::sys::signal::Signal;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, Implementation, ProgressNotificationParam, ProgressToken,
-    ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ProgressToken, ServerResult,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -34,47 +37,6 @@ use crate::tool::{McpTool, ToolCatalog};
 pub use session::http_client;
 
 type Routes = Arc<SyncMutex<HashMap<ProgressToken, mpsc::UnboundedSender<McpProgress>>>>;
-
-/// The client side of one connection: routes progress to calls, notes tool
-/// list changes.
-#[derive(Clone)]
-struct ClientSide {
-    routes: Routes,
-    tools_stale: Arc<AtomicBool>,
-}
-
-impl ClientHandler for ClientSide {
-    fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        let routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(tx) = routes.get(&params.progress_token) {
-            let _ = tx.send(McpProgress {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            });
-        }
-        std::future::ready(())
-    }
-
-    fn on_tool_list_changed(
-        &self,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        self.tools_stale.store(true, Ordering::SeqCst);
-        std::future::ready(())
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("a2e-mcp", env!("CARGO_PKG_VERSION")),
-        )
-    }
-}
 
 /// Removes a call's progress route when the call ends.
 struct RouteGuard {
@@ -138,6 +100,7 @@ struct Inner {
     routes: Routes,
     tools_stale: Arc<AtomicBool>,
     crashes: AtomicU32,
+    sampler: SamplerSlot,
 }
 
 /// One mounted MCP server, as an A2E toolkit named after it.
@@ -180,8 +143,20 @@ impl McpToolkit {
                 routes: Arc::default(),
                 tools_stale: Arc::default(),
                 crashes: AtomicU32::new(0),
+                sampler: Arc::default(),
             }),
         })
+    }
+
+    /// Sets what answers the server's sampling requests (when its config
+    /// has `sampling`); it applies from the next connection on.
+    pub fn set_sampler(&self, sampler: Arc<dyn Sampler>) {
+        let mut slot = self
+            .inner
+            .sampler
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot = Some(sampler);
     }
 
     /// [`new`](Self::new), then [`start`](Self::start) when the config says

@@ -78,8 +78,12 @@ impl Inner {
     async fn connect(self: &Arc<Self>) -> Result<Arc<Connection>, McpError> {
         let server = self.config.name.clone();
         let handler = ClientSide {
+            server: server.as_str().into(),
             routes: self.routes.clone(),
             tools_stale: self.tools_stale.clone(),
+            elicitation: self.config.elicitation,
+            sampling: self.config.sampling.clone(),
+            sampler: self.sampler.clone(),
         };
         let stop = CancellationToken::new();
         let limit = self.config.init_timeout();

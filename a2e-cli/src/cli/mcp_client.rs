@@ -1,0 +1,68 @@
+//! `a2e mcp call SERVER TOOL` (and `a2e mcp login SERVER`, in `login.rs`):
+//! the host as an MCP client of one server, from the command line.
+
+use std::process::ExitCode;
+
+use a2e_host::config::HostConfig;
+use a2e_mcp::{CallOptions, McpServerConfig, McpToolkit};
+use serde_json::{Map, Value};
+
+use super::run::print_out;
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("a2e: {message}");
+    ExitCode::from(2)
+}
+
+/// The server called `target` in the configuration, or, for an `http(s)://`
+/// URL that no configured server has, a Streamable HTTP server of that URL
+/// named `remote`.
+pub(super) fn server_config(config: &HostConfig, target: &str) -> Result<McpServerConfig, String> {
+    if let Some(s) = config
+        .mcp
+        .servers
+        .iter()
+        .find(|s| s.name == target || s.url.as_deref() == Some(target))
+    {
+        return Ok(s.clone());
+    }
+    if target.starts_with("http://") || target.starts_with("https://") {
+        return Ok(McpServerConfig::http("remote", target));
+    }
+    Err(format!(
+        "no MCP server `{target}` in the configuration (a name of [[mcp.servers]], or an http(s) URL)"
+    ))
+}
+
+/// `a2e mcp call SERVER TOOL [--input JSON]`: mounts the server, calls the
+/// tool, prints the A2E result as JSON. Exit 0 when the call succeeded, 1
+/// when it failed, 2 when it could not be made.
+pub(super) async fn call(
+    config: &HostConfig,
+    target: &str,
+    tool: &str,
+    input: Option<&str>,
+) -> ExitCode {
+    let server = match server_config(config, target) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let args: Map<String, Value> = match input.map(serde_json::from_str::<Value>) {
+        None => Map::new(),
+        Some(Ok(Value::Object(m))) => m,
+        Some(Ok(_)) => return fail("--input must be a JSON object"),
+        Some(Err(e)) => return fail(format!("--input is not JSON: {e}")),
+    };
+    let kit = match McpToolkit::new(server) {
+        Ok(kit) => kit,
+        Err(e) => return fail(e),
+    };
+    let result = kit.call_result(tool, args, CallOptions::default()).await;
+    kit.shutdown().await;
+    print_out(&serde_json::to_string(&result).unwrap_or_default());
+    if result.success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
