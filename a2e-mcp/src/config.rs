@@ -90,6 +90,9 @@ pub struct McpServerConfig {
     /// one of the host's model providers (refused when not set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<SamplingConfig>,
+    /// Streamable HTTP: OAuth 2.1 authorization (see [`crate::oauth`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<crate::oauth::OAuthConfig>,
 }
 
 /// What a mounted server's elicitation requests get.
@@ -203,6 +206,7 @@ impl McpServerConfig {
             restart_backoff_max_ms: default_backoff_max(),
             elicitation: ElicitationPolicy::Decline,
             sampling: None,
+            oauth: None,
         }
     }
 

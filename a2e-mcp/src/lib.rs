@@ -41,6 +41,7 @@ pub mod config;
 pub mod error;
 pub mod mounts;
 pub mod names;
+pub mod oauth;
 pub mod output;
 mod process;
 pub mod schema;

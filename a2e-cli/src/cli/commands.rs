@@ -28,6 +28,15 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
         .commands
         .allow
         .extend(cli.allow_commands.iter().cloned());
+    // OAuth tokens of mounted servers live in the data directory.
+    let data = config.data_path();
+    for server in &mut config.mcp.servers {
+        if let Some(oauth) = &mut server.oauth
+            && oauth.token_file.is_none()
+        {
+            oauth.token_file = Some(a2e_mcp::oauth::default_token_file(&data, &server.name));
+        }
+    }
     Ok(config)
 }
 

@@ -22,6 +22,7 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
     let servers = &config.mcp.servers;
     match command {
+        McpCommand::Login { server } => super::mcp_client::login(config, server).await,
         McpCommand::Call {
             server,
             tool,

@@ -66,3 +66,52 @@ pub(super) async fn call(
         ExitCode::from(1)
     }
 }
+
+/// `a2e mcp login SERVER`: the first consent for a server behind OAuth. Prints
+/// the authorization URL (and opens it with `$BROWSER` when set), waits for
+/// the redirect on a loopback port, stores the tokens (mode 0600) where the
+/// server's `oauth.token_file` says (by default the data directory's
+/// `mcp-oauth/SERVER.json`). Exit 0 when authorized, 1 when not.
+pub(super) async fn login(config: &HostConfig, target: &str) -> ExitCode {
+    let server = match server_config(config, target) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let Some(url) = server.url.clone() else {
+        return fail(format!(
+            "`{}` is a stdio server: OAuth is for Streamable HTTP servers",
+            server.name
+        ));
+    };
+    let oauth = server.oauth.clone().unwrap_or_default();
+    let file = oauth.token_file_or(&a2e_mcp::oauth::default_token_file(
+        &config.data_path(),
+        &server.name,
+    ));
+    let client = match a2e_mcp::http_client() {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let challenge = a2e_mcp::oauth::challenge(&client, &url).await;
+    if challenge.is_none() {
+        print_out(&format!(
+            "`{}` asks for no authorization; nothing to do",
+            server.name
+        ));
+        return ExitCode::SUCCESS;
+    }
+    match a2e_mcp::oauth::authorize(&server.name, &url, &oauth, &file, challenge).await {
+        Ok(()) => {
+            print_out(&format!(
+                "authorized for `{}`; tokens kept in {}",
+                server.name,
+                file.display()
+            ));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("a2e: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -131,6 +131,12 @@ pub enum McpCommand {
         /// The server's name.
         server: String,
     },
+    /// Authorize the host for a server behind OAuth (the first consent):
+    /// prints the URL to open, waits for the redirect, stores the tokens.
+    Login {
+        /// The server's name, or the URL of a Streamable HTTP server.
+        server: String,
+    },
     /// Call a tool of one server and print the result (JSON).
     Call {
         /// The server's name, or the URL of a Streamable HTTP server.

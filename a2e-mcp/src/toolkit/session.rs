@@ -74,6 +74,44 @@ impl Inner {
         }
     }
 
+    /// The server's token file.
+    pub(super) fn token_file(&self, oauth: &crate::oauth::OAuthConfig) -> std::path::PathBuf {
+        oauth.token_file_or(&crate::oauth::default_token_file(
+            std::path::Path::new(".a2e"),
+            &self.config.name,
+        ))
+    }
+
+    /// An authorization manager with tokens for `url`: the stored ones, or,
+    /// when there are none and the server asks for authorization, new ones
+    /// from a consent run now (only where one can: `$BROWSER` set; else the
+    /// error says to run `a2e mcp login`).
+    async fn authorized(
+        &self,
+        url: &str,
+        oauth: &crate::oauth::OAuthConfig,
+        client: &reqwest::Client,
+    ) -> Result<rmcp::transport::auth::AuthorizationManager, McpError> {
+        let server = &self.config.name;
+        let file = self.token_file(oauth);
+        let (manager, stored) =
+            crate::oauth::manager(server, url, oauth, &file).await?;
+        if stored {
+            return Ok(manager);
+        }
+        let Some(challenge) = crate::oauth::challenge(client, url).await else {
+            return Ok(manager);
+        };
+        if !crate::oauth::can_consent_inline() {
+            return Err(McpError::Init {
+                server: server.clone(),
+                reason: format!("the server needs OAuth authorization: run `a2e mcp login {server}`"),
+            });
+        }
+        crate::oauth::authorize(server, url, oauth, &file, Some(challenge)).await?;
+        Ok(crate::oauth::manager(server, url, oauth, &file).await?.0)
+    }
+
     /// Starts the server and runs `initialize` (bounded by `init_timeout`).
     async fn connect(self: &Arc<Self>) -> Result<Arc<Connection>, McpError> {
         let server = self.config.name.clone();
@@ -142,10 +180,21 @@ impl Inner {
                 }
                 config = config.custom_headers(custom);
                 let client = http_client().map_err(|e| init_failed(a2e_http::error_chain(&e)))?;
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                match tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
-                    .await
-                {
+                let started = match &self.config.oauth {
+                    None => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
+                            .await
+                    }
+                    Some(oauth) => {
+                        let manager = self.authorized(url, oauth, &client).await?;
+                        let client = rmcp::transport::auth::AuthClient::new(client, manager);
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
+                            .await
+                    }
+                };
+                match started {
                     Err(_) => return Err(timed_out()),
                     Ok(Err(e)) => return Err(init_failed(e.to_string())),
                     Ok(Ok(running)) => (running, None, StderrTail::default()),
