@@ -36,6 +36,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
+mod challenge;
 pub mod call;
 pub mod config;
 pub mod error;

@@ -101,6 +101,7 @@ struct Inner {
     tools_stale: Arc<AtomicBool>,
     crashes: AtomicU32,
     sampler: SamplerSlot,
+    challenge: crate::challenge::ChallengeSlot,
 }
 
 /// One mounted MCP server, as an A2E toolkit named after it.
@@ -144,6 +145,7 @@ impl McpToolkit {
                 tools_stale: Arc::default(),
                 crashes: AtomicU32::new(0),
                 sampler: Arc::default(),
+                challenge: Arc::default(),
             }),
         })
     }
@@ -203,6 +205,10 @@ impl McpToolkit {
     /// The server's tools, starting it if needed; listed once per connection
     /// (again after `notifications/tools/list_changed`).
     pub async fn tools(&self) -> Result<Arc<ToolCatalog>, McpError> {
+        self.reauthorizing(|| self.tools_once()).await
+    }
+
+    async fn tools_once(&self) -> Result<Arc<ToolCatalog>, McpError> {
         let conn = self.inner.connection().await?;
         if !self.inner.tools_stale.load(Ordering::SeqCst)
             && let Some(catalog) = self.cached_tools()
@@ -250,8 +256,56 @@ impl McpToolkit {
         args: Map<String, Value>,
         options: CallOptions,
     ) -> Result<McpOutput, McpError> {
+        self.reauthorizing(|| self.call_once(tool, args.clone(), options.clone()))
+            .await
+    }
+
+    /// Runs `op`; when it failed on an authorization challenge of an OAuth
+    /// server (a 401, or a 403 for a scope it lacks: step-up) and a consent
+    /// can run now, authorizes with that challenge (the scopes it names) and
+    /// runs `op` once more, on a new connection. One retry only: a server
+    /// that keeps refusing is not asked again and again.
+    async fn reauthorizing<T, F, Fut>(&self, op: F) -> Result<T, McpError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, McpError>>,
+    {
+        let _stale = crate::challenge::take(&self.inner.challenge);
+        let first = op().await;
+        let Err(error) = first else {
+            return first;
+        };
+        let (Some(oauth), McpTransport::Http { url, .. }) =
+            (&self.inner.config.oauth, &self.inner.transport)
+        else {
+            return Err(error);
+        };
+        let Some(challenge) = crate::challenge::take(&self.inner.challenge) else {
+            return Err(error);
+        };
         let server = self.name().to_owned();
-        let catalog = self.tools().await?;
+        if !crate::oauth::can_consent_inline() {
+            return Err(McpError::Init {
+                server: server.clone(),
+                reason: format!(
+                    "the server asks for (more) OAuth authorization: run `a2e mcp login {server}` ({error})"
+                ),
+            });
+        }
+        let file = self.inner.token_file(oauth);
+        crate::oauth::authorize(&server, url, oauth, &file, Some(challenge)).await?;
+        self.inner.reset().await;
+        op().await
+    }
+
+    async fn call_once(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        options: CallOptions,
+    ) -> Result<McpOutput, McpError> {
+        let server = self.name().to_owned();
+        let catalog = self.tools_once().await?;
         let known = match catalog.get(tool) {
             Some(t) => Some(t.clone()),
             // The list may be out of date: look once more.

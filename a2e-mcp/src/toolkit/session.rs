@@ -74,6 +74,22 @@ impl Inner {
         }
     }
 
+    /// Ends the connection (if any) so that the next use connects anew, at
+    /// once (after a new authorization).
+    pub(super) async fn reset(&self) {
+        let mut state = self.state.lock().await;
+        if let State::Up(conn) = &*state {
+            conn.stop.cancel();
+        }
+        if !matches!(*state, State::Stopped) {
+            *state = State::Down {
+                failures: 0,
+                retry_at: None,
+                last_error: String::new(),
+            };
+        }
+    }
+
     /// The server's token file.
     pub(super) fn token_file(&self, oauth: &crate::oauth::OAuthConfig) -> std::path::PathBuf {
         oauth.token_file_or(&crate::oauth::default_token_file(
@@ -188,7 +204,10 @@ impl Inner {
                     }
                     Some(oauth) => {
                         let manager = self.authorized(url, oauth, &client).await?;
-                        let client = rmcp::transport::auth::AuthClient::new(client, manager);
+                        let client = crate::challenge::Noting::new(
+                            rmcp::transport::auth::AuthClient::new(client, manager),
+                            self.challenge.clone(),
+                        );
                         let transport = StreamableHttpClientTransport::with_client(client, config);
                         tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
                             .await
