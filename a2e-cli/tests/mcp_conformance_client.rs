@@ -48,3 +48,31 @@ fn the_client_scenarios_pass_with_a2e_mounting_the_suites_servers() {
         ],
     );
 }
+
+/// The auth scenarios of the 2025-11-25 and 2025-03-26 sets that pass.
+/// (`auth/2025-03-26-oauth-metadata-backcompat` is not among them: its
+/// authorization server names an issuer other than the URL of its metadata,
+/// which RFC 8414 forbids and rmcp refuses.)
+#[test]
+fn the_auth_scenarios_pass_with_a2e_authorizing_itself() {
+    client_scenarios(
+        "the_auth_scenarios_pass_with_a2e_authorizing_itself",
+        &[
+            "auth/metadata-default",
+            "auth/metadata-var1",
+            "auth/metadata-var2",
+            "auth/metadata-var3",
+            "auth/basic-cimd",
+            "auth/scope-from-www-authenticate",
+            "auth/scope-from-scopes-supported",
+            "auth/scope-omitted-when-undefined",
+            "auth/scope-step-up",
+            "auth/scope-retry-limit",
+            "auth/token-endpoint-auth-basic",
+            "auth/token-endpoint-auth-post",
+            "auth/token-endpoint-auth-none",
+            "auth/pre-registration",
+            "auth/2025-03-26-oauth-endpoint-fallback",
+        ],
+    );
+}

@@ -24,6 +24,10 @@ use crate::session::Outbound;
 /// Skills are offered to MCP clients as tools named `skill.NAME`.
 pub const SKILL_PREFIX: &str = "skill.";
 
+/// Most bytes of one argument's JSON in an MCP call (a larger one is an
+/// `invalid params` error naming it; the tool does not run).
+pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
+
 /// How often a subscribed resource is looked at for a change.
 const WATCH_EVERY: Duration = Duration::from_millis(250);
 
@@ -134,6 +138,58 @@ impl Drop for HostBackend {
     }
 }
 
+/// The length of `value` as compact JSON, without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// `read_file` of an image, asked without an encoding: read as base64, and
+/// the result made an image content block for the MCP client.
+fn image_read(name: &str, arguments: &mut Map<String, Value>) -> Option<&'static str> {
+    if name != "read_file" || arguments.contains_key("encoding") {
+        return None;
+    }
+    let path = arguments.get("path")?.as_str()?;
+    let mime = super::resources::mime_of(std::path::Path::new(path));
+    if !mime.starts_with("image/") {
+        return None;
+    }
+    arguments.insert("encoding".into(), Value::from("base64"));
+    Some(mime)
+}
+
+/// The result of an image's `read_file` as rich content (the read's fields
+/// but `content` as `structured`).
+fn as_image(mut result: ToolResult, mime: &str) -> ToolResult {
+    let Some(Value::String(data)) = result
+        .data
+        .as_object_mut()
+        .and_then(|d| d.remove("content"))
+    else {
+        return result;
+    };
+    let path = result.data.get("path").and_then(Value::as_str).unwrap_or("").to_owned();
+    let structured = std::mem::take(&mut result.data);
+    result.data = serde_json::json!({
+        "output": format!("{path} ({mime})"),
+        "content": [{"type": "image", "data": data, "mimeType": mime}],
+        "structured": structured,
+    });
+    result
+}
+
 fn cursor_offset(cursor: Option<String>) -> Result<usize, ErrorData> {
     match cursor {
         None => Ok(0),
@@ -159,6 +215,30 @@ impl ToolBackend for HostBackend {
             prompts: true,
             completions: true,
         }
+    }
+
+    fn check_call(&self, _name: &str, arguments: &Map<String, Value>) -> Result<(), ErrorData> {
+        let mut total: usize = 0;
+        let limit = self.host.config().max_message_bytes;
+        for (field, value) in arguments {
+            let bytes = json_size(value);
+            if bytes > MAX_ARGUMENT_BYTES {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "argument `{field}` (params.arguments.{field}) has {bytes} bytes of JSON, more than the {MAX_ARGUMENT_BYTES} an argument may have"
+                    ),
+                    Some(serde_json::json!({ "field": field, "bytes": bytes })),
+                ));
+            }
+            total = total.saturating_add(bytes);
+        }
+        if total > limit {
+            return Err(ErrorData::invalid_params(
+                format!("the arguments (params.arguments) have {total} bytes of JSON, more than the host's {limit}"),
+                None,
+            ));
+        }
+        Ok(())
     }
 
     fn attach(&self, client: ClientLink) {
@@ -254,6 +334,8 @@ impl ToolBackend for HostBackend {
                 Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
             }
         } else {
+            let mut arguments = arguments;
+            let image = image_read(&name, &mut arguments);
             let req = ToolCallRequest {
                 tool_name: name.clone(),
                 arguments,
@@ -265,6 +347,7 @@ impl ToolBackend for HostBackend {
                 .call_tool(&self.session_id, &req, Some(tx), &cancel)
                 .await
             {
+                Ok(r) if r.success && image.is_some() => as_image(r, image.unwrap_or_default()),
                 Ok(r) => r,
                 Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
             }

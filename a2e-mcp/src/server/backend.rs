@@ -103,6 +103,13 @@ pub trait ToolBackend: Send + Sync + 'static {
         self.clone()
     }
 
+    /// Checks a call before it runs: an `Err` is the call's JSON-RPC error
+    /// (arguments too large, say), and the tool does not run.
+    fn check_call(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), ErrorData> {
+        let _ = (name, arguments);
+        Ok(())
+    }
+
     /// The optional features offered.
     fn features(&self) -> Features {
         Features::default()

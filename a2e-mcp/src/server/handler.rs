@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorData,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorData,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
@@ -52,6 +53,32 @@ impl<B: ToolBackend> Handler<B> {
     }
 }
 
+/// What is wrong with `params` as a `T` (`params.FIELD: …`).
+fn decode<T: serde::de::DeserializeOwned>(params: Value) -> Option<String> {
+    match serde_path_to_error::deserialize::<_, T>(params) {
+        Ok(_) => None,
+        Err(e) => {
+            let path = e.path().to_string();
+            let at = if path == "." { "params".to_owned() } else { format!("params.{path}") };
+            Some(format!("{at}: {}", e.inner()))
+        }
+    }
+}
+
+trait MethodNotFound {
+    fn method_not_found_named(method: &str) -> Self;
+}
+
+impl MethodNotFound for ErrorData {
+    fn method_not_found_named(method: &str) -> Self {
+        ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("unknown method `{method}`"),
+            None,
+        )
+    }
+}
+
 fn cursor(request: Option<PaginatedRequestParams>) -> Option<String> {
     request.and_then(|r| r.cursor)
 }
@@ -82,6 +109,31 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.backend
             .attach(ClientLink::new(context.peer, self.level.clone()));
+    }
+
+    /// A request of a known method whose params do not fit its shape reaches
+    /// here (rmcp could not decode it): `invalid params` naming what is wrong,
+    /// not `method not found`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let params = request.params.unwrap_or(Value::Null);
+        let shape = match request.method.as_str() {
+            "tools/call" => decode::<CallToolRequestParams>(params),
+            "resources/read" => decode::<ReadResourceRequestParams>(params),
+            "resources/subscribe" => decode::<SubscribeRequestParams>(params),
+            "resources/unsubscribe" => decode::<UnsubscribeRequestParams>(params),
+            "prompts/get" => decode::<GetPromptRequestParams>(params),
+            "completion/complete" => decode::<CompleteRequestParams>(params),
+            "logging/setLevel" => decode::<SetLevelRequestParams>(params),
+            _ => return Err(ErrorData::method_not_found_named(&request.method)),
+        };
+        Err(ErrorData::invalid_params(
+            format!("{}: {}", request.method, shape.unwrap_or_else(|| "params do not fit".into())),
+            None,
+        ))
     }
 
     async fn set_level(
@@ -116,6 +168,7 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         );
         let name = request.name.into_owned();
         let args = request.arguments.unwrap_or_default();
+        self.backend.check_call(&name, &args)?;
         let result = self
             .backend
             .call_tool(name, args, sink.clone(), context.ct.clone())
