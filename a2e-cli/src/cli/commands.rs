@@ -53,6 +53,11 @@ async fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
             .collect();
         reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
         let mounts = a2e_host::mcp::mount(servers, reserved).await?;
+        // A mounted server's sampling requests go to the host's providers
+        // (when its config allows it).
+        if let Some(providers) = builder.providers()? {
+            mounts.set_sampler(Arc::new(a2e_host::mcp::HostSampler::new(providers)));
+        }
         builder = builder.with_tool_plugin(a2e_host::mcp::McpPlugin::new(Arc::new(mounts)));
     }
     builder.build().map_err(|e| e.to_string())

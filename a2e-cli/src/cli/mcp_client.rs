@@ -2,6 +2,7 @@
 //! the host as an MCP client of one server, from the command line.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use a2e_host::config::HostConfig;
 use a2e_mcp::{CallOptions, McpServerConfig, McpToolkit};
@@ -57,6 +58,12 @@ pub(super) async fn call(
         Ok(kit) => kit,
         Err(e) => return fail(e),
     };
+    if kit.config().sampling.is_some() {
+        match a2e_host::skills::providers(config) {
+            Ok(p) => kit.set_sampler(Arc::new(a2e_host::mcp::HostSampler::new(Arc::new(p)))),
+            Err(e) => return fail(e),
+        }
+    }
     let result = kit.call_result(tool, args, CallOptions::default()).await;
     kit.shutdown().await;
     print_out(&serde_json::to_string(&result).unwrap_or_default());

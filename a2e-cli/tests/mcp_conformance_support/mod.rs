@@ -170,19 +170,42 @@ pub fn start(mut cmd: Command) -> Server {
     Server { child, url }
 }
 
-/// The `mcp_everything` example next to this test binary (cargo builds the
-/// package's examples for its tests).
+/// The `mcp_everything` example of this build (cargo builds the package's
+/// examples for its tests): `examples/mcp_everything` of the build directory
+/// this test runs from, or the newest `examples/mcp_everything-HASH` there,
+/// or the workspace's `target/debug/examples/mcp_everything`.
 pub fn everything_example() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let debug = exe.parent().and_then(Path::parent).unwrap();
-    let example = debug.join("examples/mcp_everything");
-    assert!(
-        example.exists(),
-        "{} is missing: `cargo test -p a2e-cli` builds it (a run of one `--test` alone does not; \
-         build it with `cargo build -p a2e-cli --example mcp_everything`)",
-        example.display()
+    let build = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let examples = build.join("examples");
+    let mut candidates = vec![examples.join("mcp_everything")];
+    if let Ok(entries) = std::fs::read_dir(&examples) {
+        let mut hashed: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("mcp_everything-") && !n.contains('.'))
+            })
+            .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+            .collect();
+        hashed.sort();
+        candidates.extend(hashed.into_iter().rev().map(|(_, p)| p));
+    }
+    candidates.push(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/debug/examples/mcp_everything"),
     );
-    example
+    candidates
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "the mcp_everything example is not built under {}: `cargo test -p a2e-cli` builds it \
+                 (a run of one `--test` alone does not: `cargo build -p a2e-cli --example mcp_everything`)",
+                build.display()
+            )
+        })
 }
 
 #[test]

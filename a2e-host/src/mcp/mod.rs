@@ -39,6 +39,7 @@ mod backend;
 mod clients;
 pub mod prompts;
 pub mod resources;
+pub mod sampling;
 mod serve;
 
 use std::collections::HashSet;
@@ -56,6 +57,7 @@ pub use backend::{HostBackend, McpExtras, SKILL_PREFIX};
 pub use clients::{client_of, client_of_session};
 pub use prompts::{PromptProvider, SkillPrompts};
 pub use resources::{ResourceProvider, WorkspaceResources};
+pub use sampling::HostSampler;
 pub use serve::{serve_http, serve_stdio};
 
 /// Mounts the servers of `config`, starting and listing the `eager` ones
