@@ -88,7 +88,7 @@ impl McpOutput {
 
 /// An A2E result as an MCP `CallToolResult` (the server side).
 ///
-/// Success: a rich result (`data` = `{"output": TEXT, "content": [MCP
+/// Success: a rich result (`data` = `{"output": TEXT, "content"?: [MCP
 /// content blocks], "structured"?: …}`, the form [`McpOutput`] gives a
 /// mounted tool's result) becomes its text block (when not empty) and its
 /// blocks, in order, with `structured` as `structuredContent`. Any other
@@ -121,11 +121,16 @@ pub fn to_mcp_result(result: &ToolResult) -> CallToolResult {
     }
 }
 
-/// `{"output", "content": [blocks], "structured"?}` with every block a valid
+/// `{"output", "content"?: [blocks], "structured"?}` with every block a valid
 /// MCP content block, as an MCP result.
 fn rich_result(data: &Value) -> Option<CallToolResult> {
     let obj = data.as_object()?;
-    let parts = obj.get("content")?.as_array()?;
+    let empty = Vec::new();
+    let parts = match obj.get("content") {
+        Some(c) => c.as_array()?,
+        None if obj.get("output").is_some_and(Value::is_string) => &empty,
+        None => return None,
+    };
     if obj
         .keys()
         .any(|k| !matches!(k.as_str(), "output" | "content" | "structured"))
@@ -204,6 +209,10 @@ mod tests {
         assert_eq!(back.data, rich);
         let not_rich = to_mcp_result(&ToolResult::ok("t", json!({"content": [{"type": "video"}]})));
         assert_eq!(not_rich.content.len(), 1);
+        assert_eq!(not_rich.structured_content, Some(json!({"content": [{"type": "video"}]})));
+        let text_only = to_mcp_result(&ToolResult::ok("t", json!({"output": "just text"})));
+        assert_eq!(text_only.content[0].as_text().unwrap().text, "just text");
+        assert_eq!(text_only.structured_content, None);
         let failed = to_mcp_result(&ToolResult::failed("t", ErrorCode::TOOL_DENIED, "no"));
         assert_eq!(failed.is_error, Some(true));
         assert_eq!(failed.content[0].as_text().unwrap().text, "tool_denied: no");

@@ -2,8 +2,8 @@
 //! types of MCP, so a tool's image reaches an MCP client as an image.
 //!
 //! A rich result travels in a tool's `data` as `{"output": TEXT, "content":
-//! [PARTS]}`: `output` is the text parts joined with newlines, `content` the
-//! other parts in order, each in its MCP JSON form (`{"type": "image", "data":
+//! [PARTS]}`: `output` is the text parts joined with newlines, `content` (left
+//! out when there are none) the other parts in order, each in its MCP JSON form (`{"type": "image", "data":
 //! BASE64, "mimeType": …}`). This is also the form in which the host reports
 //! what a mounted MCP server's tool returned, so results keep their shape both
 //! ways; an MCP client of the host gets the text first, then the parts.
