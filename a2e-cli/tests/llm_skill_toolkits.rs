@@ -12,7 +12,6 @@ use a2e_host::{Host, HostConfig, HostResult};
 use a2e_proto::{SkillCallRequest, ToolDefinition, ToolParameter};
 use llm_support::*;
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
 /// Two tools in toolkit `notes`, one in toolkit `admin`.
 struct Kits {
@@ -85,7 +84,7 @@ async fn toolkits_offer_their_tools_and_nothing_else() {
         ..SkillCallRequest::default()
     };
     let result = host
-        .call_skill("", &req, None, &CancellationToken::new())
+        .call_skill(req.clone(), a2e_host::CallOptions::new())
         .await
         .unwrap();
     assert!(result.success, "{result:?}");

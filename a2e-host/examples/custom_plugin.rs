@@ -6,7 +6,7 @@
 //! the built-ins) over stdio, ready for an agent.
 
 use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox, TypedTool};
-use a2e_host::{Host, HostConfig, HostError, HostResult};
+use a2e_host::{CallOptions, Host, HostConfig, HostError, HostResult};
 use a2e_proto::{ToolCallRequest, ToolDefinition, ToolParameter};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -98,18 +98,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let cancel = CancellationToken::new();
     let req = ToolCallRequest::new("word_count", json!({"text": "to be or not to be\nthat is"}));
-    let result = host.call_tool("", &req, None, &cancel).await?;
+    let result = host
+        .call_tool(req.clone(), CallOptions::new().cancel(&cancel))
+        .await?;
     println!("{}", serde_json::to_string_pretty(&result)?);
     assert_eq!(result.data["words"], 8);
 
     let req = ToolCallRequest::new("repeat", json!({"text": "ab", "times": 3}));
-    let result = host.call_tool("", &req, None, &cancel).await?;
+    let result = host
+        .call_tool(req.clone(), CallOptions::new().cancel(&cancel))
+        .await?;
     println!("{}", serde_json::to_string_pretty(&result)?);
     assert_eq!(result.data["text"], "ababab");
 
     // The schema came from the type: a wrong shape is refused naming its path.
     let req = ToolCallRequest::new("repeat", json!({"text": "ab", "times": 11}));
-    let refused = host.call_tool("", &req, None, &cancel).await.unwrap_err();
+    let refused = host
+        .call_tool(req.clone(), CallOptions::new().cancel(&cancel))
+        .await
+        .unwrap_err();
     println!("refused: {refused}");
     assert!(refused.to_string().contains("/times"), "{refused}");
     Ok(())

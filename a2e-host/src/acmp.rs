@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::HostError;
-use crate::host::Host;
+use crate::host::{CallOptions, Host};
 
 /// Serves ACMP capabilities from a host's tools and skills.
 #[derive(Clone)]
@@ -106,7 +106,10 @@ impl Provider for HostProvider {
             req.timeout = timeout;
             let result = self
                 .host
-                .call_tool(&self.session_id, &req, None, &cancel)
+                .call_tool(
+                    req,
+                    CallOptions::new().session(&self.session_id).cancel(&cancel),
+                )
                 .await
                 .map_err(|e| refusal(&task_id, &e))?;
             if !result.success {
@@ -127,7 +130,10 @@ impl Provider for HostProvider {
             req.streaming = false;
             let result = self
                 .host
-                .call_skill(&self.session_id, &req, None, &cancel)
+                .call_skill(
+                    req,
+                    CallOptions::new().session(&self.session_id).cancel(&cancel),
+                )
                 .await
                 .map_err(|e| refusal(&task_id, &e))?;
             if !result.success {

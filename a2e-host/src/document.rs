@@ -21,8 +21,10 @@ pub enum Document {
     /// An A2E chain request.
     Chain(Box<ChainRequest>),
     /// An ACMP Layer 2 task DAG.
+    #[cfg(feature = "acmp")]
     Dag(Box<acmp_dag::Dag>),
     /// An Ontheia chain (validated).
+    #[cfg(feature = "ontheia")]
     Ontheia(Box<ontheia::Document>),
 }
 
@@ -31,7 +33,9 @@ impl Document {
     pub fn kind(&self) -> &'static str {
         match self {
             Document::Chain(_) => "chain",
+            #[cfg(feature = "acmp")]
             Document::Dag(_) => "DAG",
+            #[cfg(feature = "ontheia")]
             Document::Ontheia(_) => "Ontheia chain",
         }
     }
@@ -54,17 +58,27 @@ pub fn parse_document(text: &str, input: Option<&str>) -> Result<Document, Strin
             return Err("--input applies to chains; a DAG's inputs are in its tasks".into());
         }
         check_keys(&obj, DAG_KEYS, "an ACMP DAG")?;
-        let dag: acmp_dag::Dag = serde_json::from_value(Value::Object(obj))
-            .map_err(|e| format!("not an ACMP DAG: {e}"))?;
-        return Ok(Document::Dag(Box::new(dag)));
+        #[cfg(feature = "acmp")]
+        {
+            let dag: acmp_dag::Dag = serde_json::from_value(Value::Object(obj))
+                .map_err(|e| format!("not an ACMP DAG: {e}"))?;
+            return Ok(Document::Dag(Box::new(dag)));
+        }
+        #[cfg(not(feature = "acmp"))]
+        return Err("an ACMP DAG needs a host built with its `acmp` feature".into());
     }
     if is_chain {
         return parse_chain_object(obj, input).map(|r| Document::Chain(Box::new(r)));
     }
     if obj.contains_key("steps") {
-        let doc = ontheia::parse_value(&Value::Object(obj))
-            .map_err(|e| format!("not a valid Ontheia chain: {e}"))?;
-        return Ok(Document::Ontheia(Box::new(doc)));
+        #[cfg(feature = "ontheia")]
+        {
+            let doc = ontheia::parse_value(&Value::Object(obj))
+                .map_err(|e| format!("not a valid Ontheia chain: {e}"))?;
+            return Ok(Document::Ontheia(Box::new(doc)));
+        }
+        #[cfg(not(feature = "ontheia"))]
+        return Err("an Ontheia chain needs a host built with its `ontheia` feature".into());
     }
     Err(
         "not a document the host runs: expected `nodes` (an A2E chain), `tasks` (an ACMP DAG) \
@@ -178,6 +192,7 @@ mod tests {
         assert!(err.contains("`extra`") && err.contains("ACMP"), "{err}");
     }
 
+    #[cfg(feature = "acmp")]
     #[test]
     fn chains_and_dags_are_recognised() {
         let doc = parse_document(
@@ -193,6 +208,7 @@ mod tests {
         assert_eq!(doc.kind(), "DAG");
     }
 
+    #[cfg(feature = "ontheia")]
     #[test]
     fn ontheia_chains_are_recognised_and_validated() {
         let doc = parse_document(

@@ -9,24 +9,26 @@ use a2e_proto::{
     SkillCallRequest, SkillDefinition, SkillDiscoverRequest, SkillResult, SkillStatus,
     ToolCallRequest, ToolDefinition, ToolListRequest, ToolResult,
 };
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::Audit;
 use crate::config::HostConfig;
 use crate::error::HostResult;
+#[cfg(feature = "memory")]
 use crate::memory::Memory;
+use crate::outbound::EventStream;
 pub use crate::plugin::Identity;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
-use crate::session::Outbound;
 
 mod calls;
 mod handle;
-pub(crate) use calls::{Caller, SkillKind, ToolKind, panic_message};
+mod options;
+pub(crate) use calls::{Caller, SkillCallKind, ToolCallKind, panic_message};
 
 pub use calls::{CANCEL_GRACE, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout};
+pub use options::CallOptions;
 
 /// The host runtime shared by every session.
 pub struct Host {
@@ -38,7 +40,9 @@ pub struct Host {
     procs: ProcManager,
     audit: Audit,
     identities: Mutex<HashMap<String, Identity>>,
+    #[cfg(feature = "memory")]
     memory: Option<Arc<Memory>>,
+    #[cfg(feature = "llm")]
     providers: Option<Arc<a2e_llm::Providers>>,
 }
 
@@ -65,24 +69,28 @@ pub struct HostBuilder {
     config: HostConfig,
     registry: Registry,
     errors: Vec<BuildError>,
+    #[cfg(feature = "memory")]
     memory: Option<Arc<Memory>>,
+    #[cfg(feature = "llm")]
     providers: Option<Arc<a2e_llm::Providers>>,
 }
 
 impl HostBuilder {
     /// Adds the built-in tools the configuration enables, and the memory tools
-    /// unless `[memory] enabled = false`.
+    /// unless `[memory] enabled = false` (or the host is built without its
+    /// `memory` feature).
     pub fn with_builtins(self) -> Self {
         let config = Arc::new(self.config.clone());
         let builder = self.with_tool_plugin(crate::builtins::BuiltinTools::new(config));
+        #[cfg(feature = "memory")]
         if builder.config.memory.enabled {
-            builder.with_memory()
-        } else {
-            builder
+            return builder.with_memory();
         }
+        builder
     }
 
     /// Adds the memory tools (`memory_write`, `memory_search`, `memory_delete`).
+    #[cfg(feature = "memory")]
     pub fn with_memory(mut self) -> Self {
         match Memory::new(&self.config) {
             Ok(memory) => {
@@ -117,11 +125,12 @@ impl HostBuilder {
     }
 
     /// The model providers of the configuration (and of `A2E_LLM_*`, see
-    /// [`crate::skills::providers`]), built once and shared by LLM skills,
+    /// [`crate::llm::providers`]), built once and shared by LLM skills,
     /// Ontheia `llm` steps and the host.
+    #[cfg(feature = "llm")]
     pub fn providers(&mut self) -> Result<Option<Arc<a2e_llm::Providers>>, String> {
         if self.providers.is_none() {
-            self.providers = Some(Arc::new(crate::skills::providers(&self.config)?));
+            self.providers = Some(Arc::new(crate::llm::providers(&self.config)?));
         }
         Ok(self.providers.clone())
     }
@@ -137,13 +146,14 @@ impl HostBuilder {
             return Err(self.errors.remove(0));
         }
         let audit = Audit::new(&self.config.audit)?;
+        #[cfg(feature = "llm")]
         let providers = self
             .providers()
             .map_err(BuildError::Config)?
             .filter(|p| p.names().next().is_some());
+        refuse_missing_features(&self.config)?;
         let config = Arc::new(self.config);
         let registry = self.registry;
-        let memory = self.memory;
         Ok(Arc::new_cyclic(|me| Host {
             me: me.clone(),
             procs: ProcManager::new(config.clone()),
@@ -152,9 +162,40 @@ impl HostBuilder {
             started: StdInstant::now(),
             audit,
             identities: Mutex::new(HashMap::new()),
-            memory,
+            #[cfg(feature = "memory")]
+            memory: self.memory,
+            #[cfg(feature = "llm")]
             providers,
         }))
+    }
+}
+
+/// Refuses sections that need a feature this host was built without
+/// (`[[llm.providers]]`: `llm`; `[[mcp.servers]]`: `mcp`;
+/// `[[ontheia.agents]]`: `ontheia`).
+fn refuse_missing_features(config: &HostConfig) -> Result<(), BuildError> {
+    let sections = [
+        (
+            "[[llm.providers]]",
+            "llm",
+            config.llm.providers.is_empty() || cfg!(feature = "llm"),
+        ),
+        (
+            "[[mcp.servers]]",
+            "mcp",
+            config.mcp.servers.is_empty() || cfg!(feature = "mcp"),
+        ),
+        (
+            "[[ontheia.agents]]",
+            "ontheia",
+            config.ontheia.agents.is_empty() || cfg!(feature = "ontheia"),
+        ),
+    ];
+    match sections.iter().find(|(_, _, fine)| !fine) {
+        Some((section, feature, _)) => Err(BuildError::Config(format!(
+            "{section} needs a host built with its `{feature}` feature"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -165,7 +206,9 @@ impl Host {
             config,
             registry: Registry::new(),
             errors: Vec::new(),
+            #[cfg(feature = "memory")]
             memory: None,
+            #[cfg(feature = "llm")]
             providers: None,
         }
     }
@@ -193,11 +236,13 @@ impl Host {
     }
 
     /// The model providers of `[[llm.providers]]`, when any are configured.
+    #[cfg(feature = "llm")]
     pub fn providers(&self) -> Option<&Arc<a2e_llm::Providers>> {
         self.providers.as_ref()
     }
 
     /// Long-term memory, when the host offers it.
+    #[cfg(feature = "memory")]
     pub fn memory(&self) -> Option<&Arc<Memory>> {
         self.memory.as_ref()
     }
@@ -312,59 +357,45 @@ impl Host {
     /// `tool/call`: validates, runs under the timeout, and returns the result.
     /// `Err` is a refusal (unknown tool, invalid arguments, denied) to answer
     /// with an `error` message; a call that ran and failed is `Ok` with
-    /// `success: false`.
+    /// `success: false`. The arguments go to the plugin without a copy.
     pub async fn call_tool(
         self: &Arc<Self>,
-        session_id: &str,
-        req: &ToolCallRequest,
-        stream: Option<mpsc::Sender<Outbound>>,
-        cancel: &CancellationToken,
-    ) -> HostResult<ToolResult> {
-        let args = req.arguments.clone();
-        let caller = calls::Caller::session(session_id, stream, cancel);
-        self.call::<calls::ToolKind>(caller, req, args).await
-    }
-
-    /// [`Host::call_tool`] for a caller that owns the request: its arguments
-    /// go to the plugin without a copy.
-    pub async fn call_tool_owned(
-        self: &Arc<Self>,
-        session_id: &str,
         mut req: ToolCallRequest,
-        stream: Option<mpsc::Sender<Outbound>>,
-        cancel: &CancellationToken,
+        options: CallOptions<'_>,
     ) -> HostResult<ToolResult> {
         let args = std::mem::take(&mut req.arguments);
-        let caller = calls::Caller::session(session_id, stream, cancel);
-        self.call::<calls::ToolKind>(caller, &req, args).await
+        let (session, events, cancel) = options.into_parts();
+        let fresh;
+        let cancel = match cancel {
+            Some(token) => token,
+            None => {
+                fresh = CancellationToken::new();
+                &fresh
+            }
+        };
+        let caller = calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
+        self.call::<calls::ToolCallKind>(caller, &req, args).await
     }
 
     /// `skill/call`: checks status and arguments, runs under the timeout.
     /// `Err` is a refusal; a skill that ran and failed is `Ok` with `success: false`.
     pub async fn call_skill(
         self: &Arc<Self>,
-        session_id: &str,
-        req: &SkillCallRequest,
-        stream: Option<mpsc::Sender<Outbound>>,
-        cancel: &CancellationToken,
-    ) -> HostResult<SkillResult> {
-        let args = req.arguments.clone();
-        let caller = calls::Caller::session(session_id, stream, cancel);
-        self.call::<calls::SkillKind>(caller, req, args).await
-    }
-
-    /// [`Host::call_skill`] for a caller that owns the request: its arguments
-    /// go to the plugin without a copy.
-    pub async fn call_skill_owned(
-        self: &Arc<Self>,
-        session_id: &str,
         mut req: SkillCallRequest,
-        stream: Option<mpsc::Sender<Outbound>>,
-        cancel: &CancellationToken,
+        options: CallOptions<'_>,
     ) -> HostResult<SkillResult> {
         let args = std::mem::take(&mut req.arguments);
-        let caller = calls::Caller::session(session_id, stream, cancel);
-        self.call::<calls::SkillKind>(caller, &req, args).await
+        let (session, events, cancel) = options.into_parts();
+        let fresh;
+        let cancel = match cancel {
+            Some(token) => token,
+            None => {
+                fresh = CancellationToken::new();
+                &fresh
+            }
+        };
+        let caller = calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
+        self.call::<calls::SkillCallKind>(caller, &req, args).await
     }
 
     /// Records who session `session_id` acts for (at its handshake): calls of

@@ -43,6 +43,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
+#[cfg(feature = "acmp")]
 pub mod acmp;
 pub mod audit;
 pub mod builtins;
@@ -51,10 +52,17 @@ pub mod config;
 pub mod document;
 mod error;
 mod host;
+#[cfg(feature = "llm")]
+pub mod llm;
+#[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "memory")]
 pub mod memory;
+#[cfg(feature = "ontheia")]
 pub mod ontheia_host;
+pub mod outbound;
 pub mod plugin;
+pub mod plugins;
 pub mod proc;
 pub mod redact;
 pub mod registry;
@@ -68,6 +76,7 @@ pub mod transport;
 pub use config::HostConfig;
 pub use error::{Cause, HostError, HostResult};
 pub use host::{
-    BuildError, CANCEL_GRACE, Host, HostBuilder, Identity, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS,
-    effective_timeout,
+    BuildError, CANCEL_GRACE, CallOptions, Host, HostBuilder, Identity, MAX_COLLECTED_EVENTS,
+    MAX_TIMEOUT_SECS, effective_timeout,
 };
+pub use outbound::{EventReceiver, EventStream, Outbound};

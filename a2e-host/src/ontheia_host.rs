@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "llm")]
 use a2e_llm::{ChatProvider, Message as ChatMessage, NoDeltas};
 use a2e_proto::ToolCallRequest;
 use ontheia::{
@@ -24,17 +25,17 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::OntheiaAgent;
-use crate::host::Host;
+use crate::host::{CallOptions, Host};
 
 /// The host as an Ontheia backend for one run.
-pub struct HostBackend {
+pub struct OntheiaBackend {
     host: Arc<Host>,
     session_id: String,
     agent_id: String,
     user_id: String,
 }
 
-impl HostBackend {
+impl OntheiaBackend {
     /// A backend acting in session `session_id` (empty for the host's own runs)
     /// for `agent_id` and `user_id` (memory namespaces are checked against them).
     pub fn new(host: Arc<Host>, session_id: &str, agent_id: &str, user_id: &str) -> Self {
@@ -59,7 +60,10 @@ impl HostBackend {
             ..ToolCallRequest::default()
         };
         self.host
-            .call_tool(&self.session_id, &req, None, cancel)
+            .call_tool(
+                req,
+                CallOptions::new().session(&self.session_id).cancel(cancel),
+            )
             .await
             .map_err(|e| match e.code().as_str() {
                 "tool_denied" | "unauthorized" => BackendError::Denied(e.to_string()),
@@ -126,45 +130,19 @@ fn mcp_result(result: &a2e_proto::ToolResult) -> Value {
     })
 }
 
-impl Backend for HostBackend {
+impl Backend for OntheiaBackend {
     async fn llm(
         &self,
         req: LlmRequest,
         cancel: CancellationToken,
     ) -> Result<LlmReply, BackendError> {
-        let providers = self
-            .host
-            .providers()
-            .ok_or(BackendError::Unsupported("llm"))?;
-        let model = providers
-            .resolve(None, None)
-            .map_err(|e| BackendError::failed(e.to_string()))?;
-        let mut messages = Vec::new();
-        if let Some(system) = req.system_prompt.as_deref().filter(|s| !s.is_empty()) {
-            messages.push(ChatMessage::system(system));
-        }
-        messages.push(ChatMessage::user(req.prompt));
-        let mut request = model.request(messages, Vec::new());
-        if let Some(m) = req.model.filter(|m| !m.is_empty()) {
-            request.model = m;
-        }
-        if let Some(t) = req.temperature {
-            request.temperature = Some(t);
-        }
-        if let Some(n) = req
-            .params
-            .get("max_tokens")
-            .and_then(Value::as_u64)
-            .and_then(|n| u32::try_from(n).ok())
+        #[cfg(feature = "llm")]
+        return self.model_call(req, cancel).await;
+        #[cfg(not(feature = "llm"))]
         {
-            request.max_tokens = Some(n);
+            let _ = (req, cancel);
+            Err(BackendError::Unsupported("llm"))
         }
-        let answer = model
-            .client
-            .chat(&request, &mut NoDeltas, &cancel)
-            .await
-            .map_err(|e| BackendError::failed(e.to_string()))?;
-        Ok(LlmReply::text(answer.content))
     }
 
     async fn tool(&self, call: ToolCall, cancel: CancellationToken) -> Result<Value, BackendError> {
@@ -283,7 +261,50 @@ impl Backend for HostBackend {
     }
 }
 
-impl HostBackend {
+impl OntheiaBackend {
+    /// An `llm` step: one call of the default provider.
+    #[cfg(feature = "llm")]
+    async fn model_call(
+        &self,
+        req: LlmRequest,
+        cancel: CancellationToken,
+    ) -> Result<LlmReply, BackendError> {
+        let providers = self
+            .host
+            .providers()
+            .ok_or(BackendError::Unsupported("llm"))?;
+        let model = providers
+            .resolve(None, None)
+            .map_err(|e| BackendError::failed(e.to_string()))?;
+        let mut messages = Vec::new();
+        if let Some(system) = req.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+            messages.push(ChatMessage::system(system));
+        }
+        messages.push(ChatMessage::user(req.prompt));
+        let mut request = model.request(messages, Vec::new());
+        if let Some(m) = req.model.filter(|m| !m.is_empty()) {
+            request.model = m;
+        }
+        if let Some(t) = req.temperature {
+            request.temperature = Some(t);
+        }
+        if let Some(n) = req
+            .params
+            .get("max_tokens")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+        {
+            request.max_tokens = Some(n);
+        }
+        let answer = model
+            .client
+            .chat(&request, &mut NoDeltas, &cancel)
+            .await
+            .map_err(|e| BackendError::failed(e.to_string()))?;
+        Ok(LlmReply::text(answer.content))
+    }
+
+    #[cfg(feature = "memory")]
     async fn memory(
         &self,
         tool: &str,
@@ -301,6 +322,19 @@ impl HostBackend {
             }),
             () = cancel.cancelled() => Err(BackendError::failed("cancelled")),
         }
+    }
+}
+
+impl OntheiaBackend {
+    /// Memory steps in a host built without its `memory` feature.
+    #[cfg(not(feature = "memory"))]
+    async fn memory(
+        &self,
+        _tool: &str,
+        _args: Map<String, Value>,
+        _cancel: &CancellationToken,
+    ) -> Result<Value, BackendError> {
+        Err(BackendError::Unsupported("memory"))
     }
 }
 
@@ -335,7 +369,7 @@ pub async fn run(
 ) -> Result<ontheia::RunOutcome, ontheia::RunError> {
     let agent_id = globals.agent_id.clone().unwrap_or_default();
     let user_id = globals.user_id.clone().unwrap_or_else(|| agent_id.clone());
-    let backend = HostBackend::new(host.clone(), session_id, &agent_id, &user_id);
+    let backend = OntheiaBackend::new(host.clone(), session_id, &agent_id, &user_id);
     let engine = ontheia::Engine::new(backend);
     engine
         .run(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use a2e_host::builtins::BuiltinTools;
 use a2e_host::plugin::{CallContext, EventSink, ToolOutput, ToolPlugin};
 use a2e_host::proc::pid_alive;
-use a2e_host::{Host, HostConfig, HostError, HostResult};
+use a2e_host::{CallOptions, Host, HostConfig, HostError, HostResult};
 use a2e_proto::{ErrorCode, EventKind, ToolCallRequest};
 use futures::FutureExt;
 use serde_json::{Map, Value, json};
@@ -362,7 +362,7 @@ async fn through_the_host_a_timeout_is_an_in_band_failure_and_kills_the_group() 
     );
     req.timeout = 1;
     let result = host
-        .call_tool("s", &req, None, &CancellationToken::new())
+        .call_tool(req.clone(), CallOptions::new().session("s"))
         .await
         .unwrap();
     assert!(!result.success);
@@ -376,7 +376,7 @@ async fn through_the_host_a_timeout_is_an_in_band_failure_and_kills_the_group() 
 
     let req = ToolCallRequest::new("run_command", json!({"argv": ["rm", "-rf", "/"]}));
     let err = host
-        .call_tool("s", &req, None, &CancellationToken::new())
+        .call_tool(req.clone(), CallOptions::new().session("s"))
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::TOOL_DENIED);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use a2e_host::builtins::BuiltinTools;
 use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
-use a2e_host::{Host, HostConfig, HostError, HostResult};
+use a2e_host::{CallOptions, Host, HostConfig, HostError, HostResult};
 use a2e_proto::{ErrorCode, ToolCallRequest};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -549,22 +549,34 @@ async fn through_the_host_escapes_are_refused_and_results_carry_truncation() {
     let token = CancellationToken::new();
 
     let req = ToolCallRequest::new("read_file", json!({"path": "../../etc/passwd"}));
-    let err = host.call_tool("s", &req, None, &token).await.unwrap_err();
+    let err = host
+        .call_tool(req.clone(), CallOptions::new().session("s").cancel(&token))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::TOOL_DENIED);
     assert!(err.is_refusal());
 
     let req = ToolCallRequest::new("read_file", json!({"path": "a.txt", "limit": 2}));
-    let result = host.call_tool("s", &req, None, &token).await.unwrap();
+    let result = host
+        .call_tool(req.clone(), CallOptions::new().session("s").cancel(&token))
+        .await
+        .unwrap();
     assert!(result.success, "{result:?}");
     assert!(result.truncated);
     assert_eq!(result.data["content"], "ab");
 
     let req = ToolCallRequest::new("read_file", json!({"offset": 2}));
-    let err = host.call_tool("s", &req, None, &token).await.unwrap_err();
+    let err = host
+        .call_tool(req.clone(), CallOptions::new().session("s").cancel(&token))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::SCHEMA_VIOLATION);
 
     let req = ToolCallRequest::new("read_file", json!({"path": "missing"}));
-    let result = host.call_tool("s", &req, None, &token).await.unwrap();
+    let result = host
+        .call_tool(req.clone(), CallOptions::new().session("s").cancel(&token))
+        .await
+        .unwrap();
     assert!(!result.success);
     assert_eq!(result.error_code, Some(ErrorCode::TOOL_ERROR));
 }

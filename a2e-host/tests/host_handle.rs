@@ -2,10 +2,9 @@
 //! skill's own session, refusals as `Err`, failures as results.
 
 use a2e_host::plugin::{SkillCall, SkillOutput, SkillPlugin, Toolbox};
-use a2e_host::{Host, HostConfig, HostError, HostResult};
+use a2e_host::{CallOptions, Host, HostConfig, HostError, HostResult};
 use a2e_proto::{ErrorCode, SkillCallRequest, SkillDefinition, ToolCallRequest};
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
 struct Caller;
 
@@ -71,7 +70,7 @@ async fn a_skill_calls_tools_and_skills_through_its_host() {
         ..Default::default()
     };
     let result = host
-        .call_skill("s1", &req, None, &CancellationToken::new())
+        .call_skill(req, CallOptions::new().session("s1"))
         .await
         .unwrap();
     assert!(result.success, "{result:?}");

@@ -5,12 +5,12 @@ mod proc_support;
 
 use std::sync::Arc;
 
+use a2e_host::EventStream;
 use a2e_host::HostError;
 use a2e_host::proc::ProcManager;
 use a2e_host::proc::pid_alive;
 use a2e_proto::{ErrorCode, ProcKillRequest, ProcStatusRequest, ProcWriteRequest, StreamType};
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 
 /// Every event up to and including `killed`.
 use proc_support::*;
@@ -19,7 +19,7 @@ use proc_support::*;
 async fn spawn_streams_lines_then_a_killed_event() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
     let req = spawn_req(&["sh", "-c", "echo one; echo two >&2; echo three"]);
     let resp = m.spawn("s1", &req, tx).await.unwrap();
     assert!(resp.ok);
@@ -60,7 +60,7 @@ async fn spawn_streams_lines_then_a_killed_event() {
 async fn many_lines_keep_their_order_and_seq() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(4);
+    let (tx, mut rx) = EventStream::channel(4);
     let script = "i=1; while [ $i -le 200 ]; do echo $i; echo e$i >&2; i=$((i+1)); done";
     m.spawn("s", &spawn_req(&["sh", "-c", script]), tx)
         .await
@@ -83,7 +83,7 @@ async fn many_lines_keep_their_order_and_seq() {
 async fn write_feeds_stdin_and_eof_ends_cat() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
     let resp = m.spawn("s", &spawn_req(&["cat"]), tx).await.unwrap();
     let write = |data: &str, eof: bool| ProcWriteRequest {
         proc_id: resp.proc_id.clone(),
@@ -113,7 +113,7 @@ async fn write_feeds_stdin_and_eof_ends_cat() {
 async fn stdin_mode_null_gives_end_of_file_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
     let mut req = spawn_req(&["cat"]);
     req.stdin_mode = "null".into();
     let resp = m.spawn("s", &req, tx).await.unwrap();
@@ -124,7 +124,7 @@ async fn stdin_mode_null_gives_end_of_file_at_once() {
 
     let mut bad = spawn_req(&["cat"]);
     bad.stdin_mode = "file".into();
-    let (tx, _rx) = mpsc::channel(1);
+    let (tx, _rx) = EventStream::channel(1);
     let err = m.spawn("s", &bad, tx).await.unwrap_err();
     assert!(matches!(err, HostError::Schema { .. }), "{err:?}");
 }
@@ -133,7 +133,7 @@ async fn stdin_mode_null_gives_end_of_file_at_once() {
 async fn kill_stops_a_process_and_reports_its_state() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
     let resp = m
         .spawn("s", &spawn_req(&["sleep", "30"]), tx)
         .await
@@ -168,7 +168,7 @@ async fn kill_stops_a_process_and_reports_its_state() {
 async fn failures_crash_and_timeouts_time_out() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
     let crash = m
         .spawn("s", &spawn_req(&["sh", "-c", "exit 3"]), tx.clone())
         .await
@@ -199,7 +199,7 @@ async fn failures_crash_and_timeouts_time_out() {
 async fn status_of_all_processes_is_a_json_object() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
     let a = m
         .spawn("s", &spawn_req(&["echo", "x"]), tx.clone())
         .await
@@ -226,7 +226,7 @@ async fn the_live_process_limit_is_per_session() {
     let mut cfg = config(dir.path());
     cfg.commands.proc_limit = 2;
     let m = ProcManager::new(Arc::new(cfg));
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
     let first = m
         .spawn("s", &spawn_req(&["sleep", "30"]), tx.clone())
         .await
@@ -270,7 +270,7 @@ async fn the_live_process_limit_is_per_session() {
 async fn sessions_cannot_see_each_others_processes() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, _rx) = mpsc::channel(64);
+    let (tx, _rx) = EventStream::channel(64);
     let resp = m
         .spawn("a", &spawn_req(&["sleep", "30"]), tx)
         .await
@@ -324,7 +324,7 @@ async fn sessions_cannot_see_each_others_processes() {
 async fn ending_a_session_kills_every_group_including_grandchildren() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
     let sleeper = m
         .spawn("s", &spawn_req(&["sleep", "30"]), tx.clone())
         .await
@@ -365,7 +365,7 @@ async fn ending_a_session_kills_every_group_including_grandchildren() {
 async fn dropping_the_manager_kills_its_processes() {
     let dir = tempfile::tempdir().unwrap();
     let m = manager(dir.path());
-    let (tx, _rx) = mpsc::channel(64);
+    let (tx, _rx) = EventStream::channel(64);
     let resp = m
         .spawn("s", &spawn_req(&["sleep", "30"]), tx)
         .await
@@ -381,7 +381,7 @@ async fn spawn_enforces_the_policy() {
     std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     let m = manager(dir.path());
-    let (tx, mut rx) = mpsc::channel(64);
+    let (tx, mut rx) = EventStream::channel(64);
 
     for cmd in [&["ls"][..], &["/bin/sleep", "1"][..]] {
         let err = m.spawn("s", &spawn_req(cmd), tx.clone()).await.unwrap_err();

@@ -10,7 +10,6 @@ use a2e_host::HostError;
 use a2e_host::proc::ProcManager;
 use a2e_proto::ErrorCode;
 use serde_json::Map;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Every event up to and including `killed`.
@@ -144,7 +143,7 @@ async fn run_to_exit_counts_towards_the_limit_and_dies_with_its_session() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(m.live_count("s"), 1);
-    let (tx, _rx) = mpsc::channel(4);
+    let (tx, _rx) = a2e_host::EventStream::channel(4);
     let err = m.spawn("s", &spawn_req(&["echo"]), tx).await.unwrap_err();
     assert_eq!(proc_code(&err), Some(ErrorCode::PROC_LIMIT), "{err:?}");
 

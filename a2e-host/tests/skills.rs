@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use a2e_host::plugin::{CallContext, SkillCall, SkillOutput, SkillPlugin, ToolOutput, ToolPlugin};
 use a2e_host::transport::stdio::{StdioOptions, serve};
-use a2e_host::{Host, HostConfig, HostError, HostResult};
+use a2e_host::{CallOptions, Host, HostConfig, HostError, HostResult};
 use a2e_proto::{EventData, EventKind, LLMConfig, SkillDefinition, SkillStatus, ToolDefinition};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -304,9 +304,10 @@ async fn a_skill_s_own_timeout_bounds_it_inside_a_longer_chain() {
     .unwrap();
     let started = tokio::time::Instant::now();
     let cancel = tokio_util::sync::CancellationToken::new();
-    let resp = a2e_host::chains::run_request(&host, "s", &req, None, &cancel)
-        .await
-        .unwrap();
+    let resp =
+        a2e_host::chains::run_request(&host, &req, CallOptions::new().session("s").cancel(&cancel))
+            .await
+            .unwrap();
     assert!(!resp.success);
     let code = resp
         .error

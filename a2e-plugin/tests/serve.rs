@@ -211,12 +211,19 @@ async fn the_end_of_input_cancels_the_calls_in_flight() {
     let _ = server.await.unwrap();
 }
 
-/// The `notes` example's binary, which `cargo test` builds beside the tests.
+/// The `notes` example's binary, which `cargo test` builds beside the tests
+/// (target/<profile>/deps/serve-… → target/<profile>/examples/notes), or in
+/// the workspace's target directory when a separate build directory holds
+/// the tests.
 fn example_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/serve-… → target/<profile>/examples/notes
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
-    dir.join("examples").join("notes")
+    let beside = exe.parent().and_then(|d| d.parent()).unwrap();
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/debug");
+    [beside.to_path_buf(), target]
+        .into_iter()
+        .map(|dir| dir.join("examples").join("notes"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| beside.join("examples").join("notes"))
 }
 
 #[tokio::test]

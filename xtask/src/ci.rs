@@ -1,5 +1,7 @@
 //! `cargo xtask ci`: everything CI checks, in the order that fails fastest.
-//! It also checks that the plugin crate stays light (no host-only dependency).
+//! It also checks that the plugin crate and the host without its features stay
+//! light (no store, MCP, model client or sandbox crate), and that the host's
+//! imports point down its layers.
 
 /// The seed of every property test under `cargo xtask ci`.
 const PROPTEST_SEED: &str = "0";
@@ -19,7 +21,21 @@ pub fn run() -> Result<(), String> {
         "warnings",
     ])?;
     crate::schema::run(true)?;
-    plugin_crate_is_light()?;
+    crate::tidy::run()?;
+    is_light(&["-p", "a2e-plugin"], HEAVY)?;
+    is_light(&["-p", "a2e-host", "--no-default-features"], HOST_HEAVY)?;
+    // The host without its features builds, passes clippy and its own tests.
+    crate::cargo(&[
+        "clippy",
+        "-p",
+        "a2e-host",
+        "--no-default-features",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    crate::cargo(&["test", "-p", "a2e-host", "--no-default-features", "--lib"])?;
     // Property tests run one fixed sequence of cases in CI, so that a run
     // fails only for a change; `cargo xtask fuzz --seed S` explores others.
     crate::cargo_env(
@@ -57,34 +73,34 @@ const HEAVY: &[&str] = &[
     "clap",
 ];
 
-/// Fails when `a2e-plugin` pulls in one of the [`HEAVY`] crates.
-fn plugin_crate_is_light() -> Result<(), String> {
-    eprintln!("$ cargo tree -p a2e-plugin -e normal");
+/// What `a2e-host` without its default features (the embeddable runtime)
+/// must not compile: the stores, MCP, model clients and the sandbox.
+const HOST_HEAVY: &[&str] = &["rusqlite", "rmcp", "reqwest", "landlock", "clap"];
+
+/// Fails when the package `selection` names (`-p NAME` and flags) pulls in
+/// one of the `heavy` crates through its normal dependencies.
+fn is_light(selection: &[&str], heavy: &[&str]) -> Result<(), String> {
+    let shown = selection.join(" ");
+    eprintln!("$ cargo tree {shown} -e normal");
     let out = std::process::Command::new(crate::cargo_program())
-        .args([
-            "tree",
-            "-p",
-            "a2e-plugin",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ])
+        .arg("tree")
+        .args(selection)
+        .args(["-e", "normal", "--prefix", "none"])
         .current_dir(crate::root())
         .output()
         .map_err(|e| format!("cannot run cargo tree: {e}"))?;
     if !out.status.success() {
-        return Err("`cargo tree -p a2e-plugin` failed".into());
+        return Err(format!("`cargo tree {shown}` failed"));
     }
     let tree = String::from_utf8_lossy(&out.stdout);
-    let heavy: Vec<&str> = tree
+    let found: Vec<&str> = tree
         .lines()
         .filter_map(|line| line.split_whitespace().next())
-        .filter(|name| HEAVY.contains(name))
+        .filter(|name| heavy.contains(name))
         .collect();
-    if heavy.is_empty() {
+    if found.is_empty() {
         Ok(())
     } else {
-        Err(format!("a2e-plugin depends on {}", heavy.join(", ")))
+        Err(format!("{shown} depends on {}", found.join(", ")))
     }
 }

@@ -10,6 +10,9 @@
 //! - `package` builds every library crate from its packaged form (as CI does).
 //! - `ci` runs everything CI runs: fmt, clippy, schema drift, tests, the typed-plugin
 //!   example, docs, packaging, conformance.
+//!
+//! - `tidy` checks that `a2e-host`'s modules import only downward through its layers
+//!   (`tidy.rs`; also a test of this crate, so `cargo test` runs it).
 
 mod bench;
 mod ci;
@@ -18,6 +21,7 @@ mod fuzz;
 mod package;
 mod schema;
 mod structures;
+mod tidy;
 
 use std::process::ExitCode;
 
@@ -30,6 +34,7 @@ fn usage() -> ExitCode {
          bench <name|all>          run a benchmark (JSON lines; chain, structures,\n                            dag, transport, mcp, ontheia, repair, memory, llm,\n                            sandbox)\n  \
          fuzz --cases N [--seed S] run the session and decoder fuzzers (release)\n  \
          package                   build each library crate from its package\n  \
+         tidy                      check that a2e-host's imports point down its layers\n  \
          ci                        fmt, clippy, tests, schema drift, conformance"
     );
     ExitCode::from(2)
@@ -45,6 +50,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&rest),
         Some("package") => package::run(),
         Some("ci") => ci::run(),
+        Some("tidy") => tidy::run(),
         _ => return usage(),
     };
     match result {

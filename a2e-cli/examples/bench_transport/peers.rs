@@ -248,11 +248,11 @@ impl InProcess {
         let mut req = self.req.clone();
         req.streaming = true;
         let run = async move {
-            let (tx, mut rx) = tokio::sync::mpsc::channel(256);
+            let (tx, mut rx) = a2e_host::EventStream::channel(256);
             let drain = tokio::spawn(async move {
                 let mut bytes = 0;
                 while let Some(out) = rx.recv().await {
-                    if let a2e_host::session::Outbound::Lines(l) = out {
+                    if let a2e_host::Outbound::Lines(l) = out {
                         bytes += l.len();
                     }
                 }
@@ -261,7 +261,11 @@ impl InProcess {
             let cancel = CancellationToken::new();
             let started = Instant::now();
             let plan = a2e_host::chains::plan(&host, &req).map_err(|e| e.to_string())?;
-            let resp = a2e_host::chains::run_plan(&host, "bench", &plan, Some(tx), &cancel).await;
+            let options = a2e_host::CallOptions::new()
+                .session("bench")
+                .events(tx)
+                .cancel(&cancel);
+            let resp = a2e_host::chains::run_plan(&host, &plan, options).await;
             let elapsed = started.elapsed();
             // Freed after the answer, as a session frees it.
             drop(plan);
@@ -307,7 +311,10 @@ async fn host_run(
 ) -> Result<Duration, String> {
     let cancel = CancellationToken::new();
     let plan = a2e_host::chains::plan(host, req).map_err(|e| e.to_string())?;
-    let resp = a2e_host::chains::run_plan(host, "bench", &plan, None, &cancel).await;
+    let options = a2e_host::CallOptions::new()
+        .session("bench")
+        .cancel(&cancel);
+    let resp = a2e_host::chains::run_plan(host, &plan, options).await;
     let elapsed = started.elapsed();
     drop(plan);
     if !resp.success {

@@ -40,12 +40,14 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
     Ok(config)
 }
 
-/// The host of `cli`: built-ins, memory, skills, and the MCP servers of the
-/// configuration, mounted (the `eager` ones started and listed).
+/// The host of `cli`: built-ins, memory, skills, the plugin processes and the
+/// MCP servers of the configuration, mounted (the `eager` servers started and listed).
 async fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
     let config = load_config(cli)?;
     let servers = config.mcp.servers.clone();
-    let mut builder = a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins());
+    let mut builder = a2e_host::plugins::with_plugin_processes(
+        a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins()),
+    );
     if !servers.is_empty() {
         let mut reserved: std::collections::HashSet<String> = a2e_host::builtins::definitions()
             .into_iter()
@@ -89,6 +91,11 @@ pub async fn run(cli: Cli) -> ExitCode {
             Err(e) => fail(e),
         };
     }
+    if let Command::Graph { file, format, out } = &cli.command {
+        // A picture of a file needs no host.
+        let format = super::graph::choose_format(*format, out.as_deref());
+        return super::graph::graph_file(file, format, out.as_deref());
+    }
     // Only the commands that may start processes probe the sandbox.
     if matches!(
         cli.command,
@@ -131,7 +138,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             events,
             vars,
         } => super::run::run_file(&host, file, input.as_deref(), *events, vars).await,
-        Command::Mcp { .. } => ExitCode::SUCCESS,
+        Command::Mcp { .. } | Command::Graph { .. } => ExitCode::SUCCESS,
         Command::Memory { command } => super::inspect::memory(&host, command).await,
         Command::Validate { file } => super::run::validate_file(&host, file),
         Command::Tools { query } => {

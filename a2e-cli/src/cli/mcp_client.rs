@@ -59,7 +59,7 @@ pub(super) async fn call(
         Err(e) => return fail(e),
     };
     if kit.config().sampling.is_some() {
-        match a2e_host::skills::providers(config) {
+        match a2e_host::llm::providers(config) {
             Ok(p) => kit.set_sampler(Arc::new(a2e_host::mcp::HostSampler::new(Arc::new(p)))),
             Err(e) => return fail(e),
         }

@@ -1,6 +1,7 @@
 //! Command-line interface of the `a2e` binary.
 
 mod commands;
+mod graph;
 mod inspect;
 mod mcp_client;
 mod run;
@@ -74,6 +75,19 @@ pub enum Command {
     Validate {
         /// The chain file.
         file: PathBuf,
+    },
+    /// Draw a document (a chain, an ACMP DAG or an Ontheia chain) as Mermaid,
+    /// DOT or SVG, laid out offline; an invalid document is refused as by
+    /// `validate`.
+    Graph {
+        /// The document file.
+        file: PathBuf,
+        /// mermaid, dot or svg (default: from `--out`'s extension, else mermaid).
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<a2e_graph::Format>,
+        /// Write the picture to PATH instead of stdout.
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
     },
     /// List the host's tools, or search them.
     Tools {

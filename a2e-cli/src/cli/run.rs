@@ -10,9 +10,8 @@ use std::sync::Arc;
 
 use a2e_host::Host;
 use a2e_host::document::{Document, parse_document};
-use a2e_host::session::Outbound;
+use a2e_host::{CallOptions, EventReceiver, EventStream};
 use a2e_proto::Message;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Exit code: the chain failed.
@@ -95,9 +94,10 @@ pub(crate) async fn run_file(
         }
     };
     let result = if events {
-        let (tx, rx) = mpsc::channel::<Outbound>(256);
+        let (tx, rx) = EventStream::channel(256);
         let printer = tokio::spawn(print_events(rx));
-        let r = a2e_host::chains::run_request(host, "", &req, Some(tx), &cancel).await;
+        let options = CallOptions::new().events(tx).cancel(&cancel);
+        let r = a2e_host::chains::run_request(host, &req, options).await;
         let _ = printer.await;
         r
     } else {
@@ -279,7 +279,7 @@ impl Progress {
 }
 
 /// Prints each event (a message, or each line of a run) to stderr as a JSON line.
-pub(crate) async fn print_events(mut rx: mpsc::Receiver<Outbound>) {
+pub(crate) async fn print_events(mut rx: EventReceiver) {
     while let Some(out) = rx.recv().await {
         for json in out.json_texts() {
             eprintln!("{}", String::from_utf8_lossy(&json));

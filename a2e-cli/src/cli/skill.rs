@@ -4,10 +4,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use a2e_host::Host;
-use a2e_host::session::Outbound;
+use a2e_host::{CallOptions, EventStream};
 use a2e_proto::{LLMConfig, Message, Response, SkillCallRequest, SkillCallResponse};
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::run::{EXIT_FAILED, EXIT_INVALID, print_events, print_out};
@@ -96,11 +95,15 @@ pub(crate) async fn run_skill(
             interrupt.cancel();
         }
     });
-    let (tx, rx) = mpsc::channel::<Outbound>(256);
+    let (tx, rx) = EventStream::channel(256);
     let printer = tokio::spawn(print_events(rx));
-    let result = host
-        .call_skill("", &req, events.then_some(tx), &cancel)
-        .await;
+    let mut options = CallOptions::new().cancel(&cancel);
+    if events {
+        options = options.events(tx);
+    } else {
+        drop(tx);
+    }
+    let result = host.call_skill(req.clone(), options).await;
     let _ = printer.await;
     match result {
         Ok(result) => {

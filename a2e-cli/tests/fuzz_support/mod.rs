@@ -25,7 +25,6 @@ use a2e_host::{Host, HostConfig};
 use a2e_proto::{DecodeOptions, Message, arb, decode_with};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 /// The id of the `ping` that closes every case.
 pub const FINAL_PING: &str = "fuzz-final-ping";
@@ -340,7 +339,7 @@ pub async fn run_case(host: &Arc<Host>, case: &Case) -> Result<(), Failure> {
         .iter()
         .any(|l| matches!(decode_with(l, &options), Ok(Message::Shutdown(_))));
 
-    let (tx, mut rx) = mpsc::channel(a2e_host::session::OUTBOUND_CAPACITY);
+    let (tx, mut rx) = a2e_host::EventStream::channel(a2e_host::session::OUTBOUND_CAPACITY);
     let session = Session::new(host.clone(), tx);
     // The reader side: every final answer by `req_id`, up to the pong that
     // answers the final ping (sent once every request task has finished, so
@@ -348,7 +347,7 @@ pub async fn run_case(host: &Arc<Host>, case: &Case) -> Result<(), Failure> {
     let collector = tokio::spawn(async move {
         let mut got: BTreeMap<String, usize> = BTreeMap::new();
         while let Some(out) = rx.recv().await {
-            let out: a2e_host::session::Outbound = out;
+            let out: a2e_host::Outbound = out;
             for msg in out.into_messages() {
                 if msg.is_event() {
                     continue;

@@ -22,8 +22,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HostError, HostResult};
-use crate::host::Host;
-use crate::session::Outbound;
+use crate::host::{CallOptions, Host};
+use crate::outbound::{EventStream, Outbound};
 use sink::LineSink;
 
 /// Priority of the chain plugin (a2e-core.md §6).
@@ -63,17 +63,16 @@ pub fn validate(host: &Arc<Host>, req: &ChainRequest) -> HostResult<usize> {
     plan(host, req).map(|_| req.nodes.len())
 }
 
-/// Runs a `chain/req` for a session. Events go to `stream` as `chain/event`s
-/// when the request asks for streaming. `Err` is a refusal (invalid chain).
+/// Runs a `chain/req` for a session. Events go to the options' event stream
+/// as `chain/event`s when the request asks for streaming. `Err` is a refusal
+/// (invalid chain).
 pub async fn run_request(
     host: &Arc<Host>,
-    session_id: &str,
     req: &ChainRequest,
-    stream: Option<mpsc::Sender<Outbound>>,
-    cancel: &CancellationToken,
+    options: CallOptions<'_>,
 ) -> HostResult<ChainResponse> {
     let plan = plan(host, req)?;
-    Ok(run_plan(host, session_id, &plan, stream, cancel).await)
+    Ok(run_plan(host, &plan, options).await)
 }
 
 /// Validates a `chain/req` for [`run_plan`]; `Err` is a refusal (invalid
@@ -88,11 +87,19 @@ pub fn plan<'r>(host: &Arc<Host>, req: &'r ChainRequest) -> HostResult<Plan<'r>>
 /// does (its `duration_ms` counts from here).
 pub async fn run_plan(
     host: &Arc<Host>,
-    session_id: &str,
     plan: &Plan<'_>,
-    stream: Option<mpsc::Sender<Outbound>>,
-    cancel: &CancellationToken,
+    options: CallOptions<'_>,
 ) -> ChainResponse {
+    let (session_id, stream, cancel) = options.into_parts();
+    let fresh;
+    let cancel = match cancel {
+        Some(token) => token,
+        None => {
+            fresh = CancellationToken::new();
+            &fresh
+        }
+    };
+    let stream = stream.map(EventStream::into_sender);
     let engine = engine(host, session_id);
     let req = plan.request();
     let Some(stream) = stream.filter(|_| req.streaming) else {

@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use a2e_proto::{ChainNode, NodeKind};
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use super::runner::MAX_KEPT_REQUESTS;
 use super::sink::{EVENT_AGE, EVENT_CHUNK, EVENT_SEGMENT, EVENT_SLACK};
@@ -36,12 +35,11 @@ fn streaming_chain(n: usize, input: Value) -> ChainRequest {
 /// lines (each at most a segment and the line that filled it), the
 /// lines and bytes in all, and how long the run took.
 async fn runs_of(req: &ChainRequest) -> (usize, usize, usize, Duration) {
-    let (tx, mut rx) = mpsc::channel(1024);
+    let (tx, mut rx) = EventStream::channel(1024);
     let cancel = CancellationToken::new();
     let started = std::time::Instant::now();
-    let resp = run_request(&host(), "s", req, Some(tx), &cancel)
-        .await
-        .unwrap();
+    let options = CallOptions::new().session("s").events(tx).cancel(&cancel);
+    let resp = run_request(&host(), req, options).await.unwrap();
     let took = started.elapsed();
     assert!(resp.success, "{:?}", resp.error);
     let (mut runs, mut lines, mut total) = (0, 0, 0);
@@ -140,7 +138,8 @@ async fn nodes_calling_different_tools_each_reach_their_own() {
         ..ChainRequest::default()
     };
     let cancel = CancellationToken::new();
-    let resp = run_request(&host, "s", &req, None, &cancel).await.unwrap();
+    let options = CallOptions::new().session("s").cancel(&cancel);
+    let resp = run_request(&host, &req, options).await.unwrap();
     assert!(resp.success, "{:?}", resp.error);
     for i in 0..6 {
         let tool = if i % 3 == 1 { "b" } else { "a" };

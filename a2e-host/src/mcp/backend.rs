@@ -12,14 +12,13 @@ use a2e_mcp::server::resource_not_found;
 use a2e_mcp::{BackendTool, ClientLink, Features, ProgressSink, ToolBackend};
 use a2e_proto::{SkillCallRequest, ToolCallRequest, ToolDefinition, ToolListRequest, ToolResult};
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::clients;
 use super::prompts::{PromptProvider, SkillPrompts};
 use super::resources::{PAGE_SIZE, ResourceProvider, WorkspaceResources};
 use crate::host::Host;
-use crate::session::Outbound;
+use crate::outbound::EventStream;
 
 /// Skills are offered to MCP clients as tools named `skill.NAME`.
 pub const SKILL_PREFIX: &str = "skill.";
@@ -99,10 +98,8 @@ impl HostBackend {
         &self.session_id
     }
 
-    fn forward_events(
-        progress: ProgressSink,
-    ) -> (mpsc::Sender<Outbound>, tokio::task::JoinHandle<()>) {
-        let (tx, mut rx) = mpsc::channel::<Outbound>(64);
+    fn forward_events(progress: ProgressSink) -> (EventStream, tokio::task::JoinHandle<()>) {
+        let (tx, mut rx) = EventStream::channel(64);
         let forward = tokio::spawn(async move {
             while let Some(out) = rx.recv().await {
                 for msg in out.into_messages() {
@@ -316,7 +313,13 @@ impl ToolBackend for HostBackend {
             };
             match self
                 .host
-                .call_skill(&self.session_id, &req, Some(tx), &cancel)
+                .call_skill(
+                    req,
+                    crate::CallOptions::new()
+                        .session(&self.session_id)
+                        .events(tx)
+                        .cancel(&cancel),
+                )
                 .await
             {
                 Ok(r) => ToolResult {
@@ -344,7 +347,13 @@ impl ToolBackend for HostBackend {
             };
             match self
                 .host
-                .call_tool(&self.session_id, &req, Some(tx), &cancel)
+                .call_tool(
+                    req,
+                    crate::CallOptions::new()
+                        .session(&self.session_id)
+                        .events(tx)
+                        .cancel(&cancel),
+                )
                 .await
             {
                 Ok(r) if r.success && image.is_some() => as_image(r, image.unwrap_or_default()),

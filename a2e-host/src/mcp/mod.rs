@@ -39,6 +39,7 @@ mod backend;
 mod clients;
 pub mod prompts;
 pub mod resources;
+#[cfg(feature = "llm")]
 pub mod sampling;
 mod serve;
 
@@ -57,6 +58,7 @@ pub use backend::{HostBackend, McpExtras, SKILL_PREFIX};
 pub use clients::{client_of, client_of_session};
 pub use prompts::{PromptProvider, SkillPrompts};
 pub use resources::{ResourceProvider, WorkspaceResources};
+#[cfg(feature = "llm")]
 pub use sampling::HostSampler;
 pub use serve::{serve_http, serve_stdio};
 

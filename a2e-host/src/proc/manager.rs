@@ -34,7 +34,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{self as process, Ending, GroupChild, RunLimits, StreamKind};
@@ -290,7 +290,7 @@ impl ProcManager {
         &self,
         session_id: &str,
         req: &ProcSpawnRequest,
-        out: mpsc::Sender<crate::session::Outbound>,
+        out: crate::outbound::EventStream,
     ) -> HostResult<ProcSpawnResponse> {
         let stdin_piped = match req.stdin_mode.as_str() {
             "" | "pipe" => true,

@@ -88,6 +88,7 @@ pub fn env_pairs(env: &Map<String, Value>) -> HostResult<Vec<(String, String)>> 
 
 /// The sandbox every command goes through, once installed (the `a2e` binary
 /// installs it at start: it is its own exec wrapper).
+#[cfg(feature = "sandbox")]
 static SANDBOX: std::sync::OnceLock<std::sync::Arc<a2e_sandbox::Sandbox>> =
     std::sync::OnceLock::new();
 
@@ -97,15 +98,18 @@ static SANDBOX: std::sync::OnceLock<std::sync::Arc<a2e_sandbox::Sandbox>> =
 /// contained, so that nothing a command started outlives the host, even when
 /// the host is killed outright. Without it commands start directly (process
 /// groups still end them with their call, session or host shutdown).
+#[cfg(feature = "sandbox")]
 pub fn install_sandbox(sandbox: std::sync::Arc<a2e_sandbox::Sandbox>) {
     let _ = SANDBOX.set(sandbox);
 }
 
 /// The installed sandbox, if any.
+#[cfg(feature = "sandbox")]
 pub fn sandbox() -> Option<std::sync::Arc<a2e_sandbox::Sandbox>> {
     SANDBOX.get().cloned()
 }
 
+#[cfg(feature = "sandbox")]
 fn sandboxed(
     sandbox: &a2e_sandbox::Sandbox,
     program: &Path,
@@ -142,6 +146,7 @@ pub fn command(
     stdin_piped: bool,
     inherit: &[String],
 ) -> Command {
+    #[cfg(feature = "sandbox")]
     if let Some(sandbox) = SANDBOX.get() {
         match sandboxed(sandbox, program, argv, cwd, env, inherit) {
             Ok(mut cmd) => {

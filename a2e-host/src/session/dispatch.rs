@@ -12,12 +12,12 @@ use a2e_proto::{
     ToolCallResponse, ToolListResponse,
 };
 use serde_json::Value;
-use tokio::sync::mpsc;
 
-use super::{Outbound, Session};
+use super::Session;
 use crate::audit::AuditRecord;
 use crate::error::HostError;
-use crate::host::Host;
+use crate::host::{CallOptions, Host};
+use crate::outbound::EventStream;
 
 /// What a finished request reports to the audit log.
 struct Audited {
@@ -333,7 +333,13 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
             }
             let mut resp = ToolCallResponse::for_request(&req);
             match host
-                .call_tool_owned(&session.id, req, Some(out), cancel)
+                .call_tool(
+                    req,
+                    CallOptions::new()
+                        .session(&session.id)
+                        .events(out)
+                        .cancel(cancel),
+                )
                 .await
             {
                 Ok(result) => {
@@ -418,13 +424,17 @@ async fn chain_request(
     session: &Arc<Session>,
     host: Arc<Host>,
     req: ChainRequest,
-    out: mpsc::Sender<Outbound>,
+    out: EventStream,
 ) -> Audited {
     let cancel = &session.cancel;
     let audited = Audited::ok(req.chain_id.clone());
     match crate::chains::plan(&host, &req) {
         Ok(plan) => {
-            let resp = crate::chains::run_plan(&host, &session.id, &plan, Some(out), cancel).await;
+            let options = CallOptions::new()
+                .session(&session.id)
+                .events(out)
+                .cancel(cancel);
+            let resp = crate::chains::run_plan(&host, &plan, options).await;
             let code = resp
                 .error
                 .as_ref()
@@ -452,7 +462,7 @@ async fn skill_request(
     session: &Arc<Session>,
     host: Arc<Host>,
     req: SkillCallRequest,
-    out: mpsc::Sender<Outbound>,
+    out: EventStream,
 ) -> Audited {
     let cancel = &session.cancel;
     let mut audited = Audited::ok(req.name.clone());
@@ -462,7 +472,13 @@ async fn skill_request(
     let mut resp = SkillCallResponse::for_request(&req);
     resp.name = req.name.clone();
     match host
-        .call_skill_owned(&session.id, req, Some(out), cancel)
+        .call_skill(
+            req,
+            CallOptions::new()
+                .session(&session.id)
+                .events(out)
+                .cancel(cancel),
+        )
         .await
     {
         Ok(result) => {

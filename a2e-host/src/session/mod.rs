@@ -8,7 +8,6 @@
 
 mod auth;
 mod dispatch;
-mod outbound;
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
@@ -17,14 +16,15 @@ use std::time::Duration;
 
 use a2e_proto::{A2ECapability, DecodeOptions, ErrorCode, ErrorMessage, Message};
 use futures::FutureExt;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::host::Host;
+use crate::outbound::EventStream;
 
+pub use crate::outbound::{Mark, Outbound};
 pub use auth::{loaded_capabilities, token_matches};
-pub use outbound::{Mark, Outbound};
 
 /// How many requests may wait for a slot, per allowed concurrent request,
 /// before the session stops reading (back-pressure).
@@ -46,7 +46,7 @@ pub struct Session {
     host: Arc<Host>,
     id: String,
     state: Mutex<State>,
-    out: mpsc::Sender<Outbound>,
+    out: EventStream,
     cancel: CancellationToken,
     slots: Arc<Semaphore>,
     queue: Arc<Semaphore>,
@@ -56,7 +56,7 @@ pub struct Session {
 
 impl Session {
     /// A session on `host` whose outbound messages go to `out`.
-    pub fn new(host: Arc<Host>, out: mpsc::Sender<Outbound>) -> Arc<Self> {
+    pub fn new(host: Arc<Host>, out: EventStream) -> Arc<Self> {
         let parallel = host.config().max_parallel.max(1) as usize;
         let decode = DecodeOptions {
             max_bytes: host.config().max_message_bytes,
@@ -97,14 +97,14 @@ impl Session {
 
     /// Sends a message to the agent; false when the transport is gone.
     pub(crate) async fn send(&self, msg: impl Into<Message>) -> bool {
-        self.out.send(Outbound::Message(msg.into())).await.is_ok()
+        self.out.send(Outbound::Message(msg.into())).await
     }
 
     /// Resolves once the transport has written everything this session sent
-    /// before the call (or is gone). See [`outbound::Mark`].
+    /// before the call (or is gone). See [`Mark`].
     pub(crate) async fn written(&self) {
-        let (mark, done) = outbound::Mark::new();
-        if self.out.send(Outbound::Mark(mark)).await.is_ok() {
+        let (mark, done) = Mark::new();
+        if self.out.send(Outbound::Mark(mark)).await {
             let _ = done.await;
         }
     }

@@ -290,7 +290,7 @@ mod tests {
             ..Default::default()
         };
         let result = host
-            .call_skill("", &req, None, &tokio_util::sync::CancellationToken::new())
+            .call_skill(req, crate::CallOptions::new())
             .await
             .unwrap();
         assert!(result.success, "{result:?}");

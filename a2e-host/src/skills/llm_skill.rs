@@ -29,7 +29,7 @@ use super::defaults::Defaults;
 use super::front_matter::SkillFile;
 use crate::audit::AuditRecord;
 use crate::error::{HostError, HostResult};
-use crate::host::Host;
+use crate::host::{CallOptions, Host};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// The audit record type of a tool call an LLM skill's model made (named `skill/tool`).
@@ -216,7 +216,12 @@ impl ToolExecutor for HostTools {
         let skill = self.skill.clone();
         async move {
             let started = std::time::Instant::now();
-            let outcome = match host.call_tool(&session, &req, None, &cancel).await {
+            let audited_arguments = host.audit().arguments(&req.arguments);
+            let tool_name = req.tool_name.clone();
+            let outcome = match host
+                .call_tool(req, CallOptions::new().session(&session).cancel(&cancel))
+                .await
+            {
                 Ok(r) if r.success => Ok(r.data),
                 Ok(r) => {
                     let code = r.error_code.map(|c| c.to_string()).unwrap_or_default();
@@ -229,7 +234,7 @@ impl ToolExecutor for HostTools {
                 session: session.to_string(),
                 agent: host.identity(&session).agent_id.to_string(),
                 msg_type: AUDIT_TYPE.into(),
-                name: format!("{skill}/{}", req.tool_name),
+                name: format!("{skill}/{tool_name}"),
                 duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 success: outcome.is_ok(),
                 error_code: outcome
@@ -237,7 +242,7 @@ impl ToolExecutor for HostTools {
                     .err()
                     .map(|e| e.0.clone())
                     .unwrap_or_default(),
-                arguments: host.audit().arguments(&req.arguments),
+                arguments: audited_arguments,
                 correlation_id: self.correlation_id.to_string(),
             });
             outcome.map_err(|(code, message)| format!("{code}: {message}"))

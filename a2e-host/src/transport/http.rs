@@ -40,7 +40,8 @@ use tokio::sync::mpsc::error::SendTimeoutError;
 
 use super::http_sessions::{Attach, HttpSession, Numbered};
 use super::net::{NetState, SessionSlot};
-use crate::session::{OUTBOUND_CAPACITY, Outbound, Session};
+use crate::outbound::{EventReceiver, EventStream, Outbound};
+use crate::session::{OUTBOUND_CAPACITY, Session};
 
 /// The header naming the session.
 pub const SESSION_HEADER: &str = "x-session-id";
@@ -80,7 +81,7 @@ async fn open(State(state): State<Arc<NetState>>, headers: HeaderMap) -> Respons
     let Some(slot) = state.admit() else {
         return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
     };
-    let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
+    let (tx, rx) = EventStream::channel(OUTBOUND_CAPACITY);
     let session = Session::new(state.host.clone(), tx);
     let (attach, attach_rx) = mpsc::channel(1);
     let id = session.id().to_owned();
@@ -233,7 +234,7 @@ use futures::StreamExt as _;
 async fn pump(
     state: Arc<NetState>,
     http: Arc<HttpSession>,
-    mut rx: mpsc::Receiver<Outbound>,
+    mut rx: EventReceiver,
     mut attach: mpsc::Receiver<Attach>,
     _slot: SessionSlot,
 ) {
@@ -302,7 +303,7 @@ async fn pump(
                     () = sink.closed() => continue 'session,
                     () = cancel.cancelled() => {
                         // Deliver what is queued, then end the stream.
-                        'drain: while let Ok(msg) = rx.try_recv() {
+                        'drain: while let Some(msg) = rx.try_recv() {
                             for numbered in replay.keep(&msg) {
                                 if sink.send_timeout(numbered, options.write_stall).await.is_err() {
                                     break 'drain;

@@ -8,12 +8,12 @@ use std::time::Duration;
 use a2e_proto::ndjson::{Frame, NdjsonCodec};
 use futures::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
 use crate::host::Host;
-use crate::session::{OUTBOUND_CAPACITY, Outbound, Session};
+use crate::outbound::EventStream;
+use crate::session::{OUTBOUND_CAPACITY, Session};
 
 mod pipe;
 mod writer;
@@ -66,7 +66,7 @@ async fn serve_with_room<R, W>(
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
+    let (tx, rx) = EventStream::channel(OUTBOUND_CAPACITY);
     let session = Session::new(host.clone(), tx);
     let max = host.config().max_message_bytes;
     let read_done = CancellationToken::new();

@@ -18,11 +18,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::{SinkExt, StreamExt};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::net::{NetState, SessionSlot};
-use crate::session::{OUTBOUND_CAPACITY, Outbound, Session};
+use crate::outbound::{EventReceiver, EventStream};
+use crate::session::{OUTBOUND_CAPACITY, Session};
 
 /// Close codes.
 const GOING_AWAY: u16 = 1001;
@@ -65,7 +65,7 @@ async fn upgrade(
 
 /// Serves one session over `socket`.
 async fn run(state: Arc<NetState>, socket: WebSocket, _slot: SessionSlot) {
-    let (tx, rx) = mpsc::channel::<Outbound>(OUTBOUND_CAPACITY);
+    let (tx, rx) = EventStream::channel(OUTBOUND_CAPACITY);
     let session = Session::new(state.host.clone(), tx);
     tracing::debug!(session = %session.id(), "WebSocket session opened");
     let (sink, mut stream) = socket.split();
@@ -187,7 +187,7 @@ where
 /// after flushing what is queued, or when the peer cannot keep up.
 async fn write_loop<S>(
     mut sink: S,
-    mut rx: mpsc::Receiver<Outbound>,
+    mut rx: EventReceiver,
     cancel: CancellationToken,
     done: CancellationToken,
     closing: Arc<Mutex<Option<CloseFrame>>>,
@@ -202,8 +202,8 @@ async fn write_loop<S>(
     loop {
         let msg = if flushing {
             match rx.try_recv() {
-                Ok(msg) => msg,
-                Err(_) => break,
+                Some(msg) => msg,
+                None => break,
             }
         } else {
             tokio::select! {

@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use a2e_host::proc::ProcManager;
 use a2e_host::proc::pid_alive;
-use a2e_host::session::Outbound;
+use a2e_host::{EventReceiver, Outbound};
 use a2e_host::{HostConfig, HostError};
 use a2e_proto::{
     ErrorCode, Message, ProcReadEvent, ProcSpawnRequest, ProcStatusRequest, StreamType,
 };
-use tokio::sync::mpsc;
 
 pub fn config(root: &Path) -> HostConfig {
     let mut c = HostConfig {
@@ -46,7 +45,7 @@ pub fn proc_code(err: &HostError) -> Option<ErrorCode> {
 }
 
 /// The next `proc/read/event`, within a generous bound.
-pub async fn next_event(rx: &mut mpsc::Receiver<Outbound>) -> ProcReadEvent {
+pub async fn next_event(rx: &mut EventReceiver) -> ProcReadEvent {
     match tokio::time::timeout(Duration::from_secs(20), rx.recv()).await {
         Ok(Some(Outbound::Message(Message::ProcReadEvent(e)))) => e,
         other => panic!("expected a proc/read/event, got {other:?}"),
@@ -54,7 +53,7 @@ pub async fn next_event(rx: &mut mpsc::Receiver<Outbound>) -> ProcReadEvent {
 }
 
 /// Every event up to and including `killed`.
-pub async fn events_until_end(rx: &mut mpsc::Receiver<Outbound>) -> Vec<ProcReadEvent> {
+pub async fn events_until_end(rx: &mut EventReceiver) -> Vec<ProcReadEvent> {
     let mut out = Vec::new();
     loop {
         let e = next_event(rx).await;

@@ -7,12 +7,11 @@ use a2e_proto::ndjson::{CodecError, NdjsonCodec};
 use bytes::BytesMut;
 use futures::SinkExt;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
 use tokio_util::codec::{Encoder, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::pipe::PipeRoom;
-use crate::session::Outbound;
+use crate::outbound::{EventReceiver, Outbound};
 
 /// How long output may still be written once the input side has closed the
 /// session (answers of calls that finished in the drain).
@@ -42,7 +41,7 @@ const DIRECT_LINES: usize = 16 * 1024;
 pub(super) async fn write_out<W: AsyncWrite + Unpin>(
     writer: W,
     max: usize,
-    mut rx: mpsc::Receiver<Outbound>,
+    mut rx: EventReceiver,
     cancel: CancellationToken,
     read_done: CancellationToken,
     mut room: Option<PipeRoom>,
@@ -84,12 +83,12 @@ pub(super) async fn write_out<W: AsyncWrite + Unpin>(
                     let mut run = vec![lines.clone()];
                     while run.len() < MAX_VECTORED {
                         match rx.try_recv() {
-                            Ok(Outbound::Lines(more)) => run.push(more),
-                            Ok(other) => {
+                            Some(Outbound::Lines(more)) => run.push(more),
+                            Some(other) => {
                                 after = Some(other);
                                 break;
                             }
-                            Err(_) => break,
+                            None => break,
                         }
                     }
                     // A message right behind the runs (a chain's answer
@@ -128,7 +127,7 @@ pub(super) async fn write_out<W: AsyncWrite + Unpin>(
                 broken = true;
                 break;
             }
-            next = after.or_else(|| rx.try_recv().ok());
+            next = after.or_else(|| rx.try_recv());
         }
         if !broken && let Err(e) = SinkExt::<&Outbound>::flush(&mut sink).await {
             tracing::info!("output closed ({e}); ending the session");
@@ -201,8 +200,8 @@ mod tests {
     use std::task::{Context, Poll};
 
     use tokio::io::AsyncWrite;
-    use tokio::sync::mpsc;
 
+    use crate::outbound::EventStream;
     use crate::session::{Mark, Outbound};
 
     /// Runs of lines larger than the output pipe grow it first, and arrive
@@ -236,7 +235,7 @@ mod tests {
             reader.read_to_end(&mut all).unwrap();
             all
         });
-        let (tx, rx) = mpsc::channel::<Outbound>(16);
+        let (tx, rx) = EventStream::channel(16);
         let cancel = tokio_util::sync::CancellationToken::new();
         let writing = tokio::spawn(super::write_out(
             out,
@@ -252,7 +251,7 @@ mod tests {
                 .chain([b'\n'])
                 .collect();
             sent.extend_from_slice(&line);
-            tx.send(Outbound::Lines(line.into())).await.unwrap();
+            assert!(tx.send(Outbound::Lines(line.into())).await);
         }
         drop(tx);
         writing.await.unwrap();
@@ -269,7 +268,7 @@ mod tests {
     #[tokio::test]
     async fn a_mark_resolves_once_what_came_before_it_is_written() {
         use tokio::io::AsyncReadExt;
-        let (tx, rx) = mpsc::channel::<Outbound>(8);
+        let (tx, rx) = EventStream::channel(8);
         let (mut agent, host) = tokio::io::duplex(1 << 20);
         let cancel = tokio_util::sync::CancellationToken::new();
         let writer = tokio::spawn(super::write_out(
@@ -282,8 +281,8 @@ mod tests {
         ));
         let ping = a2e_proto::Message::from(a2e_proto::Ping::default());
         let (mark, written) = Mark::new();
-        tx.send(Outbound::Message(ping.clone())).await.unwrap();
-        tx.send(Outbound::Mark(mark)).await.unwrap();
+        assert!(tx.send(Outbound::Message(ping.clone())).await);
+        assert!(tx.send(Outbound::Mark(mark)).await);
         let _ = written.await;
         let mut line = ping.to_json();
         line.push(b'\n');
@@ -386,14 +385,14 @@ mod tests {
     /// after.
     #[tokio::test]
     async fn runs_queued_together_go_out_in_one_write() {
-        let (tx, rx) = mpsc::channel::<Outbound>(8);
+        let (tx, rx) = EventStream::channel(8);
         let ping = a2e_proto::Message::from(a2e_proto::Ping::default());
         let runs = [lines(b'a', 20_000), lines(b'b', 20_000), lines(b'c', 300)];
         for run in &runs {
-            tx.send(Outbound::Lines(run.clone())).await.unwrap();
+            assert!(tx.send(Outbound::Lines(run.clone())).await);
         }
-        tx.send(Outbound::Message(ping.clone())).await.unwrap();
-        tx.send(Outbound::Message(ping.clone())).await.unwrap();
+        assert!(tx.send(Outbound::Message(ping.clone())).await);
+        assert!(tx.send(Outbound::Message(ping.clone())).await);
         drop(tx);
         let cancel = tokio_util::sync::CancellationToken::new();
         let mut out = Recording {

@@ -1,10 +1,11 @@
-//! What a session hands its transport: messages, and lines already encoded.
+//! What a session hands its transport, and a call its caller: messages, and
+//! lines already encoded, over an [`EventStream`].
 
 use std::sync::Arc;
 
 use a2e_proto::Message;
 use bytes::Bytes;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 /// One item of a session's outbound channel.
 ///
@@ -79,6 +80,72 @@ impl Outbound {
                 .collect(),
             Self::Mark(_) => Vec::new(),
         }
+    }
+}
+
+/// Where a session's or a call's messages go: the sending side of a bounded
+/// channel of [`Outbound`] items. Clones send into the same channel; a full
+/// channel makes the sender wait (back-pressure on whoever produces events).
+#[derive(Debug, Clone)]
+pub struct EventStream(mpsc::Sender<Outbound>);
+
+/// What an [`EventStream`] sends, in order: a transport writes it out, an
+/// embedder reads the events of its calls from it.
+#[derive(Debug)]
+pub struct EventReceiver(mpsc::Receiver<Outbound>);
+
+impl EventStream {
+    /// A stream holding at most `capacity` items (at least 1) that were not yet received.
+    pub fn channel(capacity: usize) -> (EventStream, EventReceiver) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (EventStream(tx), EventReceiver(rx))
+    }
+
+    /// Sends one item; `false` when the receiver is gone.
+    pub async fn send(&self, item: Outbound) -> bool {
+        self.0.send(item).await.is_ok()
+    }
+
+    /// The channel's sender, for the host's own producers.
+    pub(crate) fn into_sender(self) -> mpsc::Sender<Outbound> {
+        self.0
+    }
+
+    /// Whether the receiver is gone.
+    pub fn is_closed(&self) -> bool {
+        self.0.is_closed()
+    }
+}
+
+impl EventReceiver {
+    /// The next item, or `None` once every [`EventStream`] clone is dropped
+    /// and everything sent was received.
+    pub async fn recv(&mut self) -> Option<Outbound> {
+        self.0.recv().await
+    }
+
+    /// The next item if one is ready now.
+    pub fn try_recv(&mut self) -> Option<Outbound> {
+        self.0.try_recv().ok()
+    }
+
+    /// Up to `limit` items that are ready, appended to `into`, waiting for the
+    /// first; 0 once the stream has ended.
+    pub async fn recv_many(&mut self, into: &mut Vec<Outbound>, limit: usize) -> usize {
+        self.0.recv_many(into, limit).await
+    }
+
+    /// Polls for the next item (for transports that drive the receiver by hand).
+    pub fn poll_recv(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Outbound>> {
+        self.0.poll_recv(cx)
+    }
+
+    /// Stops new items; those already sent can still be received.
+    pub fn close(&mut self) {
+        self.0.close();
     }
 }
 

@@ -1,0 +1,67 @@
+//! How an embedder (or an adapter) makes a call: one options value instead of
+//! positional session, event and cancellation arguments.
+
+use tokio_util::sync::CancellationToken;
+
+use crate::outbound::EventStream;
+
+/// The options of a [`Host::call_tool`](crate::Host::call_tool) or
+/// [`Host::call_skill`](crate::Host::call_skill): the session the call belongs
+/// to, where its events go (when the request streams), and what cancels it.
+///
+/// ```
+/// # use a2e_host::{CallOptions, EventStream};
+/// # use tokio_util::sync::CancellationToken;
+/// let cancel = CancellationToken::new();
+/// let (events, _received) = EventStream::channel(64);
+/// let options = CallOptions::new()
+///     .session("agent-session")
+///     .events(events)
+///     .cancel(&cancel);
+/// assert_eq!(options.session_id(), "agent-session");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions<'a> {
+    session: &'a str,
+    events: Option<EventStream>,
+    cancel: Option<&'a CancellationToken>,
+}
+
+impl<'a> CallOptions<'a> {
+    /// No session (the host's own calls), no events, cancelled by nothing but
+    /// the call's timeout.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The call belongs to session `id` (its identity, its processes).
+    pub fn session(mut self, id: &'a str) -> Self {
+        self.session = id;
+        self
+    }
+
+    /// Streams the call's events (`tool/event`, `skill/event`) into `events`
+    /// when the request asks for streaming.
+    pub fn events(mut self, events: EventStream) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// Ends the call when `token` fires (as when its session ends).
+    pub fn cancel(mut self, token: &'a CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// The session the call belongs to (`""`: none).
+    pub fn session_id(&self) -> &'a str {
+        self.session
+    }
+
+    /// Its parts: the session, where events go, and the cancellation token.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (&'a str, Option<EventStream>, Option<&'a CancellationToken>) {
+        (self.session, self.events, self.cancel)
+    }
+}
