@@ -80,6 +80,55 @@ pub struct McpServerConfig {
     /// Longest restart delay, in milliseconds.
     #[serde(default = "default_backoff_max")]
     pub restart_backoff_max_ms: u64,
+    /// What the server's `elicitation/create` requests get (A2E has no
+    /// channel back to a person): `decline` (the default), or `defaults`:
+    /// a form whose every required field has a default is accepted with the
+    /// defaults, any other is declined.
+    #[serde(default, skip_serializing_if = "ElicitationPolicy::is_decline")]
+    pub elicitation: ElicitationPolicy,
+    /// Whether the server's `sampling/createMessage` requests are answered by
+    /// one of the host's model providers (refused when not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingConfig>,
+    /// Streamable HTTP: OAuth 2.1 authorization (see [`crate::oauth`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<crate::oauth::OAuthConfig>,
+}
+
+/// What a mounted server's elicitation requests get.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitationPolicy {
+    /// Every request is declined, and the reason logged.
+    #[default]
+    Decline,
+    /// A form whose required fields all have defaults is accepted with the
+    /// defaults; any other request is declined.
+    Defaults,
+}
+
+impl ElicitationPolicy {
+    fn is_decline(&self) -> bool {
+        *self == Self::Decline
+    }
+}
+
+/// How a mounted server's sampling requests are answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingConfig {
+    /// The host's model provider (a name of `[[llm.providers]]`).
+    pub provider: String,
+    /// The model (the provider's default when not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Most tokens of one answer (a request asking for more gets this many).
+    #[serde(default = "default_sampling_tokens")]
+    pub max_tokens: u32,
+}
+
+fn default_sampling_tokens() -> u32 {
+    1024
 }
 
 fn default_init_timeout() -> u64 {
@@ -155,6 +204,9 @@ impl McpServerConfig {
             call_timeout_secs: default_call_timeout(),
             restart_backoff_ms: default_backoff_initial(),
             restart_backoff_max_ms: default_backoff_max(),
+            elicitation: ElicitationPolicy::Decline,
+            sampling: None,
+            oauth: None,
         }
     }
 

@@ -104,7 +104,8 @@ pub enum McpError {
         /// Tool name.
         tool: String,
         /// The first violations, with their JSON paths.
-        reason: String,
+        #[source]
+        reason: crate::schema::ArgumentsMismatch,
     },
     /// The server answered with a JSON-RPC error or something unexpected.
     #[error("MCP server `{server}`: `{what}` failed: {reason}")]

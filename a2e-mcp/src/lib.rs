@@ -36,11 +36,13 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
+mod challenge;
 pub mod call;
 pub mod config;
 pub mod error;
 pub mod mounts;
 pub mod names;
+pub mod oauth;
 pub mod output;
 mod process;
 pub mod schema;
@@ -49,13 +51,17 @@ pub mod tool;
 pub mod toolkit;
 
 pub use call::{CallOptions, McpProgress, ProgressFn};
-pub use config::{McpServerConfig, McpTransport};
+pub use config::{ElicitationPolicy, McpServerConfig, McpTransport, SamplingConfig};
 pub use error::{McpError, ServeError};
 pub use mounts::McpMounts;
 pub use names::NameTable;
 pub use output::{McpOutput, to_mcp_result};
 pub use server::{
-    BackendTool, ProgressSink, ToolBackend, http_router, serve_http, serve_io, serve_stdio,
+    BackendTool, ClientLink, ClientRequestError, Features, ProgressSink, ToolBackend, http_router,
+    serve_http, serve_io, serve_stdio,
 };
 pub use tool::{McpTool, ToolCatalog};
 pub use toolkit::{McpToolkit, http_client};
+
+/// The MCP SDK this crate is built on, for its protocol types.
+pub use rmcp;

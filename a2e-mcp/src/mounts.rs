@@ -78,6 +78,14 @@ impl McpMounts {
         })
     }
 
+    /// Sets what answers the sampling requests of the servers whose config
+    /// has `sampling`.
+    pub fn set_sampler(&self, sampler: std::sync::Arc<dyn crate::toolkit::Sampler>) {
+        for kit in &self.kits {
+            kit.set_sampler(sampler.clone());
+        }
+    }
+
     /// The toolkits, in config order.
     pub fn toolkits(&self) -> &[McpToolkit] {
         &self.kits

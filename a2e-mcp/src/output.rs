@@ -88,11 +88,18 @@ impl McpOutput {
 
 /// An A2E result as an MCP `CallToolResult` (the server side).
 ///
-/// Success: one text block with the data (a string as it is, anything else
+/// Success: a rich result (`data` = `{"output": TEXT, "content"?: [MCP
+/// content blocks], "structured"?: …}`, the form [`McpOutput`] gives a
+/// mounted tool's result) becomes its text block (when not empty) and its
+/// blocks, in order, with `structured` as `structuredContent`. Any other
+/// result is one text block with the data (a string as it is, anything else
 /// as compact JSON) and, when the data is an object, the same object as
 /// `structuredContent`. Failure: `isError` with the error code and message.
 pub fn to_mcp_result(result: &ToolResult) -> CallToolResult {
     if result.success {
+        if let Some(rich) = rich_result(&result.data) {
+            return rich;
+        }
         let text = match &result.data {
             Value::String(s) => s.clone(),
             Value::Null => String::new(),
@@ -112,6 +119,36 @@ pub fn to_mcp_result(result: &ToolResult) -> CallToolResult {
         let message = result.error.as_deref().unwrap_or("the tool failed");
         CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))])
     }
+}
+
+/// `{"output", "content"?: [blocks], "structured"?}` with every block a valid
+/// MCP content block, as an MCP result.
+fn rich_result(data: &Value) -> Option<CallToolResult> {
+    let obj = data.as_object()?;
+    let empty = Vec::new();
+    let parts = match obj.get("content") {
+        Some(c) => c.as_array()?,
+        None if obj.get("output").is_some_and(Value::is_string) => &empty,
+        None => return None,
+    };
+    if obj
+        .keys()
+        .any(|k| !matches!(k.as_str(), "output" | "content" | "structured"))
+    {
+        return None;
+    }
+    let mut blocks = Vec::with_capacity(parts.len() + 1);
+    match obj.get("output") {
+        Some(Value::String(text)) if !text.is_empty() => blocks.push(ContentBlock::text(text)),
+        Some(Value::String(_)) | None => {}
+        Some(_) => return None,
+    }
+    for part in parts {
+        blocks.push(serde_json::from_value::<ContentBlock>(part.clone()).ok()?);
+    }
+    let mut out = CallToolResult::success(blocks);
+    out.structured_content = obj.get("structured").cloned();
+    Some(out)
 }
 
 #[cfg(test)]
@@ -154,6 +191,28 @@ mod tests {
         let s = to_mcp_result(&ToolResult::ok("t", json!("plain")));
         assert_eq!(s.content[0].as_text().unwrap().text, "plain");
         assert_eq!(s.structured_content, None);
+        let rich = json!({"output": "Look:", "content": [
+            {"type": "image", "data": "iVBO", "mimeType": "image/png"},
+            {"type": "audio", "data": "UklG", "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "test://r", "mimeType": "text/plain", "text": "hi"}}
+        ]});
+        let out = to_mcp_result(&ToolResult::ok("t", rich.clone()));
+        let kinds: Vec<Value> = out
+            .content
+            .iter()
+            .map(|b| serde_json::to_value(b).unwrap()["type"].clone())
+            .collect();
+        assert_eq!(kinds, [json!("text"), json!("image"), json!("audio"), json!("resource")]);
+        assert_eq!(out.structured_content, None);
+        // And back: a mounted tool's result has the same form.
+        let back = McpOutput::from_mcp(&out);
+        assert_eq!(back.data, rich);
+        let not_rich = to_mcp_result(&ToolResult::ok("t", json!({"content": [{"type": "video"}]})));
+        assert_eq!(not_rich.content.len(), 1);
+        assert_eq!(not_rich.structured_content, Some(json!({"content": [{"type": "video"}]})));
+        let text_only = to_mcp_result(&ToolResult::ok("t", json!({"output": "just text"})));
+        assert_eq!(text_only.content[0].as_text().unwrap().text, "just text");
+        assert_eq!(text_only.structured_content, None);
         let failed = to_mcp_result(&ToolResult::failed("t", ErrorCode::TOOL_DENIED, "no"));
         assert_eq!(failed.is_error, Some(true));
         assert_eq!(failed.content[0].as_text().unwrap().text, "tool_denied: no");

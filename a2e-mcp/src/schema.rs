@@ -223,7 +223,8 @@ fn param_schema(param: &ToolParameter, depth: usize) -> Map<String, Value> {
         }
         _ => {
             let mut m = Map::new();
-            if !param.param_type.is_empty() {
+            // A type that is no JSON type (an empty one: anything) constrains nothing.
+            if is_json_type(&param.param_type) {
                 m.insert("type".into(), param.param_type.clone().into());
             }
             m
@@ -241,6 +242,31 @@ fn param_schema(param: &ToolParameter, depth: usize) -> Map<String, Value> {
         );
     }
     out
+}
+
+fn is_json_type(t: &str) -> bool {
+    matches!(
+        t,
+        "string" | "integer" | "number" | "boolean" | "object" | "array" | "null"
+    )
+}
+
+/// Arguments that do not match a tool's input schema: the first few
+/// violations, each with the JSON pointer of the value it is about.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .violations.join("; "))]
+pub struct ArgumentsMismatch {
+    /// `pointer: what is wrong`, at most three.
+    pub violations: Vec<String>,
+}
+
+impl ArgumentsMismatch {
+    /// A mismatch of one violation.
+    pub fn one(violation: impl Into<String>) -> Self {
+        Self {
+            violations: vec![violation.into()],
+        }
+    }
 }
 
 /// Arguments checked against a tool's full input schema.
@@ -275,7 +301,7 @@ impl InputValidator {
 
     /// `Ok` when `args` match; otherwise the first few violations, each with
     /// its JSON path.
-    pub fn check(&self, args: &Map<String, Value>) -> Result<(), String> {
+    pub fn check(&self, args: &Map<String, Value>) -> Result<(), ArgumentsMismatch> {
         if self.validator.is_none() {
             return Ok(());
         }
@@ -283,14 +309,14 @@ impl InputValidator {
     }
 
     /// [`check`](Self::check) for arguments already held as a JSON value.
-    pub fn check_value(&self, args: &Value) -> Result<(), String> {
+    pub fn check_value(&self, args: &Value) -> Result<(), ArgumentsMismatch> {
         let Some(validator) = &self.validator else {
             return Ok(());
         };
         if validator.is_valid(args) {
             return Ok(());
         }
-        let errors: Vec<String> = validator
+        let violations: Vec<String> = validator
             .iter_errors(args)
             .take(3)
             .map(|e| {
@@ -299,7 +325,7 @@ impl InputValidator {
                 format!("{at}: {e}")
             })
             .collect();
-        Err(errors.join("; "))
+        Err(ArgumentsMismatch { violations })
     }
 }
 
@@ -397,7 +423,9 @@ mod tests {
         })));
         assert!(v.check(&obj(json!({"a": {"b": 1}}))).is_ok());
         let err = v.check(&obj(json!({"a": {"b": "x"}}))).unwrap_err();
-        assert!(err.contains("/a/b"), "{err}");
-        assert!(v.check(&obj(json!({}))).unwrap_err().contains("a"));
+        assert!(err.to_string().contains("/a/b"), "{err}");
+        assert!(err.violations[0].starts_with("/a/b:"), "{err:?}");
+        let missing = v.check(&obj(json!({}))).unwrap_err();
+        assert!(missing.to_string().contains("\"a\""), "{missing}");
     }
 }

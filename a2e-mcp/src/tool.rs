@@ -6,7 +6,7 @@ use std::sync::Arc;
 use a2e_proto::ToolDefinition;
 use serde_json::{Map, Value};
 
-use crate::schema::{InputValidator, params_from_schema};
+use crate::schema::{ArgumentsMismatch, InputValidator, params_from_schema};
 
 /// One tool of a mounted server.
 #[derive(Debug, Clone)]
@@ -65,13 +65,13 @@ impl McpTool {
     }
 
     /// Checks arguments against the full input schema.
-    pub fn check_arguments(&self, args: &Map<String, Value>) -> Result<(), String> {
+    pub fn check_arguments(&self, args: &Map<String, Value>) -> Result<(), ArgumentsMismatch> {
         self.validator.check(args)
     }
 
     /// [`check_arguments`](Self::check_arguments) for arguments held as a
     /// JSON value (no copy).
-    pub fn check_argument_value(&self, args: &Value) -> Result<(), String> {
+    pub fn check_argument_value(&self, args: &Value) -> Result<(), ArgumentsMismatch> {
         self.validator.check_value(args)
     }
 }

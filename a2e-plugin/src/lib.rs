@@ -53,6 +53,7 @@
 )]
 
 mod closure;
+pub mod content;
 mod context;
 mod error;
 pub mod serve;
@@ -66,6 +67,7 @@ pub use serde;
 pub use serde_json;
 
 pub use closure::FnTool;
+pub use content::{Content, EmbeddedResource};
 pub use context::{CallContext, EventSink, Identity, shared_str};
 pub use error::{Cause, HostError, HostResult};
 pub use serve::{run_stdio, serve, serve_stdio};

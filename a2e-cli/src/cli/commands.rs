@@ -28,6 +28,15 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
         .commands
         .allow
         .extend(cli.allow_commands.iter().cloned());
+    // OAuth tokens of mounted servers live in the data directory.
+    let data = config.data_path();
+    for server in &mut config.mcp.servers {
+        if let Some(oauth) = &mut server.oauth
+            && oauth.token_file.is_none()
+        {
+            oauth.token_file = Some(a2e_mcp::oauth::default_token_file(&data, &server.name));
+        }
+    }
     Ok(config)
 }
 
@@ -46,6 +55,11 @@ async fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
             .collect();
         reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
         let mounts = a2e_host::mcp::mount(servers, reserved).await?;
+        // A mounted server's sampling requests go to the host's providers
+        // (when its config allows it).
+        if let Some(providers) = builder.providers()? {
+            mounts.set_sampler(Arc::new(a2e_host::mcp::HostSampler::new(providers)));
+        }
         builder = builder.with_tool_plugin(a2e_host::mcp::McpPlugin::new(Arc::new(mounts)));
     }
     builder.build().map_err(|e| e.to_string())

@@ -22,6 +22,12 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
     let servers = &config.mcp.servers;
     match command {
+        McpCommand::Login { server } => super::mcp_client::login(config, server).await,
+        McpCommand::Call {
+            server,
+            tool,
+            input,
+        } => super::mcp_client::call(config, server, tool, input.as_deref()).await,
         McpCommand::List => {
             if servers.is_empty() {
                 print_out("no MCP servers configured ([[mcp.servers]] in the configuration)");
@@ -67,10 +73,11 @@ pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
             code
         }
         McpCommand::Tools { server } => {
-            let Some(config) = servers.iter().find(|s| &s.name == server) else {
-                return fail(format!("no MCP server `{server}` in the configuration"));
+            let config = match super::mcp_client::server_config(config, server) {
+                Ok(c) => c,
+                Err(e) => return fail(e),
             };
-            let kit = match a2e_mcp::McpToolkit::new(config.clone()) {
+            let kit = match a2e_mcp::McpToolkit::new(config) {
                 Ok(kit) => kit,
                 Err(e) => return fail(e),
             };
@@ -192,14 +199,14 @@ pub(super) async fn memory(host: &Arc<Host>, command: &MemoryCommand) -> ExitCod
 /// `a2e serve --mcp-stdio`: the host's tools and skills to one MCP client on
 /// stdin/stdout until it goes away (or SIGTERM/SIGINT).
 pub(super) async fn serve_mcp_stdio(host: Arc<Host>) -> ExitCode {
-    let backend = Arc::new(a2e_host::mcp::HostBackend::new(host, "mcp"));
+    let extras = a2e_host::mcp::McpExtras::standard(&host);
     let shutdown = CancellationToken::new();
     let stop = shutdown.clone();
     tokio::spawn(async move {
         super::commands::wait_for_signal().await;
         stop.cancel();
     });
-    match a2e_mcp::serve_stdio(backend, "a2e", shutdown).await {
+    match a2e_host::mcp::serve_stdio(host, extras, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format!("MCP over stdio failed: {e}")),
     }
@@ -208,7 +215,6 @@ pub(super) async fn serve_mcp_stdio(host: Arc<Host>) -> ExitCode {
 /// `a2e serve --mcp-http ADDR`: Streamable HTTP on `/mcp`; loopback only
 /// unless the configuration has an `auth_token` (then a bearer token).
 pub(super) async fn serve_mcp_http(host: Arc<Host>, addr: &str) -> ExitCode {
-    let token = Some(host.config().auth_token.clone()).filter(|t| !t.is_empty());
     let listener = match a2e_host::transport::net::bind(addr, &host).await {
         Ok(l) => l,
         Err(e) => return fail(e),
@@ -216,14 +222,14 @@ pub(super) async fn serve_mcp_http(host: Arc<Host>, addr: &str) -> ExitCode {
     if let Ok(local) = listener.local_addr() {
         eprintln!("a2e: serving MCP (Streamable HTTP) on http://{local}/mcp");
     }
-    let backend = Arc::new(a2e_host::mcp::HostBackend::new(host, "mcp"));
+    let extras = a2e_host::mcp::McpExtras::standard(&host);
     let shutdown = CancellationToken::new();
     let stop = shutdown.clone();
     tokio::spawn(async move {
         super::commands::wait_for_signal().await;
         stop.cancel();
     });
-    match a2e_mcp::serve_http(backend, "a2e", listener, token, shutdown).await {
+    match a2e_host::mcp::serve_http(host, extras, listener, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format!("MCP over HTTP failed: {e}")),
     }

@@ -3,6 +3,7 @@
 mod commands;
 mod graph;
 mod inspect;
+mod mcp_client;
 mod run;
 mod skill;
 
@@ -143,6 +144,22 @@ pub enum McpCommand {
     Tools {
         /// The server's name.
         server: String,
+    },
+    /// Authorize the host for a server behind OAuth (the first consent):
+    /// prints the URL to open, waits for the redirect, stores the tokens.
+    Login {
+        /// The server's name, or the URL of a Streamable HTTP server.
+        server: String,
+    },
+    /// Call a tool of one server and print the result (JSON).
+    Call {
+        /// The server's name, or the URL of a Streamable HTTP server.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// The arguments (a JSON object).
+        #[arg(long, value_name = "JSON")]
+        input: Option<String>,
     },
 }
 

@@ -278,7 +278,7 @@ fn outputs(tool: &str) -> Vec<ToolParameter> {
             param("chars", "integer", "Characters"),
             param("top_words", "array", "{word, count}, most frequent first"),
         ],
-        "transform" => vec![param("result", "any", "The expression's value")],
+        "transform" => vec![param("result", "", "The expression's value (any JSON)")],
         "http_request" => vec![
             param("status", "integer", "HTTP status"),
             param("headers", "object", "Response headers (lower-case names)"),

@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use crate::plugin::{DynSkillPlugin, DynToolPlugin};
 
+pub mod schema_check;
 mod table;
 mod validator;
+pub use schema_check::InvalidSchema;
 use table::Table;
 pub use validator::ArgsValidator;
 
@@ -39,6 +41,15 @@ pub enum RegistryError {
         plugin: String,
         /// The plugin that has it.
         existing: String,
+    },
+    /// A tool's or skill's schema is not valid JSON Schema.
+    #[error("plugin `{plugin}`: {source}")]
+    InvalidSchema {
+        /// The plugin being registered.
+        plugin: String,
+        /// The tool or skill, which schema, and where it goes wrong.
+        #[source]
+        source: InvalidSchema,
     },
 }
 
@@ -97,14 +108,33 @@ pub type ToolEntry = Entry<dyn DynToolPlugin, ToolDefinition>;
 /// A registered skill.
 pub type SkillEntry = Entry<dyn DynSkillPlugin, SkillDefinition>;
 
-/// A tool plugin's tools as `(name, definition, argument schema)`.
-fn tool_items(plugin: &dyn DynToolPlugin) -> Vec<(String, ToolDefinition, Value)> {
+/// A tool plugin's tools as `(name, definition, argument schema)`, each
+/// schema checked against the meta-schema.
+fn tool_items(
+    plugin: &dyn DynToolPlugin,
+) -> Vec<(String, ToolDefinition, Value, Result<(), InvalidSchema>)> {
     plugin
         .tools()
         .into_iter()
         .map(|def| {
             let schema = plugin.input_schema(&def);
-            (def.name.clone(), def, schema)
+            let checked = schema_check::check_tool(&def, &schema);
+            (def.name.clone(), def, schema, checked)
+        })
+        .collect()
+}
+
+/// The tools that a plugin offers later (a mounted server's): a tool with an
+/// invalid schema is left out, with a warning naming it and the place.
+fn valid_late_items(plugin: &dyn DynToolPlugin) -> Vec<(String, ToolDefinition, Value)> {
+    tool_items(plugin)
+        .into_iter()
+        .filter_map(|(name, def, schema, checked)| match checked {
+            Ok(()) => Some((name, def, schema)),
+            Err(e) => {
+                tracing::warn!(plugin = plugin.name(), "{e}; the tool is not offered");
+                None
+            }
         })
         .collect()
 }
@@ -124,9 +154,18 @@ impl Registry {
 
     /// Adds a tool plugin; refuses a duplicate plugin or tool name. Each tool's
     /// argument schema is compiled here, once.
+    /// A tool whose input or output schema is not valid JSON Schema is refused
+    /// ([`RegistryError::InvalidSchema`]).
     pub fn add_tool_plugin(&mut self, plugin: Arc<dyn DynToolPlugin>) -> Result<(), RegistryError> {
-        let items = tool_items(plugin.as_ref());
         let plugin_name = plugin.name().to_owned();
+        let mut items = Vec::new();
+        for (name, def, schema, checked) in tool_items(plugin.as_ref()) {
+            checked.map_err(|source| RegistryError::InvalidSchema {
+                plugin: plugin_name.clone(),
+                source,
+            })?;
+            items.push((name, def, schema));
+        }
         self.tools.add(plugin, items, |tool, existing| {
             RegistryError::DuplicateTool {
                 tool,
@@ -145,26 +184,28 @@ impl Registry {
             if !plugin.load_tools_dyn(include_deferred).await {
                 continue;
             }
-            added += self.tools.sync(plugin, tool_items(plugin.as_ref()));
+            added += self.tools.sync(plugin, valid_late_items(plugin.as_ref()));
         }
         added
     }
 
-    /// Adds a skill plugin; refuses a duplicate plugin or skill name. Each
+    /// Adds a skill plugin; refuses a duplicate plugin or skill name, and a
+    /// skill whose input or output schema is not valid JSON Schema. Each
     /// skill's `input_schema` is compiled here, once.
     pub fn add_skill_plugin(
         &mut self,
         plugin: Arc<dyn DynSkillPlugin>,
     ) -> Result<(), RegistryError> {
-        let items = plugin
-            .skills()
-            .into_iter()
-            .map(|def| {
-                let schema = Value::Object(def.input_schema.clone());
-                (def.name.clone(), def, schema)
-            })
-            .collect();
         let plugin_name = plugin.name().to_owned();
+        let mut items = Vec::new();
+        for def in plugin.skills() {
+            schema_check::check_skill(&def).map_err(|source| RegistryError::InvalidSchema {
+                plugin: plugin_name.clone(),
+                source,
+            })?;
+            let schema = Value::Object(def.input_schema.clone());
+            items.push((def.name.clone(), def, schema));
+        }
         self.skills.add(plugin, items, |skill, existing| {
             RegistryError::DuplicateSkill {
                 skill,

@@ -1,6 +1,10 @@
 //! One mounted MCP server: connection lifecycle, tool listing and calls.
 
+mod client_side;
 mod session;
+
+pub use client_side::{PROTOCOL_VERSION, Sampler, defaults_of};
+use client_side::{ClientSide, SamplerSlot};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -11,14 +15,13 @@ use a2e_proto::{ToolDefinition, ToolResult};
 use futures::future::BoxFuture;
 use nix::sys::signal::Signal;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, Implementation, ProgressNotificationParam, ProgressToken,
-    ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ProgressToken, ServerResult,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -29,51 +32,11 @@ use crate::config::{McpServerConfig, McpTransport};
 use crate::error::McpError;
 use crate::output::McpOutput;
 use crate::process::{ProcessGroupGuard, StderrTail};
+use crate::schema::ArgumentsMismatch;
 use crate::tool::{McpTool, ToolCatalog};
 pub use session::http_client;
 
 type Routes = Arc<SyncMutex<HashMap<ProgressToken, mpsc::UnboundedSender<McpProgress>>>>;
-
-/// The client side of one connection: routes progress to calls, notes tool
-/// list changes.
-#[derive(Clone)]
-struct ClientSide {
-    routes: Routes,
-    tools_stale: Arc<AtomicBool>,
-}
-
-impl ClientHandler for ClientSide {
-    fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        let routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(tx) = routes.get(&params.progress_token) {
-            let _ = tx.send(McpProgress {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            });
-        }
-        std::future::ready(())
-    }
-
-    fn on_tool_list_changed(
-        &self,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + Send + '_ {
-        self.tools_stale.store(true, Ordering::SeqCst);
-        std::future::ready(())
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("a2e-mcp", env!("CARGO_PKG_VERSION")),
-        )
-    }
-}
 
 /// Removes a call's progress route when the call ends.
 struct RouteGuard {
@@ -137,6 +100,8 @@ struct Inner {
     routes: Routes,
     tools_stale: Arc<AtomicBool>,
     crashes: AtomicU32,
+    sampler: SamplerSlot,
+    challenge: crate::challenge::ChallengeSlot,
 }
 
 /// One mounted MCP server, as an A2E toolkit named after it.
@@ -179,8 +144,21 @@ impl McpToolkit {
                 routes: Arc::default(),
                 tools_stale: Arc::default(),
                 crashes: AtomicU32::new(0),
+                sampler: Arc::default(),
+                challenge: Arc::default(),
             }),
         })
+    }
+
+    /// Sets what answers the server's sampling requests (when its config
+    /// has `sampling`); it applies from the next connection on.
+    pub fn set_sampler(&self, sampler: Arc<dyn Sampler>) {
+        let mut slot = self
+            .inner
+            .sampler
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot = Some(sampler);
     }
 
     /// [`new`](Self::new), then [`start`](Self::start) when the config says
@@ -227,6 +205,10 @@ impl McpToolkit {
     /// The server's tools, starting it if needed; listed once per connection
     /// (again after `notifications/tools/list_changed`).
     pub async fn tools(&self) -> Result<Arc<ToolCatalog>, McpError> {
+        self.reauthorizing(|| self.tools_once()).await
+    }
+
+    async fn tools_once(&self) -> Result<Arc<ToolCatalog>, McpError> {
         let conn = self.inner.connection().await?;
         if !self.inner.tools_stale.load(Ordering::SeqCst)
             && let Some(catalog) = self.cached_tools()
@@ -274,8 +256,56 @@ impl McpToolkit {
         args: Map<String, Value>,
         options: CallOptions,
     ) -> Result<McpOutput, McpError> {
+        self.reauthorizing(|| self.call_once(tool, args.clone(), options.clone()))
+            .await
+    }
+
+    /// Runs `op`; when it failed on an authorization challenge of an OAuth
+    /// server (a 401, or a 403 for a scope it lacks: step-up) and a consent
+    /// can run now, authorizes with that challenge (the scopes it names) and
+    /// runs `op` once more, on a new connection. One retry only: a server
+    /// that keeps refusing is not asked again and again.
+    async fn reauthorizing<T, F, Fut>(&self, op: F) -> Result<T, McpError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, McpError>>,
+    {
+        let _stale = crate::challenge::take(&self.inner.challenge);
+        let first = op().await;
+        let Err(error) = first else {
+            return first;
+        };
+        let (Some(oauth), McpTransport::Http { url, .. }) =
+            (&self.inner.config.oauth, &self.inner.transport)
+        else {
+            return Err(error);
+        };
+        let Some(challenge) = crate::challenge::take(&self.inner.challenge) else {
+            return Err(error);
+        };
         let server = self.name().to_owned();
-        let catalog = self.tools().await?;
+        if !crate::oauth::can_consent_inline() {
+            return Err(McpError::Init {
+                server: server.clone(),
+                reason: format!(
+                    "the server asks for (more) OAuth authorization: run `a2e mcp login {server}` ({error})"
+                ),
+            });
+        }
+        let file = self.inner.token_file(oauth);
+        crate::oauth::authorize(&server, url, oauth, &file, Some(challenge)).await?;
+        self.inner.reset().await;
+        op().await
+    }
+
+    async fn call_once(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        options: CallOptions,
+    ) -> Result<McpOutput, McpError> {
+        let server = self.name().to_owned();
+        let catalog = self.tools_once().await?;
         let known = match catalog.get(tool) {
             Some(t) => Some(t.clone()),
             // The list may be out of date: look once more.
@@ -302,7 +332,7 @@ impl McpToolkit {
             return Err(McpError::InvalidArguments {
                 server,
                 tool: tool.into(),
-                reason: "arguments must be an object".into(),
+                reason: ArgumentsMismatch::one("/: arguments must be an object"),
             });
         };
         let conn = self.inner.connection().await?;

@@ -74,12 +74,70 @@ impl Inner {
         }
     }
 
+    /// Ends the connection (if any) so that the next use connects anew, at
+    /// once (after a new authorization).
+    pub(super) async fn reset(&self) {
+        let mut state = self.state.lock().await;
+        if let State::Up(conn) = &*state {
+            conn.stop.cancel();
+        }
+        if !matches!(*state, State::Stopped) {
+            *state = State::Down {
+                failures: 0,
+                retry_at: None,
+                last_error: String::new(),
+            };
+        }
+    }
+
+    /// The server's token file.
+    pub(super) fn token_file(&self, oauth: &crate::oauth::OAuthConfig) -> std::path::PathBuf {
+        oauth.token_file_or(&crate::oauth::default_token_file(
+            std::path::Path::new(".a2e"),
+            &self.config.name,
+        ))
+    }
+
+    /// An authorization manager with tokens for `url`: the stored ones, or,
+    /// when there are none and the server asks for authorization, new ones
+    /// from a consent run now (only where one can: `$BROWSER` set; else the
+    /// error says to run `a2e mcp login`).
+    async fn authorized(
+        &self,
+        url: &str,
+        oauth: &crate::oauth::OAuthConfig,
+        client: &reqwest::Client,
+    ) -> Result<rmcp::transport::auth::AuthorizationManager, McpError> {
+        let server = &self.config.name;
+        let file = self.token_file(oauth);
+        let (manager, stored) =
+            crate::oauth::manager(server, url, oauth, &file).await?;
+        if stored {
+            return Ok(manager);
+        }
+        let Some(challenge) = crate::oauth::challenge(client, url).await else {
+            return Ok(manager);
+        };
+        if !crate::oauth::can_consent_inline() {
+            return Err(McpError::Init {
+                server: server.clone(),
+                reason: format!("the server needs OAuth authorization: run `a2e mcp login {server}`"),
+            });
+        }
+        crate::oauth::authorize(server, url, oauth, &file, Some(challenge)).await?;
+        Ok(crate::oauth::manager(server, url, oauth, &file).await?.0)
+    }
+
     /// Starts the server and runs `initialize` (bounded by `init_timeout`).
     async fn connect(self: &Arc<Self>) -> Result<Arc<Connection>, McpError> {
         let server = self.config.name.clone();
         let handler = ClientSide {
+            server: server.as_str().into(),
             routes: self.routes.clone(),
             tools_stale: self.tools_stale.clone(),
+            elicitation: self.config.elicitation,
+            sampling: self.config.sampling.clone(),
+            sampler: self.sampler.clone(),
         };
         let stop = CancellationToken::new();
         let limit = self.config.init_timeout();
@@ -137,11 +195,25 @@ impl Inner {
                     custom.insert(name, value);
                 }
                 config = config.custom_headers(custom);
-                let client = http_client().map_err(init_failed)?;
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                match tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
-                    .await
-                {
+                let client = http_client().map_err(|e| init_failed(a2e_http::error_chain(&e)))?;
+                let started = match &self.config.oauth {
+                    None => {
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
+                            .await
+                    }
+                    Some(oauth) => {
+                        let manager = self.authorized(url, oauth, &client).await?;
+                        let client = crate::challenge::Noting::new(
+                            rmcp::transport::auth::AuthClient::new(client, manager),
+                            self.challenge.clone(),
+                        );
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
+                            .await
+                    }
+                };
+                match started {
                     Err(_) => return Err(timed_out()),
                     Ok(Err(e)) => return Err(init_failed(e.to_string())),
                     Ok(Ok(running)) => (running, None, StderrTail::default()),
@@ -298,24 +370,15 @@ fn service_error(server: &str, what: &str, conn: &Connection, e: ServiceError) -
     }
 }
 
-/// The HTTP client for Streamable HTTP servers: rustls with the `ring`
-/// provider and the webpki roots (no process-wide TLS default needed), no
-/// redirects followed, no idle connection pool (as rmcp's own default).
-pub fn http_client() -> Result<reqwest::Client, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS is not available: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_max_idle_per_host(0)
+/// The HTTP client for Streamable HTTP servers, built by `a2e-http` as every
+/// outgoing client of the workspace is: rustls with the `ring` provider and the
+/// webpki roots (no process-wide TLS default needed), no redirects followed,
+/// no idle connection pool (as rmcp's own default), no proxy from the
+/// environment.
+pub fn http_client() -> Result<reqwest::Client, a2e_http::HttpError> {
+    a2e_http::ClientOptions::default()
+        .user_agent(concat!("a2e-mcp/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| format!("HTTP client: {e}"))
 }
 
 /// `connection()` behind a box: the watcher of a connection may start the

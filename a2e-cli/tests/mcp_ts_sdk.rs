@@ -1,0 +1,120 @@
+//! The official MCP TypeScript SDK (npm `@modelcontextprotocol/sdk`, the
+//! client that Claude Desktop, Claude Code, Cursor, VS Code and the MCP
+//! Inspector are built on) driving `a2e serve --mcp-stdio`: it lists the
+//! tools (compiling their schemas), calls every built-in tool, reads an image
+//! as an image, and sends bad input — each a JSON-RPC error naming what is
+//! wrong, after which the session goes on.
+
+mod mcp_conformance_support;
+
+use std::path::Path;
+use std::process::Command;
+
+use base64::Engine;
+use serde_json::Value;
+
+/// A 1×1 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+#[test]
+fn the_typescript_sdk_lists_and_calls_every_built_in_tool_over_stdio() {
+    let test = "the_typescript_sdk_lists_and_calls_every_built_in_tool_over_stdio";
+    let Some((node, _)) = mcp_conformance_support::suite(test) else {
+        return;
+    };
+    let sdk = mcp_conformance_support::tools_dir()
+        .join("mcp-conformance/node_modules/@modelcontextprotocol/sdk");
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("notes")).unwrap();
+    std::fs::create_dir_all(r.join("skills")).unwrap();
+    std::fs::write(r.join("notes/a.md"), "# Notes\nTODO: ship it\n").unwrap();
+    let png = base64::engine::general_purpose::STANDARD.decode(PNG).unwrap();
+    std::fs::write(r.join("pixel.png"), png).unwrap();
+    std::fs::write(
+        r.join("skills/needs_topic.md"),
+        "---\nname: needs_topic\nversion: 1.0.0\ndescription: Write about a topic\n\
+         input_schema:\n  type: object\n  required: [topic]\n  properties:\n    topic: { type: string }\n\
+         ---\nWrite three sentences about {{topic}}.\n",
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_sdk_check.mjs");
+    let out = Command::new(node)
+        .arg(script)
+        .arg(&sdk)
+        .arg(env!("CARGO_BIN_EXE_a2e"))
+        .arg(r)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen["server"], "a2e");
+
+    let builtins = [
+        "glob",
+        "grep",
+        "http_request",
+        "list_dir",
+        "memory_delete",
+        "memory_search",
+        "memory_write",
+        "read_file",
+        "run_command",
+        "split_text",
+        "text_stats",
+        "transform",
+        "write_file",
+    ];
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for name in builtins {
+        assert!(tools.contains(&name), "{name} is not listed: {tools:?}");
+        let call = &seen["calls"][name];
+        assert_eq!(call["is_error"], false, "{name}: {call}");
+    }
+    assert!(tools.contains(&"skill.needs_topic"), "{tools:?}");
+    let text = |name: &str| seen["calls"][name]["text"].as_str().unwrap().to_owned();
+    assert!(text("read_file").contains("TODO: ship it"));
+    assert!(text("run_command").contains("hello"));
+    assert!(text("http_request").contains("pong"));
+    assert!(text("transform").contains(r#""result":6"#));
+    assert!(text("memory_search").contains("remember this"));
+    assert!(text("memory_delete").contains(r#""deleted":true"#));
+    assert_eq!(
+        std::fs::read_to_string(r.join("out/new.txt")).unwrap(),
+        "written over MCP"
+    );
+    assert_eq!(
+        seen["calls"]["read_image"]["types"],
+        serde_json::json!(["text", "image"]),
+        "{}",
+        seen["calls"]["read_image"]
+    );
+
+    let bad = &seen["bad"];
+    let error = |case: &str, code: i64, names: &str| {
+        let got = &bad[case];
+        assert_eq!(got["code"], code, "{case}: {got}");
+        let message = got["message"].as_str().unwrap();
+        assert!(message.contains(names), "{case}: {message}");
+    };
+    error("unknown_method", -32601, "no/such_method");
+    error("wrong_params", -32602, "missing field `name`");
+    error("escaping_uri", -32602, "params.uri");
+    error("missing_prompt_argument", -32602, "params.arguments.topic");
+    let huge = bad["huge_argument"]["thrown"].as_str().unwrap();
+    assert!(
+        huge.contains("-32602") && huge.contains("params.arguments.text"),
+        "{huge}"
+    );
+    // The session went on.
+    assert_eq!(seen["after"]["is_error"], false, "{}", seen["after"]);
+}

@@ -1,0 +1,490 @@
+//! The host served to MCP clients.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2e_mcp::rmcp::model::{
+    CompleteRequestParams, CompletionInfo, ErrorData, GetPromptResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Reference,
+};
+use a2e_mcp::server::resource_not_found;
+use a2e_mcp::{BackendTool, ClientLink, Features, ProgressSink, ToolBackend};
+use a2e_proto::{SkillCallRequest, ToolCallRequest, ToolDefinition, ToolListRequest, ToolResult};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::clients;
+use super::prompts::{PromptProvider, SkillPrompts};
+use super::resources::{PAGE_SIZE, ResourceProvider, WorkspaceResources};
+use crate::host::Host;
+use crate::outbound::EventStream;
+
+/// Skills are offered to MCP clients as tools named `skill.NAME`.
+pub const SKILL_PREFIX: &str = "skill.";
+
+/// Most bytes of one argument's JSON in an MCP call (a larger one is an
+/// `invalid params` error naming it; the tool does not run).
+pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
+
+/// How often a subscribed resource is looked at for a change.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+/// What an MCP connection offers besides the host's tools and skills:
+/// resource and prompt providers, asked in order.
+#[derive(Clone, Default)]
+pub struct McpExtras {
+    /// Resource providers.
+    pub resources: Vec<Arc<dyn ResourceProvider>>,
+    /// Prompt providers.
+    pub prompts: Vec<Arc<dyn PromptProvider>>,
+}
+
+impl McpExtras {
+    /// What `a2e serve` offers: the workspace's files as resources and the
+    /// Published skills as prompts.
+    pub fn standard(host: &Arc<Host>) -> Self {
+        let config = host.config();
+        let mut extras = Self::default();
+        match WorkspaceResources::new(&config.root, config.files.read_max_bytes) {
+            Ok(files) => extras.resources.push(Arc::new(files)),
+            Err(e) => tracing::warn!(root = %config.root.display(), "no workspace resources: {e}"),
+        }
+        extras.prompts.push(Arc::new(SkillPrompts::new(host.clone())));
+        extras
+    }
+
+    /// These extras and `more` after them.
+    pub fn with(mut self, more: McpExtras) -> Self {
+        self.resources.extend(more.resources);
+        self.prompts.extend(more.prompts);
+        self
+    }
+}
+
+/// The host served to MCP clients: one A2E session per MCP connection.
+pub struct HostBackend {
+    host: Arc<Host>,
+    agent_id: String,
+    session_id: String,
+    extras: McpExtras,
+    watches: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl HostBackend {
+    /// A backend for `host` with the standard extras
+    /// ([`McpExtras::standard`]); its calls run in their own session, acting
+    /// for agent `agent_id` (memory namespaces and the audit log see it).
+    pub fn new(host: Arc<Host>, agent_id: &str) -> Self {
+        let extras = McpExtras::standard(&host);
+        Self::with_extras(host, agent_id, extras)
+    }
+
+    /// A backend for `host` offering `extras` as resources and prompts.
+    pub fn with_extras(host: Arc<Host>, agent_id: &str, extras: McpExtras) -> Self {
+        let session_id = format!("mcp-{}", uuid::Uuid::new_v4().simple());
+        host.register_session(&session_id, agent_id);
+        Self {
+            host,
+            agent_id: agent_id.to_owned(),
+            session_id,
+            extras,
+            watches: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The A2E session this connection's calls run in.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    fn forward_events(progress: ProgressSink) -> (EventStream, tokio::task::JoinHandle<()>) {
+        let (tx, mut rx) = EventStream::channel(64);
+        let forward = tokio::spawn(async move {
+            while let Some(out) = rx.recv().await {
+                for msg in out.into_messages() {
+                    match msg {
+                        a2e_proto::Message::ToolEvent(e) => progress.emit(&e.kind, &e.data),
+                        a2e_proto::Message::SkillEvent(e) => progress.emit(&e.kind, &e.data),
+                        _ => {}
+                    }
+                }
+            }
+        });
+        (tx, forward)
+    }
+
+    fn resource_owner(&self, uri: &str) -> Option<&Arc<dyn ResourceProvider>> {
+        self.extras.resources.iter().find(|p| p.owns(uri))
+    }
+
+    fn watches(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.watches
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Drop for HostBackend {
+    fn drop(&mut self) {
+        for (_, stop) in self.watches().drain() {
+            stop.cancel();
+        }
+        clients::detach(&self.session_id);
+        self.host.end_session(&self.session_id);
+    }
+}
+
+/// The length of `value` as compact JSON, without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// `read_file` of an image, asked without an encoding: read as base64, and
+/// the result made an image content block for the MCP client.
+fn image_read(name: &str, arguments: &mut Map<String, Value>) -> Option<&'static str> {
+    if name != "read_file" || arguments.contains_key("encoding") {
+        return None;
+    }
+    let path = arguments.get("path")?.as_str()?;
+    let mime = super::resources::mime_of(std::path::Path::new(path));
+    if !mime.starts_with("image/") {
+        return None;
+    }
+    arguments.insert("encoding".into(), Value::from("base64"));
+    Some(mime)
+}
+
+/// The result of an image's `read_file` as rich content (the read's fields
+/// but `content` as `structured`).
+fn as_image(mut result: ToolResult, mime: &str) -> ToolResult {
+    let Some(Value::String(data)) = result
+        .data
+        .as_object_mut()
+        .and_then(|d| d.remove("content"))
+    else {
+        return result;
+    };
+    let path = result.data.get("path").and_then(Value::as_str).unwrap_or("").to_owned();
+    let structured = std::mem::take(&mut result.data);
+    result.data = serde_json::json!({
+        "output": format!("{path} ({mime})"),
+        "content": [{"type": "image", "data": data, "mimeType": mime}],
+        "structured": structured,
+    });
+    result
+}
+
+fn cursor_offset(cursor: Option<String>) -> Result<usize, ErrorData> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c.parse().map_err(|_| {
+            ErrorData::invalid_params(format!("cursor `{c}` (params.cursor) is not one of ours"), None)
+        }),
+    }
+}
+
+impl ToolBackend for HostBackend {
+    fn for_connection(self: &Arc<Self>) -> Arc<Self> {
+        Arc::new(Self::with_extras(
+            self.host.clone(),
+            &self.agent_id,
+            self.extras.clone(),
+        ))
+    }
+
+    fn features(&self) -> Features {
+        Features {
+            resources: true,
+            subscribe: true,
+            prompts: true,
+            completions: true,
+        }
+    }
+
+    fn check_call(&self, _name: &str, arguments: &Map<String, Value>) -> Result<(), ErrorData> {
+        let mut total: usize = 0;
+        let limit = self.host.config().max_message_bytes;
+        for (field, value) in arguments {
+            let bytes = json_size(value);
+            if bytes > MAX_ARGUMENT_BYTES {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "argument `{field}` (params.arguments.{field}) has {bytes} bytes of JSON, more than the {MAX_ARGUMENT_BYTES} an argument may have"
+                    ),
+                    Some(serde_json::json!({ "field": field, "bytes": bytes })),
+                ));
+            }
+            total = total.saturating_add(bytes);
+        }
+        if total > limit {
+            return Err(ErrorData::invalid_params(
+                format!("the arguments (params.arguments) have {total} bytes of JSON, more than the host's {limit}"),
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    fn attach(&self, client: ClientLink) {
+        clients::attach(&self.session_id, client);
+    }
+
+    async fn list_tools(&self) -> Vec<BackendTool> {
+        self.host.registry().load_tools(false).await;
+        let all = ToolListRequest {
+            query: String::new(),
+            ..ToolListRequest::default()
+        };
+        let mut out: Vec<BackendTool> = self
+            .host
+            .list_tools(&all)
+            .into_iter()
+            .map(|def| {
+                let schema = self
+                    .host
+                    .registry()
+                    .tool(&def.name)
+                    .map(|entry| entry.plugin.input_schema(&entry.def));
+                BackendTool {
+                    definition: def,
+                    input_schema: schema.and_then(|s| s.as_object().cloned()),
+                }
+            })
+            .collect();
+        for skill in self
+            .host
+            .discover_skills(&a2e_proto::SkillDiscoverRequest::default())
+        {
+            if skill.status != a2e_proto::SkillStatus::PUBLISHED {
+                continue;
+            }
+            let mut def = ToolDefinition::new(
+                &format!("{SKILL_PREFIX}{}", skill.name),
+                &format!("Skill: {}", skill.description),
+            );
+            def.tags = skill.tags.clone().unwrap_or_default();
+            let schema = if skill.input_schema.is_empty() {
+                None
+            } else {
+                Some(skill.input_schema.clone())
+            };
+            out.push(BackendTool {
+                definition: def,
+                input_schema: schema,
+            });
+        }
+        out
+    }
+
+    async fn call_tool(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        progress: ProgressSink,
+        cancel: CancellationToken,
+    ) -> ToolResult {
+        // Events flow whenever the client can receive them (log messages
+        // need no progress token).
+        let streaming = progress.is_connected();
+        if let Some(client) = progress.client() {
+            clients::attach(&self.session_id, client.clone());
+        }
+        let (tx, forward) = Self::forward_events(progress);
+        let result = if let Some(skill) = name.strip_prefix(SKILL_PREFIX) {
+            let req = SkillCallRequest {
+                name: skill.to_owned(),
+                arguments,
+                streaming,
+                timeout: 0,
+                ..SkillCallRequest::default()
+            };
+            match self
+                .host
+                .call_skill(
+                    req,
+                    crate::CallOptions::new()
+                        .session(&self.session_id)
+                        .events(tx)
+                        .cancel(&cancel),
+                )
+                .await
+            {
+                Ok(r) => ToolResult {
+                    success: r.success,
+                    tool_name: name.clone(),
+                    data: r.data,
+                    summary: r.summary,
+                    truncated: r.truncated,
+                    exit_code: None,
+                    error: r.error,
+                    error_code: r.error_code,
+                    duration_ms: r.duration_ms,
+                    events: Vec::new(),
+                },
+                Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
+            }
+        } else {
+            let mut arguments = arguments;
+            let image = image_read(&name, &mut arguments);
+            let req = ToolCallRequest {
+                tool_name: name.clone(),
+                arguments,
+                streaming,
+                ..ToolCallRequest::default()
+            };
+            match self
+                .host
+                .call_tool(
+                    req,
+                    crate::CallOptions::new()
+                        .session(&self.session_id)
+                        .events(tx)
+                        .cancel(&cancel),
+                )
+                .await
+            {
+                Ok(r) if r.success && image.is_some() => as_image(r, image.unwrap_or_default()),
+                Ok(r) => r,
+                Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
+            }
+        };
+        let _ = forward.await;
+        result
+    }
+
+    async fn list_resources(&self, cursor: Option<String>) -> Result<ListResourcesResult, ErrorData> {
+        let from = cursor_offset(cursor)?;
+        let mut all = Vec::new();
+        for provider in &self.extras.resources {
+            all.extend(provider.list().await);
+        }
+        let end = from.saturating_add(PAGE_SIZE).min(all.len());
+        let page = all.get(from..end).map(<[_]>::to_vec).unwrap_or_default();
+        let mut out = ListResourcesResult::with_all_items(page);
+        out.next_cursor = (end < all.len()).then(|| end.to_string());
+        Ok(out)
+    }
+
+    async fn list_resource_templates(&self) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = self
+            .extras
+            .resources
+            .iter()
+            .flat_map(|p| p.templates())
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(&self, uri: String) -> Result<ReadResourceResult, ErrorData> {
+        let provider = self.resource_owner(&uri).ok_or_else(|| resource_not_found(&uri))?;
+        Ok(ReadResourceResult::new(provider.read(&uri).await?))
+    }
+
+    async fn subscribe(&self, uri: String, client: ClientLink) -> Result<(), ErrorData> {
+        let provider = self
+            .resource_owner(&uri)
+            .ok_or_else(|| resource_not_found(&uri))?
+            .clone();
+        // The resource must be readable now (an escaping URI is refused here).
+        provider.read(&uri).await?;
+        let stop = CancellationToken::new();
+        if let Some(old) = self.watches().insert(uri.clone(), stop.clone()) {
+            old.cancel();
+        }
+        tokio::spawn(async move {
+            let mut last = provider.fingerprint(&uri).await;
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(WATCH_EVERY) => {}
+                }
+                if client.is_closed() {
+                    return;
+                }
+                let now = provider.fingerprint(&uri).await;
+                if now != last {
+                    last = now;
+                    if !client.resource_updated(&uri).await {
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn unsubscribe(&self, uri: String, _client: ClientLink) -> Result<(), ErrorData> {
+        if let Some(stop) = self.watches().remove(&uri) {
+            stop.cancel();
+        }
+        Ok(())
+    }
+
+    async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, ErrorData> {
+        let from = cursor_offset(cursor)?;
+        let all: Vec<_> = self.extras.prompts.iter().flat_map(|p| p.list()).collect();
+        let end = from.saturating_add(PAGE_SIZE).min(all.len());
+        let page = all.get(from..end).map(<[_]>::to_vec).unwrap_or_default();
+        let mut out = ListPromptsResult::with_all_items(page);
+        out.next_cursor = (end < all.len()).then(|| end.to_string());
+        Ok(out)
+    }
+
+    async fn get_prompt(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+    ) -> Result<GetPromptResult, ErrorData> {
+        for provider in &self.extras.prompts {
+            if let Some(result) = provider.get(&name, &arguments).await {
+                return result;
+            }
+        }
+        Err(ErrorData::invalid_params(
+            format!("no prompt `{name}` (params.name)"),
+            None,
+        ))
+    }
+
+    async fn complete(&self, request: CompleteRequestParams) -> Result<CompletionInfo, ErrorData> {
+        let typed = &request.argument.value;
+        let mut values: Vec<String> = match &request.r#ref {
+            Reference::Prompt(p) => self
+                .extras
+                .prompts
+                .iter()
+                .flat_map(|provider| provider.complete(&p.name, &request.argument.name, typed))
+                .collect(),
+            Reference::Resource(r) => {
+                let mut out = Vec::new();
+                for provider in &self.extras.resources {
+                    if provider.templates().iter().any(|t| t.uri_template == r.uri) {
+                        out.extend(provider.complete(&request.argument.name, typed).await);
+                    }
+                }
+                out
+            }
+            _ => Vec::new(),
+        };
+        let total = values.len();
+        values.truncate(CompletionInfo::MAX_VALUES);
+        let mut info = CompletionInfo::default();
+        info.has_more = Some(total > values.len());
+        info.total = u32::try_from(total).ok();
+        info.values = values;
+        Ok(info)
+    }
+}

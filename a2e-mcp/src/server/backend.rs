@@ -1,0 +1,210 @@
+//! What a host implements to be served over MCP.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use a2e_proto::{ToolDefinition, ToolResult};
+use rmcp::model::{
+    CompleteRequestParams, CompletionInfo, ErrorData, GetPromptResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Tool, ToolAnnotations,
+};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::client::ClientLink;
+use super::progress::ProgressSink;
+use crate::schema::schema_from_params;
+
+/// A tool offered to MCP clients: its definition and, when the backend has
+/// one, the full JSON Schema of its input (otherwise it is derived from the
+/// definition's parameters).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendTool {
+    /// The definition.
+    pub definition: ToolDefinition,
+    /// The full input schema, if known.
+    pub input_schema: Option<Map<String, Value>>,
+}
+
+impl From<ToolDefinition> for BackendTool {
+    fn from(definition: ToolDefinition) -> Self {
+        Self {
+            definition,
+            input_schema: None,
+        }
+    }
+}
+
+impl BackendTool {
+    /// The MCP form of this tool. The output parameters are no output schema:
+    /// they describe a result's fields, but a result need not be an object
+    /// (MCP clients hold a result to an advertised output schema).
+    pub fn to_mcp(&self) -> Tool {
+        let def = &self.definition;
+        let schema = self
+            .input_schema
+            .clone()
+            .unwrap_or_else(|| schema_from_params(&def.input_parameters));
+        let mut tool = Tool::new(def.name.clone(), def.description.clone(), Arc::new(schema));
+        if def.idempotent {
+            let mut a = ToolAnnotations::new();
+            a.idempotent_hint = Some(true);
+            tool.annotations = Some(a);
+        }
+        tool
+    }
+}
+
+/// Which of the optional MCP features a backend offers (each needs the
+/// matching methods of [`ToolBackend`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features {
+    /// `resources/list`, `resources/read`, `resources/templates/list`.
+    pub resources: bool,
+    /// `resources/subscribe` and `resources/unsubscribe`.
+    pub subscribe: bool,
+    /// `prompts/list` and `prompts/get`.
+    pub prompts: bool,
+    /// `completion/complete`.
+    pub completions: bool,
+}
+
+/// What the host implements to be served over MCP.
+///
+/// The host applies its own confinement, allow-lists and audit inside
+/// [`call_tool`](Self::call_tool), as it does for A2E calls. Every method but
+/// the two tool methods has a default: a backend that offers only tools
+/// implements only those. Errors are JSON-RPC errors ([`ErrorData`]); a
+/// message should name the field that is wrong.
+pub trait ToolBackend: Send + Sync + 'static {
+    /// The tools to offer.
+    fn list_tools(&self) -> impl Future<Output = Vec<BackendTool>> + Send;
+
+    /// Runs a tool. `progress` forwards events to the client as
+    /// `notifications/progress` (when it asked for them) and
+    /// `notifications/message`, and reaches the client
+    /// ([`ProgressSink::client`]); `cancel` fires when the client sends
+    /// `notifications/cancelled` or goes away.
+    fn call_tool(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        progress: ProgressSink,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = ToolResult> + Send;
+
+    /// The backend for a new connection (a Streamable HTTP session): by
+    /// default this one; a backend that keeps state per client returns a
+    /// fresh one.
+    fn for_connection(self: &Arc<Self>) -> Arc<Self>
+    where
+        Self: Sized,
+    {
+        self.clone()
+    }
+
+    /// Checks a call before it runs: an `Err` is the call's JSON-RPC error
+    /// (arguments too large, say), and the tool does not run.
+    fn check_call(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), ErrorData> {
+        let _ = (name, arguments);
+        Ok(())
+    }
+
+    /// The optional features offered.
+    fn features(&self) -> Features {
+        Features::default()
+    }
+
+    /// A client finished `initialize`: its link, for what the backend sends
+    /// it outside of calls (log messages, resource updates).
+    fn attach(&self, client: ClientLink) {
+        let _ = client;
+    }
+
+    /// `resources/list`, from `cursor` on.
+    fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<ListResourcesResult, ErrorData>> + Send {
+        let _ = cursor;
+        async { Ok(ListResourcesResult::default()) }
+    }
+
+    /// `resources/templates/list`.
+    fn list_resource_templates(
+        &self,
+    ) -> impl Future<Output = Result<ListResourceTemplatesResult, ErrorData>> + Send {
+        async { Ok(ListResourceTemplatesResult::default()) }
+    }
+
+    /// `resources/read`.
+    fn read_resource(
+        &self,
+        uri: String,
+    ) -> impl Future<Output = Result<ReadResourceResult, ErrorData>> + Send {
+        async move { Err(resource_not_found(&uri)) }
+    }
+
+    /// `resources/subscribe`: `client` is to get
+    /// `notifications/resources/updated` when `uri` changes.
+    fn subscribe(
+        &self,
+        uri: String,
+        client: ClientLink,
+    ) -> impl Future<Output = Result<(), ErrorData>> + Send {
+        let _ = client;
+        async move { Err(resource_not_found(&uri)) }
+    }
+
+    /// `resources/unsubscribe`.
+    fn unsubscribe(
+        &self,
+        uri: String,
+        client: ClientLink,
+    ) -> impl Future<Output = Result<(), ErrorData>> + Send {
+        let _ = (uri, client);
+        async { Ok(()) }
+    }
+
+    /// `prompts/list`, from `cursor` on.
+    fn list_prompts(
+        &self,
+        cursor: Option<String>,
+    ) -> impl Future<Output = Result<ListPromptsResult, ErrorData>> + Send {
+        let _ = cursor;
+        async { Ok(ListPromptsResult::default()) }
+    }
+
+    /// `prompts/get`.
+    fn get_prompt(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+    ) -> impl Future<Output = Result<GetPromptResult, ErrorData>> + Send {
+        let _ = arguments;
+        async move {
+            Err(ErrorData::invalid_params(
+                format!("unknown prompt `{name}` (params.name)"),
+                None,
+            ))
+        }
+    }
+
+    /// `completion/complete`.
+    fn complete(
+        &self,
+        request: CompleteRequestParams,
+    ) -> impl Future<Output = Result<CompletionInfo, ErrorData>> + Send {
+        let _ = request;
+        async { Ok(CompletionInfo::default()) }
+    }
+}
+
+/// The JSON-RPC error of an unknown resource (`-32002`, as the MCP spec
+/// gives it), naming the URI.
+pub fn resource_not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!("no resource `{uri}` (params.uri)"),
+        Some(serde_json::json!({ "uri": uri })),
+    )
+}

@@ -1,0 +1,257 @@
+//! The rmcp handler around a backend: one per MCP connection.
+#![allow(deprecated)] // logging/setLevel and resources/subscribe: served for the protocol versions before 2026-07-28
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    ToolsCapability, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::{Map, Value};
+
+use super::backend::{BackendTool, ToolBackend};
+use super::client::{ClientLink, LogLevel};
+use super::progress::ProgressSink;
+use crate::output::to_mcp_result;
+
+/// The rmcp handler around a backend. Each connection has its own (and its
+/// own logging level).
+pub(crate) struct Handler<B> {
+    backend: Arc<B>,
+    name: Arc<str>,
+    level: LogLevel,
+}
+
+impl<B> Clone for Handler<B> {
+    fn clone(&self) -> Self {
+        Self {
+            backend: self.backend.clone(),
+            name: self.name.clone(),
+            level: self.level.clone(),
+        }
+    }
+}
+
+impl<B: ToolBackend> Handler<B> {
+    pub(crate) fn new(backend: Arc<B>, name: &str) -> Self {
+        Self {
+            backend,
+            name: name.into(),
+            level: LogLevel::default(),
+        }
+    }
+
+    fn link(&self, context: &RequestContext<RoleServer>) -> ClientLink {
+        ClientLink::new(context.peer.clone(), self.level.clone())
+    }
+}
+
+/// What is wrong with `params` as a `T` (`params.FIELD: …`).
+fn decode<T: serde::de::DeserializeOwned>(params: Value) -> Option<String> {
+    match serde_path_to_error::deserialize::<_, T>(params) {
+        Ok(_) => None,
+        Err(e) => {
+            let path = e.path().to_string();
+            let at = if path == "." { "params".to_owned() } else { format!("params.{path}") };
+            Some(format!("{at}: {}", e.inner()))
+        }
+    }
+}
+
+trait MethodNotFound {
+    fn method_not_found_named(method: &str) -> Self;
+}
+
+impl MethodNotFound for ErrorData {
+    fn method_not_found_named(method: &str) -> Self {
+        ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("unknown method `{method}`"),
+            None,
+        )
+    }
+}
+
+fn cursor(request: Option<PaginatedRequestParams>) -> Option<String> {
+    request.and_then(|r| r.cursor)
+}
+
+impl<B: ToolBackend> ServerHandler for Handler<B> {
+    fn get_info(&self) -> ServerConfig {
+        let features = self.backend.features();
+        let mut caps = ServerCapabilities::default();
+        caps.tools = Some(ToolsCapability::default());
+        caps.logging = Some(Map::new());
+        if features.completions {
+            caps.completions = Some(Map::new());
+        }
+        if features.prompts {
+            caps.prompts = Some(PromptsCapability::default());
+        }
+        if features.resources {
+            let mut resources = ResourcesCapability::default();
+            resources.subscribe = features.subscribe.then_some(true);
+            caps.resources = Some(resources);
+        }
+        ServerConfig::new(caps).with_server_info(Implementation::new(
+            self.name.to_string(),
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.backend
+            .attach(ClientLink::new(context.peer, self.level.clone()));
+    }
+
+    /// A request of a known method whose params do not fit its shape reaches
+    /// here (rmcp could not decode it): `invalid params` naming what is wrong,
+    /// not `method not found`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let params = request.params.unwrap_or(Value::Null);
+        let shape = match request.method.as_str() {
+            "tools/call" => decode::<CallToolRequestParams>(params),
+            "resources/read" => decode::<ReadResourceRequestParams>(params),
+            "resources/subscribe" => decode::<SubscribeRequestParams>(params),
+            "resources/unsubscribe" => decode::<UnsubscribeRequestParams>(params),
+            "prompts/get" => decode::<GetPromptRequestParams>(params),
+            "completion/complete" => decode::<CompleteRequestParams>(params),
+            "logging/setLevel" => decode::<SetLevelRequestParams>(params),
+            _ => return Err(ErrorData::method_not_found_named(&request.method)),
+        };
+        Err(ErrorData::invalid_params(
+            format!("{}: {}", request.method, shape.unwrap_or_else(|| "params do not fit".into())),
+            None,
+        ))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.backend.list_tools().await;
+        Ok(ListToolsResult::with_all_items(
+            tools.iter().map(BackendTool::to_mcp).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let sink = ProgressSink::for_call(
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+            self.link(&context),
+        );
+        let name = request.name.into_owned();
+        let args = request.arguments.unwrap_or_default();
+        self.backend.check_call(&name, &args)?;
+        let result = self
+            .backend
+            .call_tool(name, args, sink.clone(), context.ct.clone())
+            .await;
+        sink.flush().await;
+        Ok(CallToolResponse::Complete(to_mcp_result(&result)))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.backend.list_resources(cursor(request)).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.backend.list_resource_templates().await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.backend
+            .read_resource(request.uri)
+            .await
+            .map(ReadResourceResponse::Complete)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let link = self.link(&context);
+        self.backend.subscribe(request.uri, link).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let link = self.link(&context);
+        self.backend.unsubscribe(request.uri, link).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.backend.list_prompts(cursor(request)).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args: Map<String, Value> = request
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        self.backend
+            .get_prompt(request.name, args)
+            .await
+            .map(GetPromptResponse::Complete)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let info = self.backend.complete(request).await?;
+        Ok(CompleteResult::new(info))
+    }
+}
