@@ -367,8 +367,7 @@ impl TelemetryConfig {
                 &format!("must be between 1 and {MAX_QUEUE_SIZE}"),
             ));
         }
-        if batch.max_export_batch_size == 0 || batch.max_export_batch_size > batch.max_queue_size
-        {
+        if batch.max_export_batch_size == 0 || batch.max_export_batch_size > batch.max_queue_size {
             return Err(invalid(
                 "batch.max_export_batch_size",
                 &batch.max_export_batch_size.to_string(),
@@ -398,7 +397,11 @@ impl TelemetryConfig {
 
     /// Where spans are sent.
     pub fn traces_url(&self) -> Result<String, ConfigError> {
-        self.signal_url(self.traces_endpoint.as_deref(), "traces_endpoint", "/v1/traces")
+        self.signal_url(
+            self.traces_endpoint.as_deref(),
+            "traces_endpoint",
+            "/v1/traces",
+        )
     }
 
     /// Where metrics are sent.
@@ -545,7 +548,10 @@ mod tests {
         let err = TelemetryConfig::default()
             .with_env_from(env(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")]))
             .unwrap_err();
-        assert!(err.to_string().contains("OTEL_EXPORTER_OTLP_PROTOCOL"), "{err}");
+        assert!(
+            err.to_string().contains("OTEL_EXPORTER_OTLP_PROTOCOL"),
+            "{err}"
+        );
         let err = TelemetryConfig::default()
             .with_env_from(env(&[("OTEL_TRACES_SAMPLER", "xray")]))
             .unwrap_err();
@@ -553,7 +559,10 @@ mod tests {
         let err = TelemetryConfig::default()
             .with_env_from(env(&[("OTEL_RESOURCE_ATTRIBUTES", "novalue")]))
             .unwrap_err();
-        assert!(err.to_string().contains("OTEL_RESOURCE_ATTRIBUTES"), "{err}");
+        assert!(
+            err.to_string().contains("OTEL_RESOURCE_ATTRIBUTES"),
+            "{err}"
+        );
         let bad_url = TelemetryConfig {
             endpoint: Some("localhost:4318".into()),
             ..TelemetryConfig::default()
@@ -564,7 +573,13 @@ mod tests {
             sampler_arg: Some(1.5),
             ..TelemetryConfig::default()
         };
-        assert!(ratio.validate().unwrap_err().to_string().contains("sampler_arg"));
+        assert!(
+            ratio
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("sampler_arg")
+        );
         let queue = TelemetryConfig {
             batch: BatchSettings {
                 max_queue_size: 0,

@@ -12,9 +12,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use opentelemetry::trace::{
-    SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
-};
+use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use serde_json::{Map, Value};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -313,8 +311,8 @@ mod tests {
 
     #[test]
     fn a_valid_traceparent_round_trips_with_its_state() {
-        let cx = TraceContext::parse(PARENT, Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"))
-            .unwrap();
+        let cx =
+            TraceContext::parse(PARENT, Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE")).unwrap();
         assert_eq!(cx.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(cx.span_id(), "00f067aa0ba902b7");
         assert!(cx.sampled());
@@ -333,29 +331,52 @@ mod tests {
     #[test]
     fn invalid_traceparents_say_what_is_wrong() {
         use TraceContextError::*;
-        let cases: &[(&str, fn(&TraceContextError) -> bool)] = &[
-            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", |e| {
-                matches!(e, Shape(_))
-            }),
+        type Check = fn(&TraceContextError) -> bool;
+        let cases: &[(&str, Check)] = &[
+            (
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+                |e| matches!(e, Shape(_)),
+            ),
             (
                 "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
-                |e| matches!(e, NotHex { field: "trace-id", .. }),
+                |e| {
+                    matches!(
+                        e,
+                        NotHex {
+                            field: "trace-id",
+                            ..
+                        }
+                    )
+                },
             ),
-            ("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", |e| {
-                matches!(e, Version)
-            }),
-            ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", |e| {
-                matches!(e, Zero("trace-id"))
-            }),
-            ("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", |e| {
-                matches!(e, Zero("parent-id"))
-            }),
-            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-xyz", |e| {
-                matches!(e, Shape(_))
-            }),
-            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g", |e| {
-                matches!(e, NotHex { field: "trace-flags", .. })
-            }),
+            (
+                "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                |e| matches!(e, Version),
+            ),
+            (
+                "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+                |e| matches!(e, Zero("trace-id")),
+            ),
+            (
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+                |e| matches!(e, Zero("parent-id")),
+            ),
+            (
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-xyz",
+                |e| matches!(e, Shape(_)),
+            ),
+            (
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g",
+                |e| {
+                    matches!(
+                        e,
+                        NotHex {
+                            field: "trace-flags",
+                            ..
+                        }
+                    )
+                },
+            ),
         ];
         for (input, expected) in cases {
             let err = TraceContext::parse(input, None).unwrap_err();
@@ -378,7 +399,12 @@ mod tests {
         assert_eq!(cx.traceparent(), PARENT);
         assert_eq!(cx.tracestate(), None);
         let big = format!("a={}", "b".repeat(MAX_TRACESTATE_LEN));
-        assert_eq!(TraceContext::parse(PARENT, Some(&big)).unwrap().tracestate(), None);
+        assert_eq!(
+            TraceContext::parse(PARENT, Some(&big))
+                .unwrap()
+                .tracestate(),
+            None
+        );
     }
 
     #[test]
@@ -404,9 +430,8 @@ mod tests {
 
         let mut nats: Vec<(&str, String)> = Vec::new();
         cx.inject(|k, v| nats.push((k, v)));
-        let got = TraceContext::extract(|k| {
-            nats.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str())
-        });
+        let got =
+            TraceContext::extract(|k| nats.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str()));
         assert_eq!(got.unwrap().unwrap(), cx);
     }
 

@@ -82,7 +82,11 @@ impl ExportHealth {
             Ok(()) => {
                 self.exported.fetch_add(1, Ordering::Relaxed);
                 if std::mem::take(&mut state.failing) {
-                    tracing::info!(signal, endpoint, "telemetry: the OTLP endpoint answers again");
+                    tracing::info!(
+                        signal,
+                        endpoint,
+                        "telemetry: the OTLP endpoint answers again"
+                    );
                 }
             }
             Err(error) => {
@@ -270,13 +274,14 @@ mod grpc {
     fn metadata(config: &TelemetryConfig) -> Result<MetadataMap, TelemetryError> {
         let mut map = MetadataMap::new();
         for (name, value) in &config.headers {
-            let key = MetadataKey::from_bytes(name.to_ascii_lowercase().as_bytes()).map_err(|_| {
-                crate::error::ConfigError::Invalid {
-                    source_name: "headers",
-                    value: name.clone(),
-                    reason: "not a valid gRPC metadata key".into(),
-                }
-            })?;
+            let key =
+                MetadataKey::from_bytes(name.to_ascii_lowercase().as_bytes()).map_err(|_| {
+                    crate::error::ConfigError::Invalid {
+                        source_name: "headers",
+                        value: name.clone(),
+                        reason: "not a valid gRPC metadata key".into(),
+                    }
+                })?;
             let value = MetadataValue::try_from(value.as_str()).map_err(|_| {
                 crate::error::ConfigError::Invalid {
                     source_name: "headers",

@@ -34,8 +34,8 @@ pub const GEN_AI_DURATION_BUCKETS: [f64; 14] = [
 
 /// The buckets of `gen_ai.client.token.usage`, as the conventions specify them.
 pub const GEN_AI_TOKEN_BUCKETS: [f64; 14] = [
-    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0,
-    4194304.0, 16777216.0, 67108864.0,
+    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
+    16777216.0, 67108864.0,
 ];
 
 /// The buckets of a2e's call, workflow and node durations (seconds): from
@@ -321,8 +321,10 @@ impl Metrics {
     /// Cluster work queue `queue` holds `depth` messages.
     pub fn queue_depth(&self, queue: &str, depth: u64) {
         if let Some(i) = &self.inner {
-            i.queue_depth
-                .record(depth, &[KeyValue::new("a2e.cluster.queue", queue.to_owned())]);
+            i.queue_depth.record(
+                depth,
+                &[KeyValue::new("a2e.cluster.queue", queue.to_owned())],
+            );
         }
     }
 

@@ -30,13 +30,14 @@ pub(crate) fn parse_key_values(
                 reason: "the key is empty".into(),
             });
         }
-        let decoded = percent_decode_str(val.trim())
-            .decode_utf8()
-            .map_err(|_| ConfigError::Invalid {
-                source_name: var,
-                value: key.to_owned(),
-                reason: "the value is not UTF-8 once percent-decoded".into(),
-            })?;
+        let decoded =
+            percent_decode_str(val.trim())
+                .decode_utf8()
+                .map_err(|_| ConfigError::Invalid {
+                    source_name: var,
+                    value: key.to_owned(),
+                    reason: "the value is not UTF-8 once percent-decoded".into(),
+                })?;
         out.insert(key.to_owned(), decoded.into_owned());
     }
     Ok(out)
@@ -44,11 +45,14 @@ pub(crate) fn parse_key_values(
 
 /// A whole number of milliseconds (or a count).
 pub(crate) fn parse_u64(var: &'static str, value: &str) -> Result<u64, ConfigError> {
-    value.trim().parse().map_err(|e: std::num::ParseIntError| ConfigError::Invalid {
-        source_name: var,
-        value: value.to_owned(),
-        reason: e.to_string(),
-    })
+    value
+        .trim()
+        .parse()
+        .map_err(|e: std::num::ParseIntError| ConfigError::Invalid {
+            source_name: var,
+            value: value.to_owned(),
+            reason: e.to_string(),
+        })
 }
 
 /// `true` or `false`, any case.
@@ -71,7 +75,10 @@ pub(crate) fn parse_url(name: &'static str, value: &str) -> Result<String, Confi
         value: value.to_owned(),
         reason,
     };
-    let uri: http::Uri = value.trim().parse().map_err(|e: http::uri::InvalidUri| invalid(e.to_string()))?;
+    let uri: http::Uri = value
+        .trim()
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| invalid(e.to_string()))?;
     match uri.scheme_str() {
         Some("http" | "https") => {}
         _ => return Err(invalid("expected an http:// or https:// URL".into())),

@@ -206,49 +206,80 @@ impl<'a> SpanBuilder<'a> {
                     Some(name) => format!("invoke_workflow {name}"),
                     None => "invoke_workflow".to_owned(),
                 };
-                let span = op_span!(self.parent, "invoke_workflow",
-                    otel.name = span_name, otel.kind = "internal",
-                    gen_ai.operation.name = "invoke_workflow", gen_ai.workflow.name = name,
+                op_span!(
+                    self.parent,
+                    "invoke_workflow",
+                    otel.name = span_name,
+                    otel.kind = "internal",
+                    gen_ai.operation.name = "invoke_workflow",
+                    gen_ai.workflow.name = name,
                     a2e.workflow.kind = kind.as_str(),
-                    a2e.session.id = Empty, a2e.agent.id = Empty, a2e.chain.id = Empty,
-                    a2e.node.id = Empty);
-                span
+                    a2e.session.id = Empty,
+                    a2e.agent.id = Empty,
+                    a2e.chain.id = Empty,
+                    a2e.node.id = Empty
+                )
             }
             Kind::Agent(name) => {
-                let span = op_span!(self.parent, "invoke_agent",
-                    otel.name = format!("invoke_agent {name}"), otel.kind = "internal",
-                    gen_ai.operation.name = "invoke_agent", gen_ai.agent.name = name,
-                    gen_ai.provider.name = self.provider, gen_ai.request.model = self.model,
+                op_span!(
+                    self.parent,
+                    "invoke_agent",
+                    otel.name = format!("invoke_agent {name}"),
+                    otel.kind = "internal",
+                    gen_ai.operation.name = "invoke_agent",
+                    gen_ai.agent.name = name,
+                    gen_ai.provider.name = self.provider,
+                    gen_ai.request.model = self.model,
                     gen_ai.conversation.id = self.session,
-                    a2e.session.id = Empty, a2e.agent.id = Empty, a2e.chain.id = Empty,
-                    a2e.node.id = Empty);
-                span
+                    a2e.session.id = Empty,
+                    a2e.agent.id = Empty,
+                    a2e.chain.id = Empty,
+                    a2e.node.id = Empty
+                )
             }
             Kind::Chat(provider, model) => {
-                let span = op_span!(self.parent, "chat",
-                    otel.name = format!("chat {model}"), otel.kind = "client",
-                    gen_ai.operation.name = "chat", gen_ai.provider.name = provider,
-                    gen_ai.request.model = model, gen_ai.conversation.id = self.session,
-                    a2e.session.id = Empty, a2e.agent.id = Empty, a2e.chain.id = Empty,
-                    a2e.node.id = Empty);
-                span
+                op_span!(
+                    self.parent,
+                    "chat",
+                    otel.name = format!("chat {model}"),
+                    otel.kind = "client",
+                    gen_ai.operation.name = "chat",
+                    gen_ai.provider.name = provider,
+                    gen_ai.request.model = model,
+                    gen_ai.conversation.id = self.session,
+                    a2e.session.id = Empty,
+                    a2e.agent.id = Empty,
+                    a2e.chain.id = Empty,
+                    a2e.node.id = Empty
+                )
             }
             Kind::Tool(tool) => {
-                let span = op_span!(self.parent, "execute_tool",
-                    otel.name = format!("execute_tool {tool}"), otel.kind = "internal",
-                    gen_ai.operation.name = "execute_tool", gen_ai.tool.name = tool,
+                op_span!(
+                    self.parent,
+                    "execute_tool",
+                    otel.name = format!("execute_tool {tool}"),
+                    otel.kind = "internal",
+                    gen_ai.operation.name = "execute_tool",
+                    gen_ai.tool.name = tool,
                     gen_ai.tool.call.id = self.tool_call_id,
-                    a2e.session.id = Empty, a2e.agent.id = Empty, a2e.chain.id = Empty,
-                    a2e.node.id = Empty);
-                span
+                    a2e.session.id = Empty,
+                    a2e.agent.id = Empty,
+                    a2e.chain.id = Empty,
+                    a2e.node.id = Empty
+                )
             }
             Kind::Step(kind, id) => {
-                let span = op_span!(self.parent, "step",
-                    otel.name = format!("{kind} {id}"), otel.kind = "internal",
+                op_span!(
+                    self.parent,
+                    "step",
+                    otel.name = format!("{kind} {id}"),
+                    otel.kind = "internal",
                     a2e.node.kind = kind,
-                    a2e.session.id = Empty, a2e.agent.id = Empty, a2e.chain.id = Empty,
-                    a2e.node.id = Empty);
-                span
+                    a2e.session.id = Empty,
+                    a2e.agent.id = Empty,
+                    a2e.chain.id = Empty,
+                    a2e.node.id = Empty
+                )
             }
         };
         for (field, value) in [

@@ -11,7 +11,9 @@ use opentelemetry::trace::TracerProvider;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::resource::TelemetryResourceDetector;
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
+};
 use tracing::Subscriber;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
@@ -96,7 +98,9 @@ impl Telemetry {
     /// first for the standard variables). Off: a disabled handle, no threads,
     /// no exporters. With `protocol = "grpc"` it must run inside a Tokio runtime.
     pub fn init(config: &TelemetryConfig) -> Result<(Telemetry, TelemetryGuard), TelemetryError> {
-        let health = Arc::new(ExportHealth::new(config.headers.values().cloned().collect()));
+        let health = Arc::new(ExportHealth::new(
+            config.headers.values().cloned().collect(),
+        ));
         if !config.is_enabled() {
             let guard = TelemetryGuard {
                 tracer_provider: None,
@@ -115,8 +119,12 @@ impl Telemetry {
             Exporter::None => None,
             Exporter::Otlp => {
                 let url = config.traces_url()?;
-                let exporter =
-                    Watched::new(export::span_exporter(config)?, "traces", &url, health.clone());
+                let exporter = Watched::new(
+                    export::span_exporter(config)?,
+                    "traces",
+                    &url,
+                    health.clone(),
+                );
                 let batch = BatchConfigBuilder::default()
                     .with_max_queue_size(config.batch.max_queue_size)
                     .with_max_export_batch_size(config.batch.max_export_batch_size)
@@ -149,8 +157,12 @@ impl Telemetry {
             .with_reader(prometheus);
         if config.metrics_exporter == Exporter::Otlp {
             let url = config.metrics_url()?;
-            let exporter =
-                Watched::new(export::metric_exporter(config)?, "metrics", &url, health.clone());
+            let exporter = Watched::new(
+                export::metric_exporter(config)?,
+                "metrics",
+                &url,
+                health.clone(),
+            );
             meters = meters.with_reader(
                 PeriodicReader::builder(exporter)
                     .with_interval(Duration::from_millis(config.metrics_interval_ms))
