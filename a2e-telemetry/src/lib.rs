@@ -81,6 +81,6 @@ pub use content::{MAX_CONTENT_BYTES, REDACTED, is_secret_key};
 pub use context::{TraceContext, TraceContextError};
 pub use error::{ConfigError, TelemetryError};
 pub use export::{ExportStats, WARN_INTERVAL};
-pub use metrics::{CallKind, Gauged, Metrics, ModelCall};
+pub use metrics::{CallKind, Gauged, Metrics, ModelCall, Timer};
 pub use spans::{OpSpan, Parent, Protocol, SPAN_TARGET, SpanBuilder, WorkflowKind};
 pub use telemetry::{PROMETHEUS_CONTENT_TYPE, SHUTDOWN_TIMEOUT, Telemetry, TelemetryGuard};

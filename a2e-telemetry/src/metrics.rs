@@ -21,7 +21,7 @@
 //! arguments are never attributes (they would make a series per call).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter, UpDownCounter};
@@ -198,6 +198,16 @@ impl Metrics {
         self.inner.is_some()
     }
 
+    /// A clock for one call, read only when metrics are on (off, no clock
+    /// is read): `timer.call(...)` when the call ends.
+    #[inline]
+    pub fn timer(&self) -> Timer<'_> {
+        Timer {
+            metrics: self,
+            start: self.inner.as_ref().map(|_| Instant::now()),
+        }
+    }
+
     /// A request of `kind` (`tool/call`, `chain/req`, `tools/call`…) was
     /// answered with `outcome` ([`OK`] or an error code).
     #[inline]
@@ -333,6 +343,44 @@ impl Metrics {
         if let Some(i) = &self.inner {
             i.redeliveries
                 .add(1, &[KeyValue::new("a2e.cluster.queue", queue.to_owned())]);
+        }
+    }
+}
+
+/// The start of a call, for its duration metric ([`Metrics::timer`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Timer<'a> {
+    metrics: &'a Metrics,
+    start: Option<Instant>,
+}
+
+impl Timer<'_> {
+    /// Time since the timer started (`None` with metrics off).
+    pub fn elapsed(&self) -> Option<Duration> {
+        self.start.map(|s| s.elapsed())
+    }
+
+    /// Records [`Metrics::call`] with the time since the start.
+    #[inline]
+    pub fn call(self, kind: CallKind, name: &str, outcome: &str) {
+        if let Some(elapsed) = self.elapsed() {
+            self.metrics.call(kind, name, outcome, elapsed);
+        }
+    }
+
+    /// Records [`Metrics::node`] with the time since the start.
+    #[inline]
+    pub fn node(self, kind: &str, outcome: &str) {
+        if let Some(elapsed) = self.elapsed() {
+            self.metrics.node(kind, outcome, elapsed);
+        }
+    }
+
+    /// Records [`Metrics::workflow`] with the time since the start.
+    #[inline]
+    pub fn workflow(self, kind: crate::WorkflowKind, outcome: &str) {
+        if let Some(elapsed) = self.elapsed() {
+            self.metrics.workflow(kind, outcome, elapsed);
         }
     }
 }

@@ -299,7 +299,7 @@ impl<'a> SpanBuilder<'a> {
         OpSpan {
             span,
             capture: inner.capture_content,
-            secrets: inner.secrets.clone(),
+            secrets: Some(inner.secrets.clone()),
         }
     }
 }
@@ -347,7 +347,7 @@ impl Telemetry {
 pub struct OpSpan {
     span: Span,
     capture: bool,
-    secrets: std::sync::Arc<[String]>,
+    secrets: Option<std::sync::Arc<[String]>>,
 }
 
 impl OpSpan {
@@ -355,8 +355,12 @@ impl OpSpan {
         OpSpan {
             span: Span::none(),
             capture: false,
-            secrets: std::sync::Arc::from(Vec::new()),
+            secrets: None,
         }
+    }
+
+    fn secrets(&self) -> &[String] {
+        self.secrets.as_deref().unwrap_or_default()
     }
 
     /// The `tracing` span: instrument the call's future with it
@@ -414,7 +418,7 @@ impl OpSpan {
             self.span.set_attribute("error.type", code.to_owned());
             self.span.set_attribute("a2e.error.code", code.to_owned());
             if !message.is_empty() {
-                let mut text = content::render_text(message, &self.secrets);
+                let mut text = content::render_text(message, self.secrets());
                 if text.len() > MAX_ERROR_MESSAGE {
                     let mut cut = MAX_ERROR_MESSAGE;
                     while !text.is_char_boundary(cut) {
@@ -459,7 +463,7 @@ impl OpSpan {
     fn content(&self, key: &'static str, value: &Value) {
         if self.capture && self.is_recording() {
             self.span
-                .set_attribute(key, content::render(value, &self.secrets));
+                .set_attribute(key, content::render(value, self.secrets()));
         }
     }
 }
