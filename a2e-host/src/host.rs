@@ -24,7 +24,7 @@ use crate::registry::{Registry, RegistryError};
 
 mod calls;
 mod handle;
-pub(crate) use calls::{Caller, SkillCallKind, ToolCallKind, panic_message};
+pub(crate) use calls::{Caller, NodeTrace, SkillCallKind, ToolCallKind, panic_message};
 
 pub use calls::{CANCEL_GRACE, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout};
 
@@ -40,6 +40,7 @@ pub struct Host {
     identities: Mutex<HashMap<String, Identity>>,
     memory: Option<Arc<Memory>>,
     providers: Option<Arc<a2e_llm::Providers>>,
+    telemetry: a2e_telemetry::Telemetry,
 }
 
 /// Why a host could not be built.
@@ -67,9 +68,17 @@ pub struct HostBuilder {
     errors: Vec<BuildError>,
     memory: Option<Arc<Memory>>,
     providers: Option<Arc<a2e_llm::Providers>>,
+    telemetry: a2e_telemetry::Telemetry,
 }
 
 impl HostBuilder {
+    /// Spans and metrics go to `telemetry` (set up by the binary with
+    /// [`a2e_telemetry::Telemetry::init`]); without it the host records none.
+    pub fn with_telemetry(mut self, telemetry: a2e_telemetry::Telemetry) -> Self {
+        self.telemetry = telemetry;
+        self
+    }
+
     /// Adds the built-in tools the configuration enables, and the memory tools
     /// unless `[memory] enabled = false`.
     pub fn with_builtins(self) -> Self {
@@ -153,9 +162,23 @@ impl HostBuilder {
             audit,
             identities: Mutex::new(HashMap::new()),
             memory,
+            telemetry: match &providers {
+                Some(p) => self.telemetry.with_secrets(provider_secrets(p)),
+                None => self.telemetry,
+            },
             providers,
         }))
     }
+}
+
+/// The provider keys and header values, cut out of anything telemetry records.
+fn provider_secrets(providers: &a2e_llm::Providers) -> Vec<String> {
+    providers
+        .names()
+        .filter_map(|name| providers.config(name))
+        .flat_map(|c| c.api_key.iter().chain(c.headers.values()))
+        .map(|secret| secret.expose().to_owned())
+        .collect()
 }
 
 impl Host {
@@ -167,7 +190,13 @@ impl Host {
             errors: Vec::new(),
             memory: None,
             providers: None,
+            telemetry: a2e_telemetry::Telemetry::disabled(),
         }
+    }
+
+    /// Where spans and metrics go (disabled unless the builder was given telemetry).
+    pub fn telemetry(&self) -> &a2e_telemetry::Telemetry {
+        &self.telemetry
     }
 
     /// The shared host this is (it lives in an `Arc` from its build on).

@@ -350,6 +350,13 @@ pub struct OpSpan {
     secrets: Option<std::sync::Arc<[String]>>,
 }
 
+impl Default for OpSpan {
+    /// A span that records nothing.
+    fn default() -> Self {
+        Self::disabled()
+    }
+}
+
 impl OpSpan {
     fn disabled() -> Self {
         OpSpan {
@@ -372,6 +379,12 @@ impl OpSpan {
     /// Whether anything is recorded.
     pub fn is_recording(&self) -> bool {
         !self.span.is_disabled()
+    }
+
+    /// Whether content is recorded (`capture_content`): ask before building
+    /// content only for [`OpSpan::arguments`] and the like.
+    pub fn captures_content(&self) -> bool {
+        self.capture && self.is_recording()
     }
 
     /// The trace context to send on with an outbound call made under this span.
