@@ -1,7 +1,11 @@
 //! Telemetry of the real `a2e` binary: a chain run over stdio exports its
 //! span tree over OTLP/HTTP to a receiver in this test (decoded with the
-//! official protobuf definitions) under the caller's `traceparent`; `/metrics`
-//! on the HTTP listener counts the calls made and asks for the bearer token.
+//! official protobuf definitions) under the caller's `traceparent`; an LLM
+//! skill against a scripted model server exports chat spans with token
+//! counts and never the provider key; `/metrics` on the HTTP listener counts
+//! the calls made and asks for the bearer token.
+
+mod llm_support;
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -26,6 +30,8 @@ const PARENT_ID: &str = "b7ad6b7169203331";
 struct Received {
     spans: Vec<Span>,
     metric_names: Vec<String>,
+    /// Every body as it came.
+    raw: Vec<Vec<u8>>,
 }
 
 /// An OTLP/HTTP receiver on a free loopback port, on a runtime of its own.
@@ -41,8 +47,9 @@ fn receiver() -> (String, Arc<Mutex<Received>>, tokio::runtime::Runtime) {
         .route(
             "/v1/traces",
             axum::routing::post(move |body: Bytes| async move {
-                let request = ExportTraceServiceRequest::decode(body).unwrap();
+                let request = ExportTraceServiceRequest::decode(body.clone()).unwrap();
                 let mut got = traces.lock().unwrap();
+                got.raw.push(body.to_vec());
                 for rs in request.resource_spans {
                     for ss in rs.scope_spans {
                         got.spans.extend(ss.spans);
@@ -54,8 +61,9 @@ fn receiver() -> (String, Arc<Mutex<Received>>, tokio::runtime::Runtime) {
         .route(
             "/v1/metrics",
             axum::routing::post(move |body: Bytes| async move {
-                let request = ExportMetricsServiceRequest::decode(body).unwrap();
+                let request = ExportMetricsServiceRequest::decode(body.clone()).unwrap();
                 let mut got = metrics.lock().unwrap();
+                got.raw.push(body.to_vec());
                 for rm in request.resource_metrics {
                     for sm in rm.scope_metrics {
                         got.metric_names
@@ -232,6 +240,104 @@ fn a_chain_over_stdio_is_one_trace_under_the_callers_traceparent() {
             got.metric_names
         );
     }
+}
+
+const SKILL: &str = r#"---
+name: summarise
+description: Summarise the notes
+tools: [grep]
+input_schema:
+  type: object
+  properties: { folder: { type: string } }
+max_turns: 3
+---
+Summarise the notes.
+"#;
+
+#[test]
+fn an_llm_skill_exports_chat_spans_with_tokens_and_never_the_key() {
+    use llm_support::{FAKE_KEY, Server, Workspace, provider, text, tool};
+    let (endpoint, got, _runtime) = receiver();
+    let ws = Workspace::new();
+    ws.skill("summarise", SKILL);
+    let server = Server::start(vec![
+        tool(
+            "call_7",
+            "grep",
+            json!({"pattern": "TODO", "path": "notes"}),
+        ),
+        text("Two TODOs."),
+    ]);
+    let config = ws.config(&provider("main", "openai", &server, ""));
+    let out = Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .arg("--config")
+        .arg(&config)
+        .args(["skill", "summarise", "--input", "{}"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    let got = got.lock().unwrap();
+    let spans = &got.spans;
+    let named = |name: &str| -> Vec<&Span> { spans.iter().filter(|s| s.name == name).collect() };
+    let agent = named("invoke_agent summarise");
+    assert_eq!(
+        agent.len(),
+        1,
+        "{:?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    let agent = agent[0];
+    assert_eq!(
+        attr(&agent.attributes, "gen_ai.operation.name").as_deref(),
+        Some("invoke_agent")
+    );
+    let chats = named("chat scripted-model");
+    assert_eq!(chats.len(), 2, "one chat span per model call");
+    for chat in &chats {
+        assert_eq!(chat.parent_span_id, agent.span_id);
+        assert_eq!(chat.trace_id, agent.trace_id);
+        assert_eq!(chat.kind, SpanKind::Client as i32);
+        assert_eq!(
+            attr(&chat.attributes, "gen_ai.provider.name").as_deref(),
+            Some("openai")
+        );
+        assert_eq!(
+            attr(&chat.attributes, "gen_ai.request.model").as_deref(),
+            Some("scripted-model")
+        );
+        assert_eq!(
+            attr(&chat.attributes, "gen_ai.usage.input_tokens").as_deref(),
+            Some("10")
+        );
+        assert_eq!(
+            attr(&chat.attributes, "gen_ai.usage.output_tokens").as_deref(),
+            Some("5")
+        );
+    }
+    let grep = named("execute_tool grep");
+    assert_eq!(grep.len(), 1);
+    assert_eq!(grep[0].parent_span_id, agent.span_id);
+    // The provider key is in no exported byte; content is off: no prompt either.
+    let contains = |needle: &str| {
+        got.raw
+            .iter()
+            .any(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+    };
+    assert!(!contains(FAKE_KEY));
+    assert!(!contains("Summarise the notes."));
+    assert!(!contains("Two TODOs."));
+    assert!(
+        got.metric_names
+            .iter()
+            .any(|n| n == "gen_ai.client.token.usage")
+    );
+    assert!(
+        got.metric_names
+            .iter()
+            .any(|n| n == "gen_ai.client.operation.duration")
+    );
 }
 
 fn free_port() -> u16 {

@@ -10,6 +10,7 @@ pub mod chain_skill;
 pub mod defaults;
 pub mod front_matter;
 pub mod llm_skill;
+mod llm_turns;
 pub mod ontheia_skill;
 pub mod program_skill;
 
