@@ -105,10 +105,17 @@ impl ToolPlugin for McpPlugin {
             let sink = sink.clone();
             async move { sink.emit(EventKind::PROGRESS, p.event_data()).await }.boxed()
         });
+        // The call's trace context goes on in `params._meta` (the MCP semantic
+        // conventions' place for it): the server's spans join the trace.
+        let mut meta = Map::new();
+        if let Some(trace) = a2e_telemetry::TraceContext::current() {
+            trace.to_meta(&mut meta);
+        }
         let options = CallOptions {
             timeout: ctx.remaining(),
             cancel: Some(ctx.cancel.clone()),
             progress: Some(progress),
+            meta,
         };
         let result = self.mounts.call(tool, args, options).await;
         if result.success {
@@ -223,6 +230,49 @@ impl ToolBackend for HostBackend {
     }
 
     async fn call_tool(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        progress: ProgressSink,
+        cancel: CancellationToken,
+        meta: Map<String, Value>,
+    ) -> ToolResult {
+        // A server span per `tools/call`, under the client's trace when its
+        // `_meta` carries one.
+        let op = self.request_span(&name, &meta);
+        let work = self.run_tool(name, arguments, progress, cancel);
+        if op.is_recording() {
+            let result = tracing::Instrument::instrument(work, op.span().clone()).await;
+            if !result.success {
+                let code = result.error_code.as_ref().map_or("tool_error", |c| c.as_str());
+                op.error(code, "");
+            }
+            result
+        } else {
+            work.await
+        }
+    }
+}
+
+impl HostBackend {
+    /// The span of one MCP `tools/call` served.
+    fn request_span(&self, tool: &str, meta: &Map<String, Value>) -> a2e_telemetry::OpSpan {
+        let telemetry = self.host.telemetry();
+        if !telemetry.traces_enabled() {
+            return a2e_telemetry::OpSpan::default();
+        }
+        let remote = a2e_telemetry::TraceContext::from_meta(meta).and_then(Result::ok);
+        let mut builder = telemetry
+            .request(a2e_telemetry::Protocol::Mcp, "tools/call")
+            .target(tool)
+            .session(&self.session_id);
+        if let Some(remote) = &remote {
+            builder = builder.parent(a2e_telemetry::Parent::Remote(remote));
+        }
+        builder.start()
+    }
+
+    async fn run_tool(
         &self,
         name: String,
         arguments: Map<String, Value>,

@@ -58,6 +58,9 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Receives progress notifications.
     pub progress: Option<ProgressFn>,
+    /// Entries for the request's `params._meta` (the caller's W3C trace
+    /// context: `traceparent`, `tracestate`).
+    pub meta: Map<String, Value>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -66,6 +69,7 @@ impl std::fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
+            .field("meta", &self.meta.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -80,6 +84,12 @@ impl CallOptions {
     /// With a cancellation token.
     pub fn cancel(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// With an entry of the request's `params._meta`.
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta.insert(key.into(), value.into());
         self
     }
 

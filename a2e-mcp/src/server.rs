@@ -81,13 +81,16 @@ pub trait ToolBackend: Send + Sync + 'static {
 
     /// Runs a tool. `progress` forwards events to the client as
     /// `notifications/progress` (when it asked for them); `cancel` fires when
-    /// the client sends `notifications/cancelled` or goes away.
+    /// the client sends `notifications/cancelled` or goes away; `meta` is the
+    /// request's `params._meta` (a W3C `traceparent` and `tracestate` among
+    /// its entries, when the client traces).
     fn call_tool(
         &self,
         name: String,
         arguments: Map<String, Value>,
         progress: ProgressSink,
         cancel: CancellationToken,
+        meta: Map<String, Value>,
     ) -> impl Future<Output = ToolResult> + Send;
 }
 
@@ -230,9 +233,20 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         let sink = ProgressSink::for_peer(context.peer.clone(), context.meta.get_progress_token());
         let name: Cow<'static, str> = request.name;
         let args = request.arguments.unwrap_or_default();
+        // The request's `_meta`, wherever the service put it.
+        let mut meta = context.meta.0.0.clone();
+        if let Some(own) = request.meta {
+            meta.extend(own.0.0);
+        }
         let result = self
             .backend
-            .call_tool(name.into_owned(), args, sink.clone(), context.ct.clone())
+            .call_tool(
+                name.into_owned(),
+                args,
+                sink.clone(),
+                context.ct.clone(),
+                meta,
+            )
             .await;
         sink.flush().await;
         Ok(CallToolResponse::Complete(to_mcp_result(&result)))

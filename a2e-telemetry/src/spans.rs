@@ -100,6 +100,7 @@ pub struct SpanBuilder<'a> {
     tool_call_id: Option<&'a str>,
     provider: Option<&'a str>,
     model: Option<&'a str>,
+    target: Option<&'a str>,
 }
 
 macro_rules! op_span {
@@ -126,7 +127,15 @@ impl<'a> SpanBuilder<'a> {
             tool_call_id: None,
             provider: None,
             model: None,
+            target: None,
         }
+    }
+
+    /// What a request is about (an MCP `tools/call`'s tool): the request
+    /// span is named `{method} {target}`.
+    pub fn target(mut self, target: &'a str) -> Self {
+        self.target = Some(target);
+        self
     }
 
     /// Where the span hangs (default: under the current span).
@@ -191,8 +200,12 @@ impl<'a> SpanBuilder<'a> {
         };
         let span = match self.kind {
             Kind::Request(protocol, method) => {
+                let name = match self.target {
+                    Some(target) => format!("{method} {target}"),
+                    None => method.to_owned(),
+                };
                 let span = op_span!(self.parent, "request",
-                    otel.name = method, otel.kind = "server",
+                    otel.name = name, otel.kind = "server",
                     a2e.request.type = Empty, mcp.method.name = Empty, a2e.request.id = Empty,
                     a2e.session.id = Empty, a2e.agent.id = Empty);
                 match protocol {

@@ -200,9 +200,13 @@ impl Inner {
         let limit = options.timeout.map_or(self.config.call_timeout(), |t| {
             t.min(self.config.call_timeout())
         });
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new(tool.to_owned()).with_arguments(args),
-        ));
+        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        if !options.meta.is_empty() {
+            params.meta = Some(rmcp::model::RequestMetaObject(rmcp::model::MetaObject(
+                options.meta.clone(),
+            )));
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let (tx, mut progress_rx) = mpsc::unbounded_channel();
         let handle = conn
             .peer
