@@ -96,6 +96,9 @@ pub struct HostConfig {
     pub ontheia: OntheiaConfig,
     /// Plugin processes mounted as toolkits (`[[plugins]]`, see [`crate::plugins`]).
     pub plugins: Vec<PluginProcessConfig>,
+    /// OpenTelemetry traces and metrics (`[telemetry]`, off by default; the
+    /// `OTEL_*` variables apply over it; docs/observability.md).
+    pub telemetry: a2e_telemetry::TelemetryConfig,
 }
 
 impl Default for HostConfig {
@@ -119,6 +122,7 @@ impl Default for HostConfig {
             mcp: McpConfig::default(),
             ontheia: OntheiaConfig::default(),
             plugins: Vec::new(),
+            telemetry: a2e_telemetry::TelemetryConfig::default(),
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::registry::{Registry, RegistryError};
 mod calls;
 mod handle;
 mod options;
-pub(crate) use calls::{Caller, SkillCallKind, ToolCallKind, panic_message};
+pub(crate) use calls::{Caller, NodeTrace, SkillCallKind, ToolCallKind, panic_message};
 
 pub use calls::{CANCEL_GRACE, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout};
 pub use options::CallOptions;
@@ -44,6 +44,7 @@ pub struct Host {
     memory: Option<Arc<Memory>>,
     #[cfg(feature = "llm")]
     providers: Option<Arc<a2e_llm::Providers>>,
+    telemetry: a2e_telemetry::Telemetry,
 }
 
 /// Why a host could not be built.
@@ -73,9 +74,17 @@ pub struct HostBuilder {
     memory: Option<Arc<Memory>>,
     #[cfg(feature = "llm")]
     providers: Option<Arc<a2e_llm::Providers>>,
+    telemetry: a2e_telemetry::Telemetry,
 }
 
 impl HostBuilder {
+    /// Spans and metrics go to `telemetry` (set up by the binary with
+    /// [`a2e_telemetry::Telemetry::init`]); without it the host records none.
+    pub fn with_telemetry(mut self, telemetry: a2e_telemetry::Telemetry) -> Self {
+        self.telemetry = telemetry;
+        self
+    }
+
     /// Adds the built-in tools the configuration enables, and the memory tools
     /// unless `[memory] enabled = false` (or the host is built without its
     /// `memory` feature).
@@ -165,6 +174,13 @@ impl HostBuilder {
             #[cfg(feature = "memory")]
             memory: self.memory,
             #[cfg(feature = "llm")]
+            telemetry: match &providers {
+                Some(p) => self.telemetry.with_secrets(provider_secrets(p)),
+                None => self.telemetry,
+            },
+            #[cfg(not(feature = "llm"))]
+            telemetry: self.telemetry,
+            #[cfg(feature = "llm")]
             providers,
         }))
     }
@@ -199,6 +215,17 @@ fn refuse_missing_features(config: &HostConfig) -> Result<(), BuildError> {
     }
 }
 
+/// The provider keys and header values, cut out of anything telemetry records.
+#[cfg(feature = "llm")]
+fn provider_secrets(providers: &a2e_llm::Providers) -> Vec<String> {
+    providers
+        .names()
+        .filter_map(|name| providers.config(name))
+        .flat_map(|c| c.api_key.iter().chain(c.headers.values()))
+        .map(|secret| secret.expose().to_owned())
+        .collect()
+}
+
 impl Host {
     /// A builder over `config`.
     pub fn builder(config: HostConfig) -> HostBuilder {
@@ -210,7 +237,13 @@ impl Host {
             memory: None,
             #[cfg(feature = "llm")]
             providers: None,
+            telemetry: a2e_telemetry::Telemetry::disabled(),
         }
+    }
+
+    /// Where spans and metrics go (disabled unless the builder was given telemetry).
+    pub fn telemetry(&self) -> &a2e_telemetry::Telemetry {
+        &self.telemetry
     }
 
     /// The shared host this is (it lives in an `Arc` from its build on).

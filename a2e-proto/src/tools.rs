@@ -257,6 +257,14 @@ wire_message! {
         /// Ties the call to an agent turn.
         #[serde(default)]
         pub correlation_id: String = String::new(),
+        /// W3C trace context of the caller (`00-<trace id>-<span id>-<flags>`):
+        /// the request's spans join the caller's trace. Optional; an unusable
+        /// value starts a new trace (docs/observability.md).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub traceparent: String = String::new(),
+        /// The W3C `tracestate` that goes with `traceparent`. Optional.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub tracestate: String = String::new(),
         /// Emit `tool/event`s before the response.
         #[serde(default)]
         pub streaming: bool = false,

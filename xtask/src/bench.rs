@@ -1,4 +1,4 @@
-//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in [`BENCHES`], and `structures`: chain, dag, transport, mcp, ontheia, repair, memory, llm, sandbox).
+//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in [`BENCHES`], and `structures`: chain, dag, transport, mcp, ontheia, repair, memory, llm, sandbox, telemetry).
 
 const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),
@@ -11,6 +11,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("memory", "a2e-memory", "bench_memory"),
     ("llm", "a2e-llm", "bench_llm"),
     ("sandbox", "a2e-sandbox", "bench_sandbox"),
+    ("telemetry", "a2e-telemetry", "bench_telemetry"),
 ];
 
 /// Runs the named benchmarks.
@@ -25,7 +26,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .collect();
     if selected.is_empty() {
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, structures, dag, transport, mcp, ontheia, repair, memory, llm, sandbox, all"
+            "unknown benchmark `{which}`; choose one of: chain, structures, dag, transport, mcp, ontheia, repair, memory, llm, sandbox, telemetry, all"
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use a2e_host::config::HostConfig;
 use a2e_host::{Host, transport};
+use a2e_telemetry::{Telemetry, TelemetryGuard};
 
 use super::{Cli, Command};
 
@@ -40,14 +41,27 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
     Ok(config)
 }
 
+/// Telemetry as `[telemetry]` and the `OTEL_*` variables say (off by default).
+pub fn telemetry(cli: &Cli) -> Result<(Telemetry, TelemetryGuard), String> {
+    let config = match &cli.config {
+        Some(_) => load_config(cli)?.telemetry,
+        None => a2e_telemetry::TelemetryConfig::default(),
+    };
+    let config = config.with_env().map_err(|e| e.to_string())?;
+    Telemetry::init(&config).map_err(|e| e.to_string())
+}
+
 /// The host of `cli`: built-ins, memory, skills, the plugin processes and the
 /// MCP servers of the configuration, mounted (the `eager` servers started and listed).
-async fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
+async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String> {
     let config = load_config(cli)?;
     let servers = config.mcp.servers.clone();
-    let mut builder = a2e_host::plugins::with_plugin_processes(
-        a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins()),
-    );
+    let mut builder =
+        a2e_host::plugins::with_plugin_processes(a2e_host::skills::builder_with_skills(
+            Host::builder(config)
+                .with_telemetry(telemetry)
+                .with_builtins(),
+        ));
     if !servers.is_empty() {
         let mut reserved: std::collections::HashSet<String> = a2e_host::builtins::definitions()
             .into_iter()
@@ -83,7 +97,7 @@ async fn install_sandbox() {
 }
 
 /// Runs the parsed command.
-pub async fn run(cli: Cli) -> ExitCode {
+pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
     if let Command::Mcp { command } = &cli.command {
         // Setting a server up: inspect it even when it does not work yet.
         return match load_config(&cli) {
@@ -103,7 +117,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     ) {
         install_sandbox().await;
     }
-    let host = match build_host(&cli).await {
+    let host = match build_host(&cli, telemetry).await {
         Ok(h) => h,
         Err(e) => return fail(e),
     };

@@ -194,7 +194,6 @@ pub enum MemoryCommand {
 /// Parses arguments and runs the command.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -205,18 +204,40 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = runtime.block_on(commands::run(cli));
+    // Telemetry (`[telemetry]` and the OTEL_* variables) before the first log
+    // line: its layer joins the subscriber. Inside the runtime: the gRPC
+    // exporter lives on it.
+    let (telemetry, guard) = match runtime.block_on(async { commands::telemetry(&cli) }) {
+        Ok(set_up) => set_up,
+        Err(e) => {
+            eprintln!("a2e: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    init_logging(telemetry.layer());
+    let code = runtime.block_on(commands::run(cli, telemetry));
+    // The last spans and metrics go out while the runtime still runs.
+    drop(guard);
     // A blocking read of stdin may still be parked on a runtime thread; do not wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     code
 }
 
-fn init_logging() {
-    use tracing_subscriber::EnvFilter;
+type OtelLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+
+/// Log lines to stderr (`A2E_LOG`, default `warn`), and the OpenTelemetry
+/// layer when telemetry is on (its own filter: the spans of `a2e_telemetry`).
+fn init_logging(otel: Option<OtelLayer>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer};
     let filter = EnvFilter::try_from_env("A2E_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        .with_filter(filter);
+    let _ = tracing_subscriber::registry()
+        .with(otel)
+        .with(fmt)
         .try_init();
 }

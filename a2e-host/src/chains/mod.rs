@@ -21,6 +21,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use a2e_telemetry::{OpSpan, WorkflowKind};
+
 use crate::error::{HostError, HostResult};
 use crate::host::{CallOptions, Host};
 use crate::outbound::{EventStream, Outbound};
@@ -37,9 +39,50 @@ mod tests;
 pub use runner::HostRunner;
 
 /// The engine for a session's chains: a request without a timeout gets the
-/// host's default chain timeout.
-fn engine(host: &Arc<Host>, session_id: &str) -> Engine {
-    Engine::new(HostRunner::new(host.clone(), session_id)).with_config(config(host))
+/// host's default chain timeout; the nodes' spans hang under `op`.
+fn engine(host: &Arc<Host>, session_id: &str, op: &OpSpan, chain_id: &str) -> Engine {
+    let mut runner = HostRunner::new(host.clone(), session_id);
+    if op.is_recording() {
+        runner = runner.traced(op.span().clone(), chain_id);
+    }
+    Engine::new(runner).with_config(config(host))
+}
+
+/// The span of chain `chain_id` (`invoke_workflow`) of `session_id`.
+fn chain_span(host: &Host, session_id: &str, chain_id: &str) -> OpSpan {
+    host.telemetry()
+        .workflow(WorkflowKind::Chain, None)
+        .chain(chain_id)
+        .session(session_id)
+        .start()
+}
+
+/// A finished chain on its span and in the metrics.
+fn record(op: &OpSpan, timer: a2e_telemetry::Timer<'_>, resp: &ChainResponse) {
+    let error = resp.error.as_ref();
+    let code = error
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_str)
+        .unwrap_or(ErrorCode::RUNTIME_ERROR.as_str());
+    if resp.success {
+        timer.workflow(WorkflowKind::Chain, a2e_telemetry::metrics::OK);
+    } else {
+        let message = error
+            .and_then(|e| e.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        op.error(code, message);
+        timer.workflow(WorkflowKind::Chain, code);
+    }
+}
+
+/// `fut` under `op`'s span when it records (no wrapper otherwise).
+async fn traced<F: std::future::Future>(op: &OpSpan, fut: F) -> F::Output {
+    if op.is_recording() {
+        tracing::Instrument::instrument(fut, op.span().clone()).await
+    } else {
+        fut.await
+    }
 }
 
 /// The chain configuration of `host`'s sessions.
@@ -100,8 +143,28 @@ pub async fn run_plan(
         }
     };
     let stream = stream.map(EventStream::into_sender);
-    let engine = engine(host, session_id);
     let req = plan.request();
+    let op = chain_span(host, session_id, &req.chain_id);
+    let timer = host.telemetry().metrics().timer();
+    let resp = traced(
+        &op,
+        run_plan_in(host, session_id, plan, stream, cancel, &op),
+    )
+    .await;
+    record(&op, timer, &resp);
+    resp
+}
+
+async fn run_plan_in(
+    host: &Arc<Host>,
+    session_id: &str,
+    plan: &Plan<'_>,
+    stream: Option<mpsc::Sender<Outbound>>,
+    cancel: &CancellationToken,
+    op: &OpSpan,
+) -> ChainResponse {
+    let req = plan.request();
+    let engine = engine(host, session_id, op, &req.chain_id);
     let Some(stream) = stream.filter(|_| req.streaming) else {
         // Not streaming: the events are not even built.
         return engine.run_plan(plan, (), cancel.clone()).await;
@@ -173,8 +236,12 @@ pub async fn run_chain(
             progress(event.progress.settled, event.progress.total, event.node_id);
         }
     };
-    engine(host, session_id)
-        .run(req, sink, cancel.clone())
+    let op = chain_span(host, session_id, &req.chain_id);
+    let timer = host.telemetry().metrics().timer();
+    let engine = engine(host, session_id, &op, &req.chain_id);
+    let resp = traced(&op, engine.run(req, sink, cancel.clone()))
         .await
-        .map_err(refusal)
+        .map_err(refusal)?;
+    record(&op, timer, &resp);
+    Ok(resp)
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::HostError;
-use crate::host::{Caller, Host, Identity, SkillCallKind, ToolCallKind};
+use crate::host::{Caller, Host, Identity, NodeTrace, SkillCallKind, ToolCallKind};
 
 /// Runs chain nodes on a host, within one session.
 pub struct HostRunner {
@@ -22,6 +22,10 @@ pub struct HostRunner {
     tool_requests: Mutex<Vec<Arc<ToolCallRequest>>>,
     /// Who the session acts for, looked up once per chain.
     identity: Identity,
+    /// The chain's span (disabled with telemetry off) and id: the nodes'
+    /// spans hang under it.
+    span: tracing::Span,
+    chain_id: String,
 }
 
 impl HostRunner {
@@ -32,7 +36,16 @@ impl HostRunner {
             host,
             session_id: session_id.to_owned(),
             tool_requests: Mutex::new(Vec::new()),
+            span: tracing::Span::none(),
+            chain_id: String::new(),
         }
+    }
+
+    /// The same runner, its nodes' spans under `span` of chain `chain_id`.
+    pub fn traced(mut self, span: tracing::Span, chain_id: &str) -> Self {
+        self.span = span;
+        self.chain_id = chain_id.to_owned();
+        self
     }
 
     /// The request calling tool `name` with `timeout`: made once, then
@@ -62,6 +75,7 @@ impl HostRunner {
         &'a self,
         cancel: &'a CancellationToken,
         deadline: Option<tokio::time::Instant>,
+        node_id: &'a str,
     ) -> Caller<'a> {
         Caller {
             session_id: &self.session_id,
@@ -70,6 +84,11 @@ impl HostRunner {
             cancel,
             deadline,
             full_result: false,
+            trace: (!self.span.is_disabled()).then_some(NodeTrace {
+                span: &self.span,
+                chain_id: &self.chain_id,
+                node_id,
+            }),
         }
     }
 }
@@ -113,6 +132,24 @@ fn outcome(success: bool, data: Value, code: ErrorCode, error: Option<String>) -
 
 impl NodeRunner for HostRunner {
     async fn run(&self, call: NodeCall) -> NodeResult {
+        let metrics = self.host.telemetry().metrics();
+        if !metrics.is_enabled() {
+            return self.run_node(call).await;
+        }
+        let timer = metrics.timer();
+        let kind = call.kind.clone();
+        let result = self.run_node(call).await;
+        let outcome = match &result {
+            Ok(_) => a2e_telemetry::metrics::OK,
+            Err(e) => e.code.as_str(),
+        };
+        timer.node(kind.as_str(), outcome);
+        result
+    }
+}
+
+impl HostRunner {
+    async fn run_node(&self, call: NodeCall) -> NodeResult {
         // The tool path inline, the others boxed: a runner's future is
         // allocated and moved per node, and the largest path sets its size
         // (the proc path would more than double it).
@@ -121,7 +158,22 @@ impl NodeRunner for HostRunner {
         } else if call.kind == NodeKind::SKILL {
             Box::pin(self.run_skill(call)).await
         } else if call.kind == NodeKind::PROC {
-            Box::pin(run_proc(&self.host, &self.session_id, call)).await
+            let op = self
+                .host
+                .telemetry()
+                .step("proc", &call.node_id)
+                .chain(&self.chain_id)
+                .parent(a2e_telemetry::Parent::Span(&self.span))
+                .start();
+            let result = Box::pin(tracing::Instrument::instrument(
+                run_proc(&self.host, &self.session_id, call),
+                op.span().clone(),
+            ))
+            .await;
+            if let Err(e) = &result {
+                op.error(e.code.as_str(), &e.message);
+            }
+            result
         } else {
             Err(NodeError::runtime(format!(
                 "node kind `{}` cannot be run by the host",
@@ -143,7 +195,7 @@ impl HostRunner {
         let result = self
             .host
             .call::<ToolCallKind>(
-                self.caller(&call.cancel, call.deadline),
+                self.caller(&call.cancel, call.deadline, &call.node_id),
                 &req,
                 call.input.into_map(),
             )
@@ -166,7 +218,7 @@ impl HostRunner {
         let result = self
             .host
             .call::<SkillCallKind>(
-                self.caller(&call.cancel, call.deadline),
+                self.caller(&call.cancel, call.deadline, &call.node_id),
                 &req,
                 call.input.into_map(),
             )

@@ -181,6 +181,20 @@ pub(crate) struct Caller<'a> {
     /// its data or error only: its plugin's events are dropped unseen and
     /// its duration is not measured.
     pub full_result: bool,
+    /// The span the call's span hangs under (a chain's), and the chain and
+    /// node the call runs for; without one, under the current span.
+    pub trace: Option<NodeTrace<'a>>,
+}
+
+/// Where a chain node's call sits in its chain's trace.
+#[derive(Clone, Copy)]
+pub(crate) struct NodeTrace<'a> {
+    /// The chain's span.
+    pub span: &'a tracing::Span,
+    /// The chain's id.
+    pub chain_id: &'a str,
+    /// The node's id.
+    pub node_id: &'a str,
 }
 
 impl<'a> Caller<'a> {
@@ -197,6 +211,7 @@ impl<'a> Caller<'a> {
             cancel,
             deadline: None,
             full_result: true,
+            trace: None,
         }
     }
 }
@@ -223,6 +238,18 @@ pub(crate) trait CallKind {
     type Result;
     /// `tool` or `skill`, for messages.
     const WHAT: &'static str;
+    /// The kind, for metrics.
+    const METRIC: a2e_telemetry::CallKind;
+
+    /// The call's span (`execute_tool {name}`, `invoke_agent {name}`).
+    fn span<'t>(
+        telemetry: &'t a2e_telemetry::Telemetry,
+        entry: &'t Self::Entry,
+    ) -> a2e_telemetry::SpanBuilder<'t>;
+    /// The entry's name.
+    fn name(entry: &Self::Entry) -> &str;
+    /// What the call returned, for a span that records content.
+    fn data(out: &Self::Output) -> &Value;
 
     /// Finds the entry and checks the request against it (refusals are `Err`).
     fn find(host: &Host, req: &Self::Req) -> HostResult<Self::Entry>;
@@ -288,6 +315,22 @@ impl CallKind for ToolCallKind {
     type Event = ToolEvent;
     type Result = ToolResult;
     const WHAT: &'static str = "tool";
+    const METRIC: a2e_telemetry::CallKind = a2e_telemetry::CallKind::Tool;
+
+    fn span<'t>(
+        telemetry: &'t a2e_telemetry::Telemetry,
+        entry: &'t ToolEntry,
+    ) -> a2e_telemetry::SpanBuilder<'t> {
+        telemetry.tool(&entry.def.name)
+    }
+
+    fn name(entry: &ToolEntry) -> &str {
+        &entry.def.name
+    }
+
+    fn data(out: &ToolOutput) -> &Value {
+        &out.data
+    }
 
     fn find(host: &Host, req: &ToolCallRequest) -> HostResult<ToolEntry> {
         host.registry
@@ -373,6 +416,22 @@ impl CallKind for SkillCallKind {
     type Event = SkillEvent;
     type Result = SkillResult;
     const WHAT: &'static str = "skill";
+    const METRIC: a2e_telemetry::CallKind = a2e_telemetry::CallKind::Skill;
+
+    fn span<'t>(
+        telemetry: &'t a2e_telemetry::Telemetry,
+        entry: &'t SkillEntry,
+    ) -> a2e_telemetry::SpanBuilder<'t> {
+        telemetry.agent(&entry.def.name)
+    }
+
+    fn name(entry: &SkillEntry) -> &str {
+        &entry.def.name
+    }
+
+    fn data(out: &SkillOutput) -> &Value {
+        &out.data
+    }
 
     fn find(host: &Host, req: &SkillCallRequest) -> HostResult<SkillEntry> {
         let entry = host
@@ -472,6 +531,33 @@ impl CallKind for SkillCallKind {
     }
 }
 
+/// The span of a call: under its chain's span when it runs for a node,
+/// else under the current span (the request's); its arguments when the
+/// span records content.
+fn call_span<K: CallKind>(
+    telemetry: &a2e_telemetry::Telemetry,
+    entry: &K::Entry,
+    session_id: &str,
+    trace: Option<NodeTrace<'_>>,
+    args: &Map<String, Value>,
+) -> a2e_telemetry::OpSpan {
+    if !telemetry.traces_enabled() {
+        return a2e_telemetry::OpSpan::default();
+    }
+    let mut builder = K::span(telemetry, entry).session(session_id);
+    if let Some(trace) = &trace {
+        builder = builder
+            .parent(a2e_telemetry::Parent::Span(trace.span))
+            .chain(trace.chain_id)
+            .node(trace.node_id);
+    }
+    let op = builder.start();
+    if op.captures_content() {
+        op.arguments(&Value::Object(args.clone()));
+    }
+    op
+}
+
 impl Host {
     /// Runs a call of kind `K` with `args` (the request's arguments, taken
     /// out of it by an owner, or a copy): lookup and checks, then the shared
@@ -544,7 +630,15 @@ impl Host {
         };
         let ctx = CallContext::for_identity(identity, spec.req_id, ctx_token, Some(deadline), sink)
             .with_correlation_id(spec.correlation_id);
+        let telemetry = &self.telemetry;
+        let timer = telemetry.metrics().timer();
+        let op = call_span::<K>(telemetry, &entry, caller.session_id, caller.trace, &args);
         let work = K::invoke(self, req, args, &entry, ctx);
+        let work: BoxFuture<'_, HostResult<K::Output>> = if op.is_recording() {
+            Box::pin(tracing::Instrument::instrument(work, op.span().clone()))
+        } else {
+            work
+        };
         let outcome = match own_token {
             None => AssertUnwindSafe(work)
                 .catch_unwind()
@@ -572,20 +666,31 @@ impl Host {
         };
         let events = collected.as_deref().map(take).unwrap_or_default();
         match outcome {
-            Ok(out) => Ok(K::success(
-                req,
-                out,
-                duration_ms,
-                events,
-                caller.full_result,
-            )),
-            Err(e) if e.is_refusal() => Err(e),
+            Ok(out) => {
+                op.result(K::data(&out));
+                timer.call(K::METRIC, K::name(&entry), a2e_telemetry::metrics::OK);
+                Ok(K::success(
+                    req,
+                    out,
+                    duration_ms,
+                    events,
+                    caller.full_result,
+                ))
+            }
+            Err(e) if e.is_refusal() => {
+                op.error(e.code().as_str(), &e.to_string());
+                timer.call(K::METRIC, K::name(&entry), e.code().as_str());
+                Err(e)
+            }
             Err(e) => {
                 let code = match &e {
                     HostError::Runtime(_) | HostError::Io { .. } | HostError::Tool(_) => K::FAILED,
                     other => other.code(),
                 };
-                Ok(K::failure(req, code, e.to_string(), duration_ms, events))
+                let message = e.to_string();
+                op.error(code.as_str(), &message);
+                timer.call(K::METRIC, K::name(&entry), code.as_str());
+                Ok(K::failure(req, code, message, duration_ms, events))
             }
         }
     }

@@ -223,8 +223,28 @@ async fn request_task(
         Message::ChainRequest(r) => r.correlation_id.clone(),
         _ => String::new(),
     };
+    let telemetry = session.host.telemetry();
+    let op = request_span(&session, &request, &msg_type, &req_id);
     let work = run_request(&session, request);
-    let audited = guarded(&session, &req_id, &msg_type, work).await;
+    let audited = if op.is_recording() {
+        tracing::Instrument::instrument(
+            guarded(&session, &req_id, &msg_type, work),
+            op.span().clone(),
+        )
+        .await
+    } else {
+        guarded(&session, &req_id, &msg_type, work).await
+    };
+    let outcome = if audited.success {
+        a2e_telemetry::metrics::OK
+    } else {
+        audited.error_code.as_str()
+    };
+    if !audited.success {
+        op.error(outcome, "");
+    }
+    telemetry.metrics().request(&msg_type, outcome);
+    drop(op);
     let audit = session.host.audit();
     if !audit.is_on() {
         return;
@@ -246,6 +266,51 @@ async fn request_task(
         arguments: audited.arguments,
         correlation_id,
     });
+}
+
+/// The span of one request (kind server), under the caller's trace when the
+/// request carries a usable `traceparent` (an unusable one starts a new
+/// trace, logged at debug level).
+fn request_span(
+    session: &Session,
+    request: &Message,
+    msg_type: &str,
+    req_id: &str,
+) -> a2e_telemetry::OpSpan {
+    let telemetry = session.host.telemetry();
+    if !telemetry.traces_enabled() {
+        return a2e_telemetry::OpSpan::default();
+    }
+    let (parent, state) = match request {
+        Message::ToolCallRequest(r) => (&r.traceparent, &r.tracestate),
+        Message::SkillCallRequest(r) => (&r.traceparent, &r.tracestate),
+        Message::ChainRequest(r) => (&r.traceparent, &r.tracestate),
+        _ => (&String::new(), &String::new()),
+    };
+    let remote = if parent.is_empty() {
+        None
+    } else {
+        let state = (!state.is_empty()).then_some(state.as_str());
+        a2e_telemetry::TraceContext::parse(parent, state)
+            .map_err(|e| tracing::debug!(session = %session.id, req_id, "traceparent ignored: {e}"))
+            .ok()
+    };
+    let agent = session
+        .state
+        .lock()
+        .map(|s| s.agent_id.clone())
+        .unwrap_or_default();
+    let mut builder = telemetry
+        .request(a2e_telemetry::Protocol::A2e, msg_type)
+        .session(&session.id)
+        .request_id(req_id);
+    if !agent.is_empty() {
+        builder = builder.agent_id(&agent);
+    }
+    if let Some(remote) = &remote {
+        builder = builder.parent(a2e_telemetry::Parent::Remote(remote));
+    }
+    builder.start()
 }
 
 /// The panic net: a panic anywhere in the work for a request still answers

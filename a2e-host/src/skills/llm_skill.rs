@@ -280,6 +280,12 @@ impl SkillPlugin for LlmSkills {
             .map_err(config_error)?;
         let cancel = call.ctx.cancel.child_token();
         let host = crate::Host::of(&call.host)?;
+        let turns = super::llm_turns::ChatTurns::new(
+            host.telemetry(),
+            self.providers.config(&model.provider).map(|c| c.kind),
+            &model.model,
+            &call.ctx.session_id,
+        );
         let tools = HostTools {
             specs: offered_tools(&host, &found.def),
             host,
@@ -308,7 +314,11 @@ impl SkillPlugin for LlmSkills {
         tracing::debug!(skill, provider = %model.provider, model = %model.model, tools = tools.specs.len(), "LLM skill starts");
         let (tx, mut rx) =
             tokio::sync::mpsc::unbounded_channel::<(EventKind, Map<String, Value>)>();
+        let observed = turns.as_ref();
         let sink = move |event: LoopEvent| {
+            if let Some(turns) = observed {
+                turns.observe(&event);
+            }
             let _ = tx.send(event.to_skill_event());
         };
         let ctx = call.ctx.clone();
@@ -323,7 +333,12 @@ impl SkillPlugin for LlmSkills {
             result
         };
         let (outcome, ()) = tokio::join!(run, forward);
-        let outcome = outcome.map_err(loop_error)?;
+        let outcome = outcome.map_err(loop_error);
+        if let Some(turns) = &turns {
+            let code = outcome.as_ref().err().map(HostError::code);
+            turns.end(code.as_ref().map(|c| c.as_str()));
+        }
+        let outcome = outcome?;
         let data = found.answer_data(&outcome.text)?;
         Ok(SkillOutput {
             data,

@@ -26,5 +26,8 @@ pub fn router(state: Arc<NetState>, protocols: Protocols) -> Router {
     if protocols.http {
         router = router.merge(http::routes(&state));
     }
+    if protocols.ws || protocols.http {
+        router = router.route("/metrics", axum::routing::get(net::metrics));
+    }
     router.with_state(state)
 }

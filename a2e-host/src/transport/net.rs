@@ -11,6 +11,7 @@
 //! | `POST /send` | HTTP: agent → host, one JSON message or NDJSON lines |
 //! | `GET /stream` | HTTP: host → agent as Server-Sent Events (`data:` lines) |
 //! | `DELETE /session` | HTTP: ends a session at once |
+//! | `GET /metrics` | both: the host's metrics as Prometheus text (404 with telemetry off) |
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -168,6 +169,34 @@ impl NetState {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .is_some_and(|presented| token_matches(expected, presented.trim()))
+    }
+}
+
+/// `GET /metrics`: the Prometheus text of the host's metrics, behind the
+/// same bearer token as every route; 404 when telemetry is off.
+pub(crate) async fn metrics(
+    axum::extract::State(state): axum::extract::State<Arc<NetState>>,
+    headers: HeaderMap,
+) -> axum::response::Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    if !state.authorized(&headers) {
+        return (StatusCode::UNAUTHORIZED, "missing or wrong bearer token\n").into_response();
+    }
+    match state.host.telemetry().prometheus_text() {
+        Some(text) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                a2e_telemetry::PROMETHEUS_CONTENT_TYPE,
+            )],
+            text,
+        )
+            .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            "telemetry is off ([telemetry] enabled = true turns it on)\n",
+        )
+            .into_response(),
     }
 }
 
