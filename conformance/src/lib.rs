@@ -40,18 +40,51 @@ use std::fmt;
 
 pub mod blackbox;
 pub mod catalog;
+pub mod check;
 pub mod child;
+pub mod cli;
+pub mod client;
 pub mod defaults;
 pub mod fixtures;
 pub mod framing;
+pub mod host;
 pub mod json;
+pub mod link;
+pub mod mutant;
 pub mod negative;
 pub mod positive;
+pub mod profile;
+pub mod report;
+pub mod runner;
+pub mod scenario;
 pub mod schemas;
+pub mod session;
 pub mod snapshots;
+pub mod wire;
 
 use catalog::Catalog;
 use schemas::Schemas;
+
+/// Every scenario of the host and client suites, as the catalog lists them.
+pub fn catalog_entries() -> Vec<report::Entry> {
+    let hosts = host::scenarios().into_iter().map(|s| report::Entry {
+        name: s.name,
+        area: s.area,
+        about: s.about,
+        on: s.on,
+        needs: s.needs,
+        checks: s.checks,
+    });
+    let clients = client::scenarios().into_iter().map(|s| report::Entry {
+        name: s.name,
+        area: s.area,
+        about: s.about,
+        on: s.on,
+        needs: s.needs,
+        checks: s.checks,
+    });
+    hosts.chain(clients).collect()
+}
 
 /// The result of one conformance check.
 #[derive(Debug, Clone, PartialEq, Eq)]
