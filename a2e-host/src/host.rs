@@ -16,15 +16,15 @@ use crate::audit::Audit;
 use crate::config::HostConfig;
 use crate::error::HostResult;
 use crate::memory::Memory;
+use crate::outbound::Outbound;
 pub use crate::plugin::Identity;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};
-use crate::session::Outbound;
 
 mod calls;
 mod handle;
-pub(crate) use calls::{Caller, SkillKind, ToolKind, panic_message};
+pub(crate) use calls::{Caller, SkillCallKind, ToolCallKind, panic_message};
 
 pub use calls::{CANCEL_GRACE, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout};
 
@@ -117,11 +117,11 @@ impl HostBuilder {
     }
 
     /// The model providers of the configuration (and of `A2E_LLM_*`, see
-    /// [`crate::skills::providers`]), built once and shared by LLM skills,
+    /// [`crate::llm::providers`]), built once and shared by LLM skills,
     /// Ontheia `llm` steps and the host.
     pub fn providers(&mut self) -> Result<Option<Arc<a2e_llm::Providers>>, String> {
         if self.providers.is_none() {
-            self.providers = Some(Arc::new(crate::skills::providers(&self.config)?));
+            self.providers = Some(Arc::new(crate::llm::providers(&self.config)?));
         }
         Ok(self.providers.clone())
     }
@@ -322,7 +322,7 @@ impl Host {
     ) -> HostResult<ToolResult> {
         let args = req.arguments.clone();
         let caller = calls::Caller::session(session_id, stream, cancel);
-        self.call::<calls::ToolKind>(caller, req, args).await
+        self.call::<calls::ToolCallKind>(caller, req, args).await
     }
 
     /// [`Host::call_tool`] for a caller that owns the request: its arguments
@@ -336,7 +336,7 @@ impl Host {
     ) -> HostResult<ToolResult> {
         let args = std::mem::take(&mut req.arguments);
         let caller = calls::Caller::session(session_id, stream, cancel);
-        self.call::<calls::ToolKind>(caller, &req, args).await
+        self.call::<calls::ToolCallKind>(caller, &req, args).await
     }
 
     /// `skill/call`: checks status and arguments, runs under the timeout.
@@ -350,7 +350,7 @@ impl Host {
     ) -> HostResult<SkillResult> {
         let args = req.arguments.clone();
         let caller = calls::Caller::session(session_id, stream, cancel);
-        self.call::<calls::SkillKind>(caller, req, args).await
+        self.call::<calls::SkillCallKind>(caller, req, args).await
     }
 
     /// [`Host::call_skill`] for a caller that owns the request: its arguments
@@ -364,7 +364,7 @@ impl Host {
     ) -> HostResult<SkillResult> {
         let args = std::mem::take(&mut req.arguments);
         let caller = calls::Caller::session(session_id, stream, cancel);
-        self.call::<calls::SkillKind>(caller, &req, args).await
+        self.call::<calls::SkillCallKind>(caller, &req, args).await
     }
 
     /// Records who session `session_id` acts for (at its handshake): calls of

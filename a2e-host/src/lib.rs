@@ -44,8 +44,6 @@
 )]
 
 pub mod acmp;
-#[cfg(feature = "cli")]
-pub mod allocator;
 pub mod audit;
 pub mod builtins;
 pub mod chains;
@@ -53,9 +51,11 @@ pub mod config;
 pub mod document;
 mod error;
 mod host;
+pub mod llm;
 pub mod mcp;
 pub mod memory;
 pub mod ontheia_host;
+pub mod outbound;
 pub mod plugin;
 pub mod proc;
 pub mod redact;

@@ -45,8 +45,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
+use crate::outbound::Outbound;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
-use crate::session::Outbound;
 
 /// Mounts the servers of `config`, starting and listing the `eager` ones
 /// (the others start on first use); `reserved` are the names the host's

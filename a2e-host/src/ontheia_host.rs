@@ -27,14 +27,14 @@ use crate::config::OntheiaAgent;
 use crate::host::Host;
 
 /// The host as an Ontheia backend for one run.
-pub struct HostBackend {
+pub struct OntheiaBackend {
     host: Arc<Host>,
     session_id: String,
     agent_id: String,
     user_id: String,
 }
 
-impl HostBackend {
+impl OntheiaBackend {
     /// A backend acting in session `session_id` (empty for the host's own runs)
     /// for `agent_id` and `user_id` (memory namespaces are checked against them).
     pub fn new(host: Arc<Host>, session_id: &str, agent_id: &str, user_id: &str) -> Self {
@@ -126,7 +126,7 @@ fn mcp_result(result: &a2e_proto::ToolResult) -> Value {
     })
 }
 
-impl Backend for HostBackend {
+impl Backend for OntheiaBackend {
     async fn llm(
         &self,
         req: LlmRequest,
@@ -283,7 +283,7 @@ impl Backend for HostBackend {
     }
 }
 
-impl HostBackend {
+impl OntheiaBackend {
     async fn memory(
         &self,
         tool: &str,
@@ -335,7 +335,7 @@ pub async fn run(
 ) -> Result<ontheia::RunOutcome, ontheia::RunError> {
     let agent_id = globals.agent_id.clone().unwrap_or_default();
     let user_id = globals.user_id.clone().unwrap_or_else(|| agent_id.clone());
-    let backend = HostBackend::new(host.clone(), session_id, &agent_id, &user_id);
+    let backend = OntheiaBackend::new(host.clone(), session_id, &agent_id, &user_id);
     let engine = ontheia::Engine::new(backend);
     engine
         .run(

@@ -3,7 +3,7 @@
 const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),
     ("dag", "acmp-dag", "bench_dag"),
-    ("transport", "a2e-host", "bench_transport"),
+    ("transport", "a2e-cli", "bench_transport"),
     ("transport", "a2e-client", "bench_client"),
     ("mcp", "a2e-mcp", "bench_mcp"),
     ("ontheia", "ontheia", "bench_ontheia"),

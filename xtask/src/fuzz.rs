@@ -1,13 +1,13 @@
 //! `cargo xtask fuzz --cases N [--seed S] [--out DIR] [--only session|decode]
 //! [--without TOOL,…]`: the hostile-input campaign outside CI, in release mode.
 //!
-//! - `session`: `a2e-host`'s `fuzz_many` drives real sessions with N generated cases
+//! - `session`: `a2e-cli`'s `fuzz_many` drives real sessions with N generated cases
 //!   (hostile lines over every message type and every conformance fixture) and checks
 //!   that every request gets exactly one answer, a final `ping` is answered and nothing
 //!   panics. It prints progress and `cases_per_s`; each failure is written to
 //!   `DIR/failure-<seed>-<case>.jsonl`. A case that kills the process (a stack overflow,
 //!   an abort) is the `current-<worker>.jsonl` it leaves, kept as `crash-….jsonl`.
-//!   Copy a fixture to `a2e-host/tests/fuzz_regressions/` and it is replayed by
+//!   Copy a fixture to `a2e-cli/tests/fuzz_regressions/` and it is replayed by
 //!   `cargo test` from then on.
 //! - `decode`: the decoder fuzzers of `a2e-proto`, `acmp-dag` and `ontheia` (its JSON
 //!   repair and document parser) with N cases each.
@@ -97,7 +97,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
                 "test",
                 "--release",
                 "-p",
-                "a2e-host",
+                "a2e-cli",
                 "--test",
                 "fuzz_session",
                 "--",
@@ -174,7 +174,7 @@ fn leftovers(o: &Options) -> String {
         return String::new();
     }
     format!(
-        "fixtures (copy one to a2e-host/tests/fuzz_regressions/ to keep it as a regression test; a crash-… file is one of the cases in flight when the process died):\n  {}",
+        "fixtures (copy one to a2e-cli/tests/fuzz_regressions/ to keep it as a regression test; a crash-… file is one of the cases in flight when the process died):\n  {}",
         found.join("\n  ")
     )
 }

@@ -10,6 +10,9 @@
 //! - `package` builds every library crate from its packaged form (as CI does).
 //! - `ci` runs everything CI runs: fmt, clippy, schema drift, tests, the typed-plugin
 //!   example, docs, packaging, conformance.
+//!
+//! Its tests (`cargo test -p xtask`) hold the tidy checks: `a2e-host`'s modules import
+//! only downward through its layers (`tidy.rs`).
 
 mod bench;
 mod ci;
@@ -18,6 +21,7 @@ mod fuzz;
 mod package;
 mod schema;
 mod structures;
+mod tidy;
 
 use std::process::ExitCode;
 

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
-use crate::session::Outbound;
+use crate::outbound::Outbound;
 use sink::LineSink;
 
 /// Priority of the chain plugin (a2e-core.md §6).

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::HostError;
-use crate::host::{Caller, Host, Identity, SkillKind, ToolKind};
+use crate::host::{Caller, Host, Identity, SkillCallKind, ToolCallKind};
 
 /// Runs chain nodes on a host, within one session.
 pub struct HostRunner {
@@ -142,7 +142,7 @@ impl HostRunner {
         let req = self.tool_request(&call.name, timeout);
         let result = self
             .host
-            .call::<ToolKind>(
+            .call::<ToolCallKind>(
                 self.caller(&call.cancel, call.deadline),
                 &req,
                 call.input.into_map(),
@@ -165,7 +165,7 @@ impl HostRunner {
         req.streaming = false;
         let result = self
             .host
-            .call::<SkillKind>(
+            .call::<SkillCallKind>(
                 self.caller(&call.cancel, call.deadline),
                 &req,
                 call.input.into_map(),

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Encoder;
 use tokio_util::sync::CancellationToken;
 
-use crate::session::Outbound;
+use crate::outbound::Outbound;
 
 /// Bytes of encoded events a streaming chain gathers at most before it
 /// hands them on although the engine is not about to wait.

@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Host;
 use crate::error::{HostError, HostResult};
+use crate::outbound::Outbound;
 use crate::plugin::{CallContext, EventSink, SkillCall, SkillOutput, ToolOutput};
 use crate::registry::{ArgsValidator, SkillEntry, ToolEntry};
-use crate::session::Outbound;
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
 pub const MAX_COLLECTED_EVENTS: usize = 1000;
@@ -279,9 +279,9 @@ macro_rules! numbered_event {
 }
 
 /// `tool/call`.
-pub(crate) struct ToolKind;
+pub(crate) struct ToolCallKind;
 
-impl CallKind for ToolKind {
+impl CallKind for ToolCallKind {
     type Req = ToolCallRequest;
     type Entry = ToolEntry;
     type Output = ToolOutput;
@@ -364,9 +364,9 @@ impl CallKind for ToolKind {
 }
 
 /// `skill/call`.
-pub(crate) struct SkillKind;
+pub(crate) struct SkillCallKind;
 
-impl CallKind for SkillKind {
+impl CallKind for SkillCallKind {
     type Req = SkillCallRequest;
     type Entry = SkillEntry;
     type Output = SkillOutput;

@@ -48,7 +48,7 @@ impl HostHandle for Host {
             nested(&mut req.id, &mut req.correlation_id, &mut req.timeout, ctx);
             let args = std::mem::take(&mut req.arguments);
             let caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
-            host.call::<calls::ToolKind>(caller, &req, args).await
+            host.call::<calls::ToolCallKind>(caller, &req, args).await
         })
     }
 
@@ -62,7 +62,7 @@ impl HostHandle for Host {
             nested(&mut req.id, &mut req.correlation_id, &mut req.timeout, ctx);
             let args = std::mem::take(&mut req.arguments);
             let caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
-            host.call::<calls::SkillKind>(caller, &req, args).await
+            host.call::<calls::SkillCallKind>(caller, &req, args).await
         })
     }
 

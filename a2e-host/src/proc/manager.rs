@@ -290,7 +290,7 @@ impl ProcManager {
         &self,
         session_id: &str,
         req: &ProcSpawnRequest,
-        out: mpsc::Sender<crate::session::Outbound>,
+        out: mpsc::Sender<crate::outbound::Outbound>,
     ) -> HostResult<ProcSpawnResponse> {
         let stdin_piped = match req.stdin_mode.as_str() {
             "" | "pipe" => true,

@@ -8,7 +8,6 @@
 
 mod auth;
 mod dispatch;
-mod outbound;
 
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
@@ -23,8 +22,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::host::Host;
 
+pub use crate::outbound::{Mark, Outbound};
 pub use auth::{loaded_capabilities, token_matches};
-pub use outbound::{Mark, Outbound};
 
 /// How many requests may wait for a slot, per allowed concurrent request,
 /// before the session stops reading (back-pressure).
@@ -101,9 +100,9 @@ impl Session {
     }
 
     /// Resolves once the transport has written everything this session sent
-    /// before the call (or is gone). See [`outbound::Mark`].
+    /// before the call (or is gone). See [`Mark`].
     pub(crate) async fn written(&self) {
-        let (mark, done) = outbound::Mark::new();
+        let (mark, done) = Mark::new();
         if self.out.send(Outbound::Mark(mark)).await.is_ok() {
             let _ = done.await;
         }

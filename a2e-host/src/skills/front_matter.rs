@@ -16,7 +16,7 @@
 //! The instructions (the system prompt of an LLM skill).
 //! ```
 //!
-//! The body decides the kind ([`SkillKind`]): a ```` ```chain ```` block makes a chain
+//! The body decides the kind ([`SkillFileKind`]): a ```` ```chain ```` block makes a chain
 //! skill, `command:` in the front matter a program skill (not served yet), anything else
 //! an LLM skill whose instructions are the body.
 
@@ -31,7 +31,7 @@ pub const MAX_SKILL_FILE_BYTES: usize = 1024 * 1024;
 
 /// What a skill file runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkillKind {
+pub enum SkillFileKind {
     /// A ```` ```chain ```` block in the body: an A2E chain.
     Chain,
     /// No chain block and no `command`: the agentic loop with the body as instructions.
@@ -42,14 +42,14 @@ pub enum SkillKind {
     Ontheia,
 }
 
-impl SkillKind {
+impl SkillFileKind {
     /// `chain`, `llm` or `program`.
     pub fn as_str(self) -> &'static str {
         match self {
-            SkillKind::Chain => "chain",
-            SkillKind::Llm => "llm",
-            SkillKind::Program => "program",
-            SkillKind::Ontheia => "ontheia",
+            SkillFileKind::Chain => "chain",
+            SkillFileKind::Llm => "llm",
+            SkillFileKind::Program => "program",
+            SkillFileKind::Ontheia => "ontheia",
         }
     }
 }
@@ -208,15 +208,15 @@ pub fn parse_file(text: &str, path: &Path) -> Result<SkillFile, String> {
 
 impl SkillFile {
     /// The kind the file declares.
-    pub fn kind(&self) -> SkillKind {
+    pub fn kind(&self) -> SkillFileKind {
         if self.front.command.is_some() {
-            SkillKind::Program
+            SkillFileKind::Program
         } else if fenced_block(&self.body, "ontheia").is_some() {
-            SkillKind::Ontheia
+            SkillFileKind::Ontheia
         } else if has_chain_block(&self.body) {
-            SkillKind::Chain
+            SkillFileKind::Chain
         } else {
-            SkillKind::Llm
+            SkillFileKind::Llm
         }
     }
 
@@ -382,16 +382,16 @@ mod tests {
     fn kinds_follow_the_body_and_the_command() {
         let p = Path::new("s.md");
         let llm = parse_file("---\nname: a\ndescription: b\n---\nDo it.\n", p).unwrap();
-        assert_eq!(llm.kind(), SkillKind::Llm);
+        assert_eq!(llm.kind(), SkillFileKind::Llm);
         let chain =
             parse_file("---\nname: a\ndescription: b\n---\n```chain\n{}\n```\n", p).unwrap();
-        assert_eq!(chain.kind(), SkillKind::Chain);
+        assert_eq!(chain.kind(), SkillFileKind::Chain);
         let prog = parse_file(
             "---\nname: a\ndescription: b\ncommand: [python3, x.py]\n---\n",
             p,
         )
         .unwrap();
-        assert_eq!(prog.kind(), SkillKind::Program);
+        assert_eq!(prog.kind(), SkillFileKind::Program);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! chain skills (a ```` ```chain ```` block in the body) and LLM skills (the body is the
 //! system prompt of the agentic loop), with default `arguments` merged under a call's.
 //!
-//! [`front_matter::SkillKind`] tells the kinds apart: a file with `command:` in its front
+//! [`front_matter::SkillFileKind`] tells the kinds apart: a file with `command:` in its front
 //! matter is a sandboxed program skill ([`program_skill`]), one with an ```` ```ontheia ````
 //! block an Ontheia chain ([`ontheia_skill`]).
 
@@ -15,21 +15,10 @@ pub mod program_skill;
 
 use std::path::{Path, PathBuf};
 
-use a2e_llm::{ProviderConfig, ProviderKind, Providers};
-
-use crate::config::HostConfig;
 use crate::host::{BuildError, HostBuilder};
 use chain_skill::ChainSkill;
-use front_matter::SkillKind;
+use front_matter::SkillFileKind;
 use llm_skill::LlmSkill;
-
-/// Environment variables that configure a provider named `env` when the configuration
-/// names none: the API root (OpenAI-compatible) and the model, and optionally its key.
-pub const ENV_BASE_URL: &str = "A2E_LLM_BASE_URL";
-/// See [`ENV_BASE_URL`]: the model.
-pub const ENV_MODEL: &str = "A2E_LLM_MODEL";
-/// See [`ENV_BASE_URL`]: the API key (optional).
-pub const ENV_API_KEY: &str = "A2E_LLM_API_KEY";
 
 /// A loaded skill file.
 #[derive(Debug, Clone)]
@@ -48,12 +37,12 @@ pub enum LoadedSkill {
 pub fn load_skill(text: &str, path: &Path) -> Result<LoadedSkill, String> {
     let file = front_matter::parse_file(text, path)?;
     match file.kind() {
-        SkillKind::Chain => chain_skill::from_file(&file, path).map(LoadedSkill::Chain),
-        SkillKind::Llm => LlmSkill::from_file(&file, path).map(LoadedSkill::Llm),
-        SkillKind::Program => {
+        SkillFileKind::Chain => chain_skill::from_file(&file, path).map(LoadedSkill::Chain),
+        SkillFileKind::Llm => LlmSkill::from_file(&file, path).map(LoadedSkill::Llm),
+        SkillFileKind::Program => {
             program_skill::ProgramSkill::from_file(&file, path).map(LoadedSkill::Program)
         }
-        SkillKind::Ontheia => {
+        SkillFileKind::Ontheia => {
             ontheia_skill::OntheiaSkill::from_file(&file, path).map(LoadedSkill::Ontheia)
         }
     }
@@ -91,30 +80,6 @@ pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<LoadedSkill>, String> {
         skills.push(load_skill(&text, &file)?);
     }
     Ok(skills)
-}
-
-/// The configured providers, plus a provider named `env` from [`ENV_BASE_URL`] /
-/// [`ENV_MODEL`] / [`ENV_API_KEY`] when the configuration names none and both are set.
-pub fn providers(config: &HostConfig) -> Result<Providers, String> {
-    providers_with_env(config, &|var| std::env::var(var).ok())
-}
-
-fn providers_with_env(
-    config: &HostConfig,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Providers, String> {
-    let mut configs = config.llm.providers.clone();
-    let set = |var: &str| env(var).filter(|v| !v.trim().is_empty());
-    if configs.is_empty()
-        && let (Some(_), Some(_)) = (set(ENV_BASE_URL), set(ENV_MODEL))
-    {
-        let mut c = ProviderConfig::new("env", ProviderKind::OpenAi, "", "");
-        c.base_url_env = Some(ENV_BASE_URL.into());
-        c.model_env = Some(ENV_MODEL.into());
-        c.api_key_env = set(ENV_API_KEY).map(|_| ENV_API_KEY.to_owned());
-        configs.push(c);
-    }
-    Providers::with_env(configs, env).map_err(|e| format!("[llm] {e}"))
 }
 
 /// Adds the skills found in the configuration's `skill_dirs` (relative to `root`) to a
@@ -191,20 +156,5 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("p.md") && err.contains("command"), "{err}");
-    }
-
-    #[test]
-    fn an_env_provider_only_when_none_is_configured() {
-        let config = HostConfig::default();
-        let env = |var: &str| match var {
-            ENV_BASE_URL => Some("http://127.0.0.1:9/v1".to_owned()),
-            ENV_MODEL => Some("m".to_owned()),
-            _ => None,
-        };
-        let p = providers_with_env(&config, &env).unwrap();
-        assert_eq!(p.names().collect::<Vec<_>>(), vec!["env"]);
-        assert_eq!(p.config("env").unwrap().base_url, "http://127.0.0.1:9/v1");
-        let p = providers_with_env(&config, &|_| None).unwrap();
-        assert_eq!(p.names().count(), 0);
     }
 }

@@ -8,7 +8,7 @@ pub(super) async fn supervise_proc(
     child: GroupChild,
     timeout: Option<Duration>,
     req_id: String,
-    out: mpsc::Sender<crate::session::Outbound>,
+    out: mpsc::Sender<crate::outbound::Outbound>,
 ) {
     let mut seq: u64 = 0;
     let event = |seq: u64, stream_type: StreamType, data: Map<String, Value>| ProcReadEvent {
@@ -37,7 +37,7 @@ pub(super) async fn supervise_proc(
         let out = out.clone();
         async move {
             // A receiver that went away just stops the stream; the process runs on.
-            let _ = out.send(crate::session::Outbound::Message(message)).await;
+            let _ = out.send(crate::outbound::Outbound::Message(message)).await;
         }
     })
     .await;
@@ -68,5 +68,5 @@ pub(super) async fn supervise_proc(
     }
     data.insert("state".into(), Value::String(state.to_string()));
     let ended = Message::from(event(seq, StreamType::KILLED, data));
-    let _ = out.send(crate::session::Outbound::Message(ended)).await;
+    let _ = out.send(crate::outbound::Outbound::Message(ended)).await;
 }

@@ -12,7 +12,7 @@ use tokio_util::codec::{Encoder, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::pipe::PipeRoom;
-use crate::session::Outbound;
+use crate::outbound::Outbound;
 
 /// How long output may still be written once the input side has closed the
 /// session (answers of calls that finished in the drain).

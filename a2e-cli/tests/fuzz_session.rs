@@ -200,7 +200,6 @@ fn fuzz_many() {
 
 /// The classes of the hostile-input report, each over the real binary
 /// (`a2e serve --stdio`): the exact answer, and the host alive afterwards.
-#[cfg(feature = "cli")]
 #[test]
 fn hostile_classes_over_the_binary() {
     use std::io::{BufRead, BufReader};

@@ -41,6 +41,8 @@
 //! the three `--only-*` chain modes `--nodes K` sets the chain's length
 //! (1000 by default).
 
+#[path = "../src/allocator.rs"]
+mod allocator;
 #[path = "bench_transport/client.rs"]
 mod client;
 #[path = "bench_transport/lines.rs"]
@@ -70,7 +72,7 @@ const IN_FLIGHT: usize = 64;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every process of the bench allocates as the `a2e` binary does.
-    a2e_host::allocator::tune();
+    allocator::tune();
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--serve") {
         return peers::serve(&flag_value::<String>(&args, "--serve").unwrap_or_default());

@@ -1,5 +1,6 @@
 //! `a2e`: the A2E host binary.
 
+mod allocator;
 mod cli;
 
 /// The host allocates and frees many short-lived JSON values per call and
@@ -14,7 +15,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const SANDBOX_EXEC: &str = "__sandbox-exec";
 
 fn main() -> std::process::ExitCode {
-    a2e_host::allocator::tune();
+    allocator::tune();
     // Before any thread exists: the wrapper may enter namespaces.
     let mut args = std::env::args_os().skip(1).peekable();
     if args.peek().is_some_and(|a| a == SANDBOX_EXEC) {

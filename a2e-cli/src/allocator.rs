@@ -1,4 +1,4 @@
-//! The `a2e` binary's allocator settings (mimalloc; the `cli` feature).
+//! The `a2e` binary's allocator settings (mimalloc).
 //!
 //! mimalloc returns freed memory to the kernel 10 ms after it was last used
 //! (version 2's default). A host that answers a large request every few tens
@@ -33,7 +33,8 @@ pub fn tune() {
 }
 
 /// The purge delay mimalloc uses now, in milliseconds.
-pub fn purge_delay_ms() -> std::ffi::c_long {
+#[cfg(test)]
+fn purge_delay_ms() -> std::ffi::c_long {
     #[allow(unsafe_code)]
     // SAFETY: reads an option by its id from mimalloc's own enum.
     unsafe {
