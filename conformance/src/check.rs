@@ -61,7 +61,7 @@ pub const fn should(id: &'static str, section: &'static str, rule: &'static str)
 }
 
 /// What a run found for one check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum Status {
     /// The rule held.
@@ -223,6 +223,14 @@ impl Recorder {
     /// Whether check `id` has a status yet.
     pub fn has(&self, id: &str) -> bool {
         self.found.contains_key(id)
+    }
+
+    /// Every status recorded so far, by check id.
+    pub fn statuses(&self) -> Vec<(String, Status)> {
+        self.found
+            .iter()
+            .map(|(id, st)| ((*id).to_owned(), st.clone()))
+            .collect()
     }
 
     /// Skips every check of the scenario for `reason`.

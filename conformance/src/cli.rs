@@ -165,7 +165,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             ExitCode::SUCCESS
         }
         other => match runtime() {
-            Ok(rt) => rt.block_on(run(other)),
+            Ok(rt) => {
+                let code = rt.block_on(run(other));
+                // A read of stdin blocks a runtime thread until the peer closes
+                // it; the run is over, so that thread is not waited for.
+                rt.shutdown_background();
+                code
+            }
             Err(e) => fail(&format!("cannot start the runtime: {e}")),
         },
     }

@@ -67,23 +67,9 @@ use schemas::Schemas;
 
 /// Every scenario of the host and client suites, as the catalog lists them.
 pub fn catalog_entries() -> Vec<report::Entry> {
-    let hosts = host::scenarios().into_iter().map(|s| report::Entry {
-        name: s.name,
-        area: s.area,
-        about: s.about,
-        on: s.on,
-        needs: s.needs,
-        checks: s.checks,
-    });
-    let clients = client::scenarios().into_iter().map(|s| report::Entry {
-        name: s.name,
-        area: s.area,
-        about: s.about,
-        on: s.on,
-        needs: s.needs,
-        checks: s.checks,
-    });
-    hosts.chain(clients).collect()
+    let mut all = host::entries();
+    all.extend(client::entries());
+    all
 }
 
 /// The result of one conformance check.

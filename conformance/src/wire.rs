@@ -7,13 +7,14 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::scenario::Transport;
 use crate::schemas::Schemas;
 
 /// The rules every message is held to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Rule {
     /// A JSON object.
     Object,
@@ -40,7 +41,7 @@ pub enum Rule {
 }
 
 /// Problems kept per rule (the first few), and how many messages were seen.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireLog {
     /// Messages inspected.
     pub messages: u64,
@@ -60,12 +61,37 @@ impl WireLog {
         }
     }
 
+    /// Adds what `other` saw.
+    pub fn merge(&mut self, other: &WireLog) {
+        self.messages += other.messages;
+        for (rule, (n, first)) in &other.problems {
+            let entry = self.problems.entry(*rule).or_default();
+            entry.0 += n;
+            for what in first {
+                if entry.1.len() < KEPT {
+                    entry.1.push(what.clone());
+                }
+            }
+        }
+    }
+
     /// `None` when `rule` held for every message; else how often it broke
     /// and the first few cases.
     pub fn broken(&self, rule: Rule) -> Option<String> {
         self.problems
             .get(&rule)
             .map(|(n, first)| format!("{n} message(s), e.g. {}", first.join(" | ")))
+    }
+}
+
+/// Records, for each `(check id, rule)`, whether every message of `log` kept
+/// the rule (failing when there were no messages to look at).
+pub fn report_rules(rec: &mut crate::check::Recorder, log: &WireLog, rules: &[(&str, Rule)]) {
+    for (id, rule) in rules {
+        match log.broken(*rule) {
+            None => rec.check(id, log.messages > 0, "messages to inspect", "none"),
+            Some(what) => rec.fail(id, format!("every one of {} messages", log.messages), what),
+        }
     }
 }
 

@@ -199,7 +199,7 @@ async fn join(cx: &mut Cx) -> Outcome {
         {"node_id": "a", "kind": "tool", "name": SLEEP, "input": {"ms": 300}},
         {"node_id": "b", "kind": "tool", "name": SLEEP, "input": {"ms": 300}},
         {"node_id": "j", "kind": "tool", "name": ECHO,
-         "input_map": {"text": "`joined`", "a": "a.output.slept", "b": "b.output.slept"}}
+         "input_map": {"text": "'joined'", "a": "a.output.slept", "b": "b.output.slept"}}
     ]);
     let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "a", "streaming": true}));
     let r = s.request(req).await?;

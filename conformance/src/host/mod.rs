@@ -56,6 +56,21 @@ pub fn scenarios() -> Vec<&'static HostScenario> {
     all
 }
 
+/// Every host scenario as the catalog lists it.
+pub fn entries() -> Vec<crate::report::Entry> {
+    scenarios()
+        .into_iter()
+        .map(|s| crate::report::Entry {
+            name: s.name,
+            area: s.area,
+            about: s.about,
+            on: s.on,
+            needs: s.needs,
+            checks: s.checks,
+        })
+        .collect()
+}
+
 /// The host under test.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
