@@ -73,7 +73,7 @@ fn fail(id: &str, next: &str, on_error: Option<&str>) -> Value {
 async fn on_error(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
     let nodes = json!([echo("ok", "bad"), fail("bad", "after", None), echo("after", "")]);
-    let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "ok"}));
+    let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "ok", "streaming": true}));
     let r = s.request(req).await?;
     let ph = phases(&r);
     cx.check("chains.on-error.abort", r.ty() == "chain/resp" && r.at("/success") == &json!(false), "chain/resp, success: false", r.show());
@@ -109,7 +109,7 @@ async fn on_error(cx: &mut Cx) -> Outcome {
     );
 
     let nodes = json!([fail("bad", "", Some("rescue")), echo("rescue", "")]);
-    let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "bad"}));
+    let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "bad", "streaming": true}));
     let r = s.request(req).await?;
     let ph = phases(&r);
     cx.check("chains.on-error.fallback", at(&ph, "rescue", "done").is_some(), "`rescue` runs", format!("{ph:?}"));
@@ -118,7 +118,7 @@ async fn on_error(cx: &mut Cx) -> Outcome {
     let nodes = json!([echo("fine", ""), echo("rescue", "")]);
     let mut nodes = nodes;
     nodes[0]["on_error"] = json!("rescue");
-    let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "fine"}));
+    let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "fine", "streaming": true}));
     let r = s.request(req).await?;
     let ph = phases(&r);
     cx.check(

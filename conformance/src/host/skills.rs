@@ -34,7 +34,7 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     Scenario {
         name: "skills/events",
         area: Area::Skills,
-        about: "Calls the echo skill with streaming left out, and with streaming: false.",
+        about: "Calls the echo skill with streaming left out, on, and off.",
         needs: &[Fixture::Cap("skill"), Fixture::Skill(SKILL)],
         on: On::All,
         checks: EVENTS,
@@ -262,9 +262,8 @@ async fn call(cx: &mut Cx) -> Outcome {
 
 async fn events(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
-    let call = s.req("skill/call/req", json!({"name": SKILL, "arguments": {"text": "events"}}));
-    let id = call["id"].as_str().unwrap_or_default().to_owned();
-    let r = s.request(call).await?;
+    let default = s.req("skill/call/req", json!({"name": SKILL, "arguments": {"text": "default"}}));
+    let r = s.request(default).await?;
     let skill_events = r.events.iter().filter(|e| e["type"] == "skill/event").count();
     cx.check(
         "skills.events.default-streaming",
@@ -272,6 +271,9 @@ async fn events(cx: &mut Cx) -> Outcome {
         "at least one skill/event",
         format!("{:?}", r.events.iter().map(|e| e["type"].clone()).collect::<Vec<_>>()),
     );
+    let call = s.req("skill/call/req", json!({"name": SKILL, "arguments": {"text": "events"}, "streaming": true}));
+    let id = call["id"].as_str().unwrap_or_default().to_owned();
+    let r = s.request(call).await?;
     let in_order = r
         .events
         .iter()

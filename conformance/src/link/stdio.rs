@@ -60,9 +60,24 @@ pub enum Stderr {
     Inherit,
 }
 
-/// Starts `command` (program and arguments) with `env` added, and links to
-/// its stdin and stdout.
+/// Starts `command` (program and arguments) with `env` added, in a process
+/// group of its own, and links to its stdin and stdout.
 pub fn spawn(command: &[String], env: &[(String, String)], stderr: Stderr) -> Result<Link, String> {
+    start(command, env, stderr, true)
+}
+
+/// [`spawn`] in this process's own group (a proxy whose group is killed
+/// kills its host with it).
+pub fn spawn_in_group(command: &[String], stderr: Stderr) -> Result<Link, String> {
+    start(command, &[], stderr, false)
+}
+
+fn start(
+    command: &[String],
+    env: &[(String, String)],
+    stderr: Stderr,
+    own_group: bool,
+) -> Result<Link, String> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| "an empty command".to_owned())?;
@@ -75,12 +90,17 @@ pub fn spawn(command: &[String], env: &[(String, String)], stderr: Stderr) -> Re
             Stderr::Discard => Stdio::null(),
             Stderr::Inherit => Stdio::inherit(),
         })
-        .process_group(0)
         .kill_on_drop(true);
+    if own_group {
+        cmd.process_group(0);
+    }
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    let pgid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .filter(|_| own_group);
     let stdin = child.stdin.take().ok_or("the child's stdin is not piped")?;
     let stdout = child.stdout.take().ok_or("the child's stdout is not piped")?;
     let mut link = over(stdout, stdin);
