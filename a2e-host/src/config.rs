@@ -26,6 +26,7 @@
 //! include_arguments = false
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -93,6 +94,8 @@ pub struct HostConfig {
     pub mcp: McpConfig,
     /// Ontheia documents: the agents `agent` steps delegate to (`[[ontheia.agents]]`).
     pub ontheia: OntheiaConfig,
+    /// Plugin processes mounted as toolkits (`[[plugins]]`, see [`crate::plugins`]).
+    pub plugins: Vec<PluginProcessConfig>,
 }
 
 impl Default for HostConfig {
@@ -115,6 +118,7 @@ impl Default for HostConfig {
             memory: MemoryConfig::default(),
             mcp: McpConfig::default(),
             ontheia: OntheiaConfig::default(),
+            plugins: Vec::new(),
         }
     }
 }
@@ -128,6 +132,29 @@ impl HostConfig {
             self.root.join(&self.data_dir)
         }
     }
+}
+
+/// One `[[plugins]]` entry: a program that serves A2E over stdio.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginProcessConfig {
+    /// The plugin's name: its toolkit, named in logs and errors.
+    pub name: String,
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// Environment variables set for it, over those `[commands] inherit_env` passes on.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Its working directory (default: the host's root).
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// How long its start and handshake may take, in seconds.
+    #[serde(default = "default_start_timeout")]
+    pub start_timeout_secs: u64,
+}
+
+fn default_start_timeout() -> u64 {
+    10
 }
 
 /// Model providers (see `docs/llm-skills.md`).

@@ -57,6 +57,7 @@ pub mod memory;
 pub mod ontheia_host;
 pub mod outbound;
 pub mod plugin;
+pub mod plugins;
 pub mod proc;
 pub mod redact;
 pub mod registry;

@@ -31,12 +31,14 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
     Ok(config)
 }
 
-/// The host of `cli`: built-ins, memory, skills, and the MCP servers of the
-/// configuration, mounted (the `eager` ones started and listed).
+/// The host of `cli`: built-ins, memory, skills, the plugin processes and the
+/// MCP servers of the configuration, mounted (the `eager` servers started and listed).
 async fn build_host(cli: &Cli) -> Result<Arc<Host>, String> {
     let config = load_config(cli)?;
     let servers = config.mcp.servers.clone();
-    let mut builder = a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins());
+    let mut builder = a2e_host::plugins::with_plugin_processes(
+        a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins()),
+    );
     if !servers.is_empty() {
         let mut reserved: std::collections::HashSet<String> = a2e_host::builtins::definitions()
             .into_iter()
