@@ -376,6 +376,11 @@ impl Session {
         }
     }
 
+    /// Whether the host has closed the connection.
+    pub fn is_closed(&self) -> bool {
+        self.link.is_closed()
+    }
+
     /// Closes the suite's side of the connection.
     pub fn close(&mut self) {
         self.link.close();

@@ -109,7 +109,7 @@ const PING: &[CheckDef] = &[
 
 const PARALLEL: &[CheckDef] = &[
     must("core.parallel.limit", "a2e-core §2", "no more than max_parallel requests of a session run at once"),
-    must("core.parallel.all-answered", "a2e-core §3", "each of many concurrent requests is answered, once"),
+    must("core.parallel.all-answered", "a2e-core §3", "each of many concurrent requests is answered (a result, or a refusal)"),
     should("core.parallel.concurrent", "a2e-core §2", "with max_parallel > 1, requests run concurrently"),
 ];
 
@@ -324,34 +324,35 @@ async fn max_parallel(cx: &mut Cx) -> Outcome {
     }
     let wait = Duration::from_millis(400 * (n + 1)) + s.wait;
     let mut peak = 0;
-    let mut answered = 0;
-    let mut bad = Vec::new();
+    let mut ran = 0;
+    let mut unanswered = Vec::new();
     for id in &ids {
-        let r = s.answer_within(id, wait).await?;
-        match r.at("/data/data/concurrent").as_u64() {
-            Some(c) if r.at("/data/success") == &json!(true) => {
-                answered += 1;
-                peak = peak.max(c);
+        match s.answer_within(id, wait).await {
+            Ok(r) => {
+                if let Some(c) = r.at("/data/data/concurrent").as_u64() {
+                    ran += 1;
+                    peak = peak.max(c);
+                }
             }
-            _ => bad.push(r.show()),
+            Err(e) => unanswered.push(e.0),
         }
     }
     s.settle().await?;
     cx.check(
         "core.parallel.all-answered",
-        answered == n && bad.is_empty(),
-        format!("{n} successful answers"),
-        format!("{answered}; others: {bad:?}"),
+        unanswered.is_empty(),
+        format!("an answer to each of {n} requests"),
+        format!("{unanswered:?}"),
     );
     cx.check(
         "core.parallel.limit",
-        peak <= s.max_parallel,
+        ran > 0 && peak <= s.max_parallel,
         format!("at most {} at once", s.max_parallel),
         format!("{peak} at once"),
     );
     cx.check(
         "core.parallel.concurrent",
-        s.max_parallel < 2 || peak >= 2,
+        ran > 0 && (s.max_parallel < 2 || peak >= 2),
         "at least 2 at once",
         format!("{peak} at once"),
     );

@@ -17,7 +17,7 @@ use crate::wire;
 /// The fixtures a host offers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Fixtures {
-    /// Capabilities the host accepted enabled.
+    /// Capabilities the host accepted enabled, or served when asked.
     pub caps: BTreeSet<String>,
     /// Tool names (deferred ones included).
     pub tools: BTreeSet<String>,
@@ -129,8 +129,12 @@ async fn run(env: &Arc<Env>, limit: Duration, found: &mut Fixtures) -> Result<()
             .filter_map(|c| c.get("capability").and_then(Value::as_str))
             .map(str::to_owned),
     );
+    // A capability counts as offered when accepted, or when its request is served.
     let list = s.req("tool/list/req", json!({}));
-    if let Ok(r) = s.request(list).await {
+    if let Ok(r) = s.request(list).await
+        && r.ty() == "tool/list/resp"
+    {
+        found.caps.insert("tools".into());
         found.tools.extend(names(r.at("/tools")));
     }
     let search = s.req(
@@ -141,7 +145,10 @@ async fn run(env: &Arc<Env>, limit: Duration, found: &mut Fixtures) -> Result<()
         found.tools.extend(names(r.at("/tools")));
     }
     let discover = s.req("skill/discover/req", json!({}));
-    if let Ok(r) = s.request(discover).await {
+    if let Ok(r) = s.request(discover).await
+        && r.ty() == "skill/discover/resp"
+    {
+        found.caps.insert("skill".into());
         found.skills.extend(names(r.at("/skills")));
     }
     let spawn = s.req(
@@ -153,13 +160,14 @@ async fn run(env: &Arc<Env>, limit: Duration, found: &mut Fixtures) -> Result<()
         && r.ty() == "proc/spawn/resp"
         && r.at("/ok") == &Value::Bool(true)
     {
-        let events = s
-            .events_until(&id, Duration::from_secs(5), |e| {
+        found.caps.insert("proc".into());
+        found.proc = true;
+        // Its end, when it comes as the spec says (the proc checks judge that).
+        let _ = s
+            .events_until(&id, Duration::from_secs(2), |e| {
                 wire::s(e, "/stream_type") == "killed"
             })
-            .await
-            .unwrap_or_default();
-        found.proc = events.iter().any(|e| wire::s(e, "/stream_type") == "killed");
+            .await;
     }
     Ok(())
 }

@@ -32,7 +32,7 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     Scenario {
         name: "proc/signals",
         area: Area::Proc,
-        about: "Reads the status of sleeping processes and ends them with SIGTERM, SIGKILL and SIGINT.",
+        about: "Asks about an unknown process, reads the status of sleeping processes and ends them with SIGTERM, SIGKILL and SIGINT.",
         needs: &[Fixture::Cap("proc"), Fixture::Proc],
         on: On::All,
         checks: SIGNALS,
@@ -71,6 +71,8 @@ const IO: &[CheckDef] = &[
 ];
 
 const SIGNALS: &[CheckDef] = &[
+    must("proc.status.unknown", "a2e-core §5", "proc/status of an unknown proc_id is refused (unknown_proc) or has a non-empty error"),
+    must("proc.kill.unknown", "a2e-core §5", "proc/kill of an unknown proc_id is refused (unknown_proc) or answered ok: false"),
     must("proc.status.running", "a2e-core §5", "a live process's status is running"),
     must("proc.status.all", "a2e-core §5", "proc/status/req with an empty proc_id covers every process of the session"),
     must("proc.kill.answered", "a2e-core §5", "proc/kill/req is answered with proc/kill/resp, ok: true"),
@@ -78,8 +80,6 @@ const SIGNALS: &[CheckDef] = &[
     must("proc.kill.state", "a2e-core §5", "an ended process's status is stopped, crashed or timedout"),
     must("proc.kill.sigkill", "a2e-core §5", "SIGKILL ends a process"),
     must("proc.kill.sigint", "a2e-core §5", "SIGINT ends a process"),
-    must("proc.status.unknown", "a2e-core §5", "proc/status of an unknown proc_id is refused (unknown_proc) or has a non-empty error"),
-    must("proc.kill.unknown", "a2e-core §5", "proc/kill of an unknown proc_id is refused (unknown_proc) or answered ok: false"),
 ];
 
 const LIMITS: &[CheckDef] = &[
@@ -275,6 +275,16 @@ async fn kill_and_wait(cx: &mut Cx, s: &mut Session, signal: &str, check: &str) 
 
 async fn signals(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
+    let st = status(&mut s, "conformance-no-such-proc").await?;
+    cx.check(
+        "proc.status.unknown",
+        (st.is_error() && st.code() == "unknown_proc") || !st.s("/error").is_empty(),
+        "an error unknown_proc, or a non-empty error",
+        st.show(),
+    );
+    let kill = s.req("proc/kill/req", json!({"proc_id": "conformance-no-such-proc", "signal": "SIGTERM"}));
+    let k = s.request(kill).await?;
+    cx.check("proc.kill.unknown", refused_or_not_ok(&k, "unknown_proc"), "an error unknown_proc, or ok: false", k.show());
     let first = sleeper(&mut s).await?;
     let second = sleeper(&mut s).await?;
     let st = status(&mut s, &first).await?;
@@ -301,16 +311,6 @@ async fn signals(cx: &mut Cx) -> Outcome {
     cx.check("proc.kill.sigkill", end_of(&events).is_some(), "a killed event after SIGKILL", format!("{} event(s)", events.len()));
     kill_and_wait(cx, &mut s, "SIGINT", "proc.kill.sigint").await?;
 
-    let st = status(&mut s, "conformance-no-such-proc").await?;
-    cx.check(
-        "proc.status.unknown",
-        (st.is_error() && st.code() == "unknown_proc") || !st.s("/error").is_empty(),
-        "an error unknown_proc, or a non-empty error",
-        st.show(),
-    );
-    let kill = s.req("proc/kill/req", json!({"proc_id": "conformance-no-such-proc", "signal": "SIGTERM"}));
-    let k = s.request(kill).await?;
-    cx.check("proc.kill.unknown", refused_or_not_ok(&k, "unknown_proc"), "an error unknown_proc, or ok: false", k.show());
     Ok(())
 }
 

@@ -167,7 +167,9 @@ impl HttpTarget {
         })
     }
 
-    /// `POST /session`: the new session's id.
+    /// `POST /session`: the new session's id, from the `X-Session-Id` header
+    /// (or, as the Python reference sends it, a JSON body's `session_id`;
+    /// `transport.http.session` checks for the header).
     pub async fn open_session(&self) -> Result<String, String> {
         let reply = self.call(Method::POST, "/session", None, Bytes::new()).await?;
         if !(200..300).contains(&reply.status) {
@@ -177,8 +179,12 @@ impl HttpTarget {
                 reply.body.trim()
             ));
         }
-        reply
-            .session
+        if let Some(id) = reply.session {
+            return Ok(id);
+        }
+        serde_json::from_str::<serde_json::Value>(&reply.body)
+            .ok()
+            .and_then(|v| v.get("session_id").and_then(|s| s.as_str()).map(str::to_owned))
             .ok_or_else(|| "POST /session: no X-Session-Id header".to_owned())
     }
 
