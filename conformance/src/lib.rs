@@ -40,18 +40,37 @@ use std::fmt;
 
 pub mod blackbox;
 pub mod catalog;
+pub mod check;
 pub mod child;
+pub mod cli;
+pub mod client;
 pub mod defaults;
 pub mod fixtures;
 pub mod framing;
+pub mod host;
 pub mod json;
+pub mod link;
+pub mod mutant;
 pub mod negative;
 pub mod positive;
+pub mod profile;
+pub mod report;
+pub mod runner;
+pub mod scenario;
 pub mod schemas;
+pub mod session;
 pub mod snapshots;
+pub mod wire;
 
 use catalog::Catalog;
 use schemas::Schemas;
+
+/// Every scenario of the host and client suites, as the catalog lists them.
+pub fn catalog_entries() -> Vec<report::Entry> {
+    let mut all = host::entries();
+    all.extend(client::entries());
+    all
+}
 
 /// The result of one conformance check.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,21 +1,53 @@
-//! `cargo xtask conformance`: one line per fixture and a closing `N passed, N failed`.
+//! `cargo xtask conformance`: the fixture replays, one line each and a
+//! closing `N passed, N failed`. With `host …`, `client …` or `list …` it is a
+//! front for the `a2e-conformance` binary: it builds it and runs it with
+//! those arguments (`--host CMD…` is `host -- CMD…`).
 
-/// Runs every conformance fixture; with `--host CMD…`, the black-box suite
-/// against that host command instead.
+use std::process::Command;
+
+/// The subcommands handed to `a2e-conformance`.
+const FORWARDED: &[&str] = &["host", "client", "list", "fixture-plugin", "client-driver"];
+
+/// Runs the fixture replays, or `a2e-conformance` with `args`.
 pub fn run(args: &[&str]) -> Result<(), String> {
-    let outcomes = match args.iter().position(|a| *a == "--host") {
-        Some(at) => {
-            let command: Vec<String> = args.iter().skip(at + 1).map(|s| (*s).to_owned()).collect();
-            if command.is_empty() {
+    match args.first() {
+        Some(first) if FORWARDED.contains(first) => forward(args),
+        Some(&"--host") => {
+            let mut forwarded = vec!["host", "--"];
+            forwarded.extend(args.iter().skip(1));
+            if forwarded.len() == 2 {
                 return Err(
                     "--host needs the host command, e.g. --host target/debug/a2e serve --stdio"
                         .into(),
                 );
             }
-            conformance::blackbox::run(&command)
+            forward(&forwarded)
         }
-        None => conformance::run_all(),
-    };
+        Some(other) => Err(format!(
+            "unknown argument `{other}` (host, client, list, or none for the fixture replays)"
+        )),
+        None => fixtures(),
+    }
+}
+
+/// Builds `a2e-conformance` and runs it with `args`.
+fn forward(args: &[&str]) -> Result<(), String> {
+    crate::cargo(&["build", "--quiet", "-p", "conformance", "--bin", "a2e-conformance"])?;
+    let program = crate::target_dir().join("debug").join("a2e-conformance");
+    let status = Command::new(&program)
+        .args(args)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("a2e-conformance {} failed ({status})", args.join(" ")))
+    }
+}
+
+/// Replays every conformance fixture.
+fn fixtures() -> Result<(), String> {
+    let outcomes = conformance::run_all();
     let mut failed = 0usize;
     for outcome in &outcomes {
         if outcome.passed {

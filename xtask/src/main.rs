@@ -2,7 +2,8 @@
 //!
 //! - `schema [--check]` writes the JSON Schemas of every wire type under `schemas/`, or
 //!   checks that the committed files match the code.
-//! - `conformance` replays the spec's wire examples and the negative fixtures, one line each.
+//! - `conformance` replays the spec's wire examples and the negative fixtures, one line each;
+//!   `conformance host|client|list …` runs the `a2e-conformance` binary with those arguments.
 //! - `bench <name|all>` runs a benchmark in release mode (JSON lines): chain, dag,
 //!   transport, mcp, ontheia, repair, memory, llm, sandbox; `bench structures` measures
 //!   the chain engine's own structures against std and foldhash peers.
@@ -30,7 +31,7 @@ fn usage() -> ExitCode {
         "usage: cargo xtask <task>\n\n\
          tasks:\n  \
          schema [--check]          write (or check) the committed JSON Schemas\n  \
-         conformance [--host CMD…] replay every fixture (or drive a host over stdio)\n  \
+         conformance [host|client|list …]\n                            replay every fixture (or run a2e-conformance)\n  \
          bench <name|all>          run a benchmark (JSON lines; chain, structures,\n                            dag, transport, mcp, ontheia, repair, memory, llm,\n                            sandbox)\n  \
          fuzz --cases N [--seed S] run the session and decoder fuzzers (release)\n  \
          package                   build each library crate from its package\n  \

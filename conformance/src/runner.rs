@@ -1,0 +1,241 @@
+//! Running scenarios: selection, fixtures, deadlines (each scenario's and the
+//! whole run's), and the results with the expected failures marked.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::check::{CheckDef, CheckResult, Recorder, Status};
+use crate::host::{self, Cx, Env, Fixtures, Options, Target};
+use crate::scenario::{Abort, Area, Fixture, Transport};
+use crate::schemas::Schemas;
+
+/// Which scenarios run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Scenario names (empty: all).
+    pub scenarios: Vec<String>,
+    /// Areas (empty: all).
+    pub suites: Vec<Area>,
+}
+
+impl Selection {
+    /// Whether the scenario `name` of `area` is selected.
+    pub fn includes(&self, name: &str, area: Area) -> bool {
+        (self.scenarios.is_empty() || self.scenarios.iter().any(|s| s == name))
+            && (self.suites.is_empty() || self.suites.contains(&area))
+    }
+}
+
+/// A scenario as the runner sees it, whatever its context type.
+pub(crate) struct Plan {
+    pub(crate) name: &'static str,
+    pub(crate) needs: &'static [Fixture],
+    pub(crate) checks: &'static [CheckDef],
+}
+
+/// Runs one scenario's `body` within `limit`: its results, with checks it
+/// did not reach failed with the reason it stopped.
+pub(crate) async fn run_one<F>(
+    plan: &Plan,
+    missing: Option<Fixture>,
+    run_left: Duration,
+    body: F,
+) -> Vec<CheckResult>
+where
+    F: Future<Output = (Recorder, Result<(), Abort>)>,
+{
+    if let Some(fixture) = missing {
+        let mut rec = Recorder::new(plan.name, plan.checks);
+        rec.skip_all(&format!("needs fixture {fixture}"));
+        return rec.finish(None);
+    }
+    if run_left.is_zero() {
+        let mut rec = Recorder::new(plan.name, plan.checks);
+        for def in plan.checks {
+            rec.record(
+                def.id,
+                Status::failed(
+                    "the check to run",
+                    "the run's time limit was reached before this scenario",
+                ),
+            );
+        }
+        return rec.finish(None);
+    }
+    let (rec, outcome) = body.await;
+    let why = outcome.err().map(|a| a.0);
+    rec.finish(why.as_deref())
+}
+
+/// What a host run found.
+#[derive(Debug)]
+pub struct HostReport {
+    /// The host.
+    pub target: String,
+    /// Its transport.
+    pub transport: Transport,
+    /// What of the fixture profile it offers.
+    pub fixtures: Fixtures,
+    /// Every check's result, scenario by scenario.
+    pub results: Vec<CheckResult>,
+}
+
+/// Runs the selected host scenarios against `target`, handing each result to
+/// `seen` as it comes; the whole run stops after `max_time`.
+pub async fn run_host(
+    target: Target,
+    opts: Options,
+    selection: &Selection,
+    max_time: Duration,
+    mut seen: impl FnMut(&CheckResult),
+) -> Result<HostReport, String> {
+    let run_end = Instant::now() + max_time;
+    let transport = target.transport()?;
+    let schemas = Arc::new(Schemas::build()?);
+    let bare = Arc::new(Env {
+        target: target.clone(),
+        transport,
+        opts: opts.clone(),
+        fixtures: Fixtures::default(),
+        schemas: schemas.clone(),
+        wire: Arc::default(),
+    });
+    let probe_limit = opts.answer_timeout.saturating_mul(3).min(max_time);
+    let fixtures = host::probe(&bare, probe_limit).await;
+    let env = Arc::new(Env {
+        target: target.clone(),
+        transport,
+        opts: opts.clone(),
+        fixtures: fixtures.clone(),
+        schemas,
+        wire: Arc::new(Mutex::default()),
+    });
+    let mut results = Vec::new();
+    for scenario in host::scenarios() {
+        if !scenario.on.includes(transport) || !selection.includes(scenario.name, scenario.area) {
+            continue;
+        }
+        let plan = Plan {
+            name: scenario.name,
+            needs: scenario.needs,
+            checks: scenario.checks,
+        };
+        let run_left = run_end.saturating_duration_since(Instant::now());
+        let limit = opts.scenario_timeout.min(run_left);
+        let deadline = Instant::now() + limit;
+        let env = env.clone();
+        let body = async move {
+            let mut cx = Cx::new(env, scenario, deadline);
+            let outcome = match tokio::time::timeout(limit, (scenario.run)(&mut cx)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(Abort(format!(
+                    "the scenario's time limit ({} s) ran out",
+                    limit.as_secs()
+                ))),
+            };
+            (cx.rec, outcome)
+        };
+        let missing = fixtures.missing(plan.needs);
+        for result in run_one(&plan, missing, run_left, body).await {
+            seen(&result);
+            results.push(result);
+        }
+    }
+    Ok(HostReport {
+        target: target.describe(),
+        transport,
+        fixtures,
+        results,
+    })
+}
+
+/// The counts of a run, and what makes it fail.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Checks that passed.
+    pub passed: usize,
+    /// Checks that failed (expected ones included).
+    pub failed: usize,
+    /// Checks skipped.
+    pub skipped: usize,
+    /// Failed checks not listed as expected.
+    pub unexpected: Vec<String>,
+    /// Listed checks that did not fail (passed now, or name no check).
+    pub stale: Vec<String>,
+}
+
+impl Tally {
+    /// Whether the run succeeds: no unexpected failure, no stale expectation.
+    pub fn ok(&self) -> bool {
+        self.unexpected.is_empty() && self.stale.is_empty()
+    }
+}
+
+/// Marks the expected failures in `results` and counts them.
+pub fn tally(results: &mut [CheckResult], expected: &BTreeSet<String>) -> Tally {
+    let mut t = Tally::default();
+    for r in results.iter_mut() {
+        r.expected_failure = expected.contains(r.def.id);
+        match &r.status {
+            Status::Passed => t.passed += 1,
+            Status::Skipped { .. } => t.skipped += 1,
+            Status::Failed { .. } => {
+                t.failed += 1;
+                if !r.expected_failure {
+                    t.unexpected.push(r.def.id.to_owned());
+                }
+            }
+        }
+    }
+    for id in expected {
+        let mut mine = results.iter().filter(|r| r.def.id == id).peekable();
+        if mine.peek().is_some() && mine.all(CheckResult::passed) {
+            t.stale.push(format!("{id} passes now"));
+        }
+    }
+    t
+}
+
+/// Reads an expected-failures file: one check id a line; `#` starts a comment.
+pub fn read_expected(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or_default().trim())
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::must;
+
+    fn result(id: &'static str, status: Status) -> CheckResult {
+        CheckResult {
+            def: must(id, "s", "r"),
+            scenario: "x".into(),
+            status,
+            expected_failure: false,
+        }
+    }
+
+    #[test]
+    fn expected_failures_pass_the_run_and_stale_ones_fail_it() {
+        let mut results = vec![
+            result("a", Status::failed("1", "2")),
+            result("b", Status::Passed),
+            result("c", Status::skipped("needs x")),
+        ];
+        let t = tally(&mut results, &read_expected("a # known\n"));
+        assert!(t.ok(), "{t:?}");
+        assert_eq!((t.passed, t.failed, t.skipped), (1, 1, 1));
+        let t = tally(&mut results, &read_expected("b\n"));
+        assert!(!t.ok());
+        assert_eq!(t.unexpected, ["a"]);
+        assert_eq!(t.stale, ["b passes now"]);
+    }
+}
