@@ -71,6 +71,7 @@ mod graph;
 mod hash;
 mod input;
 mod prefetch;
+mod resume;
 mod runner;
 mod validate;
 
@@ -80,6 +81,7 @@ pub use error::{NodeError, ValidationError};
 pub use events::{Event, EventSink, Progress, WireEvents, channel_sink};
 pub use graph::Plan;
 pub use input::NodeInput;
+pub use resume::{CallKey, CallObserver, ObserveFuture, Resume, RunOptions, wire_id};
 pub use runner::{
     BoxNodeFuture, DynNodeRunner, FnRunner, NodeCall, NodeResult, NodeRunner, runner_fn,
 };
