@@ -225,6 +225,7 @@ async fn run_journaled(
     let observer = Arc::new(JournalObserver {
         journal: journal.clone(),
         run: run.clone(),
+        await_start: true,
     });
     let resp = engine
         .run_plan_with(

@@ -11,6 +11,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("memory", "a2e-memory", "bench_memory"),
     ("llm", "a2e-llm", "bench_llm"),
     ("sandbox", "a2e-sandbox", "bench_sandbox"),
+    ("cluster", "a2e-journal", "bench_cluster"),
 ];
 
 /// Runs the named benchmarks.

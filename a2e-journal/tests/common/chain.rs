@@ -13,6 +13,13 @@ use a2e_proto::{ChainPhase, ErrorCode};
 pub struct JournalObserver {
     pub journal: Arc<dyn Journal>,
     pub run: RunId,
+    /// Whether a call waits for its start to be durable before it runs.
+    /// A host waits for calls of tools that are not idempotent (so that a
+    /// call that may have run is known after a crash); for idempotent ones
+    /// the start is only queued: it is durable with the result, which is
+    /// written after it, and a call whose start was lost runs again with
+    /// the same key.
+    pub await_start: bool,
 }
 
 fn journal_failed(e: JournalError) -> NodeError {
@@ -30,6 +37,9 @@ impl CallObserver for JournalObserver {
         let ack = self
             .key(&call.wire_id(), call.attempt)
             .map(|key| self.journal.node_started(&key));
+        if !self.await_start {
+            return Box::pin(async move { ack.map(drop) });
+        }
         Box::pin(async move { ack?.await.map_err(journal_failed) })
     }
 

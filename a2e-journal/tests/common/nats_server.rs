@@ -69,6 +69,7 @@ impl NatsServer {
                 "-sd",
                 self.store.path().to_str().unwrap(),
             ])
+            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0)
@@ -92,9 +93,14 @@ impl NatsServer {
         if let Some(mut child) = self.child.take() {
             let pgid = child.id() as i32;
             // The whole group: the server and anything it started.
-            let _ = Command::new("kill")
-                .args(["-KILL", &format!("-{pgid}")])
-                .status();
+            if pgid > 1 {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &format!("-{pgid}")])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
             let _ = child.kill();
             let _ = child.wait();
         }
