@@ -72,6 +72,7 @@ mod hash;
 mod input;
 mod prefetch;
 mod references;
+mod resume;
 mod runner;
 mod validate;
 
@@ -82,6 +83,7 @@ pub use events::{Event, EventSink, Progress, WireEvents, channel_sink};
 pub use graph::Plan;
 pub use input::NodeInput;
 pub use references::{ExprField, Reference};
+pub use resume::{CallKey, CallObserver, ObserveFuture, Resume, RunOptions, wire_id};
 pub use runner::{
     BoxNodeFuture, DynNodeRunner, FnRunner, NodeCall, NodeResult, NodeRunner, runner_fn,
 };

@@ -40,6 +40,28 @@ pub struct NodeCall {
     /// When the engine stops waiting: the earlier of the chain deadline and the
     /// node's own timeout. `None` when neither is set.
     pub deadline: Option<Instant>,
+    /// Which execution of the call this is, from 1: a call resumed after its
+    /// host stopped while it ran keeps its attempt (see
+    /// [`Resume::interrupted`](crate::Resume::interrupted)), so that
+    /// `run_id/node_id/attempt` is the same idempotency key both times.
+    pub attempt: u32,
+}
+
+impl NodeCall {
+    /// The call's id on the wire: the node id, or `template[index]` for a
+    /// map item.
+    pub fn wire_id(&self) -> String {
+        crate::resume::wire_id(&self.node_id, self.item)
+    }
+
+    /// The call's node, item and attempt.
+    pub fn key(&self) -> crate::resume::CallKey {
+        crate::resume::CallKey {
+            node_id: self.node_id.clone(),
+            item: self.item,
+            attempt: self.attempt,
+        }
+    }
 }
 
 /// What a runner returns: the node's output or its error.

@@ -80,6 +80,9 @@ pub enum FallbackReason {
     NoInputStreaming,
     /// One of the two tasks has no provider.
     NoProvider,
+    /// The run is journaled (an observer is set): a streamed output would
+    /// reach its dependents before the journal holds it.
+    Durable,
 }
 
 /// Receives the events of a run, synchronously and in order, from the orchestrator's loop:

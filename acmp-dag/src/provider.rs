@@ -158,6 +158,10 @@ pub struct Invocation {
     pub input: Option<InputChunks>,
     /// Where output chunks (when `params.stream` is true) and heartbeats go.
     pub output: OutputSink,
+    /// Which execution of the task this is, from 1: a task invoked again
+    /// after its host stopped while it ran keeps its attempt, so that
+    /// `run_id/task_id/attempt` is the same idempotency key both times.
+    pub attempt: u32,
 }
 
 impl Invocation {
@@ -176,6 +180,7 @@ impl Invocation {
                 seq: 0,
                 finished: false,
             },
+            attempt: 1,
         }
     }
 

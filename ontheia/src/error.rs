@@ -165,6 +165,10 @@ pub enum StepError {
     /// A sub-chain from the host is invalid.
     #[error("agent chain is invalid: {0}")]
     InvalidSubChain(String),
+    /// A journaled step's recorded failure (on resume), or its observer's
+    /// refusal.
+    #[error("{0}")]
+    Journaled(String),
     /// A sub-step failed inside a retry attempt.
     #[error("step '{step}' failed: {error}")]
     SubStep {

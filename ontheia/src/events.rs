@@ -36,6 +36,10 @@ impl EventKind {
 pub struct Event<'a> {
     /// 0, 1, 2, … within the run (sub-chains of agents included).
     pub seq: u64,
+    /// The step's place in the run: its id under the loop iterations
+    /// (`loop#2/`), retry attempts (`retry@3/`) and agent delegations
+    /// (`agent>`) it runs in; the step id at the top level.
+    pub key: &'a str,
     /// The step.
     pub step_id: &'a str,
     /// Its type.

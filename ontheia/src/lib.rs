@@ -64,7 +64,10 @@ pub use backend::{
 };
 pub use context::{Clock, FixedClock, Globals, SystemClock};
 pub use doc::{Case, Document, Edge, Step, StepType, When};
-pub use engine::{Engine, EngineConfig, RunOutcome};
+pub use engine::{
+    Engine, EngineConfig, ObserveFuture, Resume, RunOptions, RunOutcome, StepAnswer, StepCall,
+    StepObserver, StepReply, is_journaled,
+};
 pub use error::{BackendError, Rule, RunError, StepError, ValidationError, ValidationErrors};
 pub use events::{Event, EventKind, EventSink};
 pub use result::{StepResult, StepStatus};

@@ -12,6 +12,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("llm", "a2e-llm", "bench_llm"),
     ("sandbox", "a2e-sandbox", "bench_sandbox"),
     ("telemetry", "a2e-telemetry", "bench_telemetry"),
+    ("cluster", "a2e-journal", "bench_cluster"),
 ];
 
 /// Runs the named benchmarks.

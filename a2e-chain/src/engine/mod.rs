@@ -23,6 +23,7 @@ use crate::config::ChainConfig;
 use crate::error::ValidationError;
 use crate::events::EventSink;
 use crate::graph::Plan;
+use crate::resume::RunOptions;
 use crate::runner::{DynNodeRunner, NodeRunner};
 use crate::validate::validate;
 
@@ -88,7 +89,9 @@ impl Engine {
     ) -> Result<ChainResponse, ValidationError> {
         let started = Instant::now();
         let plan = self.validate(req)?;
-        Ok(self.execute(&plan, events, cancel, started).await)
+        Ok(self
+            .execute(&plan, events, cancel, started, RunOptions::default())
+            .await)
     }
 
     /// Runs a plan made by [`Engine::validate`].
@@ -98,7 +101,22 @@ impl Engine {
         events: impl EventSink,
         cancel: CancellationToken,
     ) -> ChainResponse {
-        self.execute(plan, events, cancel, Instant::now()).await
+        self.execute(plan, events, cancel, Instant::now(), RunOptions::default())
+            .await
+    }
+
+    /// Runs a plan durably: resumed from what an earlier run of the same
+    /// request finished, its calls observed (see [`RunOptions`] and
+    /// `docs/semantics.md`, section 11).
+    pub async fn run_plan_with(
+        &self,
+        plan: &Plan<'_>,
+        events: impl EventSink,
+        cancel: CancellationToken,
+        options: RunOptions,
+    ) -> ChainResponse {
+        self.execute(plan, events, cancel, Instant::now(), options)
+            .await
     }
 
     async fn execute(
@@ -107,6 +125,7 @@ impl Engine {
         events: impl EventSink,
         cancel: CancellationToken,
         started: Instant,
+        options: RunOptions,
     ) -> ChainResponse {
         let chain_token = cancel.child_token();
         // If the caller drops this future mid-run, every runner still hears
@@ -118,6 +137,7 @@ impl Engine {
             self.runner.clone(),
             events,
             chain_token.clone(),
+            options,
         );
         // A panic in the scheduler itself still ends in one response.
         let driven = AssertUnwindSafe(run.drive(&cancel)).catch_unwind().await;

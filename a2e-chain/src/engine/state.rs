@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::NodeError;
 use crate::events::{Event, EventSink, Progress};
+use crate::resume::Resume;
 
 /// Where a node is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +114,8 @@ pub(crate) struct Emitter<S> {
     pub sink: S,
     pub seq: u64,
     pub progress: Progress,
+    /// A resumed run: what the earlier run finished and reported.
+    pub resume: Option<Box<Resume>>,
 }
 
 impl<S: EventSink> Emitter<S> {
@@ -125,6 +128,11 @@ impl<S: EventSink> Emitter<S> {
         output: Option<&Value>,
         error: Option<&str>,
     ) {
+        if let Some(resume) = &self.resume
+            && resume.was_reported(node_id, item, &phase)
+        {
+            return;
+        }
         let event = Event {
             seq: self.seq,
             node_id,

@@ -1,6 +1,7 @@
 //! The buyer-side orchestrator: walks a validated DAG, invoking each task through the
 //! provider its router picks, the moment the task's inputs are resolved.
 
+pub(crate) mod durable;
 mod ends;
 mod invoke;
 pub(crate) mod msg;
@@ -16,6 +17,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use self::durable::DagRunOptions;
 use self::msg::Msg;
 use self::outcome::DagOutcome;
 use self::plan::Plan;
@@ -128,28 +130,40 @@ impl Orchestrator {
     /// by this one. Needs a tokio runtime with the time driver (deadlines). Dropping the
     /// future cancels the run.
     pub async fn execute(&self, dag: ValidatedDag) -> DagOutcome {
-        let (run, _control) = self.prepare(dag);
+        self.execute_with(dag, DagRunOptions::default()).await
+    }
+
+    /// Runs a validated DAG durably, in the calling task: resumed from what
+    /// an earlier run of it finished, its provider calls observed (see
+    /// [`DagRunOptions`]).
+    pub async fn execute_with(&self, dag: ValidatedDag, options: DagRunOptions) -> DagOutcome {
+        let (run, _control) = self.prepare(dag, options);
         run.run().await
     }
 
     /// Starts a validated DAG in a task of its own, returning a handle to cancel tasks and
     /// await the outcome. Must be called within a tokio runtime (it spawns the run).
     pub fn start(&self, dag: ValidatedDag) -> DagRun {
-        let (run, control) = self.prepare(dag);
+        self.start_with(dag, DagRunOptions::default())
+    }
+
+    /// [`Orchestrator::start`] for a durable run (see [`DagRunOptions`]).
+    pub fn start_with(&self, dag: ValidatedDag, options: DagRunOptions) -> DagRun {
+        let (run, control) = self.prepare(dag, options);
         DagRun {
             control,
             handle: Some(tokio::spawn(run.run())),
         }
     }
 
-    fn prepare(&self, dag: ValidatedDag) -> (RunLoop, RunControl) {
-        let plan = Arc::new(Plan::new(dag, &*self.router));
+    fn prepare(&self, dag: ValidatedDag, options: DagRunOptions) -> (RunLoop, RunControl) {
+        let plan = Arc::new(Plan::new(dag, &*self.router, options.observer.is_some()));
         let (tx, rx) = mpsc::unbounded_channel();
         let control = RunControl {
             tx: tx.clone(),
             plan: Arc::clone(&plan),
         };
-        let run = RunLoop::new(plan, &self.config, self.events.clone(), tx, rx);
+        let run = RunLoop::new(plan, &self.config, self.events.clone(), tx, rx, options);
         (run, control)
     }
 }

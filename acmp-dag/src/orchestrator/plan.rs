@@ -37,7 +37,8 @@ impl std::fmt::Debug for Plan {
 }
 
 impl Plan {
-    pub(crate) fn new(dag: ValidatedDag, router: &dyn Router) -> Self {
+    /// The plan of `dag`; `durable`: no edge streams (`FallbackReason::Durable`).
+    pub(crate) fn new(dag: ValidatedDag, router: &dyn Router, durable: bool) -> Self {
         // Routers typically hand out the same few providers: keep each once, with its
         // features asked once.
         let mut providers: Vec<ProviderRef> = Vec::new();
@@ -75,6 +76,7 @@ impl Plan {
         for from in 0..dag.nodes.len() as u32 {
             for edge in dag.outs(from).iter().filter(|e| e.stream_candidate) {
                 let verdict = match (features_of(from), features_of(edge.to)) {
+                    _ if durable => Some(FallbackReason::Durable),
                     (Some(up), Some(down)) => match (up.output_streaming, down.input_streaming) {
                         (true, true) => None,
                         (false, _) => Some(FallbackReason::NoOutputStreaming),

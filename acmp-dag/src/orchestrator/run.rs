@@ -12,6 +12,7 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::durable::{DagResume, DagRunOptions, TaskCall, TaskObserver};
 use super::ends::Ends;
 use super::invoke::{Invoke, poll_guarded};
 use super::msg::Msg;
@@ -63,6 +64,10 @@ pub(crate) struct RunLoop {
     out_streams: IdxMap<u32, OutStream>,
     in_streams: IdxMap<u32, mpsc::UnboundedReceiver<InputChunk>>,
     batch: Vec<Msg>,
+    /// A resumed run: what the earlier run finished and reported.
+    resume: Option<Box<DagResume>>,
+    /// Told of each provider call's start and answer.
+    observer: Option<Arc<dyn TaskObserver>>,
 }
 
 impl RunLoop {
@@ -72,6 +77,7 @@ impl RunLoop {
         events: Option<Arc<dyn EventSink>>,
         tx: mpsc::UnboundedSender<Msg>,
         rx: mpsc::UnboundedReceiver<Msg>,
+        options: DagRunOptions,
     ) -> Self {
         let slots: Vec<Slot> = plan
             .dag
@@ -91,7 +97,7 @@ impl RunLoop {
             default_timeout: config.default_timeout,
             cancel_grace: config.cancel_grace,
             events,
-            seq: 0,
+            seq: options.resume.as_ref().map_or(0, |r| r.next_seq),
             tx,
             rx,
             slots,
@@ -101,6 +107,8 @@ impl RunLoop {
             out_streams: IdxMap::default(),
             in_streams: IdxMap::default(),
             batch: Vec::new(),
+            resume: options.resume.map(Box::new),
+            observer: options.observer,
         }
     }
 
@@ -187,10 +195,16 @@ impl RunLoop {
 
     fn emit(&mut self, kind: impl FnOnce() -> EventKind) {
         if let Some(sink) = &self.events {
+            let kind = kind();
+            if let Some(resume) = &self.resume
+                && resume.was_reported(&kind)
+            {
+                return;
+            }
             let event = Event {
                 seq: self.seq,
                 dag_id: self.plan.dag_id.clone(),
-                kind: kind(),
+                kind,
             };
             self.seq += 1;
             sink.emit(&event);
@@ -296,6 +310,18 @@ impl RunLoop {
         ) else {
             return;
         };
+        let mut attempt = 1;
+        if let Some(resume) = &mut self.resume
+            && let Some(prior) = resume.tasks.get_mut(&*node.id)
+        {
+            attempt = prior.attempt;
+            if let Some(result) = prior.result.take() {
+                // Answered in the earlier run: not invoked again.
+                self.transition(idx, TaskState::Running, None);
+                self.finished(idx, result.map_err(TaskError::Provider));
+                return;
+            }
+        }
         let Some(provider) = plan.provider(idx).cloned() else {
             let capability = task.capability.clone();
             self.fail(idx, TaskError::NoProvider { capability });
@@ -340,6 +366,7 @@ impl RunLoop {
             cancel: token.clone(),
             input: input_chunks,
             output: OutputSink::orchestrator(self.tx.clone(), idx, node.id.clone(), streams),
+            attempt,
         };
         self.transition(idx, TaskState::Running, None);
         if let Some(slot) = self.slots.get_mut(idx as usize) {
@@ -348,7 +375,18 @@ impl RunLoop {
         if streams {
             self.open_stream(idx);
         }
-        let mut future = provider.invoke_owned(invocation);
+        let mut future = match &self.observer {
+            None => provider.invoke_owned(invocation),
+            Some(observer) => observed(
+                Arc::clone(observer),
+                TaskCall {
+                    task_id: node.id.clone(),
+                    attempt,
+                },
+                provider,
+                invocation,
+            ),
+        };
         match poll_guarded(&mut future, cx) {
             Poll::Ready(result) => {
                 drop(future);
@@ -444,6 +482,21 @@ impl RunLoop {
         ) {
             tracing::warn!(dag = %self.plan.dag_id, task = %self.plan.id(idx), %error, "task failed");
         }
+        if let Some(observer) = &self.observer
+            && self.state(idx) == Some(TaskState::Running)
+            && matches!(
+                error,
+                TaskError::TimedOut { .. } | TaskError::Protocol { .. } | TaskError::Panicked { .. }
+            )
+        {
+            let task_id = self.plan.id(idx);
+            let attempt = self
+                .resume
+                .as_ref()
+                .and_then(|r| r.tasks.get(&*task_id))
+                .map_or(1, |p| p.attempt);
+            observer.failed(&TaskCall { task_id, attempt }, &error);
+        }
         let cause = self
             .events
             .is_some()
@@ -536,6 +589,23 @@ impl RunLoop {
             plan: Arc::clone(&self.plan),
         }
     }
+}
+
+/// The provider call between its observer's `started` and `finished`: the
+/// provider is invoked once the start is observed, and its answer reaches
+/// the run once that is.
+fn observed(
+    observer: Arc<dyn TaskObserver>,
+    call: TaskCall,
+    provider: crate::ProviderRef,
+    invocation: Invocation,
+) -> super::invoke::InvokeFuture {
+    Box::pin(async move {
+        observer.started(&call, &invocation.params).await?;
+        let result = provider.invoke_owned(invocation).await;
+        observer.finished(&call, &result).await?;
+        result
+    })
 }
 
 /// One incoming edge of `to` is satisfied: it is ready once none is left.

@@ -140,6 +140,7 @@ impl<B: Backend> Engine<B> {
         let children = step.steps.as_deref().unwrap_or(&[]);
         for i in 0..count {
             let mut inner = frame.clone();
+            inner.path = format!("{}{}#{i}/", frame.path, step.id).into();
             inner.locals.insert(
                 "loop".into(),
                 json!({ "index": i, "number": i + 1, "count": count, "id": step.id }),
@@ -171,6 +172,8 @@ impl<B: Backend> Engine<B> {
         for attempt in 1..=count {
             let mut inner = frame.clone();
             inner.in_retry = true;
+            inner.path = format!("{}{}@{attempt}/", frame.path, step.id).into();
+            inner.attempt = u32::try_from(attempt).unwrap_or(u32::MAX);
             inner.locals.insert(
                 "retry".into(),
                 json!({ "attempt": attempt, "count": count, "id": step.id }),

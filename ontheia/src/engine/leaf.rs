@@ -477,7 +477,10 @@ impl<B: Backend> Engine<B> {
                     Some(t) => globals.insert("task_id".into(), Value::String(t)),
                     None => globals.remove("task_id"),
                 };
-                let outcome = self.run_chain(cx.run, &document, globals, depth).await?;
+                let path = format!("{}{}>", frame.path, step.id);
+                let outcome = self
+                    .run_chain(cx.run, &document, globals, depth, path.into())
+                    .await?;
                 let last = outcome.last_result();
                 let text = last
                     .map(|r| super::output_text(&r.output))

@@ -4,18 +4,22 @@
 
 mod config;
 mod control;
+mod durable;
 mod leaf;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 pub use config::{EngineConfig, truncate_chars};
+pub use durable::{
+    ObserveFuture, Resume, RunOptions, StepAnswer, StepCall, StepObserver, StepReply, is_journaled,
+};
 
 use crate::backend::Backend;
 use crate::condition;
@@ -87,6 +91,12 @@ struct Run<'r> {
     sink: Mutex<Box<dyn EventSink + 'r>>,
     seq: AtomicU64,
     cancel: CancellationToken,
+    /// Answers of journaled steps an earlier run finished, by key.
+    replay: Mutex<HashMap<String, StepReply>>,
+    /// Identities of events an earlier run delivered.
+    reported: HashSet<String>,
+    /// Told of each journaled step.
+    observer: Option<Arc<dyn StepObserver>>,
 }
 
 /// One chain being run (the top one or an agent's).
@@ -101,11 +111,16 @@ struct Cx<'a, 'r> {
     depth: usize,
 }
 
-/// Per-scope settings: inside a `retry`, and local variables.
+/// Per-scope settings: inside a `retry`, local variables, and where the
+/// scope is in the run (for the keys of its steps).
 #[derive(Debug, Clone, Default)]
 struct Frame {
     in_retry: bool,
     locals: Map<String, Value>,
+    /// The prefix of the keys of steps in this scope (`loop#2/`, …).
+    path: Arc<str>,
+    /// The attempt of the innermost `retry` (0 outside retries).
+    attempt: u32,
 }
 
 /// What a step produced.
@@ -157,14 +172,36 @@ impl<B: Backend> Engine<B> {
         sink: impl EventSink,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, RunError> {
+        self.run_with(doc, globals, sink, cancel, RunOptions::default())
+            .await
+    }
+
+    /// [`Engine::run`] made durable: resumed from what an earlier run of the
+    /// same document finished, its journaled steps observed (see
+    /// [`RunOptions`] and `docs/semantics.md`).
+    pub async fn run_with(
+        &self,
+        doc: &Document,
+        globals: &Globals,
+        sink: impl EventSink,
+        cancel: CancellationToken,
+        options: RunOptions,
+    ) -> Result<RunOutcome, RunError> {
         validate(doc)?;
+        let (replay, reported, next_seq) = match options.resume {
+            Some(r) => (r.steps, r.reported, r.next_seq),
+            None => Default::default(),
+        };
         let run = Run {
             sink: Mutex::new(Box::new(sink)),
-            seq: AtomicU64::new(0),
+            seq: AtomicU64::new(next_seq),
             cancel,
+            replay: Mutex::new(replay),
+            reported,
+            observer: options.observer,
         };
         let globals = globals.to_map(self.config.clock.now(), self.config.utc_offset_minutes);
-        match self.run_chain(&run, doc, globals, 0).await {
+        match self.run_chain(&run, doc, globals, 0, Arc::from("")).await {
             Ok(outcome) => Ok(outcome),
             Err(_) => Err(RunError::Cancelled),
         }
@@ -177,6 +214,7 @@ impl<B: Backend> Engine<B> {
         doc: &'a Document,
         globals: Map<String, Value>,
         depth: usize,
+        path: Arc<str>,
     ) -> BoxFut<'a, Result<RunOutcome, StepError>> {
         Box::pin(async move {
             let mut edges_in: EdgesIn<'_> = HashMap::new();
@@ -196,7 +234,10 @@ impl<B: Backend> Engine<B> {
                 warnings: Mutex::new(Vec::new()),
                 depth,
             };
-            let frame = Frame::default();
+            let frame = Frame {
+                path,
+                ..Frame::default()
+            };
             self.run_steps(&cx, &doc.steps, &frame).await?;
             let mut outcome = std::mem::take(&mut *lock(&cx.state));
             if let Some(to_output) = cx.edges_in.get("output") {
@@ -252,11 +293,12 @@ impl<B: Backend> Engine<B> {
                     Err(e) => Some(Err(e)),
                 }
             };
+            let key = durable::key(&frame.path, &step.id);
             let Some(inputs) = prepared else {
-                cx.emit(self, step, EventKind::Skip, None, None);
+                cx.emit(self, step, &key, EventKind::Skip, None, None);
                 return Ok(());
             };
-            cx.emit(self, step, EventKind::Start, None, None);
+            cx.emit(self, step, &key, EventKind::Start, None, None);
             let result = match inputs {
                 Ok(inputs) => {
                     let mut frame = frame.clone();
@@ -265,7 +307,9 @@ impl<B: Backend> Engine<B> {
                             .locals
                             .insert("inputs".into(), Value::Object(inputs.clone()));
                     }
-                    self.execute(cx, step, &frame).await.map(|o| (o, inputs))
+                    self.execute_durable(cx, step, &frame, &key)
+                        .await
+                        .map(|o| (o, inputs))
                 }
                 Err(e) => Err(e),
             };
@@ -289,22 +333,22 @@ impl<B: Backend> Engine<B> {
                     };
                     cx.store(&step.id, stored);
                     if let Some(message) = &outcome.message {
-                        cx.emit(self, step, EventKind::Message, Some(message), None);
+                        cx.emit(self, step, &key, EventKind::Message, Some(message), None);
                     }
-                    cx.emit(self, step, EventKind::Done, Some(&text), None);
+                    cx.emit(self, step, &key, EventKind::Done, Some(&text), None);
                     Ok(())
                 }
                 Err(StepError::Cancelled) => {
                     let msg = StepError::Cancelled.to_string();
                     cx.store(&step.id, StepResult::failed(msg.clone()));
-                    cx.emit(self, step, EventKind::Error, None, Some(&msg));
+                    cx.emit(self, step, &key, EventKind::Error, None, Some(&msg));
                     Err(StepError::Cancelled)
                 }
                 Err(e) => {
                     let msg = e.to_string();
                     tracing::debug!(step = %step.id, error = %msg, "ontheia step failed");
                     cx.store(&step.id, StepResult::failed(msg.clone()));
-                    cx.emit(self, step, EventKind::Error, None, Some(&msg));
+                    cx.emit(self, step, &key, EventKind::Error, None, Some(&msg));
                     if frame.in_retry {
                         Err(StepError::SubStep {
                             step: step.id.clone(),
@@ -316,6 +360,55 @@ impl<B: Backend> Engine<B> {
                 }
             }
         })
+    }
+
+    /// Runs a step; a journaled one is replayed from the resume, or runs
+    /// between its observer's `started` and `finished`.
+    async fn execute_durable(
+        &self,
+        cx: &Cx<'_, '_>,
+        step: &Step,
+        frame: &Frame,
+        key: &str,
+    ) -> Result<Outcome, StepError> {
+        let run = cx.run;
+        if !durable::is_journaled(step.kind) {
+            return self.execute(cx, step, frame).await;
+        }
+        let replayed = {
+            let mut replay = lock(&run.replay);
+            if replay.is_empty() {
+                None
+            } else {
+                replay.remove(key)
+            }
+        };
+        if let Some(reply) = replayed {
+            return reply.map(Outcome::from).map_err(StepError::Journaled);
+        }
+        let Some(observer) = run.observer.clone() else {
+            return self.execute(cx, step, frame).await;
+        };
+        let call = StepCall {
+            key: key.to_owned(),
+            step_id: step.id.clone(),
+            step_type: step.kind,
+            attempt: frame.attempt.max(1),
+        };
+        observer.started(&call).await.map_err(StepError::Journaled)?;
+        let result = self.execute(cx, step, frame).await;
+        if matches!(result, Err(StepError::Cancelled)) {
+            return result;
+        }
+        let reply: StepReply = match &result {
+            Ok(outcome) => Ok(StepAnswer::from(outcome)),
+            Err(e) => Err(e.to_string()),
+        };
+        observer
+            .finished(&call, &reply)
+            .await
+            .map_err(StepError::Journaled)?;
+        result
     }
 
     /// Dispatches on the step type.
@@ -414,10 +507,19 @@ impl Cx<'_, '_> {
         &self,
         engine: &Engine<B>,
         step: &Step,
+        key: &str,
         kind: EventKind,
         output: Option<&str>,
         error: Option<&str>,
     ) {
+        if !self.run.reported.is_empty()
+            && self
+                .run
+                .reported
+                .contains(&durable::identity(key, kind))
+        {
+            return;
+        }
         let max = engine.config.event_output_chars;
         let output = output.map(|o| truncate_chars(o, max));
         let error = error.map(|e| truncate_chars(e, max));
@@ -425,6 +527,7 @@ impl Cx<'_, '_> {
         let seq = self.run.seq.fetch_add(1, Ordering::Relaxed);
         sink.event(&Event {
             seq,
+            key,
             step_id: &step.id,
             step_type: step.kind,
             kind,

@@ -121,6 +121,7 @@ impl<S: EventSink> Run<'_, '_, S> {
                         input,
                         cancel,
                         deadline: None,
+                        attempt: 1,
                     };
                     self.launch(Tag::Item(m, k), call, timeout);
                 }

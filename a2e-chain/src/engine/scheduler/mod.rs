@@ -25,6 +25,7 @@ use crate::error::NodeError;
 use crate::events::{EventSink, Progress};
 use crate::graph::{BranchSpec, Plan, Spec};
 use crate::prefetch::prefetch;
+use crate::resume::{CallObserver, RunOptions};
 use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
 
 mod map;
@@ -72,6 +73,8 @@ pub(crate) struct Run<'p, 'r, S> {
     input_var: Option<Rcvar>,
     pub(crate) failure: Option<Map<String, Value>>,
     settle_stack: Vec<u32>,
+    /// Told of each runner call's start and result.
+    observer: Option<Arc<dyn CallObserver>>,
 }
 
 impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
@@ -81,6 +84,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
         runner: Arc<dyn DynNodeRunner>,
         sink: S,
         cancel: CancellationToken,
+        options: RunOptions,
     ) -> Self {
         // Clamped to the maximum, and checked: a timeout from the wire
         // never overflows the clock.
@@ -98,11 +102,12 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             runner,
             ev: Emitter {
                 sink,
-                seq: 0,
+                seq: options.resume.as_ref().map_or(0, |r| r.next_seq),
                 progress: Progress {
                     settled: 0,
                     total: plan.total,
                 },
+                resume: options.resume.map(Box::new),
             },
             slots: plan.nodes.iter().map(Slot::new).collect(),
             outs: std::iter::repeat_with(Out::default)
@@ -120,6 +125,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             input_var: None,
             failure: None,
             settle_stack: Vec::new(),
+            observer: options.observer,
         }
     }
 
@@ -335,6 +341,7 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                         input,
                         cancel: self.call_cancel.clone(),
                         deadline: None,
+                        attempt: 1,
                     };
                     self.launch(Tag::Node(i), call, timeout);
                 }
@@ -368,8 +375,17 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
     }
 
     /// Calls the runner: polls the future once here, and hands it to a task
-    /// if it is not finished.
+    /// if it is not finished. A call whose result a resumed run was given
+    /// ends at once with it.
     fn launch(&mut self, tag: Tag, mut call: NodeCall, timeout: Option<Duration>) {
+        if let Some(resume) = &mut self.ev.resume
+            && let Some(prior) = resume.calls.get_mut(call.wire_id().as_str())
+        {
+            call.attempt = prior.attempt;
+            if let Some(result) = prior.result.take() {
+                return self.result(tag, result);
+            }
+        }
         let node_deadline = timeout.and_then(|t| deadline_after(Instant::now(), t));
         call.deadline = match (self.deadline, node_deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -383,13 +399,56 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
             call.cancel = child.clone();
             child
         });
-        let runner = self.runner.clone();
-        let fut = match catch_unwind(AssertUnwindSafe(|| runner.run_boxed(call))) {
-            Ok(fut) => fut,
-            Err(panic) => return self.result(tag, Err(panic_error("runner", panic))),
+        let timed = Timed {
+            runner: self.runner.clone(),
+            node_deadline,
+            timeout,
+            own_token,
+            grace: self.cfg.cancel_grace,
         };
-        let grace = self.cfg.cancel_grace;
-        let mut fut: BoxNodeFuture = match (node_deadline, timeout, own_token) {
+        let mut fut: BoxNodeFuture = match &self.observer {
+            None => match timed.call(call) {
+                Ok(fut) => fut,
+                Err(e) => return self.result(tag, Err(e)),
+            },
+            Some(observer) => observed(observer.clone(), timed, call),
+        };
+        if self.cfg.inline_first_poll {
+            let mut cx = Context::from_waker(Waker::noop());
+            match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+                Ok(Poll::Ready(result)) => return self.result(tag, result),
+                Ok(Poll::Pending) => {}
+                Err(panic) => return self.result(tag, Err(panic_error("runner", panic))),
+            }
+        }
+        self.tasks.spawn(async move {
+            let result = AssertUnwindSafe(fut)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| Err(panic_error("runner", panic)));
+            (tag, result)
+        });
+    }
+}
+
+/// A runner call under the node's own timeout.
+struct Timed {
+    runner: Arc<dyn DynNodeRunner>,
+    node_deadline: Option<Instant>,
+    timeout: Option<Duration>,
+    own_token: Option<Arc<CancellationToken>>,
+    grace: Duration,
+}
+
+impl Timed {
+    /// The runner's future for `call`, bounded by the node's timeout. A
+    /// panic while the runner makes its future is an `Err`.
+    fn call(self, call: NodeCall) -> Result<BoxNodeFuture, NodeError> {
+        let runner = self.runner;
+        let fut = catch_unwind(AssertUnwindSafe(|| runner.run_boxed(call)))
+            .map_err(|panic| panic_error("runner", panic))?;
+        let grace = self.grace;
+        Ok(match (self.node_deadline, self.timeout, self.own_token) {
             (Some(at), Some(t), Some(token)) => Box::pin(async move {
                 let mut fut = fut;
                 match tokio::time::timeout_at(at, &mut fut).await {
@@ -409,23 +468,27 @@ impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
                 }
             }),
             _ => fut,
-        };
-        if self.cfg.inline_first_poll {
-            let mut cx = Context::from_waker(Waker::noop());
-            match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
-                Ok(Poll::Ready(result)) => return self.result(tag, result),
-                Ok(Poll::Pending) => {}
-                Err(panic) => return self.result(tag, Err(panic_error("runner", panic))),
-            }
-        }
-        self.tasks.spawn(async move {
-            let result = AssertUnwindSafe(fut)
+        })
+    }
+}
+
+/// The call between its observer's `started` and `finished`: the runner is
+/// called once the start is observed, and the result reaches the engine
+/// once it is (a panic of the runner included).
+fn observed(observer: Arc<dyn CallObserver>, timed: Timed, call: NodeCall) -> BoxNodeFuture {
+    Box::pin(async move {
+        observer.started(&call).await?;
+        let key = call.key();
+        let result = match timed.call(call) {
+            Ok(fut) => AssertUnwindSafe(fut)
                 .catch_unwind()
                 .await
-                .unwrap_or_else(|panic| Err(panic_error("runner", panic)));
-            (tag, result)
-        });
-    }
+                .unwrap_or_else(|panic| Err(panic_error("runner", panic))),
+            Err(e) => Err(e),
+        };
+        observer.finished(&key, &result).await?;
+        result
+    })
 }
 
 /// The node's own timeout, read only when its input can have one.

@@ -1,0 +1,479 @@
+//! What durability costs, and what the work queue buys:
+//!
+//! - `journal`: a 100-node linear chain of trivial in-process tools, run
+//!   with no journal, with the SQLite journal (`synchronous=NORMAL`, the
+//!   default: results survive SIGKILL; and `FULL`: they survive a power cut)
+//!   and with the JetStream journal. Each node's start and result are
+//!   journaled before its dependent starts (the observer awaits both
+//!   writes), and each event is journaled; the run's request and answer too.
+//!   The `_idempotent` modes only queue the start (what a host does for a
+//!   tool marked idempotent): one awaited write per node.
+//!   Figures: µs per node, µs added per node, and the ratio to no journal.
+//! - `scaleout`: 600 calls of a tool that sleeps 10 ms, queued on the
+//!   work-queue stream and run by 1, 2 and 3 workers (each its own
+//!   connection, 8 calls at a time, results journaled before the ack):
+//!   calls per second and the ratio to one worker.
+//! - `recovery`: a worker takes a node and dies; the time until another
+//!   worker has it again (bounded by `ack_wait`, here 1 s).
+//!
+//! `cargo run --release -p a2e-journal --example bench_cluster [journal|scaleout|recovery…]`
+//! prints one JSON object per line. The JetStream parts start a
+//! `nats-server -js` of their own (Debian's `nats-server`; skipped with a
+//! note when it is missing). `BENCH_RUNS` sets the chain runs per mode
+//! (default 40).
+
+#[path = "../tests/common/chain.rs"]
+mod chain;
+#[path = "../tests/common/nats_server.rs"]
+mod nats_server;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use a2e_chain::{Engine, NodeCall, RunOptions, runner_fn};
+use a2e_journal::nats::{NatsJournal, NatsOptions, WorkConfig, WorkItem, WorkQueue};
+use a2e_journal::{
+    Durability, Journal, NewRun, NodeKey, NodeOutcome, RunId, RunKind, RunStatus, SqliteJournal,
+    SqliteOptions,
+};
+use a2e_proto::{ChainNode, ChainRequest, NodeKind};
+use chain::{JournalObserver, JournalSink};
+use nats_server::NatsServer;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// The host's allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const NODES: usize = 100;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let wanted: Vec<&str> = if args.is_empty() {
+        vec!["journal", "scaleout", "recovery"]
+    } else {
+        args.iter().map(String::as_str).collect()
+    };
+    // `BENCH_RT=current`: the chain on a current-thread runtime (its
+    // wake-ups stay on one thread; the journal's writer is the other).
+    let rt = match std::env::var("BENCH_RT").as_deref() {
+        Ok("current") => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build()
+        .unwrap_or_else(|e| fail(&format!("runtime: {e}")));
+    rt.block_on(async {
+        let server = NatsServer::start();
+        for w in wanted {
+            match w {
+                "journal" => journal(server.as_ref()).await,
+                "scaleout" => match &server {
+                    Some(s) => scaleout(s).await,
+                    None => skipped("scaleout"),
+                },
+                "recovery" => match &server {
+                    Some(s) => recovery(s).await,
+                    None => skipped("recovery"),
+                },
+                other => fail(&format!("unknown part `{other}`; choose journal, scaleout, recovery")),
+            }
+        }
+    });
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("bench_cluster: {msg}");
+    std::process::exit(1)
+}
+
+fn skipped(part: &str) {
+    println!("{}", json!({"part": part, "skipped": "nats-server is not installed"}));
+}
+
+fn linear(n: usize) -> ChainRequest {
+    let nodes = (0..n)
+        .map(|i| {
+            let mut node = ChainNode::new(&format!("n{i}"), NodeKind::TOOL, "echo");
+            if i > 0 {
+                node.input_map
+                    .insert("prev".into(), json!(format!("n{}.output.v", i - 1)));
+            }
+            if i + 1 < n {
+                node.next_node = format!("n{}", i + 1);
+            }
+            node
+        })
+        .collect();
+    ChainRequest {
+        id: "bench".into(),
+        nodes,
+        entry_node: "n0".into(),
+        ..ChainRequest::default()
+    }
+}
+
+fn echo() -> impl a2e_chain::NodeRunner {
+    runner_fn(|call: NodeCall| async move {
+        let prev = call.input.get("prev").and_then(|v| v.as_u64()).unwrap_or(0);
+        Ok(json!({"v": prev + 1}))
+    })
+}
+
+/// One run of the chain; journaled on `journal` when given.
+async fn one_run(engine: &Engine, req: &ChainRequest, journal: Option<&Mode>) -> Duration {
+    let plan = engine
+        .validate(req)
+        .unwrap_or_else(|e| fail(&format!("invalid chain: {e}")));
+    let started = Instant::now();
+    match journal {
+        None => {
+            let resp = engine.run_plan(&plan, (), CancellationToken::new()).await;
+            assert!(resp.success);
+        }
+        Some(mode) => {
+            let j = &mode.journal;
+            let run = RunId::generate();
+            let request = serde_json::to_value(req).unwrap_or_default();
+            // The run is journaled before it starts (a host answers the
+            // agent with its id only then).
+            j.create_run(NewRun {
+                run_id: run.clone(),
+                kind: RunKind::Chain,
+                agent: "bench".into(),
+                request,
+            })
+            .await
+            .unwrap_or_else(|e| fail(&format!("create_run: {e}")));
+            let sink = JournalSink {
+                journal: j.clone(),
+                run: run.clone(),
+                req_id: req.id.clone(),
+            };
+            let observer = Arc::new(JournalObserver {
+                journal: j.clone(),
+                run: run.clone(),
+                await_start: mode.await_start,
+            });
+            let resp = engine
+                .run_plan_with(
+                    &plan,
+                    sink,
+                    CancellationToken::new(),
+                    RunOptions {
+                        resume: None,
+                        observer: Some(observer),
+                    },
+                )
+                .await;
+            assert!(resp.success, "{:?}", resp.error);
+            let answer = serde_json::to_value(&resp).unwrap_or_default();
+            j.finish_run(&run, RunStatus::Succeeded, &answer)
+                .await
+                .unwrap_or_else(|e| fail(&format!("finish_run: {e}")));
+        }
+    }
+    started.elapsed()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// A journal, and whether calls wait for their start to be durable.
+struct Mode {
+    journal: Arc<dyn Journal>,
+    await_start: bool,
+}
+
+async fn measure(engine: &Engine, req: &ChainRequest, journal: Option<&Mode>, runs: usize) -> f64 {
+    for _ in 0..3 {
+        one_run(engine, req, journal).await;
+    }
+    let mut per_node = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = one_run(engine, req, journal).await;
+        per_node.push(t.as_secs_f64() * 1e6 / NODES as f64);
+    }
+    median(per_node)
+}
+
+async fn journal(server: Option<&NatsServer>) {
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let engine = Engine::new(echo());
+    let req = linear(NODES);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| fail(&format!("tempdir: {e}")));
+    let mut modes: Vec<(&str, Option<Mode>)> = vec![("none", None)];
+    for (name, durability) in [
+        ("sqlite", Durability::ProcessCrash),
+        ("sqlite_full", Durability::PowerLoss),
+    ] {
+        let j: Arc<dyn Journal> = Arc::new(
+            SqliteJournal::open(
+                dir.path().join(format!("{name}.db")),
+                SqliteOptions {
+                    durability,
+                    ..SqliteOptions::default()
+                },
+            )
+            .await
+            .unwrap_or_else(|e| fail(&format!("open sqlite: {e}"))),
+        );
+        modes.push((
+            name,
+            Some(Mode {
+                journal: j.clone(),
+                await_start: true,
+            }),
+        ));
+        modes.push((
+            if name == "sqlite" {
+                "sqlite_idempotent"
+            } else {
+                "sqlite_full_idempotent"
+            },
+            Some(Mode {
+                journal: j,
+                await_start: false,
+            }),
+        ));
+    }
+    match server {
+        Some(s) => {
+            let j: Arc<dyn Journal> = Arc::new(
+                NatsJournal::connect(&s.url(), NatsOptions::default())
+                    .await
+                    .unwrap_or_else(|e| fail(&format!("open jetstream: {e}"))),
+            );
+            modes.push((
+                "jetstream",
+                Some(Mode {
+                    journal: j.clone(),
+                    await_start: true,
+                }),
+            ));
+            modes.push((
+                "jetstream_idempotent",
+                Some(Mode {
+                    journal: j,
+                    await_start: false,
+                }),
+            ));
+        }
+        None => skipped("journal/jetstream"),
+    }
+    // Interleaved rounds, so that a busy moment of the machine hits every
+    // mode alike; the median of the rounds' medians is reported.
+    let mut figures: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    for _ in 0..3 {
+        for (i, (_, j)) in modes.iter().enumerate() {
+            let us = measure(&engine, &req, j.as_ref(), runs).await;
+            if let Some(f) = figures.get_mut(i) {
+                f.push(us);
+            }
+        }
+    }
+    let base = median(figures.first().cloned().unwrap_or_default());
+    for ((name, _), f) in modes.iter().zip(figures) {
+        let us = median(f);
+        println!(
+            "{}",
+            json!({
+                "part": "journal",
+                "mode": name,
+                "nodes": NODES,
+                "runs": runs * 3,
+                "us_per_node": (us * 100.0).round() / 100.0,
+                "us_added_per_node": ((us - base) * 100.0).round() / 100.0,
+                "ratio_to_none": (us / base * 100.0).round() / 100.0,
+            })
+        );
+    }
+}
+
+/// A worker host: pulls `toolkit` nodes, runs each (a 10 ms sleep), up to
+/// `parallel` at once, journals the result and acks.
+async fn worker_host(url: String, config: WorkConfig, parallel: usize, stop: CancellationToken) -> u64 {
+    let j = NatsJournal::connect(&url, NatsOptions::default())
+        .await
+        .unwrap_or_else(|e| fail(&format!("worker journal: {e}")));
+    let queue = WorkQueue::open(j.jetstream(), "a2e", config)
+        .await
+        .unwrap_or_else(|e| fail(&format!("worker queue: {e}")));
+    let mut worker = queue
+        .worker("sleepy")
+        .await
+        .unwrap_or_else(|e| fail(&format!("worker: {e}")));
+    let slots = Arc::new(tokio::sync::Semaphore::new(parallel));
+    let mut done = tokio::task::JoinSet::new();
+    loop {
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => p.unwrap_or_else(|_| fail("semaphore")),
+            () = stop.cancelled() => break,
+        };
+        let job = tokio::select! {
+            j = worker.next() => j,
+            () = stop.cancelled() => break,
+        };
+        let Some(Ok(job)) = job else { break };
+        let j = j.clone();
+        done.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let outcome = NodeOutcome::output(json!({"slept": 10}));
+            let ok = job.complete(&j, &outcome).await.is_ok();
+            drop(permit);
+            u64::from(ok)
+        });
+    }
+    let mut n = 0;
+    while let Some(r) = done.join_next().await {
+        n += r.unwrap_or(0);
+    }
+    n
+}
+
+async fn scaleout(server: &NatsServer) {
+    const CALLS: usize = 600;
+    const PARALLEL: usize = 8;
+    let mut rates = Vec::new();
+    for workers in 1..=3usize {
+        let prefix_journal = NatsJournal::connect(&server.url(), NatsOptions::default())
+            .await
+            .unwrap_or_else(|e| fail(&format!("journal: {e}")));
+        let config = WorkConfig {
+            ack_wait: Duration::from_secs(30),
+            batch: PARALLEL,
+            ..WorkConfig::default()
+        };
+        let queue = WorkQueue::open(prefix_journal.jetstream(), "a2e", config.clone())
+            .await
+            .unwrap_or_else(|e| fail(&format!("queue: {e}")));
+        let run = RunId::generate();
+        prefix_journal
+            .create_run(NewRun {
+                run_id: run.clone(),
+                kind: RunKind::Chain,
+                agent: "bench".into(),
+                request: json!({"map": CALLS}),
+            })
+            .await
+            .unwrap_or_else(|e| fail(&format!("create_run: {e}")));
+        let stop = CancellationToken::new();
+        let hosts: Vec<_> = (0..workers)
+            .map(|_| tokio::spawn(worker_host(server.url(), config.clone(), PARALLEL, stop.clone())))
+            .collect();
+        // Let the workers attach before the clock starts.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let started = Instant::now();
+        for i in 0..CALLS {
+            let key = NodeKey::new(run.clone(), &format!("each[{i}]"), 1)
+                .unwrap_or_else(|e| fail(&format!("key: {e}")));
+            queue
+                .publish(&WorkItem {
+                    key,
+                    toolkit: "sleepy".into(),
+                    tool: "sleep".into(),
+                    input: json!({"ms": 10}),
+                })
+                .await
+                .unwrap_or_else(|e| fail(&format!("publish: {e}")));
+        }
+        // Done when every call's result is journaled.
+        loop {
+            let state = prefix_journal
+                .show_run(&run)
+                .await
+                .unwrap_or_else(|e| fail(&format!("show_run: {e}")))
+                .unwrap_or_else(|| fail("run vanished"));
+            if state.nodes.iter().filter(|n| n.outcome.is_some()).count() >= CALLS {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let secs = started.elapsed().as_secs_f64();
+        stop.cancel();
+        for h in hosts {
+            let _ = h.await;
+        }
+        let rate = CALLS as f64 / secs;
+        rates.push(rate);
+        let base = rates.first().copied().unwrap_or(rate);
+        println!(
+            "{}",
+            json!({
+                "part": "scaleout",
+                "workers": workers,
+                "calls": CALLS,
+                "tool_ms": 10,
+                "parallel_per_worker": PARALLEL,
+                "seconds": (secs * 1000.0).round() / 1000.0,
+                "calls_per_s": rate.round(),
+                "ratio_to_one_worker": (rate / base * 100.0).round() / 100.0,
+            })
+        );
+    }
+}
+
+async fn recovery(server: &NatsServer) {
+    let ack_wait = Duration::from_secs(1);
+    let config = WorkConfig {
+        ack_wait,
+        ..WorkConfig::default()
+    };
+    let j = NatsJournal::connect(&server.url(), NatsOptions::default())
+        .await
+        .unwrap_or_else(|e| fail(&format!("journal: {e}")));
+    let queue = WorkQueue::open(j.jetstream(), "a2e", config.clone())
+        .await
+        .unwrap_or_else(|e| fail(&format!("queue: {e}")));
+    let run = RunId::generate();
+    let key = NodeKey::new(run, "slow", 1).unwrap_or_else(|e| fail(&format!("key: {e}")));
+    queue
+        .publish(&WorkItem {
+            key,
+            toolkit: "recover".into(),
+            tool: "t".into(),
+            input: json!({}),
+        })
+        .await
+        .unwrap_or_else(|e| fail(&format!("publish: {e}")));
+    // The worker that dies: its own connection, closed with the node held.
+    let died = {
+        let client = async_nats::connect(server.url())
+            .await
+            .unwrap_or_else(|e| fail(&format!("connect: {e}")));
+        let q = WorkQueue::open(&async_nats::jetstream::new(client.clone()), "a2e", config)
+            .await
+            .unwrap_or_else(|e| fail(&format!("queue: {e}")));
+        let mut w = q
+            .worker("recover")
+            .await
+            .unwrap_or_else(|e| fail(&format!("worker: {e}")));
+        let job = w.next().await;
+        drop(job);
+        drop(w);
+        drop(client);
+        Instant::now()
+    };
+    let mut survivor = queue
+        .worker("recover")
+        .await
+        .unwrap_or_else(|e| fail(&format!("worker: {e}")));
+    let job = survivor.next().await;
+    let took = died.elapsed();
+    let delivered = job.and_then(Result::ok).map_or(0, |j| j.delivered());
+    println!(
+        "{}",
+        json!({
+            "part": "recovery",
+            "ack_wait_ms": ack_wait.as_millis() as u64,
+            "redelivered_after_ms": took.as_millis() as u64,
+            "delivery": delivered,
+        })
+    );
+}

@@ -1,0 +1,108 @@
+//! Opening the file: pragmas and the schema.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use crate::error::{JournalError, Result};
+
+/// The schema version this code writes (`PRAGMA user_version`).
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    request TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    finished_ms INTEGER,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    answer TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_ms);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status, finished_ms);
+CREATE TABLE IF NOT EXISTS nodes (
+    run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    node_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    started_ms INTEGER NOT NULL,
+    finished_ms INTEGER,
+    outcome TEXT,
+    PRIMARY KEY (run_id, node_id, attempt)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+    run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+";
+
+/// What a journal write survives once acknowledged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=NORMAL` in WAL mode: a commit is written to the WAL
+    /// (the operating system holds it) before the ack, and synced to disk at
+    /// checkpoints. An acknowledged write survives the host process being
+    /// killed (SIGKILL, a panic, an OOM kill); a power cut or a kernel crash
+    /// may lose the last acknowledged writes (the file stays consistent: a
+    /// resumed run then runs those nodes again, with the same idempotency
+    /// keys). The default: a sync per node would cost a disk flush each.
+    #[default]
+    ProcessCrash,
+    /// `synchronous=FULL`: the WAL is synced at every commit, so an
+    /// acknowledged write also survives a power cut. Commits are grouped
+    /// (one sync for every write queued meanwhile), but each costs a flush.
+    PowerLoss,
+}
+
+/// Opens (creating if needed) the file, in WAL mode, with the schema.
+pub(crate) fn open(path: &Path, busy_timeout: Duration, durability: Durability) -> Result<Connection> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| JournalError::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(busy_timeout)?;
+    // Only takes effect on a file without tables: pages freed by a prune
+    // can then go back to the file system (`incremental_vacuum`).
+    conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(JournalError::Io {
+            path: path.display().to_string(),
+            source: std::io::Error::other(format!("journal_mode is {mode}; WAL was refused")),
+        });
+    }
+    let synchronous = match durability {
+        Durability::ProcessCrash => "NORMAL",
+        Durability::PowerLoss => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", synchronous)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    // The WAL is truncated to this after a checkpoint, so that one burst of
+    // writes does not leave a large file behind.
+    conn.pragma_update(None, "journal_size_limit", 8 * 1024 * 1024)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(JournalError::Schema {
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if version < SCHEMA_VERSION {
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
+        tx.execute_batch(SCHEMA)?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tx.commit()?;
+    }
+    Ok(conn)
+}

@@ -1,0 +1,394 @@
+//! The writer thread: the one connection that writes, off the async threads.
+//!
+//! Writes arrive on a channel in call order. The thread takes whatever is
+//! queued (up to [`MAX_BATCH`]) and commits it as one transaction, then
+//! acknowledges each write: a group commit, so that many nodes finishing at
+//! once cost one commit (and, with `synchronous=FULL`, one sync). Every
+//! statement is atomic on its own, so one write failing (an unknown run)
+//! fails only its own ack.
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError};
+
+use rusqlite::{Connection, params};
+use tokio::sync::oneshot;
+
+use super::live::Live;
+use crate::error::{JournalError, Result};
+use crate::ids::{NodeKey, RunId};
+use crate::model::{NewRun, PruneReport, Retention, RunStatus, now_ms};
+
+/// Most writes committed in one transaction.
+pub(super) const MAX_BATCH: usize = 1024;
+
+/// One queued write.
+pub(super) enum Op {
+    CreateRun {
+        run: NewRun,
+        request: String,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    NodeStarted {
+        key: NodeKey,
+        at: u64,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    NodeFinished {
+        key: NodeKey,
+        outcome: String,
+        at: u64,
+        reply: oneshot::Sender<Result<bool>>,
+    },
+    Event {
+        run_id: RunId,
+        seq: u64,
+        event: String,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    FinishRun {
+        run_id: RunId,
+        status: RunStatus,
+        answer: String,
+        at: u64,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    Cancel {
+        run_id: RunId,
+        reply: oneshot::Sender<Result<bool>>,
+    },
+    Prune {
+        retention: Retention,
+        reply: oneshot::Sender<Result<PruneReport>>,
+    },
+    Flush {
+        reply: oneshot::Sender<Result<()>>,
+    },
+}
+
+/// An executed write waiting for its commit.
+enum Done {
+    Unit(oneshot::Sender<Result<()>>, Result<()>),
+    Bool(oneshot::Sender<Result<bool>>, Result<bool>),
+    Prune(oneshot::Sender<Result<PruneReport>>, Result<PruneReport>),
+}
+
+impl Done {
+    /// The commit failed: every write of the batch failed with it.
+    fn fail(&mut self, why: &str) {
+        let err = || JournalError::Io {
+            path: "commit".into(),
+            source: std::io::Error::other(why.to_owned()),
+        };
+        match self {
+            Done::Unit(_, r) if r.is_ok() => *r = Err(err()),
+            Done::Bool(_, r) if r.is_ok() => *r = Err(err()),
+            Done::Prune(_, r) if r.is_ok() => *r = Err(err()),
+            _ => {}
+        }
+    }
+
+    fn send(self) {
+        // A dropped ack is a write nobody waits for: fine.
+        match self {
+            Done::Unit(tx, r) => drop(tx.send(r)),
+            Done::Bool(tx, r) => drop(tx.send(r)),
+            Done::Prune(tx, r) => drop(tx.send(r)),
+        }
+    }
+}
+
+/// What the writer needs besides its connection.
+pub(super) struct Writer {
+    pub conn: Connection,
+    pub live: Arc<Live>,
+    /// Pruned automatically every `prune_every` finished runs.
+    pub retention: Option<Retention>,
+    pub prune_every: u32,
+}
+
+impl Writer {
+    /// Runs until every sender is gone, then returns (after the last batch).
+    pub(super) fn run(mut self, rx: &Receiver<Op>) {
+        let mut batch = Vec::with_capacity(64);
+        let mut finished_since_prune = 0u32;
+        let mut touched: Vec<RunId> = Vec::new();
+        while let Ok(first) = rx.recv() {
+            batch.push(first);
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(op) => batch.push(op),
+                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+                }
+            }
+            let mut finished = 0u32;
+            let done = self.commit(&mut batch, &mut touched, &mut finished);
+            for d in done {
+                d.send();
+            }
+            self.live.notify(&touched);
+            touched.clear();
+            finished_since_prune = finished_since_prune.saturating_add(finished);
+            if let Some(retention) = self.retention
+                && finished > 0
+                && finished_since_prune >= self.prune_every.max(1)
+            {
+                finished_since_prune = 0;
+                if let Err(e) = prune(&mut self.conn, &retention) {
+                    tracing::warn!(error = %e, "journal: automatic prune failed");
+                }
+            }
+        }
+    }
+
+    /// Executes the batch in one transaction; returns the acks to send.
+    fn commit(&mut self, batch: &mut Vec<Op>, touched: &mut Vec<RunId>, finished: &mut u32) -> Vec<Done> {
+        let mut done = Vec::with_capacity(batch.len());
+        let mut prunes = Vec::new();
+        if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+            let why = e.to_string();
+            for op in batch.drain(..) {
+                let mut d = pending(op);
+                d.fail(&why);
+                done.push(d);
+            }
+            return done;
+        }
+        for op in batch.drain(..) {
+            match op {
+                Op::Prune { retention, reply } => prunes.push((retention, reply)),
+                op => {
+                    let d = self.apply(op, touched, finished);
+                    done.push(d);
+                }
+            }
+            if self.conn.is_autocommit() {
+                // A failure rolled the whole transaction back (disk full, I/O).
+                break;
+            }
+        }
+        let committed = if self.conn.is_autocommit() {
+            Err("the transaction was rolled back by a failed write".to_owned())
+        } else {
+            self.conn.execute_batch("COMMIT").map_err(|e| {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                e.to_string()
+            })
+        };
+        if let Err(why) = committed {
+            touched.clear();
+            for d in &mut done {
+                d.fail(&why);
+            }
+            for op in batch.drain(..) {
+                let mut d = pending(op);
+                d.fail(&why);
+                done.push(d);
+            }
+        }
+        for (retention, reply) in prunes {
+            done.push(Done::Prune(reply, prune(&mut self.conn, &retention)));
+        }
+        done
+    }
+
+    fn apply(&mut self, op: Op, touched: &mut Vec<RunId>, finished: &mut u32) -> Done {
+        let conn = &self.conn;
+        match op {
+            Op::CreateRun { run, request, reply } => {
+                let r = conn
+                    .prepare_cached(
+                        "INSERT INTO runs (run_id, kind, agent, request, status, created_ms) \
+                         VALUES (?1, ?2, ?3, ?4, 'running', ?5)",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            run.run_id.as_str(),
+                            run.kind.as_str(),
+                            run.agent,
+                            request,
+                            now_ms() as i64
+                        ])
+                    })
+                    .map(|_| ())
+                    .map_err(|e| match e {
+                        rusqlite::Error::SqliteFailure(f, _)
+                            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+                        {
+                            JournalError::DuplicateRun(run.run_id.to_string())
+                        }
+                        e => e.into(),
+                    });
+                Done::Unit(reply, r)
+            }
+            Op::NodeStarted { key, at, reply } => {
+                let r = conn
+                    .prepare_cached(
+                        "INSERT INTO nodes (run_id, node_id, attempt, started_ms) VALUES (?1, ?2, ?3, ?4) \
+                         ON CONFLICT (run_id, node_id, attempt) DO UPDATE SET started_ms = excluded.started_ms \
+                         WHERE nodes.outcome IS NULL",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            key.run_id().as_str(),
+                            key.node_id(),
+                            key.attempt(),
+                            at as i64
+                        ])
+                    })
+                    .map(|_| ())
+                    .map_err(|e| unknown_run(e, key.run_id()));
+                Done::Unit(reply, r)
+            }
+            Op::NodeFinished {
+                key,
+                outcome,
+                at,
+                reply,
+            } => {
+                let r = conn
+                    .prepare_cached(
+                        "INSERT INTO nodes (run_id, node_id, attempt, started_ms, finished_ms, outcome) \
+                         VALUES (?1, ?2, ?3, 0, ?4, ?5) \
+                         ON CONFLICT (run_id, node_id, attempt) DO UPDATE \
+                         SET finished_ms = excluded.finished_ms, outcome = excluded.outcome \
+                         WHERE nodes.outcome IS NULL",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            key.run_id().as_str(),
+                            key.node_id(),
+                            key.attempt(),
+                            at as i64,
+                            outcome
+                        ])
+                    })
+                    .map(|n| n > 0)
+                    .map_err(|e| unknown_run(e, key.run_id()));
+                Done::Bool(reply, r)
+            }
+            Op::Event {
+                run_id,
+                seq,
+                event,
+                reply,
+            } => {
+                let r = i64::try_from(seq)
+                    .map_err(|_| JournalError::InvalidId {
+                        what: "event seq",
+                        message: format!("{seq} is past the store's range"),
+                    })
+                    .and_then(|seq| {
+                        conn.prepare_cached(
+                            "INSERT OR IGNORE INTO events (run_id, seq, event) VALUES (?1, ?2, ?3)",
+                        )
+                        .and_then(|mut s| s.execute(params![run_id.as_str(), seq, event]))
+                        .map(|_| ())
+                        .map_err(|e| unknown_run(e, &run_id))
+                    });
+                if r.is_ok() {
+                    touched.push(run_id);
+                }
+                Done::Unit(reply, r)
+            }
+            Op::FinishRun {
+                run_id,
+                status,
+                answer,
+                at,
+                reply,
+            } => {
+                let r = conn
+                    .prepare_cached(
+                        "UPDATE runs SET status = ?2, answer = ?3, finished_ms = ?4 WHERE run_id = ?1",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![run_id.as_str(), status.as_str(), answer, at as i64])
+                    })
+                    .map_err(JournalError::from)
+                    .and_then(|n| {
+                        if n == 0 {
+                            Err(JournalError::UnknownRun(run_id.to_string()))
+                        } else {
+                            Ok(())
+                        }
+                    });
+                if r.is_ok() {
+                    *finished += 1;
+                    touched.push(run_id);
+                }
+                Done::Unit(reply, r)
+            }
+            Op::Cancel { run_id, reply } => {
+                let r = conn
+                    .prepare_cached(
+                        "UPDATE runs SET cancel_requested = 1 WHERE run_id = ?1 AND status = 'running'",
+                    )
+                    .and_then(|mut s| s.execute(params![run_id.as_str()]))
+                    .map(|n| n > 0)
+                    .map_err(JournalError::from);
+                if matches!(r, Ok(true)) {
+                    touched.push(run_id);
+                }
+                Done::Bool(reply, r)
+            }
+            Op::Flush { reply } => Done::Unit(reply, Ok(())),
+            Op::Prune { reply, .. } => Done::Prune(
+                reply,
+                Err(JournalError::Io {
+                    path: "prune".into(),
+                    source: std::io::Error::other("prune inside a batch"),
+                }),
+            ),
+        }
+    }
+}
+
+/// The ack of a write that never ran (its batch failed before it).
+fn pending(op: Op) -> Done {
+    match op {
+        Op::CreateRun { reply, .. }
+        | Op::NodeStarted { reply, .. }
+        | Op::Event { reply, .. }
+        | Op::FinishRun { reply, .. }
+        | Op::Flush { reply } => Done::Unit(reply, Ok(())),
+        Op::NodeFinished { reply, .. } | Op::Cancel { reply, .. } => Done::Bool(reply, Ok(false)),
+        Op::Prune { reply, .. } => Done::Prune(reply, Ok(PruneReport::default())),
+    }
+}
+
+/// A foreign key failure is a write for a run that is not journaled.
+fn unknown_run(e: rusqlite::Error, run_id: &RunId) -> JournalError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+            JournalError::UnknownRun(run_id.to_string())
+        }
+        e => e.into(),
+    }
+}
+
+/// Removes finished runs past `retention`, then gives freed pages back.
+pub(super) fn prune(conn: &mut Connection, retention: &Retention) -> Result<PruneReport> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut removed = 0u64;
+    if let Some(age) = retention.max_age {
+        let cutoff = now_ms().saturating_sub(u64::try_from(age.as_millis()).unwrap_or(u64::MAX));
+        removed += tx.execute(
+            "DELETE FROM runs WHERE status != 'running' AND finished_ms < ?1",
+            params![i64::try_from(cutoff).unwrap_or(i64::MAX)],
+        )? as u64;
+    }
+    if let Some(keep) = retention.max_runs {
+        removed += tx.execute(
+            "DELETE FROM runs WHERE run_id IN (SELECT run_id FROM runs WHERE status != 'running' \
+             ORDER BY finished_ms DESC, run_id DESC LIMIT -1 OFFSET ?1)",
+            params![i64::try_from(keep).unwrap_or(i64::MAX)],
+        )? as u64;
+    }
+    tx.commit()?;
+    if removed > 0 {
+        // Freed pages go back to the file system; the file does not keep
+        // the size of its largest moment.
+        conn.execute_batch("PRAGMA incremental_vacuum")?;
+    }
+    Ok(PruneReport { runs: removed })
+}

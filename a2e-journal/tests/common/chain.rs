@@ -1,0 +1,130 @@
+//! A chain run journaled the way a host does it: a `CallObserver` that
+//! journals each call's start and result (awaited), an `EventSink` that
+//! journals each event (queued), and the `Resume` built from a journaled run.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use a2e_chain::{CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume};
+use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, RunId, RunState};
+use a2e_proto::{ChainPhase, ErrorCode};
+
+/// Journals each call of run `run`.
+pub struct JournalObserver {
+    pub journal: Arc<dyn Journal>,
+    pub run: RunId,
+    /// Whether a call waits for its start to be durable before it runs.
+    /// A host waits for calls of tools that are not idempotent (so that a
+    /// call that may have run is known after a crash); for idempotent ones
+    /// the start is only queued: it is durable with the result, which is
+    /// written after it, and a call whose start was lost runs again with
+    /// the same key.
+    pub await_start: bool,
+}
+
+fn journal_failed(e: JournalError) -> NodeError {
+    NodeError::new(ErrorCode::RUNTIME_ERROR, format!("journal: {e}"))
+}
+
+impl JournalObserver {
+    fn key(&self, wire_id: &str, attempt: u32) -> Result<NodeKey, NodeError> {
+        NodeKey::new(self.run.clone(), wire_id, attempt).map_err(journal_failed)
+    }
+}
+
+impl CallObserver for JournalObserver {
+    fn started(&self, call: &NodeCall) -> ObserveFuture {
+        let ack = self
+            .key(&call.wire_id(), call.attempt)
+            .map(|key| self.journal.node_started(&key));
+        if !self.await_start {
+            return Box::pin(async move { ack.map(drop) });
+        }
+        Box::pin(async move { ack?.await.map_err(journal_failed) })
+    }
+
+    fn finished(&self, call: &CallKey, result: &NodeResult) -> ObserveFuture {
+        let outcome = match result {
+            Ok(v) => NodeOutcome::output(v.clone()),
+            Err(e) => NodeOutcome::error(e.code.as_str(), e.message.clone()),
+        };
+        let ack = self
+            .key(&call.wire_id(), call.attempt)
+            .map(|key| self.journal.node_finished(&key, &outcome));
+        Box::pin(async move { ack?.await.map(|_| ()).map_err(journal_failed) })
+    }
+}
+
+/// Journals each event as its `chain/event` message; the writes are queued
+/// in `seq` order and not awaited.
+pub struct JournalSink {
+    pub journal: Arc<dyn Journal>,
+    pub run: RunId,
+    pub req_id: String,
+}
+
+impl EventSink for JournalSink {
+    fn event(&mut self, event: &Event<'_>) {
+        let wire = event.to_wire(&self.req_id);
+        if let Ok(v) = serde_json::to_value(&wire) {
+            let _ = self.journal.append_event(&self.run, event.seq, &v);
+        }
+    }
+}
+
+/// What a resumed run starts from: the latest attempt of every call, its
+/// result if it has one (else it runs again with the same attempt, or fails
+/// with `interrupted` when `rerun` says it must not be repeated), and the
+/// events already journaled.
+pub async fn resume_of(
+    journal: &dyn Journal,
+    state: &RunState,
+    rerun: impl Fn(&str) -> bool,
+) -> Resume {
+    let mut resume = Resume::new();
+    let mut latest: std::collections::BTreeMap<&str, &a2e_journal::NodeRecord> = Default::default();
+    for rec in &state.nodes {
+        let e = latest.entry(rec.node_id.as_str()).or_insert(rec);
+        if rec.attempt > e.attempt {
+            *e = rec;
+        }
+    }
+    for (id, rec) in latest {
+        match &rec.outcome {
+            Some(NodeOutcome::Output { output }) => {
+                resume.finished(id, rec.attempt, Ok(output.clone()));
+            }
+            Some(NodeOutcome::Error { code, message }) => {
+                resume.finished(
+                    id,
+                    rec.attempt,
+                    Err(NodeError::new(ErrorCode::from(code.as_str()), message.clone())),
+                );
+            }
+            None if rerun(id) => {
+                resume.interrupted(id, rec.attempt);
+            }
+            None => {
+                resume.finished(
+                    id,
+                    rec.attempt,
+                    Err(NodeError::new(
+                        ErrorCode::from(a2e_journal::INTERRUPTED),
+                        format!("`{id}` may have run when its host stopped, and its tool is not idempotent"),
+                    )),
+                );
+            }
+        }
+    }
+    let events = journal
+        .events(&state.summary.run_id, 0, usize::MAX)
+        .await
+        .unwrap_or_default();
+    for e in &events {
+        if let (Some(node), Some(phase)) = (e.event["node_id"].as_str(), e.event["phase"].as_str()) {
+            resume.reported(node, &ChainPhase::from(phase));
+        }
+    }
+    resume.next_seq(state.summary.next_seq);
+    resume
+}
