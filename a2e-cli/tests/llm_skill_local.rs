@@ -6,6 +6,9 @@
 //! never hang or crash. An opt-in run against any endpoint: `A2E_TEST_LLM_BASE_URL`
 //! (+ `A2E_TEST_LLM_MODEL`, `A2E_TEST_LLM_API_KEY`).
 
+#[path = "../../test-support/skip.rs"]
+mod skip;
+
 mod llm_support;
 
 use std::path::PathBuf;
@@ -128,7 +131,7 @@ fn local_model_runs_an_llm_skill_with_tools_to_a_clear_outcome() {
         if std::env::var_os("CI").is_some() {
             panic!("{msg}");
         }
-        eprintln!("SKIPPED: {msg}");
+        skip::skipped(&format!("{msg}"));
         return;
     };
     let model = setting("A2E_TEST_LOCAL_LLM_MODEL").unwrap_or_else(|| "smollm2-135m".into());
@@ -138,13 +141,11 @@ fn local_model_runs_an_llm_skill_with_tools_to_a_clear_outcome() {
 #[test]
 fn opt_in_endpoint_runs_an_llm_skill() {
     let Some(url) = setting("A2E_TEST_LLM_BASE_URL") else {
-        eprintln!("SKIPPED: opt_in_endpoint_runs_an_llm_skill needs A2E_TEST_LLM_BASE_URL");
+        skip::skipped("opt_in_endpoint_runs_an_llm_skill needs A2E_TEST_LLM_BASE_URL");
         return;
     };
     if setting("A2E_TEST_LLM_KIND").is_some_and(|k| k == "anthropic") {
-        eprintln!(
-            "SKIPPED: opt_in_endpoint_runs_an_llm_skill runs OpenAI-compatible endpoints only"
-        );
+        skip::skipped("opt_in_endpoint_runs_an_llm_skill runs OpenAI-compatible endpoints only");
         return;
     }
     let model = setting("A2E_TEST_LLM_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());

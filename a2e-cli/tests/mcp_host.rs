@@ -4,6 +4,9 @@
 //! `a2e serve --stdio` and in a chain; the official Python MCP SDK driving
 //! `a2e serve --mcp-stdio` and `--mcp-http`.
 
+#[path = "../../test-support/skip.rs"]
+mod skip;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -33,7 +36,7 @@ fn need(test: &str, package: &str, relative: &str) -> Option<PathBuf> {
         "{test} needs {package} ({} is missing; run .ci/install-mcp.sh)",
         path.display()
     );
-    eprintln!("SKIPPED: {test} needs {package} (run .ci/install-mcp.sh)");
+    skip::skipped(&format!("{test} needs {package} (run .ci/install-mcp.sh)"));
     None
 }
 

@@ -49,6 +49,10 @@
 //! assert!(!format!("{providers:?}").contains("sk-not-shown"));
 //! ```
 
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 mod agent;
 mod anthropic;
 mod config;

@@ -3,6 +3,9 @@
 //! `A2E_TEST_LOCAL_LLM_URL`), and, opt-in, any endpoint named by `A2E_TEST_LLM_BASE_URL`
 //! (+ `A2E_TEST_LLM_MODEL`, `A2E_TEST_LLM_API_KEY`).
 
+#[path = "../../test-support/skip.rs"]
+mod skip;
+
 mod common;
 
 use std::path::PathBuf;
@@ -48,7 +51,7 @@ async fn local_model(test: &str) -> Option<ResolvedModel> {
         if std::env::var_os("CI").is_some() {
             panic!("{msg}");
         }
-        eprintln!("SKIPPED: {msg}");
+        skip::skipped(&format!("{msg}"));
         None
     };
     let Some(url) = setting("A2E_TEST_LOCAL_LLM_URL") else {
@@ -236,7 +239,7 @@ async fn real_endpoint_when_configured() {
         .ok()
         .filter(|v| !v.is_empty())
     else {
-        eprintln!("SKIPPED: real_endpoint_when_configured needs A2E_TEST_LLM_BASE_URL (opt-in)");
+        skip::skipped("real_endpoint_when_configured needs A2E_TEST_LLM_BASE_URL (opt-in)");
         return;
     };
     let model_name = std::env::var("A2E_TEST_LLM_MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());

@@ -46,6 +46,10 @@
 //! }
 //! ```
 
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 mod apply;
 mod caps;
 mod error;

@@ -252,7 +252,7 @@ mod tests {
     #[tokio::test]
     async fn the_tools_do_what_the_profile_says() {
         let p = fixture_plugin();
-        let names: Vec<String> = p.tools().into_iter().map(|t| t.name).collect();
+        let names: Vec<String> = ToolPlugin::tools(&p).into_iter().map(|t| t.name).collect();
         assert_eq!(names, [ECHO, SLEEP, STREAM, FAIL, LARGE, DEFERRED]);
         let echo = p.call_dyn(ECHO, args(json!({"text": "a", "n": 1})), CallContext::detached()).await.unwrap();
         assert_eq!(echo.data, json!({"text": "a", "n": 1}));
@@ -260,7 +260,7 @@ mod tests {
         assert!(!err.is_refusal());
         let big = p.call_dyn(LARGE, args(json!({"bytes": 10})), CallContext::detached()).await.unwrap();
         assert_eq!(big.data, json!("xxxxxxxxxx"));
-        let deferred = p.tools().into_iter().find(|t| t.name == DEFERRED).unwrap();
+        let deferred = ToolPlugin::tools(&p).into_iter().find(|t| t.name == DEFERRED).unwrap();
         assert!(deferred.defer_loading);
     }
 

@@ -99,18 +99,6 @@ fn run_all_checks_every_spec_fixture_once() {
 }
 
 #[test]
-#[ignore = "waits for the a2e-proto fixes listed in fixtures/pending.json"]
-fn pending_checks_pass() {
-    let outcomes = conformance::run_all();
-    let still: Vec<String> = outcomes
-        .iter()
-        .filter(|o| !o.passed)
-        .map(ToString::to_string)
-        .collect();
-    assert!(still.is_empty(), "still failing:\n{}", still.join("\n"));
-}
-
-#[test]
 fn fixture_files_are_single_lines() {
     for f in spec() {
         assert!(f.bytes.ends_with(b"\n"), "{}", f.name);

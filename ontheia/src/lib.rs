@@ -44,6 +44,10 @@
 //! # });
 //! ```
 
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 pub mod backend;
 pub mod condition;
 pub mod context;

@@ -3,6 +3,9 @@
 //! `.ci/install-llm.sh`, announced in `A2E_TEST_LOCAL_LLM_URL`). A small
 //! model's messy answers put extraction and repair to a real test.
 
+#[path = "../../test-support/skip.rs"]
+mod skip;
+
 mod common;
 
 use common::http_request;
@@ -76,9 +79,7 @@ fn model_host() -> Option<ModelHost> {
             )
         }
         None => {
-            eprintln!(
-                "SKIPPED: model_example_against_a_local_model needs the local model server (run .ci/install-llm.sh)"
-            );
+            skip::skipped("model_example_against_a_local_model needs the local model server (run .ci/install-llm.sh)");
             None
         }
     }

@@ -4,6 +4,9 @@
 //! compared as doubles, as JavaScript has them), or both fail. Fails under
 //! 95 %, listing every disagreement; prints the agreement figure.
 
+#[path = "../../test-support/skip.rs"]
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -66,9 +69,7 @@ fn repair_agrees_with_npm_jsonrepair() {
         if std::env::var_os("CI").is_some() {
             panic!("repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)");
         }
-        eprintln!(
-            "SKIPPED: repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)"
-        );
+        skip::skipped(&format!("repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)"));
         return;
     }
     let corpus = std::fs::read_to_string(CORPUS).expect("corpus");

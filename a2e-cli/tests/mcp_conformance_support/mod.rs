@@ -4,6 +4,9 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
+#[path = "../../../test-support/skip.rs"]
+mod skip;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -31,7 +34,7 @@ pub fn suite(test: &str) -> Option<(PathBuf, PathBuf)> {
         "{test} needs the MCP conformance suite and Node 22 ({} is missing; run .ci/install-mcp-conformance.sh)",
         entry.display()
     );
-    eprintln!("SKIPPED: {test} needs the MCP conformance suite (run .ci/install-mcp-conformance.sh)");
+    skip::skipped(&format!("{test} needs the MCP conformance suite (run .ci/install-mcp-conformance.sh)"));
     None
 }
 

@@ -2,6 +2,9 @@
 //! temporary store directory, its own process group, killed on drop.
 #![allow(dead_code)]
 
+#[path = "../../../test-support/skip.rs"]
+mod skip;
+
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -45,7 +48,7 @@ impl NatsServer {
             if std::env::var_os("CI").is_some() {
                 panic!("nats-server is missing (install it with .ci/install-nats.sh)");
             }
-            eprintln!("SKIPPED: nats-server is not installed (Debian package `nats-server`)");
+            skip::skipped("nats-server is not installed (Debian package `nats-server`)");
             return None;
         };
         let mut server = Self {

@@ -1,6 +1,9 @@
 //! Shared test helpers: finding the packages `.ci/install-mcp.sh` installs.
 #![allow(dead_code)]
 
+#[path = "../../../test-support/skip.rs"]
+mod skip;
+
 use std::path::PathBuf;
 
 /// `A2E_CI_TOOLS`, or `<workspace>/.ci-tools`.
@@ -26,7 +29,7 @@ pub fn need(test: &str, package: &str, relative: &str) -> Option<PathBuf> {
             path.display()
         );
     }
-    eprintln!("SKIPPED: {test} needs {package} (run .ci/install-mcp.sh)");
+    skip::skipped(&format!("{test} needs {package} (run .ci/install-mcp.sh)"));
     None
 }
 

@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+#[path = "../../../test-support/skip.rs"]
+mod skip;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -31,14 +34,14 @@ pub fn need(test: &str, program: &str) -> Option<PathBuf> {
         if std::env::var_os("CI").is_some() {
             panic!("{test} needs `{program}`, which is not installed");
         }
-        eprintln!("SKIPPED: {test} needs {program} (install it from the system's packages)");
+        skip::skipped(&format!("{test} needs {program} (install it from the system's packages)"));
     }
     found
 }
 
 /// Says loudly that a layer this host lacks keeps a test from checking it.
 pub fn skip_layer(test: &str, layer: &str) {
-    eprintln!("SKIPPED: {test} needs the `{layer}` sandbox layer, which this host lacks");
+    skip::skipped(&format!("{test} needs the `{layer}` sandbox layer, which this host lacks"));
 }
 
 /// `(pid, pgrp, comm)` of every process, read from /proc (zombies left out).

@@ -2,6 +2,9 @@
 //! command and servers, runs of the host suite.
 #![allow(dead_code)]
 
+#[path = "../../../test-support/skip.rs"]
+mod skip;
+
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -37,7 +40,7 @@ pub fn a2e() -> Option<PathBuf> {
         path.display()
     );
     assert!(std::env::var_os("CI").is_none(), "{why}");
-    eprintln!("SKIPPED: {why}");
+    skip::skipped(&format!("{why}"));
     None
 }
 
