@@ -69,6 +69,25 @@ pub enum HostError {
     /// A skill ran and failed.
     #[error("{0}")]
     Skill(String),
+    /// A tool ran and failed because of an underlying error, kept as the
+    /// source (`tool_error`).
+    #[error("{context}: {source}")]
+    ToolFailed {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: Cause,
+    },
+    /// A skill ran and failed because of an underlying error (`skill_error`).
+    #[error("{context}: {source}")]
+    SkillFailed {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: Cause,
+    },
     /// Process capability errors.
     #[error("{message}")]
     Proc {
@@ -135,8 +154,8 @@ impl HostError {
             Self::Unavailable(_) => ErrorCode::UNAVAILABLE,
             Self::Timeout(_) => ErrorCode::TIMEOUT,
             Self::Cancelled => ErrorCode::CANCELLED,
-            Self::Tool(_) => ErrorCode::TOOL_ERROR,
-            Self::Skill(_) => ErrorCode::SKILL_ERROR,
+            Self::Tool(_) | Self::ToolFailed { .. } => ErrorCode::TOOL_ERROR,
+            Self::Skill(_) | Self::SkillFailed { .. } => ErrorCode::SKILL_ERROR,
             Self::Proc { code, .. } | Self::InvalidChain { code, .. } => code.clone(),
             Self::Runtime(_) | Self::Io { .. } => ErrorCode::RUNTIME_ERROR,
         }
@@ -160,6 +179,30 @@ impl HostError {
     /// The call ran and failed (`tool_error` for a tool, `skill_error` for a skill).
     pub fn failed(why: impl Into<String>) -> Self {
         Self::Tool(why.into())
+    }
+
+    /// The tool ran and failed while `context`, because of `error` (kept as
+    /// the source; `tool_error`).
+    pub fn tool_failed(
+        context: impl Into<String>,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::ToolFailed {
+            context: context.into(),
+            source: Cause::new(error),
+        }
+    }
+
+    /// The skill ran and failed while `context`, because of `error`
+    /// (`skill_error`).
+    pub fn skill_failed(
+        context: impl Into<String>,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::SkillFailed {
+            context: context.into(),
+            source: Cause::new(error),
+        }
     }
 
     /// An I/O operation failed while the call ran.

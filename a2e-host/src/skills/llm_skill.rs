@@ -135,7 +135,7 @@ fn config_error(e: ConfigError) -> HostError {
     } else if e.field().starts_with("llm_override") {
         HostError::schema(vec![e.to_string()])
     } else {
-        HostError::Skill(e.to_string())
+        HostError::skill_failed("the skill's model configuration", e)
     }
 }
 
@@ -147,7 +147,7 @@ fn loop_error(e: LoopError) -> HostError {
             "max_turns reached: the model still called tools after {limit} turns ({} tokens used)",
             usage.total()
         )),
-        other => HostError::Skill(other.to_string()),
+        other => HostError::skill_failed("the agentic loop failed", other),
     }
 }
 

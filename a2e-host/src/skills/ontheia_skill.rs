@@ -127,7 +127,7 @@ impl SkillPlugin for OntheiaSkills {
         let _ = forward.await;
         let outcome = outcome.map_err(|e| match e {
             ontheia::RunError::Cancelled => HostError::Cancelled,
-            other => HostError::Skill(other.to_string()),
+            other => HostError::skill_failed("the ontheia chain failed", other),
         })?;
         let summary = outcome
             .last_result()
