@@ -10,6 +10,8 @@
 //! elsewhere is not followed and comes back as the response it is (3xx with
 //! its `location` header). 303, and 301/302 after a POST, continue as GET
 //! without a body. The response body is read up to `http.body_max_bytes`.
+//! With telemetry on, the request carries the call's W3C trace context
+//! (`traceparent`, `tracestate`) unless the caller set `traceparent` itself.
 
 use std::error::Error as StdError;
 use std::sync::{Arc, OnceLock};
@@ -290,6 +292,27 @@ fn request_headers(
     }
 }
 
+/// The call's W3C trace context as `traceparent` / `tracestate` headers
+/// (the `execute_tool http_request` span's), unless the caller gave a
+/// `traceparent` of its own: the server can join the trace.
+fn trace_headers(headers: &mut Vec<(HeaderName, HeaderValue)>) {
+    if headers
+        .iter()
+        .any(|(name, _)| name.as_str() == "traceparent")
+    {
+        return;
+    }
+    let Some(trace) = a2e_telemetry::TraceContext::current() else {
+        return;
+    };
+    headers.retain(|(name, _)| name.as_str() != "tracestate");
+    trace.inject(|name, value| {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.push((HeaderName::from_static(name), value));
+        }
+    });
+}
+
 /// Runs `http_request`: `{status, headers, body, encoding, url, redirects}`.
 pub(crate) async fn http_request(
     config: &HostConfig,
@@ -310,7 +333,8 @@ pub(crate) async fn http_request(
     let method_name = args.method.unwrap_or_default().as_str();
     let method = Method::from_bytes(method_name.as_bytes())
         .map_err(|e| HostError::schema(vec![format!("method: {e}")]))?;
-    let headers = request_headers(args.headers.as_ref())?;
+    let mut headers = request_headers(args.headers.as_ref())?;
+    trace_headers(&mut headers);
     let body = Bytes::from(args.body.unwrap_or_default());
     let base64 = args.encoding == Some(Encoding::Base64);
     let timeout_secs = args
