@@ -405,10 +405,16 @@ fn metrics_on_the_http_listener_count_calls_behind_the_token() {
                     .sum::<f64>()
             };
             let memories = gauge(&scrape, "a2e_memory_entries", None);
-            if count("ok") == 3.0 && count("tool_error") == 1.0 && memories == Some(2.0) {
+            // Three reads and two memory writes succeed, one read fails.
+            if count("ok") == 5.0 && count("tool_error") == 1.0 && memories == Some(2.0) {
                 break scrape;
             }
-            assert!(Instant::now() < deadline, "counts: ok {} error {}", count("ok"), count("tool_error"));
+            assert!(
+                Instant::now() < deadline,
+                "counts: ok {} error {}, memories {memories:?}",
+                count("ok"),
+                count("tool_error")
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
         let calls = scrape
