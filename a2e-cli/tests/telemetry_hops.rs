@@ -101,19 +101,22 @@ fn a_chain_through_a_mounted_mcp_server_and_http_request_is_one_trace() {
     host.send(chain.to_string().as_bytes()).unwrap();
     let resp = host.answer("c1", WAIT, |_| {}).unwrap().0;
     assert_eq!(resp["success"], true, "{resp}");
+    // The mounted server exports while it runs (it goes when the host does).
+    let served = wait_for(&got, WAIT, |r| {
+        !named(&r.spans, "tools/call read_file").is_empty()
+            && !named(&r.spans, "execute_tool read_file").is_empty()
+    });
     host.close_stdin();
     assert!(
         host.wait_exit(WAIT).is_some(),
         "the host exits when stdin closes"
     );
-
     let arrived = wait_for(&got, WAIT, |r| {
-        !named(&r.spans, "tools/call read_file").is_empty()
-            && !named(&r.spans, "execute_tool http_request").is_empty()
+        !named(&r.spans, "execute_tool http_request").is_empty()
     });
     let got = got.lock().unwrap();
     let names: Vec<&str> = got.spans.iter().map(|s| s.name.as_str()).collect();
-    assert!(arrived, "spans: {names:?}");
+    assert!(served && arrived, "spans: {names:?}");
     let one = |name: &str| {
         let found = named(&got.spans, name);
         assert_eq!(found.len(), 1, "{name} in {names:?}");
