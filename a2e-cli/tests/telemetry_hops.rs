@@ -31,11 +31,12 @@ fn traceparent() -> String {
     format!("00-{TRACE_ID}-{PARENT_ID}-01")
 }
 
+/// The headers of each request an HTTP server of the test received.
+type Seen = Arc<Mutex<Vec<BTreeMap<String, String>>>>;
+
 /// An HTTP server on a free loopback port that records the headers of every
 /// request, on `runtime`.
-fn header_recorder(
-    runtime: &tokio::runtime::Runtime,
-) -> (String, Arc<Mutex<Vec<BTreeMap<String, String>>>>) {
+fn header_recorder(runtime: &tokio::runtime::Runtime) -> (String, Seen) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
     let app = axum::Router::new().fallback(move |headers: HeaderMap| {

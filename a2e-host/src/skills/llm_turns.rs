@@ -3,7 +3,7 @@
 //! answer), `gen_ai.client.operation.duration` and
 //! `gen_ai.client.token.usage` per call. Each model call carries its chat
 //! span's W3C trace context as `traceparent` / `tracestate` headers
-//! ([`TracedModel`]; [`trace_headers`] for the model calls outside skills).
+//! ([`TracedModel`]; [`chat_traced`] for the model calls outside skills).
 
 use std::sync::Mutex;
 use std::time::Instant;
