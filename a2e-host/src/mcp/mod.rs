@@ -73,10 +73,10 @@ pub use serve::{serve_http, serve_stdio};
 pub async fn mount(
     servers: Vec<a2e_mcp::McpServerConfig>,
     reserved: HashSet<String>,
-) -> Result<McpMounts, String> {
+) -> Result<McpMounts, crate::error::ConfigError> {
     McpMounts::mount(servers, reserved)
         .await
-        .map_err(|e| format!("[mcp] {e}"))
+        .map_err(crate::error::ConfigError::Mcp)
 }
 
 /// The mounted MCP servers as one tool plugin.
