@@ -103,7 +103,8 @@ impl HostBuilder {
     pub fn with_memory(mut self) -> Self {
         match Memory::new(&self.config) {
             Ok(memory) => {
-                let memory = Arc::new(memory);
+                // The store's size goes to the metrics of the telemetry given so far.
+                let memory = Arc::new(memory.with_metrics(self.telemetry.metrics().clone()));
                 self.memory = Some(memory.clone());
                 self.with_tool_plugin(memory.plugin())
             }

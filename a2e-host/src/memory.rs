@@ -8,14 +8,18 @@
 //! session's [`Identity`](crate::Identity); anything else is `unauthorized`.
 //! The store opens on first use, so a host that never touches memory never
 //! creates the file. The tools are typed ([`TypedTool`]): their schemas come
-//! from `a2e-memory`'s argument types, the Ontheia step parameters.
+//! from `a2e-memory`'s argument types, the Ontheia step parameters. With
+//! metrics on ([`Memory::with_metrics`]), the store's size is reported when
+//! it opens and after every write and delete (`a2e.memory.entries`,
+//! `a2e.memory.size`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use a2e_memory::{
-    EmbedderConfig, Limits, MemoryDeleteArgs, MemorySearchArgs, MemoryTools, MemoryWriteArgs,
-    NamespacePolicy, OpenAiEmbedder, Principal, SqliteStore, StoreOptions, ToolError,
+    EmbedderConfig, Limits, MemoryDeleteArgs, MemorySearchArgs, MemoryStore, MemoryTools,
+    MemoryWriteArgs, NamespacePolicy, OpenAiEmbedder, Principal, SqliteStore, StoreOptions,
+    ToolError,
 };
 use a2e_proto::ToolDefinition;
 use serde_json::Value;
@@ -31,6 +35,7 @@ pub struct Memory {
     options: StoreOptions,
     policy: NamespacePolicy,
     tools: OnceCell<MemoryTools<SqliteStore>>,
+    metrics: a2e_telemetry::Metrics,
 }
 
 impl std::fmt::Debug for Memory {
@@ -87,7 +92,34 @@ impl Memory {
             options,
             policy,
             tools: OnceCell::new(),
+            metrics: a2e_telemetry::Metrics::default(),
         })
+    }
+
+    /// Reports the store's size in `metrics`.
+    pub fn with_metrics(mut self, metrics: a2e_telemetry::Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// `a2e.memory.entries` (memories in every namespace) and
+    /// `a2e.memory.size` (the SQLite file and its write-ahead log, in bytes).
+    async fn report_size(&self, tools: &MemoryTools<SqliteStore>) {
+        if !self.metrics.is_enabled() {
+            return;
+        }
+        let Ok(namespaces) = tools.store().namespaces().await else {
+            return;
+        };
+        let entries = namespaces.iter().map(|n| n.count).sum();
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let bytes = [self.path.clone(), PathBuf::from(wal)]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        self.metrics.memory_store(entries, bytes);
     }
 
     fn policy_of(memory: &MemoryConfig) -> Result<NamespacePolicy, ConfigError> {
@@ -116,18 +148,21 @@ impl Memory {
                             self.path.display()
                         ))
                     })?;
-                Ok(MemoryTools::new(store, self.policy.clone()))
+                let tools = MemoryTools::new(store, self.policy.clone());
+                self.report_size(&tools).await;
+                Ok(tools)
             })
             .await
     }
 
     /// Runs memory tool `name` for `who` with `args`.
     pub async fn call(&self, who: &Principal, name: &str, args: Value) -> HostResult<Value> {
-        self.tools()
-            .await?
-            .call(who, name, args)
-            .await
-            .map_err(to_host_error)
+        let tools = self.tools().await?;
+        let out = tools.call(who, name, args).await.map_err(to_host_error)?;
+        if name != a2e_memory::MEMORY_SEARCH {
+            self.report_size(tools).await;
+        }
+        Ok(out)
     }
 
     /// The three tools as a plugin.
@@ -174,6 +209,7 @@ impl TypedTool for WriteTool {
             .write(&principal(&ctx), args)
             .await
             .map_err(to_host_error)?;
+        self.0.report_size(tools).await;
         Ok(out.into())
     }
 }
@@ -215,6 +251,7 @@ impl TypedTool for DeleteTool {
             .delete(&principal(&ctx), args)
             .await
             .map_err(to_host_error)?;
+        self.0.report_size(tools).await;
         Ok(out.into())
     }
 }

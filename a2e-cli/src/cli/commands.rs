@@ -56,6 +56,7 @@ pub fn telemetry(cli: &Cli) -> Result<(Telemetry, TelemetryGuard), String> {
 async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String> {
     let config = load_config(cli)?;
     let servers = config.mcp.servers.clone();
+    let metrics = telemetry.metrics().clone();
     let mut builder =
         a2e_host::plugins::with_plugin_processes(a2e_host::skills::builder_with_skills(
             Host::builder(config)
@@ -76,7 +77,9 @@ async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String
         if let Some(providers) = builder.providers().map_err(|e| e.to_string())? {
             mounts.set_sampler(Arc::new(a2e_host::mcp::HostSampler::new(providers)));
         }
-        builder = builder.with_tool_plugin(a2e_host::mcp::McpPlugin::new(Arc::new(mounts)));
+        builder = builder.with_tool_plugin(
+            a2e_host::mcp::McpPlugin::new(Arc::new(mounts)).with_metrics(metrics),
+        );
     }
     builder.build().map_err(|e| e.to_string())
 }

@@ -10,6 +10,8 @@
 //! elsewhere is not followed and comes back as the response it is (3xx with
 //! its `location` header). 303, and 301/302 after a POST, continue as GET
 //! without a body. The response body is read up to `http.body_max_bytes`.
+//! With telemetry on, the request carries the call's W3C trace context
+//! (`traceparent`, `tracestate`) unless the caller set `traceparent` itself.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -137,6 +139,18 @@ fn request_headers(headers: Option<&Map<String, Value>>) -> HostResult<HeaderMap
     }
 }
 
+/// The call's W3C trace context as `traceparent` / `tracestate` headers
+/// (the `execute_tool http_request` span's), unless the caller gave a
+/// `traceparent` of its own: the server can join the trace.
+fn trace_headers(headers: &mut HeaderMap) {
+    if headers.contains_key("traceparent") {
+        return;
+    }
+    if let Some(trace) = a2e_telemetry::TraceContext::current() {
+        trace.to_headers(headers);
+    }
+}
+
 /// Runs `http_request`: `{status, headers, body, encoding, url, redirects}`.
 pub(crate) async fn http_request(
     config: &HostConfig,
@@ -148,7 +162,8 @@ pub(crate) async fn http_request(
     let method_name = args.method.unwrap_or_default().as_str();
     let method = Method::from_bytes(method_name.as_bytes())
         .map_err(|e| HostError::invalid_argument("method", e))?;
-    let headers = request_headers(args.headers.as_ref())?;
+    let mut headers = request_headers(args.headers.as_ref())?;
+    trace_headers(&mut headers);
     let base64 = args.encoding == Some(Encoding::Base64);
     let timeout_secs = args
         .timeout

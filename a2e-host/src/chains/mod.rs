@@ -146,6 +146,7 @@ pub async fn run_plan(
     let req = plan.request();
     let op = chain_span(host, session_id, &req.chain_id);
     let timer = host.telemetry().metrics().timer();
+    let _in_flight = host.telemetry().metrics().run_started("chain");
     let resp = traced(
         &op,
         run_plan_in(host, session_id, plan, stream, cancel, &op),
@@ -238,6 +239,7 @@ pub async fn run_chain(
     };
     let op = chain_span(host, session_id, &req.chain_id);
     let timer = host.telemetry().metrics().timer();
+    let _in_flight = host.telemetry().metrics().run_started("chain");
     let engine = engine(host, session_id, &op, &req.chain_id);
     let resp = traced(&op, engine.run(req, sink, cancel.clone()))
         .await

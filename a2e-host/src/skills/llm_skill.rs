@@ -334,7 +334,11 @@ impl SkillPlugin for LlmSkills {
             }
         };
         let run = async {
-            let result = run_loop(&model.client, request, &tools, &sink, &options, &cancel).await;
+            let traced = super::llm_turns::TracedModel {
+                client: &model.client,
+                turns: turns.as_ref(),
+            };
+            let result = run_loop(&traced, request, &tools, &sink, &options, &cancel).await;
             drop(sink);
             result
         };

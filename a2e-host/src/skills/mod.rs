@@ -12,7 +12,7 @@ pub mod front_matter;
 #[cfg(feature = "llm")]
 pub mod llm_skill;
 #[cfg(feature = "llm")]
-mod llm_turns;
+pub(crate) mod llm_turns;
 #[cfg(feature = "ontheia")]
 pub mod ontheia_skill;
 #[cfg(feature = "sandbox")]

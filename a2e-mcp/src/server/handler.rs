@@ -82,6 +82,25 @@ impl MethodNotFound for ErrorData {
     }
 }
 
+/// The W3C trace-context entries, in `_meta` and in HTTP headers.
+const TRACE_FIELDS: [&str; 2] = ["traceparent", "tracestate"];
+
+/// The request's `params._meta`. Over Streamable HTTP, a `traceparent`
+/// header (and its `tracestate`) stands in when `_meta` carries none.
+fn request_meta(context: &RequestContext<RoleServer>) -> Map<String, Value> {
+    let mut meta = context.meta.0.0.clone();
+    if !meta.contains_key(TRACE_FIELDS[0])
+        && let Some(parts) = context.extensions.get::<axum::http::request::Parts>()
+    {
+        for name in TRACE_FIELDS {
+            if let Some(value) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
+                meta.insert(name.to_owned(), Value::from(value));
+            }
+        }
+    }
+    meta
+}
+
 fn cursor(request: Option<PaginatedRequestParams>) -> Option<String> {
     request.and_then(|r| r.cursor)
 }
@@ -176,9 +195,10 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         let name = request.name.into_owned();
         let args = request.arguments.unwrap_or_default();
         self.backend.check_call(&name, &args)?;
+        let meta = request_meta(&context);
         let result = self
             .backend
-            .call_tool(name, args, sink.clone(), context.ct.clone())
+            .call_tool(name, args, sink.clone(), context.ct.clone(), meta)
             .await;
         sink.flush().await;
         Ok(CallToolResponse::Complete(to_mcp_result(&result)))
