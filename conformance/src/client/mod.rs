@@ -28,7 +28,7 @@ use crate::scenario::{Area, On, Scenario};
 use crate::wire::Rule;
 
 pub use peer::Peer;
-pub use run::{ClientOptions, run_client};
+pub use run::{ClientOptions, run_all, run_client};
 
 /// What a client scenario's script works with.
 pub struct ClientCx {
