@@ -57,7 +57,10 @@ impl ClientRun {
     /// The report's field `key` (`null` when absent).
     pub fn get(&self, key: &str) -> &Value {
         static NULL: Value = Value::Null;
-        self.report.as_ref().and_then(|r| r.get(key)).unwrap_or(&NULL)
+        self.report
+            .as_ref()
+            .and_then(|r| r.get(key))
+            .unwrap_or(&NULL)
     }
 
     /// The report, shown.
@@ -132,6 +135,7 @@ pub fn entries() -> Vec<Entry> {
 }
 
 /// Checks on every message the client sent.
+#[rustfmt::skip]
 pub(crate) const WIRE: &[CheckDef] = &[
     must("client.wire.object", "a2e-core §1", "every message the client sends is one JSON object"),
     must("client.wire.type", "a2e-core §1", "every message has a string type"),
@@ -156,6 +160,7 @@ pub(crate) const WIRE_RULES: &[(&str, Rule)] = &[
 ];
 
 /// Checks on every line the client wrote (stdio).
+#[rustfmt::skip]
 pub(crate) const FRAMING: &[CheckDef] = &[must(
     "client.wire.compact",
     "a2e-core §1",

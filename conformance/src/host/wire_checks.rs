@@ -29,6 +29,7 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const WIRE: &[CheckDef] = &[
     must("core.wire.object", "a2e-core §1", "every message is one JSON object"),
     must("core.wire.type", "a2e-core §1", "every message has a string type"),
@@ -42,6 +43,7 @@ const WIRE: &[CheckDef] = &[
     must("core.wire.events-first", "a2e-core §4", "no event comes after its request's final answer"),
 ];
 
+#[rustfmt::skip]
 const FRAMING: &[CheckDef] = &[must(
     "transport.stdio.compact",
     "a2e-core §1",
