@@ -143,7 +143,7 @@ pub fn clip(text: &str) -> String {
         return text.to_owned();
     }
     let mut out: String = text.chars().take(MAX_DETAIL_CHARS).collect();
-    out.push_str("…");
+    out.push('…');
     out
 }
 

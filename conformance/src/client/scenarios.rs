@@ -9,6 +9,7 @@ use super::peer::{SESSION_ID, result, tool_def};
 use super::{ClientCx, ClientRun, ClientScenario};
 use crate::check::{CheckDef, Recorder, must, should};
 use crate::scenario::{Abort, Area, On, Outcome, Scenario};
+use crate::wire::Field as _;
 use crate::wire::{s, show, ty};
 
 /// How long the client may take to close when it is done.
@@ -253,7 +254,7 @@ async fn handshake(cx: &mut ClientCx) -> Outcome {
     );
     cx.rec.check(
         "client.handshake.agent-id",
-        hs["agent_id"] == "conformance-client",
+        hs.field("agent_id") == "conformance-client",
         "agent_id conformance-client",
         show(&hs),
     );
@@ -343,7 +344,7 @@ async fn auth(cx: &mut ClientCx) -> Outcome {
     let token = cx.token.clone().unwrap_or_default();
     cx.rec.check(
         "client.auth.token",
-        hs["auth_token"] == token.as_str(),
+        hs.field("auth_token") == token.as_str(),
         format!("auth_token `{token}`"),
         show(&hs),
     );
@@ -384,13 +385,13 @@ async fn tools(cx: &mut ClientCx) -> Outcome {
     let call = cx.peer.expect("tool/call/req").await?;
     cx.rec.check(
         "client.tools.call-request",
-        call["tool_name"] == "echo" && call["arguments"] == json!({"text": "hello"}),
+        call.field("tool_name") == "echo" && *call.field("arguments") == json!({"text": "hello"}),
         "tool_name echo, arguments {\"text\":\"hello\"}",
         show(&call),
     );
     cx.rec.check(
         "client.tools.session-id",
-        call["session_id"] == SESSION_ID,
+        call.field("session_id") == SESSION_ID,
         "session_id cf-session-1",
         show(&call),
     );
@@ -440,7 +441,7 @@ async fn streaming(cx: &mut ClientCx) -> Outcome {
     let call = cx.peer.expect("tool/call/req").await?;
     cx.rec.check(
         "client.stream.requested",
-        call["streaming"] == true,
+        call.field("streaming") == true,
         "streaming: true",
         show(&call),
     );
@@ -506,7 +507,7 @@ async fn interleaved(cx: &mut ClientCx) -> Outcome {
     let Some(b) = b.filter(|_| both) else {
         return Err("the client did not send its second call before the first was answered".into());
     };
-    let (slow, fast) = if a["tool_name"] == "slow" {
+    let (slow, fast) = if a.field("tool_name") == "slow" {
         (a, b)
     } else {
         (b, a)

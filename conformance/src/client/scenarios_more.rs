@@ -10,6 +10,7 @@ use super::scenarios::{done, judge, open};
 use super::{ClientCx, ClientRun, ClientScenario};
 use crate::check::{CheckDef, Recorder, must, should};
 use crate::scenario::{Area, On, Outcome, Scenario};
+use crate::wire::Field as _;
 use crate::wire::{s, show, ty};
 
 /// Bytes of the large result.
@@ -274,7 +275,7 @@ async fn unknown(cx: &mut ClientCx) -> Outcome {
         .send(json!({"type": "conformance/notice", "note": "a message of a later version"}))
         .await?;
     let mut data = result("echo", json!({"text": "u"}));
-    data["x_later"] = json!({"nested": [1, 2]});
+    crate::wire::set(&mut data, "x_later", json!({"nested": [1, 2]}));
     cx.peer
         .answer(
             &call,
@@ -350,7 +351,7 @@ async fn host_ping(cx: &mut ClientCx) -> Outcome {
     );
     cx.rec.check(
         "client.ping.req-id",
-        got["req_id"] == "cf-host-ping",
+        got.field("req_id") == "cf-host-ping",
         "req_id cf-host-ping",
         format!("{pong:?}"),
     );
@@ -378,7 +379,7 @@ async fn skills(cx: &mut ClientCx) -> Outcome {
     let call = cx.peer.expect("skill/call/req").await?;
     cx.rec.check(
         "client.skills.call-request",
-        call["name"] == "summarise" && call["arguments"] == json!({"text": "abc"}),
+        call.field("name") == "summarise" && *call.field("arguments") == json!({"text": "abc"}),
         "name summarise, arguments {\"text\":\"abc\"}",
         show(&call),
     );
@@ -432,12 +433,16 @@ fn judge_skills(run: &ClientRun, rec: &mut Recorder) {
 async fn chain(cx: &mut ClientCx) -> Outcome {
     open(cx).await?;
     let req = cx.peer.expect("chain/req").await?;
-    let nodes_ok = req["nodes"]
+    let nodes_ok = req
+        .field("nodes")
         .as_array()
-        .is_some_and(|n| n.len() == 1 && n[0]["node_id"] == "a" && n[0]["name"] == "echo");
+        .is_some_and(|n| match n.as_slice() {
+            [node] => node.field("node_id") == "a" && node.field("name") == "echo",
+            _ => false,
+        });
     cx.rec.check(
         "client.chain.request",
-        nodes_ok && req["entry_node"] == "a",
+        nodes_ok && req.field("entry_node") == "a",
         "nodes [a], entry_node a",
         show(&req),
     );
@@ -481,7 +486,7 @@ async fn proc(cx: &mut ClientCx) -> Outcome {
     let spawn = cx.peer.expect("proc/spawn/req").await?;
     cx.rec.check(
         "client.proc.spawn-request",
-        spawn["cmd"] == json!(["sh", "-c", "echo hi"]),
+        *spawn.field("cmd") == json!(["sh", "-c", "echo hi"]),
         "cmd [sh, -c, echo hi]",
         show(&spawn),
     );
@@ -517,7 +522,7 @@ async fn shutdown(cx: &mut ClientCx) -> Outcome {
     let bye = cx.peer.expect("shutdown").await?;
     cx.rec.check(
         "client.shutdown.message",
-        bye["timeout"].is_u64(),
+        bye.field("timeout").is_u64(),
         "an integer timeout",
         show(&bye),
     );

@@ -8,6 +8,7 @@ use crate::check::{CheckDef, must, should};
 use crate::profile::ECHO;
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Reply;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -112,7 +113,7 @@ async fn linear(cx: &mut Cx) -> Outcome {
         json!({"session_id": sid, "chain_id": "cf-linear", "nodes": two_echoes(), "entry_node": "first",
                "initial_input": {"greeting": "hello"}, "correlation_id": "turn-1", "streaming": true, "timeout": 60}),
     );
-    let id = req["id"].as_str().unwrap_or_default().to_owned();
+    let id = req.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(req).await?;
     cx.check(
         "chains.answered",
@@ -144,19 +145,19 @@ async fn linear(cx: &mut Cx) -> Outcome {
     );
     cx.check(
         "chains.input-dollar",
-        first["text"] == "hello",
+        first.field("text") == "hello",
         "first's text \"hello\" (from $.input.greeting)",
         show(&first),
     );
     cx.check(
         "chains.input-static",
-        first["keep"] == 1,
+        first.field("keep") == 1,
         "first's static keep: 1 kept beside its input_map",
         show(&first),
     );
     cx.check(
         "chains.input-upstream",
-        second["text"] == "hello" && second["n"] == 1,
+        second.field("text") == "hello" && second.field("n") == 1,
         "second's text \"hello\" and n 1 (from first.output)",
         show(&second),
     );
@@ -255,7 +256,7 @@ async fn linear(cx: &mut Cx) -> Outcome {
         "chain/req",
         json!({"nodes": [{"node_id": "only", "kind": "tool", "name": ECHO, "input": {"text": "quiet"}}], "entry_node": "only", "streaming": false}),
     );
-    let off_id = off["id"].as_str().unwrap_or_default().to_owned();
+    let off_id = off.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(off).await?;
     s.settle().await?;
     let n = r.events.len() + s.late(&off_id).len();
@@ -271,7 +272,7 @@ async fn linear(cx: &mut Cx) -> Outcome {
 fn echo(id: &str, next: &str) -> Value {
     let mut node = json!({"node_id": id, "kind": "tool", "name": ECHO, "input": {"text": id}});
     if !next.is_empty() {
-        node["next_node"] = json!(next);
+        crate::wire::set(&mut node, "next_node", json!(next));
     }
     node
 }
@@ -282,7 +283,7 @@ async fn validation(cx: &mut Cx) -> Outcome {
         "chain/req",
         json!({"nodes": [echo("a", "b"), echo("b", "c"), echo("c", "b")], "entry_node": "a"}),
     );
-    let id = cycle["id"].as_str().unwrap_or_default().to_owned();
+    let id = cycle.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(cycle).await?;
     cx.check(
         "chains.validate.cycle",
@@ -341,7 +342,7 @@ async fn validation(cx: &mut Cx) -> Outcome {
     ];
     for (check, nodes, entry) in cases {
         let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": entry}));
-        let id = req["id"].as_str().unwrap_or_default().to_owned();
+        let id = req.field("id").as_str().unwrap_or_default().to_owned();
         let r = s.request(req).await?;
         cx.check(
             check,

@@ -60,7 +60,7 @@ const TIMEOUT: &[CheckDef] = &[
 fn echo(id: &str, next: &str) -> Value {
     let mut node = json!({"node_id": id, "kind": "tool", "name": ECHO, "input": {"text": id}});
     if !next.is_empty() {
-        node["next_node"] = json!(next);
+        crate::wire::set(&mut node, "next_node", json!(next));
     }
     node
 }
@@ -69,10 +69,10 @@ fn fail(id: &str, next: &str, on_error: Option<&str>) -> Value {
     let mut node =
         json!({"node_id": id, "kind": "tool", "name": FAIL, "input": {"message": "as asked"}});
     if !next.is_empty() {
-        node["next_node"] = json!(next);
+        crate::wire::set(&mut node, "next_node", json!(next));
     }
     if let Some(policy) = on_error {
-        node["on_error"] = json!(policy);
+        crate::wire::set(&mut node, "on_error", json!(policy));
     }
     node
 }
@@ -159,7 +159,9 @@ async fn on_error(cx: &mut Cx) -> Outcome {
 
     let nodes = json!([echo("fine", ""), echo("rescue", "")]);
     let mut nodes = nodes;
-    nodes[0]["on_error"] = json!("rescue");
+    if let Some(first) = nodes.get_mut(0) {
+        crate::wire::set(first, "on_error", json!("rescue"));
+    }
     let req = s.req(
         "chain/req",
         json!({"nodes": nodes, "entry_node": "fine", "streaming": true}),

@@ -10,6 +10,7 @@ use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must, should};
 use crate::profile::{ECHO, SKILL, SLEEP};
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -273,7 +274,7 @@ async fn join(cx: &mut Cx) -> Outcome {
     let j = r.at("/outputs/j").clone();
     cx.check(
         "chains.deps.join",
-        after && j["a"] == 300 && j["b"] == 300,
+        after && j.field("a") == 300 && j.field("b") == 300,
         "j starts after a and b are done, with a: 300 and b: 300",
         format!("{ph:?}; j = {}", show(&j)),
     );

@@ -9,6 +9,7 @@ use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must, should};
 use crate::profile;
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -122,7 +123,7 @@ const PARALLEL: &[CheckDef] = &[
 async fn handshake(cx: &mut Cx) -> Outcome {
     let mut s = cx.connect().await?;
     let hs = cx.handshake_req(&mut s, &["tools"]);
-    let id = hs["id"].as_str().unwrap_or_default().to_owned();
+    let id = hs.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(hs).await?;
     cx.check(
         "core.handshake.answered",
@@ -225,7 +226,7 @@ async fn caps(cx: &mut Cx) -> Outcome {
         format!("{test:?}"),
     );
     let list = s.req("tool/list/req", json!({}));
-    let id = list["id"].as_str().unwrap_or_default().to_owned();
+    let id = list.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(list).await?;
     cx.check(
         "core.caps.gated",
@@ -303,7 +304,7 @@ async fn auth(cx: &mut Cx) -> Outcome {
 async fn before_handshake(cx: &mut Cx) -> Outcome {
     let mut s = cx.connect().await?;
     let list = s.req("tool/list/req", json!({}));
-    let id = list["id"].as_str().unwrap_or_default().to_owned();
+    let id = list.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(list).await?;
     cx.check(
         "core.session.handshake-first",
@@ -328,20 +329,25 @@ async fn ping(cx: &mut Cx) -> Outcome {
     let mut uptimes = Vec::new();
     for _ in 0..2 {
         let ping = s.req("ping", json!({}));
-        let id = ping["id"].as_str().unwrap_or_default().to_owned();
+        let id = ping.field("id").as_str().unwrap_or_default().to_owned();
         s.send(&ping).await?;
         // Not matched by req_id: that is what is checked.
         let got = loop {
             match s.next(s.wait).await? {
-                Some(m) if m["type"] == "pong" || m["type"] == "error" => break m,
+                Some(m) if m.field("type") == "pong" || m.field("type") == "error" => break m,
                 Some(_) => {}
                 None => return Err("no pong within the answer timeout".into()),
             }
         };
-        cx.check("core.ping.pong", got["type"] == "pong", "pong", show(&got));
+        cx.check(
+            "core.ping.pong",
+            got.field("type") == "pong",
+            "pong",
+            show(&got),
+        );
         cx.check(
             "core.ping.req-id",
-            got["req_id"] == id.as_str(),
+            got.field("req_id") == id.as_str(),
             format!("req_id `{id}`"),
             show(&got),
         );
@@ -357,7 +363,7 @@ async fn ping(cx: &mut Cx) -> Outcome {
     }
     cx.check(
         "core.ping.uptime-grows",
-        uptimes.windows(2).all(|w| w[1] >= w[0]),
+        uptimes.windows(2).all(|w| matches!(w, [a, b] if b >= a)),
         "non-decreasing uptime_seconds",
         format!("{uptimes:?}"),
     );
@@ -375,7 +381,7 @@ async fn max_parallel(cx: &mut Cx) -> Outcome {
             "tool/call/req",
             json!({"tool_name": profile::SLEEP, "arguments": {"ms": 400, "group": group}, "timeout": 60}),
         );
-        ids.push(call["id"].as_str().unwrap_or_default().to_owned());
+        ids.push(call.field("id").as_str().unwrap_or_default().to_owned());
         s.send(&call).await?;
     }
     let wait = Duration::from_millis(400 * (n + 1)) + s.wait;

@@ -7,6 +7,7 @@ use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must, should};
 use crate::scenario::{Abort, Area, On, Outcome, Scenario};
 use crate::session::Session;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[Scenario {
@@ -42,7 +43,7 @@ const ERRORS: &[CheckDef] = &[
 async fn next_error(s: &mut Session) -> Result<Value, Abort> {
     loop {
         match s.next(s.wait).await? {
-            Some(m) if m["type"] == "error" => return Ok(m),
+            Some(m) if m.field("type") == "error" => return Ok(m),
             Some(_) => {}
             None => return Ok(json!({"nothing": "no error message within the answer timeout"})),
         }
@@ -51,7 +52,7 @@ async fn next_error(s: &mut Session) -> Result<Value, Abort> {
 
 /// Sends `req` and reads its answer; when none comes, a stand-in saying so.
 async fn ask(s: &mut Session, req: Value) -> Result<Value, Abort> {
-    let id = req["id"].as_str().unwrap_or_default().to_owned();
+    let id = req.field("id").as_str().unwrap_or_default().to_owned();
     s.send(&req).await?;
     match s.answer(&id).await {
         Ok(r) => Ok(r.msg),
@@ -95,13 +96,13 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let e = next_error(&mut s).await?;
     cx.check(
         "core.error.parse-error",
-        e["code"] == "parse_error",
+        e.field("code") == "parse_error",
         "code parse_error",
         show(&e),
     );
     cx.check(
         "core.error.parse-error-req-id",
-        e["type"] == "error" && e["req_id"] == "",
+        e.field("type") == "error" && e.field("req_id") == "",
         "req_id \"\"",
         show(&e),
     );
@@ -111,7 +112,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let e = next_error(&mut s).await?;
     cx.check(
         "core.error.not-object",
-        e["code"] == "invalid_message",
+        e.field("code") == "invalid_message",
         "code invalid_message",
         show(&e),
     );
@@ -121,7 +122,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let e = next_error(&mut s).await?;
     cx.check(
         "core.error.no-type",
-        e["code"] == "invalid_message",
+        e.field("code") == "invalid_message",
         "code invalid_message",
         show(&e),
     );
@@ -132,14 +133,14 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let e = next_error(&mut s).await?;
     cx.check(
         "core.error.unknown-type",
-        e["code"] == "invalid_message",
+        e.field("code") == "invalid_message",
         "an error, code invalid_message",
         show(&e),
     );
     cx.check(
         "core.error.unknown-type-req-id",
-        e["type"] == "error" && e["req_id"] == unknown["id"],
-        format!("req_id {}", unknown["id"]),
+        e.field("type") == "error" && e.field("req_id") == unknown.field("id"),
+        format!("req_id {}", unknown.field("id")),
         show(&e),
     );
     shape(cx, &e);
@@ -158,7 +159,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let r = ask(&mut s, v11).await?;
     cx.check(
         "core.error.version-minor",
-        r["type"] == "pong",
+        r.field("type") == "pong",
         "pong",
         show(&r),
     );
@@ -167,7 +168,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let r = ask(&mut s, alias).await?;
     cx.check(
         "core.error.a2e-alias",
-        r["type"] == "pong",
+        r.field("type") == "pong",
         "pong",
         show(&r),
     );
@@ -187,7 +188,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
         "tool/list/resp",
         json!({"req_id": "cf-nothing", "tools": []}),
     );
-    let id = resp["id"].as_str().unwrap_or_default().to_owned();
+    let id = resp.field("id").as_str().unwrap_or_default().to_owned();
     s.send(&resp).await?;
     s.settle().await?;
     let answers = s.take_waiting(&id);
@@ -203,7 +204,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let r = ask(&mut s, ping).await?;
     cx.check(
         "core.error.session-survives",
-        r["type"] == "pong",
+        r.field("type") == "pong",
         "pong",
         show(&r),
     );

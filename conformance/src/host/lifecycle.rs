@@ -10,6 +10,7 @@ use crate::check::{CheckDef, must};
 use crate::profile::SLEEP;
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario, Transport};
 use crate::session::Session;
+use crate::wire::Field as _;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
     Scenario {
@@ -65,7 +66,7 @@ async fn drain(cx: &mut Cx) -> Outcome {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let bye = s.req("shutdown", json!({"timeout": 5}));
     s.send(&bye).await?;
-    let id = call["id"].as_str().unwrap_or_default();
+    let id = call.field("id").as_str().unwrap_or_default();
     match s.answer_within(id, Duration::from_secs(8)).await {
         Ok(r) => cx.check(
             "core.shutdown.drains",

@@ -8,6 +8,7 @@ use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must, should};
 use crate::scenario::{Abort, Area, Fixture, On, Outcome, Scenario};
 use crate::session::{Reply, Session};
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -140,7 +141,7 @@ async fn spawn(cx: &mut Cx) -> Outcome {
     .await?;
     cx.check(
         "proc.spawn.answered",
-        r.ty() == "proc/spawn/resp" && r.msg["req_id"] == req["id"],
+        r.ty() == "proc/spawn/resp" && r.msg.field("req_id") == req.field("id"),
         "proc/spawn/resp with the request's req_id",
         r.show(),
     );
@@ -191,8 +192,8 @@ async fn spawn(cx: &mut Cx) -> Outcome {
     );
     cx.check(
         "proc.read.req-id",
-        !events.is_empty() && events.iter().all(|e| e["req_id"] == req["id"]),
-        format!("req_id {} on every event", req["id"]),
+        !events.is_empty() && events.iter().all(|e| e.field("req_id") == req.field("id")),
+        format!("req_id {} on every event", req.field("id")),
         format!("{shown:?}"),
     );
 

@@ -10,6 +10,7 @@ use crate::check::{CheckDef, must, should};
 use crate::profile::{SKILL, SKILL_BLOCKED, SKILL_FAIL, SKILL_SLOW};
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Reply;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -110,7 +111,10 @@ fn names(r: &Reply) -> Vec<String> {
         .collect()
 }
 
-const REQUIRED: &[(&str, fn(&Value) -> bool)] = &[
+/// Whether a field's value has the kind the spec gives it.
+type KindCheck = fn(&Value) -> bool;
+
+const REQUIRED: &[(&str, KindCheck)] = &[
     ("name", Value::is_string),
     ("version", Value::is_string),
     ("description", Value::is_string),
@@ -142,7 +146,7 @@ async fn discover(cx: &mut Cx) -> Outcome {
     let r = s.request(full.clone()).await?;
     cx.check(
         "skills.discover.answered",
-        r.ty() == "skill/discover/resp" && r.msg["req_id"] == full["id"],
+        r.ty() == "skill/discover/resp" && r.msg.field("req_id") == full.field("id"),
         "skill/discover/resp with the request's req_id",
         r.show(),
     );
@@ -200,7 +204,7 @@ async fn discover(cx: &mut Cx) -> Outcome {
         .is_some_and(|r| r.contains(&json!("text")));
     cx.check(
         "skills.discover.fixture",
-        echo["status"] == "Published" && requires_text,
+        echo.field("status") == "Published" && requires_text,
         "status Published, input_schema.required [\"text\"]",
         show(&echo),
     );
@@ -261,7 +265,7 @@ async fn call(cx: &mut Cx) -> Outcome {
     let r = s.request(full.clone()).await?;
     cx.check(
         "skills.call.answered",
-        r.ty() == "skill/call/resp" && r.msg["req_id"] == full["id"],
+        r.ty() == "skill/call/resp" && r.msg.field("req_id") == full.field("id"),
         "skill/call/resp with the request's req_id",
         r.show(),
     );
@@ -307,7 +311,7 @@ async fn call(cx: &mut Cx) -> Outcome {
     let r = s.request(unknown.clone()).await?;
     cx.check(
         "skills.call.unknown",
-        r.is_error() && r.code() == "unknown_skill" && r.msg["req_id"] == unknown["id"],
+        r.is_error() && r.code() == "unknown_skill" && r.msg.field("req_id") == unknown.field("id"),
         "an error, code unknown_skill, with the call's req_id",
         r.show(),
     );
@@ -383,7 +387,7 @@ async fn events(cx: &mut Cx) -> Outcome {
         "skill/call/req",
         json!({"name": SKILL, "arguments": {"text": "events"}, "streaming": true}),
     );
-    let id = call["id"].as_str().unwrap_or_default().to_owned();
+    let id = call.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(call).await?;
     let in_order = r
         .events
@@ -418,7 +422,7 @@ async fn events(cx: &mut Cx) -> Outcome {
         "skill/call/req",
         json!({"name": SKILL, "arguments": {"text": "quiet"}, "streaming": false}),
     );
-    let off_id = off["id"].as_str().unwrap_or_default().to_owned();
+    let off_id = off.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(off).await?;
     s.settle().await?;
     let n = r.events.len() + s.late(&off_id).len();

@@ -7,6 +7,7 @@ use crate::check::{CheckDef, must, should};
 use crate::profile::{DEFERRED, ECHO, FAIL};
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Reply;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -101,7 +102,7 @@ fn names(r: &Reply) -> Vec<String> {
 }
 
 fn answered(r: &Reply, ty: &str, id: &Value) -> bool {
-    r.ty() == ty && &r.msg["req_id"] == id
+    r.ty() == ty && r.msg.field("req_id") == id
 }
 
 async fn list(cx: &mut Cx) -> Outcome {
@@ -113,7 +114,7 @@ async fn list(cx: &mut Cx) -> Outcome {
     let r = s.request(full.clone()).await?;
     cx.check(
         "tools.list.answered",
-        answered(&r, "tool/list/resp", &full["id"]),
+        answered(&r, "tool/list/resp", full.field("id")),
         "tool/list/resp with the request's req_id",
         r.show(),
     );
@@ -189,7 +190,7 @@ async fn list(cx: &mut Cx) -> Outcome {
         .unwrap_or_default();
     cx.check(
         "tools.list.fixture",
-        text["type"] == "string" && text["required"] == true,
+        text.field("type") == "string" && text.field("required") == true,
         "a parameter `text` of type string, required",
         show(&echo),
     );
@@ -280,7 +281,7 @@ async fn call(cx: &mut Cx) -> Outcome {
     let r = s.request(full.clone()).await?;
     cx.check(
         "tools.call.answered",
-        answered(&r, "tool/call/resp", &full["id"]),
+        answered(&r, "tool/call/resp", full.field("id")),
         "tool/call/resp with the request's req_id",
         r.show(),
     );
@@ -309,7 +310,7 @@ async fn call(cx: &mut Cx) -> Outcome {
         r.show(),
     );
     s.settle().await?;
-    let id = full["id"].as_str().unwrap_or_default();
+    let id = full.field("id").as_str().unwrap_or_default();
     let stray = s.late(id).len() + r.events.len();
     cx.check(
         "tools.call.no-events",
@@ -337,7 +338,7 @@ async fn call(cx: &mut Cx) -> Outcome {
     let r = s.request(unknown.clone()).await?;
     cx.check(
         "tools.call.unknown-tool",
-        r.is_error() && r.code() == "unknown_tool" && r.msg["req_id"] == unknown["id"],
+        r.is_error() && r.code() == "unknown_tool" && r.msg.field("req_id") == unknown.field("id"),
         "an error, code unknown_tool, with the call's req_id",
         r.show(),
     );
@@ -390,8 +391,8 @@ async fn schema(cx: &mut Cx) -> Outcome {
     refused(cx, "tools.schema.missing-required", &r);
     cx.check(
         "tools.schema.req-id",
-        r.msg["req_id"] == missing["id"],
-        format!("req_id {}", missing["id"]),
+        r.msg.field("req_id") == missing.field("id"),
+        format!("req_id {}", missing.field("id")),
         r.show(),
     );
     let wrong = s.req(
@@ -402,8 +403,8 @@ async fn schema(cx: &mut Cx) -> Outcome {
     refused(cx, "tools.schema.wrong-type", &r);
     cx.check(
         "tools.schema.req-id",
-        r.msg["req_id"] == wrong["id"],
-        format!("req_id {}", wrong["id"]),
+        r.msg.field("req_id") == wrong.field("id"),
+        format!("req_id {}", wrong.field("id")),
         r.show(),
     );
     let no_name = s.req("tool/call/req", json!({"arguments": {"text": "x"}}));

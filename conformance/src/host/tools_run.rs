@@ -10,6 +10,7 @@ use crate::check::{CheckDef, must, should};
 use crate::profile::{ECHO, LARGE, SLEEP, STREAM};
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Reply;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -99,7 +100,7 @@ async fn streaming(cx: &mut Cx) -> Outcome {
         "tool/call/req",
         json!({"tool_name": STREAM, "arguments": {"count": 3}, "streaming": true}),
     );
-    let id = call["id"].as_str().unwrap_or_default().to_owned();
+    let id = call.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(call).await?;
     let types: Vec<&str> = r
         .events
@@ -157,8 +158,8 @@ async fn streaming(cx: &mut Cx) -> Outcome {
     );
     s.send(&a).await?;
     s.send(&b).await?;
-    let ra = s.answer(a["id"].as_str().unwrap_or_default()).await?;
-    let rb = s.answer(b["id"].as_str().unwrap_or_default()).await?;
+    let ra = s.answer(a.field("id").as_str().unwrap_or_default()).await?;
+    let rb = s.answer(b.field("id").as_str().unwrap_or_default()).await?;
     cx.check(
         "tools.stream.per-request",
         ra.events.len() == 3 && rb.events.len() == 3 && seqs_from_zero(&ra) && seqs_from_zero(&rb),
@@ -176,7 +177,7 @@ async fn streaming(cx: &mut Cx) -> Outcome {
         "tool/call/req",
         json!({"tool_name": STREAM, "arguments": {"count": 3}, "streaming": false}),
     );
-    let off_id = off["id"].as_str().unwrap_or_default().to_owned();
+    let off_id = off.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(off).await?;
     s.settle().await?;
     let n = r.events.len() + s.late(&off_id).len();
@@ -238,31 +239,31 @@ async fn concurrent(cx: &mut Cx) -> Outcome {
     );
     s.send(&slow).await?;
     s.send(&fast).await?;
-    let (slow_id, fast_id) = (slow["id"].clone(), fast["id"].clone());
+    let (slow_id, fast_id) = (slow.field("id").clone(), fast.field("id").clone());
     let first = loop {
         match s.next(s.wait).await? {
-            Some(m) if m["req_id"] == slow_id || m["req_id"] == fast_id => break m,
+            Some(m) if *m.field("req_id") == slow_id || *m.field("req_id") == fast_id => break m,
             Some(_) => {}
             None => return Err("no answer to either call".into()),
         }
     };
     cx.check(
         "tools.concurrent.out-of-order",
-        first["req_id"] == fast_id,
+        *first.field("req_id") == fast_id,
         format!("the answer to {fast_id} first"),
         show(&first),
     );
-    let (f, sl) = if first["req_id"] == fast_id {
+    let (f, sl) = if *first.field("req_id") == fast_id {
         let rest = s.answer(slow_id.as_str().unwrap_or_default()).await?;
         (first, rest.msg)
     } else {
         let rest = s.answer(fast_id.as_str().unwrap_or_default()).await?;
         (rest.msg, first)
     };
-    let ok = f["req_id"] == fast_id
+    let ok = *f.field("req_id") == fast_id
         && f.pointer("/data/tool_name") == Some(&json!(ECHO))
         && f.pointer("/data/data/text") == Some(&json!("fast"))
-        && sl["req_id"] == slow_id
+        && *sl.field("req_id") == slow_id
         && sl.pointer("/data/tool_name") == Some(&json!(SLEEP));
     cx.check(
         "tools.concurrent.correlated",

@@ -14,6 +14,7 @@ use crate::check::{CheckDef, must, should};
 use crate::link::http::{Event, HttpTarget, StreamItem};
 use crate::link::ws::{self, ConnectError};
 use crate::scenario::{Abort, Area, Fixture, On, Outcome, Scenario};
+use crate::wire::Field as _;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
     Scenario {
@@ -105,8 +106,8 @@ async fn stdio(cx: &mut Cx) -> Outcome {
     let a = s.req("ping", json!({}));
     let b = s.req("ping", json!({}));
     s.send_raw(format!("{a}\n{b}")).await?;
-    let ra = s.answer(a["id"].as_str().unwrap_or_default()).await;
-    let rb = s.answer(b["id"].as_str().unwrap_or_default()).await;
+    let ra = s.answer(a.field("id").as_str().unwrap_or_default()).await;
+    let rb = s.answer(b.field("id").as_str().unwrap_or_default()).await;
     let both = matches!((&ra, &rb), (Ok(x), Ok(y)) if x.ty() == "pong" && y.ty() == "pong");
     cx.check(
         "transport.stdio.lines",
@@ -141,7 +142,7 @@ async fn ws_frames(cx: &mut Cx) -> Outcome {
         .map_err(|e| Abort(e.to_string()))?;
     let mut hs = json!({"type": "handshake/req", "id": "cf-ws-hs", "agent_caps": ["tools"]});
     if let Some(token) = cx.token() {
-        hs["auth_token"] = json!(token);
+        crate::wire::set(&mut hs, "auth_token", json!(token));
     }
     let ping = json!({"type": "ping", "id": "cf-ws-ping"});
     for msg in [hs, ping] {
@@ -249,7 +250,7 @@ async fn http(cx: &mut Cx) -> Outcome {
     let mut stream = target.stream(&session, None).await.map_err(Abort)?;
     let mut hs = json!({"type": "handshake/req", "id": "cf-http-hs", "agent_caps": ["tools"]});
     if let Some(token) = cx.token() {
-        hs["auth_token"] = json!(token);
+        crate::wire::set(&mut hs, "auth_token", json!(token));
     }
     let sent = target
         .call(Method::POST, "/send", Some(&session), hs.to_string())
