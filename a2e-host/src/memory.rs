@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::config::{HostConfig, MemoryConfig};
-use crate::error::{HostError, HostResult};
+use crate::error::{ConfigError, HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput, Toolbox, TypedTool};
 
 /// The memory tools' shared state: the policy, and the store once opened.
@@ -44,13 +44,13 @@ impl std::fmt::Debug for Memory {
 
 impl Memory {
     /// The memory of `config`: the policy is checked now, the store opens on first use.
-    pub fn new(config: &HostConfig) -> Result<Self, String> {
+    pub fn new(config: &HostConfig) -> Result<Self, ConfigError> {
         Self::with_policy(config, Self::policy_of(&config.memory)?)
     }
 
     /// The memory of `config` under another policy (the command line uses
     /// [`NamespacePolicy::allow_all`]).
-    pub fn with_policy(config: &HostConfig, policy: NamespacePolicy) -> Result<Self, String> {
+    pub fn with_policy(config: &HostConfig, policy: NamespacePolicy) -> Result<Self, ConfigError> {
         let memory = &config.memory;
         let path = memory
             .path
@@ -79,8 +79,7 @@ impl Memory {
             if let Some(key) = key {
                 embedder = embedder.api_key(key);
             }
-            let embedder =
-                OpenAiEmbedder::new(embedder).map_err(|e| format!("[memory.embeddings]: {e}"))?;
+            let embedder = OpenAiEmbedder::new(embedder)?;
             options = options.embedder(embedder);
         }
         Ok(Self {
@@ -91,8 +90,8 @@ impl Memory {
         })
     }
 
-    fn policy_of(memory: &MemoryConfig) -> Result<NamespacePolicy, String> {
-        NamespacePolicy::new(&memory.namespaces).map_err(|e| format!("[memory] namespaces: {e}"))
+    fn policy_of(memory: &MemoryConfig) -> Result<NamespacePolicy, ConfigError> {
+        Ok(NamespacePolicy::new(&memory.namespaces)?)
     }
 
     /// The SQLite file.
@@ -145,7 +144,7 @@ fn to_host_error(e: ToolError) -> HostError {
     match e {
         ToolError::Invalid(what) => HostError::schema(vec![what]),
         ToolError::UnknownTool(name) => HostError::UnknownTool(name),
-        e if e.code() == "unauthorized" => HostError::unauthorized(e.to_string()),
+        e @ ToolError::Unauthorized { .. } => HostError::unauthorized(e.to_string()),
         e => HostError::failed(e.to_string()),
     }
 }

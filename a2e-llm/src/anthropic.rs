@@ -266,7 +266,9 @@ impl AnthropicProvider {
                             id: call.id.clone(),
                             name: call.name.clone(),
                         });
-                        blocks[index] = Some(calls.len());
+                        if let Some(slot) = blocks.get_mut(index) {
+                            *slot = Some(calls.len());
+                        }
                         calls.push(call);
                     }
                 }
@@ -288,7 +290,9 @@ impl AnthropicProvider {
                                 )));
                             };
                             let fragment = str_field(&delta, "partial_json").to_owned();
-                            calls[at].arguments.push_str(&fragment);
+                            if let Some(call) = calls.get_mut(at) {
+                                call.arguments.push_str(&fragment);
+                            }
                             deltas.delta(Delta::ToolCallArguments {
                                 index: at,
                                 fragment,

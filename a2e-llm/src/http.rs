@@ -234,7 +234,7 @@ async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
     let mut out = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {
         let room = limit.saturating_sub(out.len());
-        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        out.extend_from_slice(chunk.get(..chunk.len().min(room)).unwrap_or_default());
         if out.len() >= limit {
             break;
         }

@@ -112,14 +112,15 @@ fn wire_message(message: &Message) -> Value {
             let mut m = json!({"role": "assistant", "content": content});
             // `content` stays a string even when empty: the API allows null beside
             // tool calls, but some compatible servers (llama-cpp-python) reject null.
-            if !tool_calls.is_empty() {
-                m["tool_calls"] = tool_calls
+            if let (false, Some(fields)) = (tool_calls.is_empty(), m.as_object_mut()) {
+                let calls = tool_calls
                     .iter()
                     .map(|c| {
                         json!({"id": c.id, "type": "function",
                             "function": {"name": c.name, "arguments": c.arguments}})
                     })
                     .collect();
+                fields.insert("tool_calls".into(), calls);
             }
             m
         }
@@ -243,7 +244,9 @@ impl Calls {
                 arguments: String::new(),
             });
         }
-        let call = &mut self.calls[index];
+        let Some(call) = self.calls.get_mut(index) else {
+            return;
+        };
         let starting = call.name.is_empty() && call.id.is_empty();
         if let Some(id) = &wire.id {
             call.id.clone_from(id);

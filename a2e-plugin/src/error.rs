@@ -46,6 +46,17 @@ pub enum HostError {
     /// Not allowed in this session (no handshake, capability not accepted).
     #[error("unauthorized: {0}")]
     Unauthorized(String),
+    /// A capability the request needs was not accepted at the handshake.
+    #[error("capability `{0}` was not accepted for this session")]
+    CapabilityNotAccepted(String),
+    /// A message that is not a request the receiver takes (an unknown type, a
+    /// message only a host sends).
+    #[error("{0}")]
+    InvalidMessage(String),
+    /// The receiver cannot take the request now (shutting down); it may be
+    /// sent again elsewhere or later.
+    #[error("{0}")]
+    Unavailable(String),
     /// A wall-clock limit ran out.
     #[error("timed out after {0} s")]
     Timeout(u64),
@@ -119,7 +130,9 @@ impl HostError {
             Self::SkillUnavailable(_) => ErrorCode::SKILL_ERROR,
             Self::Denied(_) => ErrorCode::TOOL_DENIED,
             Self::Schema { .. } => ErrorCode::SCHEMA_VIOLATION,
-            Self::Unauthorized(_) => ErrorCode::UNAUTHORIZED,
+            Self::Unauthorized(_) | Self::CapabilityNotAccepted(_) => ErrorCode::UNAUTHORIZED,
+            Self::InvalidMessage(_) => ErrorCode::INVALID_MESSAGE,
+            Self::Unavailable(_) => ErrorCode::UNAVAILABLE,
             Self::Timeout(_) => ErrorCode::TIMEOUT,
             Self::Cancelled => ErrorCode::CANCELLED,
             Self::Tool(_) => ErrorCode::TOOL_ERROR,
@@ -169,6 +182,8 @@ impl HostError {
                 | Self::Denied(_)
                 | Self::Schema { .. }
                 | Self::Unauthorized(_)
+                | Self::CapabilityNotAccepted(_)
+                | Self::InvalidMessage(_)
         )
     }
 
@@ -194,6 +209,9 @@ impl HostError {
         if self.is_refusal() {
             // Refused input does not get better by retrying.
             msg.retryable = false;
+        }
+        if let Self::CapabilityNotAccepted(name) = self {
+            msg.capability_name = name.clone();
         }
         if let Self::InvalidChain { detail, .. } = self {
             msg.detail = detail.clone();

@@ -68,10 +68,12 @@ async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String
             .map(|d| d.name)
             .collect();
         reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
-        let mounts = a2e_host::mcp::mount(servers, reserved).await?;
+        let mounts = a2e_host::mcp::mount(servers, reserved)
+            .await
+            .map_err(|e| e.to_string())?;
         // A mounted server's sampling requests go to the host's providers
         // (when its config allows it).
-        if let Some(providers) = builder.providers()? {
+        if let Some(providers) = builder.providers().map_err(|e| e.to_string())? {
             mounts.set_sampler(Arc::new(a2e_host::mcp::HostSampler::new(providers)));
         }
         builder = builder.with_tool_plugin(a2e_host::mcp::McpPlugin::new(Arc::new(mounts)));

@@ -69,10 +69,10 @@ pub use serve::{serve_http, serve_stdio};
 pub async fn mount(
     servers: Vec<a2e_mcp::McpServerConfig>,
     reserved: HashSet<String>,
-) -> Result<McpMounts, String> {
+) -> Result<McpMounts, crate::error::ConfigError> {
     McpMounts::mount(servers, reserved)
         .await
-        .map_err(|e| format!("[mcp] {e}"))
+        .map_err(crate::error::ConfigError::Mcp)
 }
 
 /// The mounted MCP servers as one tool plugin.
@@ -137,14 +137,15 @@ impl ToolPlugin for McpPlugin {
                 .error
                 .unwrap_or_else(|| format!("the MCP tool `{tool}` failed"));
             let code = result.error_code;
-            Err(if code == Some(ErrorCode::TIMEOUT) && ctx.cancel.is_cancelled() {
-                HostError::Cancelled
-            } else if code == Some(ErrorCode::UNKNOWN_TOOL) {
-                HostError::UnknownTool(tool.to_owned())
-            } else {
-                HostError::failed(message)
-            })
+            Err(
+                if code == Some(ErrorCode::TIMEOUT) && ctx.cancel.is_cancelled() {
+                    HostError::Cancelled
+                } else if code == Some(ErrorCode::UNKNOWN_TOOL) {
+                    HostError::UnknownTool(tool.to_owned())
+                } else {
+                    HostError::failed(message)
+                },
+            )
         }
     }
 }
-
