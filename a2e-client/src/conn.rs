@@ -165,6 +165,11 @@ impl Shared {
 
     /// Hands `msg` to the request it answers; gives it back when none waits for it.
     fn route(&self, msg: Message) -> Option<Message> {
+        // A message of a type this client does not know is neither an event
+        // nor an answer, whatever its req_id names.
+        if matches!(msg, Message::Unknown(_)) {
+            return Some(msg);
+        }
         let Some(req_id) = msg.req_id().filter(|id| !id.is_empty()).map(str::to_owned) else {
             return Some(msg);
         };

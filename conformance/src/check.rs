@@ -143,7 +143,7 @@ pub fn clip(text: &str) -> String {
         return text.to_owned();
     }
     let mut out: String = text.chars().take(MAX_DETAIL_CHARS).collect();
-    out.push_str("…");
+    out.push('…');
     out
 }
 
@@ -284,6 +284,7 @@ impl Recorder {
 mod tests {
     use super::*;
 
+    #[rustfmt::skip]
     const DEFS: &[CheckDef] = &[must("a.b.c", "s", "r"), should("a.b.d", "s", "r")];
 
     #[test]

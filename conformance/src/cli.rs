@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -154,14 +155,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         },
         Command::List { markdown } => {
             let entries = crate::catalog_entries();
-            println!(
-                "{}",
-                if markdown {
-                    report::markdown(&entries)
-                } else {
-                    report::plain(&entries)
-                }
-            );
+            let text = if markdown {
+                report::markdown(&entries)
+            } else {
+                report::plain(&entries)
+            };
+            // A reader that stops early (`| head`) is no error of ours.
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+            let _ = out.flush();
             ExitCode::SUCCESS
         }
         other => match runtime() {

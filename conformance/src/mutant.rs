@@ -77,7 +77,7 @@ impl Mutation {
         match self {
             Self::SeqFromOne if is_event_type(&t) => {
                 if let Some(seq) = msg.get("seq").and_then(Value::as_u64) {
-                    msg["seq"] = json!(seq + 1);
+                    crate::wire::set(&mut msg, "seq", json!(seq + 1));
                 }
                 msg
             }

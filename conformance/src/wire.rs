@@ -207,6 +207,28 @@ pub fn is_event_type(ty: &str) -> bool {
     ty == "invoke/event" || ty.ends_with("/event")
 }
 
+/// Reads of untrusted JSON that cannot panic: a missing key or index, or a
+/// value of another kind, reads as `null` (as `value["key"]` does, without
+/// the indexing the crate denies).
+pub trait Field {
+    /// The member `index` (a key or an array index), or `null`.
+    fn field<I: serde_json::value::Index>(&self, index: I) -> &Value;
+}
+
+impl Field for Value {
+    fn field<I: serde_json::value::Index>(&self, index: I) -> &Value {
+        static NULL: Value = Value::Null;
+        self.get(index).unwrap_or(&NULL)
+    }
+}
+
+/// Sets `key` of the object `v` (nothing when `v` is no object).
+pub fn set(v: &mut Value, key: &str, value: Value) {
+    if let Some(map) = v.as_object_mut() {
+        map.insert(key.to_owned(), value);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -572,11 +572,14 @@ impl Host {
         let entry = match K::find(self, req) {
             // A tool that loads on first use (a mounted MCP server not
             // started yet), or a skill blocked only for want of one: load,
-            // then look again.
-            Err(HostError::UnknownTool(_)) if self.registry.load_tools(true).await > 0 => {
+            // then look again (also when this load added nothing: a
+            // concurrent call's load may have added the tool meanwhile).
+            Err(HostError::UnknownTool(_)) => {
+                self.registry.load_tools(true).await;
                 K::find(self, req)?
             }
-            Err(HostError::SkillUnavailable(_)) if self.load_tools_for_skills().await > 0 => {
+            Err(HostError::SkillUnavailable(_)) => {
+                self.load_tools_for_skills().await;
                 K::find(self, req)?
             }
             found => found?,

@@ -144,6 +144,9 @@ fn valid_late_items(plugin: &dyn DynToolPlugin) -> Vec<(String, ToolDefinition, 
 pub struct Registry {
     tools: Table<dyn DynToolPlugin, ToolDefinition>,
     skills: Table<dyn DynSkillPlugin, SkillDefinition>,
+    /// One [`Registry::load_tools`] at a time: a caller that waits for a
+    /// plugin another caller is starting sees its tools registered after.
+    loading: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Registry {
@@ -179,6 +182,9 @@ impl Registry {
     /// ([`ToolPlugin::load_tools`](crate::plugin::ToolPlugin::load_tools))
     /// and registers what they offer now. Returns how many tools were added.
     pub async fn load_tools(&self, include_deferred: bool) -> usize {
+        // Without this, a second call could find the plugin started (and its
+        // list unchanged) before the first has registered what it offers.
+        let _one_at_a_time = self.loading.lock().await;
         let mut added = 0;
         for plugin in self.tools.serving() {
             if !plugin.load_tools_dyn(include_deferred).await {

@@ -28,7 +28,7 @@ use crate::scenario::{Area, On, Scenario};
 use crate::wire::Rule;
 
 pub use peer::Peer;
-pub use run::{ClientOptions, run_client};
+pub use run::{ClientOptions, run_all, run_client};
 
 /// What a client scenario's script works with.
 pub struct ClientCx {
@@ -135,47 +135,16 @@ pub fn entries() -> Vec<Entry> {
 }
 
 /// Checks on every message the client sent.
+#[rustfmt::skip]
 pub(crate) const WIRE: &[CheckDef] = &[
-    must(
-        "client.wire.object",
-        "a2e-core §1",
-        "every message the client sends is one JSON object",
-    ),
-    must(
-        "client.wire.type",
-        "a2e-core §1",
-        "every message has a string type",
-    ),
-    should(
-        "client.wire.known-type",
-        "a2e-core §1",
-        "a client sends only message types the specs define",
-    ),
-    must(
-        "client.wire.id",
-        "a2e-core §1",
-        "every message has a non-empty string id",
-    ),
-    must(
-        "client.wire.id-unique",
-        "a2e-core §1",
-        "no message id repeats within a session",
-    ),
-    must(
-        "client.wire.version",
-        "a2e-core §1",
-        "every message carries version 1.x",
-    ),
-    should(
-        "client.wire.ts",
-        "a2e-core §1",
-        "every message carries ts, Unix seconds of about now",
-    ),
-    must(
-        "client.wire.schema",
-        "a2e-core §2",
-        "every message validates against its type's schema",
-    ),
+    must("client.wire.object", "a2e-core §1", "every message the client sends is one JSON object"),
+    must("client.wire.type", "a2e-core §1", "every message has a string type"),
+    should("client.wire.known-type", "a2e-core §1", "a client sends only message types the specs define"),
+    must("client.wire.id", "a2e-core §1", "every message has a non-empty string id"),
+    must("client.wire.id-unique", "a2e-core §1", "no message id repeats within a session"),
+    must("client.wire.version", "a2e-core §1", "every message carries version 1.x"),
+    should("client.wire.ts", "a2e-core §1", "every message carries ts, Unix seconds of about now"),
+    must("client.wire.schema", "a2e-core §2", "every message validates against its type's schema"),
 ];
 
 /// The rule of each [`WIRE`] check.
@@ -191,6 +160,7 @@ pub(crate) const WIRE_RULES: &[(&str, Rule)] = &[
 ];
 
 /// Checks on every line the client wrote (stdio).
+#[rustfmt::skip]
 pub(crate) const FRAMING: &[CheckDef] = &[must(
     "client.wire.compact",
     "a2e-core §1",

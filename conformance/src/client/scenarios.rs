@@ -9,6 +9,7 @@ use super::peer::{SESSION_ID, result, tool_def};
 use super::{ClientCx, ClientRun, ClientScenario};
 use crate::check::{CheckDef, Recorder, must, should};
 use crate::scenario::{Abort, Area, On, Outcome, Scenario};
+use crate::wire::Field as _;
 use crate::wire::{s, show, ty};
 
 /// How long the client may take to close when it is done.
@@ -143,156 +144,69 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const HANDSHAKE: &[CheckDef] = &[
-    must(
-        "client.handshake.first",
-        "a2e-core §2",
-        "the client's first message is handshake/req",
-    ),
-    must(
-        "client.handshake.caps",
-        "a2e-core §2",
-        "agent_caps lists the capabilities asked for, by name",
-    ),
-    should(
-        "client.handshake.agent-id",
-        "a2e-core §2",
-        "agent_id is the agent's name",
-    ),
-    must(
-        "client.handshake.waits",
-        "a2e-core §2",
-        "the client sends no request before handshake/resp",
-    ),
-    must(
-        "client.handshake.session-id",
-        "a2e-core §2",
-        "the client takes its session id from handshake/resp",
-    ),
-    should(
-        "client.handshake.max-parallel",
-        "a2e-core §2",
-        "the client takes max_parallel from handshake/resp",
-    ),
-    must(
-        "client.ping.request",
-        "a2e-core §2",
-        "a ping has an id for the pong to name",
-    ),
-    should(
-        "client.close.clean",
-        "a2e-core §7",
-        "a client that is done closes the connection (end of input, a close frame, DELETE /session)",
-    ),
+    must("client.handshake.first", "a2e-core §2", "the client's first message is handshake/req"),
+    must("client.handshake.caps", "a2e-core §2", "agent_caps lists the capabilities asked for, by name"),
+    should("client.handshake.agent-id", "a2e-core §2", "agent_id is the agent's name"),
+    must("client.handshake.waits", "a2e-core §2", "the client sends no request before handshake/resp"),
+    must("client.handshake.session-id", "a2e-core §2", "the client takes its session id from handshake/resp"),
+    should("client.handshake.max-parallel", "a2e-core §2", "the client takes max_parallel from handshake/resp"),
+    must("client.ping.request", "a2e-core §2", "a ping has an id for the pong to name"),
+    should("client.close.clean", "a2e-core §7", "a client that is done closes the connection (end of input, a close frame, DELETE /session)"),
 ];
 
+#[rustfmt::skip]
 const REFUSED_HANDSHAKE: &[CheckDef] = &[
-    must(
-        "client.refused-handshake.no-requests",
-        "a2e-core §2",
-        "after a refused handshake the client sends no request",
-    ),
-    must(
-        "client.refused-handshake.reason",
-        "a2e-core §2",
-        "the client reports the refusal with its reason",
-    ),
+    must("client.refused-handshake.no-requests", "a2e-core §2", "after a refused handshake the client sends no request"),
+    must("client.refused-handshake.reason", "a2e-core §2", "the client reports the refusal with its reason"),
 ];
 
+#[rustfmt::skip]
 const AUTH: &[CheckDef] = &[must(
     "client.auth.token",
     "a2e-core §2",
     "a client given a token sends it as the handshake's auth_token",
 )];
 
+#[rustfmt::skip]
 const BEARER: &[CheckDef] = &[must(
     "client.auth.bearer",
     "protocol-decisions: Network transports",
     "on WebSocket and HTTP+SSE a client given a token sends Authorization: Bearer <token>",
 )];
 
+#[rustfmt::skip]
 const TOOLS: &[CheckDef] = &[
-    must(
-        "client.tools.list-request",
-        "tools: tool/list/req",
-        "listing tools sends tool/list/req",
-    ),
-    must(
-        "client.tools.listed",
-        "tools: Client API",
-        "the client hands its caller the listed tools",
-    ),
-    must(
-        "client.tools.call-request",
-        "tools: tool/call/req",
-        "a call sends tool/call/req with tool_name and the arguments as an object",
-    ),
-    should(
-        "client.tools.session-id",
-        "tools: tool/call/req",
-        "tool/call/req carries the session_id of the handshake",
-    ),
-    must(
-        "client.tools.result",
-        "tools: Client API",
-        "the client hands its caller the result's data",
-    ),
+    must("client.tools.list-request", "tools: tool/list/req", "listing tools sends tool/list/req"),
+    must("client.tools.listed", "tools: Client API", "the client hands its caller the listed tools"),
+    must("client.tools.call-request", "tools: tool/call/req", "a call sends tool/call/req with tool_name and the arguments as an object"),
+    should("client.tools.session-id", "tools: tool/call/req", "tool/call/req carries the session_id of the handshake"),
+    must("client.tools.result", "tools: Client API", "the client hands its caller the result's data"),
 ];
 
+#[rustfmt::skip]
 const STREAMING: &[CheckDef] = &[
-    must(
-        "client.stream.requested",
-        "tools: tool/call/req",
-        "a streaming call sets streaming: true",
-    ),
-    must(
-        "client.stream.events",
-        "tools: tool/event",
-        "every event reaches the caller, in the order received",
-    ),
-    must(
-        "client.stream.fields",
-        "a2e-core §4",
-        "an event's seq, kind and data reach the caller as sent",
-    ),
-    must(
-        "client.stream.result",
-        "tools: tool/call/resp",
-        "the result follows the events",
-    ),
+    must("client.stream.requested", "tools: tool/call/req", "a streaming call sets streaming: true"),
+    must("client.stream.events", "tools: tool/event", "every event reaches the caller, in the order received"),
+    must("client.stream.fields", "a2e-core §4", "an event's seq, kind and data reach the caller as sent"),
+    must("client.stream.result", "tools: tool/call/resp", "the result follows the events"),
 ];
 
+#[rustfmt::skip]
 const INTERLEAVED: &[CheckDef] = &[
-    should(
-        "client.concurrent.sent",
-        "a2e-core §2",
-        "the client sends a second request while the first is in flight",
-    ),
-    must(
-        "client.concurrent.events",
-        "a2e-core §1",
-        "events reach the call whose req_id they carry",
-    ),
-    must(
-        "client.concurrent.results",
-        "a2e-core §1",
-        "each answer reaches its own call, whatever their order",
-    ),
+    should("client.concurrent.sent", "a2e-core §2", "the client sends a second request while the first is in flight"),
+    must("client.concurrent.events", "a2e-core §1", "events reach the call whose req_id they carry"),
+    must("client.concurrent.results", "a2e-core §1", "each answer reaches its own call, whatever their order"),
 ];
 
+#[rustfmt::skip]
 const REFUSED: &[CheckDef] = &[
-    must(
-        "client.refused.code",
-        "a2e-core §3",
-        "a refusal (an error message) reaches the caller as an error with its code",
-    ),
-    must(
-        "client.refused.goes-on",
-        "a2e-core §3",
-        "after a refusal the session goes on",
-    ),
+    must("client.refused.code", "a2e-core §3", "a refusal (an error message) reaches the caller as an error with its code"),
+    must("client.refused.goes-on", "a2e-core §3", "after a refusal the session goes on"),
 ];
 
+#[rustfmt::skip]
 const FAILED: &[CheckDef] = &[must(
     "client.failed.in-band",
     "a2e-core §3",
@@ -340,7 +254,7 @@ async fn handshake(cx: &mut ClientCx) -> Outcome {
     );
     cx.rec.check(
         "client.handshake.agent-id",
-        hs["agent_id"] == "conformance-client",
+        hs.field("agent_id") == "conformance-client",
         "agent_id conformance-client",
         show(&hs),
     );
@@ -430,7 +344,7 @@ async fn auth(cx: &mut ClientCx) -> Outcome {
     let token = cx.token.clone().unwrap_or_default();
     cx.rec.check(
         "client.auth.token",
-        hs["auth_token"] == token.as_str(),
+        hs.field("auth_token") == token.as_str(),
         format!("auth_token `{token}`"),
         show(&hs),
     );
@@ -471,13 +385,13 @@ async fn tools(cx: &mut ClientCx) -> Outcome {
     let call = cx.peer.expect("tool/call/req").await?;
     cx.rec.check(
         "client.tools.call-request",
-        call["tool_name"] == "echo" && call["arguments"] == json!({"text": "hello"}),
+        call.field("tool_name") == "echo" && *call.field("arguments") == json!({"text": "hello"}),
         "tool_name echo, arguments {\"text\":\"hello\"}",
         show(&call),
     );
     cx.rec.check(
         "client.tools.session-id",
-        call["session_id"] == SESSION_ID,
+        call.field("session_id") == SESSION_ID,
         "session_id cf-session-1",
         show(&call),
     );
@@ -527,7 +441,7 @@ async fn streaming(cx: &mut ClientCx) -> Outcome {
     let call = cx.peer.expect("tool/call/req").await?;
     cx.rec.check(
         "client.stream.requested",
-        call["streaming"] == true,
+        call.field("streaming") == true,
         "streaming: true",
         show(&call),
     );
@@ -593,7 +507,7 @@ async fn interleaved(cx: &mut ClientCx) -> Outcome {
     let Some(b) = b.filter(|_| both) else {
         return Err("the client did not send its second call before the first was answered".into());
     };
-    let (slow, fast) = if a["tool_name"] == "slow" {
+    let (slow, fast) = if a.field("tool_name") == "slow" {
         (a, b)
     } else {
         (b, a)

@@ -10,6 +10,7 @@ use super::scenarios::{done, judge, open};
 use super::{ClientCx, ClientRun, ClientScenario};
 use crate::check::{CheckDef, Recorder, must, should};
 use crate::scenario::{Area, On, Outcome, Scenario};
+use crate::wire::Field as _;
 use crate::wire::{s, show, ty};
 
 /// Bytes of the large result.
@@ -127,141 +128,59 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
     ),
 ];
 
+#[rustfmt::skip]
 const CLOSES: &[CheckDef] = &[
-    must(
-        "client.closed.reported",
-        "a2e-core §7",
-        "when the host closes, the pending call fails with an error",
-    ),
-    must(
-        "client.closed.bounded",
-        "a2e-core §7",
-        "it fails at once, not at its timeout: the client ends within 20 s",
-    ),
+    must("client.closed.reported", "a2e-core §7", "when the host closes, the pending call fails with an error"),
+    must("client.closed.bounded", "a2e-core §7", "it fails at once, not at its timeout: the client ends within 20 s"),
 ];
+#[rustfmt::skip]
 const GAP: &[CheckDef] = &[
-    must(
-        "client.seq-gap.completes",
-        "a2e-core §1",
-        "a gap in seq does not stop the call: its result is delivered",
-    ),
-    should(
-        "client.seq-gap.events",
-        "a2e-core §1",
-        "the events that came are delivered in the order they came",
-    ),
+    must("client.seq-gap.completes", "a2e-core §1", "a gap in seq does not stop the call: its result is delivered"),
+    should("client.seq-gap.events", "a2e-core §1", "the events that came are delivered in the order they came"),
 ];
-const LARGE_CHECKS: &[CheckDef] = &[must(
-    "client.large.delivered",
-    "a2e-core §1",
-    "a result of 4 MiB is delivered whole",
-)];
+#[rustfmt::skip]
+const LARGE_CHECKS: &[CheckDef] = &[must("client.large.delivered", "a2e-core §1", "a result of 4 MiB is delivered whole")];
+#[rustfmt::skip]
 const UNKNOWN: &[CheckDef] = &[
-    must(
-        "client.unknown.type",
-        "protocol-decisions: Envelope",
-        "a message of an unknown type without req_id does not disturb the client",
-    ),
-    must(
-        "client.unknown.fields",
-        "protocol-decisions: Envelope",
-        "fields no spec defines are ignored: the result is delivered",
-    ),
+    must("client.unknown.type", "protocol-decisions: Envelope", "a message of an unknown type without req_id does not disturb the client"),
+    must("client.unknown.fields", "protocol-decisions: Envelope", "fields no spec defines are ignored: the result is delivered"),
 ];
+#[rustfmt::skip]
 const UNKNOWN_ANSWER: &[CheckDef] = &[should(
     "client.unknown.not-an-answer",
     "protocol-decisions: Envelope",
     "a message of an unknown type is not taken as the answer of the call it names",
 )];
+#[rustfmt::skip]
 const HOST_PING: &[CheckDef] = &[
-    must(
-        "client.ping.answered",
-        "a2e-core §2",
-        "the client answers the host's ping with pong",
-    ),
-    must(
-        "client.ping.req-id",
-        "a2e-core §2",
-        "that pong names the ping in req_id",
-    ),
+    must("client.ping.answered", "a2e-core §2", "the client answers the host's ping with pong"),
+    must("client.ping.req-id", "a2e-core §2", "that pong names the ping in req_id"),
 ];
+#[rustfmt::skip]
 const SKILLS: &[CheckDef] = &[
-    must(
-        "client.skills.discover-request",
-        "skills: skill/discover/req",
-        "discovering sends skill/discover/req",
-    ),
-    must(
-        "client.skills.discovered",
-        "skills: Client API",
-        "the client hands its caller the skills",
-    ),
-    must(
-        "client.skills.call-request",
-        "skills: skill/call/req",
-        "a call sends skill/call/req with name and the arguments as an object",
-    ),
-    should(
-        "client.skills.streaming-default",
-        "skills: skill/call/req",
-        "a call with the spec's defaults leaves streaming on",
-    ),
-    must(
-        "client.skills.events",
-        "skills: skill/event",
-        "the skill's events reach the caller in order",
-    ),
-    must(
-        "client.skills.result",
-        "skills: skill/call/resp",
-        "the result's data reaches the caller",
-    ),
+    must("client.skills.discover-request", "skills: skill/discover/req", "discovering sends skill/discover/req"),
+    must("client.skills.discovered", "skills: Client API", "the client hands its caller the skills"),
+    must("client.skills.call-request", "skills: skill/call/req", "a call sends skill/call/req with name and the arguments as an object"),
+    should("client.skills.streaming-default", "skills: skill/call/req", "a call with the spec's defaults leaves streaming on"),
+    must("client.skills.events", "skills: skill/event", "the skill's events reach the caller in order"),
+    must("client.skills.result", "skills: skill/call/resp", "the result's data reaches the caller"),
 ];
+#[rustfmt::skip]
 const CHAIN: &[CheckDef] = &[
-    must(
-        "client.chain.request",
-        "chains: chain/req",
-        "running a chain sends chain/req with its nodes and entry_node",
-    ),
-    must(
-        "client.chain.events",
-        "chains: chain/event",
-        "the chain's events reach the caller in order",
-    ),
-    must(
-        "client.chain.result",
-        "chains: chain/resp",
-        "chain/resp reaches the caller",
-    ),
+    must("client.chain.request", "chains: chain/req", "running a chain sends chain/req with its nodes and entry_node"),
+    must("client.chain.events", "chains: chain/event", "the chain's events reach the caller in order"),
+    must("client.chain.result", "chains: chain/resp", "chain/resp reaches the caller"),
 ];
+#[rustfmt::skip]
 const PROC: &[CheckDef] = &[
-    must(
-        "client.proc.spawn-request",
-        "a2e-core §5",
-        "spawning sends proc/spawn/req with cmd as a list",
-    ),
-    must(
-        "client.proc.output",
-        "a2e-core §5",
-        "the process's output reaches the caller",
-    ),
-    must(
-        "client.proc.exit",
-        "a2e-core §5",
-        "the exit code of the killed event reaches the caller",
-    ),
+    must("client.proc.spawn-request", "a2e-core §5", "spawning sends proc/spawn/req with cmd as a list"),
+    must("client.proc.output", "a2e-core §5", "the process's output reaches the caller"),
+    must("client.proc.exit", "a2e-core §5", "the exit code of the killed event reaches the caller"),
 ];
+#[rustfmt::skip]
 const SHUTDOWN: &[CheckDef] = &[
-    must(
-        "client.shutdown.message",
-        "a2e-core §2",
-        "shutdown is sent with timeout, an integer of seconds",
-    ),
-    should(
-        "client.shutdown.ends",
-        "a2e-core §2",
-        "after shutdown the client ends",
-    ),
+    must("client.shutdown.message", "a2e-core §2", "shutdown is sent with timeout, an integer of seconds"),
+    should("client.shutdown.ends", "a2e-core §2", "after shutdown the client ends"),
 ];
 
 async fn host_closes(cx: &mut ClientCx) -> Outcome {
@@ -356,7 +275,7 @@ async fn unknown(cx: &mut ClientCx) -> Outcome {
         .send(json!({"type": "conformance/notice", "note": "a message of a later version"}))
         .await?;
     let mut data = result("echo", json!({"text": "u"}));
-    data["x_later"] = json!({"nested": [1, 2]});
+    crate::wire::set(&mut data, "x_later", json!({"nested": [1, 2]}));
     cx.peer
         .answer(
             &call,
@@ -432,7 +351,7 @@ async fn host_ping(cx: &mut ClientCx) -> Outcome {
     );
     cx.rec.check(
         "client.ping.req-id",
-        got["req_id"] == "cf-host-ping",
+        got.field("req_id") == "cf-host-ping",
         "req_id cf-host-ping",
         format!("{pong:?}"),
     );
@@ -460,7 +379,7 @@ async fn skills(cx: &mut ClientCx) -> Outcome {
     let call = cx.peer.expect("skill/call/req").await?;
     cx.rec.check(
         "client.skills.call-request",
-        call["name"] == "summarise" && call["arguments"] == json!({"text": "abc"}),
+        call.field("name") == "summarise" && *call.field("arguments") == json!({"text": "abc"}),
         "name summarise, arguments {\"text\":\"abc\"}",
         show(&call),
     );
@@ -514,12 +433,16 @@ fn judge_skills(run: &ClientRun, rec: &mut Recorder) {
 async fn chain(cx: &mut ClientCx) -> Outcome {
     open(cx).await?;
     let req = cx.peer.expect("chain/req").await?;
-    let nodes_ok = req["nodes"]
+    let nodes_ok = req
+        .field("nodes")
         .as_array()
-        .is_some_and(|n| n.len() == 1 && n[0]["node_id"] == "a" && n[0]["name"] == "echo");
+        .is_some_and(|n| match n.as_slice() {
+            [node] => node.field("node_id") == "a" && node.field("name") == "echo",
+            _ => false,
+        });
     cx.rec.check(
         "client.chain.request",
-        nodes_ok && req["entry_node"] == "a",
+        nodes_ok && req.field("entry_node") == "a",
         "nodes [a], entry_node a",
         show(&req),
     );
@@ -563,7 +486,7 @@ async fn proc(cx: &mut ClientCx) -> Outcome {
     let spawn = cx.peer.expect("proc/spawn/req").await?;
     cx.rec.check(
         "client.proc.spawn-request",
-        spawn["cmd"] == json!(["sh", "-c", "echo hi"]),
+        *spawn.field("cmd") == json!(["sh", "-c", "echo hi"]),
         "cmd [sh, -c, echo hi]",
         show(&spawn),
     );
@@ -599,7 +522,7 @@ async fn shutdown(cx: &mut ClientCx) -> Outcome {
     let bye = cx.peer.expect("shutdown").await?;
     cx.rec.check(
         "client.shutdown.message",
-        bye["timeout"].is_u64(),
+        bye.field("timeout").is_u64(),
         "an integer timeout",
         show(&bye),
     );

@@ -8,6 +8,7 @@ use crate::check::{CheckDef, must, should};
 use crate::profile::ECHO;
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Reply;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -31,155 +32,41 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const LINEAR: &[CheckDef] = &[
-    must(
-        "chains.answered",
-        "chains: chain/resp",
-        "chain/req is answered with chain/resp naming it in req_id",
-    ),
-    must(
-        "chains.chain-id",
-        "chains: chain/resp",
-        "chain_id echoes the request's",
-    ),
-    must(
-        "chains.success",
-        "chains: chain/resp",
-        "a chain whose nodes all succeed has success: true",
-    ),
-    must(
-        "chains.outputs",
-        "chains: chain/resp",
-        "outputs maps each completed node's id to its output",
-    ),
-    must(
-        "chains.input-dollar",
-        "chains: chain/req",
-        "`$.input.<field>` in input_map reads initial_input",
-    ),
-    must(
-        "chains.input-static",
-        "chains: Execution Model",
-        "a node's input is its static input merged with its resolved input_map",
-    ),
-    must(
-        "chains.input-upstream",
-        "chains: ChainNode",
-        "`<node>.output.<field>` in input_map reads an upstream node's output",
-    ),
-    must(
-        "chains.final-output",
-        "chains: Terminal Node Detection",
-        "final_output is the terminal node's output",
-    ),
-    must(
-        "chains.nodes-run",
-        "chains: chain/resp",
-        "nodes_run counts the nodes that ran",
-    ),
-    must(
-        "chains.duration",
-        "chains: chain/resp",
-        "duration_ms is an integer ≥ 0",
-    ),
-    should(
-        "chains.error-null",
-        "chains: chain/resp",
-        "a successful chain's error is null or absent",
-    ),
-    must(
-        "chains.events-phases",
-        "chains: chain/event",
-        "each node that runs gets a start event, then a done event",
-    ),
-    must(
-        "chains.events-seq",
-        "a2e-core §1",
-        "a chain's events carry seq 0, 1, 2, …",
-    ),
-    must(
-        "chains.events-before-answer",
-        "a2e-core §4",
-        "every chain/event comes before the chain/resp",
-    ),
-    must(
-        "chains.events-done-output",
-        "chains: chain/event",
-        "a done event carries the node's output",
-    ),
-    must(
-        "chains.order",
-        "chains: ChainNode",
-        "a node's next_node starts only after the node is done",
-    ),
-    must(
-        "chains.minimal",
-        "chains: chain/req",
-        "a chain/req with only nodes and entry_node is served",
-    ),
-    must(
-        "chains.streaming-default",
-        "chains: chain/req",
-        "a chain that leaves streaming out gets chain/events (the default is true)",
-    ),
-    must(
-        "chains.chain-id-default",
-        "chains: chain/req",
-        "a chain without chain_id gets one: chain/resp has a non-empty chain_id",
-    ),
-    should(
-        "chains.streaming-off",
-        "chains: chain/req",
-        "a chain with streaming: false gets no chain/event",
-    ),
+    must("chains.answered", "chains: chain/resp", "chain/req is answered with chain/resp naming it in req_id"),
+    must("chains.chain-id", "chains: chain/resp", "chain_id echoes the request's"),
+    must("chains.success", "chains: chain/resp", "a chain whose nodes all succeed has success: true"),
+    must("chains.outputs", "chains: chain/resp", "outputs maps each completed node's id to its output"),
+    must("chains.input-dollar", "chains: chain/req", "`$.input.<field>` in input_map reads initial_input"),
+    must("chains.input-static", "chains: Execution Model", "a node's input is its static input merged with its resolved input_map"),
+    must("chains.input-upstream", "chains: ChainNode", "`<node>.output.<field>` in input_map reads an upstream node's output"),
+    must("chains.final-output", "chains: Terminal Node Detection", "final_output is the terminal node's output"),
+    must("chains.nodes-run", "chains: chain/resp", "nodes_run counts the nodes that ran"),
+    must("chains.duration", "chains: chain/resp", "duration_ms is an integer ≥ 0"),
+    should("chains.error-null", "chains: chain/resp", "a successful chain's error is null or absent"),
+    must("chains.events-phases", "chains: chain/event", "each node that runs gets a start event, then a done event"),
+    must("chains.events-seq", "a2e-core §1", "a chain's events carry seq 0, 1, 2, …"),
+    must("chains.events-before-answer", "a2e-core §4", "every chain/event comes before the chain/resp"),
+    must("chains.events-done-output", "chains: chain/event", "a done event carries the node's output"),
+    must("chains.order", "chains: ChainNode", "a node's next_node starts only after the node is done"),
+    must("chains.minimal", "chains: chain/req", "a chain/req with only nodes and entry_node is served"),
+    must("chains.streaming-default", "chains: chain/req", "a chain that leaves streaming out gets chain/events (the default is true)"),
+    must("chains.chain-id-default", "chains: chain/req", "a chain without chain_id gets one: chain/resp has a non-empty chain_id"),
+    should("chains.streaming-off", "chains: chain/req", "a chain with streaming: false gets no chain/event"),
 ];
 
+#[rustfmt::skip]
 const VALIDATION: &[CheckDef] = &[
-    must(
-        "chains.validate.cycle",
-        "chains: Security 1",
-        "a chain with a cycle is refused before it runs: an error, code chain_cycle",
-    ),
-    must(
-        "chains.validate.self-loop",
-        "chains: Security 1",
-        "a node that is its own next_node is refused with chain_cycle",
-    ),
-    must(
-        "chains.validate.req-id",
-        "a2e-core §3",
-        "a refused chain's error names the chain/req in req_id",
-    ),
-    must(
-        "chains.validate.nothing-ran",
-        "chains: Security 1",
-        "a refused chain sends no chain/event",
-    ),
-    must(
-        "chains.validate.unknown-next",
-        "chains: ChainNode",
-        "a next_node naming no node is refused with an error",
-    ),
-    must(
-        "chains.validate.unknown-entry",
-        "chains: chain/req",
-        "an entry_node naming no node is refused with an error",
-    ),
-    must(
-        "chains.validate.unknown-kind",
-        "chains: ChainNode",
-        "a node of an unknown kind is refused with an error",
-    ),
-    must(
-        "chains.validate.duplicate-id",
-        "chains: ChainNode",
-        "two nodes with one node_id are refused with an error",
-    ),
-    must(
-        "chains.validate.unknown-tool",
-        "chains: chain/resp",
-        "a tool node naming an unknown tool does not succeed",
-    ),
+    must("chains.validate.cycle", "chains: Security 1", "a chain with a cycle is refused before it runs: an error, code chain_cycle"),
+    must("chains.validate.self-loop", "chains: Security 1", "a node that is its own next_node is refused with chain_cycle"),
+    must("chains.validate.req-id", "a2e-core §3", "a refused chain's error names the chain/req in req_id"),
+    must("chains.validate.nothing-ran", "chains: Security 1", "a refused chain sends no chain/event"),
+    must("chains.validate.unknown-next", "chains: ChainNode", "a next_node naming no node is refused with an error"),
+    must("chains.validate.unknown-entry", "chains: chain/req", "an entry_node naming no node is refused with an error"),
+    must("chains.validate.unknown-kind", "chains: ChainNode", "a node of an unknown kind is refused with an error"),
+    must("chains.validate.duplicate-id", "chains: ChainNode", "two nodes with one node_id are refused with an error"),
+    must("chains.validate.unknown-tool", "chains: chain/resp", "a tool node naming an unknown tool does not succeed"),
 ];
 
 /// `(node_id, phase)` of each event.
@@ -226,7 +113,7 @@ async fn linear(cx: &mut Cx) -> Outcome {
         json!({"session_id": sid, "chain_id": "cf-linear", "nodes": two_echoes(), "entry_node": "first",
                "initial_input": {"greeting": "hello"}, "correlation_id": "turn-1", "streaming": true, "timeout": 60}),
     );
-    let id = req["id"].as_str().unwrap_or_default().to_owned();
+    let id = req.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(req).await?;
     cx.check(
         "chains.answered",
@@ -258,19 +145,19 @@ async fn linear(cx: &mut Cx) -> Outcome {
     );
     cx.check(
         "chains.input-dollar",
-        first["text"] == "hello",
+        first.field("text") == "hello",
         "first's text \"hello\" (from $.input.greeting)",
         show(&first),
     );
     cx.check(
         "chains.input-static",
-        first["keep"] == 1,
+        first.field("keep") == 1,
         "first's static keep: 1 kept beside its input_map",
         show(&first),
     );
     cx.check(
         "chains.input-upstream",
-        second["text"] == "hello" && second["n"] == 1,
+        second.field("text") == "hello" && second.field("n") == 1,
         "second's text \"hello\" and n 1 (from first.output)",
         show(&second),
     );
@@ -369,7 +256,7 @@ async fn linear(cx: &mut Cx) -> Outcome {
         "chain/req",
         json!({"nodes": [{"node_id": "only", "kind": "tool", "name": ECHO, "input": {"text": "quiet"}}], "entry_node": "only", "streaming": false}),
     );
-    let off_id = off["id"].as_str().unwrap_or_default().to_owned();
+    let off_id = off.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(off).await?;
     s.settle().await?;
     let n = r.events.len() + s.late(&off_id).len();
@@ -385,7 +272,7 @@ async fn linear(cx: &mut Cx) -> Outcome {
 fn echo(id: &str, next: &str) -> Value {
     let mut node = json!({"node_id": id, "kind": "tool", "name": ECHO, "input": {"text": id}});
     if !next.is_empty() {
-        node["next_node"] = json!(next);
+        crate::wire::set(&mut node, "next_node", json!(next));
     }
     node
 }
@@ -396,7 +283,7 @@ async fn validation(cx: &mut Cx) -> Outcome {
         "chain/req",
         json!({"nodes": [echo("a", "b"), echo("b", "c"), echo("c", "b")], "entry_node": "a"}),
     );
-    let id = cycle["id"].as_str().unwrap_or_default().to_owned();
+    let id = cycle.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(cycle).await?;
     cx.check(
         "chains.validate.cycle",
@@ -455,7 +342,7 @@ async fn validation(cx: &mut Cx) -> Outcome {
     ];
     for (check, nodes, entry) in cases {
         let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": entry}));
-        let id = req["id"].as_str().unwrap_or_default().to_owned();
+        let id = req.field("id").as_str().unwrap_or_default().to_owned();
         let r = s.request(req).await?;
         cx.check(
             check,

@@ -37,76 +37,30 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const ON_ERROR: &[CheckDef] = &[
-    must(
-        "chains.on-error.abort",
-        "chains: ChainNode",
-        "a failing node under on_error abort (the default) fails the chain: success: false",
-    ),
-    must(
-        "chains.on-error.abort-code",
-        "chains: Error Codes",
-        "that chain's error has code chain_node_error",
-    ),
-    must(
-        "chains.on-error.abort-stops",
-        "chains: ChainNode",
-        "under abort, the nodes after the failed one do not run",
-    ),
-    must(
-        "chains.on-error.partial-outputs",
-        "chains: chain/resp",
-        "outputs still holds the nodes that completed before the failure",
-    ),
-    must(
-        "chains.on-error.error-event",
-        "chains: chain/event",
-        "the failing node gets an error event with a non-empty error",
-    ),
-    must(
-        "chains.on-error.skip",
-        "chains: ChainNode",
-        "under on_error skip the chain goes on past the failed node and succeeds",
-    ),
-    must(
-        "chains.on-error.fallback",
-        "chains: ChainNode",
-        "under on_error naming a node, that node runs when the failing node fails",
-    ),
-    should(
-        "chains.on-error.fallback-success",
-        "chains: ChainNode",
-        "a chain rescued by its fallback node succeeds",
-    ),
-    should(
-        "chains.on-error.fallback-unused",
-        "chains: ChainNode",
-        "a fallback node does not run when its node succeeds",
-    ),
+    must("chains.on-error.abort", "chains: ChainNode", "a failing node under on_error abort (the default) fails the chain: success: false"),
+    must("chains.on-error.abort-code", "chains: Error Codes", "that chain's error has code chain_node_error"),
+    must("chains.on-error.abort-stops", "chains: ChainNode", "under abort, the nodes after the failed one do not run"),
+    must("chains.on-error.partial-outputs", "chains: chain/resp", "outputs still holds the nodes that completed before the failure"),
+    must("chains.on-error.error-event", "chains: chain/event", "the failing node gets an error event with a non-empty error"),
+    must("chains.on-error.skip", "chains: ChainNode", "under on_error skip the chain goes on past the failed node and succeeds"),
+    must("chains.on-error.fallback", "chains: ChainNode", "under on_error naming a node, that node runs when the failing node fails"),
+    should("chains.on-error.fallback-success", "chains: ChainNode", "a chain rescued by its fallback node succeeds"),
+    should("chains.on-error.fallback-unused", "chains: ChainNode", "a fallback node does not run when its node succeeds"),
 ];
 
+#[rustfmt::skip]
 const TIMEOUT: &[CheckDef] = &[
-    must(
-        "chains.timeout.chain",
-        "chains: Security 3",
-        "a chain past its timeout is answered with chain/resp, success: false",
-    ),
-    must(
-        "chains.timeout.bounded",
-        "chains: Security 3",
-        "that answer comes within the timeout plus 5 s",
-    ),
-    should(
-        "chains.timeout.code",
-        "a2e-core §3",
-        "that chain's error has code timeout",
-    ),
+    must("chains.timeout.chain", "chains: Security 3", "a chain past its timeout is answered with chain/resp, success: false"),
+    must("chains.timeout.bounded", "chains: Security 3", "that answer comes within the timeout plus 5 s"),
+    should("chains.timeout.code", "a2e-core §3", "that chain's error has code timeout"),
 ];
 
 fn echo(id: &str, next: &str) -> Value {
     let mut node = json!({"node_id": id, "kind": "tool", "name": ECHO, "input": {"text": id}});
     if !next.is_empty() {
-        node["next_node"] = json!(next);
+        crate::wire::set(&mut node, "next_node", json!(next));
     }
     node
 }
@@ -115,10 +69,10 @@ fn fail(id: &str, next: &str, on_error: Option<&str>) -> Value {
     let mut node =
         json!({"node_id": id, "kind": "tool", "name": FAIL, "input": {"message": "as asked"}});
     if !next.is_empty() {
-        node["next_node"] = json!(next);
+        crate::wire::set(&mut node, "next_node", json!(next));
     }
     if let Some(policy) = on_error {
-        node["on_error"] = json!(policy);
+        crate::wire::set(&mut node, "on_error", json!(policy));
     }
     node
 }
@@ -205,7 +159,9 @@ async fn on_error(cx: &mut Cx) -> Outcome {
 
     let nodes = json!([echo("fine", ""), echo("rescue", "")]);
     let mut nodes = nodes;
-    nodes[0]["on_error"] = json!("rescue");
+    if let Some(first) = nodes.get_mut(0) {
+        crate::wire::set(first, "on_error", json!("rescue"));
+    }
     let req = s.req(
         "chain/req",
         json!({"nodes": nodes, "entry_node": "fine", "streaming": true}),

@@ -10,6 +10,7 @@ use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must, should};
 use crate::profile::{ECHO, SKILL, SLEEP};
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -68,107 +69,44 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const BRANCH: &[CheckDef] = &[
-    must(
-        "chains.branch.true-side",
-        "chains: ChainNode",
-        "when the condition holds, true_node runs and false_node does not",
-    ),
-    must(
-        "chains.branch.false-side",
-        "chains: ChainNode",
-        "when it does not hold, false_node runs and true_node does not",
-    ),
-    must(
-        "chains.branch.skip-event",
-        "chains: chain/event",
-        "the side not taken gets a skip event",
-    ),
-    must(
-        "chains.branch.not-in-outputs",
-        "chains: chain/resp",
-        "a skipped node has no entry in outputs",
-    ),
-    should(
-        "chains.branch.downstream-skipped",
-        "chains: chain/event",
-        "a node reached only through the side not taken does not run",
-    ),
-    must(
-        "chains.branch.success",
-        "chains: chain/resp",
-        "a chain whose untaken side was skipped succeeds",
-    ),
+    must("chains.branch.true-side", "chains: ChainNode", "when the condition holds, true_node runs and false_node does not"),
+    must("chains.branch.false-side", "chains: ChainNode", "when it does not hold, false_node runs and true_node does not"),
+    must("chains.branch.skip-event", "chains: chain/event", "the side not taken gets a skip event"),
+    must("chains.branch.not-in-outputs", "chains: chain/resp", "a skipped node has no entry in outputs"),
+    should("chains.branch.downstream-skipped", "chains: chain/event", "a node reached only through the side not taken does not run"),
+    must("chains.branch.success", "chains: chain/resp", "a chain whose untaken side was skipped succeeds"),
 ];
 
+#[rustfmt::skip]
 const MAP: &[CheckDef] = &[
-    must(
-        "chains.map.output-list",
-        "chains: ChainNode",
-        "a map node's output is a list with one output per item",
-    ),
-    should(
-        "chains.map.order",
-        "chains: ChainNode",
-        "the list is in item order, whatever order the items finish in",
-    ),
-    should(
-        "chains.map.item",
-        "chains: ChainNode",
-        "the template node reads its item as `item` in its input_map",
-    ),
-    should(
-        "chains.map.parallel",
-        "chains: Overview",
-        "items run in parallel: 4 items of 800 ms take less than 2.4 s",
-    ),
-    should(
-        "chains.map.template",
-        "chains: ChainNode",
-        "the template runs only through its map: it has no entry of its own in outputs",
-    ),
-    should(
-        "chains.map.empty",
-        "chains: ChainNode",
-        "a map over an empty list outputs []",
-    ),
-    must(
-        "chains.map.success",
-        "chains: chain/resp",
-        "a map whose items all succeed leaves the chain successful",
-    ),
+    must("chains.map.output-list", "chains: ChainNode", "a map node's output is a list with one output per item"),
+    should("chains.map.order", "chains: ChainNode", "the list is in item order, whatever order the items finish in"),
+    should("chains.map.item", "chains: ChainNode", "the template node reads its item as `item` in its input_map"),
+    should("chains.map.parallel", "chains: Overview", "items run in parallel: 4 items of 800 ms take less than 2.4 s"),
+    should("chains.map.template", "chains: ChainNode", "the template runs only through its map: it has no entry of its own in outputs"),
+    should("chains.map.empty", "chains: ChainNode", "a map over an empty list outputs []"),
+    must("chains.map.success", "chains: chain/resp", "a map whose items all succeed leaves the chain successful"),
 ];
 
+#[rustfmt::skip]
 const JOIN: &[CheckDef] = &[
-    must(
-        "chains.deps.join",
-        "chains: Dependency Resolution",
-        "a node starts only after every node its input_map reads is done, and sees their outputs",
-    ),
-    should(
-        "chains.deps.parallel",
-        "chains: Dependency Resolution",
-        "nodes ready at once run in parallel",
-    ),
+    must("chains.deps.join", "chains: Dependency Resolution", "a node starts only after every node its input_map reads is done, and sees their outputs"),
+    should("chains.deps.parallel", "chains: Dependency Resolution", "nodes ready at once run in parallel"),
 ];
 
+#[rustfmt::skip]
 const SKILL_NODE: &[CheckDef] = &[must(
     "chains.skill.runs",
     "chains: Node Execution Types",
     "a skill node calls the skill; its output is the skill's output",
 )];
 
+#[rustfmt::skip]
 const PROC_NODE: &[CheckDef] = &[
-    must(
-        "chains.proc.runs",
-        "chains: Node Execution Types",
-        "a proc node spawns its command and waits for it: the chain succeeds",
-    ),
-    should(
-        "chains.proc.output",
-        "chains: Node Execution Types",
-        "the proc node's output holds what the command wrote",
-    ),
+    must("chains.proc.runs", "chains: Node Execution Types", "a proc node spawns its command and waits for it: the chain succeeds"),
+    should("chains.proc.output", "chains: Node Execution Types", "the proc node's output holds what the command wrote"),
 ];
 
 fn branch_chain() -> Value {
@@ -336,7 +274,7 @@ async fn join(cx: &mut Cx) -> Outcome {
     let j = r.at("/outputs/j").clone();
     cx.check(
         "chains.deps.join",
-        after && j["a"] == 300 && j["b"] == 300,
+        after && j.field("a") == 300 && j.field("b") == 300,
         "j starts after a and b are done, with a: 300 and b: 300",
         format!("{ph:?}; j = {}", show(&j)),
     );

@@ -9,6 +9,7 @@ use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must, should};
 use crate::profile;
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -68,163 +69,61 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const HANDSHAKE: &[CheckDef] = &[
-    must(
-        "core.handshake.answered",
-        "a2e-core §2",
-        "handshake/req is answered with handshake/resp",
-    ),
-    must(
-        "core.handshake.req-id",
-        "a2e-core §1",
-        "the handshake response names the request in req_id",
-    ),
-    must(
-        "core.handshake.ok",
-        "a2e-core §2",
-        "a valid handshake is answered with ok: true",
-    ),
-    must(
-        "core.handshake.session-id",
-        "a2e-core §2",
-        "handshake/resp carries a non-empty session_id",
-    ),
-    must(
-        "core.handshake.session-id-fresh",
-        "a2e-core §2",
-        "every session gets a new session_id",
-    ),
-    must(
-        "core.handshake.max-parallel",
-        "a2e-core §2",
-        "max_parallel is an integer of at least 1",
-    ),
-    must(
-        "core.handshake.caps-shape",
-        "a2e-core §2",
-        "accepted_caps is a list of {capability, enabled, metadata} objects",
-    ),
-    must(
-        "core.handshake.caps-asked",
-        "a2e-core §2",
-        "every capability accepted enabled was asked for (accepted_caps is an intersection)",
-    ),
+    must("core.handshake.answered", "a2e-core §2", "handshake/req is answered with handshake/resp"),
+    must("core.handshake.req-id", "a2e-core §1", "the handshake response names the request in req_id"),
+    must("core.handshake.ok", "a2e-core §2", "a valid handshake is answered with ok: true"),
+    must("core.handshake.session-id", "a2e-core §2", "handshake/resp carries a non-empty session_id"),
+    must("core.handshake.session-id-fresh", "a2e-core §2", "every session gets a new session_id"),
+    must("core.handshake.max-parallel", "a2e-core §2", "max_parallel is an integer of at least 1"),
+    must("core.handshake.caps-shape", "a2e-core §2", "accepted_caps is a list of {capability, enabled, metadata} objects"),
+    must("core.handshake.caps-asked", "a2e-core §2", "every capability accepted enabled was asked for (accepted_caps is an intersection)"),
 ];
 
+#[rustfmt::skip]
 const CAPS: &[CheckDef] = &[
-    must(
-        "core.caps.unknown-not-enabled",
-        "a2e-core §2",
-        "a capability the host does not have is not accepted enabled",
-    ),
-    should(
-        "core.caps.unknown-reason",
-        "a2e-core §2",
-        "an unavailable capability comes back with enabled: false and metadata.reason",
-    ),
-    must(
-        "core.caps.gated",
-        "tools: Security 1",
-        "a tool request in a session that did not negotiate `tools` is refused with an error",
-    ),
-    should(
-        "core.caps.gated-code",
-        "a2e-core §3",
-        "that refusal has code unauthorized",
-    ),
-    should(
-        "core.caps.gated-name",
-        "a2e-core §2",
-        "that refusal names the capability in capability_name",
-    ),
+    must("core.caps.unknown-not-enabled", "a2e-core §2", "a capability the host does not have is not accepted enabled"),
+    should("core.caps.unknown-reason", "a2e-core §2", "an unavailable capability comes back with enabled: false and metadata.reason"),
+    must("core.caps.gated", "tools: Security 1", "a tool request in a session that did not negotiate `tools` is refused with an error"),
+    should("core.caps.gated-code", "a2e-core §3", "that refusal has code unauthorized"),
+    should("core.caps.gated-name", "a2e-core §2", "that refusal names the capability in capability_name"),
 ];
 
+#[rustfmt::skip]
 const AUTH: &[CheckDef] = &[
-    must(
-        "core.auth.wrong-token",
-        "a2e-core §2",
-        "a handshake with a wrong auth_token is answered ok: false, reason auth_failed",
-    ),
-    must(
-        "core.auth.no-token",
-        "a2e-core §2",
-        "a handshake without auth_token is answered ok: false, reason auth_failed",
-    ),
-    must(
-        "core.auth.stays-closed",
-        "a2e-core §2",
-        "after a refused handshake, requests are still refused",
-    ),
-    should(
-        "core.auth.retry",
-        "a2e-core §2",
-        "a handshake with the right token after a refused one is accepted",
-    ),
+    must("core.auth.wrong-token", "a2e-core §2", "a handshake with a wrong auth_token is answered ok: false, reason auth_failed"),
+    must("core.auth.no-token", "a2e-core §2", "a handshake without auth_token is answered ok: false, reason auth_failed"),
+    must("core.auth.stays-closed", "a2e-core §2", "after a refused handshake, requests are still refused"),
+    should("core.auth.retry", "a2e-core §2", "a handshake with the right token after a refused one is accepted"),
 ];
 
+#[rustfmt::skip]
 const BEFORE: &[CheckDef] = &[
-    must(
-        "core.session.handshake-first",
-        "tools: Security 1",
-        "a request before the handshake is refused with an error naming it in req_id",
-    ),
-    should(
-        "core.session.handshake-first-code",
-        "a2e-core §3",
-        "that refusal has code unauthorized",
-    ),
-    should(
-        "core.ping.any-time",
-        "a2e-core §2",
-        "ping is answered with pong before the handshake too",
-    ),
+    must("core.session.handshake-first", "tools: Security 1", "a request before the handshake is refused with an error naming it in req_id"),
+    should("core.session.handshake-first-code", "a2e-core §3", "that refusal has code unauthorized"),
+    should("core.ping.any-time", "a2e-core §2", "ping is answered with pong before the handshake too"),
 ];
 
+#[rustfmt::skip]
 const PING: &[CheckDef] = &[
-    must(
-        "core.ping.pong",
-        "a2e-core §2",
-        "ping is answered with pong",
-    ),
-    must(
-        "core.ping.req-id",
-        "a2e-core §2",
-        "pong names the ping in req_id",
-    ),
-    must(
-        "core.ping.uptime",
-        "a2e-core §2",
-        "pong carries uptime_seconds, a number ≥ 0",
-    ),
-    should(
-        "core.ping.uptime-grows",
-        "a2e-core §2",
-        "uptime_seconds does not go backwards",
-    ),
+    must("core.ping.pong", "a2e-core §2", "ping is answered with pong"),
+    must("core.ping.req-id", "a2e-core §2", "pong names the ping in req_id"),
+    must("core.ping.uptime", "a2e-core §2", "pong carries uptime_seconds, a number ≥ 0"),
+    should("core.ping.uptime-grows", "a2e-core §2", "uptime_seconds does not go backwards"),
 ];
 
+#[rustfmt::skip]
 const PARALLEL: &[CheckDef] = &[
-    must(
-        "core.parallel.limit",
-        "a2e-core §2",
-        "no more than max_parallel requests of a session run at once",
-    ),
-    must(
-        "core.parallel.all-answered",
-        "a2e-core §3",
-        "each of many concurrent requests is answered (a result, or a refusal)",
-    ),
-    should(
-        "core.parallel.concurrent",
-        "a2e-core §2",
-        "with max_parallel > 1, requests run concurrently",
-    ),
+    must("core.parallel.limit", "a2e-core §2", "no more than max_parallel requests of a session run at once"),
+    must("core.parallel.all-answered", "a2e-core §3", "each of many concurrent requests is answered (a result, or a refusal)"),
+    should("core.parallel.concurrent", "a2e-core §2", "with max_parallel > 1, requests run concurrently"),
 ];
 
 async fn handshake(cx: &mut Cx) -> Outcome {
     let mut s = cx.connect().await?;
     let hs = cx.handshake_req(&mut s, &["tools"]);
-    let id = hs["id"].as_str().unwrap_or_default().to_owned();
+    let id = hs.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(hs).await?;
     cx.check(
         "core.handshake.answered",
@@ -327,7 +226,7 @@ async fn caps(cx: &mut Cx) -> Outcome {
         format!("{test:?}"),
     );
     let list = s.req("tool/list/req", json!({}));
-    let id = list["id"].as_str().unwrap_or_default().to_owned();
+    let id = list.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(list).await?;
     cx.check(
         "core.caps.gated",
@@ -405,7 +304,7 @@ async fn auth(cx: &mut Cx) -> Outcome {
 async fn before_handshake(cx: &mut Cx) -> Outcome {
     let mut s = cx.connect().await?;
     let list = s.req("tool/list/req", json!({}));
-    let id = list["id"].as_str().unwrap_or_default().to_owned();
+    let id = list.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(list).await?;
     cx.check(
         "core.session.handshake-first",
@@ -430,20 +329,25 @@ async fn ping(cx: &mut Cx) -> Outcome {
     let mut uptimes = Vec::new();
     for _ in 0..2 {
         let ping = s.req("ping", json!({}));
-        let id = ping["id"].as_str().unwrap_or_default().to_owned();
+        let id = ping.field("id").as_str().unwrap_or_default().to_owned();
         s.send(&ping).await?;
         // Not matched by req_id: that is what is checked.
         let got = loop {
             match s.next(s.wait).await? {
-                Some(m) if m["type"] == "pong" || m["type"] == "error" => break m,
+                Some(m) if m.field("type") == "pong" || m.field("type") == "error" => break m,
                 Some(_) => {}
                 None => return Err("no pong within the answer timeout".into()),
             }
         };
-        cx.check("core.ping.pong", got["type"] == "pong", "pong", show(&got));
+        cx.check(
+            "core.ping.pong",
+            got.field("type") == "pong",
+            "pong",
+            show(&got),
+        );
         cx.check(
             "core.ping.req-id",
-            got["req_id"] == id.as_str(),
+            got.field("req_id") == id.as_str(),
             format!("req_id `{id}`"),
             show(&got),
         );
@@ -459,7 +363,7 @@ async fn ping(cx: &mut Cx) -> Outcome {
     }
     cx.check(
         "core.ping.uptime-grows",
-        uptimes.windows(2).all(|w| w[1] >= w[0]),
+        uptimes.windows(2).all(|w| matches!(w, [a, b] if b >= a)),
         "non-decreasing uptime_seconds",
         format!("{uptimes:?}"),
     );
@@ -477,7 +381,7 @@ async fn max_parallel(cx: &mut Cx) -> Outcome {
             "tool/call/req",
             json!({"tool_name": profile::SLEEP, "arguments": {"ms": 400, "group": group}, "timeout": 60}),
         );
-        ids.push(call["id"].as_str().unwrap_or_default().to_owned());
+        ids.push(call.field("id").as_str().unwrap_or_default().to_owned());
         s.send(&call).await?;
     }
     let wait = Duration::from_millis(400 * (n + 1)) + s.wait;

@@ -7,6 +7,7 @@ use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must, should};
 use crate::scenario::{Abort, Area, On, Outcome, Scenario};
 use crate::session::Session;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[Scenario {
@@ -19,77 +20,22 @@ pub(super) const SCENARIOS: &[HostScenario] = &[Scenario {
     run: crate::run_fn!(Cx, errors),
 }];
 
+#[rustfmt::skip]
 const ERRORS: &[CheckDef] = &[
-    must(
-        "core.error.parse-error",
-        "a2e-core §3",
-        "a line that is not JSON is answered with an error, code parse_error",
-    ),
-    must(
-        "core.error.parse-error-req-id",
-        "a2e-core §3",
-        "an error for a message whose id could not be read has req_id \"\"",
-    ),
-    should(
-        "core.error.not-object",
-        "a2e-core §3",
-        "a JSON value that is no object is answered with invalid_message",
-    ),
-    should(
-        "core.error.no-type",
-        "a2e-core §3",
-        "an object without a type is answered with invalid_message",
-    ),
-    must(
-        "core.error.unknown-type",
-        "skills: Error Codes",
-        "an unknown message type is answered with invalid_message",
-    ),
-    must(
-        "core.error.unknown-type-req-id",
-        "a2e-core §3",
-        "a refusal names the refused message's id in req_id",
-    ),
-    must(
-        "core.error.version-major",
-        "a2e-core §1",
-        "a message of version 2.0 is refused with version_mismatch",
-    ),
-    should(
-        "core.error.version-minor",
-        "a2e-core §1",
-        "a message of version 1.1 is accepted",
-    ),
-    must(
-        "core.error.a2e-alias",
-        "a2e-core §1",
-        "`a2e` is accepted in place of `version` on input",
-    ),
-    must(
-        "core.error.wrong-shape",
-        "a2e-core §3",
-        "a known type with a field of the wrong type is refused with schema_violation",
-    ),
-    must(
-        "core.error.shape",
-        "a2e-core §2",
-        "every error has a non-empty string code, and retryable (when present) is a boolean",
-    ),
-    should(
-        "core.error.not-retryable",
-        "a2e-core §3",
-        "parse_error, invalid_message, version_mismatch and schema_violation have retryable: false",
-    ),
-    should(
-        "core.error.agent-response",
-        "a2e-core §2",
-        "a host → agent message sent by the agent is not run: it is refused or ignored",
-    ),
-    must(
-        "core.error.session-survives",
-        "a2e-core §3",
-        "after refused input the session still answers ping",
-    ),
+    must("core.error.parse-error", "a2e-core §3", "a line that is not JSON is answered with an error, code parse_error"),
+    must("core.error.parse-error-req-id", "a2e-core §3", "an error for a message whose id could not be read has req_id \"\""),
+    should("core.error.not-object", "a2e-core §3", "a JSON value that is no object is answered with invalid_message"),
+    should("core.error.no-type", "a2e-core §3", "an object without a type is answered with invalid_message"),
+    must("core.error.unknown-type", "skills: Error Codes", "an unknown message type is answered with invalid_message"),
+    must("core.error.unknown-type-req-id", "a2e-core §3", "a refusal names the refused message's id in req_id"),
+    must("core.error.version-major", "a2e-core §1", "a message of version 2.0 is refused with version_mismatch"),
+    should("core.error.version-minor", "a2e-core §1", "a message of version 1.1 is accepted"),
+    must("core.error.a2e-alias", "a2e-core §1", "`a2e` is accepted in place of `version` on input"),
+    must("core.error.wrong-shape", "a2e-core §3", "a known type with a field of the wrong type is refused with schema_violation"),
+    must("core.error.shape", "a2e-core §2", "every error has a non-empty string code, and retryable (when present) is a boolean"),
+    should("core.error.not-retryable", "a2e-core §3", "parse_error, invalid_message, version_mismatch and schema_violation have retryable: false"),
+    should("core.error.agent-response", "a2e-core §2", "a host → agent message sent by the agent is not run: it is refused or ignored"),
+    must("core.error.session-survives", "a2e-core §3", "after refused input the session still answers ping"),
 ];
 
 /// The next `error` message (others are dropped); when none comes, a
@@ -97,7 +43,7 @@ const ERRORS: &[CheckDef] = &[
 async fn next_error(s: &mut Session) -> Result<Value, Abort> {
     loop {
         match s.next(s.wait).await? {
-            Some(m) if m["type"] == "error" => return Ok(m),
+            Some(m) if m.field("type") == "error" => return Ok(m),
             Some(_) => {}
             None => return Ok(json!({"nothing": "no error message within the answer timeout"})),
         }
@@ -106,7 +52,7 @@ async fn next_error(s: &mut Session) -> Result<Value, Abort> {
 
 /// Sends `req` and reads its answer; when none comes, a stand-in saying so.
 async fn ask(s: &mut Session, req: Value) -> Result<Value, Abort> {
-    let id = req["id"].as_str().unwrap_or_default().to_owned();
+    let id = req.field("id").as_str().unwrap_or_default().to_owned();
     s.send(&req).await?;
     match s.answer(&id).await {
         Ok(r) => Ok(r.msg),
@@ -150,13 +96,13 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let e = next_error(&mut s).await?;
     cx.check(
         "core.error.parse-error",
-        e["code"] == "parse_error",
+        e.field("code") == "parse_error",
         "code parse_error",
         show(&e),
     );
     cx.check(
         "core.error.parse-error-req-id",
-        e["type"] == "error" && e["req_id"] == "",
+        e.field("type") == "error" && e.field("req_id") == "",
         "req_id \"\"",
         show(&e),
     );
@@ -166,7 +112,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let e = next_error(&mut s).await?;
     cx.check(
         "core.error.not-object",
-        e["code"] == "invalid_message",
+        e.field("code") == "invalid_message",
         "code invalid_message",
         show(&e),
     );
@@ -176,7 +122,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let e = next_error(&mut s).await?;
     cx.check(
         "core.error.no-type",
-        e["code"] == "invalid_message",
+        e.field("code") == "invalid_message",
         "code invalid_message",
         show(&e),
     );
@@ -187,14 +133,14 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let e = next_error(&mut s).await?;
     cx.check(
         "core.error.unknown-type",
-        e["code"] == "invalid_message",
+        e.field("code") == "invalid_message",
         "an error, code invalid_message",
         show(&e),
     );
     cx.check(
         "core.error.unknown-type-req-id",
-        e["type"] == "error" && e["req_id"] == unknown["id"],
-        format!("req_id {}", unknown["id"]),
+        e.field("type") == "error" && e.field("req_id") == unknown.field("id"),
+        format!("req_id {}", unknown.field("id")),
         show(&e),
     );
     shape(cx, &e);
@@ -213,7 +159,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let r = ask(&mut s, v11).await?;
     cx.check(
         "core.error.version-minor",
-        r["type"] == "pong",
+        r.field("type") == "pong",
         "pong",
         show(&r),
     );
@@ -222,7 +168,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let r = ask(&mut s, alias).await?;
     cx.check(
         "core.error.a2e-alias",
-        r["type"] == "pong",
+        r.field("type") == "pong",
         "pong",
         show(&r),
     );
@@ -242,7 +188,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
         "tool/list/resp",
         json!({"req_id": "cf-nothing", "tools": []}),
     );
-    let id = resp["id"].as_str().unwrap_or_default().to_owned();
+    let id = resp.field("id").as_str().unwrap_or_default().to_owned();
     s.send(&resp).await?;
     s.settle().await?;
     let answers = s.take_waiting(&id);
@@ -258,7 +204,7 @@ async fn errors(cx: &mut Cx) -> Outcome {
     let r = ask(&mut s, ping).await?;
     cx.check(
         "core.error.session-survives",
-        r["type"] == "pong",
+        r.field("type") == "pong",
         "pong",
         show(&r),
     );

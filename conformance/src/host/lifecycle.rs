@@ -10,6 +10,7 @@ use crate::check::{CheckDef, must};
 use crate::profile::SLEEP;
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario, Transport};
 use crate::session::Session;
+use crate::wire::Field as _;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
     Scenario {
@@ -32,19 +33,13 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const DRAIN: &[CheckDef] = &[
-    must(
-        "core.shutdown.drains",
-        "a2e-core §2",
-        "a call in flight when shutdown arrives still gets its answer within shutdown's timeout",
-    ),
-    must(
-        "core.shutdown.ends",
-        "a2e-core §2",
-        "after shutdown the session ends: a stdio host exits, a network connection closes",
-    ),
+    must("core.shutdown.drains", "a2e-core §2", "a call in flight when shutdown arrives still gets its answer within shutdown's timeout"),
+    must("core.shutdown.ends", "a2e-core §2", "after shutdown the session ends: a stdio host exits, a network connection closes"),
 ];
 
+#[rustfmt::skip]
 const CANCEL: &[CheckDef] = &[must(
     "core.shutdown.bounded",
     "a2e-core §2",
@@ -71,7 +66,7 @@ async fn drain(cx: &mut Cx) -> Outcome {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let bye = s.req("shutdown", json!({"timeout": 5}));
     s.send(&bye).await?;
-    let id = call["id"].as_str().unwrap_or_default();
+    let id = call.field("id").as_str().unwrap_or_default();
     match s.answer_within(id, Duration::from_secs(8)).await {
         Ok(r) => cx.check(
             "core.shutdown.drains",

@@ -226,7 +226,7 @@ impl Cx {
     pub fn handshake_req(&self, s: &mut Session, caps: &[&str]) -> Value {
         let mut fields = json!({"agent_id": "a2e-conformance", "agent_caps": caps});
         if let Some(token) = self.token() {
-            fields["auth_token"] = json!(token);
+            crate::wire::set(&mut fields, "auth_token", json!(token));
         }
         s.req("handshake/req", fields)
     }

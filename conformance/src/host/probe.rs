@@ -112,7 +112,7 @@ async fn run(env: &Arc<Env>, limit: Duration, found: &mut Fixtures) -> Result<()
     });
     let mut hs = json!({"agent_id": "a2e-conformance", "agent_caps": ALL_CAPS});
     if let Some(token) = &env.opts.auth_token {
-        hs["auth_token"] = json!(token);
+        crate::wire::set(&mut hs, "auth_token", json!(token));
     }
     let hs = s.req("handshake/req", hs);
     let reply = s.request(hs).await.map_err(|e| e.0)?;

@@ -8,6 +8,7 @@ use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must, should};
 use crate::scenario::{Abort, Area, Fixture, On, Outcome, Scenario};
 use crate::session::{Reply, Session};
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -49,148 +50,48 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const SPAWN: &[CheckDef] = &[
-    must(
-        "proc.spawn.answered",
-        "a2e-core §5",
-        "proc/spawn/req is answered with proc/spawn/resp naming it in req_id",
-    ),
-    must(
-        "proc.spawn.ok",
-        "a2e-core §5",
-        "an allowed command starts: ok: true, a non-empty proc_id, a pid > 0",
-    ),
-    must(
-        "proc.read.stdout",
-        "a2e-core §5",
-        "a line on stdout comes as a proc/read/event, stream_type stdout, data.text",
-    ),
-    must(
-        "proc.read.stderr",
-        "a2e-core §5",
-        "a line on stderr comes as a proc/read/event, stream_type stderr, data.text",
-    ),
-    must(
-        "proc.read.exit",
-        "a2e-core §5",
-        "the end comes as a proc/read/event, stream_type killed, data.code the exit code",
-    ),
-    must(
-        "proc.read.proc-id",
-        "a2e-core §5",
-        "every proc/read/event names its proc_id",
-    ),
-    must(
-        "proc.read.seq",
-        "a2e-core §1",
-        "a process's events carry seq 0, 1, 2, …",
-    ),
-    should(
-        "proc.read.req-id",
-        "a2e-core §4",
-        "a process's events name the spawn request in req_id",
-    ),
-    must(
-        "proc.spawn.env",
-        "a2e-core §5",
-        "env sets variables for the command",
-    ),
-    must(
-        "proc.spawn.minimal",
-        "a2e-core §5",
-        "a proc/spawn/req with only cmd is served",
-    ),
+    must("proc.spawn.answered", "a2e-core §5", "proc/spawn/req is answered with proc/spawn/resp naming it in req_id"),
+    must("proc.spawn.ok", "a2e-core §5", "an allowed command starts: ok: true, a non-empty proc_id, a pid > 0"),
+    must("proc.read.stdout", "a2e-core §5", "a line on stdout comes as a proc/read/event, stream_type stdout, data.text"),
+    must("proc.read.stderr", "a2e-core §5", "a line on stderr comes as a proc/read/event, stream_type stderr, data.text"),
+    must("proc.read.exit", "a2e-core §5", "the end comes as a proc/read/event, stream_type killed, data.code the exit code"),
+    must("proc.read.proc-id", "a2e-core §5", "every proc/read/event names its proc_id"),
+    must("proc.read.seq", "a2e-core §1", "a process's events carry seq 0, 1, 2, …"),
+    should("proc.read.req-id", "a2e-core §4", "a process's events name the spawn request in req_id"),
+    must("proc.spawn.env", "a2e-core §5", "env sets variables for the command"),
+    must("proc.spawn.minimal", "a2e-core §5", "a proc/spawn/req with only cmd is served"),
 ];
 
+#[rustfmt::skip]
 const IO: &[CheckDef] = &[
-    must(
-        "proc.write.answered",
-        "a2e-core §5",
-        "proc/write/req is answered with proc/write/resp, ok: true",
-    ),
-    must(
-        "proc.write.stdin",
-        "a2e-core §5",
-        "what is written reaches the process's stdin",
-    ),
-    must(
-        "proc.write.eof",
-        "a2e-core §5",
-        "eof: true closes stdin (cat then exits with code 0)",
-    ),
-    must(
-        "proc.write.dead",
-        "a2e-core §5",
-        "a write to a process that ended is refused (proc_dead) or answered ok: false",
-    ),
-    should(
-        "proc.write.stdin-null",
-        "a2e-core §5",
-        "with stdin_mode null a write is refused or answered ok: false",
-    ),
+    must("proc.write.answered", "a2e-core §5", "proc/write/req is answered with proc/write/resp, ok: true"),
+    must("proc.write.stdin", "a2e-core §5", "what is written reaches the process's stdin"),
+    must("proc.write.eof", "a2e-core §5", "eof: true closes stdin (cat then exits with code 0)"),
+    must("proc.write.dead", "a2e-core §5", "a write to a process that ended is refused (proc_dead) or answered ok: false"),
+    should("proc.write.stdin-null", "a2e-core §5", "with stdin_mode null a write is refused or answered ok: false"),
 ];
 
+#[rustfmt::skip]
 const SIGNALS: &[CheckDef] = &[
-    must(
-        "proc.status.unknown",
-        "a2e-core §5",
-        "proc/status of an unknown proc_id is refused (unknown_proc) or has a non-empty error",
-    ),
-    must(
-        "proc.kill.unknown",
-        "a2e-core §5",
-        "proc/kill of an unknown proc_id is refused (unknown_proc) or answered ok: false",
-    ),
-    must(
-        "proc.status.running",
-        "a2e-core §5",
-        "a live process's status is running",
-    ),
-    must(
-        "proc.status.all",
-        "a2e-core §5",
-        "proc/status/req with an empty proc_id covers every process of the session",
-    ),
-    must(
-        "proc.kill.answered",
-        "a2e-core §5",
-        "proc/kill/req is answered with proc/kill/resp, ok: true",
-    ),
-    must(
-        "proc.kill.ends",
-        "a2e-core §5",
-        "after SIGTERM the process ends: its killed event comes",
-    ),
-    must(
-        "proc.kill.state",
-        "a2e-core §5",
-        "an ended process's status is stopped, crashed or timedout",
-    ),
+    must("proc.status.unknown", "a2e-core §5", "proc/status of an unknown proc_id is refused (unknown_proc) or has a non-empty error"),
+    must("proc.kill.unknown", "a2e-core §5", "proc/kill of an unknown proc_id is refused (unknown_proc) or answered ok: false"),
+    must("proc.status.running", "a2e-core §5", "a live process's status is running"),
+    must("proc.status.all", "a2e-core §5", "proc/status/req with an empty proc_id covers every process of the session"),
+    must("proc.kill.answered", "a2e-core §5", "proc/kill/req is answered with proc/kill/resp, ok: true"),
+    must("proc.kill.ends", "a2e-core §5", "after SIGTERM the process ends: its killed event comes"),
+    must("proc.kill.state", "a2e-core §5", "an ended process's status is stopped, crashed or timedout"),
     must("proc.kill.sigkill", "a2e-core §5", "SIGKILL ends a process"),
     must("proc.kill.sigint", "a2e-core §5", "SIGINT ends a process"),
 ];
 
+#[rustfmt::skip]
 const LIMITS: &[CheckDef] = &[
-    must(
-        "proc.spawn.not-allowed",
-        "a2e-core §5",
-        "a command not on the allow-list does not start: a refusal, or ok: false with an error",
-    ),
-    must(
-        "proc.spawn.timeout",
-        "a2e-core §5",
-        "a process past its timeout is ended: its killed event comes within the timeout plus 5 s",
-    ),
-    should(
-        "proc.spawn.timedout-state",
-        "a2e-core §5",
-        "its status is then timedout",
-    ),
-    must(
-        "proc.spawn.no-shell",
-        "a2e-core §5",
-        "commands run without a shell: `$X` in an argument reaches the program as it is",
-    ),
+    must("proc.spawn.not-allowed", "a2e-core §5", "a command not on the allow-list does not start: a refusal, or ok: false with an error"),
+    must("proc.spawn.timeout", "a2e-core §5", "a process past its timeout is ended: its killed event comes within the timeout plus 5 s"),
+    should("proc.spawn.timedout-state", "a2e-core §5", "its status is then timedout"),
+    must("proc.spawn.no-shell", "a2e-core §5", "commands run without a shell: `$X` in an argument reaches the program as it is"),
 ];
 
 /// Spawns `cmd` with `extra` fields; the reply and its proc_id.
@@ -240,7 +141,7 @@ async fn spawn(cx: &mut Cx) -> Outcome {
     .await?;
     cx.check(
         "proc.spawn.answered",
-        r.ty() == "proc/spawn/resp" && r.msg["req_id"] == req["id"],
+        r.ty() == "proc/spawn/resp" && r.msg.field("req_id") == req.field("id"),
         "proc/spawn/resp with the request's req_id",
         r.show(),
     );
@@ -291,8 +192,8 @@ async fn spawn(cx: &mut Cx) -> Outcome {
     );
     cx.check(
         "proc.read.req-id",
-        !events.is_empty() && events.iter().all(|e| e["req_id"] == req["id"]),
-        format!("req_id {} on every event", req["id"]),
+        !events.is_empty() && events.iter().all(|e| e.field("req_id") == req.field("id")),
+        format!("req_id {} on every event", req.field("id")),
         format!("{shown:?}"),
     );
 

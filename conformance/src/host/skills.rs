@@ -10,6 +10,7 @@ use crate::check::{CheckDef, must, should};
 use crate::profile::{SKILL, SKILL_BLOCKED, SKILL_FAIL, SKILL_SLOW};
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Reply;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -56,156 +57,48 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const DISCOVER: &[CheckDef] = &[
-    must(
-        "skills.discover.answered",
-        "skills: skill/discover/resp",
-        "skill/discover/req is answered with skill/discover/resp naming it in req_id",
-    ),
-    must(
-        "skills.discover.minimal",
-        "skills: skill/discover/req",
-        "a discover request with only type and id lists the skills",
-    ),
-    must(
-        "skills.discover.required-fields",
-        "skills: SkillDefinition",
-        "every skill has name, version, description, triggers, status, when_to_use, argument_hint and source",
-    ),
-    must(
-        "skills.discover.status",
-        "skills: SkillStatus",
-        "every status is Created, Blocked, Published or Archived",
-    ),
-    must(
-        "skills.discover.input-schema",
-        "skills: SkillDefinition",
-        "input_schema, when present, is an object",
-    ),
-    must(
-        "skills.discover.fixture",
-        "skills: SkillDefinition",
-        "the echo skill is listed Published, its input_schema requiring `text`",
-    ),
-    must(
-        "skills.discover.filter-tags",
-        "skills: skill/discover/req",
-        "filter_tags keeps the skills carrying any of the tags",
-    ),
-    must(
-        "skills.discover.filter-tags-none",
-        "skills: skill/discover/req",
-        "filter_tags no skill carries lists none",
-    ),
-    must(
-        "skills.discover.filter-categories",
-        "skills: skill/discover/req",
-        "filter_categories keeps only skills of those categories",
-    ),
-    should(
-        "skills.discover.no-credentials",
-        "skills: Security 4",
-        "no provider_credentials value is shown",
-    ),
+    must("skills.discover.answered", "skills: skill/discover/resp", "skill/discover/req is answered with skill/discover/resp naming it in req_id"),
+    must("skills.discover.minimal", "skills: skill/discover/req", "a discover request with only type and id lists the skills"),
+    must("skills.discover.required-fields", "skills: SkillDefinition", "every skill has name, version, description, triggers, status, when_to_use, argument_hint and source"),
+    must("skills.discover.status", "skills: SkillStatus", "every status is Created, Blocked, Published or Archived"),
+    must("skills.discover.input-schema", "skills: SkillDefinition", "input_schema, when present, is an object"),
+    must("skills.discover.fixture", "skills: SkillDefinition", "the echo skill is listed Published, its input_schema requiring `text`"),
+    must("skills.discover.filter-tags", "skills: skill/discover/req", "filter_tags keeps the skills carrying any of the tags"),
+    must("skills.discover.filter-tags-none", "skills: skill/discover/req", "filter_tags no skill carries lists none"),
+    must("skills.discover.filter-categories", "skills: skill/discover/req", "filter_categories keeps only skills of those categories"),
+    should("skills.discover.no-credentials", "skills: Security 4", "no provider_credentials value is shown"),
 ];
 
+#[rustfmt::skip]
 const CALL: &[CheckDef] = &[
-    must(
-        "skills.call.answered",
-        "skills: skill/call/resp",
-        "skill/call/req is answered with skill/call/resp naming it in req_id",
-    ),
-    must(
-        "skills.call.name",
-        "skills: skill/call/resp",
-        "the response's name names the skill",
-    ),
-    must(
-        "skills.call.success",
-        "skills: SkillResult",
-        "a skill that ran is answered with data.success: true",
-    ),
-    must(
-        "skills.call.data",
-        "skills: SkillResult",
-        "data.data carries the skill's output",
-    ),
-    must(
-        "skills.call.duration",
-        "skills: SkillResult",
-        "data.duration_ms is an integer ≥ 0",
-    ),
-    must(
-        "skills.call.minimal",
-        "skills: skill/call/req",
-        "a call with only name and arguments is served",
-    ),
-    must(
-        "skills.call.unknown",
-        "a2e-core §3",
-        "a call of an unknown skill is refused: an error, code unknown_skill, naming the call in req_id",
-    ),
-    must(
-        "skills.call.schema",
-        "skills: Security 5",
-        "arguments that break the skill's input_schema are refused with schema_violation",
-    ),
-    must(
-        "skills.call.failed",
-        "a2e-core §3",
-        "a skill that ran and failed is answered with skill/call/resp and data.success: false",
-    ),
-    must(
-        "skills.call.failed-code",
-        "skills: Error Codes",
-        "that result has error_code skill_error",
-    ),
-    should(
-        "skills.call.not-published",
-        "skills: SkillStatus",
-        "a Blocked skill does not run: the call is refused or fails",
-    ),
+    must("skills.call.answered", "skills: skill/call/resp", "skill/call/req is answered with skill/call/resp naming it in req_id"),
+    must("skills.call.name", "skills: skill/call/resp", "the response's name names the skill"),
+    must("skills.call.success", "skills: SkillResult", "a skill that ran is answered with data.success: true"),
+    must("skills.call.data", "skills: SkillResult", "data.data carries the skill's output"),
+    must("skills.call.duration", "skills: SkillResult", "data.duration_ms is an integer ≥ 0"),
+    must("skills.call.minimal", "skills: skill/call/req", "a call with only name and arguments is served"),
+    must("skills.call.unknown", "a2e-core §3", "a call of an unknown skill is refused: an error, code unknown_skill, naming the call in req_id"),
+    must("skills.call.schema", "skills: Security 5", "arguments that break the skill's input_schema are refused with schema_violation"),
+    must("skills.call.failed", "a2e-core §3", "a skill that ran and failed is answered with skill/call/resp and data.success: false"),
+    must("skills.call.failed-code", "skills: Error Codes", "that result has error_code skill_error"),
+    should("skills.call.not-published", "skills: SkillStatus", "a Blocked skill does not run: the call is refused or fails"),
 ];
 
+#[rustfmt::skip]
 const EVENTS: &[CheckDef] = &[
-    must(
-        "skills.events.default-streaming",
-        "skills: skill/call/req",
-        "a call that leaves streaming out gets skill/events (the default is true)",
-    ),
-    must(
-        "skills.events.seq",
-        "a2e-core §1",
-        "a call's events carry seq 0, 1, 2, …",
-    ),
-    must(
-        "skills.events.before-answer",
-        "a2e-core §4",
-        "every event of a call comes before its skill/call/resp",
-    ),
-    must(
-        "skills.events.shape",
-        "a2e-core §4",
-        "every skill/event has a string kind and a data object",
-    ),
-    should(
-        "skills.events.off",
-        "skills: skill/call/req",
-        "a call with streaming: false gets no skill/event",
-    ),
+    must("skills.events.default-streaming", "skills: skill/call/req", "a call that leaves streaming out gets skill/events (the default is true)"),
+    must("skills.events.seq", "a2e-core §1", "a call's events carry seq 0, 1, 2, …"),
+    must("skills.events.before-answer", "a2e-core §4", "every event of a call comes before its skill/call/resp"),
+    must("skills.events.shape", "a2e-core §4", "every skill/event has a string kind and a data object"),
+    should("skills.events.off", "skills: skill/call/req", "a call with streaming: false gets no skill/event"),
 ];
 
+#[rustfmt::skip]
 const TIMEOUT: &[CheckDef] = &[
-    must(
-        "skills.timeout.in-band",
-        "a2e-core §3",
-        "a skill call past its timeout is answered with skill/call/resp, success: false, error_code timeout",
-    ),
-    must(
-        "skills.timeout.bounded",
-        "skills: Security 3",
-        "that answer comes within the timeout plus 5 s",
-    ),
+    must("skills.timeout.in-band", "a2e-core §3", "a skill call past its timeout is answered with skill/call/resp, success: false, error_code timeout"),
+    must("skills.timeout.bounded", "skills: Security 3", "that answer comes within the timeout plus 5 s"),
 ];
 
 fn names(r: &Reply) -> Vec<String> {
@@ -218,7 +111,10 @@ fn names(r: &Reply) -> Vec<String> {
         .collect()
 }
 
-const REQUIRED: &[(&str, fn(&Value) -> bool)] = &[
+/// Whether a field's value has the kind the spec gives it.
+type KindCheck = fn(&Value) -> bool;
+
+const REQUIRED: &[(&str, KindCheck)] = &[
     ("name", Value::is_string),
     ("version", Value::is_string),
     ("description", Value::is_string),
@@ -250,7 +146,7 @@ async fn discover(cx: &mut Cx) -> Outcome {
     let r = s.request(full.clone()).await?;
     cx.check(
         "skills.discover.answered",
-        r.ty() == "skill/discover/resp" && r.msg["req_id"] == full["id"],
+        r.ty() == "skill/discover/resp" && r.msg.field("req_id") == full.field("id"),
         "skill/discover/resp with the request's req_id",
         r.show(),
     );
@@ -308,7 +204,7 @@ async fn discover(cx: &mut Cx) -> Outcome {
         .is_some_and(|r| r.contains(&json!("text")));
     cx.check(
         "skills.discover.fixture",
-        echo["status"] == "Published" && requires_text,
+        echo.field("status") == "Published" && requires_text,
         "status Published, input_schema.required [\"text\"]",
         show(&echo),
     );
@@ -369,7 +265,7 @@ async fn call(cx: &mut Cx) -> Outcome {
     let r = s.request(full.clone()).await?;
     cx.check(
         "skills.call.answered",
-        r.ty() == "skill/call/resp" && r.msg["req_id"] == full["id"],
+        r.ty() == "skill/call/resp" && r.msg.field("req_id") == full.field("id"),
         "skill/call/resp with the request's req_id",
         r.show(),
     );
@@ -415,7 +311,7 @@ async fn call(cx: &mut Cx) -> Outcome {
     let r = s.request(unknown.clone()).await?;
     cx.check(
         "skills.call.unknown",
-        r.is_error() && r.code() == "unknown_skill" && r.msg["req_id"] == unknown["id"],
+        r.is_error() && r.code() == "unknown_skill" && r.msg.field("req_id") == unknown.field("id"),
         "an error, code unknown_skill, with the call's req_id",
         r.show(),
     );
@@ -491,7 +387,7 @@ async fn events(cx: &mut Cx) -> Outcome {
         "skill/call/req",
         json!({"name": SKILL, "arguments": {"text": "events"}, "streaming": true}),
     );
-    let id = call["id"].as_str().unwrap_or_default().to_owned();
+    let id = call.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(call).await?;
     let in_order = r
         .events
@@ -526,7 +422,7 @@ async fn events(cx: &mut Cx) -> Outcome {
         "skill/call/req",
         json!({"name": SKILL, "arguments": {"text": "quiet"}, "streaming": false}),
     );
-    let off_id = off["id"].as_str().unwrap_or_default().to_owned();
+    let off_id = off.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(off).await?;
     s.settle().await?;
     let n = r.events.len() + s.late(&off_id).len();

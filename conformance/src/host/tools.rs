@@ -7,6 +7,7 @@ use crate::check::{CheckDef, must, should};
 use crate::profile::{DEFERRED, ECHO, FAIL};
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Reply;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -47,168 +48,47 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const LIST: &[CheckDef] = &[
-    must(
-        "tools.list.answered",
-        "tools: tool/list/resp",
-        "tool/list/req is answered with tool/list/resp naming it in req_id",
-    ),
-    must(
-        "tools.list.minimal",
-        "tools: tool/list/req",
-        "a tool/list/req with only type and id (every field defaulted) is answered with the list",
-    ),
-    must(
-        "tools.list.definitions",
-        "tools: ToolDefinition",
-        "every tool has a non-empty name and a string description",
-    ),
-    must(
-        "tools.list.parameters",
-        "tools: ToolParameter",
-        "every input parameter has a name, a JSON Schema type and a description",
-    ),
-    must(
-        "tools.list.unique",
-        "tools: ToolDefinition",
-        "tool names are unique",
-    ),
-    must(
-        "tools.list.fixture",
-        "tools: ToolParameter",
-        "the echo tool is listed with its required string parameter `text`",
-    ),
-    must(
-        "tools.list.deferred-hidden",
-        "tools: tool/list/req",
-        "a list without a query leaves out tools with defer_loading",
-    ),
-    must(
-        "tools.list.search",
-        "tools: tool/list/req",
-        "a query finds a tool by its name",
-    ),
-    must(
-        "tools.list.search-description",
-        "tools: tool/list/req",
-        "a query finds a tool by a word of its description",
-    ),
-    must(
-        "tools.list.search-deferred",
-        "tools: tool/list/req",
-        "a query with include_deferred finds deferred tools",
-    ),
-    must(
-        "tools.list.search-no-deferred",
-        "tools: tool/list/req",
-        "a query without include_deferred leaves deferred tools out",
-    ),
-    must(
-        "tools.list.filter-tags",
-        "tools: tool/list/req",
-        "filter_tags keeps only tools carrying the tag",
-    ),
-    must(
-        "tools.list.filter-tags-and",
-        "tools: tool/list/req",
-        "filter_tags with several tags keeps only tools carrying all of them",
-    ),
+    must("tools.list.answered", "tools: tool/list/resp", "tool/list/req is answered with tool/list/resp naming it in req_id"),
+    must("tools.list.minimal", "tools: tool/list/req", "a tool/list/req with only type and id (every field defaulted) is answered with the list"),
+    must("tools.list.definitions", "tools: ToolDefinition", "every tool has a non-empty name and a string description"),
+    must("tools.list.parameters", "tools: ToolParameter", "every input parameter has a name, a JSON Schema type and a description"),
+    must("tools.list.unique", "tools: ToolDefinition", "tool names are unique"),
+    must("tools.list.fixture", "tools: ToolParameter", "the echo tool is listed with its required string parameter `text`"),
+    must("tools.list.deferred-hidden", "tools: tool/list/req", "a list without a query leaves out tools with defer_loading"),
+    must("tools.list.search", "tools: tool/list/req", "a query finds a tool by its name"),
+    must("tools.list.search-description", "tools: tool/list/req", "a query finds a tool by a word of its description"),
+    must("tools.list.search-deferred", "tools: tool/list/req", "a query with include_deferred finds deferred tools"),
+    must("tools.list.search-no-deferred", "tools: tool/list/req", "a query without include_deferred leaves deferred tools out"),
+    must("tools.list.filter-tags", "tools: tool/list/req", "filter_tags keeps only tools carrying the tag"),
+    must("tools.list.filter-tags-and", "tools: tool/list/req", "filter_tags with several tags keeps only tools carrying all of them"),
 ];
 
+#[rustfmt::skip]
 const CALL: &[CheckDef] = &[
-    must(
-        "tools.call.answered",
-        "tools: tool/call/resp",
-        "tool/call/req is answered with tool/call/resp naming it in req_id",
-    ),
-    must(
-        "tools.call.success",
-        "tools: ToolResult",
-        "a tool that ran is answered with data.success: true",
-    ),
-    must(
-        "tools.call.tool-name",
-        "tools: ToolResult",
-        "data.tool_name names the tool",
-    ),
-    must(
-        "tools.call.data",
-        "tools: ToolResult",
-        "data.data carries the tool's output",
-    ),
-    must(
-        "tools.call.duration",
-        "tools: ToolResult",
-        "data.duration_ms is an integer ≥ 0",
-    ),
-    must(
-        "tools.call.minimal",
-        "tools: tool/call/req",
-        "a call with only tool_name and arguments (session_id, streaming, timeout defaulted) is served",
-    ),
-    should(
-        "tools.call.no-events",
-        "tools: tool/call/req",
-        "a call with streaming: false gets no tool/event",
-    ),
-    must(
-        "tools.call.unknown-tool",
-        "a2e-core §3",
-        "a call of an unknown tool is refused: an error, code unknown_tool, naming the call in req_id",
-    ),
-    should(
-        "tools.call.unknown-tool-not-retryable",
-        "tools: Error Codes",
-        "unknown_tool has retryable: false",
-    ),
-    must(
-        "tools.call.failed",
-        "a2e-core §3",
-        "a tool that ran and failed is answered with tool/call/resp and data.success: false",
-    ),
-    must(
-        "tools.call.failed-code",
-        "tools: Error Codes",
-        "that result has error_code tool_error",
-    ),
-    should(
-        "tools.call.failed-error",
-        "tools: ToolResult",
-        "that result has a non-empty error message",
-    ),
+    must("tools.call.answered", "tools: tool/call/resp", "tool/call/req is answered with tool/call/resp naming it in req_id"),
+    must("tools.call.success", "tools: ToolResult", "a tool that ran is answered with data.success: true"),
+    must("tools.call.tool-name", "tools: ToolResult", "data.tool_name names the tool"),
+    must("tools.call.data", "tools: ToolResult", "data.data carries the tool's output"),
+    must("tools.call.duration", "tools: ToolResult", "data.duration_ms is an integer ≥ 0"),
+    must("tools.call.minimal", "tools: tool/call/req", "a call with only tool_name and arguments (session_id, streaming, timeout defaulted) is served"),
+    should("tools.call.no-events", "tools: tool/call/req", "a call with streaming: false gets no tool/event"),
+    must("tools.call.unknown-tool", "a2e-core §3", "a call of an unknown tool is refused: an error, code unknown_tool, naming the call in req_id"),
+    should("tools.call.unknown-tool-not-retryable", "tools: Error Codes", "unknown_tool has retryable: false"),
+    must("tools.call.failed", "a2e-core §3", "a tool that ran and failed is answered with tool/call/resp and data.success: false"),
+    must("tools.call.failed-code", "tools: Error Codes", "that result has error_code tool_error"),
+    should("tools.call.failed-error", "tools: ToolResult", "that result has a non-empty error message"),
 ];
 
+#[rustfmt::skip]
 const SCHEMA: &[CheckDef] = &[
-    must(
-        "tools.schema.missing-required",
-        "tools: Security 4",
-        "a call missing a required argument is refused with schema_violation",
-    ),
-    must(
-        "tools.schema.wrong-type",
-        "tools: Security 4",
-        "a call with an argument of the wrong type is refused with schema_violation",
-    ),
-    must(
-        "tools.schema.req-id",
-        "a2e-core §3",
-        "the refusal is an error message naming the call in req_id",
-    ),
-    must(
-        "tools.schema.no-tool-name",
-        "tools: tool/call/req",
-        "a tool/call/req without tool_name is refused with schema_violation",
-    ),
-    must(
-        "tools.schema.no-arguments",
-        "tools: tool/call/req",
-        "a tool/call/req without arguments is refused with schema_violation",
-    ),
-    must(
-        "tools.schema.arguments-not-object",
-        "tools: tool/call/req",
-        "a tool/call/req whose arguments are no object is refused with schema_violation",
-    ),
+    must("tools.schema.missing-required", "tools: Security 4", "a call missing a required argument is refused with schema_violation"),
+    must("tools.schema.wrong-type", "tools: Security 4", "a call with an argument of the wrong type is refused with schema_violation"),
+    must("tools.schema.req-id", "a2e-core §3", "the refusal is an error message naming the call in req_id"),
+    must("tools.schema.no-tool-name", "tools: tool/call/req", "a tool/call/req without tool_name is refused with schema_violation"),
+    must("tools.schema.no-arguments", "tools: tool/call/req", "a tool/call/req without arguments is refused with schema_violation"),
+    must("tools.schema.arguments-not-object", "tools: tool/call/req", "a tool/call/req whose arguments are no object is refused with schema_violation"),
 ];
 
 fn names(r: &Reply) -> Vec<String> {
@@ -222,7 +102,7 @@ fn names(r: &Reply) -> Vec<String> {
 }
 
 fn answered(r: &Reply, ty: &str, id: &Value) -> bool {
-    r.ty() == ty && &r.msg["req_id"] == id
+    r.ty() == ty && r.msg.field("req_id") == id
 }
 
 async fn list(cx: &mut Cx) -> Outcome {
@@ -234,7 +114,7 @@ async fn list(cx: &mut Cx) -> Outcome {
     let r = s.request(full.clone()).await?;
     cx.check(
         "tools.list.answered",
-        answered(&r, "tool/list/resp", &full["id"]),
+        answered(&r, "tool/list/resp", full.field("id")),
         "tool/list/resp with the request's req_id",
         r.show(),
     );
@@ -310,7 +190,7 @@ async fn list(cx: &mut Cx) -> Outcome {
         .unwrap_or_default();
     cx.check(
         "tools.list.fixture",
-        text["type"] == "string" && text["required"] == true,
+        text.field("type") == "string" && text.field("required") == true,
         "a parameter `text` of type string, required",
         show(&echo),
     );
@@ -401,7 +281,7 @@ async fn call(cx: &mut Cx) -> Outcome {
     let r = s.request(full.clone()).await?;
     cx.check(
         "tools.call.answered",
-        answered(&r, "tool/call/resp", &full["id"]),
+        answered(&r, "tool/call/resp", full.field("id")),
         "tool/call/resp with the request's req_id",
         r.show(),
     );
@@ -430,7 +310,7 @@ async fn call(cx: &mut Cx) -> Outcome {
         r.show(),
     );
     s.settle().await?;
-    let id = full["id"].as_str().unwrap_or_default();
+    let id = full.field("id").as_str().unwrap_or_default();
     let stray = s.late(id).len() + r.events.len();
     cx.check(
         "tools.call.no-events",
@@ -458,7 +338,7 @@ async fn call(cx: &mut Cx) -> Outcome {
     let r = s.request(unknown.clone()).await?;
     cx.check(
         "tools.call.unknown-tool",
-        r.is_error() && r.code() == "unknown_tool" && r.msg["req_id"] == unknown["id"],
+        r.is_error() && r.code() == "unknown_tool" && r.msg.field("req_id") == unknown.field("id"),
         "an error, code unknown_tool, with the call's req_id",
         r.show(),
     );
@@ -511,8 +391,8 @@ async fn schema(cx: &mut Cx) -> Outcome {
     refused(cx, "tools.schema.missing-required", &r);
     cx.check(
         "tools.schema.req-id",
-        r.msg["req_id"] == missing["id"],
-        format!("req_id {}", missing["id"]),
+        r.msg.field("req_id") == missing.field("id"),
+        format!("req_id {}", missing.field("id")),
         r.show(),
     );
     let wrong = s.req(
@@ -523,8 +403,8 @@ async fn schema(cx: &mut Cx) -> Outcome {
     refused(cx, "tools.schema.wrong-type", &r);
     cx.check(
         "tools.schema.req-id",
-        r.msg["req_id"] == wrong["id"],
-        format!("req_id {}", wrong["id"]),
+        r.msg.field("req_id") == wrong.field("id"),
+        format!("req_id {}", wrong.field("id")),
         r.show(),
     );
     let no_name = s.req("tool/call/req", json!({"arguments": {"text": "x"}}));

@@ -10,6 +10,7 @@ use crate::check::{CheckDef, must, should};
 use crate::profile::{ECHO, LARGE, SLEEP, STREAM};
 use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Reply;
+use crate::wire::Field as _;
 use crate::wire::show;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
@@ -55,75 +56,31 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const STREAMING: &[CheckDef] = &[
-    must(
-        "tools.stream.events",
-        "tools: tool/event",
-        "a streaming call of a tool that emits 3 events gets 3 tool/events",
-    ),
-    must(
-        "tools.stream.seq",
-        "a2e-core §1",
-        "a request's events carry seq 0, 1, 2, …",
-    ),
-    must(
-        "tools.stream.before-answer",
-        "a2e-core §4",
-        "every event of a call comes before its tool/call/resp",
-    ),
-    must(
-        "tools.stream.kind",
-        "a2e-core §4",
-        "a progress event has kind progress and data {pct, message}",
-    ),
-    should(
-        "tools.stream.collected",
-        "tools: ToolResult",
-        "the result lists the call's events in data.events",
-    ),
-    must(
-        "tools.stream.per-request",
-        "a2e-core §1",
-        "two concurrent streaming calls each number their events from 0",
-    ),
-    should(
-        "tools.stream.off",
-        "tools: tool/call/req",
-        "the same call with streaming: false gets no tool/event",
-    ),
+    must("tools.stream.events", "tools: tool/event", "a streaming call of a tool that emits 3 events gets 3 tool/events"),
+    must("tools.stream.seq", "a2e-core §1", "a request's events carry seq 0, 1, 2, …"),
+    must("tools.stream.before-answer", "a2e-core §4", "every event of a call comes before its tool/call/resp"),
+    must("tools.stream.kind", "a2e-core §4", "a progress event has kind progress and data {pct, message}"),
+    should("tools.stream.collected", "tools: ToolResult", "the result lists the call's events in data.events"),
+    must("tools.stream.per-request", "a2e-core §1", "two concurrent streaming calls each number their events from 0"),
+    should("tools.stream.off", "tools: tool/call/req", "the same call with streaming: false gets no tool/event"),
 ];
 
+#[rustfmt::skip]
 const TIMEOUT: &[CheckDef] = &[
-    must(
-        "tools.timeout.in-band",
-        "a2e-core §3",
-        "a call past its timeout is answered with tool/call/resp, success: false, error_code timeout",
-    ),
-    must(
-        "tools.timeout.bounded",
-        "tools: Security 3",
-        "that answer comes within the timeout plus 5 s",
-    ),
-    must(
-        "tools.timeout.session-goes-on",
-        "a2e-core §3",
-        "after a timed-out call the session still serves calls",
-    ),
+    must("tools.timeout.in-band", "a2e-core §3", "a call past its timeout is answered with tool/call/resp, success: false, error_code timeout"),
+    must("tools.timeout.bounded", "tools: Security 3", "that answer comes within the timeout plus 5 s"),
+    must("tools.timeout.session-goes-on", "a2e-core §3", "after a timed-out call the session still serves calls"),
 ];
 
+#[rustfmt::skip]
 const CONCURRENT: &[CheckDef] = &[
-    should(
-        "tools.concurrent.out-of-order",
-        "a2e-core §2",
-        "a fast call sent after a slow one is answered first",
-    ),
-    must(
-        "tools.concurrent.correlated",
-        "a2e-core §1",
-        "each answer names its own request in req_id and its own tool",
-    ),
+    should("tools.concurrent.out-of-order", "a2e-core §2", "a fast call sent after a slow one is answered first"),
+    must("tools.concurrent.correlated", "a2e-core §1", "each answer names its own request in req_id and its own tool"),
 ];
 
+#[rustfmt::skip]
 const LARGE_RESULT: &[CheckDef] = &[must(
     "tools.large.whole",
     "a2e-core §1",
@@ -143,7 +100,7 @@ async fn streaming(cx: &mut Cx) -> Outcome {
         "tool/call/req",
         json!({"tool_name": STREAM, "arguments": {"count": 3}, "streaming": true}),
     );
-    let id = call["id"].as_str().unwrap_or_default().to_owned();
+    let id = call.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(call).await?;
     let types: Vec<&str> = r
         .events
@@ -201,8 +158,8 @@ async fn streaming(cx: &mut Cx) -> Outcome {
     );
     s.send(&a).await?;
     s.send(&b).await?;
-    let ra = s.answer(a["id"].as_str().unwrap_or_default()).await?;
-    let rb = s.answer(b["id"].as_str().unwrap_or_default()).await?;
+    let ra = s.answer(a.field("id").as_str().unwrap_or_default()).await?;
+    let rb = s.answer(b.field("id").as_str().unwrap_or_default()).await?;
     cx.check(
         "tools.stream.per-request",
         ra.events.len() == 3 && rb.events.len() == 3 && seqs_from_zero(&ra) && seqs_from_zero(&rb),
@@ -220,7 +177,7 @@ async fn streaming(cx: &mut Cx) -> Outcome {
         "tool/call/req",
         json!({"tool_name": STREAM, "arguments": {"count": 3}, "streaming": false}),
     );
-    let off_id = off["id"].as_str().unwrap_or_default().to_owned();
+    let off_id = off.field("id").as_str().unwrap_or_default().to_owned();
     let r = s.request(off).await?;
     s.settle().await?;
     let n = r.events.len() + s.late(&off_id).len();
@@ -282,31 +239,31 @@ async fn concurrent(cx: &mut Cx) -> Outcome {
     );
     s.send(&slow).await?;
     s.send(&fast).await?;
-    let (slow_id, fast_id) = (slow["id"].clone(), fast["id"].clone());
+    let (slow_id, fast_id) = (slow.field("id").clone(), fast.field("id").clone());
     let first = loop {
         match s.next(s.wait).await? {
-            Some(m) if m["req_id"] == slow_id || m["req_id"] == fast_id => break m,
+            Some(m) if *m.field("req_id") == slow_id || *m.field("req_id") == fast_id => break m,
             Some(_) => {}
             None => return Err("no answer to either call".into()),
         }
     };
     cx.check(
         "tools.concurrent.out-of-order",
-        first["req_id"] == fast_id,
+        *first.field("req_id") == fast_id,
         format!("the answer to {fast_id} first"),
         show(&first),
     );
-    let (f, sl) = if first["req_id"] == fast_id {
+    let (f, sl) = if *first.field("req_id") == fast_id {
         let rest = s.answer(slow_id.as_str().unwrap_or_default()).await?;
         (first, rest.msg)
     } else {
         let rest = s.answer(fast_id.as_str().unwrap_or_default()).await?;
         (rest.msg, first)
     };
-    let ok = f["req_id"] == fast_id
+    let ok = *f.field("req_id") == fast_id
         && f.pointer("/data/tool_name") == Some(&json!(ECHO))
         && f.pointer("/data/data/text") == Some(&json!("fast"))
-        && sl["req_id"] == slow_id
+        && *sl.field("req_id") == slow_id
         && sl.pointer("/data/tool_name") == Some(&json!(SLEEP));
     cx.check(
         "tools.concurrent.correlated",

@@ -14,6 +14,7 @@ use crate::check::{CheckDef, must, should};
 use crate::link::http::{Event, HttpTarget, StreamItem};
 use crate::link::ws::{self, ConnectError};
 use crate::scenario::{Abort, Area, Fixture, On, Outcome, Scenario};
+use crate::wire::Field as _;
 
 pub(super) const SCENARIOS: &[HostScenario] = &[
     Scenario {
@@ -63,92 +64,41 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
     },
 ];
 
+#[rustfmt::skip]
 const STDIO: &[CheckDef] = &[
-    must(
-        "transport.stdio.lines",
-        "a2e-core §1",
-        "two messages written at once, one per line, are both answered",
-    ),
-    should(
-        "transport.stdio.eof",
-        "a2e-core §7",
-        "when its stdin ends, the host exits",
-    ),
+    must("transport.stdio.lines", "a2e-core §1", "two messages written at once, one per line, are both answered"),
+    should("transport.stdio.eof", "a2e-core §7", "when its stdin ends, the host exits"),
 ];
 
+#[rustfmt::skip]
 const WS: &[CheckDef] = &[must(
     "transport.ws.frames",
     "a2e-core §7",
     "each host message is one WebSocket text frame holding one JSON object",
 )];
 
+#[rustfmt::skip]
 const WS_AUTH: &[CheckDef] = &[
-    must(
-        "transport.ws.bearer-required",
-        "protocol-decisions: Network transports",
-        "with a token configured, an upgrade without Authorization is refused with 401",
-    ),
-    must(
-        "transport.ws.bearer-wrong",
-        "protocol-decisions: Network transports",
-        "an upgrade with a wrong bearer token is refused with 401",
-    ),
+    must("transport.ws.bearer-required", "protocol-decisions: Network transports", "with a token configured, an upgrade without Authorization is refused with 401"),
+    must("transport.ws.bearer-wrong", "protocol-decisions: Network transports", "an upgrade with a wrong bearer token is refused with 401"),
 ];
 
+#[rustfmt::skip]
 const HTTP: &[CheckDef] = &[
-    must(
-        "transport.http.session",
-        "a2e-core §7",
-        "POST /session answers 2xx with an X-Session-Id header",
-    ),
-    must(
-        "transport.http.send",
-        "a2e-core §7",
-        "POST /send of a message answers 2xx",
-    ),
-    must(
-        "transport.http.stream",
-        "a2e-core §7",
-        "GET /stream is a text/event-stream whose data: lines are the host's messages",
-    ),
-    should(
-        "transport.http.batch",
-        "protocol-decisions: Network transports",
-        "a POST /send body of two NDJSON lines delivers both",
-    ),
-    should(
-        "transport.http.event-ids",
-        "protocol-decisions: Network transports",
-        "every SSE event carries an id",
-    ),
-    should(
-        "transport.http.replay",
-        "protocol-decisions: Network transports",
-        "a stream reconnecting with Last-Event-ID first gets the events after that id",
-    ),
-    must(
-        "transport.http.unknown-session",
-        "a2e-core §7",
-        "POST /send for an unknown session is refused with 4xx",
-    ),
-    must(
-        "transport.http.no-session",
-        "a2e-core §7",
-        "POST /send without X-Session-Id is refused with 4xx",
-    ),
+    must("transport.http.session", "a2e-core §7", "POST /session answers 2xx with an X-Session-Id header"),
+    must("transport.http.send", "a2e-core §7", "POST /send of a message answers 2xx"),
+    must("transport.http.stream", "a2e-core §7", "GET /stream is a text/event-stream whose data: lines are the host's messages"),
+    should("transport.http.batch", "protocol-decisions: Network transports", "a POST /send body of two NDJSON lines delivers both"),
+    should("transport.http.event-ids", "protocol-decisions: Network transports", "every SSE event carries an id"),
+    should("transport.http.replay", "protocol-decisions: Network transports", "a stream reconnecting with Last-Event-ID first gets the events after that id"),
+    must("transport.http.unknown-session", "a2e-core §7", "POST /send for an unknown session is refused with 4xx"),
+    must("transport.http.no-session", "a2e-core §7", "POST /send without X-Session-Id is refused with 4xx"),
 ];
 
+#[rustfmt::skip]
 const HTTP_AUTH: &[CheckDef] = &[
-    must(
-        "transport.http.bearer-required",
-        "protocol-decisions: Network transports",
-        "with a token configured, POST /session without Authorization is refused with 401",
-    ),
-    must(
-        "transport.http.bearer-wrong",
-        "protocol-decisions: Network transports",
-        "POST /session with a wrong bearer token is refused with 401",
-    ),
+    must("transport.http.bearer-required", "protocol-decisions: Network transports", "with a token configured, POST /session without Authorization is refused with 401"),
+    must("transport.http.bearer-wrong", "protocol-decisions: Network transports", "POST /session with a wrong bearer token is refused with 401"),
 ];
 
 async fn stdio(cx: &mut Cx) -> Outcome {
@@ -156,8 +106,8 @@ async fn stdio(cx: &mut Cx) -> Outcome {
     let a = s.req("ping", json!({}));
     let b = s.req("ping", json!({}));
     s.send_raw(format!("{a}\n{b}")).await?;
-    let ra = s.answer(a["id"].as_str().unwrap_or_default()).await;
-    let rb = s.answer(b["id"].as_str().unwrap_or_default()).await;
+    let ra = s.answer(a.field("id").as_str().unwrap_or_default()).await;
+    let rb = s.answer(b.field("id").as_str().unwrap_or_default()).await;
     let both = matches!((&ra, &rb), (Ok(x), Ok(y)) if x.ty() == "pong" && y.ty() == "pong");
     cx.check(
         "transport.stdio.lines",
@@ -192,7 +142,7 @@ async fn ws_frames(cx: &mut Cx) -> Outcome {
         .map_err(|e| Abort(e.to_string()))?;
     let mut hs = json!({"type": "handshake/req", "id": "cf-ws-hs", "agent_caps": ["tools"]});
     if let Some(token) = cx.token() {
-        hs["auth_token"] = json!(token);
+        crate::wire::set(&mut hs, "auth_token", json!(token));
     }
     let ping = json!({"type": "ping", "id": "cf-ws-ping"});
     for msg in [hs, ping] {
@@ -300,7 +250,7 @@ async fn http(cx: &mut Cx) -> Outcome {
     let mut stream = target.stream(&session, None).await.map_err(Abort)?;
     let mut hs = json!({"type": "handshake/req", "id": "cf-http-hs", "agent_caps": ["tools"]});
     if let Some(token) = cx.token() {
-        hs["auth_token"] = json!(token);
+        crate::wire::set(&mut hs, "auth_token", json!(token));
     }
     let sent = target
         .call(Method::POST, "/send", Some(&session), hs.to_string())
