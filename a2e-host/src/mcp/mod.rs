@@ -36,6 +36,8 @@
 //! tools SERVER` help setting one up.
 
 mod backend;
+#[cfg(feature = "llm")]
+pub mod client_model;
 mod clients;
 pub mod prompts;
 pub mod resources;
@@ -55,6 +57,8 @@ use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 
 pub use backend::{HostBackend, McpExtras, SKILL_PREFIX};
+#[cfg(feature = "llm")]
+pub use client_model::{CLIENT_PROVIDER, ClientModel};
 pub use clients::{client_of, client_of_session};
 pub use prompts::{PromptProvider, SkillPrompts};
 pub use resources::{ResourceProvider, WorkspaceResources};
@@ -137,14 +141,15 @@ impl ToolPlugin for McpPlugin {
                 .error
                 .unwrap_or_else(|| format!("the MCP tool `{tool}` failed"));
             let code = result.error_code;
-            Err(if code == Some(ErrorCode::TIMEOUT) && ctx.cancel.is_cancelled() {
-                HostError::Cancelled
-            } else if code == Some(ErrorCode::UNKNOWN_TOOL) {
-                HostError::UnknownTool(tool.to_owned())
-            } else {
-                HostError::failed(message)
-            })
+            Err(
+                if code == Some(ErrorCode::TIMEOUT) && ctx.cancel.is_cancelled() {
+                    HostError::Cancelled
+                } else if code == Some(ErrorCode::UNKNOWN_TOOL) {
+                    HostError::UnknownTool(tool.to_owned())
+                } else {
+                    HostError::failed(message)
+                },
+            )
         }
     }
 }
-

@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    ToolsCapability, UnsubscribeRequestParams,
+    CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
+    ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, ToolsCapability, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -59,7 +58,11 @@ fn decode<T: serde::de::DeserializeOwned>(params: Value) -> Option<String> {
         Ok(_) => None,
         Err(e) => {
             let path = e.path().to_string();
-            let at = if path == "." { "params".to_owned() } else { format!("params.{path}") };
+            let at = if path == "." {
+                "params".to_owned()
+            } else {
+                format!("params.{path}")
+            };
             Some(format!("{at}: {}", e.inner()))
         }
     }
@@ -131,7 +134,11 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
             _ => return Err(ErrorData::method_not_found_named(&request.method)),
         };
         Err(ErrorData::invalid_params(
-            format!("{}: {}", request.method, shape.unwrap_or_else(|| "params do not fit".into())),
+            format!(
+                "{}: {}",
+                request.method,
+                shape.unwrap_or_else(|| "params do not fit".into())
+            ),
             None,
         ))
     }
@@ -235,11 +242,7 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let args: Map<String, Value> = request
-            .arguments
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let args: Map<String, Value> = request.arguments.unwrap_or_default().into_iter().collect();
         self.backend
             .get_prompt(request.name, args)
             .await

@@ -110,8 +110,7 @@ impl Inner {
     ) -> Result<rmcp::transport::auth::AuthorizationManager, McpError> {
         let server = &self.config.name;
         let file = self.token_file(oauth);
-        let (manager, stored) =
-            crate::oauth::manager(server, url, oauth, &file).await?;
+        let (manager, stored) = crate::oauth::manager(server, url, oauth, &file).await?;
         if stored {
             return Ok(manager);
         }
@@ -121,7 +120,9 @@ impl Inner {
         if !crate::oauth::can_consent_inline() {
             return Err(McpError::Init {
                 server: server.clone(),
-                reason: format!("the server needs OAuth authorization: run `a2e mcp login {server}`"),
+                reason: format!(
+                    "the server needs OAuth authorization: run `a2e mcp login {server}`"
+                ),
             });
         }
         crate::oauth::authorize(server, url, oauth, &file, Some(challenge)).await?;
