@@ -40,10 +40,15 @@ const DIGEST: &str = "---\nname: digest\nversion: 1.0.0\ndescription: Digest the
 
 /// Runs `skill` over MCP stdio with the client in `mode`; the client's report.
 fn run(python: &Path, config: &Path, mode: &str, skill: &str) -> Value {
+    run_with(python, config, mode, skill, r#"{"focus": "the plan"}"#)
+}
+
+/// Runs `skill` with `args` (JSON) over MCP stdio with the client in `mode`.
+fn run_with(python: &Path, config: &Path, mode: &str, skill: &str, args: &str) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client_sampling.py");
     let out = Command::new(python)
         .arg(script)
-        .args([mode, skill, r#"{"focus": "the plan"}"#])
+        .args([mode, skill, args])
         .arg(env!("CARGO_BIN_EXE_a2e"))
         .args(["serve", "--mcp-stdio", "--config"])
         .arg(config)
@@ -163,4 +168,63 @@ fn a_skill_naming_mcp_client_runs_on_the_clients_model_beside_a_configured_provi
     );
     // The key of the host's provider is in no request to the client.
     assert!(!seen.to_string().contains(llm_support::FAKE_KEY), "{seen}");
+}
+
+#[test]
+fn a_skills_missing_arguments_are_asked_of_the_clients_user() {
+    let test = "a_skills_missing_arguments_are_asked_of_the_clients_user";
+    let Some(python) = python(test) else { return };
+    let ws = llm_support::Workspace::new();
+    ws.skill(
+        "write_about",
+        "---\nname: write_about\nversion: 1.0.0\ndescription: Write about a topic\n\
+         input_schema:\n  type: object\n  required: [topic]\n  properties:\n    \
+         topic: { type: string, description: What to write about }\n---\nWrite about the topic.\n",
+    );
+    let config = ws.config("");
+
+    // Elicitation declared: the client's user gives the topic, then the
+    // skill runs (on the client's model).
+    let seen = run_with(&python, &config, "plain+elicit", "write_about", "{}");
+    assert_eq!(seen["is_error"], false, "{seen}");
+    let form = &seen["forms"][0];
+    assert!(
+        form["message"].as_str().unwrap().contains("topic"),
+        "{seen}"
+    );
+    assert_eq!(
+        form["requestedSchema"]["required"],
+        json!(["topic"]),
+        "{seen}"
+    );
+    assert_eq!(
+        form["requestedSchema"]["properties"]["topic"]["description"],
+        "What to write about"
+    );
+    assert!(
+        seen["asked"][0]["messages"][0]
+            .to_string()
+            .contains("tides"),
+        "the answer reached the skill: {seen}"
+    );
+
+    // Declined: a schema_violation naming the field, and no model call.
+    let seen = run_with(&python, &config, "plain+decline", "write_about", "{}");
+    assert_eq!(seen["is_error"], true, "{seen}");
+    let text = seen["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("schema_violation") && text.contains("topic") && text.contains("declined"),
+        "{seen}"
+    );
+    assert_eq!(seen["asked"], json!([]));
+
+    // No elicitation: nobody is asked, the call fails at once naming the field.
+    let seen = run_with(&python, &config, "plain", "write_about", "{}");
+    assert_eq!(seen["is_error"], true, "{seen}");
+    let text = seen["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("schema_violation") && text.contains("topic"),
+        "{seen}"
+    );
+    assert_eq!(seen["forms"], json!([]));
 }

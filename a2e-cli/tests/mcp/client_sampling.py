@@ -6,9 +6,11 @@ the official MCP Python SDK over `a2e serve --mcp-stdio`.
 MODE is `tools` (sampling with the `tools` capability: the scripted model
 first asks for `read_file` of `notes.md`, then answers with what it read),
 `plain` (sampling without tools: it answers at once), `refuse` (sampling
-declared, every request refused) or `none` (no sampling). Calls the tool
-`skill.SKILL` with ARGS_JSON and prints one JSON object: the result and
-every sampling request the client received.
+declared, every request refused) or `none` (no sampling), optionally with
+`+elicit` (elicitation declared: every form is accepted with `tides` for each
+string field) or `+decline` (every form declined). Calls the tool
+`skill.SKILL` with ARGS_JSON and prints one JSON object: the result, every
+sampling request and every elicitation request the client received.
 """
 import json
 import sys
@@ -20,9 +22,21 @@ from mcp.client.stdio import stdio_client
 
 
 async def main() -> None:
-    mode, skill, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    mode, *extras = sys.argv[1].split("+")
+    skill, args = sys.argv[2], json.loads(sys.argv[3])
     params = StdioServerParameters(command=sys.argv[4], args=sys.argv[5:])
     asked: list = []
+    forms: list = []
+
+    async def elicit(context, request):
+        forms.append(request.model_dump(mode="json", by_alias=True, exclude_none=True))
+        if "decline" in extras:
+            return types.ElicitResult(action="decline")
+        fields = forms[-1]["requestedSchema"]["properties"]
+        return types.ElicitResult(
+            action="accept",
+            content={name: "tides" for name, field in fields.items() if field.get("type") == "string"},
+        )
 
     async def sample(context, request: types.CreateMessageRequestParams):
         asked.append(request.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -56,6 +70,8 @@ async def main() -> None:
     kwargs: dict = {}
     if mode != "none":
         kwargs["sampling_callback"] = sample
+    if extras:
+        kwargs["elicitation_callback"] = elicit
     if mode == "tools":
         kwargs["sampling_capabilities"] = types.SamplingCapability(tools=types.SamplingToolsCapability())
     async with stdio_client(params) as (read, write):
@@ -68,6 +84,7 @@ async def main() -> None:
                 "text": text,
                 "structured": result.structured_content,
                 "asked": asked,
+                "forms": forms,
             }
     print(json.dumps(out))
 

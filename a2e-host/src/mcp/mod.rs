@@ -39,6 +39,7 @@ mod backend;
 #[cfg(feature = "llm")]
 pub mod client_model;
 mod clients;
+pub mod elicit;
 pub mod prompts;
 pub mod resources;
 #[cfg(feature = "llm")]
