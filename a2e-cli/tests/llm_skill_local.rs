@@ -131,7 +131,7 @@ fn local_model_runs_an_llm_skill_with_tools_to_a_clear_outcome() {
         if std::env::var_os("CI").is_some() {
             panic!("{msg}");
         }
-        skip::skipped(&format!("{msg}"));
+        skip::skipped(&msg);
         return;
     };
     let model = setting("A2E_TEST_LOCAL_LLM_MODEL").unwrap_or_else(|| "smollm2-135m".into());

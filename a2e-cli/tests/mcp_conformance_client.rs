@@ -52,7 +52,8 @@ fn the_client_scenarios_pass_with_a2e_mounting_the_suites_servers() {
     );
 }
 
-/// The auth scenarios of the 2025-11-25 and 2025-03-26 sets that pass.
+/// The auth scenarios of the 2025-11-25 and 2025-03-26 sets, and of the
+/// draft set, that pass.
 /// (`auth/2025-03-26-oauth-metadata-backcompat` is not among them: its
 /// authorization server names an issuer other than the URL of its metadata,
 /// which RFC 8414 forbids and rmcp refuses.)
@@ -76,6 +77,9 @@ fn the_auth_scenarios_pass_with_a2e_authorizing_itself() {
             "auth/token-endpoint-auth-none",
             "auth/pre-registration",
             "auth/2025-03-26-oauth-endpoint-fallback",
+            "auth/resource-mismatch",
+            "auth/offline-access-scope",
+            "auth/offline-access-not-supported",
         ],
     );
 }

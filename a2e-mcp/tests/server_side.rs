@@ -249,11 +249,15 @@ async fn http_refuses_a_public_address_without_a_token() {
 /// The demo server example, built if `cargo test` did not build it (as
 /// with `--test server_side`).
 fn demo_server_binary() -> std::path::PathBuf {
-    // target/<profile>/deps/<this test> → target/<profile>/examples/mcp_demo_server
+    // target/<profile>/deps/<this test> → target/<profile>/examples/mcp_demo_server,
+    // or, when the build directory is apart from the target directory, the
+    // workspace's target/debug/examples/mcp_demo_server.
     let exe = std::env::current_exe().unwrap();
     let profile = exe.parent().and_then(|p| p.parent()).unwrap();
     let bin = profile.join("examples").join("mcp_demo_server");
-    if !bin.exists() {
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/debug/examples/mcp_demo_server");
+    if !bin.exists() && !workspace.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
             .args(["build", "-p", "a2e-mcp", "--example", "mcp_demo_server"])
@@ -261,7 +265,7 @@ fn demo_server_binary() -> std::path::PathBuf {
             .unwrap();
         assert!(status.success(), "building the demo server failed");
     }
-    bin
+    if bin.exists() { bin } else { workspace }
 }
 
 async fn run_python_client(python: &std::path::Path, mode_args: &[&str]) -> Value {

@@ -509,8 +509,23 @@ impl HostBackend {
         if let Some(client) = progress.client() {
             clients::attach(&self.session_id, client.clone());
         }
+        let client = progress.client().cloned();
         let (tx, forward) = Self::forward_events(progress);
         let result = if let Some(skill) = name.strip_prefix(SKILL_PREFIX) {
+            let arguments = match self.host.registry().skill(skill) {
+                Some(entry) => {
+                    match super::elicit::fill_missing(&entry.def, arguments, client.as_ref()).await
+                    {
+                        Ok(arguments) => arguments,
+                        Err((code, message)) => {
+                            drop(tx);
+                            let _ = forward.await;
+                            return ToolResult::failed(&name, code, message);
+                        }
+                    }
+                }
+                None => arguments,
+            };
             let req = SkillCallRequest {
                 name: skill.to_owned(),
                 arguments,

@@ -40,7 +40,10 @@
 //! tools SERVER` help setting one up.
 
 mod backend;
+#[cfg(feature = "llm")]
+pub mod client_model;
 mod clients;
+pub mod elicit;
 pub mod prompts;
 pub mod resources;
 #[cfg(feature = "llm")]
@@ -59,6 +62,8 @@ use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 
 pub use backend::{HostBackend, McpExtras, SKILL_PREFIX};
+#[cfg(feature = "llm")]
+pub use client_model::{CLIENT_PROVIDER, ClientModel};
 pub use clients::{client_of, client_of_session};
 pub use prompts::{PromptProvider, SkillPrompts};
 pub use resources::{ResourceProvider, WorkspaceResources};

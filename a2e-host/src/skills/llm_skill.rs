@@ -126,6 +126,160 @@ impl LlmSkills {
     }
 }
 
+/// The model an LLM skill call runs on.
+enum Model {
+    /// A configured provider.
+    Provider(a2e_llm::ResolvedModel),
+    /// The connected MCP client's, through its sampling.
+    Client(ClientModel),
+}
+
+/// The connected MCP client's model, with the model name the skill asks for.
+#[cfg(feature = "mcp")]
+struct ClientModel(crate::mcp::ClientModel, ClientHint);
+
+/// What a skill's `llm_config` asks of the client's model: a model name (a
+/// hint to the client), a temperature, a token limit.
+#[cfg(feature = "mcp")]
+struct ClientHint {
+    model: String,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+}
+
+#[cfg(feature = "mcp")]
+impl ClientHint {
+    fn of(config: Option<&Map<String, Value>>) -> Self {
+        let get = |key: &str| config.and_then(|c| c.get(key));
+        Self {
+            model: get("model")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            temperature: get("temperature").and_then(Value::as_f64),
+            max_tokens: get("max_tokens")
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok()),
+        }
+    }
+
+    fn request(&self, messages: Vec<a2e_llm::Message>) -> a2e_llm::ChatRequest {
+        a2e_llm::ChatRequest {
+            model: self.model.clone(),
+            messages,
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            ..a2e_llm::ChatRequest::default()
+        }
+    }
+}
+/// Without the `mcp` feature no call has an MCP client.
+#[cfg(not(feature = "mcp"))]
+enum ClientModel {}
+
+impl Model {
+    fn provider(&self) -> &str {
+        match self {
+            Model::Provider(m) => &m.provider,
+            Model::Client(_) => CLIENT_PROVIDER,
+        }
+    }
+
+    fn model(&self) -> &str {
+        match self {
+            Model::Provider(m) => &m.model,
+            #[cfg(feature = "mcp")]
+            Model::Client(c) => &c.1.model,
+            #[cfg(not(feature = "mcp"))]
+            Model::Client(never) => match *never {},
+        }
+    }
+
+    fn request(&self, messages: Vec<a2e_llm::Message>) -> a2e_llm::ChatRequest {
+        match self {
+            Model::Provider(m) => m.request(messages, Vec::new()),
+            #[cfg(feature = "mcp")]
+            Model::Client(c) => c.1.request(messages),
+            #[cfg(not(feature = "mcp"))]
+            Model::Client(never) => match *never {},
+        }
+    }
+
+    fn metadata(&self, outcome: &a2e_llm::LoopOutcome) -> Map<String, Value> {
+        match self {
+            Model::Provider(m) => run_metadata(m, outcome),
+            #[cfg(feature = "mcp")]
+            Model::Client(c) => {
+                let mut map = Map::new();
+                map.insert("provider".into(), Value::from(CLIENT_PROVIDER));
+                let model = c.0.answered_model().unwrap_or_else(|| c.1.model.clone());
+                map.insert("model".into(), Value::String(model));
+                map.insert("turns".into(), Value::from(outcome.turns));
+                map.insert("tool_calls".into(), Value::from(outcome.tool_calls));
+                map.insert("client".into(), Value::String(c.0.client_name()));
+                map
+            }
+            #[cfg(not(feature = "mcp"))]
+            Model::Client(never) => match *never {},
+        }
+    }
+}
+
+/// The provider name that makes an LLM skill run on the connected MCP
+/// client's model through its `sampling/createMessage` (`llm_config:
+/// mcp-client`).
+pub const CLIENT_PROVIDER: &str = "mcp-client";
+
+/// The connected MCP client's model for this call, when the call runs on
+/// it: the skill names the provider `mcp-client` (and no provider of that
+/// name is configured), or the host has no provider at all and the call
+/// came from an MCP client with sampling. An agent's `llm_override` always
+/// picks a configured provider. A skill that names `mcp-client` called
+/// from elsewhere, or from a client without sampling, is a `skill_error`
+/// saying so.
+fn client_model(
+    providers: &Providers,
+    def: &SkillDefinition,
+    call: &SkillCall,
+) -> HostResult<Option<ClientModel>> {
+    if call.llm_override.is_some() {
+        return Ok(None);
+    }
+    let config = def.llm_config.as_ref();
+    let named = config.is_some_and(|c| c.provider_name == CLIENT_PROVIDER)
+        && providers.config(CLIENT_PROVIDER).is_none();
+    let no_provider = providers.names().next().is_none();
+    if !named && !no_provider {
+        return Ok(None);
+    }
+    #[cfg(feature = "mcp")]
+    {
+        match crate::mcp::client_of(&call.ctx) {
+            Some(link) if link.supports_sampling() => {
+                let hint = ClientHint::of(config.and_then(|c| c.provider_config.as_ref()));
+                return Ok(Some(ClientModel(crate::mcp::ClientModel::new(link), hint)));
+            }
+            Some(link) => {
+                return Err(HostError::Skill(format!(
+                    "the LLM skill `{}` runs on the MCP client's model, but the client {}does not support sampling (the `sampling` capability)",
+                    def.name,
+                    link.client_name()
+                        .map(|n| format!("`{n}` "))
+                        .unwrap_or_default()
+                )));
+            }
+            None => {}
+        }
+    }
+    if named {
+        return Err(HostError::Skill(format!(
+            "the LLM skill `{}` runs on the MCP client's model (provider `{CLIENT_PROVIDER}`): call it from an MCP client that supports sampling",
+            def.name
+        )));
+    }
+    Ok(None)
+}
+
 /// A provider configuration error as the host answers it: what the allow-list refuses
 /// is `unauthorized`, a bad `llm_override` a `schema_violation`, a bad skill
 /// configuration a failed skill. The message names the field.
@@ -280,16 +434,23 @@ impl SkillPlugin for LlmSkills {
             .find(|s| s.def.name == skill)
             .ok_or_else(|| HostError::UnknownSkill(skill.into()))?;
         let args = found.defaults.apply(args)?;
-        let model = self
-            .providers
-            .resolve(found.def.llm_config.as_ref(), call.llm_override.as_ref())
-            .map_err(config_error)?;
+        let model = match client_model(&self.providers, &found.def, &call)? {
+            Some(client) => Model::Client(client),
+            None => Model::Provider(
+                self.providers
+                    .resolve(found.def.llm_config.as_ref(), call.llm_override.as_ref())
+                    .map_err(config_error)?,
+            ),
+        };
         let cancel = call.ctx.cancel.child_token();
         let host = crate::Host::of(&call.host)?;
         let turns = super::llm_turns::ChatTurns::new(
             host.telemetry(),
-            self.providers.config(&model.provider).map(|c| c.kind),
-            &model.model,
+            match &model {
+                Model::Provider(m) => self.providers.config(&m.provider).map(|c| c.kind),
+                Model::Client(_) => None,
+            },
+            model.model(),
             &call.ctx.session_id,
         );
         let tools = HostTools {
@@ -306,7 +467,7 @@ impl SkillPlugin for LlmSkills {
             &args,
             &found.def.output_schema,
         );
-        let request = model.request(messages, Vec::new());
+        let request = model.request(messages);
         let options = LoopOptions {
             max_turns: found
                 .def
@@ -317,7 +478,7 @@ impl SkillPlugin for LlmSkills {
             stream: true,
             ..LoopOptions::default()
         };
-        tracing::debug!(skill, provider = %model.provider, model = %model.model, tools = tools.specs.len(), "LLM skill starts");
+        tracing::debug!(skill, provider = %model.provider(), model = %model.model(), tools = tools.specs.len(), "LLM skill starts");
         let (tx, mut rx) =
             tokio::sync::mpsc::unbounded_channel::<(EventKind, Map<String, Value>)>();
         let observed = turns.as_ref();
@@ -334,11 +495,19 @@ impl SkillPlugin for LlmSkills {
             }
         };
         let run = async {
-            let traced = super::llm_turns::TracedModel {
-                client: &model.client,
-                turns: turns.as_ref(),
+            let result = match &model {
+                Model::Provider(m) => {
+                    let traced = super::llm_turns::TracedModel {
+                        client: &m.client,
+                        turns: turns.as_ref(),
+                    };
+                    run_loop(&traced, request, &tools, &sink, &options, &cancel).await
+                }
+                #[cfg(feature = "mcp")]
+                Model::Client(c) => run_loop(&c.0, request, &tools, &sink, &options, &cancel).await,
+                #[cfg(not(feature = "mcp"))]
+                Model::Client(never) => match *never {},
             };
-            let result = run_loop(&traced, request, &tools, &sink, &options, &cancel).await;
             drop(sink);
             result
         };
@@ -352,7 +521,7 @@ impl SkillPlugin for LlmSkills {
         let data = found.answer_data(&outcome.text)?;
         Ok(SkillOutput {
             data,
-            summary: Value::Object(run_metadata(&model, &outcome)),
+            summary: Value::Object(model.metadata(&outcome)),
             truncated: false,
         })
     }

@@ -137,6 +137,18 @@ impl ClientLink {
             .is_some_and(|info| info.capabilities.sampling.is_some())
     }
 
+    /// Whether the client declared `sampling` with `tools`: it takes `tools`
+    /// and `toolChoice` in `sampling/createMessage` and answers with tool
+    /// use.
+    pub fn supports_sampling_tools(&self) -> bool {
+        self.peer.peer_info().is_some_and(|info| {
+            info.capabilities
+                .sampling
+                .as_ref()
+                .is_some_and(|s| s.tools.is_some())
+        })
+    }
+
     /// Whether the client declared `elicitation`.
     pub fn supports_elicitation(&self) -> bool {
         self.peer
