@@ -1,0 +1,1 @@
+//! Tests of durable chain runs.
