@@ -266,6 +266,8 @@ fn may_repeat(host: &Host, req: &ChainRequest, wire_id: &str) -> bool {
 
 /// Resumes every run the journal holds unfinished (a host that stopped
 /// while they ran), each on its own task; returns how many were started.
+/// Only the first host process on a journal resumes its runs (it holds the
+/// lock `runs.db.lock` until it exits); another one returns 0.
 /// A run whose records do not load is logged with its id and left alone;
 /// the others still resume. A run whose cancel was asked for ends as
 /// cancelled without running.
@@ -273,6 +275,10 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
     let Some(journal) = host.journal().cloned() else {
         return 0;
     };
+    if !owns_journal(host) {
+        tracing::info!("run journal: another host process resumes this journal's runs");
+        return 0;
+    }
     let loaded = match journal.load_unfinished().await {
         Ok(loaded) => loaded,
         Err(e) => {
@@ -301,6 +307,35 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
         started += 1;
     }
     started
+}
+
+/// Takes the journal's resume lock (`runs.db.lock` beside it) for the rest
+/// of the process: only one host process resumes a journal's runs, so that
+/// a second `a2e serve` on the same root does not run them again. `false`
+/// when another process holds it.
+fn owns_journal(host: &Host) -> bool {
+    let mut path = host.config().journal_path().into_os_string();
+    path.push(".lock");
+    let file = match std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!("run journal: cannot open its resume lock: {e}");
+            return false;
+        }
+    };
+    match file.try_lock() {
+        Ok(()) => {
+            // Held until the process exits (the lock goes with the file).
+            std::mem::forget(file);
+            true
+        }
+        Err(_) => false,
+    }
 }
 
 /// Resumes one journaled chain run.
