@@ -138,19 +138,30 @@ fn a_chain_killed_mid_run_resumes_and_a_reattached_agent_gets_every_event_once()
 
     host.send(br#"{"type":"chain/attach","id":"att","chain_req_id":"chain-1"}"#)
         .unwrap();
-    let (answer, events) = host
-        .answer("att", Duration::from_secs(60), |_| {})
-        .unwrap();
+    let (answer, events) = host.answer("att", Duration::from_secs(60), |_| {}).unwrap();
     assert_eq!(answer["type"], "chain/resp", "{answer}");
     assert_eq!(answer["req_id"], "att");
     assert_eq!(answer["success"], true, "{answer}");
     let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>(), "{events:?}");
+    assert_eq!(
+        seqs,
+        (0..seqs.len() as u64).collect::<Vec<_>>(),
+        "{events:?}"
+    );
     let phases: Vec<String> = events
         .iter()
-        .map(|e| format!("{}:{}", e["node_id"].as_str().unwrap(), e["phase"].as_str().unwrap()))
+        .map(|e| {
+            format!(
+                "{}:{}",
+                e["node_id"].as_str().unwrap(),
+                e["phase"].as_str().unwrap()
+            )
+        })
         .collect();
-    assert_eq!(phases[..5], ["a:start", "a:done", "b:start", "b:done", "c:start"]);
+    assert_eq!(
+        phases[..5],
+        ["a:start", "a:done", "b:start", "b:done", "c:start"]
+    );
     assert_eq!(phases.last().unwrap(), "e:done", "{phases:?}");
     // c may have run when the host died and is not idempotent: interrupted.
     let c_end = events
@@ -209,7 +220,9 @@ fn another_agents_run_is_refused_and_runs_cancel_stops_a_run() {
     handshake(&mut other, "intruder");
     let attach = json!({"type": "chain/attach", "id": "steal", "run_id": run_id});
     other.send(attach.to_string().as_bytes()).unwrap();
-    let (refused, events) = other.answer("steal", Duration::from_secs(30), |_| {}).unwrap();
+    let (refused, events) = other
+        .answer("steal", Duration::from_secs(30), |_| {})
+        .unwrap();
     assert!(events.is_empty());
     assert_eq!(refused["code"], "unauthorized", "{refused}");
     drop(other);
@@ -220,8 +233,14 @@ fn another_agents_run_is_refused_and_runs_cancel_stops_a_run() {
         .arg(root.path())
         .output()
         .unwrap();
-    assert!(cancel.status.success(), "{}", String::from_utf8_lossy(&cancel.stderr));
-    let (answer, _) = host.answer("slow", Duration::from_secs(30), |_| {}).unwrap();
+    assert!(
+        cancel.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cancel.stderr)
+    );
+    let (answer, _) = host
+        .answer("slow", Duration::from_secs(30), |_| {})
+        .unwrap();
     assert_eq!(answer["success"], false);
     assert_eq!(answer["error"]["code"], "cancelled", "{answer}");
     let again = Command::new(env!("CARGO_BIN_EXE_a2e"))

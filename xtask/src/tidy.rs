@@ -23,7 +23,13 @@ pub const HOST_LAYERS: &[(&str, &[&str])] = &[
     (
         "adapters",
         &[
-            "chains", "acmp", "ontheia_host", "mcp", "skills", "plugins", "runs",
+            "chains",
+            "acmp",
+            "ontheia_host",
+            "mcp",
+            "skills",
+            "plugins",
+            "runs",
         ],
     ),
     ("session", &["session"]),

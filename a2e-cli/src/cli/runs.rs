@@ -55,9 +55,10 @@ pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
     if !path.exists() {
         return match command {
             RunsCommand::List { .. } => ExitCode::SUCCESS,
-            RunsCommand::Show { id } | RunsCommand::Cancel { id } => {
-                fail(FAILED, format!("no run `{id}`: {} does not exist", path.display()))
-            }
+            RunsCommand::Show { id } | RunsCommand::Cancel { id } => fail(
+                FAILED,
+                format!("no run `{id}`: {} does not exist", path.display()),
+            ),
         };
     }
     let options = a2e_host::runs::journal_options(&config.journal);
@@ -103,7 +104,11 @@ pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
                     run.status.as_str(),
                     age(run.created_ms),
                     run.next_seq,
-                    if run.agent.is_empty() { "-" } else { &run.agent },
+                    if run.agent.is_empty() {
+                        "-"
+                    } else {
+                        &run.agent
+                    },
                 ));
             }
             for bad in loaded.corrupt {
@@ -135,10 +140,7 @@ pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
                     print_out(&format!("cancel of run {run} asked for"));
                     ExitCode::SUCCESS
                 }
-                Ok(false) => fail(
-                    FAILED,
-                    format!("run `{run}` is unknown or has finished"),
-                ),
+                Ok(false) => fail(FAILED, format!("run `{run}` is unknown or has finished")),
                 Err(e) => fail(FAILED, e),
             }
         }

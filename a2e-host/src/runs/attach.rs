@@ -114,7 +114,11 @@ pub enum AttachItem {
 }
 
 /// The run `req` names, if agent `agent` may attach to it.
-async fn find(journal: &dyn Journal, agent: &str, req: &AttachRequest) -> Result<RunId, AttachError> {
+async fn find(
+    journal: &dyn Journal,
+    agent: &str,
+    req: &AttachRequest,
+) -> Result<RunId, AttachError> {
     let unavailable = |e: a2e_journal::JournalError| {
         AttachError::new(ErrorCode::UNAVAILABLE, format!("run journal: {e}"))
     };
@@ -138,7 +142,11 @@ async fn find(journal: &dyn Journal, agent: &str, req: &AttachRequest) -> Result
     };
     let runs = journal.list_runs(&filter).await.map_err(unavailable)?;
     for summary in runs.items {
-        let Some(state) = journal.show_run(&summary.run_id).await.map_err(unavailable)? else {
+        let Some(state) = journal
+            .show_run(&summary.run_id)
+            .await
+            .map_err(unavailable)?
+        else {
             continue;
         };
         if state.request.get("id").and_then(Value::as_str) == Some(req.chain_req_id.as_str()) {
@@ -172,17 +180,22 @@ pub async fn attach(
     let mut over = false;
     let stream = items
         .map(move |item| match item {
-            Ok(RunItem::Event(stored)) => match serde_json::from_value::<ChainEvent>(stored.event) {
-                Ok(mut event) => {
-                    event.req_id.clone_from(&req_id);
-                    event.seq = stored.seq;
-                    AttachItem::Event(event)
+            Ok(RunItem::Event(stored)) => {
+                match serde_json::from_value::<ChainEvent>(stored.event) {
+                    Ok(mut event) => {
+                        event.req_id.clone_from(&req_id);
+                        event.seq = stored.seq;
+                        AttachItem::Event(event)
+                    }
+                    Err(e) => AttachItem::Failed(AttachError::new(
+                        ErrorCode::RUNTIME_ERROR,
+                        format!(
+                            "run journal: event {} of run `{run}` does not load: {e}",
+                            stored.seq
+                        ),
+                    )),
                 }
-                Err(e) => AttachItem::Failed(AttachError::new(
-                    ErrorCode::RUNTIME_ERROR,
-                    format!("run journal: event {} of run `{run}` does not load: {e}", stored.seq),
-                )),
-            },
+            }
             Ok(RunItem::Finished { answer, .. }) => {
                 match serde_json::from_value::<ChainResponse>(answer) {
                     Ok(mut resp) => {

@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use a2e_chain::{
-    CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture,
-    Resume,
+    CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume,
 };
 use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, NodeRecord, RunId, RunState};
 use a2e_proto::{ChainPhase, ErrorCode};
@@ -81,7 +80,8 @@ pub(super) fn node_of(wire_id: &str) -> &str {
 /// What a resumed run starts from: the latest attempt of every call with its
 /// result; a call that started and left none runs again with the same
 /// attempt (the same idempotency key) when `rerun` says its node may be
-/// repeated, and fails with `interrupted` otherwise; the events journaled.
+/// repeated, and fails with `interrupted` otherwise (journaled as its
+/// result); the events journaled.
 pub(super) async fn resume_of(
     journal: &dyn Journal,
     state: &RunState,
@@ -115,13 +115,16 @@ pub(super) async fn resume_of(
                          it is not run again"
                     ),
                 );
+                // Journaled, so that the run's record says why, and a
+                // second crash finds the call settled.
+                let key = NodeKey::new(state.summary.run_id.clone(), id, rec.attempt)?;
+                let outcome = NodeOutcome::error(a2e_journal::INTERRUPTED, error.message.clone());
+                journal.node_finished(&key, &outcome).await?;
                 resume.finished(id, rec.attempt, Err(error));
             }
         }
     }
-    let events = journal
-        .events(&state.summary.run_id, 0, usize::MAX)
-        .await?;
+    let events = journal.events(&state.summary.run_id, 0, usize::MAX).await?;
     for e in &events {
         if let (Some(node), Some(phase)) = (e.event["node_id"].as_str(), e.event["phase"].as_str())
         {

@@ -357,7 +357,12 @@ async fn resume_run(
         }
     };
     if state.summary.cancel_requested {
-        let resp = failed_answer(&req.id, &req.chain_id, ErrorCode::CANCELLED, "run cancelled");
+        let resp = failed_answer(
+            &req.id,
+            &req.chain_id,
+            ErrorCode::CANCELLED,
+            "run cancelled",
+        );
         finish(&*journal, &run, &resp).await;
         return;
     }

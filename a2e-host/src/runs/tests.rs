@@ -78,7 +78,8 @@ fn chain(tool_c: &str) -> ChainRequest {
             let tool = if *id == "c" { tool_c } else { "step" };
             let mut n = ChainNode::new(id, NodeKind::TOOL, tool);
             if let Some(prev) = i.checked_sub(1).map(|p| ids[p]) {
-                n.input_map.insert("n".into(), json!(format!("{prev}.output.n")));
+                n.input_map
+                    .insert("n".into(), json!(format!("{prev}.output.n")));
             }
             if let Some(next) = ids.get(i + 1) {
                 n.next_node = (*next).into();
@@ -123,10 +124,19 @@ async fn crashed_run(journal: &dyn Journal, req: &ChainRequest) -> RunId {
     for (node, n) in [("a", 1), ("b", 2)] {
         let key = NodeKey::new(run.clone(), node, 1).unwrap();
         journal.node_started(&key).await.unwrap();
-        journal.append_event(&run, seq, &event(node, ChainPhase::START, seq, Value::Null)).await.unwrap();
+        journal
+            .append_event(&run, seq, &event(node, ChainPhase::START, seq, Value::Null))
+            .await
+            .unwrap();
         let out = json!({"n": n});
-        journal.node_finished(&key, &NodeOutcome::output(out.clone())).await.unwrap();
-        journal.append_event(&run, seq + 1, &event(node, ChainPhase::DONE, seq + 1, out)).await.unwrap();
+        journal
+            .node_finished(&key, &NodeOutcome::output(out.clone()))
+            .await
+            .unwrap();
+        journal
+            .append_event(&run, seq + 1, &event(node, ChainPhase::DONE, seq + 1, out))
+            .await
+            .unwrap();
         seq += 2;
     }
     let c = NodeKey::new(run.clone(), "c", 1).unwrap();
@@ -175,7 +185,9 @@ async fn an_unfinished_run_resumes_and_reruns_an_idempotent_call_with_its_key() 
     assert_eq!(effects.calls(), ["crashed1/c/1"]);
     assert_eq!(
         phases,
-        ["a:start", "a:done", "b:start", "b:done", "c:start", "c:done"]
+        [
+            "a:start", "a:done", "b:start", "b:done", "c:start", "c:done"
+        ]
     );
     assert_eq!(status, RunStatus::Succeeded);
     assert_eq!(answer["final_output"], json!({"n": 3}));
@@ -198,6 +210,12 @@ async fn a_call_that_must_not_repeat_fails_as_interrupted() {
     assert_eq!(status, RunStatus::Failed);
     assert_eq!(answer["error"]["node_code"], "interrupted", "{answer}");
     assert_eq!(answer["error"]["node_id"], "c");
+    let state = journal.show_run(&run).await.unwrap().unwrap();
+    let (_, c) = state.result_of("c").unwrap();
+    assert!(
+        matches!(c, NodeOutcome::Error { code, .. } if code == "interrupted"),
+        "{c:?}"
+    );
 }
 
 #[tokio::test]
@@ -210,10 +228,16 @@ async fn a_fresh_run_is_journaled_keyed_and_attached_to_by_its_agent_only() {
     let resp = run_plan(&host, &plan, CallOptions::new().session("s1"), "ag").await;
     assert!(resp.success, "{:?}", resp.error);
 
-    let runs = journal.list_runs(&a2e_journal::RunFilter::default()).await.unwrap();
+    let runs = journal
+        .list_runs(&a2e_journal::RunFilter::default())
+        .await
+        .unwrap();
     let run = runs.items[0].run_id.clone();
     assert_eq!(runs.items[0].status, RunStatus::Succeeded);
-    let keys: Vec<String> = ["a", "b", "c"].iter().map(|n| format!("{run}/{n}/1")).collect();
+    let keys: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|n| format!("{run}/{n}/1"))
+        .collect();
     assert_eq!(effects.calls(), keys);
 
     // By request id, from a seq: the rest of the events, then the answer.
@@ -225,9 +249,16 @@ async fn a_fresh_run_is_journaled_keyed_and_attached_to_by_its_agent_only() {
     };
     let items: Vec<AttachItem> = attach(&host, "ag", &by_req).await.unwrap().collect().await;
     assert_eq!(items.len(), 3, "{items:?}");
-    let AttachItem::Event(first) = &items[0] else { panic!("{items:?}") };
-    assert_eq!((first.seq, first.node_id.as_str(), first.req_id.as_str()), (4, "c", "att"));
-    let AttachItem::Answer(answer) = &items[2] else { panic!("{items:?}") };
+    let AttachItem::Event(first) = &items[0] else {
+        panic!("{items:?}")
+    };
+    assert_eq!(
+        (first.seq, first.node_id.as_str(), first.req_id.as_str()),
+        (4, "c", "att")
+    );
+    let AttachItem::Answer(answer) = &items[2] else {
+        panic!("{items:?}")
+    };
     assert_eq!(answer.req_id, "att");
     assert_eq!(answer.final_output, json!({"n": 3}));
 
@@ -258,7 +289,12 @@ async fn a_fresh_run_is_journaled_keyed_and_attached_to_by_its_agent_only() {
     );
     both.remove("chain_req_id");
     both.insert("from_seq".into(), json!(-1));
-    assert!(AttachRequest::parse(&both).unwrap_err().message.contains("from_seq"));
+    assert!(
+        AttachRequest::parse(&both)
+            .unwrap_err()
+            .message
+            .contains("from_seq")
+    );
 }
 
 #[tokio::test]
@@ -266,9 +302,15 @@ async fn a_second_host_on_the_same_journal_does_not_resume_its_runs() {
     let root = tempfile::tempdir().unwrap();
     let effects = Effects::default();
     let (first, journal) = host(root.path(), &effects).await;
-    assert_eq!(resume_unfinished(&first, &CancellationToken::new()).await, 0);
+    assert_eq!(
+        resume_unfinished(&first, &CancellationToken::new()).await,
+        0
+    );
     crashed_run(&*journal, &chain("step")).await;
     let (second, _) = host(root.path(), &effects).await;
-    assert_eq!(resume_unfinished(&second, &CancellationToken::new()).await, 0);
+    assert_eq!(
+        resume_unfinished(&second, &CancellationToken::new()).await,
+        0
+    );
     assert!(effects.calls().is_empty());
 }

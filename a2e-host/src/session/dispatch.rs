@@ -396,14 +396,20 @@ async fn admitted(
         Err(_) => (false, false, true),
     };
     let refusal = if !handshaken {
-        Some((ErrorCode::UNAUTHORIZED, "send handshake/req first".to_owned()))
+        Some((
+            ErrorCode::UNAUTHORIZED,
+            "send handshake/req first".to_owned(),
+        ))
     } else if !accepted {
         Some((
             ErrorCode::UNAUTHORIZED,
             "capability `chains` was not accepted for this session".to_owned(),
         ))
     } else if closing {
-        Some((ErrorCode::UNAVAILABLE, "the session is shutting down".to_owned()))
+        Some((
+            ErrorCode::UNAVAILABLE,
+            "the session is shutting down".to_owned(),
+        ))
     } else {
         None
     };
@@ -420,11 +426,17 @@ async fn admitted(
 #[cfg(feature = "journal")]
 async fn attach_request(session: &Arc<Session>, map: serde_json::Map<String, Value>) -> Audited {
     use futures::StreamExt;
-    let id = map.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let id = map
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     let req = match crate::runs::AttachRequest::parse(&map) {
         Ok(req) => req,
         Err(e) => {
-            session.send(ErrorMessage::new(&id, e.code.clone(), e.message)).await;
+            session
+                .send(ErrorMessage::new(&id, e.code.clone(), e.message))
+                .await;
             return Audited::ok("").outcome(false, Some(&e.code));
         }
     };
@@ -441,7 +453,9 @@ async fn attach_request(session: &Arc<Session>, map: serde_json::Map<String, Val
     let mut items = match crate::runs::attach(&session.host, &agent, &req).await {
         Ok(items) => items,
         Err(e) => {
-            session.send(ErrorMessage::new(&id, e.code.clone(), e.message)).await;
+            session
+                .send(ErrorMessage::new(&id, e.code.clone(), e.message))
+                .await;
             return audited.outcome(false, Some(&e.code));
         }
     };
@@ -459,13 +473,19 @@ async fn attach_request(session: &Arc<Session>, map: serde_json::Map<String, Val
                 return audited;
             }
             Some(crate::runs::AttachItem::Failed(e)) => {
-                session.send(ErrorMessage::new(&id, e.code.clone(), e.message)).await;
+                session
+                    .send(ErrorMessage::new(&id, e.code.clone(), e.message))
+                    .await;
                 return audited.outcome(false, Some(&e.code));
             }
             None => {
                 let code = ErrorCode::UNAVAILABLE;
                 session
-                    .send(ErrorMessage::new(&id, code.clone(), "the run's journal ended"))
+                    .send(ErrorMessage::new(
+                        &id,
+                        code.clone(),
+                        "the run's journal ended",
+                    ))
                     .await;
                 return audited.outcome(false, Some(&code));
             }
