@@ -49,10 +49,7 @@ fn checks(skip_log: &str) -> Result<(), String> {
     // fails only for a change; `cargo xtask fuzz --seed S` explores others.
     crate::cargo_env(
         &["test", "--workspace", "--all-features"],
-        &[
-            ("PROPTEST_RNG_SEED", PROPTEST_SEED),
-            ("A2E_SKIP_LOG", skip_log),
-        ],
+        &[("PROPTEST_RNG_SEED", PROPTEST_SEED), ("A2E_SKIP_LOG", skip_log)],
     )?;
     crate::cargo(&[
         "run",

@@ -50,9 +50,7 @@ impl McpExtras {
             Ok(files) => extras.resources.push(Arc::new(files)),
             Err(e) => tracing::warn!(root = %config.root.display(), "no workspace resources: {e}"),
         }
-        extras
-            .prompts
-            .push(Arc::new(SkillPrompts::new(host.clone())));
+        extras.prompts.push(Arc::new(SkillPrompts::new(host.clone())));
         extras
     }
 
@@ -179,12 +177,7 @@ fn as_image(mut result: ToolResult, mime: &str) -> ToolResult {
     else {
         return result;
     };
-    let path = result
-        .data
-        .get("path")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let path = result.data.get("path").and_then(Value::as_str).unwrap_or("").to_owned();
     let structured = std::mem::take(&mut result.data);
     result.data = serde_json::json!({
         "output": format!("{path} ({mime})"),
@@ -198,10 +191,7 @@ fn cursor_offset(cursor: Option<String>) -> Result<usize, ErrorData> {
     match cursor {
         None => Ok(0),
         Some(c) => c.parse().map_err(|_| {
-            ErrorData::invalid_params(
-                format!("cursor `{c}` (params.cursor) is not one of ours"),
-                None,
-            )
+            ErrorData::invalid_params(format!("cursor `{c}` (params.cursor) is not one of ours"), None)
         }),
     }
 }
@@ -241,9 +231,7 @@ impl ToolBackend for HostBackend {
         }
         if total > limit {
             return Err(ErrorData::invalid_params(
-                format!(
-                    "the arguments (params.arguments) have {total} bytes of JSON, more than the host's {limit}"
-                ),
+                format!("the arguments (params.arguments) have {total} bytes of JSON, more than the host's {limit}"),
                 None,
             ));
         }
@@ -377,10 +365,7 @@ impl ToolBackend for HostBackend {
         result
     }
 
-    async fn list_resources(
-        &self,
-        cursor: Option<String>,
-    ) -> Result<ListResourcesResult, ErrorData> {
+    async fn list_resources(&self, cursor: Option<String>) -> Result<ListResourcesResult, ErrorData> {
         let from = cursor_offset(cursor)?;
         let mut all = Vec::new();
         for provider in &self.extras.resources {
@@ -404,9 +389,7 @@ impl ToolBackend for HostBackend {
     }
 
     async fn read_resource(&self, uri: String) -> Result<ReadResourceResult, ErrorData> {
-        let provider = self
-            .resource_owner(&uri)
-            .ok_or_else(|| resource_not_found(&uri))?;
+        let provider = self.resource_owner(&uri).ok_or_else(|| resource_not_found(&uri))?;
         Ok(ReadResourceResult::new(provider.read(&uri).await?))
     }
 

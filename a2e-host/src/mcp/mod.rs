@@ -137,15 +137,14 @@ impl ToolPlugin for McpPlugin {
                 .error
                 .unwrap_or_else(|| format!("the MCP tool `{tool}` failed"));
             let code = result.error_code;
-            Err(
-                if code == Some(ErrorCode::TIMEOUT) && ctx.cancel.is_cancelled() {
-                    HostError::Cancelled
-                } else if code == Some(ErrorCode::UNKNOWN_TOOL) {
-                    HostError::UnknownTool(tool.to_owned())
-                } else {
-                    HostError::failed(message)
-                },
-            )
+            Err(if code == Some(ErrorCode::TIMEOUT) && ctx.cancel.is_cancelled() {
+                HostError::Cancelled
+            } else if code == Some(ErrorCode::UNKNOWN_TOOL) {
+                HostError::UnknownTool(tool.to_owned())
+            } else {
+                HostError::failed(message)
+            })
         }
     }
 }
+
