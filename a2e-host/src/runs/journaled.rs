@@ -10,6 +10,7 @@ use a2e_chain::{
 };
 use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, NodeRecord, RunId, RunState};
 use a2e_proto::{ChainPhase, ErrorCode};
+use serde_json::Value;
 
 fn journal_failed(e: JournalError) -> NodeError {
     NodeError::new(ErrorCode::RUNTIME_ERROR, format!("run journal: {e}"))
@@ -126,8 +127,8 @@ pub(super) async fn resume_of(
     }
     let events = journal.events(&state.summary.run_id, 0, usize::MAX).await?;
     for e in &events {
-        if let (Some(node), Some(phase)) = (e.event["node_id"].as_str(), e.event["phase"].as_str())
-        {
+        let text = |key: &str| e.event.get(key).and_then(Value::as_str);
+        if let (Some(node), Some(phase)) = (text("node_id"), text("phase")) {
             resume.reported(node, &ChainPhase::new(phase));
         }
     }
