@@ -166,6 +166,7 @@ pub async fn run_plan(
 
 /// A durable run of a chain: its id, what it resumes from and who observes
 /// its calls, and the sink that journals its events (see `crate::runs`).
+#[cfg_attr(not(feature = "journal"), allow(dead_code))]
 pub(crate) struct Durable<S> {
     /// The run's id (the nodes' idempotency keys start with it).
     pub run_id: String,
@@ -177,6 +178,7 @@ pub(crate) struct Durable<S> {
 
 /// Runs a chain validated by [`plan`] durably, as [`run_plan`] does, with
 /// its events also going to `durable.sink` and its calls observed.
+#[cfg_attr(not(feature = "journal"), allow(dead_code))]
 pub(crate) async fn run_plan_durable<S: EventSink>(
     host: &Arc<Host>,
     plan: &Plan<'_>,
