@@ -144,7 +144,12 @@ impl Resume {
     }
 
     /// Whether an event is one the journal has (see [`Resume::reported`]).
-    pub(crate) fn was_reported(&self, node_id: &str, item: Option<usize>, phase: &ChainPhase) -> bool {
+    pub(crate) fn was_reported(
+        &self,
+        node_id: &str,
+        item: Option<usize>,
+        phase: &ChainPhase,
+    ) -> bool {
         let set = if *phase == ChainPhase::START {
             &self.starts
         } else {

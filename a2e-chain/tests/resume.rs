@@ -66,11 +66,7 @@ fn echo_runner(log: Log) -> impl a2e_chain::NodeRunner {
     })
 }
 
-async fn run_opts(
-    req: &ChainRequest,
-    log: &Log,
-    options: RunOptions,
-) -> (ChainResponse, Vec<Ev>) {
+async fn run_opts(req: &ChainRequest, log: &Log, options: RunOptions) -> (ChainResponse, Vec<Ev>) {
     let engine = Engine::new(echo_runner(log.clone())).with_config(ChainConfig::default());
     let plan = engine.validate(req).unwrap();
     let mut events = Vec::new();
@@ -294,7 +290,10 @@ async fn skips_and_branches_are_not_reported_twice() {
     // check ? yes : no, both tools; `no` is skipped.
     let req = request(
         vec![
-            then(with_input(tool("fetch", "echo"), &[("n", json!(1))]), "check"),
+            then(
+                with_input(tool("fetch", "echo"), &[("n", json!(1))]),
+                "check",
+            ),
             branch("check", "output.n > `0`", "yes", "no"),
             tool("yes", "echo"),
             tool("no", "echo"),

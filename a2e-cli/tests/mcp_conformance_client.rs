@@ -32,7 +32,10 @@ fn client_scenarios(test: &str, scenarios: &[&str]) {
         output.push_str(&text);
         all.extend(outcomes);
     }
-    let failed: Vec<&Outcome> = all.iter().filter(|o| o.failed > 0 || o.passed == 0).collect();
+    let failed: Vec<&Outcome> = all
+        .iter()
+        .filter(|o| o.failed > 0 || o.passed == 0)
+        .collect();
     assert!(failed.is_empty(), "failing scenarios: {failed:?}\n{output}");
 }
 

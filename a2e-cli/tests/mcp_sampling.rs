@@ -49,8 +49,14 @@ fn a_mounted_servers_sampling_is_answered_by_a_host_provider_only_when_allowed()
     assert_eq!(asked.len(), 1);
     let body = &asked[0].body;
     assert_eq!(body["model"], "scripted-model");
-    assert_eq!(body["max_tokens"], 64, "the server asked for 100, the config allows 64");
-    assert!(body["messages"].to_string().contains("What is 2+2?"), "{body}");
+    assert_eq!(
+        body["max_tokens"], 64,
+        "the server asked for 100, the config allows 64"
+    );
+    assert!(
+        body["messages"].to_string().contains("What is 2+2?"),
+        "{body}"
+    );
 
     let refused = ws.config(&format!(
         "{provider}\n[[mcp.servers]]\nname = \"every\"\nurl = {:?}\n",
@@ -60,5 +66,9 @@ fn a_mounted_servers_sampling_is_answered_by_a_host_provider_only_when_allowed()
     assert!(!ok, "{result}");
     let error = result["error"].as_str().unwrap_or_default();
     assert!(error.contains("sampling"), "{result}");
-    assert_eq!(model.received().len(), 1, "no model call without `sampling`");
+    assert_eq!(
+        model.received().len(),
+        1,
+        "no model call without `sampling`"
+    );
 }

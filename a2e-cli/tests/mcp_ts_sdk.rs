@@ -29,7 +29,9 @@ fn the_typescript_sdk_lists_and_calls_every_built_in_tool_over_stdio() {
     std::fs::create_dir_all(r.join("notes")).unwrap();
     std::fs::create_dir_all(r.join("skills")).unwrap();
     std::fs::write(r.join("notes/a.md"), "# Notes\nTODO: ship it\n").unwrap();
-    let png = base64::engine::general_purpose::STANDARD.decode(PNG).unwrap();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(PNG)
+        .unwrap();
     std::fs::write(r.join("pixel.png"), png).unwrap();
     std::fs::write(
         r.join("skills/needs_topic.md"),

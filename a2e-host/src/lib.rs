@@ -102,7 +102,7 @@ mod test_support;
 pub mod transport;
 
 pub use config::HostConfig;
-pub use error::{Cause, HostError, HostResult};
+pub use error::{Cause, ConfigError, FieldError, HostError, HostResult, SkillError};
 pub use host::{
     BuildError, CANCEL_GRACE, CallOptions, Host, HostBuilder, Identity, MAX_COLLECTED_EVENTS,
     MAX_TIMEOUT_SECS, effective_timeout,

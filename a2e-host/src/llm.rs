@@ -4,6 +4,7 @@
 use a2e_llm::{ProviderConfig, ProviderKind, Providers};
 
 use crate::config::HostConfig;
+use crate::error::ConfigError;
 
 /// Environment variables that configure a provider named `env` when the configuration
 /// names none: the API root (OpenAI-compatible) and the model, and optionally its key.
@@ -15,14 +16,14 @@ pub const ENV_API_KEY: &str = "A2E_LLM_API_KEY";
 
 /// The configured providers, plus a provider named `env` from [`ENV_BASE_URL`] /
 /// [`ENV_MODEL`] / [`ENV_API_KEY`] when the configuration names none and both are set.
-pub fn providers(config: &HostConfig) -> Result<Providers, String> {
+pub fn providers(config: &HostConfig) -> Result<Providers, ConfigError> {
     providers_with_env(config, &|var| std::env::var(var).ok())
 }
 
 fn providers_with_env(
     config: &HostConfig,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Providers, String> {
+) -> Result<Providers, ConfigError> {
     let mut configs = config.llm.providers.clone();
     let set = |var: &str| env(var).filter(|v| !v.trim().is_empty());
     if configs.is_empty()
@@ -34,7 +35,7 @@ fn providers_with_env(
         c.api_key_env = set(ENV_API_KEY).map(|_| ENV_API_KEY.to_owned());
         configs.push(c);
     }
-    Providers::with_env(configs, env).map_err(|e| format!("[llm] {e}"))
+    Ok(Providers::with_env(configs, env)?)
 }
 
 #[cfg(test)]

@@ -8,21 +8,25 @@
 //! session's [`Identity`](crate::Identity); anything else is `unauthorized`.
 //! The store opens on first use, so a host that never touches memory never
 //! creates the file. The tools are typed ([`TypedTool`]): their schemas come
-//! from `a2e-memory`'s argument types, the Ontheia step parameters.
+//! from `a2e-memory`'s argument types, the Ontheia step parameters. With
+//! metrics on ([`Memory::with_metrics`]), the store's size is reported when
+//! it opens and after every write and delete (`a2e.memory.entries`,
+//! `a2e.memory.size`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use a2e_memory::{
-    EmbedderConfig, Limits, MemoryDeleteArgs, MemorySearchArgs, MemoryTools, MemoryWriteArgs,
-    NamespacePolicy, OpenAiEmbedder, Principal, SqliteStore, StoreOptions, ToolError,
+    EmbedderConfig, Limits, MemoryDeleteArgs, MemorySearchArgs, MemoryStore, MemoryTools,
+    MemoryWriteArgs, NamespacePolicy, OpenAiEmbedder, Principal, SqliteStore, StoreOptions,
+    ToolError,
 };
 use a2e_proto::ToolDefinition;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::config::{HostConfig, MemoryConfig};
-use crate::error::{HostError, HostResult};
+use crate::error::{ConfigError, HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput, Toolbox, TypedTool};
 
 /// The memory tools' shared state: the policy, and the store once opened.
@@ -31,6 +35,7 @@ pub struct Memory {
     options: StoreOptions,
     policy: NamespacePolicy,
     tools: OnceCell<MemoryTools<SqliteStore>>,
+    metrics: a2e_telemetry::Metrics,
 }
 
 impl std::fmt::Debug for Memory {
@@ -44,13 +49,13 @@ impl std::fmt::Debug for Memory {
 
 impl Memory {
     /// The memory of `config`: the policy is checked now, the store opens on first use.
-    pub fn new(config: &HostConfig) -> Result<Self, String> {
+    pub fn new(config: &HostConfig) -> Result<Self, ConfigError> {
         Self::with_policy(config, Self::policy_of(&config.memory)?)
     }
 
     /// The memory of `config` under another policy (the command line uses
     /// [`NamespacePolicy::allow_all`]).
-    pub fn with_policy(config: &HostConfig, policy: NamespacePolicy) -> Result<Self, String> {
+    pub fn with_policy(config: &HostConfig, policy: NamespacePolicy) -> Result<Self, ConfigError> {
         let memory = &config.memory;
         let path = memory
             .path
@@ -79,8 +84,7 @@ impl Memory {
             if let Some(key) = key {
                 embedder = embedder.api_key(key);
             }
-            let embedder =
-                OpenAiEmbedder::new(embedder).map_err(|e| format!("[memory.embeddings]: {e}"))?;
+            let embedder = OpenAiEmbedder::new(embedder)?;
             options = options.embedder(embedder);
         }
         Ok(Self {
@@ -88,11 +92,38 @@ impl Memory {
             options,
             policy,
             tools: OnceCell::new(),
+            metrics: a2e_telemetry::Metrics::default(),
         })
     }
 
-    fn policy_of(memory: &MemoryConfig) -> Result<NamespacePolicy, String> {
-        NamespacePolicy::new(&memory.namespaces).map_err(|e| format!("[memory] namespaces: {e}"))
+    /// Reports the store's size in `metrics`.
+    pub fn with_metrics(mut self, metrics: a2e_telemetry::Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// `a2e.memory.entries` (memories in every namespace) and
+    /// `a2e.memory.size` (the SQLite file and its write-ahead log, in bytes).
+    async fn report_size(&self, tools: &MemoryTools<SqliteStore>) {
+        if !self.metrics.is_enabled() {
+            return;
+        }
+        let Ok(namespaces) = tools.store().namespaces().await else {
+            return;
+        };
+        let entries = namespaces.iter().map(|n| n.count).sum();
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let bytes = [self.path.clone(), PathBuf::from(wal)]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        self.metrics.memory_store(entries, bytes);
+    }
+
+    fn policy_of(memory: &MemoryConfig) -> Result<NamespacePolicy, ConfigError> {
+        Ok(NamespacePolicy::new(&memory.namespaces)?)
     }
 
     /// The SQLite file.
@@ -117,18 +148,21 @@ impl Memory {
                             self.path.display()
                         ))
                     })?;
-                Ok(MemoryTools::new(store, self.policy.clone()))
+                let tools = MemoryTools::new(store, self.policy.clone());
+                self.report_size(&tools).await;
+                Ok(tools)
             })
             .await
     }
 
     /// Runs memory tool `name` for `who` with `args`.
     pub async fn call(&self, who: &Principal, name: &str, args: Value) -> HostResult<Value> {
-        self.tools()
-            .await?
-            .call(who, name, args)
-            .await
-            .map_err(to_host_error)
+        let tools = self.tools().await?;
+        let out = tools.call(who, name, args).await.map_err(to_host_error)?;
+        if name != a2e_memory::MEMORY_SEARCH {
+            self.report_size(tools).await;
+        }
+        Ok(out)
     }
 
     /// The three tools as a plugin.
@@ -145,7 +179,7 @@ fn to_host_error(e: ToolError) -> HostError {
     match e {
         ToolError::Invalid(what) => HostError::schema(vec![what]),
         ToolError::UnknownTool(name) => HostError::UnknownTool(name),
-        e if e.code() == "unauthorized" => HostError::unauthorized(e.to_string()),
+        e @ ToolError::Unauthorized { .. } => HostError::unauthorized(e.to_string()),
         e => HostError::failed(e.to_string()),
     }
 }
@@ -175,6 +209,7 @@ impl TypedTool for WriteTool {
             .write(&principal(&ctx), args)
             .await
             .map_err(to_host_error)?;
+        self.0.report_size(tools).await;
         Ok(out.into())
     }
 }
@@ -216,6 +251,7 @@ impl TypedTool for DeleteTool {
             .delete(&principal(&ctx), args)
             .await
             .map_err(to_host_error)?;
+        self.0.report_size(tools).await;
         Ok(out.into())
     }
 }

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 #[cfg(feature = "llm")]
-use a2e_llm::{ChatProvider, Message as ChatMessage, NoDeltas};
+use a2e_llm::{Message as ChatMessage, NoDeltas};
 use a2e_proto::ToolCallRequest;
 use ontheia::{
     AgentPlan, AgentRequest, Backend, BackendError, LlmReply, LlmRequest, MemorySearch,
@@ -296,11 +296,17 @@ impl OntheiaBackend {
         {
             request.max_tokens = Some(n);
         }
-        let answer = model
-            .client
-            .chat(&request, &mut NoDeltas, &cancel)
-            .await
-            .map_err(|e| BackendError::failed(e.to_string()))?;
+        // The step's trace context goes to the provider as `traceparent`.
+        let trace = a2e_telemetry::TraceContext::current();
+        let answer = crate::skills::llm_turns::chat_traced(
+            &model.client,
+            &request,
+            &mut NoDeltas,
+            &cancel,
+            trace,
+        )
+        .await
+        .map_err(|e| BackendError::failed(e.to_string()))?;
         Ok(LlmReply::text(answer.content))
     }
 

@@ -383,7 +383,7 @@ async fn list_dir_sorts_reports_kinds_and_caps() {
     let err = call(dir.path(), "list_dir", json!({"path": "b.txt"}))
         .await
         .unwrap_err();
-    assert!(matches!(err, HostError::Tool(_)), "{err:?}");
+    assert_eq!(err.code().as_str(), "tool_error", "{err:?}");
 }
 
 fn tree(root: &Path) {

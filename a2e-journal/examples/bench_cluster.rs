@@ -63,7 +63,7 @@ fn main() {
     }
     .enable_all()
     .build()
-        .unwrap_or_else(|e| fail(&format!("runtime: {e}")));
+    .unwrap_or_else(|e| fail(&format!("runtime: {e}")));
     rt.block_on(async {
         let server = NatsServer::start();
         for w in wanted {
@@ -77,7 +77,9 @@ fn main() {
                     Some(s) => recovery(s).await,
                     None => skipped("recovery"),
                 },
-                other => fail(&format!("unknown part `{other}`; choose journal, scaleout, recovery")),
+                other => fail(&format!(
+                    "unknown part `{other}`; choose journal, scaleout, recovery"
+                )),
             }
         }
     });
@@ -89,7 +91,10 @@ fn fail(msg: &str) -> ! {
 }
 
 fn skipped(part: &str) {
-    println!("{}", json!({"part": part, "skipped": "nats-server is not installed"}));
+    println!(
+        "{}",
+        json!({"part": part, "skipped": "nats-server is not installed"})
+    );
 }
 
 fn linear(n: usize) -> ChainRequest {
@@ -298,7 +303,12 @@ async fn journal(server: Option<&NatsServer>) {
 
 /// A worker host: pulls `toolkit` nodes, runs each (a 10 ms sleep), up to
 /// `parallel` at once, journals the result and acks.
-async fn worker_host(url: String, config: WorkConfig, parallel: usize, stop: CancellationToken) -> u64 {
+async fn worker_host(
+    url: String,
+    config: WorkConfig,
+    parallel: usize,
+    stop: CancellationToken,
+) -> u64 {
     let j = NatsJournal::connect(&url, NatsOptions::default())
         .await
         .unwrap_or_else(|e| fail(&format!("worker journal: {e}")));
@@ -365,7 +375,14 @@ async fn scaleout(server: &NatsServer) {
             .unwrap_or_else(|e| fail(&format!("create_run: {e}")));
         let stop = CancellationToken::new();
         let hosts: Vec<_> = (0..workers)
-            .map(|_| tokio::spawn(worker_host(server.url(), config.clone(), PARALLEL, stop.clone())))
+            .map(|_| {
+                tokio::spawn(worker_host(
+                    server.url(),
+                    config.clone(),
+                    PARALLEL,
+                    stop.clone(),
+                ))
+            })
             .collect();
         // Let the workers attach before the clock starts.
         tokio::time::sleep(Duration::from_millis(300)).await;

@@ -131,7 +131,10 @@ async fn kill_and_check(durability: &str) {
         let (_, outcome) = state
             .result_of(&format!("n{i}"))
             .unwrap_or_else(|| panic!("acknowledged result n{i} lost"));
-        assert_eq!(outcome, &NodeOutcome::output(json!(i.parse::<u64>().unwrap())));
+        assert_eq!(
+            outcome,
+            &NodeOutcome::output(json!(i.parse::<u64>().unwrap()))
+        );
     }
     let finished = state.nodes.iter().filter(|n| n.outcome.is_some()).count();
     assert!(
@@ -271,7 +274,9 @@ async fn chain_child(root: &Path) {
 
 /// The child runs the chain until `c` is running and is killed there; the
 /// parent resumes it from the journal.
-async fn kill_chain_and_resume(c_is_idempotent: bool) -> (tempfile::TempDir, Vec<String>, Vec<RunItem>) {
+async fn kill_chain_and_resume(
+    c_is_idempotent: bool,
+) -> (tempfile::TempDir, Vec<String>, Vec<RunItem>) {
     let dir = tempfile::tempdir().unwrap();
     let mut child = spawn_child(&format!("chain {}", dir.path().display()));
     let (lines, _) = read_child_lines(&mut child, 1);
@@ -372,7 +377,9 @@ async fn a_node_that_must_not_repeat_fails_as_interrupted() {
     assert_eq!(effects, ["a 1", "b 1", "c 1"]);
     assert_eq!(
         phases(&items),
-        ["a:start", "a:done", "b:start", "b:done", "c:start", "c:error"]
+        [
+            "a:start", "a:done", "b:start", "b:done", "c:start", "c:error"
+        ]
     );
     match items.last().unwrap() {
         RunItem::Finished { status, answer } => {

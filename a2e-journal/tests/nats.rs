@@ -93,9 +93,13 @@ async fn a_run_is_journaled_in_jetstream_and_read_back() {
     assert!(j.request_cancel(&run_id("r1")).await.unwrap());
     assert!(j.cancel_requested(&run_id("r1")).await.unwrap());
     assert!(!j.request_cancel(&run_id("nope")).await.unwrap());
-    j.finish_run(&run_id("r1"), RunStatus::Cancelled, &json!({"why": "asked"}))
-        .await
-        .unwrap();
+    j.finish_run(
+        &run_id("r1"),
+        RunStatus::Cancelled,
+        &json!({"why": "asked"}),
+    )
+    .await
+    .unwrap();
     assert!(j.load_unfinished().await.unwrap().items.is_empty());
     assert!(!j.request_cancel(&run_id("r1")).await.unwrap());
     let state = j.show_run(&run_id("r1")).await.unwrap().unwrap();
@@ -119,7 +123,14 @@ async fn a_run_is_journaled_in_jetstream_and_read_back() {
         .unwrap();
     assert_eq!(bob.items.len(), 1);
     assert_eq!(bob.items[0].run_id.as_str(), "r2");
-    assert_eq!(j.list_runs(&RunFilter::default()).await.unwrap().items.len(), 2);
+    assert_eq!(
+        j.list_runs(&RunFilter::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
 }
 
 #[tokio::test]
@@ -265,22 +276,12 @@ async fn a_lease_is_held_renewed_and_taken_over_when_its_holder_stops() {
     let client_a = async_nats::connect(server.url()).await.unwrap();
     let client_b = async_nats::connect(server.url()).await.unwrap();
     let ttl = Duration::from_secs(2);
-    let a = Leases::open(
-        &async_nats::jetstream::new(client_a),
-        "a2e",
-        "host-a",
-        ttl,
-    )
-    .await
-    .unwrap();
-    let b = Leases::open(
-        &async_nats::jetstream::new(client_b),
-        "a2e",
-        "host-b",
-        ttl,
-    )
-    .await
-    .unwrap();
+    let a = Leases::open(&async_nats::jetstream::new(client_a), "a2e", "host-a", ttl)
+        .await
+        .unwrap();
+    let b = Leases::open(&async_nats::jetstream::new(client_b), "a2e", "host-b", ttl)
+        .await
+        .unwrap();
     let run = run_id("leased");
     let lease = a.acquire(&run).await.unwrap();
     let e = b.acquire(&run).await.unwrap_err();
@@ -317,7 +318,10 @@ async fn a_lease_is_held_renewed_and_taken_over_when_its_holder_stops() {
     // A, back from the dead, cannot renew what B holds.
     let mut stale = held_by_a;
     let e = a.renew(&mut stale).await.unwrap_err();
-    assert!(matches!(e, JournalError::LeaseLost(ref r) if r == "leased"), "{e}");
+    assert!(
+        matches!(e, JournalError::LeaseLost(ref r) if r == "leased"),
+        "{e}"
+    );
     b.renew(&mut lease_b).await.unwrap();
     b.release(lease_b).await.unwrap();
     assert_eq!(a.holder(&run).await.unwrap(), None);
@@ -356,9 +360,13 @@ async fn work_goes_to_the_hosts_of_its_toolkit_and_is_redelivered_when_a_worker_
     // Worker A (its own connection) takes the gpu node and dies with it.
     {
         let client = async_nats::connect(server.url()).await.unwrap();
-        let queue_a = WorkQueue::open(&async_nats::jetstream::new(client.clone()), "a2e", config.clone())
-            .await
-            .unwrap();
+        let queue_a = WorkQueue::open(
+            &async_nats::jetstream::new(client.clone()),
+            "a2e",
+            config.clone(),
+        )
+        .await
+        .unwrap();
         let mut worker_a = queue_a.worker("gpu").await.unwrap();
         let job = worker_a.next().await.unwrap().unwrap();
         assert_eq!(job.item().key.node_id(), "gpu1");
@@ -378,9 +386,16 @@ async fn work_goes_to_the_hosts_of_its_toolkit_and_is_redelivered_when_a_worker_
     assert_eq!(job.item(), &item("w", "gpu1", "gpu"));
     assert_eq!(job.delivered(), 2);
     assert!(started.elapsed() >= Duration::from_millis(500));
-    assert!(job.complete(&j, &NodeOutcome::output(json!("ok"))).await.unwrap());
+    assert!(
+        job.complete(&j, &NodeOutcome::output(json!("ok")))
+            .await
+            .unwrap()
+    );
     let state = j.show_run(&run_id("w")).await.unwrap().unwrap();
-    assert_eq!(state.result_of("gpu1").unwrap().1, &NodeOutcome::output(json!("ok")));
+    assert_eq!(
+        state.result_of("gpu1").unwrap().1,
+        &NodeOutcome::output(json!("ok"))
+    );
     // Acked: the gpu subject is empty; the browser node waits for its hosts.
     assert!(
         tokio::time::timeout(Duration::from_millis(1500), worker_b.next())
@@ -394,9 +409,16 @@ async fn work_goes_to_the_hosts_of_its_toolkit_and_is_redelivered_when_a_worker_
     j.node_finished(&job.item().key, &NodeOutcome::output(json!("first")))
         .await
         .unwrap();
-    assert!(!job.complete(&j, &NodeOutcome::output(json!("second"))).await.unwrap());
+    assert!(
+        !job.complete(&j, &NodeOutcome::output(json!("second")))
+            .await
+            .unwrap()
+    );
     let state = j.show_run(&run_id("w")).await.unwrap().unwrap();
-    assert_eq!(state.result_of("page").unwrap().1, &NodeOutcome::output(json!("first")));
+    assert_eq!(
+        state.result_of("page").unwrap().1,
+        &NodeOutcome::output(json!("first"))
+    );
 }
 
 #[tokio::test]
@@ -483,5 +505,8 @@ async fn the_journal_carries_on_after_the_server_restarts() {
     let items: Vec<_> = j.subscribe(&run, 0).map(|i| i.unwrap()).collect().await;
     assert_eq!(items.len(), 3, "{items:?}");
     let state = j.show_run(&run).await.unwrap().unwrap();
-    assert_eq!(state.result_of("a").unwrap().1, &NodeOutcome::output(json!(1)));
+    assert_eq!(
+        state.result_of("a").unwrap().1,
+        &NodeOutcome::output(json!(1))
+    );
 }

@@ -36,7 +36,10 @@ async fn a_run_is_journaled_and_read_back() {
     assert!(dir.path().join(".a2e/runs.db").is_file());
     j.create_run(new_run("r1", "alice")).await.unwrap();
     let e = j.create_run(new_run("r1", "alice")).await.unwrap_err();
-    assert!(matches!(e, JournalError::DuplicateRun(ref id) if id == "r1"), "{e}");
+    assert!(
+        matches!(e, JournalError::DuplicateRun(ref id) if id == "r1"),
+        "{e}"
+    );
 
     j.node_started(&key("r1", "a", 1)).await.unwrap();
     assert!(
@@ -90,10 +93,7 @@ async fn a_run_is_journaled_and_read_back() {
         .map(|r| (r.node_id.as_str(), r.attempt))
         .collect();
     assert_eq!(interrupted, [("b", 2)]);
-    let events = j
-        .events(&RunId::parse("r1").unwrap(), 1, 10)
-        .await
-        .unwrap();
+    let events = j.events(&RunId::parse("r1").unwrap(), 1, 10).await.unwrap();
     assert_eq!(
         events.iter().map(|e| e.event.clone()).collect::<Vec<_>>(),
         [json!({"seq": 1}), json!({"seq": 2})]

@@ -256,7 +256,7 @@ async fn answer_call<T: ToolExecutor>(
     }
     let arguments = match parse_arguments(&call.arguments) {
         Ok(v) => v,
-        Err(e) => return (e, true, false),
+        Err(e) => return (format!("error: {e}"), true, false),
     };
     if let Some(validator) = validators.get(&call.name) {
         let violations: Vec<String> = validator
@@ -291,19 +291,37 @@ async fn answer_call<T: ToolExecutor>(
 }
 
 /// Tool arguments as a JSON object: empty text is `{}`; anything not an object is an
-/// error text for the model, naming what is wrong.
-pub fn parse_arguments(text: &str) -> Result<Value, String> {
+/// error whose text tells the model what is wrong.
+pub fn parse_arguments(text: &str) -> Result<Value, ArgumentsError> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
     match serde_json::from_str::<Value>(text) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(other) => Err(format!(
-            "error: the arguments must be a JSON object, got {}",
-            a2e_proto::json_kind(&other)
-        )),
-        Err(e) => Err(format!(
-            "error: the arguments are not valid JSON ({e}); send one JSON object matching the tool's parameters"
-        )),
+        Ok(other) => Err(ArgumentsError::NotAnObject {
+            got: a2e_proto::json_kind(&other),
+        }),
+        Err(source) => Err(ArgumentsError::Json { source }),
     }
+}
+
+/// Why a model's tool arguments were not used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArgumentsError {
+    /// Valid JSON, but not an object.
+    #[error("the arguments must be a JSON object, got {got}")]
+    NotAnObject {
+        /// The JSON kind they have.
+        got: &'static str,
+    },
+    /// Not JSON.
+    #[error(
+        "the arguments are not valid JSON ({source}); send one JSON object matching the tool's parameters"
+    )]
+    Json {
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
 }

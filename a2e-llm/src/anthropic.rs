@@ -266,7 +266,9 @@ impl AnthropicProvider {
                             id: call.id.clone(),
                             name: call.name.clone(),
                         });
-                        blocks[index] = Some(calls.len());
+                        if let Some(slot) = blocks.get_mut(index) {
+                            *slot = Some(calls.len());
+                        }
                         calls.push(call);
                     }
                 }
@@ -288,7 +290,9 @@ impl AnthropicProvider {
                                 )));
                             };
                             let fragment = str_field(&delta, "partial_json").to_owned();
-                            calls[at].arguments.push_str(&fragment);
+                            if let Some(call) = calls.get_mut(at) {
+                                call.arguments.push_str(&fragment);
+                            }
                             deltas.delta(Delta::ToolCallArguments {
                                 index: at,
                                 fragment,
@@ -373,11 +377,27 @@ impl ChatProvider for AnthropicProvider {
         deltas: &mut dyn DeltaSink,
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, LlmError> {
+        self.chat_with_headers(request, deltas, cancel, &[]).await
+    }
+}
+
+impl AnthropicProvider {
+    /// [`ChatProvider::chat`] with more request headers next to the
+    /// configured ones (a W3C `traceparent`, say); see
+    /// [`ModelClient::chat_with_headers`](crate::ModelClient::chat_with_headers).
+    pub async fn chat_with_headers(
+        &self,
+        request: &ChatRequest,
+        deltas: &mut dyn DeltaSink,
+        cancel: &CancellationToken,
+        headers: &[(&str, &str)],
+    ) -> Result<ChatResponse, LlmError> {
         let body = serde_json::to_vec(&request_body(request))
             .map_err(|e| LlmError::Invalid(e.to_string()))?;
+        let headers = crate::http::with_headers(&self.headers, headers);
         let (response, deadline) = self
             .transport
-            .post(&self.url, &self.headers, &body, cancel)
+            .post(&self.url, &headers, &body, cancel)
             .await?;
         self.transport
             .guard(deadline, cancel, async {

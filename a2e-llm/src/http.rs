@@ -101,6 +101,27 @@ pub(crate) fn build_client() -> Result<reqwest::Client, LlmError> {
         .map_err(|e| LlmError::Invalid(e.to_string()))
 }
 
+/// `base` with `extra` set over it; an entry that is not a valid header is
+/// left out. Borrowed as it is when there is nothing to add.
+pub(crate) fn with_headers<'a>(
+    base: &'a HeaderMap,
+    extra: &[(&str, &str)],
+) -> std::borrow::Cow<'a, HeaderMap> {
+    if extra.is_empty() {
+        return std::borrow::Cow::Borrowed(base);
+    }
+    let mut headers = base.clone();
+    for (name, value) in extra {
+        if let (Ok(name), Ok(value)) = (
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()),
+            reqwest::header::HeaderValue::from_str(value),
+        ) {
+            headers.insert(name, value);
+        }
+    }
+    std::borrow::Cow::Owned(headers)
+}
+
 impl Transport {
     pub fn scrub(&self, text: &str) -> String {
         scrub_all(text, &self.secrets)
@@ -234,7 +255,7 @@ async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
     let mut out = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {
         let room = limit.saturating_sub(out.len());
-        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        out.extend_from_slice(chunk.get(..chunk.len().min(room)).unwrap_or_default());
         if out.len() >= limit {
             break;
         }

@@ -66,7 +66,8 @@ mod skill;
 mod types;
 
 pub use agent::{
-    EventSink, LoopOptions, LoopOutcome, ToolExecutor, parse_arguments, run_loop, truncate,
+    ArgumentsError, EventSink, LoopOptions, LoopOutcome, ToolExecutor, parse_arguments, run_loop,
+    truncate,
 };
 pub use anthropic::{AnthropicProvider, DEFAULT_ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS};
 pub use config::{

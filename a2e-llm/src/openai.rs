@@ -112,14 +112,15 @@ fn wire_message(message: &Message) -> Value {
             let mut m = json!({"role": "assistant", "content": content});
             // `content` stays a string even when empty: the API allows null beside
             // tool calls, but some compatible servers (llama-cpp-python) reject null.
-            if !tool_calls.is_empty() {
-                m["tool_calls"] = tool_calls
+            if let (false, Some(fields)) = (tool_calls.is_empty(), m.as_object_mut()) {
+                let calls = tool_calls
                     .iter()
                     .map(|c| {
                         json!({"id": c.id, "type": "function",
                             "function": {"name": c.name, "arguments": c.arguments}})
                     })
                     .collect();
+                fields.insert("tool_calls".into(), calls);
             }
             m
         }
@@ -243,7 +244,9 @@ impl Calls {
                 arguments: String::new(),
             });
         }
-        let call = &mut self.calls[index];
+        let Some(call) = self.calls.get_mut(index) else {
+            return;
+        };
         let starting = call.name.is_empty() && call.id.is_empty();
         if let Some(id) = &wire.id {
             call.id.clone_from(id);
@@ -415,11 +418,27 @@ impl ChatProvider for OpenAiProvider {
         deltas: &mut dyn DeltaSink,
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, LlmError> {
+        self.chat_with_headers(request, deltas, cancel, &[]).await
+    }
+}
+
+impl OpenAiProvider {
+    /// [`ChatProvider::chat`] with more request headers next to the
+    /// configured ones (a W3C `traceparent`, say); see
+    /// [`ModelClient::chat_with_headers`](crate::ModelClient::chat_with_headers).
+    pub async fn chat_with_headers(
+        &self,
+        request: &ChatRequest,
+        deltas: &mut dyn DeltaSink,
+        cancel: &CancellationToken,
+        headers: &[(&str, &str)],
+    ) -> Result<ChatResponse, LlmError> {
         let body = serde_json::to_vec(&request_body(request, self.stream_usage))
             .map_err(|e| LlmError::Invalid(e.to_string()))?;
+        let headers = crate::http::with_headers(&self.headers, headers);
         let (response, deadline) = self
             .transport
-            .post(&self.url, &self.headers, &body, cancel)
+            .post(&self.url, &headers, &body, cancel)
             .await?;
         self.transport
             .guard(deadline, cancel, async {

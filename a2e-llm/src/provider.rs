@@ -58,6 +58,27 @@ impl ChatProvider for ModelClient {
     }
 }
 
+impl ModelClient {
+    /// One chat completion, as [`ChatProvider::chat`], with more request
+    /// headers next to the configured ones: the caller's W3C `traceparent`
+    /// and `tracestate`, so that the provider (or a gateway before it) joins
+    /// the caller's trace. An entry that is not a valid header is left out.
+    pub async fn chat_with_headers(
+        &self,
+        request: &ChatRequest,
+        deltas: &mut dyn DeltaSink,
+        cancel: &CancellationToken,
+        headers: &[(&str, &str)],
+    ) -> Result<ChatResponse, LlmError> {
+        match self {
+            ModelClient::OpenAi(p) => p.chat_with_headers(request, deltas, cancel, headers).await,
+            ModelClient::Anthropic(p) => {
+                p.chat_with_headers(request, deltas, cancel, headers).await
+            }
+        }
+    }
+}
+
 impl<P: ChatProvider> ChatProvider for &P {
     fn name(&self) -> &str {
         (**self).name()

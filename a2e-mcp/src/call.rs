@@ -49,7 +49,8 @@ impl McpProgress {
 /// Receives a call's progress; awaited before the next one is delivered.
 pub type ProgressFn = Arc<dyn Fn(McpProgress) -> BoxFuture<'static, ()> + Send + Sync>;
 
-/// Per-call options: a time limit, a cancellation token, a progress callback.
+/// Per-call options: a time limit, a cancellation token, a progress callback,
+/// entries for the request's `params._meta`.
 #[derive(Clone, Default)]
 pub struct CallOptions {
     /// Time limit (the server's `call_timeout_secs` caps it).
@@ -58,6 +59,10 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Receives progress notifications.
     pub progress: Option<ProgressFn>,
+    /// Entries for the request's `params._meta`: the caller's W3C trace
+    /// context (`traceparent`, `tracestate`), so that the server's spans join
+    /// the caller's trace.
+    pub meta: Map<String, Value>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -66,6 +71,7 @@ impl std::fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
+            .field("meta", &self.meta.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -80,6 +86,12 @@ impl CallOptions {
     /// With a cancellation token.
     pub fn cancel(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// With an entry of the request's `params._meta` (`traceparent`, say).
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.meta.insert(key.into(), value.into());
         self
     }
 

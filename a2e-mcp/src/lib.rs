@@ -36,8 +36,8 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
-mod challenge;
 pub mod call;
+mod challenge;
 pub mod config;
 pub mod error;
 pub mod mounts;

@@ -117,7 +117,9 @@ fn store_error(e: impl std::fmt::Display) -> AuthError {
 impl CredentialStore for FileCredentialStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         match tokio::fs::read(&self.path).await {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(store_error),
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(store_error),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(store_error(e)),
         }
@@ -317,9 +319,8 @@ pub async fn authorize(
     if let Some(id) = &oauth.client_id {
         request = request.with_preregistered_client(id.clone());
         if let Some(var) = &oauth.client_secret_env {
-            let secret = std::env::var(var).map_err(|_| {
-                failed(server, "client secret", format!("`{var}` is not set"))
-            })?;
+            let secret = std::env::var(var)
+                .map_err(|_| failed(server, "client secret", format!("`{var}` is not set")))?;
             request = request.with_client_secret(secret);
         }
     }
@@ -368,7 +369,10 @@ async fn wait_for_redirect(
                 break;
             }
             read += n;
-            if buf.get(..read).is_some_and(|b| b.windows(4).any(|w| w == b"\r\n\r\n")) {
+            if buf
+                .get(..read)
+                .is_some_and(|b| b.windows(4).any(|w| w == b"\r\n\r\n"))
+            {
                 break;
             }
         }
@@ -429,7 +433,9 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let browser = tokio::spawn(async move {
             let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-            s.write_all(b"GET /favicon.ico HTTP/1.1\r\n\r\n").await.unwrap();
+            s.write_all(b"GET /favicon.ico HTTP/1.1\r\n\r\n")
+                .await
+                .unwrap();
             let mut out = String::new();
             let _ = s.read_to_string(&mut out).await;
             let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();

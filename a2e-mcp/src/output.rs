@@ -202,14 +202,28 @@ mod tests {
             .iter()
             .map(|b| serde_json::to_value(b).unwrap()["type"].clone())
             .collect();
-        assert_eq!(kinds, [json!("text"), json!("image"), json!("audio"), json!("resource")]);
+        assert_eq!(
+            kinds,
+            [
+                json!("text"),
+                json!("image"),
+                json!("audio"),
+                json!("resource")
+            ]
+        );
         assert_eq!(out.structured_content, None);
         // And back: a mounted tool's result has the same form.
         let back = McpOutput::from_mcp(&out);
         assert_eq!(back.data, rich);
-        let not_rich = to_mcp_result(&ToolResult::ok("t", json!({"content": [{"type": "video"}]})));
+        let not_rich = to_mcp_result(&ToolResult::ok(
+            "t",
+            json!({"content": [{"type": "video"}]}),
+        ));
         assert_eq!(not_rich.content.len(), 1);
-        assert_eq!(not_rich.structured_content, Some(json!({"content": [{"type": "video"}]})));
+        assert_eq!(
+            not_rich.structured_content,
+            Some(json!({"content": [{"type": "video"}]}))
+        );
         let text_only = to_mcp_result(&ToolResult::ok("t", json!({"output": "just text"})));
         assert_eq!(text_only.content[0].as_text().unwrap().text, "just text");
         assert_eq!(text_only.structured_content, None);

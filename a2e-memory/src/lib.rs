@@ -70,7 +70,7 @@
 //! let err = tools.call(&me, "memory_search", json!({
 //!     "query": "coffee", "namespaces": ["vector.user.u43.memory"]
 //! })).await.unwrap_err();
-//! assert_eq!(err.code(), "unauthorized");
+//! assert_eq!(err.code().as_str(), "unauthorized");
 //! assert!(err.is_refusal());
 //! # });
 //! ```

@@ -73,7 +73,7 @@ fn arbitrary_tool_arguments_are_answered() {
             let out = rt.block_on(tools.call(&who, name, args));
             if let Err(e) = out {
                 prop_assert!(!e.to_string().is_empty());
-                prop_assert!(["schema_violation", "unauthorized", "tool_error"].contains(&e.code()));
+                prop_assert!(["schema_violation", "unauthorized", "tool_error"].contains(&e.code().as_str()));
             }
             Ok(())
         })

@@ -41,7 +41,7 @@ fn bob() -> Principal {
 
 fn refused(err: ToolError, code: &str, text: &str) {
     assert!(err.is_refusal(), "{err}");
-    assert_eq!(err.code(), code, "{err}");
+    assert_eq!(err.code().as_str(), code, "{err}");
     assert!(err.to_string().contains(text), "{err} lacks {text:?}");
 }
 
@@ -115,7 +115,7 @@ async fn write_search_delete() {
         .await
         .unwrap_err();
     assert!(!again.is_refusal());
-    assert_eq!(again.code(), "tool_error");
+    assert_eq!(again.code().as_str(), "tool_error");
     assert!(matches!(again, ToolError::NotFound { .. }));
 }
 
@@ -349,7 +349,7 @@ async fn bad_input_is_refused_with_a_reason() {
     ];
     for (tool, args, text) in cases {
         let e = t.call(&me, tool, args.clone()).await.unwrap_err();
-        assert_eq!(e.code(), "schema_violation", "{tool} {args}: {e}");
+        assert_eq!(e.code().as_str(), "schema_violation", "{tool} {args}: {e}");
         refused(e, "schema_violation", text);
     }
     let e = t.call(&me, "memory_forget", json!({})).await.unwrap_err();
@@ -397,7 +397,7 @@ async fn bad_input_is_refused_with_a_reason() {
         .await
         .unwrap_err();
     assert!(!e.is_refusal());
-    assert_eq!(e.code(), "tool_error");
+    assert_eq!(e.code().as_str(), "tool_error");
     assert!(e.to_string().contains("no memory with id"));
 }
 

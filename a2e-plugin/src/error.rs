@@ -46,6 +46,17 @@ pub enum HostError {
     /// Not allowed in this session (no handshake, capability not accepted).
     #[error("unauthorized: {0}")]
     Unauthorized(String),
+    /// A capability the request needs was not accepted at the handshake.
+    #[error("capability `{0}` was not accepted for this session")]
+    CapabilityNotAccepted(String),
+    /// A message that is not a request the receiver takes (an unknown type, a
+    /// message only a host sends).
+    #[error("{0}")]
+    InvalidMessage(String),
+    /// The receiver cannot take the request now (shutting down); it may be
+    /// sent again elsewhere or later.
+    #[error("{0}")]
+    Unavailable(String),
     /// A wall-clock limit ran out.
     #[error("timed out after {0} s")]
     Timeout(u64),
@@ -58,6 +69,25 @@ pub enum HostError {
     /// A skill ran and failed.
     #[error("{0}")]
     Skill(String),
+    /// A tool ran and failed because of an underlying error, kept as the
+    /// source (`tool_error`).
+    #[error("{context}: {source}")]
+    ToolFailed {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: Cause,
+    },
+    /// A skill ran and failed because of an underlying error (`skill_error`).
+    #[error("{context}: {source}")]
+    SkillFailed {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: Cause,
+    },
     /// Process capability errors.
     #[error("{message}")]
     Proc {
@@ -119,11 +149,13 @@ impl HostError {
             Self::SkillUnavailable(_) => ErrorCode::SKILL_ERROR,
             Self::Denied(_) => ErrorCode::TOOL_DENIED,
             Self::Schema { .. } => ErrorCode::SCHEMA_VIOLATION,
-            Self::Unauthorized(_) => ErrorCode::UNAUTHORIZED,
+            Self::Unauthorized(_) | Self::CapabilityNotAccepted(_) => ErrorCode::UNAUTHORIZED,
+            Self::InvalidMessage(_) => ErrorCode::INVALID_MESSAGE,
+            Self::Unavailable(_) => ErrorCode::UNAVAILABLE,
             Self::Timeout(_) => ErrorCode::TIMEOUT,
             Self::Cancelled => ErrorCode::CANCELLED,
-            Self::Tool(_) => ErrorCode::TOOL_ERROR,
-            Self::Skill(_) => ErrorCode::SKILL_ERROR,
+            Self::Tool(_) | Self::ToolFailed { .. } => ErrorCode::TOOL_ERROR,
+            Self::Skill(_) | Self::SkillFailed { .. } => ErrorCode::SKILL_ERROR,
             Self::Proc { code, .. } | Self::InvalidChain { code, .. } => code.clone(),
             Self::Runtime(_) | Self::Io { .. } => ErrorCode::RUNTIME_ERROR,
         }
@@ -149,6 +181,30 @@ impl HostError {
         Self::Tool(why.into())
     }
 
+    /// The tool ran and failed while `context`, because of `error` (kept as
+    /// the source; `tool_error`).
+    pub fn tool_failed(
+        context: impl Into<String>,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::ToolFailed {
+            context: context.into(),
+            source: Cause::new(error),
+        }
+    }
+
+    /// The skill ran and failed while `context`, because of `error`
+    /// (`skill_error`).
+    pub fn skill_failed(
+        context: impl Into<String>,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::SkillFailed {
+            context: context.into(),
+            source: Cause::new(error),
+        }
+    }
+
     /// An I/O operation failed while the call ran.
     pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
         Self::Io {
@@ -169,6 +225,8 @@ impl HostError {
                 | Self::Denied(_)
                 | Self::Schema { .. }
                 | Self::Unauthorized(_)
+                | Self::CapabilityNotAccepted(_)
+                | Self::InvalidMessage(_)
         )
     }
 
@@ -194,6 +252,9 @@ impl HostError {
         if self.is_refusal() {
             // Refused input does not get better by retrying.
             msg.retryable = false;
+        }
+        if let Self::CapabilityNotAccepted(name) = self {
+            msg.capability_name = name.clone();
         }
         if let Self::InvalidChain { detail, .. } = self {
             msg.detail = detail.clone();

@@ -22,6 +22,7 @@ pub enum TelemetryError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The OTLP exporter could not be built.
+    #[cfg(feature = "otlp")]
     #[error("the OTLP {signal} exporter could not be built: {source}")]
     Exporter {
         /// `traces` or `metrics`.
@@ -33,6 +34,13 @@ pub enum TelemetryError {
     /// The HTTP client for OTLP/HTTP could not be built.
     #[error("the OTLP/HTTP client could not be built: {0}")]
     HttpClient(String),
+    /// An OTLP exporter was asked for, and the crate was built without its
+    /// `otlp` feature.
+    #[error(
+        "the OTLP {0} exporter needs a2e-telemetry's `otlp` feature (set `{0}_exporter = \"none\"` \
+         to keep {0} local)"
+    )]
+    OtlpUnavailable(&'static str),
     /// gRPC needs the crate's `grpc` feature.
     #[error("OTLP over gRPC needs a2e-telemetry's `grpc` feature")]
     GrpcUnavailable,

@@ -7,12 +7,17 @@
 //! bounded queue (`batch.max_queue_size`) or drops it when the queue is full,
 //! and an export that waits on an unreachable endpoint waits on that thread,
 //! up to `timeout_ms` per attempt.
+//!
+//! Without the `otlp` feature only the counting half is here (nothing is
+//! exported, so nothing fails).
+#![cfg_attr(not(feature = "otlp"), allow(dead_code))]
 
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "otlp")]
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
@@ -21,7 +26,9 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
+#[cfg(feature = "otlp")]
 use crate::config::{Protocol, TelemetryConfig};
+#[cfg(feature = "otlp")]
 use crate::error::TelemetryError;
 
 /// How often at most the warning about an unreachable endpoint is repeated.
@@ -188,6 +195,7 @@ impl<E: PushMetricExporter> PushMetricExporter for Watched<E> {
 }
 
 /// The span exporter the configuration asks for.
+#[cfg(feature = "otlp")]
 pub(crate) fn span_exporter(
     config: &TelemetryConfig,
 ) -> Result<opentelemetry_otlp::SpanExporter, TelemetryError> {
@@ -210,6 +218,7 @@ pub(crate) fn span_exporter(
 }
 
 /// The metric exporter the configuration asks for.
+#[cfg(feature = "otlp")]
 pub(crate) fn metric_exporter(
     config: &TelemetryConfig,
 ) -> Result<opentelemetry_otlp::MetricExporter, TelemetryError> {
@@ -234,6 +243,7 @@ pub(crate) fn metric_exporter(
 /// A blocking client (the batch processor's thread waits on it, no runtime
 /// needed) on the workspace's rustls set-up. Built on a thread of its own:
 /// a blocking client may not be made inside an async context.
+#[cfg(feature = "otlp")]
 fn http_client(config: &TelemetryConfig) -> Result<reqwest::blocking::Client, TelemetryError> {
     let tls = a2e_http::tls_config().map_err(|e| TelemetryError::HttpClient(e.to_string()))?;
     let timeout = config.timeout();
@@ -335,7 +345,7 @@ mod grpc {
     }
 }
 
-#[cfg(not(feature = "grpc"))]
+#[cfg(all(feature = "otlp", not(feature = "grpc")))]
 mod grpc {
     use super::*;
 

@@ -17,6 +17,12 @@
 //! * [`Metrics`]: the host's instruments; [`Telemetry::prometheus_text`]
 //!   for `/metrics`.
 //!
+//! Features: `otlp` (default) brings the OTLP exporters and their HTTP client;
+//! `grpc` (default) adds OTLP over gRPC. Without `otlp`, spans, metrics, the
+//! Prometheus text and trace context work as ever, and an OTLP exporter in the
+//! configuration is refused by [`Telemetry::init`]
+//! ([`TelemetryError::OtlpUnavailable`]).
+//!
 //! `docs/observability.md` shows the span tree of a chain and how to point a
 //! host at Jaeger or any OTLP endpoint.
 //!

@@ -9,11 +9,13 @@ use opentelemetry::KeyValue;
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::trace::TracerProvider;
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+#[cfg(feature = "otlp")]
+use opentelemetry_sdk::metrics::PeriodicReader;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::resource::TelemetryResourceDetector;
-use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
-};
+#[cfg(feature = "otlp")]
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor};
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use tracing::Subscriber;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
@@ -21,7 +23,9 @@ use tracing_subscriber::registry::LookupSpan;
 
 use crate::config::{Exporter, Sampler, TelemetryConfig};
 use crate::error::TelemetryError;
-use crate::export::{self, ExportHealth, ExportStats, Watched};
+#[cfg(feature = "otlp")]
+use crate::export::{self, Watched};
+use crate::export::{ExportHealth, ExportStats};
 use crate::metrics::{Instruments, Metrics};
 use crate::spans::SPAN_TARGET;
 
@@ -117,30 +121,12 @@ impl Telemetry {
 
         let tracer_provider = match config.traces_exporter {
             Exporter::None => None,
-            Exporter::Otlp => {
-                let url = config.traces_url()?;
-                let exporter = Watched::new(
-                    export::span_exporter(config)?,
-                    "traces",
-                    &url,
-                    health.clone(),
-                );
-                let batch = BatchConfigBuilder::default()
-                    .with_max_queue_size(config.batch.max_queue_size)
-                    .with_max_export_batch_size(config.batch.max_export_batch_size)
-                    .with_scheduled_delay(Duration::from_millis(config.batch.scheduled_delay_ms))
-                    .build();
-                let processor = BatchSpanProcessor::builder(exporter)
-                    .with_batch_config(batch)
-                    .build();
-                Some(
-                    SdkTracerProvider::builder()
-                        .with_span_processor(processor)
-                        .with_sampler(sampler(config))
-                        .with_resource(resource.clone())
-                        .build(),
-                )
-            }
+            Exporter::Otlp => Some(otlp::tracer_provider(
+                config,
+                resource.clone(),
+                sampler(config),
+                &health,
+            )?),
         };
         let tracer = tracer_provider
             .as_ref()
@@ -156,18 +142,7 @@ impl Telemetry {
             .with_resource(resource)
             .with_reader(prometheus);
         if config.metrics_exporter == Exporter::Otlp {
-            let url = config.metrics_url()?;
-            let exporter = Watched::new(
-                export::metric_exporter(config)?,
-                "metrics",
-                &url,
-                health.clone(),
-            );
-            meters = meters.with_reader(
-                PeriodicReader::builder(exporter)
-                    .with_interval(Duration::from_millis(config.metrics_interval_ms))
-                    .build(),
-            );
+            meters = meters.with_reader(otlp::metric_reader(config, &health)?);
         }
         let meter_provider = meters.build();
         let instruments = Instruments::new(&meter_provider.meter_with_scope(scope));
@@ -274,6 +249,78 @@ impl Telemetry {
     }
 }
 
+/// The OTLP halves of [`Telemetry::init`].
+#[cfg(feature = "otlp")]
+mod otlp {
+    use super::*;
+
+    pub(super) fn tracer_provider(
+        config: &TelemetryConfig,
+        resource: Resource,
+        sampler: opentelemetry_sdk::trace::Sampler,
+        health: &Arc<ExportHealth>,
+    ) -> Result<SdkTracerProvider, TelemetryError> {
+        let url = config.traces_url()?;
+        let exporter = Watched::new(
+            export::span_exporter(config)?,
+            "traces",
+            &url,
+            health.clone(),
+        );
+        let batch = BatchConfigBuilder::default()
+            .with_max_queue_size(config.batch.max_queue_size)
+            .with_max_export_batch_size(config.batch.max_export_batch_size)
+            .with_scheduled_delay(Duration::from_millis(config.batch.scheduled_delay_ms))
+            .build();
+        let processor = BatchSpanProcessor::builder(exporter)
+            .with_batch_config(batch)
+            .build();
+        Ok(SdkTracerProvider::builder()
+            .with_span_processor(processor)
+            .with_sampler(sampler)
+            .with_resource(resource)
+            .build())
+    }
+
+    pub(super) fn metric_reader(
+        config: &TelemetryConfig,
+        health: &Arc<ExportHealth>,
+    ) -> Result<PeriodicReader<Watched<opentelemetry_otlp::MetricExporter>>, TelemetryError> {
+        let url = config.metrics_url()?;
+        let exporter = Watched::new(
+            export::metric_exporter(config)?,
+            "metrics",
+            &url,
+            health.clone(),
+        );
+        Ok(PeriodicReader::builder(exporter)
+            .with_interval(Duration::from_millis(config.metrics_interval_ms))
+            .build())
+    }
+}
+
+/// Without the `otlp` feature: an OTLP exporter asked for is refused by name.
+#[cfg(not(feature = "otlp"))]
+mod otlp {
+    use super::*;
+
+    pub(super) fn tracer_provider(
+        _: &TelemetryConfig,
+        _: Resource,
+        _: opentelemetry_sdk::trace::Sampler,
+        _: &Arc<ExportHealth>,
+    ) -> Result<SdkTracerProvider, TelemetryError> {
+        Err(TelemetryError::OtlpUnavailable("traces"))
+    }
+
+    pub(super) fn metric_reader(
+        _: &TelemetryConfig,
+        _: &Arc<ExportHealth>,
+    ) -> Result<opentelemetry_sdk::metrics::ManualReader, TelemetryError> {
+        Err(TelemetryError::OtlpUnavailable("metrics"))
+    }
+}
+
 fn resource(config: &TelemetryConfig) -> Resource {
     Resource::builder_empty()
         .with_detector(Box::new(TelemetryResourceDetector))
@@ -297,5 +344,49 @@ fn sampler(config: &TelemetryConfig) -> opentelemetry_sdk::trace::Sampler {
         Sampler::ParentBasedAlwaysOn => S::ParentBased(Box::new(S::AlwaysOn)),
         Sampler::ParentBasedAlwaysOff => S::ParentBased(Box::new(S::AlwaysOff)),
         Sampler::ParentBasedTraceIdRatio => S::ParentBased(Box::new(S::TraceIdRatioBased(ratio))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_exporters_metrics_are_still_served() {
+        let config = TelemetryConfig {
+            enabled: true,
+            traces_exporter: Exporter::None,
+            metrics_exporter: Exporter::None,
+            ..TelemetryConfig::default()
+        };
+        let (telemetry, _guard) = Telemetry::init(&config).unwrap();
+        telemetry.metrics().request("tool/call", crate::metrics::OK);
+        let text = telemetry.prometheus_text().unwrap();
+        assert!(text.contains("a2e_requests_total"), "{text}");
+    }
+
+    #[cfg(not(feature = "otlp"))]
+    #[test]
+    fn an_otlp_exporter_is_refused_by_name_without_the_feature() {
+        let config = TelemetryConfig {
+            enabled: true,
+            ..TelemetryConfig::default()
+        };
+        let err = Telemetry::init(&config).unwrap_err();
+        assert!(
+            matches!(err, TelemetryError::OtlpUnavailable("traces")),
+            "{err}"
+        );
+        assert!(err.to_string().contains("`otlp` feature"), "{err}");
+        let config = TelemetryConfig {
+            enabled: true,
+            traces_exporter: Exporter::None,
+            ..TelemetryConfig::default()
+        };
+        let err = Telemetry::init(&config).unwrap_err();
+        assert!(
+            matches!(err, TelemetryError::OtlpUnavailable("metrics")),
+            "{err}"
+        );
     }
 }

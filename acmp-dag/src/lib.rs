@@ -92,11 +92,11 @@ pub use crate::layer1::{
     AcmpCapabilities, Cancel, Heartbeat, InputChunk, InvokeParams, InvokeResult, Proof,
     ProviderFeatures, StreamChunk,
 };
-pub use crate::orchestrator::outcome::{
-    CancelReason, DagOutcome, DagStatus, ResolveError, TaskEnd, TaskError, TaskOutcome,
-};
 pub use crate::orchestrator::durable::{
     DagResume, DagRunOptions, ObserveFuture, TaskCall, TaskObserver,
+};
+pub use crate::orchestrator::outcome::{
+    CancelReason, DagOutcome, DagStatus, ResolveError, TaskEnd, TaskError, TaskOutcome,
 };
 pub use crate::orchestrator::{
     DagRun, FailurePolicy, Orchestrator, OrchestratorConfig, RunControl, RunError, UnknownTask,

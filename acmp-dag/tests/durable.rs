@@ -102,13 +102,23 @@ fn answered_tasks_are_not_invoked_again_and_their_events_not_repeated() {
         for e in &events {
             if let Some(id) = e.identity() {
                 assert!(
-                    !delivered.iter().any(|d| d.identity().as_deref() == Some(&id)),
+                    !delivered
+                        .iter()
+                        .any(|d| d.identity().as_deref() == Some(&id)),
                     "{id} repeated"
                 );
             }
         }
-        assert!(events.iter().any(|e| e.identity().as_deref() == Some("task:c:completed")));
-        assert!(events.iter().any(|e| e.identity().as_deref() == Some("dag:finished")));
+        assert!(
+            events
+                .iter()
+                .any(|e| e.identity().as_deref() == Some("task:c:completed"))
+        );
+        assert!(
+            events
+                .iter()
+                .any(|e| e.identity().as_deref() == Some("dag:finished"))
+        );
     });
 }
 
@@ -149,7 +159,10 @@ struct Observer {
 impl TaskObserver for Observer {
     fn started(&self, call: &TaskCall, params: &InvokeParams) -> ObserveFuture {
         let log = Arc::clone(&self.log);
-        let line = format!("started:{}#{}:{}", call.task_id, call.attempt, params.task_id);
+        let line = format!(
+            "started:{}#{}:{}",
+            call.task_id, call.attempt, params.task_id
+        );
         let fail = self.fail_start == Some(&*call.task_id);
         let task = call.task_id.to_string();
         Box::pin(async move {
@@ -184,7 +197,11 @@ fn the_observer_sees_each_answer_before_any_dependent_is_invoked() {
     block_on(async {
         let log: Arc<Mutex<Vec<String>>> = Arc::default();
         let orch = Orchestrator::new(router(vec![("cap", logging(Arc::clone(&log)))]));
-        let d = dag(&[("a", "cap", &[]), ("b", "cap", &["a"]), ("c", "cap", &["b"])]);
+        let d = dag(&[
+            ("a", "cap", &[]),
+            ("b", "cap", &["a"]),
+            ("c", "cap", &["b"]),
+        ]);
         let observer = Arc::new(Observer {
             log: Arc::clone(&log),
             fail_start: None,
@@ -245,10 +262,11 @@ fn a_start_the_observer_refuses_fails_the_task_without_invoking_it() {
 fn a_timeout_of_an_observed_task_is_reported_as_its_failure() {
     block_on(async {
         let log: Arc<Mutex<Vec<String>>> = Arc::default();
-        let hang: acmp_dag::ProviderRef = Arc::new(acmp_dag::from_fn(|inv: acmp_dag::Invocation| async move {
-            inv.cancel.cancelled().await;
-            Err::<InvokeResult, _>(AcmpError::cancelled(inv.params.task_id))
-        }));
+        let hang: acmp_dag::ProviderRef =
+            Arc::new(acmp_dag::from_fn(|inv: acmp_dag::Invocation| async move {
+                inv.cancel.cancelled().await;
+                Err::<InvokeResult, _>(AcmpError::cancelled(inv.params.task_id))
+            }));
         let orch = Orchestrator::new(router(vec![("hang", hang)]));
         let mut d = dag(&[("slow", "hang", &[])]);
         d.tasks[0].timeout_ms = Some(50);
@@ -268,7 +286,9 @@ fn a_timeout_of_an_observed_task_is_reported_as_its_failure() {
         assert_eq!(outcome.state("slow"), Some(TaskState::Failed));
         let lines = log.lock().unwrap().clone();
         assert!(
-            lines.iter().any(|l| l == "failed:slow:timed out after 50 ms"),
+            lines
+                .iter()
+                .any(|l| l == "failed:slow:timed out after 50 ms"),
             "{lines:?}"
         );
     });
@@ -291,7 +311,8 @@ fn a_durable_run_does_not_stream() {
             }),
         );
         let recorder = Recorder::default();
-        let orch = Orchestrator::new(router(vec![("s", streaming)])).with_event_sink(recorder.sink());
+        let orch =
+            Orchestrator::new(router(vec![("s", streaming)])).with_event_sink(recorder.sink());
         let mut d = dag(&[("a", "s", &[]), ("b", "s", &["a"])]);
         d.edges[0].stream_eligible = Some(true);
         // Without an observer the edge streams.

@@ -193,7 +193,13 @@ impl Recorder {
     }
 
     /// Records a pass when `ok`, else a failure with what was expected and what came back.
-    pub fn check(&mut self, id: &str, ok: bool, expected: impl Into<String>, got: impl Into<String>) {
+    pub fn check(
+        &mut self,
+        id: &str,
+        ok: bool,
+        expected: impl Into<String>,
+        got: impl Into<String>,
+    ) {
         let status = if ok {
             Status::Passed
         } else {
@@ -260,7 +266,11 @@ impl Recorder {
             .collect();
         for id in self.undeclared {
             out.push(CheckResult {
-                def: must("internal.undeclared-check", "conformance suite", "every check a scenario records is declared by it"),
+                def: must(
+                    "internal.undeclared-check",
+                    "conformance suite",
+                    "every check a scenario records is declared by it",
+                ),
                 scenario: self.scenario.clone(),
                 status: Status::failed("a declared check id", id),
                 expected_failure: false,

@@ -215,7 +215,9 @@ pub fn selection(common: &Common) -> Result<(Selection, BTreeSet<String>), Strin
     let entries = crate::catalog_entries();
     for name in &common.scenarios {
         if !entries.iter().any(|e| e.name == name) {
-            return Err(format!("unknown scenario `{name}` (see `a2e-conformance list`)"));
+            return Err(format!(
+                "unknown scenario `{name}` (see `a2e-conformance list`)"
+            ));
         }
     }
     let expected = match &common.expected_failures {

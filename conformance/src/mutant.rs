@@ -151,7 +151,10 @@ async fn proxy(mutation: Mutation, mut agent: Link, mut host: Link) {
 pub async fn main(rule: &str, command: &[String]) -> ExitCode {
     let Some(mutation) = Mutation::parse(rule) else {
         let known: Vec<&str> = Mutation::ALL.iter().map(|(n, _)| *n).collect();
-        eprintln!("a2e-conformance: unknown rule `{rule}` (one of {})", known.join(", "));
+        eprintln!(
+            "a2e-conformance: unknown rule `{rule}` (one of {})",
+            known.join(", ")
+        );
         return ExitCode::from(2);
     };
     let host = match stdio::spawn_in_group(command, stdio::Stderr::Inherit) {
@@ -179,17 +182,31 @@ mod tests {
         assert_eq!(got["type"], "tool/call/resp");
         assert_eq!(got["data"]["error_code"], "unknown_tool");
         let other = json!({"type": "error", "id": "e", "req_id": "x", "code": "unknown_tool"});
-        assert_eq!(Mutation::RefusalInBand.to_agent(other.clone(), &memory), other);
+        assert_eq!(
+            Mutation::RefusalInBand.to_agent(other.clone(), &memory),
+            other
+        );
 
         let ev = json!({"type": "tool/event", "req_id": "c1", "seq": 0});
         assert_eq!(Mutation::SeqFromOne.to_agent(ev, &memory)["seq"], 1);
 
         let skill = json!({"type": "skill/call/req", "id": "s", "name": "k", "arguments": {}});
-        assert_eq!(Mutation::SkillStreamingOff.to_host(skill, &mut memory)["streaming"], false);
+        assert_eq!(
+            Mutation::SkillStreamingOff.to_host(skill, &mut memory)["streaming"],
+            false
+        );
         let explicit = json!({"type": "skill/call/req", "id": "s", "streaming": true});
-        assert_eq!(Mutation::SkillStreamingOff.to_host(explicit, &mut memory)["streaming"], true);
+        assert_eq!(
+            Mutation::SkillStreamingOff.to_host(explicit, &mut memory)["streaming"],
+            true
+        );
 
         let e = json!({"type": "error", "req_id": "r", "code": "invalid_message"});
-        assert!(Mutation::ErrorWithoutReqId.to_agent(e, &memory).get("req_id").is_none());
+        assert!(
+            Mutation::ErrorWithoutReqId
+                .to_agent(e, &memory)
+                .get("req_id")
+                .is_none()
+        );
     }
 }

@@ -147,7 +147,9 @@ impl Drop for InFlight {
     }
 }
 
-fn tagged(tags: &'static [&'static str]) -> impl FnOnce(a2e_proto::ToolDefinition) -> a2e_proto::ToolDefinition {
+fn tagged(
+    tags: &'static [&'static str],
+) -> impl FnOnce(a2e_proto::ToolDefinition) -> a2e_proto::ToolDefinition {
     move |d| d.tags(tags)
 }
 
@@ -160,7 +162,10 @@ async fn echo(args: EchoArgs, _cx: CallContext) -> Result<Value, HostError> {
 
 async fn sleep(args: SleepArgs, cx: CallContext) -> Result<Value, HostError> {
     if args.ms > MAX_SLEEP_MS {
-        return Err(HostError::invalid_argument("$.ms", format!("at most {MAX_SLEEP_MS}")));
+        return Err(HostError::invalid_argument(
+            "$.ms",
+            format!("at most {MAX_SLEEP_MS}"),
+        ));
     }
     let (_guard, concurrent) = InFlight::enter(args.group.unwrap_or_default());
     tokio::select! {
@@ -172,7 +177,10 @@ async fn sleep(args: SleepArgs, cx: CallContext) -> Result<Value, HostError> {
 
 async fn stream(args: StreamArgs, cx: CallContext) -> Result<Value, HostError> {
     if args.count > MAX_EVENTS {
-        return Err(HostError::invalid_argument("$.count", format!("at most {MAX_EVENTS}")));
+        return Err(HostError::invalid_argument(
+            "$.count",
+            format!("at most {MAX_EVENTS}"),
+        ));
     }
     for i in 0..args.count {
         let pct = i64::from((i + 1) * 100 / args.count.max(1));
@@ -193,7 +201,10 @@ async fn fail(args: FailArgs, _cx: CallContext) -> Result<Value, HostError> {
 async fn large(args: LargeArgs, _cx: CallContext) -> Result<Value, HostError> {
     let bytes = usize::try_from(args.bytes).unwrap_or(usize::MAX);
     if bytes > MAX_LARGE {
-        return Err(HostError::invalid_argument("$.bytes", format!("at most {MAX_LARGE}")));
+        return Err(HostError::invalid_argument(
+            "$.bytes",
+            format!("at most {MAX_LARGE}"),
+        ));
     }
     Ok(Value::String("x".repeat(bytes)))
 }
@@ -254,13 +265,29 @@ mod tests {
         let p = fixture_plugin();
         let names: Vec<String> = ToolPlugin::tools(&p).into_iter().map(|t| t.name).collect();
         assert_eq!(names, [ECHO, SLEEP, STREAM, FAIL, LARGE, DEFERRED]);
-        let echo = p.call_dyn(ECHO, args(json!({"text": "a", "n": 1})), CallContext::detached()).await.unwrap();
+        let echo = p
+            .call_dyn(
+                ECHO,
+                args(json!({"text": "a", "n": 1})),
+                CallContext::detached(),
+            )
+            .await
+            .unwrap();
         assert_eq!(echo.data, json!({"text": "a", "n": 1}));
-        let err = p.call_dyn(FAIL, Map::new(), CallContext::detached()).await.unwrap_err();
+        let err = p
+            .call_dyn(FAIL, Map::new(), CallContext::detached())
+            .await
+            .unwrap_err();
         assert!(!err.is_refusal());
-        let big = p.call_dyn(LARGE, args(json!({"bytes": 10})), CallContext::detached()).await.unwrap();
+        let big = p
+            .call_dyn(LARGE, args(json!({"bytes": 10})), CallContext::detached())
+            .await
+            .unwrap();
         assert_eq!(big.data, json!("xxxxxxxxxx"));
-        let deferred = ToolPlugin::tools(&p).into_iter().find(|t| t.name == DEFERRED).unwrap();
+        let deferred = ToolPlugin::tools(&p)
+            .into_iter()
+            .find(|t| t.name == DEFERRED)
+            .unwrap();
         assert!(deferred.defer_loading);
     }
 
@@ -268,10 +295,14 @@ mod tests {
     async fn sleeping_calls_count_their_group() {
         let p = std::sync::Arc::new(fixture_plugin());
         let call = |p: std::sync::Arc<Toolbox>| async move {
-            p.call_dyn(SLEEP, args(json!({"ms": 100, "group": "t"})), CallContext::detached())
-                .await
-                .unwrap()
-                .data["concurrent"]
+            p.call_dyn(
+                SLEEP,
+                args(json!({"ms": 100, "group": "t"})),
+                CallContext::detached(),
+            )
+            .await
+            .unwrap()
+            .data["concurrent"]
                 .as_u64()
                 .unwrap()
         };

@@ -95,7 +95,10 @@ pub fn plain(entries: &[Entry]) -> String {
             let _ = writeln!(
                 out,
                 "{:<48} {:<6} {:<28} {}",
-                c.id, c.level.to_string(), e.name, c.rule
+                c.id,
+                c.level.to_string(),
+                e.name,
+                c.rule
             );
         }
     }
@@ -151,7 +154,11 @@ pub fn markdown(entries: &[Entry]) -> String {
             );
             let _ = writeln!(out, "| check | level | spec | rule |\n|---|---|---|---|");
             for c in e.checks {
-                let _ = writeln!(out, "| `{}` | {} | {} | {} |", c.id, c.level, c.section, c.rule);
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    c.id, c.level, c.section, c.rule
+                );
             }
             let _ = writeln!(out);
         }
@@ -172,7 +179,10 @@ mod tests {
             status: Status::failed("pong", "error"),
             expected_failure: false,
         };
-        assert_eq!(line(&r), "FAIL  a.b  [MUST a2e-core §1] expected pong; got error");
+        assert_eq!(
+            line(&r),
+            "FAIL  a.b  [MUST a2e-core §1] expected pong; got error"
+        );
     }
 
     #[test]

@@ -195,7 +195,13 @@ impl Session {
             Some(Incoming::Text(text)) => {
                 let value = {
                     let mut log = self.wire.lock().unwrap_or_else(PoisonError::into_inner);
-                    wire::inspect(&text, self.transport, &self.schemas, &mut log, &mut self.ids)
+                    wire::inspect(
+                        &text,
+                        self.transport,
+                        &self.schemas,
+                        &mut log,
+                        &mut self.ids,
+                    )
                 };
                 if let Some(value) = value {
                     self.note_answer(&value);
@@ -219,12 +225,16 @@ impl Session {
         if is_event_type(t) {
             if t != "proc/read/event" && self.answered.contains(req_id) {
                 self.late.push(msg.clone());
-                self.log()
-                    .note(Rule::EventsFirst, format!("a `{t}` for `{req_id}` after its answer"));
+                self.log().note(
+                    Rule::EventsFirst,
+                    format!("a `{t}` for `{req_id}` after its answer"),
+                );
             }
         } else if !self.answered.insert(req_id.to_owned()) && t != "pong" {
-            self.log()
-                .note(Rule::AnswerOnce, format!("a second answer (`{t}`) to `{req_id}`"));
+            self.log().note(
+                Rule::AnswerOnce,
+                format!("a second answer (`{t}`) to `{req_id}`"),
+            );
         }
     }
 
@@ -236,10 +246,15 @@ impl Session {
             if let Some(msg) = self.inbox.pop_front() {
                 return Ok(Some(msg));
             }
-            match self.pull(end.saturating_duration_since(Instant::now())).await {
+            match self
+                .pull(end.saturating_duration_since(Instant::now()))
+                .await
+            {
                 Pulled::Message => {}
                 Pulled::Nothing => return Ok(None),
-                Pulled::Closed(why) => return Err(Abort(format!("the host closed the connection: {why}"))),
+                Pulled::Closed(why) => {
+                    return Err(Abort(format!("the host closed the connection: {why}")));
+                }
             }
         }
     }
@@ -272,7 +287,10 @@ impl Session {
                 self.inbox = rest;
                 return Ok(Reply { msg, events });
             }
-            match self.pull(end.saturating_duration_since(Instant::now())).await {
+            match self
+                .pull(end.saturating_duration_since(Instant::now()))
+                .await
+            {
                 Pulled::Message => {}
                 Pulled::Nothing => {
                     return Err(Abort(format!("no answer to `{id}` within {within:?}")));
@@ -307,7 +325,8 @@ impl Session {
         within: Duration,
         last: impl Fn(&Value) -> bool,
     ) -> Result<Vec<Value>, Abort> {
-        self.events_where(|m| s(m, "/req_id") == id, within, last).await
+        self.events_where(|m| s(m, "/req_id") == id, within, last)
+            .await
     }
 
     /// Events `mine` accepts until one `last` accepts (included), within `within`.
@@ -325,14 +344,19 @@ impl Session {
                 .iter()
                 .position(|m| is_event_type(ty(m)) && mine(m))
             {
-                let Some(m) = self.inbox.remove(at) else { break };
+                let Some(m) = self.inbox.remove(at) else {
+                    break;
+                };
                 let done = last(&m);
                 out.push(m);
                 if done {
                     return Ok(out);
                 }
             }
-            match self.pull(end.saturating_duration_since(Instant::now())).await {
+            match self
+                .pull(end.saturating_duration_since(Instant::now()))
+                .await
+            {
                 Pulled::Message => {}
                 Pulled::Nothing => return Ok(out),
                 Pulled::Closed(why) => {
@@ -368,7 +392,10 @@ impl Session {
     pub async fn closed_within(&mut self, within: Duration) -> Option<String> {
         let end = Instant::now() + self.left(within);
         loop {
-            match self.pull(end.saturating_duration_since(Instant::now())).await {
+            match self
+                .pull(end.saturating_duration_since(Instant::now()))
+                .await
+            {
                 Pulled::Message => {}
                 Pulled::Nothing => return None,
                 Pulled::Closed(why) => return Some(why),

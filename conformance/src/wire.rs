@@ -149,7 +149,10 @@ pub fn inspect(
     if transport == Transport::Stdio && has_loose_whitespace(text) {
         log.note(Rule::Compact, text);
     }
-    let ty = value.get("type").and_then(Value::as_str).unwrap_or_default();
+    let ty = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if ty.is_empty() {
         log.note(Rule::Type, format!("no string `type`: {text}"));
     } else if !a2e_proto::Message::TYPES.contains(&ty) {
@@ -228,7 +231,13 @@ mod tests {
         assert_eq!(log.broken(Rule::Schema), None);
         inspect(&good, Transport::Stdio, &schemas, &mut log, &mut ids);
         assert!(log.broken(Rule::IdUnique).is_some());
-        inspect(r#"{"type": "x/y", "id":"b","version":"2.0","ts":1}"#, Transport::Stdio, &schemas, &mut log, &mut ids);
+        inspect(
+            r#"{"type": "x/y", "id":"b","version":"2.0","ts":1}"#,
+            Transport::Stdio,
+            &schemas,
+            &mut log,
+            &mut ids,
+        );
         for rule in [Rule::Compact, Rule::KnownType, Rule::Version, Rule::Ts] {
             assert!(log.broken(rule).is_some(), "{rule:?}");
         }

@@ -9,7 +9,11 @@ fn an_echoing_peer_fails_every_check() {
     let outcomes = conformance::blackbox::run_with(&["cat".to_owned()], Duration::from_millis(300));
     assert!(outcomes.len() >= 40, "{outcomes:#?}");
     assert!(outcomes.iter().all(|o| !o.passed), "{outcomes:#?}");
-    assert!(started.elapsed() < Duration::from_secs(120), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]

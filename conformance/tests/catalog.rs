@@ -13,12 +13,22 @@ fn there_are_at_least_150_checks_with_unique_well_formed_ids() {
         assert!(ids.insert(c.id), "`{}` is declared twice", c.id);
         let area = c.id.split('.').next().unwrap_or_default();
         assert!(
-            ["core", "tools", "skills", "chains", "proc", "transport", "client"].contains(&area),
+            [
+                "core",
+                "tools",
+                "skills",
+                "chains",
+                "proc",
+                "transport",
+                "client"
+            ]
+            .contains(&area),
             "`{}` has no area prefix",
             c.id
         );
         assert!(
-            c.id.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '.' || ch == '-'),
+            c.id.chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '.' || ch == '-'),
             "`{}`",
             c.id
         );
@@ -33,7 +43,8 @@ fn there_are_at_least_150_checks_with_unique_well_formed_ids() {
 
 #[test]
 fn the_readme_lists_every_check_as_the_binary_generates_it() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let begin = "<!-- checks:begin (a2e-conformance list --markdown) -->\n";
     let end = "<!-- checks:end -->";
     let from = readme.find(begin).expect("the README has the begin marker") + begin.len();

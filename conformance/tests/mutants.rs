@@ -13,7 +13,13 @@ use conformance::runner::Selection;
 const MUTANTS: &[(&str, &[&str])] = &[
     (
         "seq-from-1",
-        &["tools.stream.seq", "tools.stream.per-request", "skills.events.seq", "chains.events-seq", "proc.read.seq"],
+        &[
+            "tools.stream.seq",
+            "tools.stream.per-request",
+            "skills.events.seq",
+            "chains.events-seq",
+            "proc.read.seq",
+        ],
     ),
     (
         "refusal-in-band",
@@ -28,16 +34,32 @@ const MUTANTS: &[(&str, &[&str])] = &[
         ],
     ),
     ("error-without-req-id", &["core.error.unknown-type-req-id"]),
-    ("skill-streaming-default-off", &["skills.events.default-streaming"]),
+    (
+        "skill-streaming-default-off",
+        &["skills.events.default-streaming"],
+    ),
     ("chain-streaming-default-off", &["chains.streaming-default"]),
 ];
 
 fn run(rule: &str) {
     let Some(a2e) = support::a2e() else { return };
-    let (_, breaks) = MUTANTS.iter().find(|(r, _)| *r == rule).expect("a known rule");
-    let mut command = vec![support::me().display().to_string(), "mutant".into(), "--break".into(), rule.into(), "--".into()];
+    let (_, breaks) = MUTANTS
+        .iter()
+        .find(|(r, _)| *r == rule)
+        .expect("a known rule");
+    let mut command = vec![
+        support::me().display().to_string(),
+        "mutant".into(),
+        "--break".into(),
+        rule.into(),
+        "--".into(),
+    ];
     command.extend(support::stdio_command(&a2e));
-    let report = support::run_host(Target::Command(command), Some(support::TOKEN), &Selection::default());
+    let report = support::run_host(
+        Target::Command(command),
+        Some(support::TOKEN),
+        &Selection::default(),
+    );
     let failed: BTreeSet<String> = report
         .results
         .iter()
@@ -46,7 +68,12 @@ fn run(rule: &str) {
         .collect();
     let mut want: BTreeSet<String> = breaks.iter().map(|s| (*s).to_owned()).collect();
     want.extend(support::expected("a2e-host-stdio.txt"));
-    assert_eq!(failed, want, "{}", support::failures(&report.results).join("\n"));
+    assert_eq!(
+        failed,
+        want,
+        "{}",
+        support::failures(&report.results).join("\n")
+    );
 }
 
 #[test]

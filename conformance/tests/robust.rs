@@ -21,7 +21,13 @@ fn run(command: &[&str]) -> (Vec<conformance::check::CheckResult>, Duration) {
     let started = Instant::now();
     let target = Target::Command(command.iter().map(|s| (*s).to_owned()).collect());
     let report = rt
-        .block_on(runner::run_host(target, opts, &Selection::default(), Duration::from_secs(90), |_| {}))
+        .block_on(runner::run_host(
+            target,
+            opts,
+            &Selection::default(),
+            Duration::from_secs(90),
+            |_| {},
+        ))
         .unwrap();
     rt.shutdown_background();
     (report.results, started.elapsed())
@@ -33,13 +39,24 @@ fn alive(marker: &str) -> bool {
         .unwrap()
         .filter_map(Result::ok)
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .any(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(marker))
+        .any(|c| {
+            String::from_utf8_lossy(&c)
+                .replace('\0', " ")
+                .contains(marker)
+        })
 }
 
 fn assert_all_fail(results: &[conformance::check::CheckResult], took: Duration) {
-    let ran: Vec<_> = results.iter().filter(|r| !matches!(r.status, conformance::check::Status::Skipped { .. })).collect();
+    let ran: Vec<_> = results
+        .iter()
+        .filter(|r| !matches!(r.status, conformance::check::Status::Skipped { .. }))
+        .collect();
     assert!(ran.len() >= 40, "{} checks ran", ran.len());
-    assert!(ran.iter().all(|r| r.failed()), "{:#?}", ran.iter().filter(|r| r.passed()).collect::<Vec<_>>());
+    assert!(
+        ran.iter().all(|r| r.failed()),
+        "{:#?}",
+        ran.iter().filter(|r| r.passed()).collect::<Vec<_>>()
+    );
     assert!(took < Duration::from_secs(120), "{took:?}");
 }
 

@@ -49,12 +49,24 @@ const NO_ARGS: [(&str, &str); 11] = [
     ("test_image_content", "Returns an image"),
     ("test_audio_content", "Returns a sound"),
     ("test_embedded_resource", "Returns an embedded resource"),
-    ("test_multiple_content_types", "Returns text, an image and a resource"),
-    ("test_tool_with_logging", "Sends three log messages while it runs"),
+    (
+        "test_multiple_content_types",
+        "Returns text, an image and a resource",
+    ),
+    (
+        "test_tool_with_logging",
+        "Sends three log messages while it runs",
+    ),
     ("test_error_handling", "Always fails"),
     ("test_tool_with_progress", "Reports progress 0, 50 and 100"),
-    ("test_elicitation_sep1034_defaults", "Asks the user, with defaults for every field"),
-    ("test_elicitation_sep1330_enums", "Asks the user to choose, in five kinds of enum"),
+    (
+        "test_elicitation_sep1034_defaults",
+        "Asks the user, with defaults for every field",
+    ),
+    (
+        "test_elicitation_sep1330_enums",
+        "Asks the user to choose, in five kinds of enum",
+    ),
     ("test_reconnection", "Answers after a short wait"),
 ];
 
@@ -98,8 +110,11 @@ impl ToolPlugin for ConformanceTools {
                 .param(ToolParameter::new("message", "string", "What to ask").required()),
         );
         tools.push(
-            ToolDefinition::new("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features")
-                .param(ToolParameter::new("name", "string", "")),
+            ToolDefinition::new(
+                "json_schema_2020_12_tool",
+                "Tool with JSON Schema 2020-12 features",
+            )
+            .param(ToolParameter::new("name", "string", "")),
         );
         tools
     }
@@ -180,7 +195,11 @@ impl ToolPlugin for ConformanceTools {
                     .await
                     .map_err(|e| HostError::failed(e.to_string()))?;
                 let said = serde_json::to_value(&answer.message.content).unwrap_or(Value::Null);
-                let said = said.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let said = said
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
                 Ok(text(format!("LLM response: {said}")))
             }
             "test_elicitation" => {
@@ -299,7 +318,11 @@ fn required(name: &str, description: &str) -> PromptArgument {
 impl PromptProvider for ConformancePrompts {
     fn list(&self) -> Vec<Prompt> {
         vec![
-            Prompt::new("test_simple_prompt", Some("A simple prompt without arguments"), None),
+            Prompt::new(
+                "test_simple_prompt",
+                Some("A simple prompt without arguments"),
+                None,
+            ),
             Prompt::new(
                 "test_prompt_with_arguments",
                 Some("A prompt with two arguments"),
@@ -311,9 +334,16 @@ impl PromptProvider for ConformancePrompts {
             Prompt::new(
                 "test_prompt_with_embedded_resource",
                 Some("A prompt embedding a resource"),
-                Some(vec![required("resourceUri", "URI of the resource to embed")]),
+                Some(vec![required(
+                    "resourceUri",
+                    "URI of the resource to embed",
+                )]),
             ),
-            Prompt::new("test_prompt_with_image", Some("A prompt with an image"), None),
+            Prompt::new(
+                "test_prompt_with_image",
+                Some("A prompt with an image"),
+                None,
+            ),
         ]
     }
 
@@ -349,7 +379,10 @@ impl PromptProvider for ConformancePrompts {
                         )
                         .with_mime_type("text/plain"),
                     )),
-                    PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
+                    PromptMessage::new_text(
+                        Role::User,
+                        "Please process the embedded resource above.",
+                    ),
                 ],
                 _ => vec![
                     user(ContentBlock::image(PNG, "image/png")),

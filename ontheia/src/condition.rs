@@ -115,8 +115,8 @@ fn unquote(t: &str) -> Option<&str> {
 fn split_comparison(expr: &str) -> Option<(&str, Op, &str)> {
     let bytes = expr.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
+    while let Some(&byte) = bytes.get(i) {
+        match byte {
             b'$' if bytes.get(i + 1) == Some(&b'{') => match expr[i..].find('}') {
                 Some(end) => i += end + 1,
                 None => return None,
@@ -126,7 +126,7 @@ fn split_comparison(expr: &str) -> Option<(&str, Op, &str)> {
                 None => i += 1,
             },
             b'=' | b'!' if bytes.get(i + 1) == Some(&b'=') => {
-                let op = if bytes[i] == b'=' { Op::Eq } else { Op::Ne };
+                let op = if byte == b'=' { Op::Eq } else { Op::Ne };
                 return Some((&expr[..i], op, &expr[i + 2..]));
             }
             _ => i += 1,

@@ -141,8 +141,14 @@ pub fn german_date_time(now: SystemTime, utc_offset_minutes: i32) -> (String, St
     let days = local.div_euclid(86_400);
     let of_day = local.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    let weekday = WEEKDAYS[usize::try_from(days.rem_euclid(7)).unwrap_or(0)];
-    let month = MONTHS[usize::try_from(m - 1).unwrap_or(0).min(11)];
+    let weekday = WEEKDAYS
+        .get(usize::try_from(days.rem_euclid(7)).unwrap_or(0))
+        .copied()
+        .unwrap_or_default();
+    let month = MONTHS
+        .get(usize::try_from(m - 1).unwrap_or(0))
+        .copied()
+        .unwrap_or_default();
     (
         format!("{weekday}, {d}. {month} {y}"),
         format!("{:02}:{:02}", of_day / 3600, (of_day % 3600) / 60),

@@ -178,7 +178,11 @@ async fn a_resumed_run_calls_the_backend_only_for_what_did_not_finish() {
     .await;
     // ask and the first count did not reach the backend again.
     let calls = e.backend().calls();
-    assert_eq!(e.backend().llm_calls().len(), 1, "only the agent's inner call");
+    assert_eq!(
+        e.backend().llm_calls().len(),
+        1,
+        "only the agent's inner call"
+    );
     assert_eq!(e.backend().tool_calls().len(), 2, "{calls:?}");
     // The results are the uninterrupted run's (the counter restarted at 1 in
     // the new host, and the second iteration is the one that ran).

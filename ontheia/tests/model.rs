@@ -79,7 +79,9 @@ fn model_host() -> Option<ModelHost> {
             )
         }
         None => {
-            skip::skipped("model_example_against_a_local_model needs the local model server (run .ci/install-llm.sh)");
+            skip::skipped(
+                "model_example_against_a_local_model needs the local model server (run .ci/install-llm.sh)",
+            );
             None
         }
     }

@@ -69,7 +69,9 @@ fn repair_agrees_with_npm_jsonrepair() {
         if std::env::var_os("CI").is_some() {
             panic!("repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)");
         }
-        skip::skipped(&format!("repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)"));
+        skip::skipped(&format!(
+            "repair_agrees_with_npm_jsonrepair needs {what} (run .ci/install-ontheia.sh)"
+        ));
         return;
     }
     let corpus = std::fs::read_to_string(CORPUS).expect("corpus");

@@ -32,7 +32,14 @@ pub fn run(args: &[&str]) -> Result<(), String> {
 
 /// Builds `a2e-conformance` and runs it with `args`.
 fn forward(args: &[&str]) -> Result<(), String> {
-    crate::cargo(&["build", "--quiet", "-p", "conformance", "--bin", "a2e-conformance"])?;
+    crate::cargo(&[
+        "build",
+        "--quiet",
+        "-p",
+        "conformance",
+        "--bin",
+        "a2e-conformance",
+    ])?;
     let program = crate::target_dir().join("debug").join("a2e-conformance");
     let status = Command::new(&program)
         .args(args)
@@ -41,7 +48,10 @@ fn forward(args: &[&str]) -> Result<(), String> {
     if status.success() {
         Ok(())
     } else {
-        Err(format!("a2e-conformance {} failed ({status})", args.join(" ")))
+        Err(format!(
+            "a2e-conformance {} failed ({status})",
+            args.join(" ")
+        ))
     }
 }
 

@@ -23,6 +23,7 @@ mod package;
 mod schema;
 mod structures;
 mod tidy;
+mod tidy_errors;
 
 use std::process::ExitCode;
 

@@ -68,7 +68,7 @@ fn top_module(relative: &Path) -> String {
 }
 
 /// The code of a file without its `#[cfg(test)]` module: tests may reach anywhere.
-fn without_tests(text: &str) -> &str {
+pub(crate) fn without_tests(text: &str) -> &str {
     match text.find("#[cfg(test)]\nmod tests") {
         Some(at) => text.get(..at).unwrap_or(text),
         None => text,
@@ -170,7 +170,7 @@ pub fn check_file(relative: &Path, text: &str, reexports: &[(String, String)]) -
 }
 
 /// Every `.rs` file under `dir`, sorted.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -192,12 +192,25 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// `cargo xtask tidy`: fails on an import of `a2e-host` that points up.
+/// `cargo xtask tidy`: fails on an import of `a2e-host` that points up, and
+/// on a public function of a library crate that returns `Result<_, String>`.
 pub fn run() -> Result<(), String> {
+    let string_errors = crate::tidy_errors::string_errors(&crate::root())?;
+    for found in &string_errors {
+        eprintln!("{found}: returns Result<_, String>");
+    }
     let violations = check_host(&crate::root())?;
-    if violations.is_empty() {
-        eprintln!("tidy: a2e-host's imports point down through its layers");
+    if violations.is_empty() && string_errors.is_empty() {
+        eprintln!(
+            "tidy: a2e-host's imports point down through its layers; no public String errors"
+        );
         return Ok(());
+    }
+    if violations.is_empty() {
+        return Err(format!(
+            "{} public function(s) return Result<_, String>",
+            string_errors.len()
+        ));
     }
     for v in &violations {
         eprintln!("a2e-host/src/{}:{}: {}", v.file, v.line, v.what);

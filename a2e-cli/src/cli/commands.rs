@@ -56,6 +56,7 @@ pub fn telemetry(cli: &Cli) -> Result<(Telemetry, TelemetryGuard), String> {
 async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String> {
     let config = load_config(cli)?;
     let servers = config.mcp.servers.clone();
+    let metrics = telemetry.metrics().clone();
     let mut builder =
         a2e_host::plugins::with_plugin_processes(a2e_host::skills::builder_with_skills(
             Host::builder(config)
@@ -68,13 +69,17 @@ async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String
             .map(|d| d.name)
             .collect();
         reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
-        let mounts = a2e_host::mcp::mount(servers, reserved).await?;
+        let mounts = a2e_host::mcp::mount(servers, reserved)
+            .await
+            .map_err(|e| e.to_string())?;
         // A mounted server's sampling requests go to the host's providers
         // (when its config allows it).
-        if let Some(providers) = builder.providers()? {
+        if let Some(providers) = builder.providers().map_err(|e| e.to_string())? {
             mounts.set_sampler(Arc::new(a2e_host::mcp::HostSampler::new(providers)));
         }
-        builder = builder.with_tool_plugin(a2e_host::mcp::McpPlugin::new(Arc::new(mounts)));
+        builder = builder.with_tool_plugin(
+            a2e_host::mcp::McpPlugin::new(Arc::new(mounts)).with_metrics(metrics),
+        );
     }
     builder.build().map_err(|e| e.to_string())
 }

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use a2e_host::Host;
 use a2e_document::{Document, parse_document};
+use a2e_host::Host;
 use a2e_host::{CallOptions, EventReceiver, EventStream};
 use a2e_proto::Message;
 use tokio_util::sync::CancellationToken;

@@ -34,7 +34,9 @@ pub fn suite(test: &str) -> Option<(PathBuf, PathBuf)> {
         "{test} needs the MCP conformance suite and Node 22 ({} is missing; run .ci/install-mcp-conformance.sh)",
         entry.display()
     );
-    skip::skipped(&format!("{test} needs the MCP conformance suite (run .ci/install-mcp-conformance.sh)"));
+    skip::skipped(&format!(
+        "{test} needs the MCP conformance suite (run .ci/install-mcp-conformance.sh)"
+    ));
     None
 }
 
@@ -101,7 +103,12 @@ fn summary_line(line: &str) -> Option<Outcome> {
 
 /// Runs the suite with `args` in a fresh directory (it writes `results/`
 /// there); its output, printed per scenario to stderr, and its outcomes.
-pub fn run(node: &Path, entry: &Path, args: &[&str], envs: &[(&str, &str)]) -> (String, Vec<Outcome>) {
+pub fn run(
+    node: &Path,
+    entry: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> (String, Vec<Outcome>) {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(node);
     cmd.arg(entry).args(args).current_dir(dir.path());
@@ -218,12 +225,34 @@ fn summary_lines_are_read() {
     assert_eq!(
         found,
         [
-            Outcome { scenario: "ping".into(), passed: 1, failed: 0 },
-            Outcome { scenario: "tools-list".into(), passed: 0, failed: 2 },
+            Outcome {
+                scenario: "ping".into(),
+                passed: 1,
+                failed: 0
+            },
+            Outcome {
+                scenario: "tools-list".into(),
+                passed: 0,
+                failed: 2
+            },
         ]
     );
     let single = "Running client scenario 'ping' against server: http://x/mcp\nChecks:\n\nTest Results:\nPassed: 1/1, 0 failed, 0 warnings\n";
-    assert_eq!(outcomes(single), [Outcome { scenario: "ping".into(), passed: 1, failed: 0 }]);
+    assert_eq!(
+        outcomes(single),
+        [Outcome {
+            scenario: "ping".into(),
+            passed: 1,
+            failed: 0
+        }]
+    );
     let client = "Starting scenario: sse-retry\nPassed: 2/3, 1 failed, 0 warnings\n";
-    assert_eq!(outcomes(client), [Outcome { scenario: "sse-retry".into(), passed: 2, failed: 1 }]);
+    assert_eq!(
+        outcomes(client),
+        [Outcome {
+            scenario: "sse-retry".into(),
+            passed: 2,
+            failed: 1
+        }]
+    );
 }

@@ -77,7 +77,7 @@ pub(crate) async fn run_command(
         &config.commands.inherit_env,
     );
     let mut child = process::spawn_group(&mut cmd)
-        .map_err(|e| HostError::Tool(format!("cannot start `{argv0}`: {e}")))?;
+        .map_err(|e| HostError::tool_failed(format!("cannot start `{argv0}`"), e))?;
     tracing::debug!(command = %argv0, pid = child.pid(), "run_command started");
     let _feeder = match (stdin, child.child.stdin.take()) {
         (Some(text), Some(mut pipe)) => Some(AbortOnDropHandle::new(tokio::spawn(async move {
@@ -105,7 +105,7 @@ pub(crate) async fn run_command(
         }
     })
     .await
-    .map_err(|e| HostError::Tool(format!("`{argv0}` failed: {e}")))?;
+    .map_err(|e| HostError::tool_failed(format!("`{argv0}` failed"), e))?;
 
     match outcome.ending {
         Ending::Exited => {}

@@ -156,9 +156,9 @@ pub(crate) fn transform(args: TransformArgs) -> HostResult<ToolOutput> {
         .map_err(|e| HostError::schema(vec![format!("expression: {e}")]))?;
     let result = compiled
         .search(data)
-        .map_err(|e| HostError::Tool(format!("expression failed: {e}")))?;
+        .map_err(|e| HostError::tool_failed("expression failed", e))?;
     let value = serde_json::to_value(&*result)
-        .map_err(|e| HostError::Tool(format!("result is not JSON: {e}")))?;
+        .map_err(|e| HostError::tool_failed("result is not JSON", e))?;
     Ok(json!({"result": whole_numbers(value)}).into())
 }
 

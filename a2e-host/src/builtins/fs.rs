@@ -45,7 +45,10 @@ fn io_error(what: &str, rel: &str, e: &io::Error) -> HostError {
         io::ErrorKind::PermissionDenied => {
             HostError::Tool(format!("cannot {what} `{rel}`: permission denied"))
         }
-        _ => HostError::Tool(format!("cannot {what} `{rel}`: {e}")),
+        _ => HostError::tool_failed(
+            format!("cannot {what} `{rel}`"),
+            io::Error::new(e.kind(), e.to_string()),
+        ),
     }
 }
 

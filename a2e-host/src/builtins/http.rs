@@ -1,8 +1,8 @@
-//! `http_request`: one HTTP/1.1 exchange with an allowed host.
+//! `http_request`: one HTTP exchange with an allowed host.
 //!
-//! Built on hyper's HTTP/1 client connection over a tokio TCP stream; `https`
-//! goes through rustls (ring provider, Mozilla's root certificates from
-//! `webpki-roots`, no client certificates). The URL's host must be in
+//! Sent with the client set-up every A2E crate shares (`a2e-http`: reqwest on
+//! rustls with the ring provider and Mozilla's root certificates, no client
+//! certificates, no proxy from the environment). The URL's host must be in
 //! `http.allow_hosts`: an entry is a host name or IP address (any port), or
 //! `host:port` / `[v6]:port` (that port only); comparison ignores case.
 //! Redirects (301, 302, 303, 307, 308) are followed up to [`MAX_REDIRECTS`]
@@ -10,22 +10,16 @@
 //! elsewhere is not followed and comes back as the response it is (3xx with
 //! its `location` header). 303, and 301/302 after a POST, continue as GET
 //! without a body. The response body is read up to `http.body_max_bytes`.
+//! With telemetry on, the request carries the call's W3C trace context
+//! (`traceparent`, `tracestate`) unless the caller set `traceparent` itself.
 
-use std::error::Error as StdError;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::header::{self, HeaderName, HeaderValue};
-use hyper::{HeaderMap, Method, Request, Response, StatusCode, Uri};
-use hyper_util::rt::TokioIo;
+use a2e_http::{ClientOptions, HostAllowList, HttpError, Pool, RedirectPolicy, Redirects};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, Url};
 use serde_json::{Map, Value, json};
-use tokio::net::TcpStream;
-use tokio_rustls::TlsConnector;
-use tokio_rustls::rustls::pki_types::ServerName;
-use tokio_rustls::rustls::{ClientConfig, RootCertStore};
-use tokio_util::task::AbortOnDropHandle;
 
 use super::args::*;
 use super::text;
@@ -41,197 +35,54 @@ const MANAGED_HEADERS: &[&str] = &["host", "content-length", "transfer-encoding"
 
 const USER_AGENT: &str = concat!("a2e-host/", env!("CARGO_PKG_VERSION"));
 
-fn bare_host(host: &str) -> String {
-    host.trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_ascii_lowercase()
-}
-
-/// An allow-list entry as `(host, port)`.
-fn split_entry(entry: &str) -> (String, Option<u16>) {
-    let entry = entry.trim();
-    if let Some(rest) = entry.strip_prefix('[')
-        && let Some((host, after)) = rest.split_once(']')
-    {
-        let port = after.strip_prefix(':').and_then(|p| p.parse().ok());
-        return (bare_host(host), port);
-    }
-    match entry.split_once(':') {
-        Some((host, port)) if !port.contains(':') => match port.parse() {
-            Ok(port) => (bare_host(host), Some(port)),
-            Err(_) => (bare_host(entry), None),
-        },
-        _ => (bare_host(entry), None),
-    }
-}
-
-/// Whether `host` (as in a URL, IPv6 in brackets or not) on `port` is allowed.
+/// Whether `host` (as in a URL, IPv6 in brackets or not) on `port` is allowed
+/// by the entries of `http.allow_hosts`.
 pub fn host_allowed(allow: &[String], host: &str, port: u16) -> bool {
-    let host = bare_host(host);
-    !host.is_empty()
-        && allow.iter().any(|entry| {
-            let (h, p) = split_entry(entry);
-            h == host && p.is_none_or(|p| p == port)
-        })
+    HostAllowList::new(allow).allows(host, port)
 }
 
-struct Target {
-    uri: Uri,
-    https: bool,
-    host: String,
-    port: u16,
-}
-
-fn target(uri: Uri) -> Result<Target, String> {
-    let https = match uri.scheme_str() {
-        Some("http") => false,
-        Some("https") => true,
-        Some(other) => return Err(format!("scheme `{other}` is not supported (http, https)")),
-        None => return Err("the URL has no scheme (http, https)".into()),
-    };
-    let host = uri
-        .host()
-        .map(bare_host)
-        .filter(|h| !h.is_empty())
-        .ok_or("the URL has no host")?;
-    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-    Ok(Target {
-        uri,
-        https,
-        host,
-        port,
-    })
-}
-
-fn redirect_uri(base: &Uri, location: &str) -> Option<Uri> {
-    if let Ok(uri) = location.parse::<Uri>()
-        && uri.scheme().is_some()
-        && uri.authority().is_some()
-    {
-        return Some(uri);
-    }
-    let scheme = base.scheme_str()?;
-    let authority = base.authority()?.as_str();
-    let text = if let Some(rest) = location.strip_prefix("//") {
-        format!("{scheme}://{rest}")
-    } else if location.starts_with('/') {
-        format!("{scheme}://{authority}{location}")
-    } else {
-        let path = base.path();
-        let dir = path.rfind('/').and_then(|i| path.get(..=i)).unwrap_or("/");
-        format!("{scheme}://{authority}{dir}{location}")
-    };
-    text.parse().ok()
-}
-
-fn error_chain(e: &(dyn StdError + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
-}
-
-fn tls_connector() -> Result<TlsConnector, String> {
-    static CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
-    CONFIG
+/// The one client of the tool: it follows no redirect by itself (the policy
+/// checks every hop) and keeps no idle connection past a call.
+fn client() -> HostResult<&'static reqwest::Client> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
         .get_or_init(|| {
-            let mut roots = RootCertStore::empty();
-            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-            let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-            ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .map(|b| Arc::new(b.with_root_certificates(roots).with_no_client_auth()))
-                .map_err(|e| format!("TLS is not available: {e}"))
+            ClientOptions::default()
+                .redirects(Redirects::None)
+                .pool(Pool::None)
+                .user_agent(USER_AGENT)
+                .build()
+                .map_err(|e| e.to_string())
         })
-        .clone()
-        .map(TlsConnector::from)
+        .as_ref()
+        .map_err(|e| HostError::Runtime(e.clone()))
 }
 
-type Sent = (Response<Incoming>, AbortOnDropHandle<()>);
-
-async fn send_on<T>(io: T, req: Request<Full<Bytes>>) -> Result<Sent, String>
-where
-    T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-{
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
-        .await
-        .map_err(|e| error_chain(&e))?;
-    let driver = AbortOnDropHandle::new(tokio::spawn(async move {
-        if let Err(e) = conn.await {
-            tracing::debug!(error = %e, "http connection ended with an error");
-        }
-    }));
-    let resp = sender
-        .send_request(req)
-        .await
-        .map_err(|e| error_chain(&e))?;
-    Ok((resp, driver))
-}
-
-async fn send(
-    target: &Target,
-    method: &Method,
-    headers: &[(HeaderName, HeaderValue)],
-    body: Bytes,
-) -> Result<Sent, String> {
-    let authority = target
-        .uri
-        .authority()
-        .map(|a| a.as_str().to_owned())
-        .unwrap_or_else(|| target.host.clone());
-    let path = target
-        .uri
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
-    let mut builder = Request::builder()
-        .method(method.clone())
-        .uri(path)
-        .header(header::HOST, authority)
-        .header(header::USER_AGENT, USER_AGENT);
-    for (name, value) in headers {
-        builder = builder.header(name, value);
-    }
-    let req = builder
-        .body(Full::new(body))
-        .map_err(|e| format!("invalid request: {e}"))?;
-    let tcp = TcpStream::connect((target.host.as_str(), target.port))
-        .await
-        .map_err(|e| format!("cannot connect to {}:{}: {e}", target.host, target.port))?;
-    if target.https {
-        let server = ServerName::try_from(target.host.clone())
-            .map_err(|e| format!("invalid TLS server name `{}`: {e}", target.host))?;
-        let tls = tls_connector()?
-            .connect(server, tcp)
-            .await
-            .map_err(|e| format!("TLS handshake with {} failed: {e}", target.host))?;
-        send_on(TokioIo::new(tls), req).await
-    } else {
-        send_on(TokioIo::new(tcp), req).await
+/// The URL, or the argument error naming what is wrong with it.
+fn parse_url(url: &str, allow: &HostAllowList) -> HostResult<Url> {
+    let url = Url::parse(url).map_err(|e| HostError::invalid_argument("url", e))?;
+    match allow.check(&url) {
+        Ok(_) => Ok(url),
+        Err(e @ HttpError::NotAllowed { .. }) => Err(HostError::Denied(e.to_string())),
+        Err(e) => Err(HostError::invalid_argument("url", e)),
     }
 }
 
-async fn read_body(resp: Response<Incoming>, cap: usize) -> Result<(Vec<u8>, bool), String> {
-    let mut body = resp.into_body();
+async fn read_body(resp: &mut reqwest::Response, cap: usize) -> HostResult<(Vec<u8>, bool)> {
     let mut buf: Vec<u8> = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| format!("reading the body failed: {}", error_chain(&e)))?;
-        if let Ok(data) = frame.into_data() {
-            let room = cap.saturating_sub(buf.len());
-            if data.len() > room {
-                buf.extend_from_slice(data.get(..room).unwrap_or_default());
-                return Ok((buf, true));
-            }
-            buf.extend_from_slice(&data);
+    while let Some(data) = resp.chunk().await.map_err(|e| {
+        HostError::Tool(format!(
+            "request to {} failed: reading the body failed: {}",
+            resp.url(),
+            a2e_http::describe(&e)
+        ))
+    })? {
+        let room = cap.saturating_sub(buf.len());
+        if data.len() > room {
+            buf.extend_from_slice(data.get(..room).unwrap_or_default());
+            return Ok((buf, true));
         }
+        buf.extend_from_slice(&data);
     }
     Ok((buf, false))
 }
@@ -253,13 +104,11 @@ fn header_map_json(headers: &HeaderMap) -> Map<String, Value> {
     out
 }
 
-fn request_headers(
-    headers: Option<&Map<String, Value>>,
-) -> HostResult<Vec<(HeaderName, HeaderValue)>> {
+fn request_headers(headers: Option<&Map<String, Value>>) -> HostResult<HeaderMap> {
     let Some(map) = headers else {
-        return Ok(Vec::new());
+        return Ok(HeaderMap::new());
     };
-    let mut out = Vec::new();
+    let mut out = HeaderMap::new();
     let mut violations = Vec::new();
     for (name, value) in map {
         let text = match value {
@@ -277,7 +126,7 @@ fn request_headers(
         ) {
             (Ok(n), Ok(v)) => {
                 if !MANAGED_HEADERS.contains(&n.as_str()) {
-                    out.push((n, v));
+                    out.append(n, v);
                 }
             }
             _ => violations.push(format!("headers.{name}: not a valid header")),
@@ -290,28 +139,31 @@ fn request_headers(
     }
 }
 
+/// The call's W3C trace context as `traceparent` / `tracestate` headers
+/// (the `execute_tool http_request` span's), unless the caller gave a
+/// `traceparent` of its own: the server can join the trace.
+fn trace_headers(headers: &mut HeaderMap) {
+    if headers.contains_key("traceparent") {
+        return;
+    }
+    if let Some(trace) = a2e_telemetry::TraceContext::current() {
+        trace.to_headers(headers);
+    }
+}
+
 /// Runs `http_request`: `{status, headers, body, encoding, url, redirects}`.
 pub(crate) async fn http_request(
     config: &HostConfig,
     args: HttpRequestArgs,
     ctx: &CallContext,
 ) -> HostResult<ToolOutput> {
-    let url = args.url.as_str();
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| HostError::schema(vec![format!("url: {e}")]))?;
-    let first = target(uri).map_err(|e| HostError::schema(vec![format!("url: {e}")]))?;
-    if !host_allowed(&config.http.allow_hosts, &first.host, first.port) {
-        return Err(HostError::Denied(format!(
-            "host `{}` is not in the HTTP allow-list",
-            first.host
-        )));
-    }
+    let allow = HostAllowList::new(&config.http.allow_hosts);
+    let url = parse_url(&args.url, &allow)?;
     let method_name = args.method.unwrap_or_default().as_str();
     let method = Method::from_bytes(method_name.as_bytes())
-        .map_err(|e| HostError::schema(vec![format!("method: {e}")]))?;
-    let headers = request_headers(args.headers.as_ref())?;
-    let body = Bytes::from(args.body.unwrap_or_default());
+        .map_err(|e| HostError::invalid_argument("method", e))?;
+    let mut headers = request_headers(args.headers.as_ref())?;
+    trace_headers(&mut headers);
     let base64 = args.encoding == Some(Encoding::Base64);
     let timeout_secs = args
         .timeout
@@ -322,67 +174,38 @@ pub(crate) async fn http_request(
         timeout = timeout.min(left);
     }
     let cap = config.http.body_max_bytes;
-    let allow = &config.http.allow_hosts;
+    let client = client()?;
+    let request = client
+        .request(method, url.clone())
+        .headers(headers)
+        .body(args.body.unwrap_or_default())
+        .build()
+        .map_err(|e| HostError::invalid_argument("url", a2e_http::error_chain(&e)))?;
+    let policy = RedirectPolicy::new(allow, MAX_REDIRECTS);
 
     let exchange = async {
-        let mut current = first;
-        let mut method = method;
-        let mut body = body;
-        let mut redirects = 0usize;
-        loop {
-            let (resp, _driver) = send(&current, &method, &headers, body.clone())
-                .await
-                .map_err(|e| HostError::Tool(format!("request to {} failed: {e}", current.uri)))?;
-            let status = resp.status();
-            let next = if status.is_redirection() && redirects < MAX_REDIRECTS {
-                resp.headers()
-                    .get(header::LOCATION)
-                    .and_then(|l| l.to_str().ok())
-                    .and_then(|l| redirect_uri(&current.uri, l))
-                    .and_then(|u| target(u).ok())
-            } else {
-                None
-            };
-            let follow = matches!(
-                status,
-                StatusCode::MOVED_PERMANENTLY
-                    | StatusCode::FOUND
-                    | StatusCode::SEE_OTHER
-                    | StatusCode::TEMPORARY_REDIRECT
-                    | StatusCode::PERMANENT_REDIRECT
-            );
-            if let (true, Some(next)) = (follow, next) {
-                if host_allowed(allow, &next.host, next.port) {
-                    if status == StatusCode::SEE_OTHER
-                        || (method == Method::POST
-                            && matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND))
-                    {
-                        if method != Method::HEAD {
-                            method = Method::GET;
-                        }
-                        body = Bytes::new();
-                    }
-                    redirects += 1;
-                    current = next;
-                    continue;
-                }
-                tracing::warn!(host = %next.host, "redirect to a host outside the allow-list not followed");
-            }
-            let headers = header_map_json(resp.headers());
-            let (bytes, truncated) = read_body(resp, cap)
-                .await
-                .map_err(|e| HostError::Tool(format!("request to {} failed: {e}", current.uri)))?;
-            return Ok::<_, HostError>((status, headers, bytes, truncated, current.uri, redirects));
-        }
+        let followed = policy.send(client, request).await.map_err(|e| {
+            let to = e.url().unwrap_or(&url);
+            HostError::Tool(format!(
+                "request to {to} failed: {}",
+                a2e_http::describe(&e)
+            ))
+        })?;
+        let mut response = followed.response;
+        let headers = header_map_json(response.headers());
+        let (bytes, truncated) = read_body(&mut response, cap).await?;
+        Ok::<_, HostError>((response, headers, bytes, truncated, followed.redirects))
     };
 
-    let (status, headers, bytes, truncated, final_uri, redirects) = tokio::select! {
+    let (response, headers, bytes, truncated, redirects) = tokio::select! {
         done = tokio::time::timeout(timeout, exchange) => match done {
             Ok(result) => result?,
             Err(_) => return Err(HostError::Timeout(timeout.as_secs_f64().ceil() as u64)),
         },
         _ = ctx.cancel.cancelled() => return Err(HostError::Cancelled),
     };
+    let status = response.status();
+    let final_url = response.url().to_string();
     let (content, encoding) = text::encode(&bytes, base64);
     Ok(ToolOutput {
         data: json!({
@@ -390,11 +213,11 @@ pub(crate) async fn http_request(
             "headers": headers,
             "body": content,
             "encoding": encoding,
-            "url": final_uri.to_string(),
+            "url": final_url,
             "redirects": redirects,
             "truncated": truncated,
         }),
-        summary: Value::String(format!("{method_name} {final_uri} → {status}")),
+        summary: Value::String(format!("{method_name} {final_url} → {status}")),
         truncated,
         exit_code: None,
     })
@@ -423,22 +246,13 @@ mod tests {
     }
 
     #[test]
-    fn redirect_locations_resolve_against_the_base() {
-        let base: Uri = "http://h:1/a/b?q".parse().unwrap();
-        let r = |l: &str| redirect_uri(&base, l).unwrap().to_string();
-        assert_eq!(r("/x"), "http://h:1/x");
-        assert_eq!(r("c"), "http://h:1/a/c");
-        assert_eq!(r("//other/p"), "http://other/p");
-        assert_eq!(r("https://z/p"), "https://z/p");
-    }
-
-    #[test]
-    fn only_http_and_https() {
-        assert!(target("ftp://h/x".parse().unwrap()).is_err());
-        let t = target("https://H.example/".parse().unwrap()).unwrap();
-        assert!(t.https);
-        assert_eq!((t.host.as_str(), t.port), ("h.example", 443));
-        let t = target("http://[::1]:9/".parse().unwrap()).unwrap();
-        assert_eq!((t.host.as_str(), t.port), ("::1", 9));
+    fn urls_are_http_or_https_on_an_allowed_host() {
+        let list = HostAllowList::new(["h.example", "::1"]);
+        let code = |url: &str| parse_url(url, &list).unwrap_err().code();
+        assert_eq!(code("ftp://h.example/x").as_str(), "schema_violation");
+        assert_eq!(code("not a url").as_str(), "schema_violation");
+        assert_eq!(code("https://elsewhere.example/").as_str(), "tool_denied");
+        assert!(parse_url("https://H.example/", &list).is_ok());
+        assert!(parse_url("http://[::1]:9/", &list).is_ok());
     }
 }

@@ -47,10 +47,8 @@ fn escapes(path: &str) -> HostError {
 /// The canonical workspace root.
 pub fn canonical_root(root: &Path) -> HostResult<PathBuf> {
     root.canonicalize().map_err(|e| {
-        HostError::Tool(format!(
-            "workspace root `{}` is not accessible: {e}",
-            root.display()
-        ))
+        let context = format!("workspace root `{}` is not accessible", root.display());
+        HostError::tool_failed(context, e)
     })
 }
 
@@ -100,13 +98,23 @@ pub fn resolve(root: &Path, path: &str) -> HostResult<Resolved> {
                         "path `{path}` goes through a dangling symbolic link"
                     )));
                 }
-                Err(e) => return Err(HostError::Tool(format!("cannot resolve `{path}`: {e}"))),
+                Err(e) => {
+                    return Err(HostError::tool_failed(
+                        format!("cannot resolve `{path}`"),
+                        e,
+                    ));
+                }
             },
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 current = next;
                 break;
             }
-            Err(e) => return Err(HostError::Tool(format!("cannot resolve `{path}`: {e}"))),
+            Err(e) => {
+                return Err(HostError::tool_failed(
+                    format!("cannot resolve `{path}`"),
+                    e,
+                ));
+            }
         }
     }
     for name in rest {

@@ -155,6 +155,7 @@ pub async fn run_plan(
     let req = plan.request();
     let op = chain_span(host, session_id, &req.chain_id);
     let timer = host.telemetry().metrics().timer();
+    let _in_flight = host.telemetry().metrics().run_started("chain");
     let resp = traced(
         &op,
         run_plan_in::<()>(host, session_id, plan, stream, cancel, &op, None),
@@ -198,6 +199,7 @@ pub(crate) async fn run_plan_durable<S: EventSink>(
     let req = plan.request();
     let op = chain_span(host, session_id, &req.chain_id);
     let timer = host.telemetry().metrics().timer();
+    let _in_flight = host.telemetry().metrics().run_started("chain");
     let resp = traced(
         &op,
         run_plan_in(host, session_id, plan, stream, cancel, &op, Some(durable)),
@@ -312,6 +314,7 @@ pub async fn run_chain(
     };
     let op = chain_span(host, session_id, &req.chain_id);
     let timer = host.telemetry().metrics().timer();
+    let _in_flight = host.telemetry().metrics().run_started("chain");
     let engine = engine(host, session_id, &op, &req.chain_id, None);
     let resp = traced(&op, engine.run(req, sink, cancel.clone()))
         .await

@@ -640,6 +640,10 @@ impl Host {
         }
         let telemetry = &self.telemetry;
         let timer = telemetry.metrics().timer();
+        let _in_flight = telemetry.metrics().run_started(match K::METRIC {
+            a2e_telemetry::CallKind::Tool => "tool",
+            a2e_telemetry::CallKind::Skill => "skill",
+        });
         let op = call_span::<K>(telemetry, &entry, caller.session_id, caller.trace, &args);
         let work = K::invoke(self, req, args, &entry, ctx);
         let work: BoxFuture<'_, HostResult<K::Output>> = if op.is_recording() {

@@ -50,7 +50,9 @@ impl McpExtras {
             Ok(files) => extras.resources.push(Arc::new(files)),
             Err(e) => tracing::warn!(root = %config.root.display(), "no workspace resources: {e}"),
         }
-        extras.prompts.push(Arc::new(SkillPrompts::new(host.clone())));
+        extras
+            .prompts
+            .push(Arc::new(SkillPrompts::new(host.clone())));
         extras
     }
 
@@ -69,6 +71,8 @@ pub struct HostBackend {
     session_id: String,
     extras: McpExtras,
     watches: Mutex<HashMap<String, CancellationToken>>,
+    /// Counts the connection in `a2e.sessions.open` (transport `mcp`).
+    _open: a2e_telemetry::Gauged,
 }
 
 impl HostBackend {
@@ -84,7 +88,9 @@ impl HostBackend {
     pub fn with_extras(host: Arc<Host>, agent_id: &str, extras: McpExtras) -> Self {
         let session_id = format!("mcp-{}", uuid::Uuid::new_v4().simple());
         host.register_session(&session_id, agent_id);
+        let open = host.telemetry().metrics().session_opened("mcp");
         Self {
+            _open: open,
             host,
             agent_id: agent_id.to_owned(),
             session_id,
@@ -177,7 +183,12 @@ fn as_image(mut result: ToolResult, mime: &str) -> ToolResult {
     else {
         return result;
     };
-    let path = result.data.get("path").and_then(Value::as_str).unwrap_or("").to_owned();
+    let path = result
+        .data
+        .get("path")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     let structured = std::mem::take(&mut result.data);
     result.data = serde_json::json!({
         "output": format!("{path} ({mime})"),
@@ -191,7 +202,10 @@ fn cursor_offset(cursor: Option<String>) -> Result<usize, ErrorData> {
     match cursor {
         None => Ok(0),
         Some(c) => c.parse().map_err(|_| {
-            ErrorData::invalid_params(format!("cursor `{c}` (params.cursor) is not one of ours"), None)
+            ErrorData::invalid_params(
+                format!("cursor `{c}` (params.cursor) is not one of ours"),
+                None,
+            )
         }),
     }
 }
@@ -231,7 +245,9 @@ impl ToolBackend for HostBackend {
         }
         if total > limit {
             return Err(ErrorData::invalid_params(
-                format!("the arguments (params.arguments) have {total} bytes of JSON, more than the host's {limit}"),
+                format!(
+                    "the arguments (params.arguments) have {total} bytes of JSON, more than the host's {limit}"
+                ),
                 None,
             ));
         }
@@ -295,77 +311,39 @@ impl ToolBackend for HostBackend {
         arguments: Map<String, Value>,
         progress: ProgressSink,
         cancel: CancellationToken,
+        meta: Map<String, Value>,
     ) -> ToolResult {
-        // Events flow whenever the client can receive them (log messages
-        // need no progress token).
-        let streaming = progress.is_connected();
-        if let Some(client) = progress.client() {
-            clients::attach(&self.session_id, client.clone());
-        }
-        let (tx, forward) = Self::forward_events(progress);
-        let result = if let Some(skill) = name.strip_prefix(SKILL_PREFIX) {
-            let req = SkillCallRequest {
-                name: skill.to_owned(),
-                arguments,
-                streaming,
-                timeout: 0,
-                ..SkillCallRequest::default()
-            };
-            match self
-                .host
-                .call_skill(
-                    req,
-                    crate::CallOptions::new()
-                        .session(&self.session_id)
-                        .events(tx)
-                        .cancel(&cancel),
-                )
-                .await
-            {
-                Ok(r) => ToolResult {
-                    success: r.success,
-                    tool_name: name.clone(),
-                    data: r.data,
-                    summary: r.summary,
-                    truncated: r.truncated,
-                    exit_code: None,
-                    error: r.error,
-                    error_code: r.error_code,
-                    duration_ms: r.duration_ms,
-                    events: Vec::new(),
-                },
-                Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
-            }
+        // A server span per `tools/call`, under the client's trace when its
+        // `_meta` (or the HTTP request's headers) carry a usable `traceparent`.
+        let op = self.request_span(&name, &meta);
+        let work = self.run_tool(name, arguments, progress, cancel);
+        let result = if op.is_recording() {
+            tracing::Instrument::instrument(work, op.span().clone()).await
         } else {
-            let mut arguments = arguments;
-            let image = image_read(&name, &mut arguments);
-            let req = ToolCallRequest {
-                tool_name: name.clone(),
-                arguments,
-                streaming,
-                ..ToolCallRequest::default()
-            };
-            match self
-                .host
-                .call_tool(
-                    req,
-                    crate::CallOptions::new()
-                        .session(&self.session_id)
-                        .events(tx)
-                        .cancel(&cancel),
-                )
-                .await
-            {
-                Ok(r) if r.success && image.is_some() => as_image(r, image.unwrap_or_default()),
-                Ok(r) => r,
-                Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
-            }
+            work.await
         };
-        let _ = forward.await;
+        let outcome = if result.success {
+            a2e_telemetry::metrics::OK
+        } else {
+            result
+                .error_code
+                .as_ref()
+                .map_or("tool_error", |c| c.as_str())
+        };
+        if !result.success {
+            op.error(outcome, "");
+        }
+        self.host
+            .telemetry()
+            .metrics()
+            .request("tools/call", outcome);
         result
     }
 
-    async fn list_resources(&self, cursor: Option<String>) -> Result<ListResourcesResult, ErrorData> {
+    async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, ErrorData> {
         let from = cursor_offset(cursor)?;
         let mut all = Vec::new();
         for provider in &self.extras.resources {
@@ -389,7 +367,9 @@ impl ToolBackend for HostBackend {
     }
 
     async fn read_resource(&self, uri: String) -> Result<ReadResourceResult, ErrorData> {
-        let provider = self.resource_owner(&uri).ok_or_else(|| resource_not_found(&uri))?;
+        let provider = self
+            .resource_owner(&uri)
+            .ok_or_else(|| resource_not_found(&uri))?;
         Ok(ReadResourceResult::new(provider.read(&uri).await?))
     }
 
@@ -486,5 +466,109 @@ impl ToolBackend for HostBackend {
         info.total = u32::try_from(total).ok();
         info.values = values;
         Ok(info)
+    }
+}
+
+impl HostBackend {
+    /// The span of one MCP `tools/call` served: `tools/call {tool}`, kind
+    /// server, in this connection's session.
+    fn request_span(&self, tool: &str, meta: &Map<String, Value>) -> a2e_telemetry::OpSpan {
+        let telemetry = self.host.telemetry();
+        if !telemetry.traces_enabled() {
+            return a2e_telemetry::OpSpan::default();
+        }
+        let remote = a2e_telemetry::TraceContext::from_meta(meta).and_then(|r| {
+            r.map_err(|e| {
+                tracing::debug!(session = %self.session_id, tool, "traceparent ignored: {e}");
+            })
+            .ok()
+        });
+        let mut builder = telemetry
+            .request(a2e_telemetry::Protocol::Mcp, "tools/call")
+            .target(tool)
+            .session(&self.session_id)
+            .agent_id(&self.agent_id);
+        if let Some(remote) = &remote {
+            builder = builder.parent(a2e_telemetry::Parent::Remote(remote));
+        }
+        builder.start()
+    }
+
+    /// Runs one `tools/call`: a skill (`skill.NAME`) or a tool, through the
+    /// host as an A2E call would.
+    async fn run_tool(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        progress: ProgressSink,
+        cancel: CancellationToken,
+    ) -> ToolResult {
+        // Events flow whenever the client can receive them (log messages
+        // need no progress token).
+        let streaming = progress.is_connected();
+        if let Some(client) = progress.client() {
+            clients::attach(&self.session_id, client.clone());
+        }
+        let (tx, forward) = Self::forward_events(progress);
+        let result = if let Some(skill) = name.strip_prefix(SKILL_PREFIX) {
+            let req = SkillCallRequest {
+                name: skill.to_owned(),
+                arguments,
+                streaming,
+                timeout: 0,
+                ..SkillCallRequest::default()
+            };
+            match self
+                .host
+                .call_skill(
+                    req,
+                    crate::CallOptions::new()
+                        .session(&self.session_id)
+                        .events(tx)
+                        .cancel(&cancel),
+                )
+                .await
+            {
+                Ok(r) => ToolResult {
+                    success: r.success,
+                    tool_name: name.clone(),
+                    data: r.data,
+                    summary: r.summary,
+                    truncated: r.truncated,
+                    exit_code: None,
+                    error: r.error,
+                    error_code: r.error_code,
+                    duration_ms: r.duration_ms,
+                    events: Vec::new(),
+                },
+                Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
+            }
+        } else {
+            let mut arguments = arguments;
+            let image = image_read(&name, &mut arguments);
+            let req = ToolCallRequest {
+                tool_name: name.clone(),
+                arguments,
+                streaming,
+                ..ToolCallRequest::default()
+            };
+            match self
+                .host
+                .call_tool(
+                    req,
+                    crate::CallOptions::new()
+                        .session(&self.session_id)
+                        .events(tx)
+                        .cancel(&cancel),
+                )
+                .await
+            {
+                Ok(r) if r.success && image.is_some() => as_image(r, image.unwrap_or_default()),
+                Ok(r) => r,
+                Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
+            }
+        };
+        let _ = forward.await;
+        result
     }
 }

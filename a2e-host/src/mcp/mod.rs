@@ -8,7 +8,8 @@
 //!   `tool/list` (found by search with `include_deferred`). Each tool's full
 //!   JSON Schema validates its calls. A call becomes an MCP `tools/call`; its
 //!   progress notifications become `tool/event` progress; a cancelled or
-//!   timed-out call sends `notifications/cancelled`.
+//!   timed-out call sends `notifications/cancelled`. The call's W3C trace
+//!   context goes along in `params._meta` (`traceparent`, `tracestate`).
 //! - **The host as an MCP server** ([`HostBackend`]): `a2e serve --mcp-stdio` and
 //!   `--mcp-http ADDR` offer the host's tools (built-ins, plugins, mounted MCP
 //!   tools) and its Published skills (as tools named `skill.NAME`, and as
@@ -19,6 +20,9 @@
 //!   resource and prompt providers come with [`McpExtras`]. Each MCP
 //!   connection is an A2E session of its own, and a tool or skill reaches the
 //!   client it was called from with [`client_of`] (sampling, elicitation).
+//!   Each `tools/call` served is a `tools/call {tool}` span under the
+//!   client's trace when its `_meta` (or, over HTTP, its `traceparent`
+//!   header) carries one.
 //!
 //! **When servers start.** An `eager` server starts, and is listed, when the
 //! host starts. Any other server starts on first use: the first `tool/list`
@@ -69,21 +73,43 @@ pub use serve::{serve_http, serve_stdio};
 pub async fn mount(
     servers: Vec<a2e_mcp::McpServerConfig>,
     reserved: HashSet<String>,
-) -> Result<McpMounts, String> {
+) -> Result<McpMounts, crate::error::ConfigError> {
     McpMounts::mount(servers, reserved)
         .await
-        .map_err(|e| format!("[mcp] {e}"))
+        .map_err(crate::error::ConfigError::Mcp)
 }
 
 /// The mounted MCP servers as one tool plugin.
 pub struct McpPlugin {
     mounts: Arc<McpMounts>,
+    metrics: a2e_telemetry::Metrics,
 }
 
 impl McpPlugin {
     /// A plugin over mounted (and listed) servers.
     pub fn new(mounts: Arc<McpMounts>) -> Self {
-        Self { mounts }
+        Self {
+            mounts,
+            metrics: a2e_telemetry::Metrics::default(),
+        }
+    }
+
+    /// Reports whether each server is up in `metrics` (`a2e.mcp.server.up`),
+    /// after every listing and call.
+    pub fn with_metrics(mut self, metrics: a2e_telemetry::Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// `a2e.mcp.server.up` of every mounted server, now.
+    async fn report_up(&self) {
+        if !self.metrics.is_enabled() {
+            return;
+        }
+        for toolkit in self.mounts.toolkits() {
+            let up = toolkit.is_running().await;
+            self.metrics.mcp_server_up(toolkit.name(), up);
+        }
     }
 }
 
@@ -99,7 +125,9 @@ impl ToolPlugin for McpPlugin {
     async fn load_tools(&self, include_deferred: bool) -> bool {
         // Servers started now, and servers whose tools changed since.
         let listed = self.mounts.list_unlisted(include_deferred).await;
-        listed + self.mounts.relist_changed().await > 0
+        let changed = listed + self.mounts.relist_changed().await > 0;
+        self.report_up().await;
+        changed
     }
 
     fn input_schema(&self, tool: &ToolDefinition) -> Value {
@@ -119,12 +147,20 @@ impl ToolPlugin for McpPlugin {
             let sink = sink.clone();
             async move { sink.emit(EventKind::PROGRESS, p.event_data()).await }.boxed()
         });
+        // The call's trace context goes on in `params._meta` (where the MCP
+        // semantic conventions put it): the server's spans join the trace.
+        let mut meta = Map::new();
+        if let Some(trace) = a2e_telemetry::TraceContext::current() {
+            trace.to_meta(&mut meta);
+        }
         let options = CallOptions {
             timeout: ctx.remaining(),
             cancel: Some(ctx.cancel.clone()),
             progress: Some(progress),
+            meta,
         };
         let result = self.mounts.call(tool, args, options).await;
+        self.report_up().await;
         if result.success {
             Ok(ToolOutput {
                 data: result.data,
@@ -137,14 +173,15 @@ impl ToolPlugin for McpPlugin {
                 .error
                 .unwrap_or_else(|| format!("the MCP tool `{tool}` failed"));
             let code = result.error_code;
-            Err(if code == Some(ErrorCode::TIMEOUT) && ctx.cancel.is_cancelled() {
-                HostError::Cancelled
-            } else if code == Some(ErrorCode::UNKNOWN_TOOL) {
-                HostError::UnknownTool(tool.to_owned())
-            } else {
-                HostError::failed(message)
-            })
+            Err(
+                if code == Some(ErrorCode::TIMEOUT) && ctx.cancel.is_cancelled() {
+                    HostError::Cancelled
+                } else if code == Some(ErrorCode::UNKNOWN_TOOL) {
+                    HostError::UnknownTool(tool.to_owned())
+                } else {
+                    HostError::failed(message)
+                },
+            )
         }
     }
 }
-

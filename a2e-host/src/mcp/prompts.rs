@@ -41,9 +41,7 @@ pub trait PromptProvider: Send + Sync + 'static {
 /// The error of a required prompt argument that is missing.
 pub fn missing_argument(prompt: &str, argument: &str) -> ErrorData {
     ErrorData::invalid_params(
-        format!(
-            "prompt `{prompt}` needs argument `{argument}` (params.arguments.{argument})"
-        ),
+        format!("prompt `{prompt}` needs argument `{argument}` (params.arguments.{argument})"),
         Some(serde_json::json!({ "prompt": prompt, "argument": argument })),
     )
 }
@@ -202,9 +200,16 @@ mod tests {
         let prompt = skill_prompt(&skill());
         let args = prompt.arguments.clone().unwrap();
         assert_eq!(args[0].name, "folder");
-        assert_eq!((args[0].required, args[1].required), (Some(true), Some(false)));
+        assert_eq!(
+            (args[0].required, args[1].required),
+            (Some(true), Some(false))
+        );
         let err = check_arguments(&prompt, &Map::new()).unwrap_err();
-        assert!(err.message.contains("params.arguments.folder"), "{}", err.message);
+        assert!(
+            err.message.contains("params.arguments.folder"),
+            "{}",
+            err.message
+        );
         let given = json!({"folder": "notes"}).as_object().cloned().unwrap();
         check_arguments(&prompt, &given).unwrap();
         let text = render(&skill(), &given);

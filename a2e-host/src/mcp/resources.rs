@@ -13,8 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use base64::Engine;
 use a2e_mcp::rmcp;
+use base64::Engine;
 use futures::future::BoxFuture;
 use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate};
 
@@ -121,7 +121,9 @@ impl WorkspaceResources {
                 if entry.file_name().to_string_lossy().starts_with('.') {
                     continue;
                 }
-                let Ok(kind) = entry.file_type() else { continue };
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
                 let path = entry.path();
                 if kind.is_dir() {
                     stack.push(path);
@@ -305,7 +307,10 @@ mod tests {
         assert_eq!(names, ["a.md", "pixel.png"]);
         let text = res.read(&res.uri_of("notes/a.md")).await.unwrap();
         let v = serde_json::to_value(&text[0]).unwrap();
-        assert_eq!((v["text"].as_str(), v["mimeType"].as_str()), (Some("# A\n"), Some("text/markdown")));
+        assert_eq!(
+            (v["text"].as_str(), v["mimeType"].as_str()),
+            (Some("# A\n"), Some("text/markdown"))
+        );
         let blob = res.read(&res.uri_of("pixel.png")).await.unwrap();
         let v = serde_json::to_value(&blob[0]).unwrap();
         let b64 = base64::engine::general_purpose::STANDARD.encode([0x89, b'P', b'N', b'G', 0xff]);

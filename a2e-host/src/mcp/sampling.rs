@@ -77,7 +77,11 @@ impl Sampler for HostSampler {
             let model = config
                 .model
                 .clone()
-                .or_else(|| self.providers.config(&config.provider).map(|c| c.model.clone()))
+                .or_else(|| {
+                    self.providers
+                        .config(&config.provider)
+                        .map(|c| c.model.clone())
+                })
                 .unwrap_or_default();
             let chat = ChatRequest {
                 model,
@@ -90,8 +94,10 @@ impl Sampler for HostSampler {
                 .chat(&chat, &mut NoDeltas, &CancellationToken::new())
                 .await
                 .map_err(|e| ErrorData::internal_error(format!("sampling failed: {e}"), None))?;
-            let mut result =
-                CreateMessageResult::new(SamplingMessage::assistant_text(answer.content), answer.model);
+            let mut result = CreateMessageResult::new(
+                SamplingMessage::assistant_text(answer.content),
+                answer.model,
+            );
             result.stop_reason = Some(CreateMessageResult::STOP_REASON_END_TURN.to_owned());
             Ok(result)
         })

@@ -49,7 +49,7 @@ pub enum RegistryError {
         plugin: String,
         /// The tool or skill, which schema, and where it goes wrong.
         #[source]
-        source: InvalidSchema,
+        source: Box<InvalidSchema>,
     },
 }
 
@@ -162,7 +162,7 @@ impl Registry {
         for (name, def, schema, checked) in tool_items(plugin.as_ref()) {
             checked.map_err(|source| RegistryError::InvalidSchema {
                 plugin: plugin_name.clone(),
-                source,
+                source: Box::new(source),
             })?;
             items.push((name, def, schema));
         }
@@ -201,7 +201,7 @@ impl Registry {
         for def in plugin.skills() {
             schema_check::check_skill(&def).map_err(|source| RegistryError::InvalidSchema {
                 plugin: plugin_name.clone(),
-                source,
+                source: Box::new(source),
             })?;
             let schema = Value::Object(def.input_schema.clone());
             items.push((def.name.clone(), def, schema));

@@ -174,7 +174,10 @@ mod tests {
         let mut def = ToolDefinition::new("transform", "t");
         def.output_parameters = vec![ToolParameter::new("result", "any", "The value")];
         let err = check_tool(&def, &def.input_schema()).unwrap_err();
-        assert_eq!((err.which, err.pointer.as_str()), ("output", "/properties/result/type"));
+        assert_eq!(
+            (err.which, err.pointer.as_str()),
+            ("output", "/properties/result/type")
+        );
         assert!(err.to_string().contains("tool `transform`"), "{err}");
         def.output_parameters = vec![ToolParameter::new("result", "", "The value")];
         check_tool(&def, &def.input_schema()).unwrap();
@@ -188,6 +191,9 @@ mod tests {
             .cloned()
             .unwrap();
         let err = check_skill(&def).unwrap_err();
-        assert_eq!((err.owner, err.which, err.pointer.as_str()), ("skill", "input", "/required"));
+        assert_eq!(
+            (err.owner, err.which, err.pointer.as_str()),
+            ("skill", "input", "/required")
+        );
     }
 }

@@ -7,9 +7,9 @@ use std::time::Duration;
 use futures::FutureExt;
 
 use a2e_proto::{
-    A2ECapability, ChainRequest, ErrorCode, ErrorMessage, HandshakeResponse, Message, Pong,
-    ProcSpawnResponse, Response, SkillCallRequest, SkillCallResponse, SkillDiscoverResponse,
-    ToolCallResponse, ToolListResponse,
+    A2ECapability, ChainRequest, ErrorCode, HandshakeResponse, Message, Pong, ProcSpawnResponse,
+    Response, SkillCallRequest, SkillCallResponse, SkillDiscoverResponse, ToolCallResponse,
+    ToolListResponse,
 };
 use serde_json::Value;
 
@@ -87,13 +87,8 @@ pub(super) async fn handle(session: &Arc<Session>, msg: Message) {
         Message::Unknown(map) => {
             let id = map.get("id").and_then(Value::as_str).unwrap_or_default();
             let ty = map.get("type").and_then(Value::as_str).unwrap_or_default();
-            session
-                .send(ErrorMessage::new(
-                    id,
-                    ErrorCode::INVALID_MESSAGE,
-                    format!("unknown message type `{ty}`"),
-                ))
-                .await;
+            let refusal = HostError::InvalidMessage(format!("unknown message type `{ty}`"));
+            session.send(refusal.to_error_message(id)).await;
         }
         request => {
             let id = request.id().to_owned();
@@ -106,49 +101,29 @@ pub(super) async fn handle(session: &Arc<Session>, msg: Message) {
                 Err(_) => (false, None, true),
             };
             if !handshaken {
-                session
-                    .send(ErrorMessage::new(
-                        id,
-                        ErrorCode::UNAUTHORIZED,
-                        "send handshake/req first",
-                    ))
-                    .await;
+                let refusal = HostError::unauthorized("send handshake/req first");
+                session.send(refusal.to_error_message(&id)).await;
                 return;
             }
             let Some(accepted) = accepted else {
-                session
-                    .send(ErrorMessage::new(
-                        id,
-                        ErrorCode::INVALID_MESSAGE,
-                        format!(
-                            "`{}` is not a request an agent may send to a host",
-                            request.type_str()
-                        ),
-                    ))
-                    .await;
+                let refusal = HostError::InvalidMessage(format!(
+                    "`{}` is not a request an agent may send to a host",
+                    request.type_str()
+                ));
+                session.send(refusal.to_error_message(&id)).await;
                 return;
             };
             if !accepted {
                 let cap = needed_capability(&request)
                     .map(|c| c.to_string())
                     .unwrap_or_default();
-                let mut e = ErrorMessage::new(
-                    id,
-                    ErrorCode::UNAUTHORIZED,
-                    format!("capability `{cap}` was not accepted for this session"),
-                );
-                e.capability_name = cap;
-                session.send(e).await;
+                let refusal = HostError::CapabilityNotAccepted(cap);
+                session.send(refusal.to_error_message(&id)).await;
                 return;
             }
             if closing {
-                session
-                    .send(ErrorMessage::new(
-                        id,
-                        ErrorCode::UNAVAILABLE,
-                        "the session is shutting down",
-                    ))
-                    .await;
+                let refusal = HostError::Unavailable("the session is shutting down".into());
+                session.send(refusal.to_error_message(&id)).await;
                 return;
             }
             spawn_request(session, request).await;
@@ -341,14 +316,11 @@ fn guarded<'a>(
                 Err(panic) => {
                     let message = crate::host::panic_message(panic.as_ref());
                     tracing::error!(session = %session.id, req_id = %req_id, r#type = %msg_type, "request panicked: {message}");
-                    session
-                        .send(ErrorMessage::new(
-                            req_id,
-                            ErrorCode::RUNTIME_ERROR,
-                            format!("internal error while handling `{msg_type}`: {message}"),
-                        ))
-                        .await;
-                    Audited::ok("").outcome(false, Some(&ErrorCode::RUNTIME_ERROR))
+                    let error = HostError::Runtime(format!(
+                        "internal error while handling `{msg_type}`: {message}"
+                    ));
+                    session.send(error.to_error_message(req_id)).await;
+                    Audited::ok("").outcome(false, Some(&error.code()))
                 }
             }
         })
@@ -415,7 +387,9 @@ async fn admitted(
     };
     match refusal {
         Some((code, message)) => {
-            session.send(ErrorMessage::new(id, code, message)).await;
+            session
+                .send(a2e_proto::ErrorMessage::new(id, code, message))
+                .await;
             false
         }
         None => true,
@@ -435,7 +409,7 @@ async fn attach_request(session: &Arc<Session>, map: serde_json::Map<String, Val
         Ok(req) => req,
         Err(e) => {
             session
-                .send(ErrorMessage::new(&id, e.code.clone(), e.message))
+                .send(a2e_proto::ErrorMessage::new(&id, e.code.clone(), e.message))
                 .await;
             return Audited::ok("").outcome(false, Some(&e.code));
         }
@@ -454,7 +428,7 @@ async fn attach_request(session: &Arc<Session>, map: serde_json::Map<String, Val
         Ok(items) => items,
         Err(e) => {
             session
-                .send(ErrorMessage::new(&id, e.code.clone(), e.message))
+                .send(a2e_proto::ErrorMessage::new(&id, e.code.clone(), e.message))
                 .await;
             return audited.outcome(false, Some(&e.code));
         }
@@ -474,14 +448,14 @@ async fn attach_request(session: &Arc<Session>, map: serde_json::Map<String, Val
             }
             Some(crate::runs::AttachItem::Failed(e)) => {
                 session
-                    .send(ErrorMessage::new(&id, e.code.clone(), e.message))
+                    .send(a2e_proto::ErrorMessage::new(&id, e.code.clone(), e.message))
                     .await;
                 return audited.outcome(false, Some(&e.code));
             }
             None => {
                 let code = ErrorCode::UNAVAILABLE;
                 session
-                    .send(ErrorMessage::new(
+                    .send(a2e_proto::ErrorMessage::new(
                         &id,
                         code.clone(),
                         "the run's journal ended",
@@ -598,13 +572,10 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
         #[cfg(feature = "journal")]
         Message::Unknown(map) => Box::pin(attach_request(session, map)).await,
         other => {
-            let e = ErrorMessage::new(
-                other.id(),
-                ErrorCode::INVALID_MESSAGE,
-                format!("`{}` is not a request", other.type_str()),
-            );
-            session.send(e).await;
-            Audited::ok("").outcome(false, Some(&ErrorCode::INVALID_MESSAGE))
+            let refusal =
+                HostError::InvalidMessage(format!("`{}` is not a request", other.type_str()));
+            session.send(refusal.to_error_message(other.id())).await;
+            Audited::ok("").outcome(false, Some(&refusal.code()))
         }
     }
 }

@@ -52,17 +52,27 @@ pub struct Session {
     queue: Arc<Semaphore>,
     tasks: TaskTracker,
     decode: DecodeOptions,
+    /// Counts the session in `a2e.sessions.open` while it lives.
+    _open: a2e_telemetry::Gauged,
 }
 
 impl Session {
     /// A session on `host` whose outbound messages go to `out`.
     pub fn new(host: Arc<Host>, out: EventStream) -> Arc<Self> {
+        Self::on_transport(host, out, "embedded")
+    }
+
+    /// A session of a transport (`stdio`, `ws`, `http`): counted under that
+    /// name in the `a2e.sessions.open` metric while it lives.
+    pub fn on_transport(host: Arc<Host>, out: EventStream, transport: &'static str) -> Arc<Self> {
         let parallel = host.config().max_parallel.max(1) as usize;
         let decode = DecodeOptions {
             max_bytes: host.config().max_message_bytes,
             ..DecodeOptions::default()
         };
+        let open = host.telemetry().metrics().session_opened(transport);
         Arc::new(Self {
+            _open: open,
             id: a2e_proto::new_id(),
             host,
             state: Mutex::new(State::default()),
@@ -114,6 +124,39 @@ impl Session {
     pub async fn handle_line(self: &Arc<Self>, line: &[u8]) {
         match a2e_proto::decode_with(line, &self.decode) {
             Ok(msg) => self.handle(msg).await,
+            Err(e) => {
+                tracing::debug!(session = %self.id, code = %e.code(), "refused line: {e}");
+                self.send(e.to_error_message()).await;
+            }
+        }
+    }
+
+    /// As [`Session::handle_line`], for a line that came with a W3C trace
+    /// context of its transport (an HTTP request's `traceparent` and
+    /// `tracestate` headers): a request that carries no `traceparent` of its
+    /// own takes this one.
+    pub async fn handle_line_traced(
+        self: &Arc<Self>,
+        line: &[u8],
+        traceparent: &str,
+        tracestate: &str,
+    ) {
+        match a2e_proto::decode_with(line, &self.decode) {
+            Ok(mut msg) => {
+                let fields = match &mut msg {
+                    Message::ToolCallRequest(r) => Some((&mut r.traceparent, &mut r.tracestate)),
+                    Message::SkillCallRequest(r) => Some((&mut r.traceparent, &mut r.tracestate)),
+                    Message::ChainRequest(r) => Some((&mut r.traceparent, &mut r.tracestate)),
+                    _ => None,
+                };
+                if let Some((parent, state)) = fields
+                    && parent.is_empty()
+                {
+                    traceparent.clone_into(parent);
+                    tracestate.clone_into(state);
+                }
+                self.handle(msg).await;
+            }
             Err(e) => {
                 tracing::debug!(session = %self.id, code = %e.code(), "refused line: {e}");
                 self.send(e.to_error_message()).await;

@@ -35,7 +35,7 @@ use serde_json::{Map, Value};
 use super::defaults::Defaults;
 use super::front_matter::{SkillFile, parse_file};
 
-use crate::error::{HostError, HostResult};
+use crate::error::{HostError, HostResult, SkillError};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// The chain a skill runs.
@@ -102,17 +102,22 @@ fn split_chain_block(body: &str) -> Option<(String, String)> {
 }
 
 /// Parses a skill file's text; `path` is recorded as `file_path` and named in errors.
-pub fn parse_skill(text: &str, path: &Path) -> Result<ChainSkill, String> {
+pub fn parse_skill(text: &str, path: &Path) -> Result<ChainSkill, SkillError> {
     from_file(&parse_file(text, path)?, path)
 }
 
 /// The chain skill of a parsed file.
-pub fn from_file(file: &SkillFile, path: &Path) -> Result<ChainSkill, String> {
-    let where_ = path.display();
-    let (instructions, chain_text) = split_chain_block(&file.body)
-        .ok_or_else(|| format!("{where_}: no ```chain block in the body"))?;
+pub fn from_file(file: &SkillFile, path: &Path) -> Result<ChainSkill, SkillError> {
+    let (instructions, chain_text) =
+        split_chain_block(&file.body).ok_or_else(|| SkillError::MissingBlock {
+            path: path.to_owned(),
+            block: "chain",
+        })?;
     let chain: ChainBody =
-        serde_json::from_str(&chain_text).map_err(|e| format!("{where_}: chain block: {e}"))?;
+        serde_json::from_str(&chain_text).map_err(|source| SkillError::ChainBlock {
+            path: path.to_owned(),
+            source,
+        })?;
     let mut def = file.definition(&instructions, path)?;
     if def.tools.is_none() {
         let mut names: Vec<String> = chain
@@ -246,7 +251,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_and_the_problem() {
-        let err = parse_skill("no front matter", Path::new("a.md")).unwrap_err();
+        let err = parse_skill("no front matter", Path::new("a.md"))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("a.md") && err.contains("front matter"),
             "{err}"
@@ -255,10 +262,12 @@ mod tests {
             "---\nname: x\ndescription: y\n---\nno block\n",
             Path::new("b.md"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("```chain"), "{err}");
-        let err =
-            parse_skill("---\nname: x\ndescriptoin: y\n---\n", Path::new("c.md")).unwrap_err();
+        let err = parse_skill("---\nname: x\ndescriptoin: y\n---\n", Path::new("c.md"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("descriptoin"), "{err}");
     }
 

@@ -9,7 +9,7 @@
 use a2e_proto::SkillDefinition;
 use serde_json::{Map, Value};
 
-use crate::error::HostResult;
+use crate::error::{HostResult, SkillError};
 use crate::registry::ArgsValidator;
 
 /// A skill's default arguments and its full input schema, compiled once.
@@ -30,7 +30,7 @@ impl std::fmt::Debug for Defaults {
 impl Defaults {
     /// The defaults of `def` (its `arguments`, an object or null); a schema that does not
     /// compile is reported here, naming the skill.
-    pub fn new(def: &SkillDefinition) -> Result<Self, String> {
+    pub fn new(def: &SkillDefinition) -> Result<Self, SkillError> {
         let values = match &def.arguments {
             Value::Object(map) => map.clone(),
             _ => Map::new(),
@@ -39,10 +39,11 @@ impl Defaults {
         if !def.input_schema.is_empty()
             && let Err(e) = jsonschema::validator_for(&schema)
         {
-            return Err(format!(
-                "skill `{}`: input_schema does not compile: {e}",
-                def.name
-            ));
+            return Err(SkillError::Schema {
+                skill: def.name.clone(),
+                schema: "input_schema",
+                source: Box::new(e),
+            });
         }
         Ok(Self {
             values,
@@ -147,6 +148,11 @@ mod tests {
     fn a_bad_schema_names_the_skill() {
         let mut d = def();
         d.input_schema = json!({"type": 5}).as_object().unwrap().clone();
-        assert!(Defaults::new(&d).unwrap_err().contains("skill `s`"));
+        assert!(
+            Defaults::new(&d)
+                .unwrap_err()
+                .to_string()
+                .contains("skill `s`")
+        );
     }
 }

@@ -22,6 +22,7 @@
 
 use std::path::Path;
 
+use crate::error::{FieldError, SkillError};
 use a2e_proto::{LLMConfig, SkillDefinition, SkillStatus};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -195,20 +196,24 @@ pub fn fenced_block(body: &str, info: &str) -> Option<(String, String)> {
 }
 
 /// Parses a skill file's text; `path` is named in errors.
-pub fn parse_file(text: &str, path: &Path) -> Result<SkillFile, String> {
-    let where_ = path.display();
+pub fn parse_file(text: &str, path: &Path) -> Result<SkillFile, SkillError> {
     if text.len() > MAX_SKILL_FILE_BYTES {
-        return Err(format!(
-            "{where_}: {} bytes, more than the {MAX_SKILL_FILE_BYTES} a skill file may have",
-            text.len()
-        ));
+        return Err(SkillError::TooLarge {
+            path: path.to_owned(),
+            size: text.len(),
+            limit: MAX_SKILL_FILE_BYTES,
+        });
     }
-    let (yaml, body) = split_front_matter(text)
-        .ok_or_else(|| format!("{where_}: missing `---` YAML front matter"))?;
+    let (yaml, body) = split_front_matter(text).ok_or_else(|| SkillError::MissingFrontMatter {
+        path: path.to_owned(),
+    })?;
     let front: FrontMatter =
-        serde_norway::from_str(yaml).map_err(|e| format!("{where_}: front matter: {e}"))?;
+        serde_norway::from_str(yaml).map_err(|source| SkillError::FrontMatter {
+            path: path.to_owned(),
+            source,
+        })?;
     if front.name.trim().is_empty() {
-        return Err(format!("{where_}: front matter: `name` is empty"));
+        return Err(field(path, "name", FieldError::Empty));
     }
     Ok(SkillFile {
         front,
@@ -232,18 +237,21 @@ impl SkillFile {
 
     /// The skill definition: front matter fields, `instructions`, `file_path`, the parsed
     /// `llm_config` and default `arguments`. `path` is named in errors.
-    pub fn definition(&self, instructions: &str, path: &Path) -> Result<SkillDefinition, String> {
+    pub fn definition(
+        &self,
+        instructions: &str,
+        path: &Path,
+    ) -> Result<SkillDefinition, SkillError> {
         let f = &self.front;
-        let where_ = path.display();
         let llm_config = f
             .llm_config
             .as_ref()
             .map(parse_llm_config)
             .transpose()
-            .map_err(|e| format!("{where_}: llm_config: {e}"))?;
+            .map_err(|e| field(path, "llm_config", e))?;
         let arguments = match &f.arguments {
             None => Map::new(),
-            Some(v) => parse_arguments(v).map_err(|e| format!("{where_}: arguments: {e}"))?,
+            Some(v) => parse_arguments(v).map_err(|e| field(path, "arguments", e))?,
         };
         let tools = match (&f.tools, &f.allowed_tools) {
             (Some(t), _) => Some(t.clone()),
@@ -255,9 +263,12 @@ impl SkillFile {
             ),
             (None, Some(Value::Array(a))) => Some(a.clone()),
             (None, Some(other)) => {
-                return Err(format!(
-                    "{where_}: allowed-tools: expected a list or a string, got {}",
-                    a2e_proto::json_kind(other)
+                let got = a2e_proto::json_kind(other);
+                let expected = "a list or a string";
+                return Err(field(
+                    path,
+                    "allowed-tools",
+                    FieldError::Kind { expected, got },
                 ));
             }
             (None, None) => None,
@@ -309,7 +320,7 @@ impl SkillFile {
 /// (`{provider: local, model: m, temperature: 0.2}`, every key but `provider` /
 /// `provider_name` being a provider setting), or the spec's `LLMConfig`
 /// (`provider_name`, `provider_credentials`, `provider_config`).
-pub fn parse_llm_config(value: &Value) -> Result<LLMConfig, String> {
+pub fn parse_llm_config(value: &Value) -> Result<LLMConfig, FieldError> {
     match value {
         Value::String(name) if !name.trim().is_empty() => Ok(LLMConfig {
             provider_name: name.trim().to_owned(),
@@ -320,18 +331,18 @@ pub fn parse_llm_config(value: &Value) -> Result<LLMConfig, String> {
         Value::Object(map)
             if map.contains_key("provider_config") || map.contains_key("provider_credentials") =>
         {
-            serde_json::from_value(value.clone()).map_err(|e| e.to_string())
+            Ok(serde_json::from_value(value.clone())?)
         }
         Value::Object(map) => {
             let mut settings = map.clone();
             let name = settings
                 .remove("provider")
                 .or_else(|| settings.remove("provider_name"))
-                .ok_or("names no `provider`")?;
+                .ok_or(FieldError::Missing("provider"))?;
             let name = name
                 .as_str()
                 .filter(|n| !n.trim().is_empty())
-                .ok_or("`provider` must be a non-empty string")?;
+                .ok_or(FieldError::Missing("provider"))?;
             let is_default = settings
                 .remove("is_default")
                 .and_then(|v| v.as_bool())
@@ -343,31 +354,32 @@ pub fn parse_llm_config(value: &Value) -> Result<LLMConfig, String> {
                 is_default,
             })
         }
-        other => Err(format!(
-            "expected a provider name or a mapping, got {}",
-            a2e_proto::json_kind(other)
-        )),
+        other => Err(FieldError::Kind {
+            expected: "a provider name or a mapping",
+            got: a2e_proto::json_kind(other),
+        }),
     }
 }
 
 /// Default `arguments`: a mapping, or (the spec's `list[str]`) a list of `name=value`
 /// strings whose value is read as JSON when it parses, else as text.
-pub fn parse_arguments(value: &Value) -> Result<Map<String, Value>, String> {
+pub fn parse_arguments(value: &Value) -> Result<Map<String, Value>, FieldError> {
     match value {
         Value::Null => Ok(Map::new()),
         Value::Object(map) => Ok(map.clone()),
         Value::Array(items) => {
             let mut out = Map::new();
             for (i, item) in items.iter().enumerate() {
+                let item_error = |reason: String| FieldError::Item { index: i, reason };
                 let text = item
                     .as_str()
-                    .ok_or_else(|| format!("item {i}: expected a `name=value` string"))?;
+                    .ok_or_else(|| item_error("expected a `name=value` string".into()))?;
                 let (name, raw) = text
                     .split_once('=')
-                    .ok_or_else(|| format!("item {i}: {text:?} is not `name=value`"))?;
+                    .ok_or_else(|| item_error(format!("{text:?} is not `name=value`")))?;
                 let name = name.trim();
                 if name.is_empty() {
-                    return Err(format!("item {i}: the name is empty"));
+                    return Err(item_error("the name is empty".into()));
                 }
                 let raw = raw.trim();
                 let value =
@@ -376,10 +388,19 @@ pub fn parse_arguments(value: &Value) -> Result<Map<String, Value>, String> {
             }
             Ok(out)
         }
-        other => Err(format!(
-            "expected a mapping of defaults, got {}",
-            a2e_proto::json_kind(other)
-        )),
+        other => Err(FieldError::Kind {
+            expected: "a mapping of defaults",
+            got: a2e_proto::json_kind(other),
+        }),
+    }
+}
+
+/// A field's error, naming the file.
+pub(crate) fn field(path: &Path, field: &'static str, reason: FieldError) -> SkillError {
+    SkillError::Field {
+        path: path.to_owned(),
+        field,
+        reason,
     }
 }
 
@@ -425,6 +446,7 @@ mod tests {
         assert!(
             parse_llm_config(&json!({"model": "m"}))
                 .unwrap_err()
+                .to_string()
                 .contains("provider")
         );
         assert!(parse_llm_config(&json!(3)).is_err());
@@ -443,6 +465,7 @@ mod tests {
         assert!(
             parse_arguments(&json!(["novalue"]))
                 .unwrap_err()
+                .to_string()
                 .contains("name=value")
         );
         assert!(parse_arguments(&json!(1)).is_err());

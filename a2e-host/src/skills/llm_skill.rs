@@ -28,7 +28,7 @@ use tokio::time::Instant;
 use super::defaults::Defaults;
 use super::front_matter::SkillFile;
 use crate::audit::AuditRecord;
-use crate::error::{HostError, HostResult};
+use crate::error::{HostError, HostResult, SkillError};
 use crate::host::{CallOptions, Host};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
@@ -52,19 +52,25 @@ pub struct LlmSkill {
 
 impl LlmSkill {
     /// The LLM skill of a parsed file; `path` is named in errors.
-    pub fn from_file(file: &SkillFile, path: &std::path::Path) -> Result<Self, String> {
+    pub fn from_file(file: &SkillFile, path: &std::path::Path) -> Result<Self, SkillError> {
         let def = file.definition(&file.body, path)?;
-        Self::new(def).map_err(|e| format!("{}: {e}", path.display()))
+        Self::new(def).map_err(|e| SkillError::InFile {
+            path: path.to_owned(),
+            source: Box::new(e),
+        })
     }
 
     /// An LLM skill over a definition; its `output_schema` must compile.
-    pub fn new(def: SkillDefinition) -> Result<Self, String> {
+    pub fn new(def: SkillDefinition) -> Result<Self, SkillError> {
         let output = if def.output_schema.is_empty() {
             None
         } else {
             let schema = Value::Object(def.output_schema.clone());
-            let v = jsonschema::validator_for(&schema)
-                .map_err(|e| format!("output_schema does not compile: {e}"))?;
+            let v = jsonschema::validator_for(&schema).map_err(|e| SkillError::Schema {
+                skill: def.name.clone(),
+                schema: "output_schema",
+                source: Box::new(e),
+            })?;
             Some(Arc::new(v))
         };
         let defaults = Defaults::new(&def)?;
@@ -129,7 +135,7 @@ fn config_error(e: ConfigError) -> HostError {
     } else if e.field().starts_with("llm_override") {
         HostError::schema(vec![e.to_string()])
     } else {
-        HostError::Skill(e.to_string())
+        HostError::skill_failed("the skill's model configuration", e)
     }
 }
 
@@ -141,7 +147,7 @@ fn loop_error(e: LoopError) -> HostError {
             "max_turns reached: the model still called tools after {limit} turns ({} tokens used)",
             usage.total()
         )),
-        other => HostError::Skill(other.to_string()),
+        other => HostError::skill_failed("the agentic loop failed", other),
     }
 }
 
@@ -328,7 +334,11 @@ impl SkillPlugin for LlmSkills {
             }
         };
         let run = async {
-            let result = run_loop(&model.client, request, &tools, &sink, &options, &cancel).await;
+            let traced = super::llm_turns::TracedModel {
+                client: &model.client,
+                turns: turns.as_ref(),
+            };
+            let result = run_loop(&traced, request, &tools, &sink, &options, &cancel).await;
             drop(sink);
             result
         };

@@ -1,13 +1,18 @@
 //! An LLM skill's model calls on its trace and in the metrics: a `chat
 //! {model}` span from each turn's start to its token count (the model's
 //! answer), `gen_ai.client.operation.duration` and
-//! `gen_ai.client.token.usage` per call.
+//! `gen_ai.client.token.usage` per call. Each model call carries its chat
+//! span's W3C trace context as `traceparent` / `tracestate` headers
+//! ([`TracedModel`]; [`chat_traced`] for the model calls outside skills).
 
 use std::sync::Mutex;
 use std::time::Instant;
 
-use a2e_llm::{LoopEvent, ProviderKind};
-use a2e_telemetry::{ModelCall, OpSpan, Telemetry};
+use a2e_llm::{
+    CancellationToken, ChatProvider, ChatRequest, ChatResponse, DeltaSink, LlmError, LoopEvent,
+    ModelClient, ProviderKind,
+};
+use a2e_telemetry::{ModelCall, OpSpan, Telemetry, TraceContext};
 
 /// The turns of one skill call.
 pub(crate) struct ChatTurns {
@@ -95,5 +100,64 @@ impl ChatTurns {
             duration: started.elapsed(),
             usage,
         });
+    }
+}
+
+impl ChatTurns {
+    /// The trace context of the turn's open chat span.
+    fn trace_context(&self) -> Option<TraceContext> {
+        let open = self.open.lock().ok()?;
+        let (span, _) = open.as_ref()?;
+        TraceContext::of(span.span())
+    }
+}
+
+/// `traceparent` (and `tracestate`) headers of `trace`, none without one.
+pub(crate) fn trace_headers(trace: Option<TraceContext>) -> Vec<(&'static str, String)> {
+    let mut headers = Vec::new();
+    if let Some(trace) = trace {
+        trace.inject(|name, value| headers.push((name, value)));
+    }
+    headers
+}
+
+/// A model call with the headers of `trace` (the current span's context when
+/// the caller passes [`TraceContext::current`]).
+pub(crate) async fn chat_traced(
+    client: &ModelClient,
+    request: &ChatRequest,
+    deltas: &mut dyn DeltaSink,
+    cancel: &CancellationToken,
+    trace: Option<TraceContext>,
+) -> Result<ChatResponse, LlmError> {
+    let headers = trace_headers(trace);
+    let pairs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    client
+        .chat_with_headers(request, deltas, cancel, &pairs)
+        .await
+}
+
+/// A skill's model client whose calls carry the open chat span's trace
+/// context: the model provider (or a gateway in front of it) joins the trace.
+pub(crate) struct TracedModel<'a> {
+    /// The configured client.
+    pub(crate) client: &'a ModelClient,
+    /// The turns, when telemetry is on.
+    pub(crate) turns: Option<&'a ChatTurns>,
+}
+
+impl ChatProvider for TracedModel<'_> {
+    fn name(&self) -> &str {
+        self.client.name()
+    }
+
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        deltas: &mut dyn DeltaSink,
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, LlmError> {
+        let trace = self.turns.and_then(ChatTurns::trace_context);
+        chat_traced(self.client, request, deltas, cancel, trace).await
     }
 }

@@ -12,7 +12,7 @@ pub mod front_matter;
 #[cfg(feature = "llm")]
 pub mod llm_skill;
 #[cfg(feature = "llm")]
-mod llm_turns;
+pub(crate) mod llm_turns;
 #[cfg(feature = "ontheia")]
 pub mod ontheia_skill;
 #[cfg(feature = "sandbox")]
@@ -20,6 +20,7 @@ pub mod program_skill;
 
 use std::path::{Path, PathBuf};
 
+use crate::error::SkillError;
 use crate::host::{BuildError, HostBuilder};
 use chain_skill::ChainSkill;
 use front_matter::SkillFileKind;
@@ -43,7 +44,7 @@ pub enum LoadedSkill {
 }
 
 /// Loads one skill file's text; `path` is recorded as `file_path` and named in errors.
-pub fn load_skill(text: &str, path: &Path) -> Result<LoadedSkill, String> {
+pub fn load_skill(text: &str, path: &Path) -> Result<LoadedSkill, SkillError> {
     let file = front_matter::parse_file(text, path)?;
     match file.kind() {
         SkillFileKind::Chain => chain_skill::from_file(&file, path).map(LoadedSkill::Chain),
@@ -58,19 +59,18 @@ pub fn load_skill(text: &str, path: &Path) -> Result<LoadedSkill, String> {
             ontheia_skill::OntheiaSkill::from_file(&file, path).map(LoadedSkill::Ontheia)
         }
         #[allow(unreachable_patterns, reason = "reached only without some features")]
-        kind => Err(format!(
-            "{}: a {} skill needs a host built with its `{}` feature",
-            path.display(),
-            kind.as_str(),
-            kind.feature()
-        )),
+        kind => Err(SkillError::MissingFeature {
+            path: path.to_owned(),
+            kind: kind.as_str(),
+            feature: kind.feature(),
+        }),
     }
 }
 
 /// Loads every `*.md` file under `dirs` (one level deep, and `*/SKILL.md` /
 /// `*/skill.md` in subfolders). Missing directories are skipped; two skills of one
 /// name are an error naming both files.
-pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<LoadedSkill>, String> {
+pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<LoadedSkill>, SkillError> {
     let mut files = Vec::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -94,8 +94,10 @@ pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<LoadedSkill>, String> {
     files.sort();
     let mut skills = Vec::new();
     for file in files {
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(source) => return Err(SkillError::Read { path: file, source }),
+        };
         skills.push(load_skill(&text, &file)?);
     }
     Ok(skills)
@@ -182,7 +184,8 @@ mod tests {
             "---\nname: p\ndescription: d\ncommand: 5\n---\n",
             Path::new("p.md"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("p.md") && err.contains("command"), "{err}");
     }
 }

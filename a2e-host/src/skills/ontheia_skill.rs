@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::defaults::Defaults;
 use super::front_matter::{SkillFile, fenced_block};
-use crate::error::{HostError, HostResult};
+use crate::error::{HostError, HostResult, SkillError};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// A loaded Ontheia skill.
@@ -29,12 +29,16 @@ pub struct OntheiaSkill {
 
 impl OntheiaSkill {
     /// The Ontheia skill of a parsed file.
-    pub fn from_file(file: &SkillFile, path: &Path) -> Result<Self, String> {
-        let where_ = path.display();
-        let (instructions, text) = fenced_block(&file.body, "ontheia")
-            .ok_or_else(|| format!("{where_}: no ```ontheia block in the body"))?;
-        let document =
-            ontheia::parse(&text).map_err(|e| format!("{where_}: ontheia block: {e}"))?;
+    pub fn from_file(file: &SkillFile, path: &Path) -> Result<Self, SkillError> {
+        let (instructions, text) =
+            fenced_block(&file.body, "ontheia").ok_or_else(|| SkillError::MissingBlock {
+                path: path.to_owned(),
+                block: "ontheia",
+            })?;
+        let document = ontheia::parse(&text).map_err(|source| SkillError::OntheiaBlock {
+            path: path.to_owned(),
+            source,
+        })?;
         let def = file.definition(&instructions, path)?;
         let defaults = Defaults::new(&def)?;
         Ok(Self {
@@ -123,7 +127,7 @@ impl SkillPlugin for OntheiaSkills {
         let _ = forward.await;
         let outcome = outcome.map_err(|e| match e {
             ontheia::RunError::Cancelled => HostError::Cancelled,
-            other => HostError::Skill(other.to_string()),
+            other => HostError::skill_failed("the ontheia chain failed", other),
         })?;
         let summary = outcome
             .last_result()

@@ -17,8 +17,8 @@ use a2e_sandbox::{Policy, RunOptions, SkillOptions};
 use serde_json::{Map, Value};
 
 use super::defaults::Defaults;
-use super::front_matter::SkillFile;
-use crate::error::{HostError, HostResult};
+use super::front_matter::{SkillFile, field};
+use crate::error::{FieldError, HostError, HostResult, SkillError};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// A loaded program skill.
@@ -40,19 +40,23 @@ pub struct ProgramSkill {
 
 impl ProgramSkill {
     /// The program skill of a parsed file.
-    pub fn from_file(file: &SkillFile, path: &Path) -> Result<Self, String> {
-        let where_ = path.display();
+    pub fn from_file(file: &SkillFile, path: &Path) -> Result<Self, SkillError> {
+        let not_a_list = |got| {
+            let expected = "a list of strings";
+            field(path, "command", FieldError::Kind { expected, got })
+        };
         let command: Vec<String> = match &file.front.command {
             Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|v| v.as_str().map(str::to_owned))
                 .collect::<Option<_>>()
-                .ok_or_else(|| format!("{where_}: `command` must be a list of strings"))?,
-            _ => return Err(format!("{where_}: `command` must be a list of strings")),
+                .ok_or_else(|| not_a_list("a list with other items"))?,
+            Some(other) => return Err(not_a_list(a2e_proto::json_kind(other))),
+            None => return Err(field(path, "command", FieldError::Empty)),
         };
         if command.is_empty() {
-            return Err(format!("{where_}: `command` is empty"));
+            return Err(field(path, "command", FieldError::Empty));
         }
         let def = file.definition(file.body.trim(), path)?;
         let defaults = Defaults::new(&def)?;

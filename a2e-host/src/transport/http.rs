@@ -4,6 +4,8 @@
 //!   header (and as `{"session_id": …}`).
 //! - `POST /send` (header `X-Session-Id`) carries agent → host messages: one
 //!   JSON message, or NDJSON lines. 202 once every message has been taken in.
+//!   A W3C `traceparent` header (and `tracestate`) is the trace context of
+//!   the requests among them that carry none in their envelope.
 //! - `GET /stream` (header `X-Session-Id` or `?session=`) is the SSE stream of
 //!   host → agent messages, one `data:` line per message. A newer stream of
 //!   the same session replaces an older one; messages wait in the session's
@@ -82,7 +84,7 @@ async fn open(State(state): State<Arc<NetState>>, headers: HeaderMap) -> Respons
         return refuse(StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
     };
     let (tx, rx) = EventStream::channel(OUTBOUND_CAPACITY);
-    let session = Session::new(state.host.clone(), tx);
+    let session = Session::on_transport(state.host.clone(), tx, "http");
     let (attach, attach_rx) = mpsc::channel(1);
     let id = session.id().to_owned();
     let http = Arc::new(HttpSession {
@@ -154,8 +156,21 @@ async fn send(State(state): State<Arc<NetState>>, headers: HeaderMap, body: Byte
     if !wait.is_zero() {
         tokio::time::sleep(wait).await;
     }
-    for line in lines {
-        http.session.handle_line(line).await;
+    // A `traceparent` header is the trace context of the requests sent
+    // without one of their own.
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    match header("traceparent") {
+        Some(parent) => {
+            let state = header("tracestate").unwrap_or("");
+            for line in lines {
+                http.session.handle_line_traced(line, parent, state).await;
+            }
+        }
+        None => {
+            for line in lines {
+                http.session.handle_line(line).await;
+            }
+        }
     }
     StatusCode::ACCEPTED.into_response()
 }

@@ -67,7 +67,7 @@ async fn serve_with_room<R, W>(
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, rx) = EventStream::channel(OUTBOUND_CAPACITY);
-    let session = Session::new(host.clone(), tx);
+    let session = Session::on_transport(host.clone(), tx, "stdio");
     let max = host.config().max_message_bytes;
     let read_done = CancellationToken::new();
     let write = writer::write_out(

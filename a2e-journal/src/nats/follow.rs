@@ -9,9 +9,9 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::nats_err;
 use super::read::seq_of;
 use super::store::NatsJournal;
-use super::nats_err;
 use crate::error::{JournalError, Result};
 use crate::ids::RunId;
 use crate::model::{RunItem, RunStatus, StoredEvent};
@@ -34,7 +34,11 @@ struct State {
 }
 
 /// A run's items from `from` on.
-pub(crate) fn follow(journal: NatsJournal, run: RunId, from: u64) -> BoxStream<'static, Result<RunItem>> {
+pub(crate) fn follow(
+    journal: NatsJournal,
+    run: RunId,
+    from: u64,
+) -> BoxStream<'static, Result<RunItem>> {
     let state = State {
         journal,
         run,
@@ -97,13 +101,16 @@ impl State {
                     if msg.subject.as_str().ends_with(".end") {
                         self.done = true;
                         return Some(match serde_json::from_slice::<End>(&msg.payload) {
-                            Ok(end) => match RunStatus::parse(&end.status) {
-                                Some(status) => Ok(RunItem::Finished {
-                                    status,
-                                    answer: end.answer,
-                                }),
-                                None => Err(self.corrupt(format!("end: unknown status `{}`", end.status))),
-                            },
+                            Ok(end) => {
+                                match RunStatus::parse(&end.status) {
+                                    Some(status) => Ok(RunItem::Finished {
+                                        status,
+                                        answer: end.answer,
+                                    }),
+                                    None => Err(self
+                                        .corrupt(format!("end: unknown status `{}`", end.status))),
+                                }
+                            }
                             Err(e) => Err(self.corrupt(format!("end: {e}"))),
                         });
                     }

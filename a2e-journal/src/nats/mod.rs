@@ -221,7 +221,10 @@ mod tests {
         assert_eq!(k, "r1.ZmV0Y2ggYWxsL1szXQ.2.r");
         assert_eq!(unb64("ZmV0Y2ggYWxsL1szXQ").unwrap(), "fetch all/[3]");
         assert_eq!(n.work_subject("browser"), "a2e.work.browser");
-        assert_eq!(n.work_subject("mcp:git hub"), "a2e.work.b64_bWNwOmdpdCBodWI");
+        assert_eq!(
+            n.work_subject("mcp:git hub"),
+            "a2e.work.b64_bWNwOmdpdCBodWI"
+        );
         for bad in ["", "A2E", "a.b", "a b"] {
             assert!(Names::new(bad).is_err(), "{bad}");
         }

@@ -12,9 +12,7 @@ use serde_json::Value;
 use super::{nats_err, unb64};
 use crate::error::{JournalError, Result};
 use crate::ids::RunId;
-use crate::model::{
-    CorruptRun, NodeOutcome, NodeRecord, RunKind, RunState, RunStatus, RunSummary,
-};
+use crate::model::{CorruptRun, NodeOutcome, NodeRecord, RunKind, RunState, RunStatus, RunSummary};
 
 /// A run's document in the runs bucket.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -106,12 +104,21 @@ fn corrupt(run_id: &str, message: impl Into<String>) -> CorruptRun {
 
 /// Decodes a run document stored under `run_id`.
 pub(crate) fn decode_run(run_id: &str, payload: &[u8]) -> Result<(RunDoc, RunSummary), CorruptRun> {
-    let doc: RunDoc = serde_json::from_slice(payload).map_err(|e| corrupt(run_id, format!("run record: {e}")))?;
+    let doc: RunDoc =
+        serde_json::from_slice(payload).map_err(|e| corrupt(run_id, format!("run record: {e}")))?;
     let id = RunId::parse(run_id).map_err(|e| corrupt(run_id, e.to_string()))?;
-    let kind = RunKind::parse(&doc.kind)
-        .ok_or_else(|| corrupt(run_id, format!("unknown kind `{}`", doc.kind.escape_debug())))?;
-    let status = RunStatus::parse(&doc.status)
-        .ok_or_else(|| corrupt(run_id, format!("unknown status `{}`", doc.status.escape_debug())))?;
+    let kind = RunKind::parse(&doc.kind).ok_or_else(|| {
+        corrupt(
+            run_id,
+            format!("unknown kind `{}`", doc.kind.escape_debug()),
+        )
+    })?;
+    let status = RunStatus::parse(&doc.status).ok_or_else(|| {
+        corrupt(
+            run_id,
+            format!("unknown status `{}`", doc.status.escape_debug()),
+        )
+    })?;
     let summary = RunSummary {
         run_id: id,
         kind,
@@ -161,7 +168,10 @@ pub(crate) fn decode_nodes(
             "r" => {
                 rec.finished_ms = Some(doc.at_ms);
                 rec.outcome = Some(doc.outcome.ok_or_else(|| {
-                    corrupt(run_id, format!("node `{node}` attempt {attempt}: result without outcome"))
+                    corrupt(
+                        run_id,
+                        format!("node `{node}` attempt {attempt}: result without outcome"),
+                    )
                 })?);
             }
             _ => return Err(corrupt(run_id, format!("node key `{key}`"))),

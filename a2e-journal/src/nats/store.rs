@@ -145,7 +145,10 @@ pub(crate) async fn bucket(js: &jetstream::Context, config: kv::Config) -> Resul
         .map_err(|e| nats_err(format!("open bucket {name}"), e))
 }
 
-pub(crate) async fn get_stream(js: &jetstream::Context, config: stream::Config) -> Result<stream::Stream> {
+pub(crate) async fn get_stream(
+    js: &jetstream::Context,
+    config: stream::Config,
+) -> Result<stream::Stream> {
     let name = config.name.clone();
     js.get_or_create_stream(config)
         .await
@@ -199,7 +202,13 @@ impl NatsJournal {
         let cancel_stream = stream_of(&js, &names.cancel_bucket()).await?;
         drop(nodes);
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(writer(rx, js.clone(), names.clone(), runs.clone(), cancel.clone()));
+        tokio::spawn(writer(
+            rx,
+            js.clone(),
+            names.clone(),
+            runs.clone(),
+            cancel.clone(),
+        ));
         Ok(Self {
             inner: Arc::new(Inner {
                 tx,
@@ -233,7 +242,14 @@ impl NatsJournal {
         let _ = self.inner.tx.send(op);
     }
 
-    fn publish(&self, run: &RunId, subject: String, headers: HeaderMap, payload: Bytes, on_taken: OnTaken) -> Ack {
+    fn publish(
+        &self,
+        run: &RunId,
+        subject: String,
+        headers: HeaderMap,
+        payload: Bytes,
+        on_taken: OnTaken,
+    ) -> Ack {
         let (reply, ack) = Ack::channel();
         self.send(Op::Publish {
             subject,
@@ -250,7 +266,13 @@ impl NatsJournal {
     async fn docs(&self) -> Result<Loaded<(RunDoc, RunSummary)>> {
         let bucket = self.inner.names.runs_bucket();
         let prefix = format!("$KV.{bucket}.");
-        let msgs = read::read_all(&self.inner.runs_stream, format!("{prefix}>"), true, usize::MAX).await?;
+        let msgs = read::read_all(
+            &self.inner.runs_stream,
+            format!("{prefix}>"),
+            true,
+            usize::MAX,
+        )
+        .await?;
         let mut loaded = Loaded::default();
         for msg in &msgs {
             if read::is_tombstone(msg) {
@@ -268,7 +290,13 @@ impl NatsJournal {
     /// The runs marked for cancellation.
     async fn cancelled(&self) -> Result<HashSet<String>> {
         let prefix = format!("$KV.{}.", self.inner.names.cancel_bucket());
-        let msgs = read::read_all(&self.inner.cancel_stream, format!("{prefix}>"), true, usize::MAX).await?;
+        let msgs = read::read_all(
+            &self.inner.cancel_stream,
+            format!("{prefix}>"),
+            true,
+            usize::MAX,
+        )
+        .await?;
         Ok(msgs
             .iter()
             .filter(|m| !read::is_tombstone(m))
@@ -279,7 +307,12 @@ impl NatsJournal {
     /// The `seq` a run's next event takes.
     async fn next_seq(&self, run: &RunId) -> Result<u64> {
         let subject = self.inner.names.run_subject(run, "ev");
-        match self.inner.events.get_last_raw_message_by_subject(&subject).await {
+        match self
+            .inner
+            .events
+            .get_last_raw_message_by_subject(&subject)
+            .await
+        {
             Ok(msg) => Ok(msg
                 .headers
                 .get(SEQ_HEADER)
@@ -290,17 +323,34 @@ impl NatsJournal {
         }
     }
 
-    async fn nodes_of(&self, run: &RunId) -> Result<Result<Vec<crate::model::NodeRecord>, crate::model::CorruptRun>> {
+    async fn nodes_of(
+        &self,
+        run: &RunId,
+    ) -> Result<Result<Vec<crate::model::NodeRecord>, crate::model::CorruptRun>> {
         let prefix = format!("$KV.{}.", self.inner.names.nodes_bucket());
-        let msgs = read::read_all(&self.inner.nodes_stream, self.inner.names.nodes_filter(run), true, usize::MAX).await?;
+        let msgs = read::read_all(
+            &self.inner.nodes_stream,
+            self.inner.names.nodes_filter(run),
+            true,
+            usize::MAX,
+        )
+        .await?;
         Ok(read::decode_nodes(run.as_str(), &prefix, &msgs))
     }
 
-    async fn full_state(&self, doc: RunDoc, mut summary: RunSummary, cancelled: &HashSet<String>) -> Result<Result<RunState, crate::model::CorruptRun>> {
+    async fn full_state(
+        &self,
+        doc: RunDoc,
+        mut summary: RunSummary,
+        cancelled: &HashSet<String>,
+    ) -> Result<Result<RunState, crate::model::CorruptRun>> {
         summary.cancel_requested = cancelled.contains(summary.run_id.as_str());
         summary.next_seq = self.next_seq(&summary.run_id).await?;
         let run = summary.run_id.clone();
-        Ok(self.nodes_of(&run).await?.map(|nodes| read::state(doc, summary, nodes)))
+        Ok(self
+            .nodes_of(&run)
+            .await?
+            .map(|nodes| read::state(doc, summary, nodes)))
     }
 
     async fn show(&self, run: RunId) -> Result<Option<RunState>> {
@@ -313,7 +363,8 @@ impl NatsJournal {
         let Some(entry) = entry.filter(|e| e.operation == kv::Operation::Put) else {
             return Ok(None);
         };
-        let (doc, summary) = read::decode_run(run.as_str(), &entry.value).map_err(read::journal_corrupt)?;
+        let (doc, summary) =
+            read::decode_run(run.as_str(), &entry.value).map_err(read::journal_corrupt)?;
         let cancelled = self.cancelled().await?;
         self.full_state(doc, summary, &cancelled)
             .await?
@@ -369,17 +420,26 @@ impl NatsJournal {
     }
 
     async fn read_events(&self, run: RunId, from: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        let msgs = read::read_all(&self.inner.events, self.inner.names.run_subject(&run, "ev"), false, usize::MAX).await?;
+        let msgs = read::read_all(
+            &self.inner.events,
+            self.inner.names.run_subject(&run, "ev"),
+            false,
+            usize::MAX,
+        )
+        .await?;
         let mut out = Vec::new();
         for msg in msgs {
-            let Some(seq) = read::seq_of(&msg) else { continue };
+            let Some(seq) = read::seq_of(&msg) else {
+                continue;
+            };
             if seq < from || out.iter().any(|e: &StoredEvent| e.seq == seq) {
                 continue;
             }
-            let event = serde_json::from_slice(&msg.payload).map_err(|e| JournalError::Corrupt {
-                run_id: run.to_string(),
-                message: format!("event seq {seq}: {e}"),
-            })?;
+            let event =
+                serde_json::from_slice(&msg.payload).map_err(|e| JournalError::Corrupt {
+                    run_id: run.to_string(),
+                    message: format!("event seq {seq}: {e}"),
+                })?;
             out.push(StoredEvent { seq, event });
             if out.len() >= limit {
                 break;
@@ -412,8 +472,14 @@ impl NatsJournal {
             let purges = [
                 (&self.inner.events, names.run_filter(run)),
                 (&self.inner.nodes_stream, names.nodes_filter(run)),
-                (&self.inner.cancel_stream, Names::kv_subject(&names.cancel_bucket(), run.as_str())),
-                (&self.inner.runs_stream, Names::kv_subject(&names.runs_bucket(), run.as_str())),
+                (
+                    &self.inner.cancel_stream,
+                    Names::kv_subject(&names.cancel_bucket(), run.as_str()),
+                ),
+                (
+                    &self.inner.runs_stream,
+                    Names::kv_subject(&names.runs_bucket(), run.as_str()),
+                ),
             ];
             for (stream, filter) in purges {
                 stream
@@ -460,7 +526,13 @@ impl Journal for NatsJournal {
             Err(e) => return Ack::ready(Err(e)),
         };
         let subject = Names::kv_subject(&self.inner.names.runs_bucket(), run.run_id.as_str());
-        self.publish(&run.run_id, subject, expect_new(), payload, OnTaken::DuplicateRun)
+        self.publish(
+            &run.run_id,
+            subject,
+            expect_new(),
+            payload,
+            OnTaken::DuplicateRun,
+        )
     }
 
     fn node_started(&self, key: &NodeKey) -> Ack {
@@ -471,8 +543,15 @@ impl Journal for NatsJournal {
             Ok(p) => p,
             Err(e) => return Ack::ready(Err(e)),
         };
-        let subject = Names::kv_subject(&self.inner.names.nodes_bucket(), &Names::node_key(key, "s"));
-        self.publish(key.run_id(), subject, HeaderMap::new(), payload, OnTaken::Error)
+        let subject =
+            Names::kv_subject(&self.inner.names.nodes_bucket(), &Names::node_key(key, "s"));
+        self.publish(
+            key.run_id(),
+            subject,
+            HeaderMap::new(),
+            payload,
+            OnTaken::Error,
+        )
     }
 
     fn node_finished(&self, key: &NodeKey, outcome: &NodeOutcome) -> Ack<bool> {
@@ -483,7 +562,8 @@ impl Journal for NatsJournal {
             Ok(p) => p,
             Err(e) => return Ack::ready(Err(e)),
         };
-        let subject = Names::kv_subject(&self.inner.names.nodes_bucket(), &Names::node_key(key, "r"));
+        let subject =
+            Names::kv_subject(&self.inner.names.nodes_bucket(), &Names::node_key(key, "r"));
         let (reply, ack) = Ack::channel();
         self.send(Op::Publish {
             subject,
@@ -558,7 +638,12 @@ impl Journal for NatsJournal {
         async move { me.unfinished().await }.boxed()
     }
 
-    fn events(&self, run_id: &RunId, from_seq: u64, limit: usize) -> BoxFuture<'static, Result<Vec<StoredEvent>>> {
+    fn events(
+        &self,
+        run_id: &RunId,
+        from_seq: u64,
+        limit: usize,
+    ) -> BoxFuture<'static, Result<Vec<StoredEvent>>> {
         let me = self.clone();
         let run = run_id.clone();
         async move { me.read_events(run, from_seq, limit).await }.boxed()
@@ -603,7 +688,8 @@ impl NatsJournal {
         let Some(entry) = entry.filter(|e| e.operation == kv::Operation::Put) else {
             return Ok(None);
         };
-        let (doc, summary) = read::decode_run(run.as_str(), &entry.value).map_err(read::journal_corrupt)?;
+        let (doc, summary) =
+            read::decode_run(run.as_str(), &entry.value).map_err(read::journal_corrupt)?;
         Ok(Some((summary.status, doc.answer)))
     }
 
@@ -680,7 +766,9 @@ fn answer(
     let outcome: Result<bool> = match (result, on_taken) {
         (Ok(_), _) => Ok(true),
         (Err(_), OnTaken::NotApplied) if taken => Ok(false),
-        (Err(_), OnTaken::DuplicateRun) if taken => Err(JournalError::DuplicateRun(run.to_string())),
+        (Err(_), OnTaken::DuplicateRun) if taken => {
+            Err(JournalError::DuplicateRun(run.to_string()))
+        }
         (Err(e), _) => Err(nats_err("publish", e)),
     };
     match reply {
@@ -709,11 +797,15 @@ async fn finish(
             .map_err(|e| nats_err(format!("read run {run}"), e))?
             .filter(|e| e.operation == kv::Operation::Put)
             .ok_or_else(|| JournalError::UnknownRun(run.to_string()))?;
-        let (mut doc, _) = read::decode_run(run.as_str(), &entry.value).map_err(read::journal_corrupt)?;
+        let (mut doc, _) =
+            read::decode_run(run.as_str(), &entry.value).map_err(read::journal_corrupt)?;
         doc.status = status.as_str().to_owned();
         doc.finished_ms = Some(at);
         doc.answer = Some(answer.clone());
-        match runs.update(run.as_str(), json_bytes(&doc)?, entry.revision).await {
+        match runs
+            .update(run.as_str(), json_bytes(&doc)?, entry.revision)
+            .await
+        {
             Ok(_) => break,
             Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision && tries < 10 => continue,
             Err(e) => return Err(nats_err(format!("update run {run}"), e)),
@@ -738,7 +830,8 @@ async fn mark_cancel(runs: &kv::Store, cancel: &kv::Store, run: &RunId) -> Resul
     let Some(entry) = entry.filter(|e| e.operation == kv::Operation::Put) else {
         return Ok(false);
     };
-    let (_, summary) = read::decode_run(run.as_str(), &entry.value).map_err(read::journal_corrupt)?;
+    let (_, summary) =
+        read::decode_run(run.as_str(), &entry.value).map_err(read::journal_corrupt)?;
     if summary.status.is_finished() {
         return Ok(false);
     }

@@ -196,10 +196,7 @@ impl SqliteJournal {
 
     /// Queues `op`; `false` when the writer has stopped.
     fn send(&self, op: Op) -> bool {
-        self.inner
-            .tx
-            .as_ref()
-            .is_some_and(|tx| tx.send(op).is_ok())
+        self.inner.tx.as_ref().is_some_and(|tx| tx.send(op).is_ok())
     }
 
     /// Queues the op `make` builds around a fresh ack sender.
@@ -291,9 +288,7 @@ impl Journal for SqliteJournal {
 
     fn cancel_requested(&self, run_id: &RunId) -> BoxFuture<'static, Result<bool>> {
         let run = run_id.clone();
-        self.read(move |conn| {
-            Ok(read::status(conn, &run)?.is_some_and(|(_, _, cancel)| cancel))
-        })
+        self.read(move |conn| Ok(read::status(conn, &run)?.is_some_and(|(_, _, cancel)| cancel)))
     }
 
     fn list_runs(&self, filter: &RunFilter) -> BoxFuture<'static, Result<Loaded<RunSummary>>> {

@@ -233,7 +233,10 @@ pub(super) fn events(
 
 /// Where a run is, for a subscription: `None` when unknown; else its status
 /// (a corrupt one is an error) and its answer once finished.
-pub(super) fn status(conn: &Connection, run_id: &RunId) -> Result<Option<(RunStatus, Option<Value>, bool)>> {
+pub(super) fn status(
+    conn: &Connection,
+    run_id: &RunId,
+) -> Result<Option<(RunStatus, Option<Value>, bool)>> {
     let row = conn
         .prepare_cached("SELECT status, answer, cancel_requested FROM runs WHERE run_id = ?1")?
         .query_row(params![run_id.as_str()], |r| {

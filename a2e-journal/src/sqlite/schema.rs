@@ -60,7 +60,11 @@ pub enum Durability {
 }
 
 /// Opens (creating if needed) the file, in WAL mode, with the schema.
-pub(crate) fn open(path: &Path, busy_timeout: Duration, durability: Durability) -> Result<Connection> {
+pub(crate) fn open(
+    path: &Path,
+    busy_timeout: Duration,
+    durability: Durability,
+) -> Result<Connection> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| JournalError::Io {
             path: dir.display().to_string(),

@@ -141,7 +141,12 @@ impl Writer {
     }
 
     /// Executes the batch in one transaction; returns the acks to send.
-    fn commit(&mut self, batch: &mut Vec<Op>, touched: &mut Vec<RunId>, finished: &mut u32) -> Vec<Done> {
+    fn commit(
+        &mut self,
+        batch: &mut Vec<Op>,
+        touched: &mut Vec<RunId>,
+        finished: &mut u32,
+    ) -> Vec<Done> {
         let mut done = Vec::with_capacity(batch.len());
         let mut prunes = Vec::new();
         if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
@@ -194,7 +199,11 @@ impl Writer {
     fn apply(&mut self, op: Op, touched: &mut Vec<RunId>, finished: &mut u32) -> Done {
         let conn = &self.conn;
         match op {
-            Op::CreateRun { run, request, reply } => {
+            Op::CreateRun {
+                run,
+                request,
+                reply,
+            } => {
                 let r = conn
                     .prepare_cached(
                         "INSERT INTO runs (run_id, kind, agent, request, status, created_ms) \
@@ -359,7 +368,9 @@ fn pending(op: Op) -> Done {
 /// A foreign key failure is a write for a run that is not journaled.
 fn unknown_run(e: rusqlite::Error, run_id: &RunId) -> JournalError {
     match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
             JournalError::UnknownRun(run_id.to_string())
         }
         e => e.into(),

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use a2e_chain::{CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume};
+use a2e_chain::{
+    CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume,
+};
 use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, RunId, RunState};
 use a2e_proto::{ChainPhase, ErrorCode};
 
@@ -98,7 +100,10 @@ pub async fn resume_of(
                 resume.finished(
                     id,
                     rec.attempt,
-                    Err(NodeError::new(ErrorCode::from(code.as_str()), message.clone())),
+                    Err(NodeError::new(
+                        ErrorCode::from(code.as_str()),
+                        message.clone(),
+                    )),
                 );
             }
             None if rerun(id) => {
@@ -121,7 +126,8 @@ pub async fn resume_of(
         .await
         .unwrap_or_default();
     for e in &events {
-        if let (Some(node), Some(phase)) = (e.event["node_id"].as_str(), e.event["phase"].as_str()) {
+        if let (Some(node), Some(phase)) = (e.event["node_id"].as_str(), e.event["phase"].as_str())
+        {
             resume.reported(node, &ChainPhase::from(phase));
         }
     }

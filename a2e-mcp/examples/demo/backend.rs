@@ -76,6 +76,7 @@ impl ToolBackend for DemoBackend {
         arguments: Map<String, Value>,
         progress: ProgressSink,
         cancel: CancellationToken,
+        _meta: Map<String, Value>,
     ) -> ToolResult {
         match name.as_str() {
             "greet" => {

@@ -84,13 +84,18 @@ pub trait ToolBackend: Send + Sync + 'static {
     /// `notifications/progress` (when it asked for them) and
     /// `notifications/message`, and reaches the client
     /// ([`ProgressSink::client`]); `cancel` fires when the client sends
-    /// `notifications/cancelled` or goes away.
+    /// `notifications/cancelled` or goes away. `meta` is the request's
+    /// `params._meta`: a W3C `traceparent` and `tracestate` among its entries
+    /// when the client traces (over Streamable HTTP, taken from the request's
+    /// headers when `_meta` has none), for the call's spans to join the
+    /// client's trace.
     fn call_tool(
         &self,
         name: String,
         arguments: Map<String, Value>,
         progress: ProgressSink,
         cancel: CancellationToken,
+        meta: Map<String, Value>,
     ) -> impl Future<Output = ToolResult> + Send;
 
     /// The backend for a new connection (a Streamable HTTP session): by

@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, ErrorData,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    ToolsCapability, UnsubscribeRequestParams,
+    CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
+    ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, ToolsCapability, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -59,7 +58,11 @@ fn decode<T: serde::de::DeserializeOwned>(params: Value) -> Option<String> {
         Ok(_) => None,
         Err(e) => {
             let path = e.path().to_string();
-            let at = if path == "." { "params".to_owned() } else { format!("params.{path}") };
+            let at = if path == "." {
+                "params".to_owned()
+            } else {
+                format!("params.{path}")
+            };
             Some(format!("{at}: {}", e.inner()))
         }
     }
@@ -77,6 +80,25 @@ impl MethodNotFound for ErrorData {
             None,
         )
     }
+}
+
+/// The W3C trace-context entries, in `_meta` and in HTTP headers.
+const TRACE_FIELDS: [&str; 2] = ["traceparent", "tracestate"];
+
+/// The request's `params._meta`. Over Streamable HTTP, a `traceparent`
+/// header (and its `tracestate`) stands in when `_meta` carries none.
+fn request_meta(context: &RequestContext<RoleServer>) -> Map<String, Value> {
+    let mut meta = context.meta.0.0.clone();
+    if !meta.contains_key(TRACE_FIELDS[0])
+        && let Some(parts) = context.extensions.get::<axum::http::request::Parts>()
+    {
+        for name in TRACE_FIELDS {
+            if let Some(value) = parts.headers.get(name).and_then(|v| v.to_str().ok()) {
+                meta.insert(name.to_owned(), Value::from(value));
+            }
+        }
+    }
+    meta
 }
 
 fn cursor(request: Option<PaginatedRequestParams>) -> Option<String> {
@@ -131,7 +153,11 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
             _ => return Err(ErrorData::method_not_found_named(&request.method)),
         };
         Err(ErrorData::invalid_params(
-            format!("{}: {}", request.method, shape.unwrap_or_else(|| "params do not fit".into())),
+            format!(
+                "{}: {}",
+                request.method,
+                shape.unwrap_or_else(|| "params do not fit".into())
+            ),
             None,
         ))
     }
@@ -169,9 +195,10 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         let name = request.name.into_owned();
         let args = request.arguments.unwrap_or_default();
         self.backend.check_call(&name, &args)?;
+        let meta = request_meta(&context);
         let result = self
             .backend
-            .call_tool(name, args, sink.clone(), context.ct.clone())
+            .call_tool(name, args, sink.clone(), context.ct.clone(), meta)
             .await;
         sink.flush().await;
         Ok(CallToolResponse::Complete(to_mcp_result(&result)))
@@ -235,11 +262,7 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let args: Map<String, Value> = request
-            .arguments
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let args: Map<String, Value> = request.arguments.unwrap_or_default().into_iter().collect();
         self.backend
             .get_prompt(request.name, args)
             .await

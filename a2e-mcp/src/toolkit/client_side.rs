@@ -161,9 +161,9 @@ impl ClientHandler for ClientSide {
         };
         let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
         match defaults_of(&schema) {
-            Some(values) => {
-                Ok(ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values)))
-            }
+            Some(values) => Ok(
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
+            ),
             None => decline("a required field has no default (policy `defaults`)"),
         }
     }

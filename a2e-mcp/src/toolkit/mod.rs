@@ -3,8 +3,8 @@
 mod client_side;
 mod session;
 
-pub use client_side::{PROTOCOL_VERSION, Sampler, defaults_of};
 use client_side::{ClientSide, SamplerSlot};
+pub use client_side::{PROTOCOL_VERSION, Sampler, defaults_of};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -110,8 +110,7 @@ impl Inner {
     ) -> Result<rmcp::transport::auth::AuthorizationManager, McpError> {
         let server = &self.config.name;
         let file = self.token_file(oauth);
-        let (manager, stored) =
-            crate::oauth::manager(server, url, oauth, &file).await?;
+        let (manager, stored) = crate::oauth::manager(server, url, oauth, &file).await?;
         if stored {
             return Ok(manager);
         }
@@ -121,7 +120,9 @@ impl Inner {
         if !crate::oauth::can_consent_inline() {
             return Err(McpError::Init {
                 server: server.clone(),
-                reason: format!("the server needs OAuth authorization: run `a2e mcp login {server}`"),
+                reason: format!(
+                    "the server needs OAuth authorization: run `a2e mcp login {server}`"
+                ),
             });
         }
         crate::oauth::authorize(server, url, oauth, &file, Some(challenge)).await?;
@@ -276,9 +277,17 @@ impl Inner {
             CallToolRequestParams::new(tool.to_owned()).with_arguments(args),
         ));
         let (tx, mut progress_rx) = mpsc::unbounded_channel();
+        // `_meta` entries (the caller's trace context) ride along; the
+        // progress token rmcp adds goes next to them.
+        let mut request_options = PeerRequestOptions::no_options();
+        if !options.meta.is_empty() {
+            request_options.meta = Some(rmcp::model::RequestMetaObject(rmcp::model::MetaObject(
+                options.meta.clone(),
+            )));
+        }
         let handle = conn
             .peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .send_cancellable_request(request, request_options)
             .await
             .map_err(|e| service_error(server, &what, conn, e))?;
         self.routes

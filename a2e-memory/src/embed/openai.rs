@@ -72,7 +72,7 @@ pub struct OpenAiEmbedder {
 
 impl fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.uri)
+        write!(f, "{}", self.url)
     }
 }
 

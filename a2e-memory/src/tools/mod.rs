@@ -3,6 +3,7 @@
 
 mod args;
 
+use a2e_proto::ErrorCode;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -65,12 +66,12 @@ impl ToolError {
 
     /// The A2E error code: `unknown_tool`, `schema_violation`,
     /// `unauthorized`, or `tool_error`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::UnknownTool(_) => "unknown_tool",
-            Self::Invalid(_) => "schema_violation",
-            Self::Unauthorized { .. } => "unauthorized",
-            Self::NotFound { .. } | Self::Failed(_) => "tool_error",
+            Self::UnknownTool(_) => ErrorCode::UNKNOWN_TOOL,
+            Self::Invalid(_) => ErrorCode::SCHEMA_VIOLATION,
+            Self::Unauthorized { .. } => ErrorCode::UNAUTHORIZED,
+            Self::NotFound { .. } | Self::Failed(_) => ErrorCode::TOOL_ERROR,
         }
     }
 }

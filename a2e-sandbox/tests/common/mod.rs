@@ -34,14 +34,18 @@ pub fn need(test: &str, program: &str) -> Option<PathBuf> {
         if std::env::var_os("CI").is_some() {
             panic!("{test} needs `{program}`, which is not installed");
         }
-        skip::skipped(&format!("{test} needs {program} (install it from the system's packages)"));
+        skip::skipped(&format!(
+            "{test} needs {program} (install it from the system's packages)"
+        ));
     }
     found
 }
 
 /// Says loudly that a layer this host lacks keeps a test from checking it.
 pub fn skip_layer(test: &str, layer: &str) {
-    skip::skipped(&format!("{test} needs the `{layer}` sandbox layer, which this host lacks"));
+    skip::skipped(&format!(
+        "{test} needs the `{layer}` sandbox layer, which this host lacks"
+    ));
 }
 
 /// `(pid, pgrp, comm)` of every process, read from /proc (zombies left out).

@@ -486,7 +486,9 @@ impl RunLoop {
             && self.state(idx) == Some(TaskState::Running)
             && matches!(
                 error,
-                TaskError::TimedOut { .. } | TaskError::Protocol { .. } | TaskError::Panicked { .. }
+                TaskError::TimedOut { .. }
+                    | TaskError::Protocol { .. }
+                    | TaskError::Panicked { .. }
             )
         {
             let task_id = self.plan.id(idx);

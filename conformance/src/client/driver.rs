@@ -20,7 +20,11 @@ pub async fn main(target: &str) -> ExitCode {
         Err(_) => (json!({"error": "the driver ran out of time"}), false),
     };
     println!("{report}");
-    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn builder(scenario: &str) -> ClientBuilder {
@@ -89,7 +93,10 @@ async fn act(scenario: &str, client: &Client) -> Result<Value, String> {
         "tools" => {
             let list = tools.list().await.map_err(err)?;
             let names: Vec<&str> = list.iter().map(|t| t.name.as_str()).collect();
-            let r = tools.call("echo", json!({"text": "hello"})).await.map_err(err)?;
+            let r = tools
+                .call("echo", json!({"text": "hello"}))
+                .await
+                .map_err(err)?;
             Ok(json!({"tools": names, "result": r.data}))
         }
         "streaming" => {
@@ -106,7 +113,9 @@ async fn act(scenario: &str, client: &Client) -> Result<Value, String> {
             let collect = |name: &'static str, n: u64| async move {
                 let mut events = Vec::new();
                 let r = tools
-                    .call_with_events(ToolCall::new(name, json!({"n": n})), |e| events.push(Value::Object(e.data)))
+                    .call_with_events(ToolCall::new(name, json!({"n": n})), |e| {
+                        events.push(Value::Object(e.data))
+                    })
                     .await?;
                 Ok::<_, ClientError>(json!({"events": events, "result": r.data}))
             };
@@ -118,7 +127,10 @@ async fn act(scenario: &str, client: &Client) -> Result<Value, String> {
                 Err(e) => e.code().map(ToString::to_string).unwrap_or_default(),
                 Ok(_) => String::new(),
             };
-            let after = tools.call("echo", json!({"text": "after"})).await.map_err(err)?;
+            let after = tools
+                .call("echo", json!({"text": "after"}))
+                .await
+                .map_err(err)?;
             Ok(json!({"error_code": code, "after": after.data}))
         }
         "failed" => {
@@ -150,7 +162,10 @@ async fn act(scenario: &str, client: &Client) -> Result<Value, String> {
                 "unknown-answer" => "v",
                 _ => "p",
             };
-            let r = tools.call("echo", json!({"text": text})).await.map_err(err)?;
+            let r = tools
+                .call("echo", json!({"text": text}))
+                .await
+                .map_err(err)?;
             Ok(json!({"result": r.data}))
         }
         "skills" => {
@@ -159,7 +174,9 @@ async fn act(scenario: &str, client: &Client) -> Result<Value, String> {
             let mut seqs = Vec::new();
             let r = client
                 .skills()
-                .call_with_events(SkillCall::new("summarise", json!({"text": "abc"})), |e| seqs.push(e.seq))
+                .call_with_events(SkillCall::new("summarise", json!({"text": "abc"})), |e| {
+                    seqs.push(e.seq)
+                })
                 .await
                 .map_err(err)?;
             Ok(json!({"skills": names, "seqs": seqs, "result": r.data}))
@@ -178,7 +195,9 @@ async fn act(scenario: &str, client: &Client) -> Result<Value, String> {
                 .run_with_events(req, |e| phases.push(format!("{}:{}", e.node_id, e.phase)))
                 .await
                 .map_err(err)?;
-            Ok(json!({"phases": phases, "success": resp.success, "final_output": resp.final_output}))
+            Ok(
+                json!({"phases": phases, "success": resp.success, "final_output": resp.final_output}),
+            )
         }
         "proc" => {
             let mut p = client

@@ -57,7 +57,10 @@ impl ClientRun {
     /// The report's field `key` (`null` when absent).
     pub fn get(&self, key: &str) -> &Value {
         static NULL: Value = Value::Null;
-        self.report.as_ref().and_then(|r| r.get(key)).unwrap_or(&NULL)
+        self.report
+            .as_ref()
+            .and_then(|r| r.get(key))
+            .unwrap_or(&NULL)
     }
 
     /// The report, shown.
@@ -133,14 +136,46 @@ pub fn entries() -> Vec<Entry> {
 
 /// Checks on every message the client sent.
 pub(crate) const WIRE: &[CheckDef] = &[
-    must("client.wire.object", "a2e-core §1", "every message the client sends is one JSON object"),
-    must("client.wire.type", "a2e-core §1", "every message has a string type"),
-    should("client.wire.known-type", "a2e-core §1", "a client sends only message types the specs define"),
-    must("client.wire.id", "a2e-core §1", "every message has a non-empty string id"),
-    must("client.wire.id-unique", "a2e-core §1", "no message id repeats within a session"),
-    must("client.wire.version", "a2e-core §1", "every message carries version 1.x"),
-    should("client.wire.ts", "a2e-core §1", "every message carries ts, Unix seconds of about now"),
-    must("client.wire.schema", "a2e-core §2", "every message validates against its type's schema"),
+    must(
+        "client.wire.object",
+        "a2e-core §1",
+        "every message the client sends is one JSON object",
+    ),
+    must(
+        "client.wire.type",
+        "a2e-core §1",
+        "every message has a string type",
+    ),
+    should(
+        "client.wire.known-type",
+        "a2e-core §1",
+        "a client sends only message types the specs define",
+    ),
+    must(
+        "client.wire.id",
+        "a2e-core §1",
+        "every message has a non-empty string id",
+    ),
+    must(
+        "client.wire.id-unique",
+        "a2e-core §1",
+        "no message id repeats within a session",
+    ),
+    must(
+        "client.wire.version",
+        "a2e-core §1",
+        "every message carries version 1.x",
+    ),
+    should(
+        "client.wire.ts",
+        "a2e-core §1",
+        "every message carries ts, Unix seconds of about now",
+    ),
+    must(
+        "client.wire.schema",
+        "a2e-core §2",
+        "every message validates against its type's schema",
+    ),
 ];
 
 /// The rule of each [`WIRE`] check.

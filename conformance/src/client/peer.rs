@@ -35,13 +35,21 @@ pub struct Peer {
 
 impl std::fmt::Debug for Peer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Peer").field("transport", &self.transport).finish_non_exhaustive()
+        f.debug_struct("Peer")
+            .field("transport", &self.transport)
+            .finish_non_exhaustive()
     }
 }
 
 impl Peer {
     /// The host side of `link`.
-    pub fn new(link: Link, transport: Transport, facts: Facts, wait: Duration, deadline: Instant) -> Result<Self, String> {
+    pub fn new(
+        link: Link,
+        transport: Transport,
+        facts: Facts,
+        wait: Duration,
+        deadline: Instant,
+    ) -> Result<Self, String> {
         Ok(Self {
             link,
             transport,
@@ -72,10 +80,18 @@ impl Peer {
             let wait = end.saturating_duration_since(Instant::now());
             match self.link.recv(wait).await {
                 None => return Ok(None),
-                Some(Incoming::Closed(why)) => return Err(Abort(format!("the client closed the connection: {why}"))),
+                Some(Incoming::Closed(why)) => {
+                    return Err(Abort(format!("the client closed the connection: {why}")));
+                }
                 Some(Incoming::Garbage(what)) => self.wire.note(wire::Rule::Object, what),
                 Some(Incoming::Text(text)) => {
-                    if let Some(v) = wire::inspect(&text, self.transport, &self.schemas, &mut self.wire, &mut self.ids) {
+                    if let Some(v) = wire::inspect(
+                        &text,
+                        self.transport,
+                        &self.schemas,
+                        &mut self.wire,
+                        &mut self.ids,
+                    ) {
                         return Ok(Some(v));
                     }
                 }
@@ -87,7 +103,10 @@ impl Peer {
     pub async fn recv(&mut self, what: &str) -> Result<Value, Abort> {
         match self.next_within(self.wait).await? {
             Some(v) => Ok(v),
-            None => Err(Abort(format!("the client sent no {what} within {:?}", self.wait))),
+            None => Err(Abort(format!(
+                "the client sent no {what} within {:?}",
+                self.wait
+            ))),
         }
     }
 
@@ -104,7 +123,10 @@ impl Peer {
                 self.pong(&msg).await?;
                 continue;
             }
-            return Err(Abort(format!("expected `{ty}` from the client, got {}", wire::show(&msg))));
+            return Err(Abort(format!(
+                "expected `{ty}` from the client, got {}",
+                wire::show(&msg)
+            )));
         }
     }
 
@@ -112,7 +134,8 @@ impl Peer {
     pub async fn send(&mut self, mut msg: Value) -> Result<(), Abort> {
         if let Some(obj) = msg.as_object_mut() {
             self.next += 1;
-            obj.entry("id").or_insert_with(|| json!(format!("cf-host-{}", self.next)));
+            obj.entry("id")
+                .or_insert_with(|| json!(format!("cf-host-{}", self.next)));
             obj.entry("version").or_insert_with(|| json!("1.0"));
             obj.entry("ts").or_insert_with(|| json!(wire::now_secs()));
         }
@@ -133,7 +156,8 @@ impl Peer {
 
     /// Answers a ping.
     pub async fn pong(&mut self, ping: &Value) -> Result<(), Abort> {
-        self.answer(ping, "pong", json!({"uptime_seconds": 1.0})).await
+        self.answer(ping, "pong", json!({"uptime_seconds": 1.0}))
+            .await
     }
 
     /// Answers the handshake `req` as accepted.
@@ -159,7 +183,10 @@ impl Peer {
     pub async fn closed_within(&mut self, within: Duration, extra: &mut Vec<Value>) -> bool {
         let end = Instant::now() + self.left(within);
         loop {
-            match self.next_within(end.saturating_duration_since(Instant::now())).await {
+            match self
+                .next_within(end.saturating_duration_since(Instant::now()))
+                .await
+            {
                 Err(_) => return true,
                 Ok(None) => return false,
                 Ok(Some(msg)) if wire::ty(&msg) == "ping" => {
@@ -188,4 +215,3 @@ pub fn tool_def(name: &str) -> Value {
     json!({"name": name, "description": format!("The scripted host's {name}"),
            "input_parameters": [{"name": "text", "type": "string", "description": "Some text", "required": true}]})
 }
-

@@ -82,7 +82,11 @@ async fn start_client(
         .env("A2E_CONFORMANCE_TRANSPORT", transport.name())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(if opts.stderr { Stdio::inherit() } else { Stdio::null() })
+        .stderr(if opts.stderr {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .process_group(0)
         .kill_on_drop(true);
     match token {
@@ -93,7 +97,10 @@ async fn start_client(
         .spawn()
         .map_err(|e| format!("cannot start the client `{program}`: {e}"))?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    let stdout = child.stdout.take().ok_or("the client's stdout is not piped")?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or("the client's stdout is not piped")?;
     let reader = tokio::spawn(async move {
         let mut buf = Vec::new();
         let _ = stdout.take(MAX_STDOUT).read_to_end(&mut buf).await;
@@ -264,7 +271,9 @@ async fn on_stdio(
         }
     }
     let report = report.unwrap_or_else(|| ScriptReport {
-        abort: Some("the scripted host wrote no report: the client did not start it, or killed it".into()),
+        abort: Some(
+            "the scripted host wrote no report: the client did not start it, or killed it".into(),
+        ),
         ..ScriptReport::default()
     });
     Ok((report, run))
@@ -288,7 +297,13 @@ pub async fn serve_stdio(name: &str, report: &Path, token: Option<String>) -> Ex
         return ExitCode::from(2);
     };
     let deadline = Instant::now() + Duration::from_secs(120);
-    let peer = match Peer::new(stdio::own(), Transport::Stdio, Facts::default(), Duration::from_secs(10), deadline) {
+    let peer = match Peer::new(
+        stdio::own(),
+        Transport::Stdio,
+        Facts::default(),
+        Duration::from_secs(10),
+        deadline,
+    ) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("a2e-conformance: {e}");
@@ -311,7 +326,10 @@ pub async fn serve_stdio(name: &str, report: &Path, token: Option<String>) -> Ex
     };
     let text = serde_json::to_string(&found).unwrap_or_default();
     let tmp = report.with_extension("tmp");
-    if std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, report)).is_err() {
+    if std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, report))
+        .is_err()
+    {
         return ExitCode::from(2);
     }
     ExitCode::SUCCESS
@@ -345,7 +363,9 @@ pub async fn run_all(
         let mut results = Vec::new();
         let mut log = WireLog::default();
         for cs in all() {
-            if !cs.scenario.on.includes(t) || !selection.includes(cs.scenario.name, cs.scenario.area) {
+            if !cs.scenario.on.includes(t)
+                || !selection.includes(cs.scenario.name, cs.scenario.area)
+            {
                 continue;
             }
             let left = end.saturating_duration_since(Instant::now());
@@ -451,4 +471,3 @@ fn fail(message: &str) -> ExitCode {
     eprintln!("a2e-conformance: {message}");
     ExitCode::from(2)
 }
-

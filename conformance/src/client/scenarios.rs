@@ -144,19 +144,59 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
 ];
 
 const HANDSHAKE: &[CheckDef] = &[
-    must("client.handshake.first", "a2e-core §2", "the client's first message is handshake/req"),
-    must("client.handshake.caps", "a2e-core §2", "agent_caps lists the capabilities asked for, by name"),
-    should("client.handshake.agent-id", "a2e-core §2", "agent_id is the agent's name"),
-    must("client.handshake.waits", "a2e-core §2", "the client sends no request before handshake/resp"),
-    must("client.handshake.session-id", "a2e-core §2", "the client takes its session id from handshake/resp"),
-    should("client.handshake.max-parallel", "a2e-core §2", "the client takes max_parallel from handshake/resp"),
-    must("client.ping.request", "a2e-core §2", "a ping has an id for the pong to name"),
-    should("client.close.clean", "a2e-core §7", "a client that is done closes the connection (end of input, a close frame, DELETE /session)"),
+    must(
+        "client.handshake.first",
+        "a2e-core §2",
+        "the client's first message is handshake/req",
+    ),
+    must(
+        "client.handshake.caps",
+        "a2e-core §2",
+        "agent_caps lists the capabilities asked for, by name",
+    ),
+    should(
+        "client.handshake.agent-id",
+        "a2e-core §2",
+        "agent_id is the agent's name",
+    ),
+    must(
+        "client.handshake.waits",
+        "a2e-core §2",
+        "the client sends no request before handshake/resp",
+    ),
+    must(
+        "client.handshake.session-id",
+        "a2e-core §2",
+        "the client takes its session id from handshake/resp",
+    ),
+    should(
+        "client.handshake.max-parallel",
+        "a2e-core §2",
+        "the client takes max_parallel from handshake/resp",
+    ),
+    must(
+        "client.ping.request",
+        "a2e-core §2",
+        "a ping has an id for the pong to name",
+    ),
+    should(
+        "client.close.clean",
+        "a2e-core §7",
+        "a client that is done closes the connection (end of input, a close frame, DELETE /session)",
+    ),
 ];
 
 const REFUSED_HANDSHAKE: &[CheckDef] = &[
-    must("client.refused-handshake.no-requests", "a2e-core §2", "after a refused handshake the client sends no request"),
-    must("client.refused-handshake.reason", "a2e-core §2", "the client reports the refusal with its reason"),
+    must(
+        "client.refused-handshake.no-requests",
+        "a2e-core §2",
+        "after a refused handshake the client sends no request",
+    ),
+    must(
+        "client.refused-handshake.reason",
+        "a2e-core §2",
+        "the client reports the refusal with its reason",
+    ),
 ];
 
 const AUTH: &[CheckDef] = &[must(
@@ -172,29 +212,85 @@ const BEARER: &[CheckDef] = &[must(
 )];
 
 const TOOLS: &[CheckDef] = &[
-    must("client.tools.list-request", "tools: tool/list/req", "listing tools sends tool/list/req"),
-    must("client.tools.listed", "tools: Client API", "the client hands its caller the listed tools"),
-    must("client.tools.call-request", "tools: tool/call/req", "a call sends tool/call/req with tool_name and the arguments as an object"),
-    should("client.tools.session-id", "tools: tool/call/req", "tool/call/req carries the session_id of the handshake"),
-    must("client.tools.result", "tools: Client API", "the client hands its caller the result's data"),
+    must(
+        "client.tools.list-request",
+        "tools: tool/list/req",
+        "listing tools sends tool/list/req",
+    ),
+    must(
+        "client.tools.listed",
+        "tools: Client API",
+        "the client hands its caller the listed tools",
+    ),
+    must(
+        "client.tools.call-request",
+        "tools: tool/call/req",
+        "a call sends tool/call/req with tool_name and the arguments as an object",
+    ),
+    should(
+        "client.tools.session-id",
+        "tools: tool/call/req",
+        "tool/call/req carries the session_id of the handshake",
+    ),
+    must(
+        "client.tools.result",
+        "tools: Client API",
+        "the client hands its caller the result's data",
+    ),
 ];
 
 const STREAMING: &[CheckDef] = &[
-    must("client.stream.requested", "tools: tool/call/req", "a streaming call sets streaming: true"),
-    must("client.stream.events", "tools: tool/event", "every event reaches the caller, in the order received"),
-    must("client.stream.fields", "a2e-core §4", "an event's seq, kind and data reach the caller as sent"),
-    must("client.stream.result", "tools: tool/call/resp", "the result follows the events"),
+    must(
+        "client.stream.requested",
+        "tools: tool/call/req",
+        "a streaming call sets streaming: true",
+    ),
+    must(
+        "client.stream.events",
+        "tools: tool/event",
+        "every event reaches the caller, in the order received",
+    ),
+    must(
+        "client.stream.fields",
+        "a2e-core §4",
+        "an event's seq, kind and data reach the caller as sent",
+    ),
+    must(
+        "client.stream.result",
+        "tools: tool/call/resp",
+        "the result follows the events",
+    ),
 ];
 
 const INTERLEAVED: &[CheckDef] = &[
-    should("client.concurrent.sent", "a2e-core §2", "the client sends a second request while the first is in flight"),
-    must("client.concurrent.events", "a2e-core §1", "events reach the call whose req_id they carry"),
-    must("client.concurrent.results", "a2e-core §1", "each answer reaches its own call, whatever their order"),
+    should(
+        "client.concurrent.sent",
+        "a2e-core §2",
+        "the client sends a second request while the first is in flight",
+    ),
+    must(
+        "client.concurrent.events",
+        "a2e-core §1",
+        "events reach the call whose req_id they carry",
+    ),
+    must(
+        "client.concurrent.results",
+        "a2e-core §1",
+        "each answer reaches its own call, whatever their order",
+    ),
 ];
 
 const REFUSED: &[CheckDef] = &[
-    must("client.refused.code", "a2e-core §3", "a refusal (an error message) reaches the caller as an error with its code"),
-    must("client.refused.goes-on", "a2e-core §3", "after a refusal the session goes on"),
+    must(
+        "client.refused.code",
+        "a2e-core §3",
+        "a refusal (an error message) reaches the caller as an error with its code",
+    ),
+    must(
+        "client.refused.goes-on",
+        "a2e-core §3",
+        "after a refusal the session goes on",
+    ),
 ];
 
 const FAILED: &[CheckDef] = &[must(
@@ -207,7 +303,10 @@ const FAILED: &[CheckDef] = &[must(
 pub(super) async fn open(cx: &mut ClientCx) -> Result<Value, Abort> {
     let hs = cx.peer.recv("handshake/req").await?;
     if ty(&hs) != "handshake/req" {
-        return Err(Abort(format!("the first message is not handshake/req: {}", show(&hs))));
+        return Err(Abort(format!(
+            "the first message is not handshake/req: {}",
+            show(&hs)
+        )));
     }
     cx.peer.accept(&hs).await?;
     Ok(hs)
@@ -227,7 +326,8 @@ pub(super) fn judge(rec: &mut Recorder, run: &ClientRun, id: &str, ok: bool, exp
 async fn handshake(cx: &mut ClientCx) -> Outcome {
     let hs = cx.peer.recv("handshake/req").await?;
     let first = ty(&hs) == "handshake/req";
-    cx.rec.check("client.handshake.first", first, "handshake/req", show(&hs));
+    cx.rec
+        .check("client.handshake.first", first, "handshake/req", show(&hs));
     if !first {
         return Err("the first message is not a handshake".into());
     }
@@ -238,10 +338,20 @@ async fn handshake(cx: &mut ClientCx) -> Outcome {
         "agent_caps with \"tools\"",
         show(&hs),
     );
-    cx.rec.check("client.handshake.agent-id", hs["agent_id"] == "conformance-client", "agent_id conformance-client", show(&hs));
+    cx.rec.check(
+        "client.handshake.agent-id",
+        hs["agent_id"] == "conformance-client",
+        "agent_id conformance-client",
+        show(&hs),
+    );
     // Anything before our answer would be a request without a session.
     let early = cx.peer.next_within(Duration::from_millis(300)).await?;
-    cx.rec.check("client.handshake.waits", early.is_none(), "nothing before handshake/resp", format!("{early:?}"));
+    cx.rec.check(
+        "client.handshake.waits",
+        early.is_none(),
+        "nothing before handshake/resp",
+        format!("{early:?}"),
+    );
     cx.peer.accept(&hs).await?;
     let ping = cx.peer.recv("ping").await?;
     cx.rec.check(
@@ -252,39 +362,78 @@ async fn handshake(cx: &mut ClientCx) -> Outcome {
     );
     cx.peer.pong(&ping).await?;
     let closed = done(cx).await;
-    cx.rec.check("client.close.clean", closed, "the connection closed", "still open after 10 s");
+    cx.rec.check(
+        "client.close.clean",
+        closed,
+        "the connection closed",
+        "still open after 10 s",
+    );
     Ok(())
 }
 
 fn judge_handshake(run: &ClientRun, rec: &mut Recorder) {
-    judge(rec, run, "client.handshake.session-id", run.get("session_id") == SESSION_ID, "session_id cf-session-1");
-    judge(rec, run, "client.handshake.max-parallel", run.get("max_parallel") == 3, "max_parallel 3");
+    judge(
+        rec,
+        run,
+        "client.handshake.session-id",
+        run.get("session_id") == SESSION_ID,
+        "session_id cf-session-1",
+    );
+    judge(
+        rec,
+        run,
+        "client.handshake.max-parallel",
+        run.get("max_parallel") == 3,
+        "max_parallel 3",
+    );
 }
 
 async fn handshake_refused(cx: &mut ClientCx) -> Outcome {
     let hs = cx.peer.recv("handshake/req").await?;
     cx.peer
-        .answer(&hs, "handshake/resp", json!({"session_id": "", "accepted_caps": [], "ok": false, "reason": "auth_failed"}))
+        .answer(
+            &hs,
+            "handshake/resp",
+            json!({"session_id": "", "accepted_caps": [], "ok": false, "reason": "auth_failed"}),
+        )
         .await?;
     let mut extra = Vec::new();
-    cx.peer.closed_within(Duration::from_secs(5), &mut extra).await;
+    cx.peer
+        .closed_within(Duration::from_secs(5), &mut extra)
+        .await;
     let requests: Vec<String> = extra
         .iter()
         .filter(|m| ty(m) != "handshake/req" && ty(m) != "pong" && ty(m) != "error")
         .map(show)
         .collect();
-    cx.rec.check("client.refused-handshake.no-requests", requests.is_empty(), "no request", format!("{requests:?}"));
+    cx.rec.check(
+        "client.refused-handshake.no-requests",
+        requests.is_empty(),
+        "no request",
+        format!("{requests:?}"),
+    );
     Ok(())
 }
 
 fn judge_handshake_refused(run: &ClientRun, rec: &mut Recorder) {
-    judge(rec, run, "client.refused-handshake.reason", run.get("reason") == "auth_failed", "reason auth_failed");
+    judge(
+        rec,
+        run,
+        "client.refused-handshake.reason",
+        run.get("reason") == "auth_failed",
+        "reason auth_failed",
+    );
 }
 
 async fn auth(cx: &mut ClientCx) -> Outcome {
     let hs = open(cx).await?;
     let token = cx.token.clone().unwrap_or_default();
-    cx.rec.check("client.auth.token", hs["auth_token"] == token.as_str(), format!("auth_token `{token}`"), show(&hs));
+    cx.rec.check(
+        "client.auth.token",
+        hs["auth_token"] == token.as_str(),
+        format!("auth_token `{token}`"),
+        show(&hs),
+    );
     done(cx).await;
     Ok(())
 }
@@ -292,7 +441,12 @@ async fn auth(cx: &mut ClientCx) -> Outcome {
 async fn bearer(cx: &mut ClientCx) -> Outcome {
     let want = format!("Bearer {}", cx.token.clone().unwrap_or_default());
     let got = cx.peer.facts.authorization.clone();
-    cx.rec.check("client.auth.bearer", got.as_deref() == Some(want.as_str()), want, format!("{got:?}"));
+    cx.rec.check(
+        "client.auth.bearer",
+        got.as_deref() == Some(want.as_str()),
+        want,
+        format!("{got:?}"),
+    );
     open(cx).await?;
     done(cx).await;
     Ok(())
@@ -301,8 +455,19 @@ async fn bearer(cx: &mut ClientCx) -> Outcome {
 async fn tools(cx: &mut ClientCx) -> Outcome {
     open(cx).await?;
     let list = cx.peer.recv("tool/list/req").await?;
-    cx.rec.check("client.tools.list-request", ty(&list) == "tool/list/req", "tool/list/req", show(&list));
-    cx.peer.answer(&list, "tool/list/resp", json!({"tools": [tool_def("echo")]})).await?;
+    cx.rec.check(
+        "client.tools.list-request",
+        ty(&list) == "tool/list/req",
+        "tool/list/req",
+        show(&list),
+    );
+    cx.peer
+        .answer(
+            &list,
+            "tool/list/resp",
+            json!({"tools": [tool_def("echo")]}),
+        )
+        .await?;
     let call = cx.peer.expect("tool/call/req").await?;
     cx.rec.check(
         "client.tools.call-request",
@@ -310,15 +475,38 @@ async fn tools(cx: &mut ClientCx) -> Outcome {
         "tool_name echo, arguments {\"text\":\"hello\"}",
         show(&call),
     );
-    cx.rec.check("client.tools.session-id", call["session_id"] == SESSION_ID, "session_id cf-session-1", show(&call));
-    cx.peer.answer(&call, "tool/call/resp", json!({"data": result("echo", json!({"text": "hello"}))})).await?;
+    cx.rec.check(
+        "client.tools.session-id",
+        call["session_id"] == SESSION_ID,
+        "session_id cf-session-1",
+        show(&call),
+    );
+    cx.peer
+        .answer(
+            &call,
+            "tool/call/resp",
+            json!({"data": result("echo", json!({"text": "hello"}))}),
+        )
+        .await?;
     done(cx).await;
     Ok(())
 }
 
 fn judge_tools(run: &ClientRun, rec: &mut Recorder) {
-    judge(rec, run, "client.tools.listed", run.get("tools") == &json!(["echo"]), "tools [\"echo\"]");
-    judge(rec, run, "client.tools.result", run.get("result") == &json!({"text": "hello"}), "result {\"text\":\"hello\"}");
+    judge(
+        rec,
+        run,
+        "client.tools.listed",
+        run.get("tools") == &json!(["echo"]),
+        "tools [\"echo\"]",
+    );
+    judge(
+        rec,
+        run,
+        "client.tools.result",
+        run.get("result") == &json!({"text": "hello"}),
+        "result {\"text\":\"hello\"}",
+    );
 }
 
 fn event(ty: &str, req_id: &str, seq: u64, kind: &str, data: Value) -> Value {
@@ -337,12 +525,25 @@ fn stream_events() -> [(u64, &'static str, Value); 3] {
 async fn streaming(cx: &mut ClientCx) -> Outcome {
     open(cx).await?;
     let call = cx.peer.expect("tool/call/req").await?;
-    cx.rec.check("client.stream.requested", call["streaming"] == true, "streaming: true", show(&call));
+    cx.rec.check(
+        "client.stream.requested",
+        call["streaming"] == true,
+        "streaming: true",
+        show(&call),
+    );
     let id = s(&call, "/id").to_owned();
     for (seq, kind, data) in stream_events() {
-        cx.peer.send(event("tool/event", &id, seq, kind, data)).await?;
+        cx.peer
+            .send(event("tool/event", &id, seq, kind, data))
+            .await?;
     }
-    cx.peer.answer(&call, "tool/call/resp", json!({"data": result("stream", json!({"done": true}))})).await?;
+    cx.peer
+        .answer(
+            &call,
+            "tool/call/resp",
+            json!({"data": result("stream", json!({"done": true}))}),
+        )
+        .await?;
     done(cx).await;
     Ok(())
 }
@@ -350,14 +551,32 @@ async fn streaming(cx: &mut ClientCx) -> Outcome {
 fn judge_streaming(run: &ClientRun, rec: &mut Recorder) {
     let got = run.get("events").as_array().cloned().unwrap_or_default();
     let seqs: Vec<Value> = got.iter().map(|e| e["seq"].clone()).collect();
-    judge(rec, run, "client.stream.events", seqs == [json!(0), json!(1), json!(2)], "3 events, seq 0, 1, 2 in order");
+    judge(
+        rec,
+        run,
+        "client.stream.events",
+        seqs == [json!(0), json!(1), json!(2)],
+        "3 events, seq 0, 1, 2 in order",
+    );
     let fields_ok = got.len() == 3
         && got
             .iter()
             .zip(stream_events())
             .all(|(e, (_, kind, data))| e["kind"] == kind && e["data"] == data);
-    judge(rec, run, "client.stream.fields", fields_ok, "each event's kind and data as sent");
-    judge(rec, run, "client.stream.result", run.get("result") == &json!({"done": true}), "result {\"done\":true}");
+    judge(
+        rec,
+        run,
+        "client.stream.fields",
+        fields_ok,
+        "each event's kind and data as sent",
+    );
+    judge(
+        rec,
+        run,
+        "client.stream.result",
+        run.get("result") == &json!({"done": true}),
+        "result {\"done\":true}",
+    );
 }
 
 async fn interleaved(cx: &mut ClientCx) -> Outcome {
@@ -365,18 +584,55 @@ async fn interleaved(cx: &mut ClientCx) -> Outcome {
     let a = cx.peer.expect("tool/call/req").await?;
     let b = cx.peer.next_within(Duration::from_secs(5)).await?;
     let both = b.as_ref().is_some_and(|m| ty(m) == "tool/call/req");
-    cx.rec.check("client.concurrent.sent", both, "a second tool/call/req before any answer", format!("{b:?}"));
+    cx.rec.check(
+        "client.concurrent.sent",
+        both,
+        "a second tool/call/req before any answer",
+        format!("{b:?}"),
+    );
     let Some(b) = b.filter(|_| both) else {
         return Err("the client did not send its second call before the first was answered".into());
     };
-    let (slow, fast) = if a["tool_name"] == "slow" { (a, b) } else { (b, a) };
+    let (slow, fast) = if a["tool_name"] == "slow" {
+        (a, b)
+    } else {
+        (b, a)
+    };
     let (sid, fid) = (s(&slow, "/id").to_owned(), s(&fast, "/id").to_owned());
     for i in 0..2u64 {
-        cx.peer.send(event("tool/event", &sid, i, "progress", json!({"call": "slow", "i": i}))).await?;
-        cx.peer.send(event("tool/event", &fid, i, "progress", json!({"call": "fast", "i": i}))).await?;
+        cx.peer
+            .send(event(
+                "tool/event",
+                &sid,
+                i,
+                "progress",
+                json!({"call": "slow", "i": i}),
+            ))
+            .await?;
+        cx.peer
+            .send(event(
+                "tool/event",
+                &fid,
+                i,
+                "progress",
+                json!({"call": "fast", "i": i}),
+            ))
+            .await?;
     }
-    cx.peer.answer(&fast, "tool/call/resp", json!({"data": result("fast", json!({"n": 2}))})).await?;
-    cx.peer.answer(&slow, "tool/call/resp", json!({"data": result("slow", json!({"n": 1}))})).await?;
+    cx.peer
+        .answer(
+            &fast,
+            "tool/call/resp",
+            json!({"data": result("fast", json!({"n": 2}))}),
+        )
+        .await?;
+    cx.peer
+        .answer(
+            &slow,
+            "tool/call/resp",
+            json!({"data": result("slow", json!({"n": 1}))}),
+        )
+        .await?;
     done(cx).await;
     Ok(())
 }
@@ -405,24 +661,48 @@ async fn refused(cx: &mut ClientCx) -> Outcome {
     open(cx).await?;
     let call = cx.peer.expect("tool/call/req").await?;
     cx.peer
-        .answer(&call, "error", json!({"code": "unknown_tool", "message": "no tool `missing`", "retryable": false}))
+        .answer(
+            &call,
+            "error",
+            json!({"code": "unknown_tool", "message": "no tool `missing`", "retryable": false}),
+        )
         .await?;
     let call = cx.peer.expect("tool/call/req").await?;
-    cx.peer.answer(&call, "tool/call/resp", json!({"data": result("echo", json!({"text": "after"}))})).await?;
+    cx.peer
+        .answer(
+            &call,
+            "tool/call/resp",
+            json!({"data": result("echo", json!({"text": "after"}))}),
+        )
+        .await?;
     done(cx).await;
     Ok(())
 }
 
 fn judge_refused(run: &ClientRun, rec: &mut Recorder) {
-    judge(rec, run, "client.refused.code", run.get("error_code") == "unknown_tool", "error_code unknown_tool");
-    judge(rec, run, "client.refused.goes-on", run.get("after") == &json!({"text": "after"}), "after {\"text\":\"after\"}");
+    judge(
+        rec,
+        run,
+        "client.refused.code",
+        run.get("error_code") == "unknown_tool",
+        "error_code unknown_tool",
+    );
+    judge(
+        rec,
+        run,
+        "client.refused.goes-on",
+        run.get("after") == &json!({"text": "after"}),
+        "after {\"text\":\"after\"}",
+    );
 }
 
 async fn failed(cx: &mut ClientCx) -> Outcome {
     open(cx).await?;
     let call = cx.peer.expect("tool/call/req").await?;
     let data = json!({"success": false, "tool_name": "flaky", "error": "boom", "error_code": "tool_error", "duration_ms": 1});
-    cx.peer.answer(&call, "tool/call/resp", json!({"data": data})).await?;
+    cx.peer
+        .answer(&call, "tool/call/resp", json!({"data": data}))
+        .await?;
     done(cx).await;
     Ok(())
 }
@@ -432,7 +712,9 @@ fn judge_failed(run: &ClientRun, rec: &mut Recorder) {
         rec,
         run,
         "client.failed.in-band",
-        run.get("success") == false && run.get("error_code") == "tool_error" && run.get("error") == "boom",
+        run.get("success") == false
+            && run.get("error_code") == "tool_error"
+            && run.get("error") == "boom",
         "success false, error_code tool_error, error boom",
     );
 }

@@ -26,7 +26,11 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
         name: "chains/map",
         area: Area::Chains,
         about: "Maps the sleeping tool over items that finish in reverse order, over nothing, and over four slow items.",
-        needs: &[Fixture::Cap("chains"), Fixture::Tool(SLEEP), Fixture::Tool(ECHO)],
+        needs: &[
+            Fixture::Cap("chains"),
+            Fixture::Tool(SLEEP),
+            Fixture::Tool(ECHO),
+        ],
         on: On::All,
         checks: MAP,
         run: crate::run_fn!(Cx, map),
@@ -35,7 +39,11 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
         name: "chains/join",
         area: Area::Chains,
         about: "Runs two independent sleeping nodes and a node reading both.",
-        needs: &[Fixture::Cap("chains"), Fixture::Tool(SLEEP), Fixture::Tool(ECHO)],
+        needs: &[
+            Fixture::Cap("chains"),
+            Fixture::Tool(SLEEP),
+            Fixture::Tool(ECHO),
+        ],
         on: On::All,
         checks: JOIN,
         run: crate::run_fn!(Cx, join),
@@ -61,27 +69,87 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
 ];
 
 const BRANCH: &[CheckDef] = &[
-    must("chains.branch.true-side", "chains: ChainNode", "when the condition holds, true_node runs and false_node does not"),
-    must("chains.branch.false-side", "chains: ChainNode", "when it does not hold, false_node runs and true_node does not"),
-    must("chains.branch.skip-event", "chains: chain/event", "the side not taken gets a skip event"),
-    must("chains.branch.not-in-outputs", "chains: chain/resp", "a skipped node has no entry in outputs"),
-    should("chains.branch.downstream-skipped", "chains: chain/event", "a node reached only through the side not taken does not run"),
-    must("chains.branch.success", "chains: chain/resp", "a chain whose untaken side was skipped succeeds"),
+    must(
+        "chains.branch.true-side",
+        "chains: ChainNode",
+        "when the condition holds, true_node runs and false_node does not",
+    ),
+    must(
+        "chains.branch.false-side",
+        "chains: ChainNode",
+        "when it does not hold, false_node runs and true_node does not",
+    ),
+    must(
+        "chains.branch.skip-event",
+        "chains: chain/event",
+        "the side not taken gets a skip event",
+    ),
+    must(
+        "chains.branch.not-in-outputs",
+        "chains: chain/resp",
+        "a skipped node has no entry in outputs",
+    ),
+    should(
+        "chains.branch.downstream-skipped",
+        "chains: chain/event",
+        "a node reached only through the side not taken does not run",
+    ),
+    must(
+        "chains.branch.success",
+        "chains: chain/resp",
+        "a chain whose untaken side was skipped succeeds",
+    ),
 ];
 
 const MAP: &[CheckDef] = &[
-    must("chains.map.output-list", "chains: ChainNode", "a map node's output is a list with one output per item"),
-    should("chains.map.order", "chains: ChainNode", "the list is in item order, whatever order the items finish in"),
-    should("chains.map.item", "chains: ChainNode", "the template node reads its item as `item` in its input_map"),
-    should("chains.map.parallel", "chains: Overview", "items run in parallel: 4 items of 800 ms take less than 2.4 s"),
-    should("chains.map.template", "chains: ChainNode", "the template runs only through its map: it has no entry of its own in outputs"),
-    should("chains.map.empty", "chains: ChainNode", "a map over an empty list outputs []"),
-    must("chains.map.success", "chains: chain/resp", "a map whose items all succeed leaves the chain successful"),
+    must(
+        "chains.map.output-list",
+        "chains: ChainNode",
+        "a map node's output is a list with one output per item",
+    ),
+    should(
+        "chains.map.order",
+        "chains: ChainNode",
+        "the list is in item order, whatever order the items finish in",
+    ),
+    should(
+        "chains.map.item",
+        "chains: ChainNode",
+        "the template node reads its item as `item` in its input_map",
+    ),
+    should(
+        "chains.map.parallel",
+        "chains: Overview",
+        "items run in parallel: 4 items of 800 ms take less than 2.4 s",
+    ),
+    should(
+        "chains.map.template",
+        "chains: ChainNode",
+        "the template runs only through its map: it has no entry of its own in outputs",
+    ),
+    should(
+        "chains.map.empty",
+        "chains: ChainNode",
+        "a map over an empty list outputs []",
+    ),
+    must(
+        "chains.map.success",
+        "chains: chain/resp",
+        "a map whose items all succeed leaves the chain successful",
+    ),
 ];
 
 const JOIN: &[CheckDef] = &[
-    must("chains.deps.join", "chains: Dependency Resolution", "a node starts only after every node its input_map reads is done, and sees their outputs"),
-    should("chains.deps.parallel", "chains: Dependency Resolution", "nodes ready at once run in parallel"),
+    must(
+        "chains.deps.join",
+        "chains: Dependency Resolution",
+        "a node starts only after every node its input_map reads is done, and sees their outputs",
+    ),
+    should(
+        "chains.deps.parallel",
+        "chains: Dependency Resolution",
+        "nodes ready at once run in parallel",
+    ),
 ];
 
 const SKILL_NODE: &[CheckDef] = &[must(
@@ -91,8 +159,16 @@ const SKILL_NODE: &[CheckDef] = &[must(
 )];
 
 const PROC_NODE: &[CheckDef] = &[
-    must("chains.proc.runs", "chains: Node Execution Types", "a proc node spawns its command and waits for it: the chain succeeds"),
-    should("chains.proc.output", "chains: Node Execution Types", "the proc node's output holds what the command wrote"),
+    must(
+        "chains.proc.runs",
+        "chains: Node Execution Types",
+        "a proc node spawns its command and waits for it: the chain succeeds",
+    ),
+    should(
+        "chains.proc.output",
+        "chains: Node Execution Types",
+        "the proc node's output holds what the command wrote",
+    ),
 ];
 
 fn branch_chain() -> Value {
@@ -117,9 +193,23 @@ async fn branch(cx: &mut Cx) -> Outcome {
         let skipped = |n: &str| at(&ph, n, "skip").is_some();
         let outputs = r.at("/outputs").clone();
         let (taken, other) = if flag { ("yes", "no") } else { ("no", "yes") };
-        let check = if flag { "chains.branch.true-side" } else { "chains.branch.false-side" };
-        cx.check(check, ran(taken) && !ran(other), format!("{taken} runs, {other} does not"), format!("{ph:?}"));
-        cx.check("chains.branch.skip-event", skipped(other), format!("a skip event for {other}"), format!("{ph:?}"));
+        let check = if flag {
+            "chains.branch.true-side"
+        } else {
+            "chains.branch.false-side"
+        };
+        cx.check(
+            check,
+            ran(taken) && !ran(other),
+            format!("{taken} runs, {other} does not"),
+            format!("{ph:?}"),
+        );
+        cx.check(
+            "chains.branch.skip-event",
+            skipped(other),
+            format!("a skip event for {other}"),
+            format!("{ph:?}"),
+        );
         cx.check(
             "chains.branch.not-in-outputs",
             outputs.get(other).is_none() && outputs.get(taken).is_some(),
@@ -129,12 +219,19 @@ async fn branch(cx: &mut Cx) -> Outcome {
         if !flag {
             cx.check(
                 "chains.branch.downstream-skipped",
-                r.at("/success") == &json!(true) && !ran("after_yes") && outputs.get("after_yes").is_none(),
+                r.at("/success") == &json!(true)
+                    && !ran("after_yes")
+                    && outputs.get("after_yes").is_none(),
                 "after_yes does not run",
                 format!("{ph:?}"),
             );
         }
-        cx.check("chains.branch.success", r.at("/success") == &json!(true), "success: true", r.show());
+        cx.check(
+            "chains.branch.success",
+            r.at("/success") == &json!(true),
+            "success: true",
+            r.show(),
+        );
     }
     Ok(())
 }
@@ -148,7 +245,8 @@ fn map_chain(items: &str, template: Value) -> Value {
 
 async fn map(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
-    let sleep = json!({"node_id": "work", "kind": "tool", "name": SLEEP, "input_map": {"ms": "item"}});
+    let sleep =
+        json!({"node_id": "work", "kind": "tool", "name": SLEEP, "input_map": {"ms": "item"}});
     let req = s.req(
         "chain/req",
         json!({"nodes": map_chain("input.items", sleep.clone()), "entry_node": "each", "initial_input": {"items": [600, 300, 20]}}),
@@ -156,10 +254,25 @@ async fn map(cx: &mut Cx) -> Outcome {
     let r = s.request(req).await?;
     let out = r.at("/outputs/each").clone();
     let list = out.as_array().cloned().unwrap_or_default();
-    cx.check("chains.map.output-list", list.len() == 3, "a list of 3 outputs", show(&out));
+    cx.check(
+        "chains.map.output-list",
+        list.len() == 3,
+        "a list of 3 outputs",
+        show(&out),
+    );
     let slept: Vec<Value> = list.iter().map(|o| o["slept"].clone()).collect();
-    cx.check("chains.map.item", slept.len() == 3 && slept.iter().all(Value::is_number), "each item's `slept` from `item`", show(&out));
-    cx.check("chains.map.order", slept == [json!(600), json!(300), json!(20)], "slept 600, 300, 20 in that order", format!("{slept:?}"));
+    cx.check(
+        "chains.map.item",
+        slept.len() == 3 && slept.iter().all(Value::is_number),
+        "each item's `slept` from `item`",
+        show(&out),
+    );
+    cx.check(
+        "chains.map.order",
+        slept == [json!(600), json!(300), json!(20)],
+        "slept 600, 300, 20 in that order",
+        format!("{slept:?}"),
+    );
     let outputs = r.at("/outputs").clone();
     cx.check(
         "chains.map.template",
@@ -167,15 +280,26 @@ async fn map(cx: &mut Cx) -> Outcome {
         "success without outputs.work",
         show(&outputs),
     );
-    cx.check("chains.map.success", r.at("/success") == &json!(true), "success: true", r.show());
+    cx.check(
+        "chains.map.success",
+        r.at("/success") == &json!(true),
+        "success: true",
+        r.show(),
+    );
 
-    let echo = json!({"node_id": "work", "kind": "tool", "name": ECHO, "input_map": {"text": "item"}});
+    let echo =
+        json!({"node_id": "work", "kind": "tool", "name": ECHO, "input_map": {"text": "item"}});
     let req = s.req(
         "chain/req",
         json!({"nodes": map_chain("input.items", echo), "entry_node": "each", "initial_input": {"items": []}}),
     );
     let r = s.request(req).await?;
-    cx.check("chains.map.empty", r.at("/outputs/each") == &json!([]), "outputs.each []", r.show());
+    cx.check(
+        "chains.map.empty",
+        r.at("/outputs/each") == &json!([]),
+        "outputs.each []",
+        r.show(),
+    );
 
     let req = s.req(
         "chain/req",
@@ -201,7 +325,10 @@ async fn join(cx: &mut Cx) -> Outcome {
         {"node_id": "j", "kind": "tool", "name": ECHO,
          "input_map": {"text": "'joined'", "a": "a.output.slept", "b": "b.output.slept"}}
     ]);
-    let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "a", "streaming": true}));
+    let req = s.req(
+        "chain/req",
+        json!({"nodes": nodes, "entry_node": "a", "streaming": true}),
+    );
     let r = s.request(req).await?;
     let ph = phases(&r);
     let j_start = at(&ph, "j", "start");
@@ -217,13 +344,19 @@ async fn join(cx: &mut Cx) -> Outcome {
         (at(&ph, "a", "start"), at(&ph, "b", "start"), at(&ph, "a", "done"), at(&ph, "b", "done")),
         (Some(sa), Some(sb), Some(da), Some(db)) if sb < da && sa < db
     );
-    cx.check("chains.deps.parallel", overlap, "b starts before a is done", format!("{ph:?}"));
+    cx.check(
+        "chains.deps.parallel",
+        overlap,
+        "b starts before a is done",
+        format!("{ph:?}"),
+    );
     Ok(())
 }
 
 async fn skill_node(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
-    let nodes = json!([{"node_id": "k", "kind": "skill", "name": SKILL, "input": {"text": "via chain"}}]);
+    let nodes =
+        json!([{"node_id": "k", "kind": "skill", "name": SKILL, "input": {"text": "via chain"}}]);
     let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "k"}));
     let r = s.request(req).await?;
     cx.check(
@@ -237,11 +370,25 @@ async fn skill_node(cx: &mut Cx) -> Outcome {
 
 async fn proc_node(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
-    let nodes = json!([{"node_id": "p", "kind": "proc", "input": {"cmd": ["sh", "-c", "echo chained"]}}]);
-    let req = s.req("chain/req", json!({"nodes": nodes, "entry_node": "p", "timeout": 30}));
+    let nodes =
+        json!([{"node_id": "p", "kind": "proc", "input": {"cmd": ["sh", "-c", "echo chained"]}}]);
+    let req = s.req(
+        "chain/req",
+        json!({"nodes": nodes, "entry_node": "p", "timeout": 30}),
+    );
     let r = s.request(req).await?;
-    cx.check("chains.proc.runs", r.at("/success") == &json!(true), "success: true", r.show());
+    cx.check(
+        "chains.proc.runs",
+        r.at("/success") == &json!(true),
+        "success: true",
+        r.show(),
+    );
     let out = r.at("/outputs/p").to_string();
-    cx.check("chains.proc.output", out.contains("chained"), "an output holding `chained`", out);
+    cx.check(
+        "chains.proc.output",
+        out.contains("chained"),
+        "an output holding `chained`",
+        out,
+    );
     Ok(())
 }

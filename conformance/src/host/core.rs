@@ -69,48 +69,156 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
 ];
 
 const HANDSHAKE: &[CheckDef] = &[
-    must("core.handshake.answered", "a2e-core §2", "handshake/req is answered with handshake/resp"),
-    must("core.handshake.req-id", "a2e-core §1", "the handshake response names the request in req_id"),
-    must("core.handshake.ok", "a2e-core §2", "a valid handshake is answered with ok: true"),
-    must("core.handshake.session-id", "a2e-core §2", "handshake/resp carries a non-empty session_id"),
-    must("core.handshake.session-id-fresh", "a2e-core §2", "every session gets a new session_id"),
-    must("core.handshake.max-parallel", "a2e-core §2", "max_parallel is an integer of at least 1"),
-    must("core.handshake.caps-shape", "a2e-core §2", "accepted_caps is a list of {capability, enabled, metadata} objects"),
-    must("core.handshake.caps-asked", "a2e-core §2", "every capability accepted enabled was asked for (accepted_caps is an intersection)"),
+    must(
+        "core.handshake.answered",
+        "a2e-core §2",
+        "handshake/req is answered with handshake/resp",
+    ),
+    must(
+        "core.handshake.req-id",
+        "a2e-core §1",
+        "the handshake response names the request in req_id",
+    ),
+    must(
+        "core.handshake.ok",
+        "a2e-core §2",
+        "a valid handshake is answered with ok: true",
+    ),
+    must(
+        "core.handshake.session-id",
+        "a2e-core §2",
+        "handshake/resp carries a non-empty session_id",
+    ),
+    must(
+        "core.handshake.session-id-fresh",
+        "a2e-core §2",
+        "every session gets a new session_id",
+    ),
+    must(
+        "core.handshake.max-parallel",
+        "a2e-core §2",
+        "max_parallel is an integer of at least 1",
+    ),
+    must(
+        "core.handshake.caps-shape",
+        "a2e-core §2",
+        "accepted_caps is a list of {capability, enabled, metadata} objects",
+    ),
+    must(
+        "core.handshake.caps-asked",
+        "a2e-core §2",
+        "every capability accepted enabled was asked for (accepted_caps is an intersection)",
+    ),
 ];
 
 const CAPS: &[CheckDef] = &[
-    must("core.caps.unknown-not-enabled", "a2e-core §2", "a capability the host does not have is not accepted enabled"),
-    should("core.caps.unknown-reason", "a2e-core §2", "an unavailable capability comes back with enabled: false and metadata.reason"),
-    must("core.caps.gated", "tools: Security 1", "a tool request in a session that did not negotiate `tools` is refused with an error"),
-    should("core.caps.gated-code", "a2e-core §3", "that refusal has code unauthorized"),
-    should("core.caps.gated-name", "a2e-core §2", "that refusal names the capability in capability_name"),
+    must(
+        "core.caps.unknown-not-enabled",
+        "a2e-core §2",
+        "a capability the host does not have is not accepted enabled",
+    ),
+    should(
+        "core.caps.unknown-reason",
+        "a2e-core §2",
+        "an unavailable capability comes back with enabled: false and metadata.reason",
+    ),
+    must(
+        "core.caps.gated",
+        "tools: Security 1",
+        "a tool request in a session that did not negotiate `tools` is refused with an error",
+    ),
+    should(
+        "core.caps.gated-code",
+        "a2e-core §3",
+        "that refusal has code unauthorized",
+    ),
+    should(
+        "core.caps.gated-name",
+        "a2e-core §2",
+        "that refusal names the capability in capability_name",
+    ),
 ];
 
 const AUTH: &[CheckDef] = &[
-    must("core.auth.wrong-token", "a2e-core §2", "a handshake with a wrong auth_token is answered ok: false, reason auth_failed"),
-    must("core.auth.no-token", "a2e-core §2", "a handshake without auth_token is answered ok: false, reason auth_failed"),
-    must("core.auth.stays-closed", "a2e-core §2", "after a refused handshake, requests are still refused"),
-    should("core.auth.retry", "a2e-core §2", "a handshake with the right token after a refused one is accepted"),
+    must(
+        "core.auth.wrong-token",
+        "a2e-core §2",
+        "a handshake with a wrong auth_token is answered ok: false, reason auth_failed",
+    ),
+    must(
+        "core.auth.no-token",
+        "a2e-core §2",
+        "a handshake without auth_token is answered ok: false, reason auth_failed",
+    ),
+    must(
+        "core.auth.stays-closed",
+        "a2e-core §2",
+        "after a refused handshake, requests are still refused",
+    ),
+    should(
+        "core.auth.retry",
+        "a2e-core §2",
+        "a handshake with the right token after a refused one is accepted",
+    ),
 ];
 
 const BEFORE: &[CheckDef] = &[
-    must("core.session.handshake-first", "tools: Security 1", "a request before the handshake is refused with an error naming it in req_id"),
-    should("core.session.handshake-first-code", "a2e-core §3", "that refusal has code unauthorized"),
-    should("core.ping.any-time", "a2e-core §2", "ping is answered with pong before the handshake too"),
+    must(
+        "core.session.handshake-first",
+        "tools: Security 1",
+        "a request before the handshake is refused with an error naming it in req_id",
+    ),
+    should(
+        "core.session.handshake-first-code",
+        "a2e-core §3",
+        "that refusal has code unauthorized",
+    ),
+    should(
+        "core.ping.any-time",
+        "a2e-core §2",
+        "ping is answered with pong before the handshake too",
+    ),
 ];
 
 const PING: &[CheckDef] = &[
-    must("core.ping.pong", "a2e-core §2", "ping is answered with pong"),
-    must("core.ping.req-id", "a2e-core §2", "pong names the ping in req_id"),
-    must("core.ping.uptime", "a2e-core §2", "pong carries uptime_seconds, a number ≥ 0"),
-    should("core.ping.uptime-grows", "a2e-core §2", "uptime_seconds does not go backwards"),
+    must(
+        "core.ping.pong",
+        "a2e-core §2",
+        "ping is answered with pong",
+    ),
+    must(
+        "core.ping.req-id",
+        "a2e-core §2",
+        "pong names the ping in req_id",
+    ),
+    must(
+        "core.ping.uptime",
+        "a2e-core §2",
+        "pong carries uptime_seconds, a number ≥ 0",
+    ),
+    should(
+        "core.ping.uptime-grows",
+        "a2e-core §2",
+        "uptime_seconds does not go backwards",
+    ),
 ];
 
 const PARALLEL: &[CheckDef] = &[
-    must("core.parallel.limit", "a2e-core §2", "no more than max_parallel requests of a session run at once"),
-    must("core.parallel.all-answered", "a2e-core §3", "each of many concurrent requests is answered (a result, or a refusal)"),
-    should("core.parallel.concurrent", "a2e-core §2", "with max_parallel > 1, requests run concurrently"),
+    must(
+        "core.parallel.limit",
+        "a2e-core §2",
+        "no more than max_parallel requests of a session run at once",
+    ),
+    must(
+        "core.parallel.all-answered",
+        "a2e-core §3",
+        "each of many concurrent requests is answered (a result, or a refusal)",
+    ),
+    should(
+        "core.parallel.concurrent",
+        "a2e-core §2",
+        "with max_parallel > 1, requests run concurrently",
+    ),
 ];
 
 async fn handshake(cx: &mut Cx) -> Outcome {
@@ -118,11 +226,31 @@ async fn handshake(cx: &mut Cx) -> Outcome {
     let hs = cx.handshake_req(&mut s, &["tools"]);
     let id = hs["id"].as_str().unwrap_or_default().to_owned();
     let r = s.request(hs).await?;
-    cx.check("core.handshake.answered", r.ty() == "handshake/resp", "handshake/resp", r.show());
-    cx.check("core.handshake.req-id", r.s("/req_id") == id, format!("req_id `{id}`"), r.show());
-    cx.check("core.handshake.ok", r.at("/ok") == &json!(true), "ok: true", r.show());
+    cx.check(
+        "core.handshake.answered",
+        r.ty() == "handshake/resp",
+        "handshake/resp",
+        r.show(),
+    );
+    cx.check(
+        "core.handshake.req-id",
+        r.s("/req_id") == id,
+        format!("req_id `{id}`"),
+        r.show(),
+    );
+    cx.check(
+        "core.handshake.ok",
+        r.at("/ok") == &json!(true),
+        "ok: true",
+        r.show(),
+    );
     let sid = r.s("/session_id").to_owned();
-    cx.check("core.handshake.session-id", !sid.is_empty(), "a non-empty session_id", r.show());
+    cx.check(
+        "core.handshake.session-id",
+        !sid.is_empty(),
+        "a non-empty session_id",
+        r.show(),
+    );
     let mp = r.at("/max_parallel");
     cx.check(
         "core.handshake.max-parallel",
@@ -138,7 +266,12 @@ async fn handshake(cx: &mut Cx) -> Outcome {
                 && c.get("metadata").is_none_or(Value::is_object)
         })
     });
-    cx.check("core.handshake.caps-shape", shaped, "a list of Capability objects", show(caps));
+    cx.check(
+        "core.handshake.caps-shape",
+        shaped,
+        "a list of Capability objects",
+        show(caps),
+    );
     let extra: Vec<&Value> = caps
         .as_array()
         .into_iter()
@@ -173,7 +306,9 @@ async fn caps(cx: &mut Cx) -> Outcome {
         .flatten()
         .find(|c| c["capability"] == "test")
         .cloned();
-    let enabled = test.as_ref().is_some_and(|c| c.get("enabled") != Some(&json!(false)));
+    let enabled = test
+        .as_ref()
+        .is_some_and(|c| c.get("enabled") != Some(&json!(false)));
     cx.check(
         "core.caps.unknown-not-enabled",
         !enabled,
@@ -200,7 +335,12 @@ async fn caps(cx: &mut Cx) -> Outcome {
         format!("an error with req_id `{id}`"),
         r.show(),
     );
-    cx.check("core.caps.gated-code", r.code() == "unauthorized", "code unauthorized", r.show());
+    cx.check(
+        "core.caps.gated-code",
+        r.code() == "unauthorized",
+        "code unauthorized",
+        r.show(),
+    );
     cx.check(
         "core.caps.gated-name",
         r.s("/capability_name") == "tools",
@@ -222,7 +362,12 @@ async fn auth(cx: &mut Cx) -> Outcome {
         json!({"agent_id": "a2e-conformance", "agent_caps": ["tools"], "auth_token": format!("{token}-wrong")}),
     );
     let r = s.request(wrong).await?;
-    cx.check("core.auth.wrong-token", refused_auth(&r), "ok: false, reason auth_failed", r.show());
+    cx.check(
+        "core.auth.wrong-token",
+        refused_auth(&r),
+        "ok: false, reason auth_failed",
+        r.show(),
+    );
     let list = s.req("tool/list/req", json!({}));
     let r = s.request(list).await?;
     cx.check(
@@ -243,9 +388,17 @@ async fn auth(cx: &mut Cx) -> Outcome {
         r.show(),
     );
     let mut s = cx.connect().await?;
-    let none = s.req("handshake/req", json!({"agent_id": "a2e-conformance", "agent_caps": ["tools"]}));
+    let none = s.req(
+        "handshake/req",
+        json!({"agent_id": "a2e-conformance", "agent_caps": ["tools"]}),
+    );
     let r = s.request(none).await?;
-    cx.check("core.auth.no-token", refused_auth(&r), "ok: false, reason auth_failed", r.show());
+    cx.check(
+        "core.auth.no-token",
+        refused_auth(&r),
+        "ok: false, reason auth_failed",
+        r.show(),
+    );
     Ok(())
 }
 
@@ -288,7 +441,12 @@ async fn ping(cx: &mut Cx) -> Outcome {
             }
         };
         cx.check("core.ping.pong", got["type"] == "pong", "pong", show(&got));
-        cx.check("core.ping.req-id", got["req_id"] == id.as_str(), format!("req_id `{id}`"), show(&got));
+        cx.check(
+            "core.ping.req-id",
+            got["req_id"] == id.as_str(),
+            format!("req_id `{id}`"),
+            show(&got),
+        );
         let up = got.get("uptime_seconds").and_then(Value::as_f64);
         cx.check(
             "core.ping.uptime",

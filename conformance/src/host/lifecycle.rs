@@ -33,8 +33,16 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
 ];
 
 const DRAIN: &[CheckDef] = &[
-    must("core.shutdown.drains", "a2e-core §2", "a call in flight when shutdown arrives still gets its answer within shutdown's timeout"),
-    must("core.shutdown.ends", "a2e-core §2", "after shutdown the session ends: a stdio host exits, a network connection closes"),
+    must(
+        "core.shutdown.drains",
+        "a2e-core §2",
+        "a call in flight when shutdown arrives still gets its answer within shutdown's timeout",
+    ),
+    must(
+        "core.shutdown.ends",
+        "a2e-core §2",
+        "after shutdown the session ends: a stdio host exits, a network connection closes",
+    ),
 ];
 
 const CANCEL: &[CheckDef] = &[must(
@@ -55,7 +63,10 @@ async fn ended(s: &mut Session, within: Duration) -> bool {
 
 async fn drain(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
-    let call = s.req("tool/call/req", json!({"tool_name": SLEEP, "arguments": {"ms": 1000}}));
+    let call = s.req(
+        "tool/call/req",
+        json!({"tool_name": SLEEP, "arguments": {"ms": 1000}}),
+    );
     s.send(&call).await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let bye = s.req("shutdown", json!({"timeout": 5}));
@@ -71,13 +82,21 @@ async fn drain(cx: &mut Cx) -> Outcome {
         Err(e) => cx.fail("core.shutdown.drains", "the call's answer", e.0),
     }
     let done = ended(&mut s, Duration::from_secs(10)).await;
-    cx.check("core.shutdown.ends", done, "the session ends within 10 s", "it did not");
+    cx.check(
+        "core.shutdown.ends",
+        done,
+        "the session ends within 10 s",
+        "it did not",
+    );
     Ok(())
 }
 
 async fn cancel(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
-    let call = s.req("tool/call/req", json!({"tool_name": SLEEP, "arguments": {"ms": 30000}, "timeout": 60}));
+    let call = s.req(
+        "tool/call/req",
+        json!({"tool_name": SLEEP, "arguments": {"ms": 30000}, "timeout": 60}),
+    );
     s.send(&call).await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let bye = s.req("shutdown", json!({"timeout": 1}));

@@ -87,9 +87,7 @@ impl Target {
             Self::Command(_) => Ok(Transport::Stdio),
             Self::Url(url) if url.starts_with("ws://") => Ok(Transport::Ws),
             Self::Url(url) if url.starts_with("http://") => Ok(Transport::Http),
-            Self::Url(url) => Err(format!(
-                "`{url}`: the URL must start with ws:// or http://"
-            )),
+            Self::Url(url) => Err(format!("`{url}`: the URL must start with ws:// or http://")),
         }
     }
 
@@ -148,7 +146,9 @@ impl Env {
         let token = self.opts.auth_token.as_deref();
         match &self.target {
             Target::Command(cmd) => link::stdio::spawn(cmd, &[], self.opts.stderr),
-            Target::Url(url) if self.transport == Transport::Ws => link::ws::connect(url, token).await,
+            Target::Url(url) if self.transport == Transport::Ws => {
+                link::ws::connect(url, token).await
+            }
             Target::Url(url) => link::http::connect(url, token).await,
         }
     }
@@ -237,7 +237,10 @@ impl Cx {
         let hs = self.handshake_req(&mut s, caps);
         let reply = s.request(hs).await?;
         if reply.ty() != "handshake/resp" || reply.at("/ok") == &Value::Bool(false) {
-            return Err(Abort(format!("the handshake was not accepted: {}", reply.show())));
+            return Err(Abort(format!(
+                "the handshake was not accepted: {}",
+                reply.show()
+            )));
         }
         s.session_id = reply.s("/session_id").to_owned();
         s.max_parallel = reply.at("/max_parallel").as_u64().unwrap_or(4);
@@ -251,7 +254,13 @@ impl Cx {
     }
 
     /// Records a pass when `ok`, else a failure.
-    pub fn check(&mut self, id: &str, ok: bool, expected: impl Into<String>, got: impl Into<String>) {
+    pub fn check(
+        &mut self,
+        id: &str,
+        ok: bool,
+        expected: impl Into<String>,
+        got: impl Into<String>,
+    ) {
         self.rec.check(id, ok, expected, got);
     }
 

@@ -50,43 +50,147 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
 ];
 
 const SPAWN: &[CheckDef] = &[
-    must("proc.spawn.answered", "a2e-core §5", "proc/spawn/req is answered with proc/spawn/resp naming it in req_id"),
-    must("proc.spawn.ok", "a2e-core §5", "an allowed command starts: ok: true, a non-empty proc_id, a pid > 0"),
-    must("proc.read.stdout", "a2e-core §5", "a line on stdout comes as a proc/read/event, stream_type stdout, data.text"),
-    must("proc.read.stderr", "a2e-core §5", "a line on stderr comes as a proc/read/event, stream_type stderr, data.text"),
-    must("proc.read.exit", "a2e-core §5", "the end comes as a proc/read/event, stream_type killed, data.code the exit code"),
-    must("proc.read.proc-id", "a2e-core §5", "every proc/read/event names its proc_id"),
-    must("proc.read.seq", "a2e-core §1", "a process's events carry seq 0, 1, 2, …"),
-    should("proc.read.req-id", "a2e-core §4", "a process's events name the spawn request in req_id"),
-    must("proc.spawn.env", "a2e-core §5", "env sets variables for the command"),
-    must("proc.spawn.minimal", "a2e-core §5", "a proc/spawn/req with only cmd is served"),
+    must(
+        "proc.spawn.answered",
+        "a2e-core §5",
+        "proc/spawn/req is answered with proc/spawn/resp naming it in req_id",
+    ),
+    must(
+        "proc.spawn.ok",
+        "a2e-core §5",
+        "an allowed command starts: ok: true, a non-empty proc_id, a pid > 0",
+    ),
+    must(
+        "proc.read.stdout",
+        "a2e-core §5",
+        "a line on stdout comes as a proc/read/event, stream_type stdout, data.text",
+    ),
+    must(
+        "proc.read.stderr",
+        "a2e-core §5",
+        "a line on stderr comes as a proc/read/event, stream_type stderr, data.text",
+    ),
+    must(
+        "proc.read.exit",
+        "a2e-core §5",
+        "the end comes as a proc/read/event, stream_type killed, data.code the exit code",
+    ),
+    must(
+        "proc.read.proc-id",
+        "a2e-core §5",
+        "every proc/read/event names its proc_id",
+    ),
+    must(
+        "proc.read.seq",
+        "a2e-core §1",
+        "a process's events carry seq 0, 1, 2, …",
+    ),
+    should(
+        "proc.read.req-id",
+        "a2e-core §4",
+        "a process's events name the spawn request in req_id",
+    ),
+    must(
+        "proc.spawn.env",
+        "a2e-core §5",
+        "env sets variables for the command",
+    ),
+    must(
+        "proc.spawn.minimal",
+        "a2e-core §5",
+        "a proc/spawn/req with only cmd is served",
+    ),
 ];
 
 const IO: &[CheckDef] = &[
-    must("proc.write.answered", "a2e-core §5", "proc/write/req is answered with proc/write/resp, ok: true"),
-    must("proc.write.stdin", "a2e-core §5", "what is written reaches the process's stdin"),
-    must("proc.write.eof", "a2e-core §5", "eof: true closes stdin (cat then exits with code 0)"),
-    must("proc.write.dead", "a2e-core §5", "a write to a process that ended is refused (proc_dead) or answered ok: false"),
-    should("proc.write.stdin-null", "a2e-core §5", "with stdin_mode null a write is refused or answered ok: false"),
+    must(
+        "proc.write.answered",
+        "a2e-core §5",
+        "proc/write/req is answered with proc/write/resp, ok: true",
+    ),
+    must(
+        "proc.write.stdin",
+        "a2e-core §5",
+        "what is written reaches the process's stdin",
+    ),
+    must(
+        "proc.write.eof",
+        "a2e-core §5",
+        "eof: true closes stdin (cat then exits with code 0)",
+    ),
+    must(
+        "proc.write.dead",
+        "a2e-core §5",
+        "a write to a process that ended is refused (proc_dead) or answered ok: false",
+    ),
+    should(
+        "proc.write.stdin-null",
+        "a2e-core §5",
+        "with stdin_mode null a write is refused or answered ok: false",
+    ),
 ];
 
 const SIGNALS: &[CheckDef] = &[
-    must("proc.status.unknown", "a2e-core §5", "proc/status of an unknown proc_id is refused (unknown_proc) or has a non-empty error"),
-    must("proc.kill.unknown", "a2e-core §5", "proc/kill of an unknown proc_id is refused (unknown_proc) or answered ok: false"),
-    must("proc.status.running", "a2e-core §5", "a live process's status is running"),
-    must("proc.status.all", "a2e-core §5", "proc/status/req with an empty proc_id covers every process of the session"),
-    must("proc.kill.answered", "a2e-core §5", "proc/kill/req is answered with proc/kill/resp, ok: true"),
-    must("proc.kill.ends", "a2e-core §5", "after SIGTERM the process ends: its killed event comes"),
-    must("proc.kill.state", "a2e-core §5", "an ended process's status is stopped, crashed or timedout"),
+    must(
+        "proc.status.unknown",
+        "a2e-core §5",
+        "proc/status of an unknown proc_id is refused (unknown_proc) or has a non-empty error",
+    ),
+    must(
+        "proc.kill.unknown",
+        "a2e-core §5",
+        "proc/kill of an unknown proc_id is refused (unknown_proc) or answered ok: false",
+    ),
+    must(
+        "proc.status.running",
+        "a2e-core §5",
+        "a live process's status is running",
+    ),
+    must(
+        "proc.status.all",
+        "a2e-core §5",
+        "proc/status/req with an empty proc_id covers every process of the session",
+    ),
+    must(
+        "proc.kill.answered",
+        "a2e-core §5",
+        "proc/kill/req is answered with proc/kill/resp, ok: true",
+    ),
+    must(
+        "proc.kill.ends",
+        "a2e-core §5",
+        "after SIGTERM the process ends: its killed event comes",
+    ),
+    must(
+        "proc.kill.state",
+        "a2e-core §5",
+        "an ended process's status is stopped, crashed or timedout",
+    ),
     must("proc.kill.sigkill", "a2e-core §5", "SIGKILL ends a process"),
     must("proc.kill.sigint", "a2e-core §5", "SIGINT ends a process"),
 ];
 
 const LIMITS: &[CheckDef] = &[
-    must("proc.spawn.not-allowed", "a2e-core §5", "a command not on the allow-list does not start: a refusal, or ok: false with an error"),
-    must("proc.spawn.timeout", "a2e-core §5", "a process past its timeout is ended: its killed event comes within the timeout plus 5 s"),
-    should("proc.spawn.timedout-state", "a2e-core §5", "its status is then timedout"),
-    must("proc.spawn.no-shell", "a2e-core §5", "commands run without a shell: `$X` in an argument reaches the program as it is"),
+    must(
+        "proc.spawn.not-allowed",
+        "a2e-core §5",
+        "a command not on the allow-list does not start: a refusal, or ok: false with an error",
+    ),
+    must(
+        "proc.spawn.timeout",
+        "a2e-core §5",
+        "a process past its timeout is ended: its killed event comes within the timeout plus 5 s",
+    ),
+    should(
+        "proc.spawn.timedout-state",
+        "a2e-core §5",
+        "its status is then timedout",
+    ),
+    must(
+        "proc.spawn.no-shell",
+        "a2e-core §5",
+        "commands run without a shell: `$X` in an argument reaches the program as it is",
+    ),
 ];
 
 /// Spawns `cmd` with `extra` fields; the reply and its proc_id.
@@ -128,7 +232,12 @@ fn end_of(events: &[Value]) -> Option<&Value> {
 async fn spawn(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
     let cmd = json!(["sh", "-c", "echo out; echo err >&2; exit 3"]);
-    let (req, r, proc_id) = start(&mut s, cmd, json!({"cwd": "", "env": {}, "stdin_mode": "pipe", "timeout": 0})).await?;
+    let (req, r, proc_id) = start(
+        &mut s,
+        cmd,
+        json!({"cwd": "", "env": {}, "stdin_mode": "pipe", "timeout": 0}),
+    )
+    .await?;
     cx.check(
         "proc.spawn.answered",
         r.ty() == "proc/spawn/resp" && r.msg["req_id"] == req["id"],
@@ -137,14 +246,26 @@ async fn spawn(cx: &mut Cx) -> Outcome {
     );
     cx.check(
         "proc.spawn.ok",
-        r.at("/ok") == &json!(true) && !proc_id.is_empty() && r.at("/pid").as_u64().is_some_and(|p| p > 0),
+        r.at("/ok") == &json!(true)
+            && !proc_id.is_empty()
+            && r.at("/pid").as_u64().is_some_and(|p| p > 0),
         "ok: true, a proc_id, a pid",
         r.show(),
     );
     let events = until_end(&mut s, &proc_id, WAIT).await?;
     let shown: Vec<String> = events.iter().map(show).collect();
-    cx.check("proc.read.stdout", texts(&events, "stdout") == ["out"], "stdout text `out`", format!("{shown:?}"));
-    cx.check("proc.read.stderr", texts(&events, "stderr") == ["err"], "stderr text `err`", format!("{shown:?}"));
+    cx.check(
+        "proc.read.stdout",
+        texts(&events, "stdout") == ["out"],
+        "stdout text `out`",
+        format!("{shown:?}"),
+    );
+    cx.check(
+        "proc.read.stderr",
+        texts(&events, "stderr") == ["err"],
+        "stderr text `err`",
+        format!("{shown:?}"),
+    );
     let end = end_of(&events);
     cx.check(
         "proc.read.exit",
@@ -162,7 +283,12 @@ async fn spawn(cx: &mut Cx) -> Outcome {
         .iter()
         .enumerate()
         .all(|(i, e)| e.get("seq").and_then(Value::as_u64) == Some(i as u64));
-    cx.check("proc.read.seq", !events.is_empty() && seq_ok, "seq 0, 1, 2, …", format!("{shown:?}"));
+    cx.check(
+        "proc.read.seq",
+        !events.is_empty() && seq_ok,
+        "seq 0, 1, 2, …",
+        format!("{shown:?}"),
+    );
     cx.check(
         "proc.read.req-id",
         !events.is_empty() && events.iter().all(|e| e["req_id"] == req["id"]),
@@ -170,20 +296,38 @@ async fn spawn(cx: &mut Cx) -> Outcome {
         format!("{shown:?}"),
     );
 
-    let (_, r, proc_id) = start(&mut s, json!(["sh", "-c", "echo \"$CONF_X\""]), json!({"env": {"CONF_X": "42"}})).await?;
+    let (_, r, proc_id) = start(
+        &mut s,
+        json!(["sh", "-c", "echo \"$CONF_X\""]),
+        json!({"env": {"CONF_X": "42"}}),
+    )
+    .await?;
     let events = until_end(&mut s, &proc_id, WAIT).await?;
-    cx.check("proc.spawn.env", texts(&events, "stdout") == ["42"], "stdout `42`", format!("{} / {:?}", r.show(), texts(&events, "stdout")));
+    cx.check(
+        "proc.spawn.env",
+        texts(&events, "stdout") == ["42"],
+        "stdout `42`",
+        format!("{} / {:?}", r.show(), texts(&events, "stdout")),
+    );
 
     let min = s.req("proc/spawn/req", json!({"cmd": ["sh", "-c", "exit 0"]}));
     let r = s.request(min).await?;
-    cx.check("proc.spawn.minimal", r.ty() == "proc/spawn/resp" && r.at("/ok") == &json!(true), "ok: true", r.show());
+    cx.check(
+        "proc.spawn.minimal",
+        r.ty() == "proc/spawn/resp" && r.at("/ok") == &json!(true),
+        "ok: true",
+        r.show(),
+    );
     let proc_id = r.s("/proc_id").to_owned();
     until_end(&mut s, &proc_id, WAIT).await?;
     Ok(())
 }
 
 async fn write(s: &mut Session, proc_id: &str, data: &str, eof: bool) -> Result<Reply, Abort> {
-    let req = s.req("proc/write/req", json!({"proc_id": proc_id, "data": data, "eof": eof}));
+    let req = s.req(
+        "proc/write/req",
+        json!({"proc_id": proc_id, "data": data, "eof": eof}),
+    );
     s.request(req).await
 }
 
@@ -198,7 +342,12 @@ async fn io(cx: &mut Cx) -> Outcome {
         return Err(Abort(format!("`cat` did not start: {}", r.show())));
     }
     let w = write(&mut s, &proc_id, "hello cat\n", false).await?;
-    cx.check("proc.write.answered", w.ty() == "proc/write/resp" && w.at("/ok") == &json!(true), "proc/write/resp, ok: true", w.show());
+    cx.check(
+        "proc.write.answered",
+        w.ty() == "proc/write/resp" && w.at("/ok") == &json!(true),
+        "proc/write/resp, ok: true",
+        w.show(),
+    );
     let id = proc_id.clone();
     let echoed = s
         .events_where(
@@ -207,7 +356,12 @@ async fn io(cx: &mut Cx) -> Outcome {
             |m| m["stream_type"] == "stdout",
         )
         .await?;
-    cx.check("proc.write.stdin", texts(&echoed, "stdout") == ["hello cat"], "stdout `hello cat`", format!("{:?}", echoed.iter().map(show).collect::<Vec<_>>()));
+    cx.check(
+        "proc.write.stdin",
+        texts(&echoed, "stdout") == ["hello cat"],
+        "stdout `hello cat`",
+        format!("{:?}", echoed.iter().map(show).collect::<Vec<_>>()),
+    );
     write(&mut s, &proc_id, "", true).await?;
     let events = until_end(&mut s, &proc_id, WAIT).await?;
     let end = end_of(&events);
@@ -218,16 +372,34 @@ async fn io(cx: &mut Cx) -> Outcome {
         end.map(show).unwrap_or_else(|| "no killed event".into()),
     );
     let late = write(&mut s, &proc_id, "too late\n", false).await?;
-    cx.check("proc.write.dead", refused_or_not_ok(&late, "proc_dead"), "an error proc_dead, or ok: false", late.show());
+    cx.check(
+        "proc.write.dead",
+        refused_or_not_ok(&late, "proc_dead"),
+        "an error proc_dead, or ok: false",
+        late.show(),
+    );
 
-    let (_, r, proc_id) = start(&mut s, json!(["sleep", "5"]), json!({"stdin_mode": "null"})).await?;
+    let (_, r, proc_id) =
+        start(&mut s, json!(["sleep", "5"]), json!({"stdin_mode": "null"})).await?;
     if r.at("/ok") == &json!(true) {
         let w = write(&mut s, &proc_id, "x\n", false).await?;
-        cx.check("proc.write.stdin-null", refused_or_not_ok(&w, ""), "an error, or ok: false", w.show());
-        let kill = s.req("proc/kill/req", json!({"proc_id": proc_id, "signal": "SIGKILL"}));
+        cx.check(
+            "proc.write.stdin-null",
+            refused_or_not_ok(&w, ""),
+            "an error, or ok: false",
+            w.show(),
+        );
+        let kill = s.req(
+            "proc/kill/req",
+            json!({"proc_id": proc_id, "signal": "SIGKILL"}),
+        );
         s.request(kill).await?;
     } else {
-        cx.fail("proc.write.stdin-null", "a process started with stdin_mode null", r.show());
+        cx.fail(
+            "proc.write.stdin-null",
+            "a process started with stdin_mode null",
+            r.show(),
+        );
     }
     Ok(())
 }
@@ -266,10 +438,18 @@ async fn sleeper(s: &mut Session) -> Result<String, Abort> {
 
 async fn kill_and_wait(cx: &mut Cx, s: &mut Session, signal: &str, check: &str) -> Outcome {
     let proc_id = sleeper(s).await?;
-    let kill = s.req("proc/kill/req", json!({"proc_id": proc_id, "signal": signal}));
+    let kill = s.req(
+        "proc/kill/req",
+        json!({"proc_id": proc_id, "signal": signal}),
+    );
     s.request(kill).await?;
     let events = until_end(s, &proc_id, Duration::from_secs(10)).await?;
-    cx.check(check, end_of(&events).is_some(), format!("a killed event after {signal}"), format!("{} event(s)", events.len()));
+    cx.check(
+        check,
+        end_of(&events).is_some(),
+        format!("a killed event after {signal}"),
+        format!("{} event(s)", events.len()),
+    );
     Ok(())
 }
 
@@ -282,13 +462,26 @@ async fn signals(cx: &mut Cx) -> Outcome {
         "an error unknown_proc, or a non-empty error",
         st.show(),
     );
-    let kill = s.req("proc/kill/req", json!({"proc_id": "conformance-no-such-proc", "signal": "SIGTERM"}));
+    let kill = s.req(
+        "proc/kill/req",
+        json!({"proc_id": "conformance-no-such-proc", "signal": "SIGTERM"}),
+    );
     let k = s.request(kill).await?;
-    cx.check("proc.kill.unknown", refused_or_not_ok(&k, "unknown_proc"), "an error unknown_proc, or ok: false", k.show());
+    cx.check(
+        "proc.kill.unknown",
+        refused_or_not_ok(&k, "unknown_proc"),
+        "an error unknown_proc, or ok: false",
+        k.show(),
+    );
     let first = sleeper(&mut s).await?;
     let second = sleeper(&mut s).await?;
     let st = status(&mut s, &first).await?;
-    cx.check("proc.status.running", st.s("/status") == "running", "status running", st.show());
+    cx.check(
+        "proc.status.running",
+        st.s("/status") == "running",
+        "status running",
+        st.show(),
+    );
     let all = s.req("proc/status/req", json!({}));
     let st = s.request(all).await?;
     let text = st.msg.to_string();
@@ -298,17 +491,43 @@ async fn signals(cx: &mut Cx) -> Outcome {
         format!("a status naming `{first}` and `{second}`"),
         st.show(),
     );
-    let kill = s.req("proc/kill/req", json!({"proc_id": first, "signal": "SIGTERM"}));
+    let kill = s.req(
+        "proc/kill/req",
+        json!({"proc_id": first, "signal": "SIGTERM"}),
+    );
     let k = s.request(kill).await?;
-    cx.check("proc.kill.answered", k.ty() == "proc/kill/resp" && k.at("/ok") == &json!(true), "proc/kill/resp, ok: true", k.show());
+    cx.check(
+        "proc.kill.answered",
+        k.ty() == "proc/kill/resp" && k.at("/ok") == &json!(true),
+        "proc/kill/resp, ok: true",
+        k.show(),
+    );
     let events = until_end(&mut s, &first, Duration::from_secs(10)).await?;
-    cx.check("proc.kill.ends", end_of(&events).is_some(), "a killed event", format!("{} event(s)", events.len()));
+    cx.check(
+        "proc.kill.ends",
+        end_of(&events).is_some(),
+        "a killed event",
+        format!("{} event(s)", events.len()),
+    );
     let st = status(&mut s, &first).await?;
-    cx.check("proc.kill.state", ENDED.contains(&st.s("/status")), "stopped, crashed or timedout", st.show());
-    let kill = s.req("proc/kill/req", json!({"proc_id": second, "signal": "SIGKILL"}));
+    cx.check(
+        "proc.kill.state",
+        ENDED.contains(&st.s("/status")),
+        "stopped, crashed or timedout",
+        st.show(),
+    );
+    let kill = s.req(
+        "proc/kill/req",
+        json!({"proc_id": second, "signal": "SIGKILL"}),
+    );
     s.request(kill).await?;
     let events = until_end(&mut s, &second, Duration::from_secs(10)).await?;
-    cx.check("proc.kill.sigkill", end_of(&events).is_some(), "a killed event after SIGKILL", format!("{} event(s)", events.len()));
+    cx.check(
+        "proc.kill.sigkill",
+        end_of(&events).is_some(),
+        "a killed event after SIGKILL",
+        format!("{} event(s)", events.len()),
+    );
     kill_and_wait(cx, &mut s, "SIGINT", "proc.kill.sigint").await?;
 
     Ok(())
@@ -318,7 +537,12 @@ async fn limits(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
     let (_, r, _) = start(&mut s, json!(["conformance-not-allowed"]), json!({})).await?;
     let refused = r.is_error() || (r.at("/ok") == &json!(false) && !r.s("/error").is_empty());
-    cx.check("proc.spawn.not-allowed", refused, "a refusal, or ok: false with an error", r.show());
+    cx.check(
+        "proc.spawn.not-allowed",
+        refused,
+        "a refusal, or ok: false with an error",
+        r.show(),
+    );
 
     let (_, r, proc_id) = start(&mut s, json!(["sleep", "30"]), json!({"timeout": 1})).await?;
     if r.at("/ok") != &json!(true) {
@@ -334,7 +558,12 @@ async fn limits(cx: &mut Cx) -> Outcome {
         format!("{} event(s) in {took:?}", events.len()),
     );
     let st = status(&mut s, &proc_id).await?;
-    cx.check("proc.spawn.timedout-state", st.s("/status") == "timedout", "status timedout", st.show());
+    cx.check(
+        "proc.spawn.timedout-state",
+        st.s("/status") == "timedout",
+        "status timedout",
+        st.show(),
+    );
 
     let cmd = json!(["sh", "-c", "printf '%s\\n' \"$1\"", "sh", "$CONF_LITERAL"]);
     let (_, _, proc_id) = start(&mut s, cmd, json!({})).await?;
@@ -347,4 +576,3 @@ async fn limits(cx: &mut Cx) -> Outcome {
     );
     Ok(())
 }
-

@@ -35,7 +35,11 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
         name: "tools/concurrent",
         area: Area::Tools,
         about: "Sends a slow call, then a fast one.",
-        needs: &[Fixture::Cap("tools"), Fixture::Tool(SLEEP), Fixture::Tool(ECHO)],
+        needs: &[
+            Fixture::Cap("tools"),
+            Fixture::Tool(SLEEP),
+            Fixture::Tool(ECHO),
+        ],
         on: On::All,
         checks: CONCURRENT,
         run: crate::run_fn!(Cx, concurrent),
@@ -52,24 +56,72 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
 ];
 
 const STREAMING: &[CheckDef] = &[
-    must("tools.stream.events", "tools: tool/event", "a streaming call of a tool that emits 3 events gets 3 tool/events"),
-    must("tools.stream.seq", "a2e-core §1", "a request's events carry seq 0, 1, 2, …"),
-    must("tools.stream.before-answer", "a2e-core §4", "every event of a call comes before its tool/call/resp"),
-    must("tools.stream.kind", "a2e-core §4", "a progress event has kind progress and data {pct, message}"),
-    should("tools.stream.collected", "tools: ToolResult", "the result lists the call's events in data.events"),
-    must("tools.stream.per-request", "a2e-core §1", "two concurrent streaming calls each number their events from 0"),
-    should("tools.stream.off", "tools: tool/call/req", "the same call with streaming: false gets no tool/event"),
+    must(
+        "tools.stream.events",
+        "tools: tool/event",
+        "a streaming call of a tool that emits 3 events gets 3 tool/events",
+    ),
+    must(
+        "tools.stream.seq",
+        "a2e-core §1",
+        "a request's events carry seq 0, 1, 2, …",
+    ),
+    must(
+        "tools.stream.before-answer",
+        "a2e-core §4",
+        "every event of a call comes before its tool/call/resp",
+    ),
+    must(
+        "tools.stream.kind",
+        "a2e-core §4",
+        "a progress event has kind progress and data {pct, message}",
+    ),
+    should(
+        "tools.stream.collected",
+        "tools: ToolResult",
+        "the result lists the call's events in data.events",
+    ),
+    must(
+        "tools.stream.per-request",
+        "a2e-core §1",
+        "two concurrent streaming calls each number their events from 0",
+    ),
+    should(
+        "tools.stream.off",
+        "tools: tool/call/req",
+        "the same call with streaming: false gets no tool/event",
+    ),
 ];
 
 const TIMEOUT: &[CheckDef] = &[
-    must("tools.timeout.in-band", "a2e-core §3", "a call past its timeout is answered with tool/call/resp, success: false, error_code timeout"),
-    must("tools.timeout.bounded", "tools: Security 3", "that answer comes within the timeout plus 5 s"),
-    must("tools.timeout.session-goes-on", "a2e-core §3", "after a timed-out call the session still serves calls"),
+    must(
+        "tools.timeout.in-band",
+        "a2e-core §3",
+        "a call past its timeout is answered with tool/call/resp, success: false, error_code timeout",
+    ),
+    must(
+        "tools.timeout.bounded",
+        "tools: Security 3",
+        "that answer comes within the timeout plus 5 s",
+    ),
+    must(
+        "tools.timeout.session-goes-on",
+        "a2e-core §3",
+        "after a timed-out call the session still serves calls",
+    ),
 ];
 
 const CONCURRENT: &[CheckDef] = &[
-    should("tools.concurrent.out-of-order", "a2e-core §2", "a fast call sent after a slow one is answered first"),
-    must("tools.concurrent.correlated", "a2e-core §1", "each answer names its own request in req_id and its own tool"),
+    should(
+        "tools.concurrent.out-of-order",
+        "a2e-core §2",
+        "a fast call sent after a slow one is answered first",
+    ),
+    must(
+        "tools.concurrent.correlated",
+        "a2e-core §1",
+        "each answer names its own request in req_id and its own tool",
+    ),
 ];
 
 const LARGE_RESULT: &[CheckDef] = &[must(
@@ -93,14 +145,23 @@ async fn streaming(cx: &mut Cx) -> Outcome {
     );
     let id = call["id"].as_str().unwrap_or_default().to_owned();
     let r = s.request(call).await?;
-    let types: Vec<&str> = r.events.iter().map(|e| e["type"].as_str().unwrap_or_default()).collect();
+    let types: Vec<&str> = r
+        .events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default())
+        .collect();
     cx.check(
         "tools.stream.events",
         types == ["tool/event"; 3],
         "3 tool/events",
         format!("{types:?} then {}", r.show()),
     );
-    cx.check("tools.stream.seq", !r.events.is_empty() && seqs_from_zero(&r), "seq 0, 1, 2", format!("{:?}", r.seqs()));
+    cx.check(
+        "tools.stream.seq",
+        !r.events.is_empty() && seqs_from_zero(&r),
+        "seq 0, 1, 2",
+        format!("{:?}", r.seqs()),
+    );
     s.settle().await?;
     let late = s.late(&id).len();
     cx.check(
@@ -111,16 +172,33 @@ async fn streaming(cx: &mut Cx) -> Outcome {
     );
     let shaped = !r.events.is_empty()
         && r.events.iter().all(|e| {
-            e["kind"] == "progress" && e.pointer("/data/pct").is_some_and(Value::is_number)
+            e["kind"] == "progress"
+                && e.pointer("/data/pct").is_some_and(Value::is_number)
                 && e.pointer("/data/message").is_some_and(Value::is_string)
         });
     let first = r.events.first().map(show).unwrap_or_default();
-    cx.check("tools.stream.kind", shaped, "kind progress, data {pct, message}", first);
+    cx.check(
+        "tools.stream.kind",
+        shaped,
+        "kind progress, data {pct, message}",
+        first,
+    );
     let listed = r.at("/data/events").as_array().map_or(0, Vec::len);
-    cx.check("tools.stream.collected", listed == 3, "3 events in data.events", r.show());
+    cx.check(
+        "tools.stream.collected",
+        listed == 3,
+        "3 events in data.events",
+        r.show(),
+    );
 
-    let a = s.req("tool/call/req", json!({"tool_name": STREAM, "arguments": {"count": 3, "delay_ms": 20}, "streaming": true}));
-    let b = s.req("tool/call/req", json!({"tool_name": STREAM, "arguments": {"count": 3, "delay_ms": 20}, "streaming": true}));
+    let a = s.req(
+        "tool/call/req",
+        json!({"tool_name": STREAM, "arguments": {"count": 3, "delay_ms": 20}, "streaming": true}),
+    );
+    let b = s.req(
+        "tool/call/req",
+        json!({"tool_name": STREAM, "arguments": {"count": 3, "delay_ms": 20}, "streaming": true}),
+    );
     s.send(&a).await?;
     s.send(&b).await?;
     let ra = s.answer(a["id"].as_str().unwrap_or_default()).await?;
@@ -131,9 +209,17 @@ async fn streaming(cx: &mut Cx) -> Outcome {
         "seq 0, 1, 2 for each call",
         format!("{:?} and {:?}", ra.seqs(), rb.seqs()),
     );
-    cx.check("tools.stream.seq", seqs_from_zero(&ra) && seqs_from_zero(&rb), "seq 0, 1, 2", format!("{:?} and {:?}", ra.seqs(), rb.seqs()));
+    cx.check(
+        "tools.stream.seq",
+        seqs_from_zero(&ra) && seqs_from_zero(&rb),
+        "seq 0, 1, 2",
+        format!("{:?} and {:?}", ra.seqs(), rb.seqs()),
+    );
 
-    let off = s.req("tool/call/req", json!({"tool_name": STREAM, "arguments": {"count": 3}, "streaming": false}));
+    let off = s.req(
+        "tool/call/req",
+        json!({"tool_name": STREAM, "arguments": {"count": 3}, "streaming": false}),
+    );
     let off_id = off["id"].as_str().unwrap_or_default().to_owned();
     let r = s.request(off).await?;
     s.settle().await?;
@@ -158,7 +244,9 @@ async fn timeout(cx: &mut Cx) -> Outcome {
     let took = started.elapsed();
     cx.check(
         "tools.timeout.in-band",
-        r.ty() == "tool/call/resp" && r.at("/data/success") == &json!(false) && r.s("/data/error_code") == "timeout",
+        r.ty() == "tool/call/resp"
+            && r.at("/data/success") == &json!(false)
+            && r.s("/data/error_code") == "timeout",
         "tool/call/resp, success: false, error_code timeout",
         r.show(),
     );
@@ -168,7 +256,10 @@ async fn timeout(cx: &mut Cx) -> Outcome {
         "tool/call/resp within 6 s",
         format!("{} after {took:?}", r.ty()),
     );
-    let again = s.req("tool/call/req", json!({"tool_name": SLEEP, "arguments": {"ms": 10}}));
+    let again = s.req(
+        "tool/call/req",
+        json!({"tool_name": SLEEP, "arguments": {"ms": 10}}),
+    );
     let r = s.request(again).await?;
     cx.check(
         "tools.timeout.session-goes-on",
@@ -181,8 +272,14 @@ async fn timeout(cx: &mut Cx) -> Outcome {
 
 async fn concurrent(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
-    let slow = s.req("tool/call/req", json!({"tool_name": SLEEP, "arguments": {"ms": 1500}}));
-    let fast = s.req("tool/call/req", json!({"tool_name": ECHO, "arguments": {"text": "fast"}}));
+    let slow = s.req(
+        "tool/call/req",
+        json!({"tool_name": SLEEP, "arguments": {"ms": 1500}}),
+    );
+    let fast = s.req(
+        "tool/call/req",
+        json!({"tool_name": ECHO, "arguments": {"text": "fast"}}),
+    );
     s.send(&slow).await?;
     s.send(&fast).await?;
     let (slow_id, fast_id) = (slow["id"].clone(), fast["id"].clone());
@@ -193,7 +290,12 @@ async fn concurrent(cx: &mut Cx) -> Outcome {
             None => return Err("no answer to either call".into()),
         }
     };
-    cx.check("tools.concurrent.out-of-order", first["req_id"] == fast_id, format!("the answer to {fast_id} first"), show(&first));
+    cx.check(
+        "tools.concurrent.out-of-order",
+        first["req_id"] == fast_id,
+        format!("the answer to {fast_id} first"),
+        show(&first),
+    );
     let (f, sl) = if first["req_id"] == fast_id {
         let rest = s.answer(slow_id.as_str().unwrap_or_default()).await?;
         (first, rest.msg)
@@ -218,7 +320,10 @@ async fn concurrent(cx: &mut Cx) -> Outcome {
 async fn large(cx: &mut Cx) -> Outcome {
     let mut s = cx.session().await?;
     let bytes = 4 * 1024 * 1024;
-    let call = s.req("tool/call/req", json!({"tool_name": LARGE, "arguments": {"bytes": bytes}}));
+    let call = s.req(
+        "tool/call/req",
+        json!({"tool_name": LARGE, "arguments": {"bytes": bytes}}),
+    );
     let r = s.request_within(call, Duration::from_secs(30)).await?;
     let got = r.at("/data/data").as_str().map(str::len);
     cx.check(

@@ -30,16 +30,56 @@ pub(super) const SCENARIOS: &[HostScenario] = &[
 ];
 
 const WIRE: &[CheckDef] = &[
-    must("core.wire.object", "a2e-core §1", "every message is one JSON object"),
-    must("core.wire.type", "a2e-core §1", "every message has a string type"),
-    should("core.wire.known-type", "a2e-core §1", "a host sends only message types the specs define"),
-    must("core.wire.id", "a2e-core §1", "every message has a non-empty string id"),
-    must("core.wire.id-unique", "a2e-core §1", "no message id repeats within a session"),
-    must("core.wire.version", "a2e-core §1", "every message carries version 1.x"),
-    should("core.wire.ts", "a2e-core §1", "every message carries ts, Unix seconds of about now"),
-    must("core.wire.schema", "a2e-core §2", "every message validates against its type's schema (the specs' field tables)"),
-    must("core.wire.answer-once", "a2e-core §3", "no request gets two final answers"),
-    must("core.wire.events-first", "a2e-core §4", "no event comes after its request's final answer"),
+    must(
+        "core.wire.object",
+        "a2e-core §1",
+        "every message is one JSON object",
+    ),
+    must(
+        "core.wire.type",
+        "a2e-core §1",
+        "every message has a string type",
+    ),
+    should(
+        "core.wire.known-type",
+        "a2e-core §1",
+        "a host sends only message types the specs define",
+    ),
+    must(
+        "core.wire.id",
+        "a2e-core §1",
+        "every message has a non-empty string id",
+    ),
+    must(
+        "core.wire.id-unique",
+        "a2e-core §1",
+        "no message id repeats within a session",
+    ),
+    must(
+        "core.wire.version",
+        "a2e-core §1",
+        "every message carries version 1.x",
+    ),
+    should(
+        "core.wire.ts",
+        "a2e-core §1",
+        "every message carries ts, Unix seconds of about now",
+    ),
+    must(
+        "core.wire.schema",
+        "a2e-core §2",
+        "every message validates against its type's schema (the specs' field tables)",
+    ),
+    must(
+        "core.wire.answer-once",
+        "a2e-core §3",
+        "no request gets two final answers",
+    ),
+    must(
+        "core.wire.events-first",
+        "a2e-core §4",
+        "no event comes after its request's final answer",
+    ),
 ];
 
 const FRAMING: &[CheckDef] = &[must(

@@ -171,7 +171,9 @@ impl HttpTarget {
     /// (or, as the Python reference sends it, a JSON body's `session_id`;
     /// `transport.http.session` checks for the header).
     pub async fn open_session(&self) -> Result<String, String> {
-        let reply = self.call(Method::POST, "/session", None, Bytes::new()).await?;
+        let reply = self
+            .call(Method::POST, "/session", None, Bytes::new())
+            .await?;
         if !(200..300).contains(&reply.status) {
             return Err(format!(
                 "POST /session answered HTTP {}: {}",
@@ -184,7 +186,11 @@ impl HttpTarget {
         }
         serde_json::from_str::<serde_json::Value>(&reply.body)
             .ok()
-            .and_then(|v| v.get("session_id").and_then(|s| s.as_str()).map(str::to_owned))
+            .and_then(|v| {
+                v.get("session_id")
+                    .and_then(|s| s.as_str())
+                    .map(str::to_owned)
+            })
             .ok_or_else(|| "POST /session: no X-Session-Id header".to_owned())
     }
 
@@ -198,7 +204,13 @@ impl HttpTarget {
         if let Some(id) = last_event_id {
             headers.push(("last-event-id", id));
         }
-        let request = self.request(Method::GET, "/stream", Some(session), &headers, Bytes::new())?;
+        let request = self.request(
+            Method::GET,
+            "/stream",
+            Some(session),
+            &headers,
+            Bytes::new(),
+        )?;
         let resp = tokio::time::timeout(EXCHANGE_TIMEOUT, self.client.request(request))
             .await
             .map_err(|_| format!("GET /stream: no answer within {EXCHANGE_TIMEOUT:?}"))?
@@ -280,7 +292,9 @@ pub async fn connect(url: &str, token: Option<&str>) -> Result<Link, String> {
 async fn forward_events(mut stream: EventStream, inbox: mpsc::Sender<Incoming>) {
     while let Some(item) = stream.events.recv().await {
         let (next, end) = match item {
-            StreamItem::Event(Event { data: Some(data), .. }) => (Incoming::Text(data), false),
+            StreamItem::Event(Event {
+                data: Some(data), ..
+            }) => (Incoming::Text(data), false),
             StreamItem::Event(_) => continue,
             StreamItem::End(why) => (Incoming::Closed(why), true),
         };
@@ -298,10 +312,17 @@ async fn post_loop(
     inbox: mpsc::Sender<Incoming>,
 ) {
     while let Some(text) = out.recv().await {
-        match target.call(Method::POST, "/send", Some(&session), text).await {
+        match target
+            .call(Method::POST, "/send", Some(&session), text)
+            .await
+        {
             Ok(reply) if (200..300).contains(&reply.status) => {}
             Ok(reply) => {
-                let why = format!("POST /send answered HTTP {}: {}", reply.status, reply.body.trim());
+                let why = format!(
+                    "POST /send answered HTTP {}: {}",
+                    reply.status,
+                    reply.body.trim()
+                );
                 deliver(&inbox, Incoming::Closed(why)).await;
                 return;
             }

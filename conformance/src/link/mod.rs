@@ -93,9 +93,11 @@ impl Link {
         let Some(out) = &self.out else {
             return Err("the link was closed by the suite".into());
         };
-        out.send(text)
-            .await
-            .map_err(|_| self.closed.clone().unwrap_or_else(|| "the peer is gone".into()))
+        out.send(text).await.map_err(|_| {
+            self.closed
+                .clone()
+                .unwrap_or_else(|| "the peer is gone".into())
+        })
     }
 
     /// The next thing from the peer within `within`; `None` on timeout. After

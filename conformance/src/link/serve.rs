@@ -89,7 +89,9 @@ pub async fn listen(transport: Transport) -> Result<Server, String> {
     };
     let (router, url) = match transport {
         Transport::Ws => (
-            Router::new().route("/", get(upgrade)).route("/ws", get(upgrade)),
+            Router::new()
+                .route("/", get(upgrade))
+                .route("/ws", get(upgrade)),
             format!("ws://{addr}/"),
         ),
         Transport::Http => (
@@ -120,7 +122,11 @@ fn authorization(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-async fn upgrade(State(shared): State<Shared>, headers: HeaderMap, ws: WebSocketUpgrade) -> Response {
+async fn upgrade(
+    State(shared): State<Shared>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Response {
     let facts = Facts {
         authorization: authorization(&headers),
     };
@@ -210,7 +216,11 @@ async fn end(State(shared): State<Shared>, headers: HeaderMap) -> Response {
     let gone = shared.sessions().remove(&id);
     match gone {
         Some(s) => {
-            deliver(&s.inbox, Incoming::Closed("the client deleted its session".into())).await;
+            deliver(
+                &s.inbox,
+                Incoming::Closed("the client deleted its session".into()),
+            )
+            .await;
             StatusCode::NO_CONTENT.into_response()
         }
         None => (StatusCode::NOT_FOUND, "no such session\n").into_response(),
@@ -226,19 +236,22 @@ async fn stream(State(shared): State<Shared>, headers: HeaderMap) -> Response {
         None => return (StatusCode::NOT_FOUND, "no such session\n").into_response(),
     };
     let guard = out.lock_owned().await;
-    let events = futures::stream::unfold((guard, 0u64, shared, id), |(mut guard, n, shared, id)| async move {
-        match guard.recv().await {
-            Some(text) => {
-                let event = Event::default().id(n.to_string()).data(text);
-                Some((Ok::<_, Infallible>(event), (guard, n + 1, shared, id)))
+    let events = futures::stream::unfold(
+        (guard, 0u64, shared, id),
+        |(mut guard, n, shared, id)| async move {
+            match guard.recv().await {
+                Some(text) => {
+                    let event = Event::default().id(n.to_string()).data(text);
+                    Some((Ok::<_, Infallible>(event), (guard, n + 1, shared, id)))
+                }
+                None => {
+                    // The script closed: the session is over.
+                    shared.sessions().remove(&id);
+                    None
+                }
             }
-            None => {
-                // The script closed: the session is over.
-                shared.sessions().remove(&id);
-                None
-            }
-        }
-    });
+        },
+    );
     Sse::new(events).into_response()
 }
 

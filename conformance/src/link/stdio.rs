@@ -102,7 +102,10 @@ fn start(
         .and_then(|id| i32::try_from(id).ok())
         .filter(|_| own_group);
     let stdin = child.stdin.take().ok_or("the child's stdin is not piped")?;
-    let stdout = child.stdout.take().ok_or("the child's stdout is not piped")?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or("the child's stdout is not piped")?;
     let mut link = over(stdout, stdin);
     link.own_child(Child {
         child,
@@ -215,7 +218,10 @@ mod tests {
     async fn a_child_is_killed_with_its_group() {
         let mut link = spawn(&["sleep".into(), "30".into()], &[], Stderr::Discard).unwrap();
         let pid = link.pid().unwrap();
-        assert_eq!(link.wait_exit(Duration::from_millis(100)).await, Some(false));
+        assert_eq!(
+            link.wait_exit(Duration::from_millis(100)).await,
+            Some(false)
+        );
         drop(link);
         tokio::time::sleep(Duration::from_millis(300)).await;
         let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))

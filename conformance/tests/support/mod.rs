@@ -116,7 +116,9 @@ impl Drop for Server {
 
 /// The check ids of `conformance/expected/<name>.txt`.
 pub fn expected(name: &str) -> BTreeSet<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("expected").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("expected")
+        .join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     runner::read_expected(&text)
 }
@@ -133,7 +135,13 @@ pub fn run_host(target: Target, token: Option<&str>, selection: &Selection) -> H
         ..Options::default()
     };
     let report = rt
-        .block_on(runner::run_host(target, opts, selection, Duration::from_secs(600), |_| {}))
+        .block_on(runner::run_host(
+            target,
+            opts,
+            selection,
+            Duration::from_secs(600),
+            |_| {},
+        ))
         .expect("the run starts");
     rt.shutdown_background();
     report
@@ -153,7 +161,12 @@ pub fn failures(results: &[CheckResult]) -> Vec<String> {
 pub fn assert_clean(results: &mut [CheckResult], expected: &BTreeSet<String>, min: usize) -> Tally {
     let tally = runner::tally(results, expected);
     let lines = failures(results).join("\n");
-    assert!(tally.ok(), "unexpected: {:?}\nstale: {:?}\n{lines}", tally.unexpected, tally.stale);
+    assert!(
+        tally.ok(),
+        "unexpected: {:?}\nstale: {:?}\n{lines}",
+        tally.unexpected,
+        tally.stale
+    );
     assert_eq!(tally.skipped, 0, "{lines}");
     assert!(results.len() >= min, "only {} checks", results.len());
     tally

@@ -395,7 +395,10 @@ impl<B: Backend> Engine<B> {
             step_type: step.kind,
             attempt: frame.attempt.max(1),
         };
-        observer.started(&call).await.map_err(StepError::Journaled)?;
+        observer
+            .started(&call)
+            .await
+            .map_err(StepError::Journaled)?;
         let result = self.execute(cx, step, frame).await;
         if matches!(result, Err(StepError::Cancelled)) {
             return result;
@@ -513,10 +516,7 @@ impl Cx<'_, '_> {
         error: Option<&str>,
     ) {
         if !self.run.reported.is_empty()
-            && self
-                .run
-                .reported
-                .contains(&durable::identity(key, kind))
+            && self.run.reported.contains(&durable::identity(key, kind))
         {
             return;
         }

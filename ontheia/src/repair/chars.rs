@@ -141,7 +141,7 @@ impl BracketCount {
             }
         }
         self.counted = text.len();
-        self.balance[slot] > 0
+        self.balance.get(slot).is_some_and(|open| *open > 0)
     }
 
     /// One byte (not a bracket) was inserted at `at`.

@@ -122,8 +122,10 @@ impl Parser<'_> {
         self.whitespace(true);
         for block in blocks {
             let n = block.chars().count();
-            if self.i + n <= self.s.len()
-                && self.s[self.i..self.i + n].iter().copied().eq(block.chars())
+            if self
+                .s
+                .get(self.i..self.i + n)
+                .is_some_and(|w| w.iter().copied().eq(block.chars()))
             {
                 self.i += n;
                 if self.cur().is_some_and(is_function_name_start) {
@@ -341,7 +343,7 @@ impl Parser<'_> {
         // A number cut off after `-`, `.` or the exponent: complete it with
         // a zero, unless it has a leading zero (then it is quoted as is).
         let finish_with_zero = |p: &mut Self| {
-            let text: String = p.s[start..p.i].iter().collect();
+            let text: String = p.s.get(start..p.i).unwrap_or_default().iter().collect();
             if has_leading_zero(&text) {
                 push_number(&mut p.out, &text);
             } else {
@@ -399,7 +401,12 @@ impl Parser<'_> {
         if self.i == start {
             return false;
         }
-        let text: String = self.s[start..self.i].iter().collect();
+        let text: String = self
+            .s
+            .get(start..self.i)
+            .unwrap_or_default()
+            .iter()
+            .collect();
         push_number(&mut self.out, &text);
         true
     }
@@ -414,8 +421,10 @@ impl Parser<'_> {
             ("None", "null"),
         ] {
             let n = name.len();
-            if self.i + n <= self.s.len()
-                && self.s[self.i..self.i + n].iter().copied().eq(name.chars())
+            if self
+                .s
+                .get(self.i..self.i + n)
+                .is_some_and(|w| w.iter().copied().eq(name.chars()))
             {
                 self.out.push_str(value);
                 self.i += n;
@@ -435,7 +444,12 @@ impl Parser<'_> {
             self.i += 1;
         }
         self.i = (self.i + 1).min(self.s.len());
-        let text: String = self.s[start..self.i].iter().collect();
+        let text: String = self
+            .s
+            .get(start..self.i)
+            .unwrap_or_default()
+            .iter()
+            .collect();
         self.out
             .push_str(&serde_json::Value::String(text).to_string());
         true
@@ -445,7 +459,7 @@ impl Parser<'_> {
 /// `00`, `-01.5`: JSON has no such number; the repair quotes it.
 fn has_leading_zero(number: &str) -> bool {
     let unsigned = number.strip_prefix('-').unwrap_or(number).as_bytes();
-    unsigned.len() > 1 && unsigned[0] == b'0' && unsigned[1].is_ascii_digit()
+    matches!(unsigned, [b'0', next, ..] if next.is_ascii_digit())
 }
 
 /// Writes a number the scan accepted as JSON: one with a leading zero

@@ -104,8 +104,8 @@ impl Parser<'_> {
             } else if stop_at_delimiter && is_unquoted_delimiter(c) {
                 if self.i > 0 && self.at(self.i - 1) == Some(':') && self.url_start_at(i_before + 1)
                 {
-                    while self.cur().is_some_and(is_url_char) {
-                        s.push(self.s[self.i]);
+                    while let Some(c) = self.cur().filter(|c| is_url_char(*c)) {
+                        s.push(c);
                         self.i += 1;
                     }
                 }
@@ -127,7 +127,7 @@ impl Parser<'_> {
                             j += 1;
                         }
                         if j == 6 {
-                            s.extend(&self.s[self.i..self.i + 6]);
+                            s.extend(self.s.get(self.i..self.i + 6).unwrap_or_default());
                             self.i += 6;
                         } else if self.i + j >= self.s.len() {
                             self.i = self.s.len();
@@ -272,7 +272,12 @@ impl Parser<'_> {
             while self.i > start && self.at(self.i - 1).is_some_and(is_whitespace) {
                 self.i -= 1;
             }
-            let symbol: String = self.s[start..self.i].iter().collect();
+            let symbol: String = self
+                .s
+                .get(start..self.i)
+                .unwrap_or_default()
+                .iter()
+                .collect();
             if symbol == "undefined" {
                 self.out.push_str("null");
             } else {
