@@ -24,6 +24,13 @@
 //! [audit]
 //! path = ""                      # empty: audit lines go to the log (stderr)
 //! include_arguments = false
+//!
+//! [journal]                      # durable chain runs (`a2e serve`; docs/durability.md)
+//! enabled = true
+//! path = ""                      # empty: runs.db in the data directory
+//! sync = "normal"                # "full": every commit synced (survives a power cut)
+//! keep_days = 7                  # finished runs are pruned after this long …
+//! keep_runs = 1000               # … or past this many
 //! ```
 
 use std::collections::BTreeMap;
@@ -99,6 +106,9 @@ pub struct HostConfig {
     /// OpenTelemetry traces and metrics (`[telemetry]`, off by default; the
     /// `OTEL_*` variables apply over it; docs/observability.md).
     pub telemetry: a2e_telemetry::TelemetryConfig,
+    /// The run journal of durable chain runs (`[journal]`, on by default for
+    /// `a2e serve`; docs/durability.md).
+    pub journal: JournalConfig,
 }
 
 impl Default for HostConfig {
@@ -123,11 +133,24 @@ impl Default for HostConfig {
             ontheia: OntheiaConfig::default(),
             plugins: Vec::new(),
             telemetry: a2e_telemetry::TelemetryConfig::default(),
+            journal: JournalConfig::default(),
         }
     }
 }
 
 impl HostConfig {
+    /// The run journal's file: `[journal] path` (relative to the root), or
+    /// `runs.db` in the data directory (`.a2e/runs.db` under the root).
+    pub fn journal_path(&self) -> PathBuf {
+        if self.journal.path.as_os_str().is_empty() {
+            self.data_path().join("runs.db")
+        } else if self.journal.path.is_absolute() {
+            self.journal.path.clone()
+        } else {
+            self.root.join(&self.journal.path)
+        }
+    }
+
     /// The data directory, resolved against the root.
     pub fn data_path(&self) -> PathBuf {
         if self.data_dir.is_absolute() {
@@ -372,6 +395,37 @@ pub struct AuditConfig {
     pub include_arguments: bool,
 }
 
+/// `[journal]`: durable chain runs (docs/durability.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JournalConfig {
+    /// Whether `a2e serve` journals chain runs and resumes the unfinished
+    /// ones when it starts (default true).
+    pub enabled: bool,
+    /// The journal file (empty: `runs.db` in the data directory); relative
+    /// paths are under the root.
+    pub path: PathBuf,
+    /// `normal` (an acknowledged write survives the host being killed) or
+    /// `full` (it also survives a power cut; every commit is synced).
+    pub sync: String,
+    /// Finished runs older than this many days are pruned (0: no age limit).
+    pub keep_days: u64,
+    /// At most this many finished runs are kept (0: no count limit).
+    pub keep_runs: usize,
+}
+
+impl Default for JournalConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            path: PathBuf::new(),
+            sync: "normal".into(),
+            keep_days: 7,
+            keep_runs: 1000,
+        }
+    }
+}
+
 /// Default per-call timeouts (seconds) when a request does not set one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -466,6 +520,12 @@ impl HostConfig {
             return Err(ConfigError::Invalid(format!(
                 "unknown built-in tool `{bad}` (known: {})",
                 ALL_BUILTINS.join(", ")
+            )));
+        }
+        if !matches!(self.journal.sync.as_str(), "normal" | "full") {
+            return Err(ConfigError::Invalid(format!(
+                "[journal] sync: `{}` is neither `normal` nor `full`",
+                self.journal.sync
             )));
         }
         Ok(())

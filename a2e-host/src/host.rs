@@ -45,6 +45,9 @@ pub struct Host {
     #[cfg(feature = "llm")]
     providers: Option<Arc<a2e_llm::Providers>>,
     telemetry: a2e_telemetry::Telemetry,
+    /// The run journal, once durable runs are on (`runs::enable`).
+    #[cfg(feature = "journal")]
+    journal: std::sync::OnceLock<Arc<dyn a2e_journal::Journal>>,
 }
 
 /// Why a host could not be built.
@@ -172,6 +175,8 @@ impl HostBuilder {
             started: StdInstant::now(),
             audit,
             identities: Mutex::new(HashMap::new()),
+            #[cfg(feature = "journal")]
+            journal: std::sync::OnceLock::new(),
             #[cfg(feature = "memory")]
             memory: self.memory,
             #[cfg(feature = "llm")]
@@ -445,6 +450,18 @@ impl Host {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(session_id.to_owned(), identity);
+    }
+
+    /// The run journal chains are journaled in, when durable runs are on.
+    #[cfg(feature = "journal")]
+    pub fn journal(&self) -> Option<&Arc<dyn a2e_journal::Journal>> {
+        self.journal.get()
+    }
+
+    /// Installs the run journal; `false` when one is installed already.
+    #[cfg(feature = "journal")]
+    pub(crate) fn set_journal(&self, journal: Arc<dyn a2e_journal::Journal>) -> bool {
+        self.journal.set(journal).is_ok()
     }
 
     /// Who session `session_id` acts for (empty for the host's own calls).

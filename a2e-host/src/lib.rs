@@ -23,7 +23,8 @@
 //! **Features** (all on by default): `memory` (SQLite memory tools), `mcp`
 //! (mounted MCP servers, the host as an MCP server), `llm` (model providers,
 //! LLM skills, Ontheia `llm` steps), `ontheia`, `acmp` (task DAGs), `sandbox`
-//! (sandboxed program skills and commands). With `default-features = false`
+//! (sandboxed program skills and commands), `journal` (durable chain runs:
+//! the run journal, resume, `chain/attach`; [`runs`]). With `default-features = false`
 //! the host is a light embeddable runtime (built-in tools, plugins, chains,
 //! processes, transports) that refuses the configuration sections and skill
 //! kinds of a missing feature by name.
@@ -31,7 +32,7 @@
 //! Modules form layers and import only downward: the base (errors,
 //! configuration, plugins, registry, outbound items, processes, built-ins,
 //! memory), then [`Host`], then the adapters (chains, ACMP, Ontheia, MCP,
-//! skills, plugin processes), then [`session`], then [`transport`]
+//! skills, plugin processes, durable runs), then [`session`], then [`transport`]
 //! (`cargo xtask tidy` checks it).
 //!
 //! Internals (the BM25 tokenizer, path resolution, text encoding) stay private.
@@ -91,6 +92,8 @@ pub mod plugins;
 pub mod proc;
 pub mod redact;
 pub mod registry;
+#[cfg(feature = "journal")]
+pub mod runs;
 mod search;
 pub mod session;
 pub mod skills;

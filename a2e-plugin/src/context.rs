@@ -89,6 +89,12 @@ pub struct CallContext {
     pub agent_id: Arc<str>,
     /// The user the call's session serves (empty for the host's own calls).
     pub user_id: Arc<str>,
+    /// The idempotency key of a call made for a node of a durable run,
+    /// `run_id/node_id/attempt` (empty otherwise). A node that was running
+    /// when its host died runs again with the same key: a plugin that
+    /// remembers the keys it has seen can leave out a side effect it
+    /// already made.
+    pub idempotency_key: Arc<str>,
     events: EventSink,
 }
 
@@ -136,8 +142,16 @@ impl CallContext {
             correlation_id: shared_str(""),
             agent_id: identity.agent_id.clone(),
             user_id: identity.user_id.clone(),
+            idempotency_key: shared_str(""),
             events,
         }
+    }
+
+    /// The same context carrying a durable run's idempotency key (see
+    /// [`CallContext::idempotency_key`]).
+    pub fn with_idempotency_key(mut self, key: &str) -> Self {
+        self.idempotency_key = shared_str(key);
+        self
     }
 
     /// The same context carrying the request's correlation id.

@@ -5,7 +5,7 @@
 //! the base (what a call needs: errors, configuration, the plugin traits, the
 //! registry, the outbound item, processes, built-in tools, memory),
 //! then `host`, then the adapters that run documents and skills on a host
-//! (`chains`, `acmp`, `ontheia_host`, `mcp`, `skills`, `plugins`), then
+//! (`chains`, `acmp`, `ontheia_host`, `mcp`, `skills`, `plugins`, `runs`), then
 //! `session`, then `transport`. The command line lives in `a2e-cli`, above them all.
 
 use std::path::{Path, PathBuf};
@@ -22,7 +22,15 @@ pub const HOST_LAYERS: &[(&str, &[&str])] = &[
     ("host", &["host"]),
     (
         "adapters",
-        &["chains", "acmp", "ontheia_host", "mcp", "skills", "plugins"],
+        &[
+            "chains",
+            "acmp",
+            "ontheia_host",
+            "mcp",
+            "skills",
+            "plugins",
+            "runs",
+        ],
     ),
     ("session", &["session"]),
     ("transport", &["transport"]),

@@ -115,6 +115,13 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
         let format = super::graph::choose_format(*format, out.as_deref());
         return super::graph::graph_file(file, format, out.as_deref());
     }
+    if let Command::Runs { command } = &cli.command {
+        // The journal is read (and marked) without a host.
+        return match load_config(&cli) {
+            Ok(config) => super::runs::runs(&config, command).await,
+            Err(e) => fail(e),
+        };
+    }
     // Only the commands that may start processes probe the sandbox.
     if matches!(
         cli.command,
@@ -134,6 +141,9 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             mcp_stdio,
             mcp_http,
         } => {
+            if let Err(e) = super::runs::durable(&host).await {
+                return fail(e);
+            }
             if *mcp_stdio {
                 return super::inspect::serve_mcp_stdio(host).await;
             }
@@ -157,7 +167,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             events,
             vars,
         } => super::run::run_file(&host, file, input.as_deref(), *events, vars).await,
-        Command::Mcp { .. } | Command::Graph { .. } => ExitCode::SUCCESS,
+        Command::Mcp { .. } | Command::Graph { .. } | Command::Runs { .. } => ExitCode::SUCCESS,
         Command::Memory { command } => super::inspect::memory(&host, command).await,
         Command::Validate { file } => super::run::validate_file(&host, file),
         Command::Tools { query } => {

@@ -5,6 +5,7 @@ mod graph;
 mod inspect;
 mod mcp_client;
 mod run;
+mod runs;
 mod skill;
 
 use std::path::PathBuf;
@@ -128,6 +129,15 @@ pub enum Command {
         #[command(subcommand)]
         command: MemoryCommand,
     },
+    /// The durable runs in the host's run journal (`[journal]`; for people,
+    /// not agents): list them, show one, or cancel one (the host running it
+    /// stops it within a second; an unfinished run of a stopped host ends
+    /// as cancelled when it starts).
+    Runs {
+        /// What to do.
+        #[command(subcommand)]
+        command: RunsCommand,
+    },
     /// Print the JSON Schema of a message type (or list the types).
     Schema {
         /// A message type such as `tool/call/req`.
@@ -160,6 +170,33 @@ pub enum McpCommand {
         /// The arguments (a JSON object).
         #[arg(long, value_name = "JSON")]
         input: Option<String>,
+    },
+}
+
+/// `a2e runs …`.
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// The runs, newest first: id, kind, status, agent, age, events.
+    List {
+        /// Only runs in this status (`running`, `succeeded`, `failed`, `cancelled`).
+        #[arg(long)]
+        status: Option<String>,
+        /// Only this agent's runs.
+        #[arg(long)]
+        agent: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// One run as JSON: its request, each node's attempts and results, its answer.
+    Show {
+        /// The run id.
+        id: String,
+    },
+    /// Ask for a run to be cancelled.
+    Cancel {
+        /// The run id.
+        id: String,
     },
 }
 

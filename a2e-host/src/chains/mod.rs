@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use a2e_chain::{ChainConfig, Engine, Event, Plan};
+use a2e_chain::{ChainConfig, Engine, Event, EventSink, Plan, RunOptions};
 use a2e_proto::{ChainRequest, ChainResponse, ErrorCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -26,7 +26,7 @@ use a2e_telemetry::{OpSpan, WorkflowKind};
 use crate::error::{HostError, HostResult};
 use crate::host::{CallOptions, Host};
 use crate::outbound::{EventStream, Outbound};
-use sink::LineSink;
+use sink::{LineSink, Tee};
 
 /// Priority of the chain plugin (a2e-core.md §6).
 pub const CHAIN_PLUGIN_PRIORITY: i32 = 10;
@@ -40,8 +40,17 @@ pub use runner::HostRunner;
 
 /// The engine for a session's chains: a request without a timeout gets the
 /// host's default chain timeout; the nodes' spans hang under `op`.
-fn engine(host: &Arc<Host>, session_id: &str, op: &OpSpan, chain_id: &str) -> Engine {
+fn engine(
+    host: &Arc<Host>,
+    session_id: &str,
+    op: &OpSpan,
+    chain_id: &str,
+    run_id: Option<&str>,
+) -> Engine {
     let mut runner = HostRunner::new(host.clone(), session_id);
+    if let Some(run_id) = run_id {
+        runner = runner.durable(run_id);
+    }
     if op.is_recording() {
         runner = runner.traced(op.span().clone(), chain_id);
     }
@@ -149,26 +158,83 @@ pub async fn run_plan(
     let _in_flight = host.telemetry().metrics().run_started("chain");
     let resp = traced(
         &op,
-        run_plan_in(host, session_id, plan, stream, cancel, &op),
+        run_plan_in::<()>(host, session_id, plan, stream, cancel, &op, None),
     )
     .await;
     record(&op, timer, &resp);
     resp
 }
 
-async fn run_plan_in(
+/// A durable run of a chain: its id, what it resumes from and who observes
+/// its calls, and the sink that journals its events (see `crate::runs`).
+#[cfg_attr(not(feature = "journal"), allow(dead_code))]
+pub(crate) struct Durable<S> {
+    /// The run's id (the nodes' idempotency keys start with it).
+    pub run_id: String,
+    /// Resume and call observer.
+    pub options: RunOptions,
+    /// Journals every event (whether or not the request streams).
+    pub sink: S,
+}
+
+/// Runs a chain validated by [`plan`] durably, as [`run_plan`] does, with
+/// its events also going to `durable.sink` and its calls observed.
+#[cfg_attr(not(feature = "journal"), allow(dead_code))]
+pub(crate) async fn run_plan_durable<S: EventSink>(
+    host: &Arc<Host>,
+    plan: &Plan<'_>,
+    options: CallOptions<'_>,
+    durable: Durable<S>,
+) -> ChainResponse {
+    let (session_id, stream, cancel) = options.into_parts();
+    let fresh;
+    let cancel = match cancel {
+        Some(token) => token,
+        None => {
+            fresh = CancellationToken::new();
+            &fresh
+        }
+    };
+    let stream = stream.map(EventStream::into_sender);
+    let req = plan.request();
+    let op = chain_span(host, session_id, &req.chain_id);
+    let timer = host.telemetry().metrics().timer();
+    let _in_flight = host.telemetry().metrics().run_started("chain");
+    let resp = traced(
+        &op,
+        run_plan_in(host, session_id, plan, stream, cancel, &op, Some(durable)),
+    )
+    .await;
+    record(&op, timer, &resp);
+    resp
+}
+
+async fn run_plan_in<S: EventSink>(
     host: &Arc<Host>,
     session_id: &str,
     plan: &Plan<'_>,
     stream: Option<mpsc::Sender<Outbound>>,
     cancel: &CancellationToken,
     op: &OpSpan,
+    durable: Option<Durable<S>>,
 ) -> ChainResponse {
     let req = plan.request();
-    let engine = engine(host, session_id, op, &req.chain_id);
+    let run_id = durable.as_ref().map(|d| d.run_id.as_str());
+    let engine = engine(host, session_id, op, &req.chain_id, run_id);
+    let (journal, options) = match durable {
+        Some(d) => (Some(d.sink), d.options),
+        None => (None, RunOptions::default()),
+    };
     let Some(stream) = stream.filter(|_| req.streaming) else {
-        // Not streaming: the events are not even built.
-        return engine.run_plan(plan, (), cancel.clone()).await;
+        return match journal {
+            Some(sink) => {
+                engine
+                    .run_plan_with(plan, sink, cancel.clone(), options)
+                    .await
+            }
+            // Not streaming nor journaled: the events are not even built.
+            None => engine.run_plan(plan, (), cancel.clone()).await,
+        };
     };
     let (queue, mut queued_rx) = mpsc::unbounded_channel::<(Outbound, usize)>();
     let queued = Arc::new(AtomicUsize::new(0));
@@ -194,7 +260,16 @@ async fn run_plan_in(
         }
     };
     let own = run_cancel.clone();
-    let run = async move { engine.run_plan(plan, sink, run_cancel).await };
+    let run = async move {
+        match journal {
+            Some(journal) => {
+                engine
+                    .run_plan_with(plan, Tee(sink, journal), run_cancel, options)
+                    .await
+            }
+            None => engine.run_plan(plan, sink, run_cancel).await,
+        }
+    };
     let (mut resp, ()) = tokio::join!(run, forward);
     // Only the sink fires the run's own token without the caller's.
     if own.is_cancelled() && !cancel.is_cancelled() {
@@ -240,7 +315,7 @@ pub async fn run_chain(
     let op = chain_span(host, session_id, &req.chain_id);
     let timer = host.telemetry().metrics().timer();
     let _in_flight = host.telemetry().metrics().run_started("chain");
-    let engine = engine(host, session_id, &op, &req.chain_id);
+    let engine = engine(host, session_id, &op, &req.chain_id, None);
     let resp = traced(&op, engine.run(req, sink, cancel.clone()))
         .await
         .map_err(refusal)?;

@@ -26,6 +26,9 @@ pub struct HostRunner {
     /// spans hang under it.
     span: tracing::Span,
     chain_id: String,
+    /// The durable run the nodes belong to: their calls carry the
+    /// idempotency key `run_id/node_id/attempt`.
+    run_id: Option<Arc<str>>,
 }
 
 impl HostRunner {
@@ -38,7 +41,21 @@ impl HostRunner {
             tool_requests: Mutex::new(Vec::new()),
             span: tracing::Span::none(),
             chain_id: String::new(),
+            run_id: None,
         }
+    }
+
+    /// The same runner, its nodes' calls keyed for durable run `run_id`.
+    pub fn durable(mut self, run_id: &str) -> Self {
+        self.run_id = Some(Arc::from(run_id));
+        self
+    }
+
+    /// The idempotency key of `call` in the durable run, if any.
+    fn key(&self, call: &NodeCall) -> Option<String> {
+        self.run_id
+            .as_ref()
+            .map(|run| format!("{run}/{}/{}", call.wire_id(), call.attempt))
     }
 
     /// The same runner, its nodes' spans under `span` of chain `chain_id`.
@@ -76,6 +93,7 @@ impl HostRunner {
         cancel: &'a CancellationToken,
         deadline: Option<tokio::time::Instant>,
         node_id: &'a str,
+        idempotency_key: Option<&'a str>,
     ) -> Caller<'a> {
         Caller {
             session_id: &self.session_id,
@@ -89,6 +107,7 @@ impl HostRunner {
                 chain_id: &self.chain_id,
                 node_id,
             }),
+            idempotency_key,
         }
     }
 }
@@ -192,10 +211,11 @@ impl HostRunner {
             0
         };
         let req = self.tool_request(&call.name, timeout);
+        let key = self.key(&call);
         let result = self
             .host
             .call::<ToolCallKind>(
-                self.caller(&call.cancel, call.deadline, &call.node_id),
+                self.caller(&call.cancel, call.deadline, &call.node_id, key.as_deref()),
                 &req,
                 call.input.into_map(),
             )
@@ -215,10 +235,11 @@ impl HostRunner {
         let mut req = SkillCallRequest::new(&call.name, Value::Null);
         req.timeout = timeout;
         req.streaming = false;
+        let key = self.key(&call);
         let result = self
             .host
             .call::<SkillCallKind>(
-                self.caller(&call.cancel, call.deadline, &call.node_id),
+                self.caller(&call.cancel, call.deadline, &call.node_id, key.as_deref()),
                 &req,
                 call.input.into_map(),
             )

@@ -181,3 +181,25 @@ impl EventSink for LineSink {
         std::mem::take(&mut self.handed_on)
     }
 }
+
+/// Two sinks that see every event: a streaming chain's [`LineSink`] and the
+/// sink that journals a durable run's events.
+pub(super) struct Tee<A, B>(pub A, pub B);
+
+impl<A: EventSink, B: EventSink> EventSink for Tee<A, B> {
+    fn event(&mut self, event: &Event<'_>) {
+        self.1.event(event);
+        self.0.event(event);
+    }
+
+    fn flush(&mut self) {
+        self.1.flush();
+        self.0.flush();
+    }
+
+    fn handed_on(&mut self) -> bool {
+        let a = self.0.handed_on();
+        let b = self.1.handed_on();
+        a || b
+    }
+}

@@ -184,6 +184,9 @@ pub(crate) struct Caller<'a> {
     /// The span the call's span hangs under (a chain's), and the chain and
     /// node the call runs for; without one, under the current span.
     pub trace: Option<NodeTrace<'a>>,
+    /// A durable run's idempotency key of the node the call runs for
+    /// (`run_id/node_id/attempt`), handed to the plugin in its context.
+    pub idempotency_key: Option<&'a str>,
 }
 
 /// Where a chain node's call sits in its chain's trace.
@@ -212,6 +215,7 @@ impl<'a> Caller<'a> {
             deadline: None,
             full_result: true,
             trace: None,
+            idempotency_key: None,
         }
     }
 }
@@ -631,8 +635,12 @@ impl Host {
                 &looked_up
             }
         };
-        let ctx = CallContext::for_identity(identity, spec.req_id, ctx_token, Some(deadline), sink)
-            .with_correlation_id(spec.correlation_id);
+        let mut ctx =
+            CallContext::for_identity(identity, spec.req_id, ctx_token, Some(deadline), sink)
+                .with_correlation_id(spec.correlation_id);
+        if let Some(key) = caller.idempotency_key {
+            ctx = ctx.with_idempotency_key(key);
+        }
         let telemetry = &self.telemetry;
         let timer = telemetry.metrics().timer();
         let _in_flight = telemetry.metrics().run_started(match K::METRIC {

@@ -1,0 +1,148 @@
+//! `a2e runs list | show ID | cancel ID`, and durable runs for `a2e serve`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use a2e_host::Host;
+use a2e_host::config::HostConfig;
+use a2e_journal::{Journal, RunFilter, RunId, RunStatus, SqliteJournal, now_ms};
+use tokio_util::sync::CancellationToken;
+
+use super::RunsCommand;
+use super::run::print_out;
+
+/// Exit code of a run that is not there, or a journal that does not open.
+const FAILED: u8 = 1;
+/// Exit code of invalid input.
+const INVALID: u8 = 2;
+
+fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("a2e: {message}");
+    ExitCode::from(code)
+}
+
+/// Makes `a2e serve`'s chain runs durable when `[journal] enabled` (the
+/// default): opens the journal and resumes the runs it holds unfinished.
+pub async fn durable(host: &Arc<Host>) -> Result<(), String> {
+    if !host.config().journal.enabled {
+        return Ok(());
+    }
+    a2e_host::runs::enable(host)
+        .await
+        .map_err(|e| e.to_string())?;
+    // The resumed runs live as long as the process.
+    let resumed = a2e_host::runs::resume_unfinished(host, &CancellationToken::new()).await;
+    if resumed > 0 {
+        tracing::info!(runs = resumed, "resuming unfinished runs from the journal");
+    }
+    Ok(())
+}
+
+/// Age of a time in ms since the epoch, for people.
+fn age(ms: u64) -> String {
+    let secs = now_ms().saturating_sub(ms) / 1000;
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+/// Runs `a2e runs …` on the journal of `config`.
+pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
+    let path = config.journal_path();
+    if !path.exists() {
+        return match command {
+            RunsCommand::List { .. } => ExitCode::SUCCESS,
+            RunsCommand::Show { id } | RunsCommand::Cancel { id } => fail(
+                FAILED,
+                format!("no run `{id}`: {} does not exist", path.display()),
+            ),
+        };
+    }
+    let options = a2e_host::runs::journal_options(&config.journal);
+    let journal = match SqliteJournal::open(&path, options).await {
+        Ok(j) => j,
+        Err(e) => return fail(FAILED, format!("cannot open {}: {e}", path.display())),
+    };
+    match command {
+        RunsCommand::List {
+            status,
+            agent,
+            limit,
+        } => {
+            let status = match status.as_deref().map(|s| (s, RunStatus::parse(s))) {
+                None => None,
+                Some((_, Some(s))) => Some(s),
+                Some((s, None)) => {
+                    return fail(
+                        INVALID,
+                        format!("unknown status `{s}` (running, succeeded, failed, cancelled)"),
+                    );
+                }
+            };
+            let filter = RunFilter {
+                agent: agent.clone(),
+                status,
+                limit: (*limit).max(1),
+            };
+            let loaded = match journal.list_runs(&filter).await {
+                Ok(l) => l,
+                Err(e) => return fail(FAILED, e),
+            };
+            for run in loaded.items {
+                let cancel = if run.cancel_requested && !run.status.is_finished() {
+                    " (cancel asked)"
+                } else {
+                    ""
+                };
+                print_out(&format!(
+                    "{}  {:<8} {:<10} {:>5}  {:>4} events  {}{cancel}",
+                    run.run_id,
+                    run.kind.as_str(),
+                    run.status.as_str(),
+                    age(run.created_ms),
+                    run.next_seq,
+                    if run.agent.is_empty() {
+                        "-"
+                    } else {
+                        &run.agent
+                    },
+                ));
+            }
+            for bad in loaded.corrupt {
+                eprintln!("a2e: run {} does not load: {}", bad.run_id, bad.message);
+            }
+            ExitCode::SUCCESS
+        }
+        RunsCommand::Show { id } => {
+            let run = match RunId::parse(id) {
+                Ok(r) => r,
+                Err(e) => return fail(INVALID, e),
+            };
+            match journal.show_run(&run).await {
+                Ok(Some(state)) => {
+                    print_out(&serde_json::to_string_pretty(&state).unwrap_or_default());
+                    ExitCode::SUCCESS
+                }
+                Ok(None) => fail(FAILED, format!("no run `{run}` in {}", path.display())),
+                Err(e) => fail(FAILED, e),
+            }
+        }
+        RunsCommand::Cancel { id } => {
+            let run = match RunId::parse(id) {
+                Ok(r) => r,
+                Err(e) => return fail(INVALID, e),
+            };
+            match journal.request_cancel(&run).await {
+                Ok(true) => {
+                    print_out(&format!("cancel of run {run} asked for"));
+                    ExitCode::SUCCESS
+                }
+                Ok(false) => fail(FAILED, format!("run `{run}` is unknown or has finished")),
+                Err(e) => fail(FAILED, e),
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! A chain run as the journal sees it: each call's start and result through
+//! a [`CallObserver`], each event through an [`EventSink`], and the
+//! [`Resume`] a resumed run starts from.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use a2e_chain::{
+    CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume,
+};
+use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, NodeRecord, RunId, RunState};
+use a2e_proto::{ChainPhase, ErrorCode};
+use serde_json::Value;
+
+fn journal_failed(e: JournalError) -> NodeError {
+    NodeError::new(ErrorCode::RUNTIME_ERROR, format!("run journal: {e}"))
+}
+
+/// Journals each runner call of one run: its start (awaited before the
+/// runner is called, so that a call that may have run is known after a
+/// crash) and its result (awaited before the engine, and so anything
+/// downstream, sees it).
+pub(super) struct JournalObserver {
+    pub journal: Arc<dyn Journal>,
+    pub run: RunId,
+}
+
+impl JournalObserver {
+    fn key(&self, wire_id: &str, attempt: u32) -> Result<NodeKey, NodeError> {
+        NodeKey::new(self.run.clone(), wire_id, attempt).map_err(journal_failed)
+    }
+}
+
+impl CallObserver for JournalObserver {
+    fn started(&self, call: &NodeCall) -> ObserveFuture {
+        let ack = self
+            .key(&call.wire_id(), call.attempt)
+            .map(|key| self.journal.node_started(&key));
+        Box::pin(async move { ack?.await.map_err(journal_failed) })
+    }
+
+    fn finished(&self, call: &CallKey, result: &NodeResult) -> ObserveFuture {
+        let outcome = match result {
+            Ok(v) => NodeOutcome::output(v.clone()),
+            Err(e) => NodeOutcome::error(e.code.as_str(), e.message.clone()),
+        };
+        let ack = self
+            .key(&call.wire_id(), call.attempt)
+            .map(|key| self.journal.node_finished(&key, &outcome));
+        Box::pin(async move { ack?.await.map(drop).map_err(journal_failed) })
+    }
+}
+
+/// Journals each event of one run as its `chain/event` message. The writes
+/// are queued in `seq` order and not awaited (an event need not hold up the
+/// run; a result it reports is journaled before it).
+pub(super) struct JournalSink {
+    pub journal: Arc<dyn Journal>,
+    pub run: RunId,
+    pub req_id: String,
+}
+
+impl EventSink for JournalSink {
+    fn event(&mut self, event: &Event<'_>) {
+        let wire = event.to_wire(&self.req_id);
+        match serde_json::to_value(&wire) {
+            Ok(v) => drop(self.journal.append_event(&self.run, event.seq, &v)),
+            Err(e) => tracing::warn!(run = %self.run, "event not journaled: {e}"),
+        }
+    }
+}
+
+/// The template node of a call's wire id (`fetch[3]` is an item of `fetch`).
+pub(super) fn node_of(wire_id: &str) -> &str {
+    match wire_id.strip_suffix(']').and_then(|s| s.rsplit_once('[')) {
+        Some((node, index)) if index.bytes().all(|b| b.is_ascii_digit()) => node,
+        _ => wire_id,
+    }
+}
+
+/// What a resumed run starts from: the latest attempt of every call with its
+/// result; a call that started and left none runs again with the same
+/// attempt (the same idempotency key) when `rerun` says its node may be
+/// repeated, and fails with `interrupted` otherwise (journaled as its
+/// result); the events journaled.
+pub(super) async fn resume_of(
+    journal: &dyn Journal,
+    state: &RunState,
+    rerun: impl Fn(&str) -> bool,
+) -> Result<Resume, JournalError> {
+    let mut resume = Resume::new();
+    let mut latest: BTreeMap<&str, &NodeRecord> = BTreeMap::new();
+    for rec in &state.nodes {
+        let e = latest.entry(rec.node_id.as_str()).or_insert(rec);
+        if rec.attempt > e.attempt {
+            *e = rec;
+        }
+    }
+    for (id, rec) in latest {
+        match &rec.outcome {
+            Some(NodeOutcome::Output { output }) => {
+                resume.finished(id, rec.attempt, Ok(output.clone()));
+            }
+            Some(NodeOutcome::Error { code, message }) => {
+                let code = ErrorCode::new(code.as_str());
+                resume.finished(id, rec.attempt, Err(NodeError::new(code, message.clone())));
+            }
+            None if rerun(id) => {
+                resume.interrupted(id, rec.attempt);
+            }
+            None => {
+                let error = NodeError::new(
+                    ErrorCode::new(a2e_journal::INTERRUPTED),
+                    format!(
+                        "`{id}` may have run when its host stopped, and it is not idempotent: \
+                         it is not run again"
+                    ),
+                );
+                // Journaled, so that the run's record says why, and a
+                // second crash finds the call settled.
+                let key = NodeKey::new(state.summary.run_id.clone(), id, rec.attempt)?;
+                let outcome = NodeOutcome::error(a2e_journal::INTERRUPTED, error.message.clone());
+                journal.node_finished(&key, &outcome).await?;
+                resume.finished(id, rec.attempt, Err(error));
+            }
+        }
+    }
+    let events = journal.events(&state.summary.run_id, 0, usize::MAX).await?;
+    for e in &events {
+        let text = |key: &str| e.event.get(key).and_then(Value::as_str);
+        if let (Some(node), Some(phase)) = (text("node_id"), text("phase")) {
+            resume.reported(node, &ChainPhase::new(phase));
+        }
+    }
+    resume.next_seq(state.summary.next_seq);
+    Ok(resume)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::node_of;
+
+    #[test]
+    fn map_items_name_their_template() {
+        assert_eq!(node_of("fetch[3]"), "fetch");
+        assert_eq!(node_of("fetch"), "fetch");
+        assert_eq!(node_of("a[b]"), "a[b]");
+        assert_eq!(node_of("x[12]"), "x");
+    }
+}

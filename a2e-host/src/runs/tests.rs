@@ -1,0 +1,316 @@
+//! Durable chain runs on a host with a real journal file: a fresh run is
+//! journaled and re-attached to; a run left unfinished (as a host killed
+//! mid-run leaves it) resumes without running finished calls again, reruns
+//! an idempotent call with its key, and fails a non-idempotent one as
+//! `interrupted`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2e_journal::{Journal, NewRun, NodeKey, NodeOutcome, RunId, RunKind, RunStatus};
+use a2e_proto::{ChainEvent, ChainNode, ChainPhase, ChainRequest, NodeKind, ToolDefinition};
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::HostResult;
+use crate::config::HostConfig;
+use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
+
+/// Tools `step` (idempotent) and `once` (not): each records its call's
+/// node key and answers `{"n": input n + 1}`.
+#[derive(Clone, Default)]
+struct Effects(Arc<Mutex<Vec<String>>>);
+
+impl Effects {
+    fn calls(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl ToolPlugin for Effects {
+    fn name(&self) -> &str {
+        "effects"
+    }
+
+    fn tools(&self) -> Vec<ToolDefinition> {
+        vec![
+            ToolDefinition::new("step", "a step").idempotent(),
+            ToolDefinition::new("once", "a step not to repeat"),
+        ]
+    }
+
+    async fn call(
+        &self,
+        _tool: &str,
+        args: Map<String, Value>,
+        ctx: CallContext,
+    ) -> HostResult<ToolOutput> {
+        self.0.lock().unwrap().push(ctx.idempotency_key.to_string());
+        let n = args.get("n").and_then(Value::as_u64).unwrap_or(0);
+        Ok(json!({"n": n + 1}).into())
+    }
+}
+
+async fn host(root: &std::path::Path, effects: &Effects) -> (Arc<Host>, Arc<dyn Journal>) {
+    let config = HostConfig {
+        root: root.to_path_buf(),
+        builtins: Vec::new(),
+        ..HostConfig::default()
+    };
+    let host = Host::builder(config)
+        .with_tool_plugin(effects.clone())
+        .build()
+        .unwrap();
+    let journal = enable(&host).await.unwrap();
+    (host, journal)
+}
+
+/// a -> b -> c, each calling `tool_c` for c and `step` otherwise, each
+/// node's `n` the previous node's plus one.
+fn chain(tool_c: &str) -> ChainRequest {
+    let ids = ["a", "b", "c"];
+    let nodes = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let tool = if *id == "c" { tool_c } else { "step" };
+            let mut n = ChainNode::new(id, NodeKind::TOOL, tool);
+            if let Some(prev) = i.checked_sub(1).map(|p| ids[p]) {
+                n.input_map
+                    .insert("n".into(), json!(format!("{prev}.output.n")));
+            }
+            if let Some(next) = ids.get(i + 1) {
+                n.next_node = (*next).into();
+            }
+            n
+        })
+        .collect();
+    ChainRequest {
+        id: "req-1".into(),
+        nodes,
+        entry_node: "a".into(),
+        ..ChainRequest::default()
+    }
+}
+
+fn event(node: &str, phase: ChainPhase, seq: u64, output: Value) -> Value {
+    serde_json::to_value(ChainEvent {
+        req_id: "req-1".into(),
+        node_id: node.into(),
+        phase,
+        output,
+        seq,
+        ..ChainEvent::default()
+    })
+    .unwrap()
+}
+
+/// What a host killed while `c` ran leaves: a and b finished (with their
+/// events), c started.
+async fn crashed_run(journal: &dyn Journal, req: &ChainRequest) -> RunId {
+    let run = RunId::parse("crashed1").unwrap();
+    journal
+        .create_run(NewRun {
+            run_id: run.clone(),
+            kind: RunKind::Chain,
+            agent: "ag".into(),
+            request: serde_json::to_value(req).unwrap(),
+        })
+        .await
+        .unwrap();
+    let mut seq = 0;
+    for (node, n) in [("a", 1), ("b", 2)] {
+        let key = NodeKey::new(run.clone(), node, 1).unwrap();
+        journal.node_started(&key).await.unwrap();
+        journal
+            .append_event(&run, seq, &event(node, ChainPhase::START, seq, Value::Null))
+            .await
+            .unwrap();
+        let out = json!({"n": n});
+        journal
+            .node_finished(&key, &NodeOutcome::output(out.clone()))
+            .await
+            .unwrap();
+        journal
+            .append_event(&run, seq + 1, &event(node, ChainPhase::DONE, seq + 1, out))
+            .await
+            .unwrap();
+        seq += 2;
+    }
+    let c = NodeKey::new(run.clone(), "c", 1).unwrap();
+    journal.node_started(&c).await.unwrap();
+    run
+}
+
+/// The run's events (as `node:phase`, checking each seq comes once and in
+/// order) and its end, once it finished.
+async fn outcome(journal: &dyn Journal, run: &RunId) -> (Vec<String>, RunStatus, Value) {
+    let items = tokio::time::timeout(
+        Duration::from_secs(20),
+        journal.subscribe(run, 0).collect::<Vec<_>>(),
+    )
+    .await
+    .expect("the run finishes");
+    let mut phases = Vec::new();
+    let mut end = None;
+    for (i, item) in items.into_iter().enumerate() {
+        match item.unwrap() {
+            a2e_journal::RunItem::Event(e) => {
+                assert_eq!(e.seq, i as u64);
+                phases.push(format!(
+                    "{}:{}",
+                    e.event["node_id"].as_str().unwrap(),
+                    e.event["phase"].as_str().unwrap()
+                ));
+            }
+            a2e_journal::RunItem::Finished { status, answer } => end = Some((status, answer)),
+        }
+    }
+    let (status, answer) = end.expect("an answer");
+    (phases, status, answer)
+}
+
+#[tokio::test]
+async fn an_unfinished_run_resumes_and_reruns_an_idempotent_call_with_its_key() {
+    let root = tempfile::tempdir().unwrap();
+    let effects = Effects::default();
+    let (host, journal) = host(root.path(), &effects).await;
+    let run = crashed_run(&*journal, &chain("step")).await;
+
+    assert_eq!(resume_unfinished(&host, &CancellationToken::new()).await, 1);
+    let (phases, status, answer) = outcome(&*journal, &run).await;
+    // a and b are not run again; c runs again with its old key.
+    assert_eq!(effects.calls(), ["crashed1/c/1"]);
+    assert_eq!(
+        phases,
+        [
+            "a:start", "a:done", "b:start", "b:done", "c:start", "c:done"
+        ]
+    );
+    assert_eq!(status, RunStatus::Succeeded);
+    assert_eq!(answer["final_output"], json!({"n": 3}));
+    assert_eq!(answer["outputs"]["a"], json!({"n": 1}));
+    // Nothing is left to resume.
+    assert!(journal.load_unfinished().await.unwrap().items.is_empty());
+}
+
+#[tokio::test]
+async fn a_call_that_must_not_repeat_fails_as_interrupted() {
+    let root = tempfile::tempdir().unwrap();
+    let effects = Effects::default();
+    let (host, journal) = host(root.path(), &effects).await;
+    let run = crashed_run(&*journal, &chain("once")).await;
+
+    assert_eq!(resume_unfinished(&host, &CancellationToken::new()).await, 1);
+    let (phases, status, answer) = outcome(&*journal, &run).await;
+    assert!(effects.calls().is_empty(), "{:?}", effects.calls());
+    assert_eq!(phases.last().unwrap(), "c:error");
+    assert_eq!(status, RunStatus::Failed);
+    assert_eq!(answer["error"]["node_code"], "interrupted", "{answer}");
+    assert_eq!(answer["error"]["node_id"], "c");
+    let state = journal.show_run(&run).await.unwrap().unwrap();
+    let (_, c) = state.result_of("c").unwrap();
+    assert!(
+        matches!(c, NodeOutcome::Error { code, .. } if code == "interrupted"),
+        "{c:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_fresh_run_is_journaled_keyed_and_attached_to_by_its_agent_only() {
+    let root = tempfile::tempdir().unwrap();
+    let effects = Effects::default();
+    let (host, journal) = host(root.path(), &effects).await;
+    let req = chain("once");
+    let plan = crate::chains::plan(&host, &req).unwrap();
+    let resp = run_plan(&host, &plan, CallOptions::new().session("s1"), "ag").await;
+    assert!(resp.success, "{:?}", resp.error);
+
+    let runs = journal
+        .list_runs(&a2e_journal::RunFilter::default())
+        .await
+        .unwrap();
+    let run = runs.items[0].run_id.clone();
+    assert_eq!(runs.items[0].status, RunStatus::Succeeded);
+    let keys: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .map(|n| format!("{run}/{n}/1"))
+        .collect();
+    assert_eq!(effects.calls(), keys);
+
+    // By request id, from a seq: the rest of the events, then the answer.
+    let by_req = AttachRequest {
+        id: "att".into(),
+        run_id: String::new(),
+        chain_req_id: "req-1".into(),
+        from_seq: 4,
+    };
+    let items: Vec<AttachItem> = attach(&host, "ag", &by_req).await.unwrap().collect().await;
+    assert_eq!(items.len(), 3, "{items:?}");
+    let AttachItem::Event(first) = &items[0] else {
+        panic!("{items:?}")
+    };
+    assert_eq!(
+        (first.seq, first.node_id.as_str(), first.req_id.as_str()),
+        (4, "c", "att")
+    );
+    let AttachItem::Answer(answer) = &items[2] else {
+        panic!("{items:?}")
+    };
+    assert_eq!(answer.req_id, "att");
+    assert_eq!(answer.final_output, json!({"n": 3}));
+
+    // Another agent's run, an unknown run, a malformed request.
+    let by_id = AttachRequest {
+        run_id: run.to_string(),
+        chain_req_id: String::new(),
+        ..by_req.clone()
+    };
+    let e = attach(&host, "intruder", &by_id).await.err().unwrap();
+    assert_eq!(e.code, ErrorCode::UNAUTHORIZED);
+    let unknown = AttachRequest {
+        run_id: "nope".into(),
+        ..by_id.clone()
+    };
+    let e = attach(&host, "ag", &unknown).await.err().unwrap();
+    assert_eq!(e.code.as_str(), "unknown_run");
+    assert!(e.message.contains("nope"));
+    let e = attach(&host, "intruder", &by_req).await.err().unwrap();
+    assert_eq!(e.code.as_str(), "unknown_run");
+    let mut both = Map::new();
+    both.insert("id".into(), json!("x"));
+    both.insert("run_id".into(), json!("r"));
+    both.insert("chain_req_id".into(), json!("q"));
+    assert_eq!(
+        AttachRequest::parse(&both).unwrap_err().code,
+        ErrorCode::SCHEMA_VIOLATION
+    );
+    both.remove("chain_req_id");
+    both.insert("from_seq".into(), json!(-1));
+    assert!(
+        AttachRequest::parse(&both)
+            .unwrap_err()
+            .message
+            .contains("from_seq")
+    );
+}
+
+#[tokio::test]
+async fn a_second_host_on_the_same_journal_does_not_resume_its_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let effects = Effects::default();
+    let (first, journal) = host(root.path(), &effects).await;
+    assert_eq!(
+        resume_unfinished(&first, &CancellationToken::new()).await,
+        0
+    );
+    crashed_run(&*journal, &chain("step")).await;
+    let (second, _) = host(root.path(), &effects).await;
+    assert_eq!(
+        resume_unfinished(&second, &CancellationToken::new()).await,
+        0
+    );
+    assert!(effects.calls().is_empty());
+}
