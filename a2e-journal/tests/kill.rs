@@ -100,7 +100,7 @@ async fn writer(root: &Path, durability: &str) {
     for i in 0u64.. {
         let key = NodeKey::new(run.clone(), &format!("n{i}"), 1).unwrap();
         j.node_started(&key).await.unwrap();
-        let _ = j.append_event(&run, i, &json!({"i": i}));
+        drop(j.append_event(&run, i, &json!({"i": i})));
         j.node_finished(&key, &NodeOutcome::output(json!(i)))
             .await
             .unwrap();
@@ -167,7 +167,7 @@ fn chain_request() -> ChainRequest {
         .iter()
         .enumerate()
         .map(|(i, id)| {
-            let mut n = ChainNode::new(*id, NodeKind::TOOL, "effect");
+            let mut n = ChainNode::new(id, NodeKind::TOOL, "effect");
             if let Some(prev) = i.checked_sub(1).map(|p| ids[p]) {
                 n.input_map
                     .insert("prev".into(), json!(format!("{prev}.output.n")));

@@ -66,10 +66,10 @@ async fn a_run_is_journaled_in_jetstream_and_read_back() {
     );
     j.node_started(&key("r1", "b", 1)).await.unwrap();
     for seq in 0..4 {
-        let _ = j.append_event(&run_id("r1"), seq, &json!({"n": seq}));
+        drop(j.append_event(&run_id("r1"), seq, &json!({"n": seq})));
     }
     // The same seq again (a resumed host re-sending): dropped.
-    let _ = j.append_event(&run_id("r1"), 2, &json!("dup"));
+    drop(j.append_event(&run_id("r1"), 2, &json!("dup")));
     j.flush().await.unwrap();
 
     let state = j.show_run(&run_id("r1")).await.unwrap().unwrap();
@@ -144,7 +144,7 @@ async fn a_follower_on_another_connection_gets_each_seq_once_then_the_answer() {
     let run = run_id("live");
     host_b.create_run(new_run("live", "a")).await.unwrap();
     for seq in 0..5 {
-        let _ = host_b.append_event(&run, seq, &json!({"n": seq}));
+        drop(host_b.append_event(&run, seq, &json!({"n": seq})));
     }
     host_b.flush().await.unwrap();
     let mut sub = host_a.subscribe(&run, 3);
@@ -153,8 +153,8 @@ async fn a_follower_on_another_connection_gets_each_seq_once_then_the_answer() {
         let run = run.clone();
         async move {
             for seq in 5..30 {
-                let _ = host_b.append_event(&run, seq, &json!({"n": seq}));
-                let _ = host_b.append_event(&run, seq - 1, &json!("dup"));
+                drop(host_b.append_event(&run, seq, &json!({"n": seq})));
+                drop(host_b.append_event(&run, seq - 1, &json!("dup")));
                 if seq % 5 == 0 {
                     tokio::time::sleep(Duration::from_millis(5)).await;
                 }
@@ -234,8 +234,8 @@ async fn retention_prunes_finished_runs_and_their_records() {
     for i in 0..6 {
         let id = format!("r{i}");
         j.create_run(new_run(&id, "a")).await.unwrap();
-        let _ = j.append_event(&run_id(&id), 0, &json!("e"));
-        let _ = j.node_started(&key(&id, "n", 1));
+        drop(j.append_event(&run_id(&id), 0, &json!("e")));
+        drop(j.node_started(&key(&id, "n", 1)));
         if i != 0 {
             j.finish_run(&run_id(&id), RunStatus::Succeeded, &json!(i))
                 .await

@@ -204,7 +204,7 @@ async fn a_subscriber_gets_missed_events_then_live_ones_each_once_then_the_answe
     let run = RunId::parse("live").unwrap();
     j.create_run(new_run("live", "a")).await.unwrap();
     for seq in 0..5 {
-        let _ = j.append_event(&run, seq, &json!({"n": seq}));
+        drop(j.append_event(&run, seq, &json!({"n": seq})));
     }
     j.flush().await.unwrap();
     // Attaching from seq 2: 2, 3, 4 from the store, then what comes.
@@ -220,9 +220,9 @@ async fn a_subscriber_gets_missed_events_then_live_ones_each_once_then_the_answe
         let run = run.clone();
         tokio::spawn(async move {
             for seq in 5..40 {
-                let _ = j.append_event(&run, seq, &json!({"n": seq}));
+                drop(j.append_event(&run, seq, &json!({"n": seq})));
                 // A duplicate of an earlier seq must not reach the subscriber.
-                let _ = j.append_event(&run, seq - 1, &json!("dup"));
+                drop(j.append_event(&run, seq - 1, &json!("dup")));
                 if seq % 7 == 0 {
                     tokio::time::sleep(Duration::from_millis(2)).await;
                 }
@@ -322,8 +322,8 @@ async fn writes_survive_closing_and_reopening() {
         let j = open(&dir).await;
         j.create_run(new_run("keep", "a")).await.unwrap();
         // Not awaited: queued, and committed before the journal is dropped.
-        let _ = j.node_started(&key("keep", "n", 1));
-        let _ = j.node_finished(&key("keep", "n", 1), &NodeOutcome::output(json!("x")));
+        drop(j.node_started(&key("keep", "n", 1)));
+        drop(j.node_finished(&key("keep", "n", 1), &NodeOutcome::output(json!("x"))));
     }
     let j = open(&dir).await;
     let state = j
@@ -503,11 +503,11 @@ async fn the_journal_does_not_grow_without_bound() {
         for i in 0..50 {
             let id = format!("r{round}x{i}");
             let run = RunId::parse(&id).unwrap();
-            let _ = j.create_run(new_run(&id, "a"));
+            drop(j.create_run(new_run(&id, "a")));
             for seq in 0..200 {
-                let _ = j.append_event(&run, seq, &payload);
+                drop(j.append_event(&run, seq, &payload));
             }
-            let _ = j.node_finished(&key(&id, "n", 1), &NodeOutcome::output(json!(1)));
+            drop(j.node_finished(&key(&id, "n", 1), &NodeOutcome::output(json!(1))));
             j.finish_run(&run, RunStatus::Succeeded, &json!(null))
                 .await
                 .unwrap();

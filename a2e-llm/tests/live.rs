@@ -51,7 +51,7 @@ async fn local_model(test: &str) -> Option<ResolvedModel> {
         if std::env::var_os("CI").is_some() {
             panic!("{msg}");
         }
-        skip::skipped(&format!("{msg}"));
+        skip::skipped(&msg);
         None
     };
     let Some(url) = setting("A2E_TEST_LOCAL_LLM_URL") else {

@@ -69,7 +69,7 @@ impl EventSink for JournalSink {
     fn event(&mut self, event: &Event<'_>) {
         let wire = event.to_wire(&self.req_id);
         if let Ok(v) = serde_json::to_value(&wire) {
-            let _ = self.journal.append_event(&self.run, event.seq, &v);
+            drop(self.journal.append_event(&self.run, event.seq, &v));
         }
     }
 }
