@@ -300,12 +300,9 @@ impl McpServerConfig {
     /// The restart delay after `failures` consecutive failures (1, 2, …):
     /// `restart_backoff_ms · 2^(failures-1)`, at most `restart_backoff_max_ms`.
     pub fn backoff(&self, failures: u32) -> Duration {
-        let exp = failures.saturating_sub(1).min(30);
-        let ms = self
-            .restart_backoff_ms
-            .saturating_mul(1u64 << exp)
-            .min(self.restart_backoff_max_ms.max(self.restart_backoff_ms));
-        Duration::from_millis(ms)
+        let initial = Duration::from_millis(self.restart_backoff_ms);
+        let max = Duration::from_millis(self.restart_backoff_max_ms).max(initial);
+        a2e_http::Backoff::new(initial, max).delay(failures.saturating_sub(1))
     }
 }
 

@@ -98,7 +98,7 @@ impl NatsServer {
             // The whole group: the server and anything it started.
             if pgid > 1 {
                 let _ = Command::new("kill")
-                    .args(["-KILL", &format!("-{pgid}")])
+                    .args(["-s", "KILL", "--", &format!("-{pgid}")])
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
