@@ -1,6 +1,6 @@
 //! `a2e run` and `a2e validate`: document files on the embedded host.
 //!
-//! Which documents are recognised, and how, is [`a2e_host::document`]'s business;
+//! Which documents are recognised, and how, is [`a2e_document`]'s business;
 //! this module runs them with progress on stderr and the outcome on stdout.
 
 use std::io::IsTerminal;

@@ -14,8 +14,8 @@
 //!   `--mcp-http ADDR` offer the host's tools (built-ins, plugins, mounted MCP
 //!   tools) and its Published skills (as tools named `skill.NAME`, and as
 //!   prompts: [`prompts`]) to MCP clients, with progress and log events as
-//!   notifications and cancellation, through the same [`Host::call_tool`] /
-//!   [`Host::call_skill`] as A2E sessions: the same confinement, allow-lists
+//!   notifications and cancellation, through the same [`Host::call_tool`](crate::Host::call_tool) /
+//!   [`Host::call_skill`](crate::Host::call_skill) as A2E sessions: the same confinement, allow-lists
 //!   and audit. The workspace's files are resources ([`resources`]); more
 //!   resource and prompt providers come with [`McpExtras`]. Each MCP
 //!   connection is an A2E session of its own, and a tool or skill reaches the
