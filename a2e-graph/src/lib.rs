@@ -8,7 +8,7 @@
 //!
 //! A document is read with `a2e-document` and validated with the same
 //! functions as `a2e validate` ([`a2e_chain::validate`],
-//! [`acmp_dag::ValidatedDag::new`], [`ontheia::validate`]); an invalid one is
+//! [`acmp_dag::ValidatedDag::new`], `ontheia::validate`); an invalid one is
 //! refused with their errors ([`GraphError`]). The [`Graph`] it becomes has a
 //! node per chain node, task or step, labelled with its id and kind, and
 //! edges of a few [`EdgeKind`]s: order (`next_node`, step lists), data
