@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -66,6 +67,50 @@ struct HttpSession {
     inbox: mpsc::Sender<Incoming>,
     /// The script's messages for the client (taken by the stream).
     out: Arc<tokio::sync::Mutex<mpsc::Receiver<String>>>,
+    /// How many event streams the client has opened.
+    streams: Arc<AtomicU64>,
+}
+
+/// How long a session waits for the client to open a new event stream after
+/// dropping one, before it counts the client as gone. The reference's
+/// protocol has no `DELETE /session`: a client ends a session by dropping
+/// its stream.
+const STREAM_GRACE: Duration = Duration::from_secs(3);
+
+/// Held by an event stream; when the stream is dropped and the client opens
+/// no newer one within [`STREAM_GRACE`], the session is closed.
+struct StreamHold {
+    shared: Shared,
+    id: String,
+    streams: Arc<AtomicU64>,
+    mine: u64,
+}
+
+impl Drop for StreamHold {
+    fn drop(&mut self) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (shared, id, streams, mine) = (
+            self.shared.clone(),
+            self.id.clone(),
+            self.streams.clone(),
+            self.mine,
+        );
+        rt.spawn(async move {
+            tokio::time::sleep(STREAM_GRACE).await;
+            if streams.load(Ordering::SeqCst) != mine {
+                return;
+            }
+            let gone = shared.sessions().remove(&id);
+            if let Some(s) = gone {
+                let why = format!(
+                    "the client dropped its event stream and opened none within {STREAM_GRACE:?}"
+                );
+                deliver(&s.inbox, Incoming::Closed(why)).await;
+            }
+        });
+    }
 }
 
 impl Shared {
@@ -189,10 +234,19 @@ async fn open(State(shared): State<Shared>, headers: HeaderMap) -> Response {
         HttpSession {
             inbox,
             out: Arc::new(tokio::sync::Mutex::new(out)),
+            streams: Arc::default(),
         },
     );
     let _ = shared.accepted.send((link, facts)).await;
-    (StatusCode::CREATED, [(super::http::SESSION_HEADER, id)]).into_response()
+    // As the reference host and `a2e serve` answer: the id in the header and
+    // in a JSON body (the reference client reads the body).
+    let body = axum::Json(serde_json::json!({ "session_id": id }));
+    (
+        StatusCode::CREATED,
+        [(super::http::SESSION_HEADER, id.clone())],
+        body,
+    )
+        .into_response()
 }
 
 async fn send(State(shared): State<Shared>, headers: HeaderMap, body: String) -> Response {
@@ -231,18 +285,25 @@ async fn stream(State(shared): State<Shared>, headers: HeaderMap) -> Response {
     let Some(id) = session_of(&headers) else {
         return (StatusCode::BAD_REQUEST, "no X-Session-Id header\n").into_response();
     };
-    let out = match shared.sessions().get(&id) {
-        Some(s) => s.out.clone(),
+    let (out, streams) = match shared.sessions().get(&id) {
+        Some(s) => (s.out.clone(), s.streams.clone()),
         None => return (StatusCode::NOT_FOUND, "no such session\n").into_response(),
     };
+    let mine = streams.fetch_add(1, Ordering::SeqCst) + 1;
     let guard = out.lock_owned().await;
+    let hold = StreamHold {
+        shared: shared.clone(),
+        id: id.clone(),
+        streams,
+        mine,
+    };
     let events = futures::stream::unfold(
-        (guard, 0u64, shared, id),
-        |(mut guard, n, shared, id)| async move {
+        (guard, 0u64, shared, id, hold),
+        |(mut guard, n, shared, id, hold)| async move {
             match guard.recv().await {
                 Some(text) => {
                     let event = Event::default().id(n.to_string()).data(text);
-                    Some((Ok::<_, Infallible>(event), (guard, n + 1, shared, id)))
+                    Some((Ok::<_, Infallible>(event), (guard, n + 1, shared, id, hold)))
                 }
                 None => {
                     // The script closed: the session is over.
@@ -264,4 +325,73 @@ fn uuid_like() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     format!("{now:x}{:08x}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::Link;
+    use crate::link::http::HttpTarget;
+    use hyper::Method;
+
+    /// Opens a session and its event stream; the script's link.
+    async fn session_with_stream(
+        server: &mut Server,
+        target: &HttpTarget,
+    ) -> (Link, String, crate::link::http::EventStream) {
+        let id = target.open_session().await.unwrap();
+        let (link, _) = server.accept(Duration::from_secs(2)).await.unwrap();
+        let stream = target.stream(&id, None).await.unwrap();
+        assert_eq!(stream.status, 200);
+        (link, id, stream)
+    }
+
+    #[tokio::test]
+    async fn a_dropped_stream_not_reopened_closes_the_session() {
+        let mut server = listen(Transport::Http).await.unwrap();
+        let target = HttpTarget::new(server.url(), None).unwrap();
+        let (mut link, _, stream) = session_with_stream(&mut server, &target).await;
+        drop(stream);
+        let wait = STREAM_GRACE + Duration::from_secs(3);
+        let got = link.recv(wait).await;
+        assert!(
+            matches!(&got, Some(Incoming::Closed(why)) if why.contains("dropped its event stream")),
+            "{got:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stream_reopened_in_time_keeps_the_session() {
+        let mut server = listen(Transport::Http).await.unwrap();
+        let target = HttpTarget::new(server.url(), None).unwrap();
+        let (mut link, id, stream) = session_with_stream(&mut server, &target).await;
+        drop(stream);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut again = target.stream(&id, None).await.unwrap();
+        assert_eq!(again.status, 200);
+        let got = link.recv(STREAM_GRACE + Duration::from_secs(1)).await;
+        assert_eq!(got, None, "the session closed although a stream came back");
+        link.send("{\"type\":\"ping\"}".into()).await.unwrap();
+        let item = tokio::time::timeout(Duration::from_secs(2), again.events.recv()).await;
+        assert!(matches!(
+            item,
+            Ok(Some(crate::link::http::StreamItem::Event(_)))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_new_http_session_is_named_in_the_header_and_the_body() {
+        let mut server = listen(Transport::Http).await.unwrap();
+        let target = HttpTarget::new(server.url(), None).unwrap();
+        let reply = target
+            .call(Method::POST, "/session", None, bytes::Bytes::new())
+            .await
+            .unwrap();
+        assert_eq!(reply.status, 201);
+        let header = reply.session.expect("an X-Session-Id header");
+        let body: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!(body["session_id"], header.as_str());
+        assert!(reply.content_type.unwrap().starts_with("application/json"));
+        assert!(server.accept(Duration::from_secs(2)).await.is_some());
+    }
 }
