@@ -110,10 +110,27 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             Err(e) => fail(e),
         };
     }
-    if let Command::Graph { file, format, out } = &cli.command {
-        // A picture of a file needs no host.
+    if let Command::Graph {
+        file,
+        format,
+        out,
+        run,
+    } = &cli.command
+    {
+        // A picture of a file needs no host; a run's states come from the
+        // journal of the configuration.
         let format = super::graph::choose_format(*format, out.as_deref());
-        return super::graph::graph_file(file, format, out.as_deref());
+        let states = match run {
+            Some(run) => match load_config(&cli) {
+                Ok(config) => match super::graph::run_states(&config, run).await {
+                    Ok(states) => Some(states),
+                    Err(code) => return code,
+                },
+                Err(e) => return fail(e),
+            },
+            None => None,
+        };
+        return super::graph::graph_file(file, format, out.as_deref(), states.as_ref());
     }
     if let Command::Runs { command } = &cli.command {
         // The journal is read (and marked) without a host.

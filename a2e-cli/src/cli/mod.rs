@@ -89,6 +89,11 @@ pub enum Command {
         /// Write the picture to PATH instead of stdout.
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
+        /// Colour the nodes by what the run journal says of run RUN_ID
+        /// (done, failed, skipped, running, not reached), each labelled
+        /// with its duration.
+        #[arg(long, value_name = "RUN_ID")]
+        run: Option<String>,
     },
     /// List the host's tools, or search them.
     Tools {
