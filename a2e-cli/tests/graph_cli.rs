@@ -201,7 +201,13 @@ async fn journal_a_run(root: &Path, chain: &serde_json::Value) -> String {
         .await
         .unwrap();
     let key = |node: &str| NodeKey::new(run.clone(), node, 1).unwrap();
-    let events = [("a", "start"), ("a", "done"), ("b", "start"), ("b", "error"), ("c", "skip")];
+    let events = [
+        ("a", "start"),
+        ("a", "done"),
+        ("b", "start"),
+        ("b", "error"),
+        ("c", "skip"),
+    ];
     for (seq, (node, phase)) in events.iter().enumerate() {
         if *phase == "start" {
             journal.node_started(&key(node)).await.unwrap();
@@ -215,11 +221,18 @@ async fn journal_a_run(root: &Path, chain: &serde_json::Value) -> String {
             let error = NodeOutcome::error("tool_error", "it broke");
             journal.node_finished(&key(node), &error).await.unwrap();
         }
-        let event = serde_json::json!({"type": "chain/event", "node_id": node, "phase": phase, "seq": seq});
-        journal.append_event(&run, seq as u64, &event).await.unwrap();
+        let event =
+            serde_json::json!({"type": "chain/event", "node_id": node, "phase": phase, "seq": seq});
+        journal
+            .append_event(&run, seq as u64, &event)
+            .await
+            .unwrap();
     }
     let answer = serde_json::json!({"type": "chain/resp", "success": false});
-    journal.finish_run(&run, RunStatus::Failed, &answer).await.unwrap();
+    journal
+        .finish_run(&run, RunStatus::Failed, &answer)
+        .await
+        .unwrap();
     journal.flush().await.unwrap();
     run.to_string()
 }
@@ -242,20 +255,36 @@ async fn a_run_from_the_journal_colours_the_nodes_and_labels_their_durations() {
     let root = dir.path().to_str().unwrap();
     let file = file.to_str().unwrap();
 
-    let out = a2e(dir.path(), &["graph", file, "--format", "dot", "--run", &run, "--root", root]);
+    let out = a2e(
+        dir.path(),
+        &[
+            "graph", file, "--format", "dot", "--run", &run, "--root", root,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let dot = text(&out.stdout);
     let label = |node: &str| {
-        let start = dot.find(&format!("label=\"{node}\\n")).unwrap_or_else(|| panic!("{dot}"));
+        let start = dot
+            .find(&format!("label=\"{node}\\n"))
+            .unwrap_or_else(|| panic!("{dot}"));
         let rest = &dot[start..];
         rest[..rest.find("\"]").unwrap_or(rest.len())].to_owned()
     };
-    assert!(label("a").contains("done · ") && label("a").contains(" ms"), "{}", label("a"));
+    assert!(
+        label("a").contains("done · ") && label("a").contains(" ms"),
+        "{}",
+        label("a")
+    );
     assert!(label("b").contains("failed · "), "{}", label("b"));
     assert!(label("c").contains("skipped"), "{}", label("c"));
     assert!(label("d").contains("not-reached"), "{}", label("d"));
 
-    let out = a2e(dir.path(), &["graph", file, "--format", "svg", "--run", &run, "--root", root]);
+    let out = a2e(
+        dir.path(),
+        &[
+            "graph", file, "--format", "svg", "--run", &run, "--root", root,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let svg = text(&out.stdout);
     let doc = roxmltree::Document::parse(&svg).unwrap();
@@ -265,19 +294,41 @@ async fn a_run_from_the_journal_colours_the_nodes_and_labels_their_durations() {
         .collect();
     assert_eq!(
         states,
-        [("a", "done"), ("b", "failed"), ("c", "skipped"), ("d", "not-reached")]
+        [
+            ("a", "done"),
+            ("b", "failed"),
+            ("c", "skipped"),
+            ("d", "not-reached")
+        ]
     );
 
     // An unknown run, an invalid id, no journal: refused with a message.
     let other = a2e_journal::RunId::generate().to_string();
-    let out = a2e(dir.path(), &["graph", file, "--run", &other, "--root", root]);
+    let out = a2e(
+        dir.path(),
+        &["graph", file, "--run", &other, "--root", root],
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("no run"), "{}", text(&out.stderr));
-    let out = a2e(dir.path(), &["graph", file, "--run", "../x", "--root", root]);
+    assert!(
+        text(&out.stderr).contains("no run"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = a2e(
+        dir.path(),
+        &["graph", file, "--run", "../x", "--root", root],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let empty = tempfile::tempdir().unwrap();
     let empty_root = empty.path().to_str().unwrap();
-    let out = a2e(dir.path(), &["graph", file, "--run", &run, "--root", empty_root]);
+    let out = a2e(
+        dir.path(),
+        &["graph", file, "--run", &run, "--root", empty_root],
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("does not exist"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("does not exist"),
+        "{}",
+        text(&out.stderr)
+    );
 }

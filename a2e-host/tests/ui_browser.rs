@@ -262,7 +262,8 @@ async fn the_live_view_in_a_headless_browser() {
         .connect_ws(&server.ws_url())
         .await
         .unwrap();
-    let sessions = "document.querySelector('#sessions tbody').textContent.includes('browser-agent')";
+    let sessions =
+        "document.querySelector('#sessions tbody').textContent.includes('browser-agent')";
     cdp.wait_for(&page, sessions, Duration::from_secs(10)).await;
 
     // A chain over WebSocket: its nodes turn running, then done, in the DOM.
@@ -276,7 +277,10 @@ async fn the_live_view_in_a_headless_browser() {
         let states: Value =
             serde_json::from_str(cdp.eval(&page, NODE_STATES).await.as_str().unwrap()).unwrap();
         saw_running |= states["wait"] == "running";
-        if ["fetch", "wait", "last"].iter().all(|n| states[*n] == "done") {
+        if ["fetch", "wait", "last"]
+            .iter()
+            .all(|n| states[*n] == "done")
+        {
             break;
         }
         assert!(
@@ -305,15 +309,24 @@ async fn the_live_view_in_a_headless_browser() {
     )
     .await;
     let detail = cdp
-        .eval(&page, "document.getElementById('detail-fields').textContent")
+        .eval(
+            &page,
+            "document.getElementById('detail-fields').textContent",
+        )
         .await;
     let detail = detail.as_str().unwrap();
     assert!(detail.contains(MARKUP), "{detail}");
-    assert!(detail.contains("done") && detail.contains("attempts1"), "{detail}");
+    assert!(
+        detail.contains("done") && detail.contains("attempts1"),
+        "{detail}"
+    );
     let title = cdp
         .eval(&page, "document.getElementById('run-title').textContent")
         .await;
-    assert!(title.as_str().unwrap().starts_with("<b>digest</b>"), "{title}");
+    assert!(
+        title.as_str().unwrap().starts_with("<b>digest</b>"),
+        "{title}"
+    );
     // No element came from the data: no image, no bold, one script.
     let made = cdp
         .eval(
@@ -339,7 +352,11 @@ async fn the_live_view_in_a_headless_browser() {
 
     // A screenshot that is not blank.
     let shot = cdp
-        .call(Some(&page), "Page.captureScreenshot", json!({"format": "png"}))
+        .call(
+            Some(&page),
+            "Page.captureScreenshot",
+            json!({"format": "png"}),
+        )
         .await;
     let png = shot["data"].as_str().unwrap().to_owned();
     let bytes = base64::engine::general_purpose::STANDARD
@@ -352,10 +369,15 @@ async fn the_live_view_in_a_headless_browser() {
     );
     let seen = colours(&mut cdp, &png).await;
     assert!(seen["width"].as_u64().unwrap() >= 800, "{seen}");
-    assert!(seen["colours"].as_u64().unwrap() >= 8, "a blank screenshot: {seen}");
+    assert!(
+        seen["colours"].as_u64().unwrap() >= 8,
+        "a blank screenshot: {seen}"
+    );
 
     assert!(
-        !cdp.events.iter().any(|e| e == "Page.javascriptDialogOpening"),
+        !cdp.events
+            .iter()
+            .any(|e| e == "Page.javascriptDialogOpening"),
         "no dialog opened"
     );
     drop(cdp);

@@ -25,7 +25,11 @@ use serde_json::{Value, json};
 const TOKEN: &str = "s3cret";
 
 /// One GET on a fresh connection.
-async fn get(addr: std::net::SocketAddr, path: &str, headers: &[(&str, &str)]) -> Response<Incoming> {
+async fn get(
+    addr: std::net::SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Response<Incoming> {
     let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
@@ -45,7 +49,15 @@ async fn get(addr: std::net::SocketAddr, path: &str, headers: &[(&str, &str)]) -
 }
 
 async fn text(resp: Response<Incoming>) -> String {
-    String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+    String::from_utf8(
+        resp.into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap()
 }
 
 async fn json_of(resp: Response<Incoming>) -> Value {
@@ -165,7 +177,8 @@ async fn the_page_is_served_with_the_token_under_a_strict_policy() {
     assert!(!page.contains("http://") && !page.contains("https://"));
     let script = text(get(addr, "/ui/app.js", &[BEARER]).await).await;
     assert!(!script.contains("innerHTML") && !script.contains("eval("));
-    let size = page.len() + script.len() + text(get(addr, "/ui/app.css", &[BEARER]).await).await.len();
+    let size =
+        page.len() + script.len() + text(get(addr, "/ui/app.css", &[BEARER]).await).await.len();
     assert_eq!(size, a2e_host::ui::PAGE_BYTES);
     eprintln!("the live view's page, script and style: {size} bytes");
 
@@ -175,10 +188,16 @@ async fn the_page_is_served_with_the_token_under_a_strict_policy() {
     assert_eq!(resp.headers()["location"], "/ui");
     let cookie = resp.headers()["set-cookie"].to_str().unwrap().to_owned();
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
-    assert!(!cookie.contains(TOKEN), "the cookie does not carry the token in clear");
+    assert!(
+        !cookie.contains(TOKEN),
+        "the cookie does not carry the token in clear"
+    );
     let pair = cookie.split(';').next().unwrap();
     assert_eq!(get(addr, "/ui", &[("cookie", pair)]).await.status(), 200);
-    assert_eq!(get(addr, "/ui/events", &[("cookie", pair)]).await.status(), 200);
+    assert_eq!(
+        get(addr, "/ui/events", &[("cookie", pair)]).await.status(),
+        200
+    );
     server.shutdown().await;
 }
 
@@ -193,7 +212,10 @@ async fn sessions_runs_and_the_catalog_show_and_update_live() {
         body: resp.into_body(),
         buf: String::new(),
     };
-    assert_eq!(events.next().await, json!({"kind": "sessions", "sessions": []}));
+    assert_eq!(
+        events.next().await,
+        json!({"kind": "sessions", "sessions": []})
+    );
 
     let client = Client::builder()
         .agent_id("view-agent")
@@ -220,8 +242,14 @@ async fn sessions_runs_and_the_catalog_show_and_update_live() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert!(tools.contains(&"echo") && tools.contains(&"read_file"), "{tools:?}");
-    assert_eq!(catalog["skills"][0]["input_schema"]["required"], json!(["name"]));
+    assert!(
+        tools.contains(&"echo") && tools.contains(&"read_file"),
+        "{tools:?}"
+    );
+    assert_eq!(
+        catalog["skills"][0]["input_schema"]["required"],
+        json!(["name"])
+    );
 
     let resp = client.chains().run_to_end(chain(50)).await.unwrap();
     assert!(resp.success, "{resp:?}");
@@ -253,14 +281,22 @@ async fn sessions_runs_and_the_catalog_show_and_update_live() {
     }
     let svg = run["svg"].as_str().unwrap();
     assert_eq!(svg.matches("<g class=\"node ").count(), 3);
-    assert!(svg.contains("&lt;b&gt;digest&lt;/b&gt;"), "the title is escaped");
+    assert!(
+        svg.contains("&lt;b&gt;digest&lt;/b&gt;"),
+        "the title is escaped"
+    );
     let overview = json_of(get(addr, "/ui/api/overview", &[BEARER]).await).await;
     assert_eq!(overview["runs"][0]["run_id"], run_id.as_str());
 
     // Bad ids are refused, not a panic.
-    assert_eq!(get(addr, "/ui/api/runs/..%2F..", &[BEARER]).await.status(), 400);
+    assert_eq!(
+        get(addr, "/ui/api/runs/..%2F..", &[BEARER]).await.status(),
+        400
+    );
     let unknown = "0123456789abcdef0123456789abcdef";
-    let status = get(addr, &format!("/ui/api/runs/{unknown}"), &[BEARER]).await.status();
+    let status = get(addr, &format!("/ui/api/runs/{unknown}"), &[BEARER])
+        .await
+        .status();
     assert!(status == 404 || status == 400, "{status}");
     client.close().await;
     // Shutdown ends the event stream.

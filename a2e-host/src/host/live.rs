@@ -247,7 +247,10 @@ impl Journal for Tapped {
         self.inner.list_runs(filter)
     }
 
-    fn show_run(&self, run_id: &RunId) -> BoxFuture<'static, a2e_journal::Result<Option<RunState>>> {
+    fn show_run(
+        &self,
+        run_id: &RunId,
+    ) -> BoxFuture<'static, a2e_journal::Result<Option<RunState>>> {
         self.inner.show_run(run_id)
     }
 

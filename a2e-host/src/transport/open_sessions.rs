@@ -45,14 +45,17 @@ impl OpenSessions {
     /// Lists `session` (of `transport`) until the returned guard drops.
     pub(crate) fn list(&self, session: &Arc<Session>, transport: &'static str) -> Listed {
         let id = session.id().to_owned();
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(
-            id.clone(),
-            Entry {
-                session: Arc::downgrade(session),
-                transport,
-                opened_ms: now_ms(),
-            },
-        );
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                id.clone(),
+                Entry {
+                    session: Arc::downgrade(session),
+                    transport,
+                    opened_ms: now_ms(),
+                },
+            );
         Listed {
             id,
             map: Arc::downgrade(&self.0),

@@ -49,7 +49,9 @@ pub(super) async fn overview(
             };
             match journal.list_runs(&filter).await {
                 Ok(loaded) => json!(loaded.items),
-                Err(e) => return failed(StatusCode::SERVICE_UNAVAILABLE, format!("run journal: {e}")),
+                Err(e) => {
+                    return failed(StatusCode::SERVICE_UNAVAILABLE, format!("run journal: {e}"));
+                }
             }
         }
         None => Value::Null,
@@ -120,7 +122,9 @@ pub(super) async fn run(
     let states: HashMap<String, Value> = node_states(&shown, &events)
         .into_iter()
         .map(|(id, r)| {
-            let ms = r.duration.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            let ms = r
+                .duration
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
             (id, json!({ "state": r.state.as_str(), "duration_ms": ms }))
         })
         .collect();
@@ -146,7 +150,13 @@ pub(super) async fn run(
 fn chain_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) {
     let req: ChainRequest = match serde_json::from_value(shown.request.clone()) {
         Ok(req) => req,
-        Err(e) => return (Vec::new(), None, Some(format!("the request does not load: {e}"))),
+        Err(e) => {
+            return (
+                Vec::new(),
+                None,
+                Some(format!("the request does not load: {e}")),
+            );
+        }
     };
     let nodes = req
         .nodes

@@ -92,7 +92,11 @@ pub(crate) fn allowed(state: &NetState, headers: &HeaderMap) -> bool {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
-        .filter_map(|b64| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(b64).ok())
+        .filter_map(|b64| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(b64)
+                .ok()
+        })
         .filter_map(|bytes| String::from_utf8(bytes).ok())
         .any(|presented| token_matches(expected, &presented))
 }
@@ -167,7 +171,12 @@ async fn style(State(state): State<Arc<NetState>>, headers: HeaderMap) -> Respon
     asset(&state, &headers, STYLE, "text/css; charset=utf-8")
 }
 
-fn asset(state: &NetState, headers: &HeaderMap, body: &'static str, kind: &'static str) -> Response {
+fn asset(
+    state: &NetState,
+    headers: &HeaderMap,
+    body: &'static str,
+    kind: &'static str,
+) -> Response {
     if !allowed(state, headers) {
         return unauthorized();
     }
