@@ -201,10 +201,12 @@ pub(crate) fn span_exporter(
 ) -> Result<opentelemetry_otlp::SpanExporter, TelemetryError> {
     let url = config.traces_url()?;
     let built = match config.protocol {
-        Protocol::HttpProtobuf => {
-            over_http(opentelemetry_otlp::SpanExporter::builder().with_http(), config, url)?
-                .build()
-        }
+        Protocol::HttpProtobuf => over_http(
+            opentelemetry_otlp::SpanExporter::builder().with_http(),
+            config,
+            url,
+        )?
+        .build(),
         Protocol::Grpc => return grpc::span_exporter(config, url),
     };
     built.map_err(|source| TelemetryError::Exporter {
@@ -220,10 +222,12 @@ pub(crate) fn metric_exporter(
 ) -> Result<opentelemetry_otlp::MetricExporter, TelemetryError> {
     let url = config.metrics_url()?;
     let built = match config.protocol {
-        Protocol::HttpProtobuf => {
-            over_http(opentelemetry_otlp::MetricExporter::builder().with_http(), config, url)?
-                .build()
-        }
+        Protocol::HttpProtobuf => over_http(
+            opentelemetry_otlp::MetricExporter::builder().with_http(),
+            config,
+            url,
+        )?
+        .build(),
         Protocol::Grpc => return grpc::metric_exporter(config, url),
     };
     built.map_err(|source| TelemetryError::Exporter {
