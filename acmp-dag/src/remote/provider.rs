@@ -219,7 +219,11 @@ impl RemoteProvider {
             .filter(|&ms| ms > 0)
             .map(Duration::from_millis);
         let mut notices = conn.route(&task_id);
-        let _route = Unroute(&conn, &task_id);
+        let mut route = Unroute {
+            conn: &conn,
+            task_id: &task_id,
+            open: true,
+        };
         let body = serde_json::to_value(params).unwrap_or(Value::Null);
         let response = conn.request(methods::INVOKE, body);
         tokio::pin!(response);
@@ -232,6 +236,7 @@ impl RemoteProvider {
             tokio::select! {
                 biased;
                 answer = &mut response => {
+                    route.open = false;
                     while let Ok(notice) = notices.try_recv() {
                         attempt.streamed |= pass(notice, output);
                     }
@@ -259,6 +264,7 @@ impl RemoteProvider {
                 },
                 () = cancel.cancelled(), if cancel_sent.is_none() => {
                     conn.notify(methods::CANCEL, json!({"task_id": task_id, "reason": "cancelled by the buyer"}));
+                    route.open = false;
                     cancel_sent = Some(Instant::now());
                 }
                 () = tokio::time::sleep_until(give_up), if cancel_sent.is_some() => {
@@ -267,6 +273,7 @@ impl RemoteProvider {
                 }
                 () = tokio::time::sleep_until(liveness), if cancel_sent.is_none() && interval.is_some() => {
                     conn.notify(methods::CANCEL, json!({"task_id": task_id, "reason": "liveness lost"}));
+                    route.open = false;
                     self.mark_unhealthy();
                     let waited = interval.map_or(0, |i| (i * MISSED_HEARTBEATS).as_millis());
                     attempt.result = Err(AcmpError::timeout(
@@ -288,12 +295,23 @@ impl RemoteProvider {
     }
 }
 
-/// Stops routing a task's notices when its call ends (also when the call is dropped).
-struct Unroute<'a>(&'a Connection, &'a str);
+/// Stops routing a task's notices when its call ends; a call dropped before its answer
+/// (its run ended) sends `acmp/cancel`.
+struct Unroute<'a> {
+    conn: &'a Connection,
+    task_id: &'a str,
+    open: bool,
+}
 
 impl Drop for Unroute<'_> {
     fn drop(&mut self) {
-        self.0.unroute(self.1);
+        self.conn.unroute(self.task_id);
+        if self.open {
+            self.conn.notify(
+                methods::CANCEL,
+                json!({"task_id": self.task_id, "reason": "the buyer's run ended"}),
+            );
+        }
     }
 }
 

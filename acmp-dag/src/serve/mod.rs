@@ -337,7 +337,7 @@ impl ProviderService {
             }
             _ => false,
         };
-        tracing::debug!(task = %cancel.task_id, running, "acmp/cancel");
+        tracing::info!(task = %cancel.task_id, running, "acmp/cancel");
         Ok(json!({"task_id": cancel.task_id, "cancelled": running}))
     }
 
