@@ -447,3 +447,38 @@ async fn bad_input_on_every_method_gets_its_error_and_the_provider_keeps_serving
     let wrong = a2e_host::acmp::ws::WsConnector::new(&p.url, Some("wrong".into()));
     assert!(acmp_dag::remote::Connector::connect(&wrong).await.is_err());
 }
+
+#[test]
+fn a_streaming_edge_forwards_chunks_from_one_provider_host_to_another() {
+    let (left, right) = pipeline_providers();
+    let dir = tempfile::tempdir().unwrap();
+    let config = buyer_config(dir.path(), &[&left, &right], "");
+    let dag = json!({"dag_id": "dag_stream", "tasks": [
+        {"task_id": "task_stats", "capability": "text_stats",
+         "input": {"type": "text", "data": "Streams flow. Chunks move on."}},
+        {"task_id": "task_total", "capability": "aggregate_stats",
+         "input": {"source": {"from_task": "task_stats"}}}],
+        "edges": [{"from": "task_stats", "to": "task_total", "stream_eligible": true}]});
+    let path = dir.path().join("stream.json");
+    std::fs::write(&path, dag.to_string()).unwrap();
+    let output = buyer_run(&config, &path, dir.path()).output().unwrap();
+    let out = run_json(&output);
+    assert_eq!(out["status"], "completed", "{out}");
+    let result = &out["result"]["task_total"]["data"]["result"];
+    assert_eq!(
+        (result["chunks"].clone(), result["words"].clone()),
+        (json!(1), json!(5)),
+        "{out}"
+    );
+    // The upstream streamed its output; the downstream took it as input chunks.
+    assert!(
+        right.logged(&["acmp/invoke", "task_stats", "stream=true"]),
+        "{:?}",
+        right.log()
+    );
+    assert!(
+        left.logged(&["acmp/invoke", "task_total", "input_stream=true"]),
+        "{:?}",
+        left.log()
+    );
+}

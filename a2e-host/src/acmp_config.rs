@@ -28,6 +28,7 @@
 //! name = "left"
 //! url = "ws://127.0.0.1:7701/" # JSON-RPC over WebSocket
 //! token_env = "LEFT_TOKEN"
+//! # or: command = ["a2e", "--config", "p.toml", "serve", "--mcp-stdio"]
 //! [[acmp.providers.capabilities]] # until its advertisement says otherwise
 //! capability = "text_stats"
 //! price_cu = 0.001
@@ -125,6 +126,10 @@ pub struct RemoteProviderConfig {
     pub name: String,
     /// `ws://…` or `wss://…`: JSON-RPC over WebSocket.
     pub url: Option<String>,
+    /// A provider process speaking MCP on stdin/stdout (program and
+    /// arguments, e.g. `["a2e", "serve", "--mcp-stdio"]`); the token goes to it
+    /// in `A2E_ACMP_BEARER`.
+    pub command: Vec<String>,
     /// The bearer token (prefer `token_env`).
     pub token: Option<String>,
     /// The environment variable holding the bearer token.

@@ -43,3 +43,37 @@ pub(super) async fn start_acmp_ws(host: &Arc<Host>, addr: &str) -> Result<AcmpSe
     ));
     Ok(AcmpServer { handle, shutdown })
 }
+
+/// The environment variable a buyer that starts `a2e serve --mcp-stdio` sets
+/// to the provider's bearer token.
+pub(super) const STDIO_BEARER_ENV: &str = "A2E_ACMP_BEARER";
+
+/// The MCP backend of `a2e serve --mcp-stdio | --mcp-http`, serving ACMP too
+/// when `[acmp.provider]` is configured. Over stdio the bearer token comes in
+/// [`STDIO_BEARER_ENV`]; over HTTP it is the host's `auth_token` (the MCP
+/// transport's bearer token).
+pub(super) fn mcp_backend(
+    host: &Arc<Host>,
+    extras: a2e_host::mcp::McpExtras,
+    stdio: bool,
+) -> Result<a2e_host::mcp::HostBackend, String> {
+    let backend = a2e_host::mcp::HostBackend::with_extras(host.clone(), "mcp", extras);
+    let Some(config) = host.config().acmp.provider.clone() else {
+        return Ok(backend);
+    };
+    let token = a2e_host::acmp::provider_token(&config)?;
+    if stdio {
+        let given = std::env::var(STDIO_BEARER_ENV).unwrap_or_default();
+        if given != token {
+            return Err(format!(
+                "ACMP over MCP stdio needs the provider's bearer token in {STDIO_BEARER_ENV}"
+            ));
+        }
+    } else if host.config().auth_token.is_empty() {
+        return Err(
+            "ACMP over MCP HTTP needs auth_token (the bearer token) in the configuration".into(),
+        );
+    }
+    let service = a2e_host::acmp::service(host, &config)?;
+    Ok(backend.with_acmp(Arc::new(service)))
+}

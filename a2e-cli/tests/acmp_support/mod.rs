@@ -30,6 +30,24 @@ pub fn capability(tag: &str, target: &str, price: f64) -> String {
     )
 }
 
+/// A provider's configuration file in `dir`; its path and bearer token.
+pub fn provider_config(
+    dir: &Path,
+    name: &str,
+    capabilities: &str,
+    heartbeat_ms: u64,
+    extra: &str,
+) -> (PathBuf, String) {
+    let token = format!("token-{name}");
+    let config = format!(
+        "data_dir = \"{data}\"\n[journal]\nenabled = false\n[acmp.provider]\nprovider_id = \"agent:{name}:local\"\ntoken = \"{token}\"\nheartbeat_interval_ms = {heartbeat_ms}\n{extra}\n{capabilities}",
+        data = dir.join("data").display(),
+    );
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, config).unwrap();
+    (path, token)
+}
+
 /// A provider host serving `--acmp-ws` on a free loopback port, in its own
 /// process group (killed with it when dropped).
 pub struct ProviderHost {
@@ -46,13 +64,7 @@ impl ProviderHost {
     /// with heartbeats every `heartbeat_ms`.
     pub fn start(name: &str, capabilities: &str, heartbeat_ms: u64, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let token = format!("token-{name}");
-        let config = format!(
-            "data_dir = \"{data}\"\n[journal]\nenabled = false\n[acmp.provider]\nprovider_id = \"agent:{name}:local\"\ntoken = \"{token}\"\nheartbeat_interval_ms = {heartbeat_ms}\n{extra}\n{capabilities}",
-            data = dir.path().join("data").display(),
-        );
-        let path = dir.path().join("provider.toml");
-        std::fs::write(&path, config).unwrap();
+        let (path, token) = provider_config(dir.path(), name, capabilities, heartbeat_ms, extra);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
         cmd.arg("--config")
             .arg(&path)

@@ -9,6 +9,7 @@ use acmp_dag::remote::{Budget, PoolRouter, RemoteProvider};
 
 use super::HostRouter;
 use super::offered::offer;
+use super::stdio::StdioConnector;
 use super::ws::WsConnector;
 use crate::acmp_config::{AcmpConfig, RemoteProviderConfig, resolve_token};
 use crate::host::Host;
@@ -31,6 +32,19 @@ pub fn remote_provider(config: &RemoteProviderConfig) -> Result<RemoteProvider, 
         heartbeat_interval_ms: config.heartbeat_interval_ms,
     };
     let token = resolve_token(config.token.as_deref(), config.token_env.as_deref());
+    if !config.command.is_empty() {
+        if config.url.is_some() {
+            return Err(format!(
+                "acmp.providers \"{name}\": name url or command, not both"
+            ));
+        }
+        return Ok(RemoteProvider::new(
+            name,
+            StdioConnector::new(config.command.clone(), token),
+            offers,
+            features,
+        ));
+    }
     match config.url.as_deref() {
         Some(url) if url.starts_with("ws://") || url.starts_with("wss://") => Ok(
             RemoteProvider::new(name, WsConnector::new(url, token), offers, features),
@@ -38,7 +52,9 @@ pub fn remote_provider(config: &RemoteProviderConfig) -> Result<RemoteProvider, 
         Some(url) => Err(format!(
             "acmp.providers \"{name}\": url: \"{url}\" is not a ws:// or wss:// address"
         )),
-        None => Err(format!("acmp.providers \"{name}\": url: required")),
+        None => Err(format!(
+            "acmp.providers \"{name}\": url or command: required"
+        )),
     }
 }
 

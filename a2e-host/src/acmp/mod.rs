@@ -10,7 +10,10 @@
 //! -33099 with `data.code` set to the A2E error code.
 
 mod buyer;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod offered;
+pub mod stdio;
 pub mod ws;
 
 use std::sync::Arc;

@@ -162,10 +162,16 @@ impl RemoteProvider {
         });
         let advert =
             tokio::time::timeout(Duration::from_secs(5), conn.request("initialize", init)).await;
-        if let Ok(Ok(result)) = advert
-            && let Some(acmp) = result.pointer("/capabilities/acmp")
-        {
-            self.learn(acmp);
+        if let Ok(Ok(result)) = advert {
+            // MCP servers that cannot put `acmp` at the top level advertise it
+            // under `experimental`.
+            if let Some(acmp) = result
+                .pointer("/capabilities/acmp")
+                .or_else(|| result.pointer("/capabilities/experimental/acmp"))
+            {
+                self.learn(acmp);
+            }
+            conn.notify("notifications/initialized", json!({}));
         }
         *slot = Some(Arc::clone(&conn));
         Ok(conn)

@@ -80,7 +80,7 @@ impl ProviderService {
                 input,
                 offer,
             } => {
-                tracing::info!(task = %task_id, capability = %params.capability, "acmp/invoke");
+                tracing::info!(task = %task_id, capability = %params.capability, stream = params.is_stream(), input_stream = params.is_input_stream(), "acmp/invoke");
                 let stream = params.is_stream();
                 let outcome = self.run(params, &offer, &cancel, input, out).await;
                 {
