@@ -35,6 +35,16 @@ fn sdk() -> Option<PathBuf> {
     Some(dir)
 }
 
+/// A child killed and reaped when dropped (also when the test fails).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/acmp_interop")
@@ -82,20 +92,28 @@ fn the_reference_buyer_streams_from_and_cancels_on_an_a2e_provider() {
 #[ignore = "developer-run: needs the reference SDK (ACMP_SDK_REFERENCE)"]
 fn an_a2e_buyer_runs_a_dag_on_the_reference_provider_and_cancels_there() {
     let Some(sdk) = sdk() else { return };
-    let mut provider = Command::new("python3")
-        .arg(script("their_provider.py"))
-        .arg(&sdk)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(provider.stdout.take().unwrap()).lines();
-    let port = lines
-        .next()
-        .unwrap()
-        .unwrap()
-        .strip_prefix("PORT ")
-        .unwrap()
-        .to_owned();
+    let mut provider = Killed(
+        Command::new("python3")
+            .arg(script("their_provider.py"))
+            .arg(&sdk)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Its lines, read on a thread: a missing one fails the test, not hangs it.
+    let (tx, lines) = std::sync::mpsc::channel();
+    let stdout = provider.0.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let next = || {
+        lines
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_default()
+    };
+    let port = next().strip_prefix("PORT ").unwrap_or_default().to_owned();
     let dir = tempfile::tempdir().unwrap();
     let config = format!(
         "data_dir = \"{}\"\n[journal]\nenabled = false\n[acmp]\n[[acmp.providers]]\nname = \"reference\"\nurl = \"ws://127.0.0.1:{port}/\"\ntoken = \"unused\"\n[[acmp.providers.capabilities]]\ncapability = \"shout\"\nprice_cu = 0.002\n[[acmp.providers.capabilities]]\ncapability = \"slow\"\nprice_cu = 0.001\n",
@@ -129,8 +147,7 @@ fn an_a2e_buyer_runs_a_dag_on_the_reference_provider_and_cancels_there() {
         nix::sys::signal::Signal::SIGINT,
     );
     let _ = buyer.wait_with_output();
-    let cancelled = lines.next().and_then(Result::ok).unwrap_or_default();
+    let cancelled = next();
+    drop(provider);
     assert_eq!(cancelled, "CANCELLED task_slow");
-    let _ = provider.kill();
-    let _ = provider.wait();
 }

@@ -18,13 +18,20 @@ async def shout(task, ctx):
 
 
 async def slow(task, ctx):
-    for _ in range(600):
-        if ctx.cancelled:
-            print(f"CANCELLED {task.task_id}", flush=True)
-            return None
-        await ctx.heartbeat(progress=0.0)
-        await asyncio.sleep(0.05)
-    return Payload(type="text", data="done")
+    # The SDK cancels the handler's asyncio task on acmp/cancel.
+    try:
+        for _ in range(600):
+            if ctx.cancelled:
+                break
+            await ctx.heartbeat(progress=0.0)
+            await asyncio.sleep(0.05)
+        else:
+            return Payload(type="text", data="done")
+    except asyncio.CancelledError:
+        print(f"CANCELLED {task.task_id}", flush=True)
+        raise
+    print(f"CANCELLED {task.task_id}", flush=True)
+    return None
 
 
 async def on_connection(transport, party_id):
