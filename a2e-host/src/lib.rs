@@ -72,6 +72,7 @@
 
 #[cfg(feature = "acmp")]
 pub mod acmp;
+pub mod acmp_config;
 pub mod audit;
 pub mod builtins;
 pub mod chains;

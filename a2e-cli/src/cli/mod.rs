@@ -1,5 +1,6 @@
 //! Command-line interface of the `a2e` binary.
 
+mod acmp;
 mod commands;
 mod graph;
 mod inspect;
@@ -55,6 +56,11 @@ pub enum Command {
         /// loopback needs `auth_token` in the configuration (a bearer token).
         #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio"])]
         mcp_http: Option<String>,
+        /// Serve the ACMP capabilities of `[acmp.provider]` as JSON-RPC over
+        /// WebSocket on ADDR (`acmp/invoke`, `acmp/cancel`, `acmp/inputChunk`;
+        /// a bearer token is required); alone or beside another transport.
+        #[arg(long, value_name = "ADDR")]
+        acmp_ws: Option<String>,
     },
     /// Run a chain file on the embedded host; the final chain/resp goes to stdout.
     Run {
