@@ -109,6 +109,9 @@ pub struct HostConfig {
     /// The run journal of durable chain runs (`[journal]`, on by default for
     /// `a2e serve`; docs/durability.md).
     pub journal: JournalConfig,
+    /// ACMP: the host as a provider, and the remote providers it buys from
+    /// (`[acmp]`, see [`crate::acmp_config`]).
+    pub acmp: crate::acmp_config::AcmpConfig,
 }
 
 impl Default for HostConfig {
@@ -134,6 +137,7 @@ impl Default for HostConfig {
             plugins: Vec::new(),
             telemetry: a2e_telemetry::TelemetryConfig::default(),
             journal: JournalConfig::default(),
+            acmp: crate::acmp_config::AcmpConfig::default(),
         }
     }
 }

@@ -24,6 +24,8 @@ use crate::registry::{Registry, RegistryError};
 
 mod calls;
 mod handle;
+#[cfg(feature = "ui")]
+pub mod live;
 mod options;
 pub(crate) use calls::{Caller, NodeTrace, SkillCallKind, ToolCallKind, panic_message};
 
@@ -48,6 +50,9 @@ pub struct Host {
     /// The run journal, once durable runs are on (`runs::enable`).
     #[cfg(feature = "journal")]
     journal: std::sync::OnceLock<Arc<dyn a2e_journal::Journal>>,
+    /// What the journal is asked to write, for the live view.
+    #[cfg(feature = "ui")]
+    live: Arc<live::LiveFeed>,
 }
 
 /// Why a host could not be built.
@@ -177,6 +182,8 @@ impl HostBuilder {
             identities: Mutex::new(HashMap::new()),
             #[cfg(feature = "journal")]
             journal: std::sync::OnceLock::new(),
+            #[cfg(feature = "ui")]
+            live: Arc::default(),
             #[cfg(feature = "memory")]
             memory: self.memory,
             #[cfg(feature = "llm")]
@@ -461,7 +468,20 @@ impl Host {
     /// Installs the run journal; `false` when one is installed already.
     #[cfg(feature = "journal")]
     pub(crate) fn set_journal(&self, journal: Arc<dyn a2e_journal::Journal>) -> bool {
+        // Its writes also go to the live feed.
+        #[cfg(feature = "ui")]
+        let journal: Arc<dyn a2e_journal::Journal> = Arc::new(live::Tapped {
+            inner: journal,
+            feed: self.live.clone(),
+        });
         self.journal.set(journal).is_ok()
+    }
+
+    /// The live feed of the durable runs: what the run journal is asked to
+    /// write, as it happens (see [`live`]).
+    #[cfg(feature = "ui")]
+    pub fn live(&self) -> &live::LiveFeed {
+        &self.live
     }
 
     /// Who session `session_id` acts for (empty for the host's own calls).

@@ -72,6 +72,7 @@
 
 #[cfg(feature = "acmp")]
 pub mod acmp;
+pub mod acmp_config;
 pub mod audit;
 pub mod builtins;
 pub mod chains;
@@ -100,9 +101,13 @@ pub mod skills;
 #[cfg(test)]
 mod test_support;
 pub mod transport;
+#[cfg(feature = "ui")]
+pub mod ui;
 
 pub use config::HostConfig;
 pub use error::{Cause, ConfigError, FieldError, HostError, HostResult, SkillError};
+#[cfg(feature = "ui")]
+pub use host::live;
 pub use host::{
     BuildError, CANCEL_GRACE, CallOptions, Host, HostBuilder, Identity, MAX_COLLECTED_EVENTS,
     MAX_TIMEOUT_SECS, effective_timeout,

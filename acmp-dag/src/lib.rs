@@ -76,9 +76,11 @@ mod orchestrator;
 pub mod path;
 mod payload;
 mod provider;
+pub mod remote;
 mod router;
 #[cfg(feature = "schema")]
 pub mod schema;
+pub mod serve;
 mod state;
 mod task;
 pub mod validate;

@@ -6,7 +6,7 @@
 //! registry, the outbound item, processes, built-in tools, memory),
 //! then `host`, then the adapters that run documents and skills on a host
 //! (`chains`, `acmp`, `ontheia_host`, `mcp`, `skills`, `plugins`, `runs`), then
-//! `session`, then `transport`. The command line lives in `a2e-cli`, above them all.
+//! `session`, then `transport` (with the live view, `ui`). The command line lives in `a2e-cli`, above them all.
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +33,7 @@ pub const HOST_LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("session", &["session"]),
-    ("transport", &["transport"]),
+    ("transport", &["transport", "ui"]),
 ];
 
 /// Files that belong to no layer: the crate root and test helpers.

@@ -110,10 +110,27 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             Err(e) => fail(e),
         };
     }
-    if let Command::Graph { file, format, out } = &cli.command {
-        // A picture of a file needs no host.
+    if let Command::Graph {
+        file,
+        format,
+        out,
+        run,
+    } = &cli.command
+    {
+        // A picture of a file needs no host; a run's states come from the
+        // journal of the configuration.
         let format = super::graph::choose_format(*format, out.as_deref());
-        return super::graph::graph_file(file, format, out.as_deref());
+        let states = match run {
+            Some(run) => match load_config(&cli) {
+                Ok(config) => match super::graph::run_states(&config, run).await {
+                    Ok(states) => Some(states),
+                    Err(code) => return code,
+                },
+                Err(e) => return fail(e),
+            },
+            None => None,
+        };
+        return super::graph::graph_file(file, format, out.as_deref(), states.as_ref());
     }
     if let Command::Runs { command } = &cli.command {
         // The journal is read (and marked) without a host.
@@ -140,10 +157,35 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             http,
             mcp_stdio,
             mcp_http,
+            acmp_ws,
         } => {
             if let Err(e) = super::runs::durable(&host).await {
                 return fail(e);
             }
+            let _acmp = match acmp_ws {
+                Some(addr) => match super::acmp::start_acmp_ws(&host, addr).await {
+                    Ok(server) => {
+                        if !*mcp_stdio
+                            && !*stdio
+                            && mcp_http.is_none()
+                            && ws.is_none()
+                            && http.is_none()
+                        {
+                            wait_for_signal().await;
+                            eprintln!("a2e: shutting down");
+                            server.shutdown.cancel();
+                            return match server.handle.await {
+                                Ok(Ok(())) => ExitCode::SUCCESS,
+                                Ok(Err(e)) => fail(format!("ACMP server failed: {e}")),
+                                Err(e) => fail(format!("ACMP server failed: {e}")),
+                            };
+                        }
+                        Some(server)
+                    }
+                    Err(e) => return fail(e),
+                },
+                None => None,
+            };
             if *mcp_stdio {
                 return super::inspect::serve_mcp_stdio(host).await;
             }
@@ -156,7 +198,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             }
             if ws.is_none() && http.is_none() {
                 return fail(
-                    "choose a transport: --stdio, --ws ADDR, --http ADDR, --mcp-stdio or --mcp-http ADDR",
+                    "choose a transport: --stdio, --ws ADDR, --http ADDR, --mcp-stdio, --mcp-http ADDR or --acmp-ws ADDR",
                 );
             }
             serve_net(host, ws.as_deref(), http.as_deref()).await

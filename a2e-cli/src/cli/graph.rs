@@ -1,12 +1,16 @@
 //! `a2e graph`: a document file (a chain, an ACMP DAG or an Ontheia chain)
 //! drawn as Mermaid, DOT or SVG by `a2e-graph`. No host is built: the file is
-//! read, validated as `a2e validate` does, and drawn offline.
+//! read, validated as `a2e validate` does, and drawn offline. With
+//! `--run RUN_ID` the nodes are coloured by what the run journal of the
+//! configuration (`[journal]`) says of that run.
 
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use a2e_graph::{Format, Graph, GraphError};
+use a2e_graph::{Format, Graph, GraphError, RunStates};
+use a2e_host::config::HostConfig;
+use a2e_journal::{Journal as _, RunId, SqliteJournal};
 
 use super::run::EXIT_INVALID;
 
@@ -30,10 +34,55 @@ pub(crate) fn choose_format(format: Option<Format>, out: Option<&Path>) -> Forma
     }
 }
 
-/// Draws `file` in `format` to `out` (stdout without it): exit 0, 2 for an
-/// unreadable or invalid document (the error as `a2e validate` prints it),
-/// 1 when the picture cannot be written.
-pub(crate) fn graph_file(file: &Path, format: Format, out: Option<&Path>) -> ExitCode {
+/// Events of a run read to find its nodes' states.
+const RUN_EVENTS: usize = 100_000;
+
+/// Each node's state and duration in run `id` of the journal of `config`:
+/// exit 2 for an invalid id, 1 for a journal that does not open or a run
+/// it does not hold.
+pub(crate) async fn run_states(config: &HostConfig, id: &str) -> Result<RunStates, ExitCode> {
+    let fail = |code: u8, message: String| {
+        eprintln!("a2e: {message}");
+        ExitCode::from(code)
+    };
+    let run = RunId::parse(id).map_err(|e| fail(EXIT_INVALID, e.to_string()))?;
+    let path = config.journal_path();
+    if !path.exists() {
+        return Err(fail(
+            EXIT_WRITE,
+            format!("no run `{run}`: {} does not exist", path.display()),
+        ));
+    }
+    let options = a2e_host::runs::journal_options(&config.journal);
+    let journal = SqliteJournal::open(&path, options)
+        .await
+        .map_err(|e| fail(EXIT_WRITE, format!("cannot open {}: {e}", path.display())))?;
+    let state = match journal.show_run(&run).await {
+        Ok(Some(state)) => state,
+        Ok(None) => {
+            return Err(fail(
+                EXIT_WRITE,
+                format!("no run `{run}` in {}", path.display()),
+            ));
+        }
+        Err(e) => return Err(fail(EXIT_WRITE, e.to_string())),
+    };
+    let events = journal
+        .events(&run, 0, RUN_EVENTS)
+        .await
+        .map_err(|e| fail(EXIT_WRITE, e.to_string()))?;
+    Ok(a2e_host::ui::node_states(&state, &events))
+}
+
+/// Draws `file` in `format` to `out` (stdout without it), with `run`'s
+/// states when given: exit 0, 2 for an unreadable or invalid document (the
+/// error as `a2e validate` prints it), 1 when the picture cannot be written.
+pub(crate) fn graph_file(
+    file: &Path,
+    format: Format,
+    out: Option<&Path>,
+    run: Option<&RunStates>,
+) -> ExitCode {
     let shown = file.display();
     let text = match read_bounded(file) {
         Ok(text) => text,
@@ -42,7 +91,7 @@ pub(crate) fn graph_file(file: &Path, format: Format, out: Option<&Path>) -> Exi
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    let picture = Graph::parse(&text).and_then(|graph| graph.render(format, None));
+    let picture = Graph::parse(&text).and_then(|graph| graph.render(format, run));
     let picture = match picture {
         Ok(picture) => picture,
         Err(e) => {

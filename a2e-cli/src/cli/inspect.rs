@@ -206,7 +206,11 @@ pub(super) async fn serve_mcp_stdio(host: Arc<Host>) -> ExitCode {
         super::commands::wait_for_signal().await;
         stop.cancel();
     });
-    match a2e_host::mcp::serve_stdio(host, extras, shutdown).await {
+    let backend = match super::acmp::mcp_backend(&host, extras, true) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    match a2e_host::mcp::serve_backend_stdio(backend, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format!("MCP over stdio failed: {e}")),
     }
@@ -229,7 +233,12 @@ pub(super) async fn serve_mcp_http(host: Arc<Host>, addr: &str) -> ExitCode {
         super::commands::wait_for_signal().await;
         stop.cancel();
     });
-    match a2e_host::mcp::serve_http(host, extras, listener, shutdown).await {
+    let token = Some(host.config().auth_token.clone()).filter(|t| !t.is_empty());
+    let backend = match super::acmp::mcp_backend(&host, extras, false) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    match a2e_host::mcp::serve_backend_http(backend, token, listener, shutdown).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format!("MCP over HTTP failed: {e}")),
     }

@@ -1,5 +1,6 @@
 //! Command-line interface of the `a2e` binary.
 
+mod acmp;
 mod commands;
 mod graph;
 mod inspect;
@@ -55,6 +56,11 @@ pub enum Command {
         /// loopback needs `auth_token` in the configuration (a bearer token).
         #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio"])]
         mcp_http: Option<String>,
+        /// Serve the ACMP capabilities of `[acmp.provider]` as JSON-RPC over
+        /// WebSocket on ADDR (`acmp/invoke`, `acmp/cancel`, `acmp/inputChunk`;
+        /// a bearer token is required); alone or beside another transport.
+        #[arg(long, value_name = "ADDR")]
+        acmp_ws: Option<String>,
     },
     /// Run a chain file on the embedded host; the final chain/resp goes to stdout.
     Run {
@@ -89,6 +95,11 @@ pub enum Command {
         /// Write the picture to PATH instead of stdout.
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
+        /// Colour the nodes by what the run journal says of run RUN_ID
+        /// (done, failed, skipped, running, not reached), each labelled
+        /// with its duration.
+        #[arg(long, value_name = "RUN_ID")]
+        run: Option<String>,
     },
     /// List the host's tools, or search them.
     Tools {

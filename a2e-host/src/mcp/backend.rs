@@ -71,6 +71,9 @@ pub struct HostBackend {
     session_id: String,
     extras: McpExtras,
     watches: Mutex<HashMap<String, CancellationToken>>,
+    /// ACMP served beside MCP (`acmp/*` methods, `experimental.acmp`).
+    #[cfg(feature = "acmp")]
+    acmp: Option<Arc<acmp_dag::serve::ProviderService>>,
     /// Counts the connection in `a2e.sessions.open` (transport `mcp`).
     _open: a2e_telemetry::Gauged,
 }
@@ -96,7 +99,17 @@ impl HostBackend {
             session_id,
             extras,
             watches: Mutex::new(HashMap::new()),
+            #[cfg(feature = "acmp")]
+            acmp: None,
         }
+    }
+
+    /// Serves ACMP too: `acmp/invoke`, `acmp/cancel`, `acmp/inputChunk`.
+    #[cfg(feature = "acmp")]
+    #[must_use]
+    pub fn with_acmp(mut self, service: Arc<acmp_dag::serve::ProviderService>) -> Self {
+        self.acmp = Some(service);
+        self
     }
 
     /// The A2E session this connection's calls run in.
@@ -212,11 +225,40 @@ fn cursor_offset(cursor: Option<String>) -> Result<usize, ErrorData> {
 
 impl ToolBackend for HostBackend {
     fn for_connection(self: &Arc<Self>) -> Arc<Self> {
-        Arc::new(Self::with_extras(
-            self.host.clone(),
-            &self.agent_id,
-            self.extras.clone(),
-        ))
+        #[allow(unused_mut)]
+        let mut fresh = Self::with_extras(self.host.clone(), &self.agent_id, self.extras.clone());
+        #[cfg(feature = "acmp")]
+        {
+            fresh.acmp = self.acmp.clone();
+        }
+        Arc::new(fresh)
+    }
+
+    #[cfg(feature = "acmp")]
+    fn experimental(&self) -> Map<String, Value> {
+        crate::acmp::mcp::experimental(self.acmp.as_deref())
+    }
+
+    #[cfg(feature = "acmp")]
+    fn custom_request(
+        &self,
+        method: &str,
+        params: Value,
+        peer: a2e_mcp::rmcp::Peer<a2e_mcp::rmcp::RoleServer>,
+    ) -> Option<futures::future::BoxFuture<'static, Result<Value, ErrorData>>> {
+        crate::acmp::mcp::request(self.acmp.as_ref()?, method, params, peer)
+    }
+
+    #[cfg(feature = "acmp")]
+    fn custom_notification(
+        &self,
+        method: &str,
+        params: Value,
+        peer: a2e_mcp::rmcp::Peer<a2e_mcp::rmcp::RoleServer>,
+    ) {
+        if let Some(service) = &self.acmp {
+            crate::acmp::mcp::notification(service, method, params, peer);
+        }
     }
 
     fn features(&self) -> Features {

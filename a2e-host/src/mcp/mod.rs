@@ -69,7 +69,7 @@ pub use prompts::{PromptProvider, SkillPrompts};
 pub use resources::{ResourceProvider, WorkspaceResources};
 #[cfg(feature = "llm")]
 pub use sampling::HostSampler;
-pub use serve::{serve_http, serve_stdio};
+pub use serve::{serve_backend_http, serve_backend_stdio, serve_http, serve_stdio};
 
 /// Mounts the servers of `config`, starting and listing the `eager` ones
 /// (the others start on first use); `reserved` are the names the host's

@@ -38,3 +38,22 @@ pub async fn serve_http(
     let backend = Arc::new(HostBackend::with_extras(host, "mcp", extras));
     a2e_mcp::serve_http(backend, SERVER_NAME, listener, token, shutdown).await
 }
+
+/// [`serve_stdio`] with a backend built by the caller (ACMP beside MCP, say).
+pub async fn serve_backend_stdio(
+    backend: HostBackend,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    a2e_mcp::serve_stdio(Arc::new(backend), SERVER_NAME, shutdown).await
+}
+
+/// [`serve_http`] with a backend built by the caller; `token` is the bearer
+/// token every request needs.
+pub async fn serve_backend_http(
+    backend: HostBackend,
+    token: Option<String>,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    a2e_mcp::serve_http(Arc::new(backend), SERVER_NAME, listener, token, shutdown).await
+}

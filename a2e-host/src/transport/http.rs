@@ -42,6 +42,7 @@ use tokio::sync::mpsc::error::SendTimeoutError;
 
 use super::http_sessions::{Attach, HttpSession, Numbered};
 use super::net::{NetState, SessionSlot};
+use super::open_sessions::Listed;
 use crate::outbound::{EventReceiver, EventStream, Outbound};
 use crate::session::{OUTBOUND_CAPACITY, Session};
 
@@ -87,6 +88,7 @@ async fn open(State(state): State<Arc<NetState>>, headers: HeaderMap) -> Respons
     let session = Session::on_transport(state.host.clone(), tx, "http");
     let (attach, attach_rx) = mpsc::channel(1);
     let id = session.id().to_owned();
+    let listed = state.open.list(&session, "http");
     let http = Arc::new(HttpSession {
         session,
         attach,
@@ -96,7 +98,7 @@ async fn open(State(state): State<Arc<NetState>>, headers: HeaderMap) -> Respons
     state.http.insert(http.clone());
     state
         .tasks
-        .spawn(pump(state.clone(), http, rx, attach_rx, slot));
+        .spawn(pump(state.clone(), http, rx, attach_rx, (slot, listed)));
     tracing::debug!(session = %id, "HTTP session opened");
     let mut resp = (
         StatusCode::CREATED,
@@ -251,7 +253,7 @@ async fn pump(
     http: Arc<HttpSession>,
     mut rx: EventReceiver,
     mut attach: mpsc::Receiver<Attach>,
-    _slot: SessionSlot,
+    _slot: (SessionSlot, Listed),
 ) {
     let session = http.session.clone();
     let cancel = session.cancel_token().clone();

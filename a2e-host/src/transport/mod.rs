@@ -2,14 +2,18 @@
 //!
 //! Imports run one way: `http` and `ws` use the shared server state of `net`
 //! (which holds the HTTP session table of `http_sessions` and the pacing of
-//! `limits`); [`router`] here composes the two protocols' routes.
+//! `limits`, and the list of open sessions of `open_sessions`); [`router`]
+//! here composes the two protocols' routes (and the live view's, `crate::ui`).
 
 pub mod http;
 mod http_sessions;
 mod limits;
 pub mod net;
+mod open_sessions;
 pub mod stdio;
 pub mod ws;
+
+pub use open_sessions::SessionView;
 
 use std::sync::Arc;
 
@@ -28,6 +32,10 @@ pub fn router(state: Arc<NetState>, protocols: Protocols) -> Router {
     }
     if protocols.ws || protocols.http {
         router = router.route("/metrics", axum::routing::get(net::metrics));
+        #[cfg(feature = "ui")]
+        {
+            router = router.merge(crate::ui::routes());
+        }
     }
     router.with_state(state)
 }

@@ -12,6 +12,7 @@
 //! | `GET /stream` | HTTP: host → agent as Server-Sent Events (`data:` lines) |
 //! | `DELETE /session` | HTTP: ends a session at once |
 //! | `GET /metrics` | both: the host's metrics as Prometheus text (404 with telemetry off) |
+//! | `GET /ui`, `/ui/…` | both: the live view (feature `ui`; see `crate::ui`) |
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -112,6 +113,8 @@ pub struct NetState {
     pub(crate) tasks: TaskTracker,
     active: AtomicUsize,
     pub(crate) http: super::http_sessions::Registry,
+    /// Every open session (WebSocket and HTTP), for the live view.
+    pub(crate) open: super::open_sessions::OpenSessions,
 }
 
 impl NetState {
@@ -124,6 +127,7 @@ impl NetState {
             tasks: TaskTracker::new(),
             active: AtomicUsize::new(0),
             http: super::http_sessions::Registry::default(),
+            open: super::open_sessions::OpenSessions::default(),
         })
     }
 
@@ -137,6 +141,11 @@ impl NetState {
     /// notices). `false` for an unknown session.
     pub fn stream_attached(&self, id: &str) -> bool {
         self.http.get(id).is_some_and(|h| h.stream_attached())
+    }
+
+    /// Every open session (WebSocket and HTTP), oldest first.
+    pub fn open_sessions(&self) -> Vec<super::open_sessions::SessionView> {
+        self.open.snapshot()
     }
 
     /// Fires to shut down gracefully: stop accepting, drain, close sessions.

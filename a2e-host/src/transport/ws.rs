@@ -67,6 +67,7 @@ async fn upgrade(
 async fn run(state: Arc<NetState>, socket: WebSocket, _slot: SessionSlot) {
     let (tx, rx) = EventStream::channel(OUTBOUND_CAPACITY);
     let session = Session::on_transport(state.host.clone(), tx, "ws");
+    let _listed = state.open.list(&session, "ws");
     tracing::debug!(session = %session.id(), "WebSocket session opened");
     let (sink, mut stream) = socket.split();
     let closing: Arc<Mutex<Option<CloseFrame>>> = Arc::new(Mutex::new(None));

@@ -120,6 +120,31 @@ pub trait ToolBackend: Send + Sync + 'static {
         Features::default()
     }
 
+    /// Entries of `capabilities.experimental` in the `initialize` result
+    /// (an extension's advertisement, e.g. ACMP's `acmp`).
+    fn experimental(&self) -> Map<String, Value> {
+        Map::new()
+    }
+
+    /// A request of a method MCP does not define (an extension's, e.g.
+    /// `acmp/invoke`): `None` when the backend does not serve `method`.
+    /// `peer` reaches the client for the notifications that go with it;
+    /// the response goes out when the future ends.
+    fn custom_request(
+        &self,
+        method: &str,
+        params: Value,
+        peer: rmcp::Peer<rmcp::RoleServer>,
+    ) -> Option<futures::future::BoxFuture<'static, Result<Value, ErrorData>>> {
+        let _ = (method, params, peer);
+        None
+    }
+
+    /// A notification of a method MCP does not define (e.g. `acmp/cancel`).
+    fn custom_notification(&self, method: &str, params: Value, peer: rmcp::Peer<rmcp::RoleServer>) {
+        let _ = (method, params, peer);
+    }
+
     /// A client finished `initialize`: its link, for what the backend sends
     /// it outside of calls (log messages, resource updates).
     fn attach(&self, client: ClientLink) {

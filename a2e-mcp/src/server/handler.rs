@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
-    ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, ToolsCapability, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    CustomNotification, CustomRequest, CustomResult, ErrorData, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, ToolsCapability,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
@@ -114,6 +115,18 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         if features.completions {
             caps.completions = Some(Map::new());
         }
+        let experimental = self.backend.experimental();
+        if !experimental.is_empty() {
+            caps.experimental = Some(
+                experimental
+                    .into_iter()
+                    .filter_map(|(k, v)| match v {
+                        Value::Object(o) => Some((k, o)),
+                        _ => None,
+                    })
+                    .collect(),
+            );
+        }
         if features.prompts {
             caps.prompts = Some(PromptsCapability::default());
         }
@@ -142,6 +155,12 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let params = request.params.unwrap_or(Value::Null);
+        if let Some(answer) =
+            self.backend
+                .custom_request(&request.method, params.clone(), _context.peer.clone())
+        {
+            return answer.await.map(CustomResult::new);
+        }
         let shape = match request.method.as_str() {
             "tools/call" => decode::<CallToolRequestParams>(params),
             "resources/read" => decode::<ReadResourceRequestParams>(params),
@@ -160,6 +179,16 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
             ),
             None,
         ))
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        context: NotificationContext<RoleServer>,
+    ) {
+        let params = notification.params.unwrap_or(Value::Null);
+        self.backend
+            .custom_notification(&notification.method, params, context.peer);
     }
 
     async fn set_level(

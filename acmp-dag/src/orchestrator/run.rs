@@ -2,7 +2,7 @@
 //! breadth-first cancellation, failure policy, streaming edges.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -12,20 +12,20 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::durable::{DagResume, DagRunOptions, TaskCall, TaskObserver};
+use super::durable::{DagResume, DagRunOptions, TaskObserver};
 use super::ends::Ends;
-use super::invoke::{Invoke, poll_guarded};
+use super::invoke::Invoke;
 use super::msg::Msg;
 use super::outcome::{CancelReason, DagOutcome, DagStatus, TaskEnd, TaskError};
 use super::plan::Plan;
-use super::resolve::resolve;
 use super::stream::OutStream;
 use super::{FailurePolicy, OrchestratorConfig};
-use crate::events::{Event, EventKind, EventSink, TransitionCause};
+use crate::events::{Event, EventKind, EventSink};
 use crate::hash::IdxMap;
-use crate::{
-    InputChunk, InputChunks, Invocation, InvokeParams, InvokeResult, OutputSink, TaskState,
-};
+use crate::{InputChunk, InvokeResult, TaskState};
+
+mod settle;
+mod start;
 
 /// Messages handled per wake-up.
 const BATCH: usize = 256;
@@ -215,53 +215,6 @@ impl RunLoop {
         self.slots.get(idx as usize).map(|s| s.state)
     }
 
-    /// Moves a task to `to`; refuses transitions the state machine does not allow.
-    fn transition(&mut self, idx: u32, to: TaskState, cause: Option<TransitionCause>) -> bool {
-        let Some(slot) = self.slots.get_mut(idx as usize) else {
-            return false;
-        };
-        let from = slot.state;
-        if !from.can_transition_to(to) {
-            return false;
-        }
-        slot.state = to;
-        tracing::trace!(dag = %self.plan.dag_id, task = idx, %from, %to, "task transition");
-        if to.is_terminal() {
-            self.open -= 1;
-            if let Some(token) = slot.token.take()
-                && to != TaskState::Completed
-            {
-                token.cancel();
-            }
-            if !self.out_streams.is_empty() {
-                self.out_streams.remove(&idx);
-            }
-            if !self.in_streams.is_empty() {
-                self.in_streams.remove(&idx);
-            }
-        }
-        if self.events.is_some() {
-            let task_id = self.plan.id(idx);
-            self.emit(|| EventKind::Transition {
-                task_id,
-                from,
-                to,
-                cause,
-            });
-        }
-        true
-    }
-
-    fn on_done(&mut self, idx: u32, result: Result<InvokeResult, TaskError>) {
-        if self.state(idx) != Some(TaskState::Running) {
-            return; // cancelled or timed out meanwhile: the answer is moot
-        }
-        match result {
-            Ok(result) => self.on_result(idx, result),
-            Err(error) => self.fail(idx, error),
-        }
-    }
-
     fn handle(&mut self, msg: Msg) {
         match msg {
             Msg::TimedOut { idx, timeout_ms } => {
@@ -297,261 +250,6 @@ impl RunLoop {
                 }
             }
             Msg::CancelAll => self.cancel_all(&CancelReason::RunCancelled),
-        }
-    }
-
-    /// Resolves the input, invokes the provider, opens the output stream. The invocation is
-    /// polled once here; only if it does not answer does it join `invocations`.
-    fn start(&mut self, idx: u32, cx: &mut Context<'_>) {
-        let plan = Arc::clone(&self.plan);
-        let (Some(task), Some(node)) = (
-            plan.dag.dag().tasks.get(idx as usize),
-            plan.dag.nodes.get(idx as usize),
-        ) else {
-            return;
-        };
-        let mut attempt = 1;
-        if let Some(resume) = &mut self.resume
-            && let Some(prior) = resume.tasks.get_mut(&*node.id)
-        {
-            attempt = prior.attempt;
-            if let Some(result) = prior.result.take() {
-                // Answered in the earlier run: not invoked again.
-                self.transition(idx, TaskState::Running, None);
-                self.finished(idx, result.map_err(TaskError::Provider));
-                return;
-            }
-        }
-        let Some(provider) = plan.provider(idx).cloned() else {
-            let capability = task.capability.clone();
-            self.fail(idx, TaskError::NoProvider { capability });
-            return;
-        };
-        let in_stream = if self.in_streams.is_empty() {
-            None
-        } else {
-            self.in_streams.remove(&idx)
-        };
-        let (input, input_chunks) = match in_stream {
-            Some(rx) => (None, Some(InputChunks::from_receiver(rx))),
-            None => {
-                let ends = &self.ends;
-                let resolved = resolve(
-                    task,
-                    &node.input,
-                    &plan.dag.sources,
-                    |src| match ends.get(src) {
-                        Some(TaskEnd::Completed(r)) => r.output.as_ref(),
-                        _ => None,
-                    },
-                    |src| plan.id(src).to_string(),
-                );
-                match resolved {
-                    Ok(input) => (Some(input), None),
-                    Err(error) => {
-                        self.fail(idx, TaskError::Input(error));
-                        return;
-                    }
-                }
-            }
-        };
-        let streams = plan.streams(idx);
-        let mut params = InvokeParams::for_task(task, input);
-        if streams {
-            params.stream = Some(true);
-        }
-        let token = CancellationToken::new();
-        let invocation = Invocation {
-            params,
-            cancel: token.clone(),
-            input: input_chunks,
-            output: OutputSink::orchestrator(self.tx.clone(), idx, node.id.clone(), streams),
-            attempt,
-        };
-        self.transition(idx, TaskState::Running, None);
-        if let Some(slot) = self.slots.get_mut(idx as usize) {
-            slot.token = Some(token);
-        }
-        if streams {
-            self.open_stream(idx);
-        }
-        let mut future = match &self.observer {
-            None => provider.invoke_owned(invocation),
-            Some(observer) => observed(
-                Arc::clone(observer),
-                TaskCall {
-                    task_id: node.id.clone(),
-                    attempt,
-                },
-                provider,
-                invocation,
-            ),
-        };
-        match poll_guarded(&mut future, cx) {
-            Poll::Ready(result) => {
-                drop(future);
-                self.finished(idx, result);
-            }
-            Poll::Pending => {
-                let timeout = task
-                    .timeout_ms
-                    .map(Duration::from_millis)
-                    .or(self.default_timeout);
-                self.invocations
-                    .push(Invoke::new(future, idx, timeout, &self.tx));
-            }
-        }
-    }
-
-    /// Connects a task invoked with `stream: true` to its streaming dependents, which may
-    /// start now.
-    fn open_stream(&mut self, idx: u32) {
-        let plan = Arc::clone(&self.plan);
-        let Some(tos) = plan.stream_out.get(&idx) else {
-            return;
-        };
-        let mut targets = Vec::with_capacity(tos.len());
-        for &to in tos {
-            let (tx, rx) = mpsc::unbounded_channel();
-            targets.push((tx, plan.id(to)));
-            self.in_streams.insert(to, rx);
-            self.satisfy(to);
-        }
-        self.out_streams.insert(idx, OutStream::new(targets));
-    }
-
-    /// One incoming edge of `to` is satisfied.
-    fn satisfy(&mut self, to: u32) {
-        satisfy(&mut self.slots, &mut self.ready, to);
-    }
-
-    fn on_result(&mut self, idx: u32, mut result: InvokeResult) {
-        let expected = self.plan.dag.nodes.get(idx as usize).map(|n| &*n.id);
-        if expected != Some(result.task_id.as_str()) {
-            let message = format!("result for task \"{}\"", result.task_id);
-            self.fail(idx, TaskError::Protocol { message });
-            return;
-        }
-        let max_price = plan_max_price(&self.plan, idx);
-        if let Some(max) = max_price.filter(|&max| result.cost_cu > max) {
-            let message = format!("cost_cu {} exceeds max_price_cu {max}", result.cost_cu);
-            self.fail(idx, TaskError::Protocol { message });
-            return;
-        }
-        let stream = if self.out_streams.is_empty() {
-            None
-        } else {
-            self.out_streams.remove(&idx)
-        };
-        if let Some(mut stream) = stream {
-            match stream.finish(&result) {
-                Ok(assembled) => {
-                    if result.output.is_none() {
-                        result.output = assembled;
-                    }
-                }
-                Err(message) => {
-                    self.fail(idx, TaskError::Protocol { message });
-                    return;
-                }
-            }
-        }
-        if result.output.is_none() {
-            let message = "result without output".to_owned();
-            self.fail(idx, TaskError::Protocol { message });
-            return;
-        }
-        if !self.transition(idx, TaskState::Completed, None) {
-            return;
-        }
-        self.set_end(idx, TaskEnd::Completed(result));
-        let Self {
-            plan, slots, ready, ..
-        } = self;
-        for edge in plan.dag.outs(idx) {
-            if !plan.is_streamed(idx, edge.to) {
-                satisfy(slots, ready, edge.to);
-            }
-        }
-    }
-
-    fn fail(&mut self, idx: u32, error: TaskError) {
-        if matches!(
-            error,
-            TaskError::Panicked { .. } | TaskError::Protocol { .. }
-        ) {
-            tracing::warn!(dag = %self.plan.dag_id, task = %self.plan.id(idx), %error, "task failed");
-        }
-        if let Some(observer) = &self.observer
-            && self.state(idx) == Some(TaskState::Running)
-            && matches!(
-                error,
-                TaskError::TimedOut { .. }
-                    | TaskError::Protocol { .. }
-                    | TaskError::Panicked { .. }
-            )
-        {
-            let task_id = self.plan.id(idx);
-            let attempt = self
-                .resume
-                .as_ref()
-                .and_then(|r| r.tasks.get(&*task_id))
-                .map_or(1, |p| p.attempt);
-            observer.failed(&TaskCall { task_id, attempt }, &error);
-        }
-        let cause = self
-            .events
-            .is_some()
-            .then(|| TransitionCause::Failed(error.clone()));
-        if !self.transition(idx, TaskState::Failed, cause) {
-            return;
-        }
-        self.set_end(idx, TaskEnd::Failed(error));
-        let task_id = self.plan.id(idx);
-        self.cancel_downstream(
-            idx,
-            &CancelReason::UpstreamFailed {
-                task_id: task_id.clone(),
-            },
-        );
-        if self.policy == FailurePolicy::FailFast {
-            self.cancel_all(&CancelReason::FailFast { failed: task_id });
-        }
-    }
-
-    /// Cancels one task that is not terminal; fires its token if it runs.
-    fn cancel_one(&mut self, idx: u32, reason: CancelReason) -> bool {
-        let cause = self
-            .events
-            .is_some()
-            .then(|| TransitionCause::Cancelled(reason.clone()));
-        if !self.transition(idx, TaskState::Cancelled, cause) {
-            return false;
-        }
-        self.set_end(idx, TaskEnd::Cancelled(reason));
-        true
-    }
-
-    fn set_end(&mut self, idx: u32, end: TaskEnd) {
-        self.ends.set(idx, end, &self.plan.dag.nodes);
-    }
-
-    /// Cancels every task reachable from `origin`, breadth first. Terminal tasks keep their
-    /// end and are not walked through.
-    fn cancel_downstream(&mut self, origin: u32, reason: &CancelReason) {
-        let plan = Arc::clone(&self.plan);
-        let outs = |v: u32| plan.dag.outs(v);
-        let mut queue: VecDeque<u32> = outs(origin).iter().map(|e| e.to).collect();
-        while let Some(v) = queue.pop_front() {
-            if self.cancel_one(v, reason.clone()) {
-                queue.extend(outs(v).iter().map(|e| e.to));
-            }
-        }
-    }
-
-    fn cancel_all(&mut self, reason: &CancelReason) {
-        for idx in 0..self.slots.len() as u32 {
-            self.cancel_one(idx, reason.clone());
         }
     }
 
@@ -593,23 +291,6 @@ impl RunLoop {
     }
 }
 
-/// The provider call between its observer's `started` and `finished`: the
-/// provider is invoked once the start is observed, and its answer reaches
-/// the run once that is.
-fn observed(
-    observer: Arc<dyn TaskObserver>,
-    call: TaskCall,
-    provider: crate::ProviderRef,
-    invocation: Invocation,
-) -> super::invoke::InvokeFuture {
-    Box::pin(async move {
-        observer.started(&call, &invocation.params).await?;
-        let result = provider.invoke_owned(invocation).await;
-        observer.finished(&call, &result).await?;
-        result
-    })
-}
-
 /// One incoming edge of `to` is satisfied: it is ready once none is left.
 fn satisfy(slots: &mut [Slot], ready: &mut BinaryHeap<Reverse<u32>>, to: u32) {
     if let Some(slot) = slots.get_mut(to as usize) {
@@ -618,15 +299,6 @@ fn satisfy(slots: &mut [Slot], ready: &mut BinaryHeap<Reverse<u32>>, to: u32) {
             ready.push(Reverse(to));
         }
     }
-}
-
-/// The task's `max_price_cu`, which a result's `cost_cu` must not exceed.
-fn plan_max_price(plan: &Plan, idx: u32) -> Option<f64> {
-    plan.dag
-        .dag()
-        .tasks
-        .get(idx as usize)
-        .and_then(|t| t.max_price_cu)
 }
 
 impl Drop for RunLoop {

@@ -9,6 +9,13 @@
 //! `acmp/error` — `timeout` → -33003, cancellation → -33004, anything else
 //! -33099 with `data.code` set to the A2E error code.
 
+mod buyer;
+#[cfg(feature = "mcp")]
+pub mod mcp;
+mod offered;
+pub mod stdio;
+pub mod ws;
+
 use std::sync::Arc;
 
 use a2e_proto::{ErrorCode, SkillCallRequest, ToolCallRequest};
@@ -19,6 +26,8 @@ use acmp_dag::{
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+pub use self::buyer::{pool_router, remote_provider};
+pub use self::offered::{OfferedProvider, Target, offer, provider_token, service, target};
 use crate::error::HostError;
 use crate::host::{CallOptions, Host};
 
@@ -63,7 +72,7 @@ pub fn arguments(input: Option<&Payload>) -> Map<String, Value> {
     }
 }
 
-fn payload(data: Value) -> Payload {
+pub(crate) fn payload(data: Value) -> Payload {
     if data.is_string() {
         Payload::new("text", data)
     } else {
@@ -265,24 +274,45 @@ pub enum DagRunError {
     /// The caller cancelled the run (its tasks were cancelled).
     #[error("cancelled")]
     Cancelled,
+    /// The DAG cannot be afforded (found before any call).
+    #[error("{0}")]
+    Budget(#[from] acmp_dag::remote::BudgetError),
+    /// `[acmp]` of the configuration is unusable.
+    #[error("{0}")]
+    Config(String),
 }
 
-/// Runs a DAG on the host.
+/// Runs a DAG: over the remote providers of `[[acmp.providers]]` when there
+/// are any (checked against the budget before any call), else on the host.
 pub async fn run_dag(
     host: &Arc<Host>,
     dag: Dag,
     on_event: impl Fn(&Event) + Send + Sync + 'static,
     cancel: &CancellationToken,
 ) -> Result<DagOutcome, DagRunError> {
-    let orchestrator =
-        Orchestrator::new(HostRouter::new(host.clone(), "")).with_event_sink(on_event);
+    let orchestrator = match pool_router(host, &host.config().acmp).map_err(DagRunError::Config)? {
+        Some(pool) => {
+            for e in pool.connect_all().await {
+                tracing::warn!("{e}");
+            }
+            pool.preflight(&dag)?;
+            Orchestrator::new(pool)
+        }
+        None => Orchestrator::new(HostRouter::new(host.clone(), "")),
+    }
+    .with_event_sink(on_event);
     let validated = orchestrator.validate(dag)?;
     let run = orchestrator.start(validated);
     let control = run.control();
+    let outcome = run.outcome();
+    tokio::pin!(outcome);
     tokio::select! {
-        outcome = run.outcome() => Ok(outcome?),
+        outcome = &mut outcome => Ok(outcome?),
         _ = cancel.cancelled() => {
+            // Cancelled tasks tell their providers (`acmp/cancel`) before the run ends.
             control.cancel();
+            let grace = orchestrator.config().cancel_grace + std::time::Duration::from_secs(1);
+            let _ = tokio::time::timeout(grace, outcome).await;
             Err(DagRunError::Cancelled)
         }
     }

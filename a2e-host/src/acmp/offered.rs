@@ -1,0 +1,184 @@
+//! The host as an ACMP provider: `[[acmp.provider.capabilities]]` map each
+//! capability tag to a tool, a skill or a chain file, served by a
+//! [`ProviderService`].
+
+use std::sync::Arc;
+
+use a2e_proto::ChainRequest;
+use acmp_dag::serve::{Offer, Pricing, ProviderService, ServiceConfig};
+use acmp_dag::{AcmpError, Invocation, InvokeResult, Provider, ProviderFeatures};
+use serde_json::Value;
+
+use super::{HostProvider, arguments, payload};
+use crate::acmp_config::{AcmpProviderConfig, CapabilityConfig, resolve_token};
+use crate::host::{CallOptions, Host};
+
+/// What serves a capability.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A tool of the host.
+    Tool(String),
+    /// A skill of the host.
+    Skill(String),
+    /// A chain file, read when the task runs.
+    Chain(std::path::PathBuf),
+}
+
+/// The capability's target, or why the entry is unusable.
+pub fn target(entry: &CapabilityConfig) -> Result<Target, String> {
+    let mut targets = Vec::new();
+    if let Some(t) = &entry.tool {
+        targets.push(Target::Tool(t.clone()));
+    }
+    if let Some(s) = &entry.skill {
+        targets.push(Target::Skill(s.clone()));
+    }
+    if let Some(c) = &entry.chain {
+        targets.push(Target::Chain(c.clone()));
+    }
+    if entry.ontheia.is_some() {
+        return Err(format!(
+            "acmp.provider.capabilities \"{}\": ontheia: Ontheia documents are not served yet",
+            entry.capability
+        ));
+    }
+    match targets.len() {
+        1 => Ok(targets.remove(0)),
+        0 => Err(format!(
+            "acmp.provider.capabilities \"{}\": name one of tool, skill, chain",
+            entry.capability
+        )),
+        _ => Err(format!(
+            "acmp.provider.capabilities \"{}\": name only one of tool, skill, chain",
+            entry.capability
+        )),
+    }
+}
+
+/// The offer of a capability entry.
+pub fn offer(entry: &CapabilityConfig) -> Result<Offer, String> {
+    let pricing = match entry.pricing.as_deref() {
+        None | Some("per_call") => Pricing::PerCall,
+        Some("per_input_token") => Pricing::PerInputToken,
+        Some(other) => {
+            return Err(format!(
+                "acmp capability \"{}\": pricing: \"{other}\" is neither per_call nor per_input_token",
+                entry.capability
+            ));
+        }
+    };
+    if entry.capability.is_empty() {
+        return Err("acmp capability: capability: must not be empty".into());
+    }
+    if !(entry.price_cu.is_finite() && entry.price_cu >= 0.0) {
+        return Err(format!(
+            "acmp capability \"{}\": price_cu: must be a number ≥ 0",
+            entry.capability
+        ));
+    }
+    Ok(Offer {
+        capability: entry.capability.clone(),
+        input_types: entry.input_types.clone(),
+        output_type: entry.output_type.clone(),
+        price_cu: entry.price_cu,
+        pricing,
+        tier: entry.tier.clone(),
+        latency_ms: entry.latency_ms,
+    })
+}
+
+/// Executes capabilities on the host through their targets.
+pub struct OfferedProvider {
+    host: Arc<Host>,
+    tools: HostProvider,
+    targets: std::collections::HashMap<String, Target>,
+}
+
+impl Provider for OfferedProvider {
+    async fn invoke(&self, invocation: Invocation) -> Result<InvokeResult, AcmpError> {
+        let task_id = invocation.params.task_id.clone();
+        let Some(target) = self.targets.get(&invocation.params.capability) else {
+            return Err(AcmpError::capability_not_found(
+                &task_id,
+                &invocation.params.capability,
+            ));
+        };
+        match target {
+            Target::Tool(name) | Target::Skill(name) => {
+                let mut invocation = invocation;
+                invocation.params.capability.clone_from(name);
+                self.tools.invoke(invocation).await
+            }
+            Target::Chain(path) => self.run_chain(path, invocation).await,
+        }
+    }
+}
+
+impl OfferedProvider {
+    async fn run_chain(
+        &self,
+        path: &std::path::Path,
+        invocation: Invocation,
+    ) -> Result<InvokeResult, AcmpError> {
+        let task_id = invocation.params.task_id.clone();
+        let file = self.host.config().root.join(path);
+        let text = tokio::fs::read_to_string(&file)
+            .await
+            .map_err(|e| AcmpError::internal(&task_id, format!("chain file: {e}")))?;
+        let mut req: ChainRequest = serde_json::from_str(&text)
+            .map_err(|e| AcmpError::internal(&task_id, format!("chain file: {e}")))?;
+        req.initial_input
+            .extend(arguments(invocation.params.input.as_ref()));
+        let options = CallOptions::new().cancel(&invocation.cancel);
+        let resp = crate::chains::run_request(&self.host, &req, options)
+            .await
+            .map_err(|e| AcmpError::internal(&task_id, e.to_string()))?;
+        if invocation.cancel.is_cancelled() {
+            return Err(AcmpError::cancelled(&task_id));
+        }
+        if !resp.success {
+            let message = resp
+                .final_output
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("the chain failed")
+                .to_owned();
+            return Err(AcmpError::internal(&task_id, message));
+        }
+        Ok(InvokeResult::new(task_id, payload(resp.final_output)))
+    }
+}
+
+/// The host's provider service from `[acmp.provider]`.
+pub fn service(host: &Arc<Host>, config: &AcmpProviderConfig) -> Result<ProviderService, String> {
+    let mut offers = Vec::new();
+    let mut targets = std::collections::HashMap::new();
+    for entry in &config.capabilities {
+        offers.push(offer(entry)?);
+        targets.insert(entry.capability.clone(), target(entry)?);
+    }
+    let provider = OfferedProvider {
+        host: host.clone(),
+        tools: HostProvider::new(host.clone(), ""),
+        targets,
+    };
+    let service_config = ServiceConfig {
+        features: ProviderFeatures {
+            output_streaming: config.output_streaming,
+            input_streaming: config.input_streaming,
+            heartbeat_interval_ms: Some(config.heartbeat_interval_ms).filter(|&ms| ms > 0),
+        },
+        provider_id: config.provider_id.clone(),
+        max_payload_bytes: config.max_payload_bytes,
+        ..ServiceConfig::default()
+    };
+    Ok(ProviderService::new(provider, offers, service_config))
+}
+
+/// The bearer token buyers must present; an error when none is configured (the
+/// spec makes it a must).
+pub fn provider_token(config: &AcmpProviderConfig) -> Result<String, String> {
+    resolve_token(config.token.as_deref(), config.token_env.as_deref()).ok_or_else(|| {
+        "acmp.provider: a bearer token is required: set token_env (or token)".to_owned()
+    })
+}

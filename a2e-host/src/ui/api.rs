@@ -1,0 +1,243 @@
+//! The view's JSON: the overview (sessions, recent runs), the catalog, and
+//! one run with its graph.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2e_graph::{Format, NodeRun, NodeState, RunStates};
+use a2e_journal::{NodeOutcome, RunFilter, RunId, RunKind, RunState, StoredEvent};
+use a2e_proto::{ChainRequest, SkillDiscoverRequest, ToolListRequest};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::{allowed, guarded, unauthorized};
+use crate::transport::net::NetState;
+
+/// Runs the overview lists, newest first.
+const LISTED_RUNS: usize = 50;
+
+/// Events of one run sent with it (the first ones; the rest come live).
+const RUN_EVENTS: usize = 2000;
+
+fn answer(status: StatusCode, body: Value) -> Response {
+    guarded((status, Json(body)).into_response())
+}
+
+fn failed(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    answer(status, json!({ "error": message.to_string() }))
+}
+
+/// `GET /ui/api/overview`.
+pub(super) async fn overview(
+    State(state): State<Arc<NetState>>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    if !allowed(&state, &headers) {
+        return unauthorized();
+    }
+    let host = &state.host;
+    let runs = match host.journal() {
+        Some(journal) => {
+            let filter = RunFilter {
+                agent: None,
+                status: None,
+                limit: LISTED_RUNS,
+            };
+            match journal.list_runs(&filter).await {
+                Ok(loaded) => json!(loaded.items),
+                Err(e) => {
+                    return failed(StatusCode::SERVICE_UNAVAILABLE, format!("run journal: {e}"));
+                }
+            }
+        }
+        None => Value::Null,
+    };
+    answer(
+        StatusCode::OK,
+        json!({
+            "sessions": state.open_sessions(),
+            "runs": runs,
+            "journal": host.journal().is_some(),
+            "telemetry": host.telemetry().is_enabled(),
+        }),
+    )
+}
+
+/// `GET /ui/api/catalog`.
+pub(super) async fn catalog(
+    State(state): State<Arc<NetState>>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    if !allowed(&state, &headers) {
+        return unauthorized();
+    }
+    let host = &state.host;
+    let tools = host.list_tools(&ToolListRequest::default());
+    let skills = host.discover_skills(&SkillDiscoverRequest::default());
+    answer(StatusCode::OK, json!({ "tools": tools, "skills": skills }))
+}
+
+/// `GET /ui/api/runs/{id}`.
+pub(super) async fn run(
+    State(state): State<Arc<NetState>>,
+    headers: axum::http::HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if !allowed(&state, &headers) {
+        return unauthorized();
+    }
+    let Some(journal) = state.host.journal() else {
+        return failed(
+            StatusCode::NOT_FOUND,
+            "this host does not journal its runs ([journal] enabled = false)",
+        );
+    };
+    let run = match RunId::parse(&id) {
+        Ok(run) => run,
+        Err(e) => return failed(StatusCode::BAD_REQUEST, e),
+    };
+    let shown = match journal.show_run(&run).await {
+        Ok(Some(shown)) => shown,
+        Ok(None) => return failed(StatusCode::NOT_FOUND, format!("no run `{run}`")),
+        Err(e) => return failed(StatusCode::SERVICE_UNAVAILABLE, format!("run journal: {e}")),
+    };
+    let events = match journal.events(&run, 0, RUN_EVENTS).await {
+        Ok(events) => events,
+        Err(e) => return failed(StatusCode::SERVICE_UNAVAILABLE, format!("run journal: {e}")),
+    };
+    let (nodes, svg, graph_error) = if shown.summary.kind == RunKind::Chain {
+        chain_view(&shown)
+    } else {
+        (Vec::new(), None, Some("only chains are drawn".to_owned()))
+    };
+    let trace_id = state
+        .host
+        .live()
+        .trace_id(run.as_str())
+        .or_else(|| traceparent_trace(&shown.request));
+    let states: HashMap<String, Value> = node_states(&shown, &events)
+        .into_iter()
+        .map(|(id, r)| {
+            let ms = r
+                .duration
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            (id, json!({ "state": r.state.as_str(), "duration_ms": ms }))
+        })
+        .collect();
+    answer(
+        StatusCode::OK,
+        json!({
+            "summary": shown.summary,
+            "chain_id": shown.request.get("chain_id").cloned().unwrap_or(Value::Null),
+            "nodes": nodes,
+            "records": shown.nodes,
+            "states": states,
+            "events": events.iter().map(|e| json!({"seq": e.seq, "event": e.event})).collect::<Vec<_>>(),
+            "answer": shown.answer,
+            "svg": svg,
+            "graph_error": graph_error,
+            "trace_id": trace_id,
+        }),
+    )
+}
+
+/// The chain's nodes as defined (what each is given) and its plain SVG (the
+/// page colours it).
+fn chain_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) {
+    let req: ChainRequest = match serde_json::from_value(shown.request.clone()) {
+        Ok(req) => req,
+        Err(e) => {
+            return (
+                Vec::new(),
+                None,
+                Some(format!("the request does not load: {e}")),
+            );
+        }
+    };
+    let nodes = req
+        .nodes
+        .iter()
+        .map(|n| {
+            json!({
+                "node_id": n.node_id,
+                "kind": n.kind,
+                "name": n.name,
+                "input": n.input,
+                "input_map": n.input_map,
+                "on_error": n.on_error,
+            })
+        })
+        .collect();
+    let drawn = a2e_graph::chain::chain_graph(&req, &a2e_chain::ChainConfig::default())
+        .and_then(|graph| graph.render(Format::Svg, None));
+    match drawn {
+        Ok(svg) => (nodes, Some(svg), None),
+        Err(e) => (nodes, None, Some(e.to_string())),
+    }
+}
+
+/// The trace id of the request's own `traceparent`, when it carried one
+/// (the run's spans then belong to that trace).
+fn traceparent_trace(request: &Value) -> Option<String> {
+    let parent = request.get("traceparent")?.as_str()?;
+    a2e_telemetry::TraceContext::parse(parent, None)
+        .ok()
+        .map(|cx| cx.trace_id())
+}
+
+/// Each node's state and duration in a journaled run, for drawing it: the
+/// phase of its last event (`start`: running, `done`, `error`: failed,
+/// `skip`: skipped; a node with none was not reached) and the duration of
+/// its latest attempt (so far, when it runs). Map items (`fetch[3]`) keep
+/// their own ids, which a graph of the document ignores.
+pub fn node_states(state: &RunState, events: &[StoredEvent]) -> RunStates {
+    let now = a2e_journal::now_ms();
+    let mut states = RunStates::new();
+    for e in events {
+        let text = |key: &str| e.event.get(key).and_then(Value::as_str);
+        let (Some(node), Some(phase)) = (text("node_id"), text("phase")) else {
+            continue;
+        };
+        let node_state = match phase {
+            "start" => NodeState::Running,
+            "done" => NodeState::Done,
+            "error" => NodeState::Failed,
+            "skip" => NodeState::Skipped,
+            _ => continue,
+        };
+        states.insert(node.to_owned(), NodeRun::new(node_state, None));
+    }
+    let ids: Vec<String> = states.keys().cloned().collect();
+    for id in ids {
+        let Some(record) = state.latest(&id) else {
+            continue;
+        };
+        if record.started_ms == 0 {
+            continue;
+        }
+        let end = match (record.finished_ms, &record.outcome) {
+            (Some(end), _) => end,
+            (None, None) if !state.summary.status.is_finished() => now,
+            _ => continue,
+        };
+        if let Some(run) = states.get_mut(&id) {
+            run.duration = Some(Duration::from_millis(end.saturating_sub(record.started_ms)));
+        }
+    }
+    // A failed attempt that a later event does not explain still failed.
+    for record in &state.nodes {
+        if matches!(record.outcome, Some(NodeOutcome::Error { .. }))
+            && !states.contains_key(&record.node_id)
+        {
+            states.insert(
+                record.node_id.clone(),
+                NodeRun::new(NodeState::Failed, None),
+            );
+        }
+    }
+    states
+}
