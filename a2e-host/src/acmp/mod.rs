@@ -14,6 +14,7 @@ mod buyer;
 pub mod mcp;
 mod offered;
 pub mod stdio;
+mod trace;
 pub mod ws;
 
 use std::sync::Arc;
@@ -28,6 +29,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::buyer::{pool_router, remote_provider};
 pub use self::offered::{OfferedProvider, Target, offer, provider_token, service, target};
+use a2e_telemetry::WorkflowKind;
+
 use crate::error::HostError;
 use crate::host::{CallOptions, Host};
 
@@ -36,6 +39,8 @@ use crate::host::{CallOptions, Host};
 pub struct HostProvider {
     host: Arc<Host>,
     session_id: String,
+    /// The run's task spans: a task's call hangs under its task's span.
+    spans: Option<trace::TaskSpans>,
 }
 
 impl HostProvider {
@@ -44,6 +49,7 @@ impl HostProvider {
         Self {
             host,
             session_id: session_id.to_owned(),
+            spans: None,
         }
     }
 
@@ -94,6 +100,20 @@ fn refusal(task_id: &str, e: &HostError) -> AcmpError {
 
 impl Provider for HostProvider {
     async fn invoke(&self, invocation: Invocation) -> Result<InvokeResult, AcmpError> {
+        let span = self
+            .spans
+            .as_ref()
+            .and_then(|s| s.span_of(&invocation.params.task_id));
+        match span {
+            Some(span) => tracing::Instrument::instrument(self.call(invocation), span).await,
+            None => self.call(invocation).await,
+        }
+    }
+}
+
+impl HostProvider {
+    /// Runs a task as the tool or skill its capability names.
+    async fn call(&self, invocation: Invocation) -> Result<InvokeResult, AcmpError> {
         let params = invocation.params;
         let task_id = params.task_id.clone();
         let cancel = invocation.cancel;
@@ -177,11 +197,21 @@ pub struct HostRouter {
 impl HostRouter {
     /// A router over `host`.
     pub fn new(host: Arc<Host>, session_id: &str) -> Self {
-        let provider = HostProvider::new(host, session_id);
+        Self::with_provider(HostProvider::new(host, session_id))
+    }
+
+    fn with_provider(provider: HostProvider) -> Self {
         Self {
             shared: Arc::new(provider.clone()),
             provider,
         }
+    }
+
+    /// The same router, each task's call under its span of `spans`.
+    fn traced(self, spans: trace::TaskSpans) -> Self {
+        let mut provider = self.provider;
+        provider.spans = Some(spans);
+        Self::with_provider(provider)
     }
 }
 
@@ -290,6 +320,13 @@ pub async fn run_dag(
     on_event: impl Fn(&Event) + Send + Sync + 'static,
     cancel: &CancellationToken,
 ) -> Result<DagOutcome, DagRunError> {
+    let telemetry = host.telemetry();
+    let workflow = telemetry
+        .workflow(WorkflowKind::Acmp, Some(&dag.dag_id))
+        .start();
+    let timer = telemetry.metrics().timer();
+    let spans = trace::TaskSpans::new(telemetry.clone(), workflow.clone());
+    let sink = spans.clone();
     let orchestrator = match pool_router(host, &host.config().acmp).map_err(DagRunError::Config)? {
         Some(pool) => {
             for e in pool.connect_all().await {
@@ -298,9 +335,34 @@ pub async fn run_dag(
             pool.preflight(&dag)?;
             Orchestrator::new(pool)
         }
-        None => Orchestrator::new(HostRouter::new(host.clone(), "")),
+        None => Orchestrator::new(HostRouter::new(host.clone(), "").traced(spans)),
     }
-    .with_event_sink(on_event);
+    .with_event_sink(move |e: &Event| {
+        sink.on_event(e);
+        on_event(e);
+    });
+    let outcome = follow(orchestrator, dag, cancel).await;
+    let code = match &outcome {
+        Ok(o) if o.status == DagStatus::Completed => a2e_telemetry::metrics::OK,
+        Ok(o) if o.status == DagStatus::Cancelled => ErrorCode::CANCELLED.as_str(),
+        Ok(_) => ErrorCode::CHAIN_NODE_ERROR.as_str(),
+        Err(DagRunError::Cancelled) => ErrorCode::CANCELLED.as_str(),
+        Err(_) => ErrorCode::RUNTIME_ERROR.as_str(),
+    };
+    if code != a2e_telemetry::metrics::OK {
+        let message = outcome.as_ref().err().map(ToString::to_string);
+        workflow.error(code, message.as_deref().unwrap_or_default());
+    }
+    timer.workflow(WorkflowKind::Acmp, code);
+    outcome
+}
+
+/// Validates and runs `dag` to its outcome, or cancels it with `cancel`.
+async fn follow(
+    orchestrator: Orchestrator,
+    dag: Dag,
+    cancel: &CancellationToken,
+) -> Result<DagOutcome, DagRunError> {
     let validated = orchestrator.validate(dag)?;
     let run = orchestrator.start(validated);
     let control = run.control();
