@@ -66,6 +66,15 @@ fn echo_runner(log: Log) -> impl a2e_chain::NodeRunner {
     })
 }
 
+/// `req` run from `resume`, without an observer.
+async fn resumed(req: &ChainRequest, log: &Log, resume: Resume) -> (ChainResponse, Vec<Ev>) {
+    let options = RunOptions {
+        resume: Some(resume),
+        observer: None,
+    };
+    run_opts(req, log, options).await
+}
+
 async fn run_opts(req: &ChainRequest, log: &Log, options: RunOptions) -> (ChainResponse, Vec<Ev>) {
     let engine = Engine::new(echo_runner(log.clone())).with_config(ChainConfig::default());
     let plan = engine.validate(req).unwrap();
@@ -109,15 +118,7 @@ async fn finished_calls_are_not_run_again_and_their_events_not_repeated() {
         resume.reported(&ev.node, &ChainPhase::from(ev.phase.as_str()));
     }
     let log = Log::default();
-    let (resp, events) = run_opts(
-        &req,
-        &log,
-        RunOptions {
-            resume: Some(resume),
-            observer: None,
-        },
-    )
-    .await;
+    let (resp, events) = resumed(&req, &log, resume).await;
     assert!(resp.success, "{:?}", resp.error);
     assert_eq!(log.all(), ["run:c#1", "run:d#1", "run:e#1"]);
     assert_eq!(resp.outputs, first.outputs);
@@ -147,15 +148,7 @@ async fn an_event_lost_with_the_host_is_delivered_on_resume() {
         .reported("a", &ChainPhase::START)
         .next_seq(1);
     let log = Log::default();
-    let (resp, events) = run_opts(
-        &req,
-        &log,
-        RunOptions {
-            resume: Some(resume),
-            observer: None,
-        },
-    )
-    .await;
+    let (resp, events) = resumed(&req, &log, resume).await;
     assert!(resp.success);
     assert_eq!(phases(&events)[..3], ["a:done", "b:start", "b:done"]);
     assert_eq!(events[0].seq, 1);
@@ -171,15 +164,7 @@ async fn an_interrupted_call_runs_again_with_its_attempt() {
         .finished("a", 1, Ok(json!({"from": "start"})))
         .interrupted("b", 3);
     let log = Log::default();
-    let (resp, _) = run_opts(
-        &req,
-        &log,
-        RunOptions {
-            resume: Some(resume),
-            observer: None,
-        },
-    )
-    .await;
+    let (resp, _) = resumed(&req, &log, resume).await;
     assert!(resp.success);
     assert_eq!(log.all(), ["run:b#3", "run:c#1", "run:d#1", "run:e#1"]);
 }
@@ -202,15 +187,7 @@ async fn a_replayed_error_goes_through_on_error() {
         .finished("a", 1, Ok(json!({"x": 1})))
         .finished("b", 1, Err(interrupted()));
     let log = Log::default();
-    let (resp, events) = run_opts(
-        &req,
-        &log,
-        RunOptions {
-            resume: Some(resume),
-            observer: None,
-        },
-    )
-    .await;
+    let (resp, events) = resumed(&req, &log, resume).await;
     assert!(resp.success);
     assert_eq!(log.all(), ["run:c#1"]);
     assert_eq!(
@@ -226,15 +203,7 @@ async fn a_replayed_error_goes_through_on_error() {
     resume
         .finished("a", 1, Ok(json!({"x": 1})))
         .finished("b", 1, Err(interrupted()));
-    let (resp, _) = run_opts(
-        &req,
-        &Log::default(),
-        RunOptions {
-            resume: Some(resume),
-            observer: None,
-        },
-    )
-    .await;
+    let (resp, _) = resumed(&req, &Log::default(), resume).await;
     assert!(!resp.success);
     let error = resp.error.unwrap();
     assert_eq!(error["node_id"], "b");
@@ -261,15 +230,7 @@ async fn map_items_resume_one_by_one_in_item_order() {
         .reported("item_node[0]", &ChainPhase::DONE)
         .next_seq(3);
     let log = Log::default();
-    let (resp, events) = run_opts(
-        &req,
-        &log,
-        RunOptions {
-            resume: Some(resume),
-            observer: None,
-        },
-    )
-    .await;
+    let (resp, events) = resumed(&req, &log, resume).await;
     assert!(resp.success, "{:?}", resp.error);
     let mut runs = log.all();
     runs.sort();
@@ -325,15 +286,7 @@ async fn skips_and_branches_are_not_reported_twice() {
         resume.reported(&ev.node, &ChainPhase::from(ev.phase.as_str()));
     }
     let log = Log::default();
-    let (resp, events) = run_opts(
-        &req,
-        &log,
-        RunOptions {
-            resume: Some(resume),
-            observer: None,
-        },
-    )
-    .await;
+    let (resp, events) = resumed(&req, &log, resume).await;
     assert_eq!(resp.outputs, first.outputs);
     assert_eq!(log.all(), ["run:yes#1"]);
     assert_eq!(phases(&events), ["yes:done"]);
