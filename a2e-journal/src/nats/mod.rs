@@ -31,10 +31,14 @@
 //! follows a run whose nodes run anywhere.
 
 mod follow;
+mod journal_impl;
 mod lease;
+mod query;
 mod read;
 mod store;
+mod streams;
 mod work;
+mod writer;
 
 pub use lease::{Lease, LeaseKeeper, Leases};
 pub use store::NatsJournal;

@@ -22,7 +22,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::store::get_stream;
+use super::streams::get_stream;
 use super::{Names, nats_err, token};
 use crate::error::{JournalError, Result};
 use crate::ids::NodeKey;
