@@ -48,6 +48,9 @@ pub struct Host {
     /// The run journal, once durable runs are on (`runs::enable`).
     #[cfg(feature = "journal")]
     journal: std::sync::OnceLock<Arc<dyn a2e_journal::Journal>>,
+    /// The cluster this host shares runs with (`[cluster]`).
+    #[cfg(feature = "journal")]
+    cluster: std::sync::OnceLock<Arc<crate::runs::cluster::Cluster>>,
 }
 
 /// Why a host could not be built.
@@ -177,6 +180,8 @@ impl HostBuilder {
             identities: Mutex::new(HashMap::new()),
             #[cfg(feature = "journal")]
             journal: std::sync::OnceLock::new(),
+            #[cfg(feature = "journal")]
+            cluster: std::sync::OnceLock::new(),
             #[cfg(feature = "memory")]
             memory: self.memory,
             #[cfg(feature = "llm")]
@@ -462,6 +467,18 @@ impl Host {
     #[cfg(feature = "journal")]
     pub(crate) fn set_journal(&self, journal: Arc<dyn a2e_journal::Journal>) -> bool {
         self.journal.set(journal).is_ok()
+    }
+
+    /// The cluster this host shares runs with, when `[cluster]` is on.
+    #[cfg(feature = "journal")]
+    pub fn cluster(&self) -> Option<&Arc<crate::runs::cluster::Cluster>> {
+        self.cluster.get()
+    }
+
+    /// Installs the cluster; `false` when one is installed already.
+    #[cfg(feature = "journal")]
+    pub(crate) fn set_cluster(&self, cluster: Arc<crate::runs::cluster::Cluster>) -> bool {
+        self.cluster.set(cluster).is_ok()
     }
 
     /// Who session `session_id` acts for (empty for the host's own calls).

@@ -25,6 +25,12 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
     if let Some(root) = &cli.root {
         config.root = root.clone();
     }
+    if let Command::Serve {
+        cluster: Some(url), ..
+    } = &cli.command
+    {
+        config.cluster.nats_url.clone_from(url);
+    }
     config
         .commands
         .allow
@@ -140,6 +146,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             http,
             mcp_stdio,
             mcp_http,
+            cluster: _,
         } => {
             if let Err(e) = super::runs::durable(&host).await {
                 return fail(e);

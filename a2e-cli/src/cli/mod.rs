@@ -55,6 +55,10 @@ pub enum Command {
         /// loopback needs `auth_token` in the configuration (a bearer token).
         #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio"])]
         mcp_http: Option<String>,
+        /// Share runs with the hosts on this NATS server (JetStream): over
+        /// `[cluster] nats_url` of the configuration (docs/durability.md).
+        #[arg(long, value_name = "URL")]
+        cluster: Option<String>,
     },
     /// Run a chain file on the embedded host; the final chain/resp goes to stdout.
     Run {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use a2e_host::Host;
 use a2e_host::config::HostConfig;
+use a2e_journal::nats::{NatsJournal, NatsOptions};
 use a2e_journal::{Journal, RunFilter, RunId, RunStatus, SqliteJournal, now_ms};
 use tokio_util::sync::CancellationToken;
 
@@ -24,7 +25,7 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 /// Makes `a2e serve`'s chain runs durable when `[journal] enabled` (the
 /// default): opens the journal and resumes the runs it holds unfinished.
 pub async fn durable(host: &Arc<Host>) -> Result<(), String> {
-    if !host.config().journal.enabled {
+    if !host.config().journal.enabled && !host.config().cluster.enabled() {
         return Ok(());
     }
     a2e_host::runs::enable(host)
@@ -51,6 +52,17 @@ fn age(ms: u64) -> String {
 
 /// Runs `a2e runs …` on the journal of `config`.
 pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
+    if config.cluster.enabled() {
+        let url = &config.cluster.nats_url;
+        let options = NatsOptions {
+            prefix: config.cluster.prefix.clone(),
+            ..NatsOptions::default()
+        };
+        return match NatsJournal::connect(url, options).await {
+            Ok(journal) => on_journal(&journal, url, command).await,
+            Err(e) => fail(FAILED, format!("cannot open the cluster's journal: {e}")),
+        };
+    }
     let path = config.journal_path();
     if !path.exists() {
         return match command {
@@ -66,6 +78,11 @@ pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
         Ok(j) => j,
         Err(e) => return fail(FAILED, format!("cannot open {}: {e}", path.display())),
     };
+    on_journal(&journal, &path.display().to_string(), command).await
+}
+
+/// Runs `a2e runs …` on `journal` (`place` names it in messages).
+async fn on_journal(journal: &dyn Journal, place: &str, command: &RunsCommand) -> ExitCode {
     match command {
         RunsCommand::List {
             status,
@@ -126,7 +143,7 @@ pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
                     print_out(&serde_json::to_string_pretty(&state).unwrap_or_default());
                     ExitCode::SUCCESS
                 }
-                Ok(None) => fail(FAILED, format!("no run `{run}` in {}", path.display())),
+                Ok(None) => fail(FAILED, format!("no run `{run}` in {place}")),
                 Err(e) => fail(FAILED, e),
             }
         }

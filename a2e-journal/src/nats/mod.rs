@@ -35,6 +35,7 @@ mod journal_impl;
 mod lease;
 mod query;
 mod read;
+mod result;
 mod store;
 mod streams;
 mod work;

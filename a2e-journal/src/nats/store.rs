@@ -34,6 +34,7 @@ pub(super) struct Inner {
     pub(super) runs: kv::Store,
     pub(super) cancel: kv::Store,
     pub(super) runs_stream: stream::Stream,
+    pub(super) nodes: kv::Store,
     pub(super) nodes_stream: stream::Stream,
     pub(super) cancel_stream: stream::Stream,
     pub(super) events: stream::Stream,
@@ -110,7 +111,6 @@ impl NatsJournal {
         let runs_stream = stream_of(&js, &names.runs_bucket()).await?;
         let nodes_stream = stream_of(&js, &names.nodes_bucket()).await?;
         let cancel_stream = stream_of(&js, &names.cancel_bucket()).await?;
-        drop(nodes);
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(writer(
             rx,
@@ -128,6 +128,7 @@ impl NatsJournal {
                 runs,
                 cancel,
                 runs_stream,
+                nodes,
                 nodes_stream,
                 cancel_stream,
                 events,

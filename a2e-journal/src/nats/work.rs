@@ -74,6 +74,9 @@ pub struct WorkItem {
     pub tool: String,
     /// Its resolved input.
     pub input: Value,
+    /// The agent the run belongs to (the worker calls on its behalf).
+    #[serde(default)]
+    pub agent: String,
 }
 
 /// The work-queue stream of a prefix.
