@@ -413,3 +413,65 @@ fn an_agent_on_one_host_follows_a_run_executing_on_the_others() {
     assert_eq!(ran("host1"), 0, "{}", cluster.logs());
     assert_eq!(ran("host2") + ran("host3"), 6, "{}", cluster.logs());
 }
+
+#[test]
+fn a_detached_run_is_taken_by_a_host_and_followed_with_runs_attach() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let _b = cluster.host("[\"*\"]", 5);
+    let config = cluster.logs.path().join("host1.toml");
+    let file = cluster.logs.path().join("chain.json");
+    let nodes = [("x", append("x")), ("y", append("y"))];
+    std::fs::write(&file, chain("run-5", &nodes).to_string()).unwrap();
+    let a2e = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_a2e"))
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .arg("--root")
+            .arg(cluster.root.path())
+            .output()
+            .unwrap()
+    };
+    let detached = a2e(&["run", file.to_str().unwrap(), "--detach"]);
+    assert!(
+        detached.status.success(),
+        "{}",
+        String::from_utf8_lossy(&detached.stderr)
+    );
+    let run_id = String::from_utf8(detached.stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert_eq!(run_id.len(), 32, "{run_id}");
+
+    let attached = a2e(&["runs", "attach", &run_id]);
+    let out = String::from_utf8(attached.stdout).unwrap();
+    assert!(attached.status.success(), "{out}\n{}", cluster.logs());
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answer = lines.last().unwrap();
+    assert_eq!(answer["type"], "chain/resp", "{answer}");
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(seqs(&lines[..lines.len() - 1]), [0, 1, 2, 3]);
+    assert_eq!(cluster.effects(), ["x", "y"]);
+
+    let listed = a2e(&["runs", "list"]);
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert!(
+        listed.contains(&run_id) && listed.contains("succeeded"),
+        "{listed}"
+    );
+    // Without a cluster, --detach is refused with a clear message.
+    let alone = Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .args(["run", file.to_str().unwrap(), "--detach", "--root"])
+        .arg(cluster.root.path())
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("[cluster] nats_url"));
+}

@@ -171,8 +171,15 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
         Command::Run {
             file,
             input,
+            detach: true,
+            ..
+        } => super::runs::detach(&host, file, input.as_deref()).await,
+        Command::Run {
+            file,
+            input,
             events,
             vars,
+            detach: false,
         } => super::run::run_file(&host, file, input.as_deref(), *events, vars).await,
         Command::Mcp { .. } | Command::Graph { .. } | Command::Runs { .. } => ExitCode::SUCCESS,
         Command::Memory { command } => super::inspect::memory(&host, command).await,
