@@ -56,6 +56,14 @@ impl Cluster {
 
     /// A host serving `serve` (TOML list), its stderr in the log directory.
     fn host(&mut self, serve: &str, max_deliver: u32) -> Host {
+        let (cmd, name) = self.command(serve, max_deliver);
+        let mut process = HostProcess::spawn(cmd).unwrap();
+        handshake(&mut process, "cluster-agent");
+        Host { process, name }
+    }
+
+    /// The command of a host serving `serve`, and its name.
+    fn command(&mut self, serve: &str, max_deliver: u32) -> (Command, String) {
         self.started += 1;
         let name = format!("host{}", self.started);
         let config = self.logs.path().join(format!("{name}.toml"));
@@ -78,9 +86,7 @@ impl Cluster {
             .arg(&config)
             .arg("--root")
             .arg(self.root.path());
-        let mut process = HostProcess::spawn(cmd).unwrap();
-        handshake(&mut process, "cluster-agent");
-        Host { process, name }
+        (cmd, name)
     }
 
     fn effects(&self) -> Vec<String> {
@@ -412,6 +418,53 @@ fn an_agent_on_one_host_follows_a_run_executing_on_the_others() {
     };
     assert_eq!(ran("host1"), 0, "{}", cluster.logs());
     assert_eq!(ran("host2") + ran("host3"), 6, "{}", cluster.logs());
+
+    // The same from a2e-client, on a fourth host.
+    let (cmd, _) = cluster.command("[]", 5);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (resp, client_events) = rt.block_on(async {
+        let client = a2e_client::Client::builder()
+            .agent_id("cluster-agent")
+            .connect_stdio(cmd)
+            .await
+            .unwrap();
+        let call = client
+            .chains()
+            .attach(
+                a2e_client::AttachTarget::ChainRequest("run-4".into()),
+                0,
+                Duration::from_secs(60),
+            )
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        let resp = call.finish_with(|e| got.push(e.seq)).await.unwrap();
+        (resp, got)
+    });
+    assert!(resp.success, "{resp:?}");
+    assert_eq!(client_events, seqs(&events));
+    // An unknown run is refused with its code.
+    let (cmd, _) = cluster.command("[]", 5);
+    let refused = rt.block_on(async {
+        let client = a2e_client::Client::builder()
+            .agent_id("cluster-agent")
+            .connect_stdio(cmd)
+            .await
+            .unwrap();
+        client
+            .chains()
+            .attach(
+                a2e_client::AttachTarget::Run("0123456789abcdef0123456789abcdef".into()),
+                0,
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap()
+            .finish()
+            .await
+            .unwrap_err()
+    });
+    assert!(refused.to_string().contains("unknown_run"), "{refused}");
 }
 
 #[test]
