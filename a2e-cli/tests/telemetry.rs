@@ -2,7 +2,8 @@
 //! span tree over OTLP/HTTP to a receiver in this test (decoded with the
 //! official protobuf definitions) under the caller's `traceparent`; an LLM
 //! skill against a scripted model server exports chat spans with token
-//! counts and never the provider key; `/metrics` on the HTTP listener counts
+//! counts and never the provider key; an Ontheia skill exports its
+//! workflow span with a span per step; `/metrics` on the HTTP listener counts
 //! the calls made and asks for the bearer token.
 
 mod llm_support;
@@ -168,6 +169,107 @@ fn a_chain_over_stdio_is_one_trace_under_the_callers_traceparent() {
             got.metric_names
         );
     }
+}
+
+const ONTHEIA_SKILL: &str = r#"---
+name: tidy
+description: Reads a note, then tries a tool that is not there
+input_schema:
+  type: object
+  properties: { input: { type: string } }
+---
+Reads a note.
+
+```ontheia
+{"steps": [
+  {"id": "read", "type": "tool", "server": "a2e", "tool": "read_file", "args": {"path": "note.txt"}},
+  {"id": "label", "type": "transform", "prompt": "read ${input}"},
+  {"id": "missing", "type": "tool", "server": "nowhere", "tool": "nothing", "args": {}}
+]}
+```
+"#;
+
+#[test]
+fn an_ontheia_skill_exports_a_workflow_span_with_a_span_per_step() {
+    let (endpoint, got, _runtime) = receiver();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("note.txt"), "a note\n").unwrap();
+    std::fs::create_dir_all(root.path().join("skills")).unwrap();
+    std::fs::write(root.path().join("skills/tidy.md"), ONTHEIA_SKILL).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args(["serve", "--stdio", "--root"])
+        .arg(root.path())
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint);
+    let mut host = HostProcess::spawn(cmd).unwrap();
+    host.send(br#"{"type":"handshake/req","id":"hs","agent_id":"e2e-agent"}"#)
+        .unwrap();
+    assert_eq!(answer(&host, "hs")["ok"], true);
+    let call = json!({"type": "skill/call/req", "id": "s1", "name": "tidy",
+                      "arguments": {"input": "the note"}});
+    host.send(call.to_string().as_bytes()).unwrap();
+    let resp = answer(&host, "s1");
+    assert_eq!(resp["data"]["success"], false, "{resp}");
+    let error = resp["data"]["error"].to_string();
+    assert!(error.contains("missing"), "{resp}");
+    host.close_stdin();
+    assert!(host.wait_exit(Duration::from_secs(20)).is_some());
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !got
+        .lock()
+        .unwrap()
+        .spans
+        .iter()
+        .any(|s| s.name == "invoke_workflow")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the workflow span did not arrive"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let got = got.lock().unwrap();
+    let by_name: HashMap<&str, &Span> = got.spans.iter().map(|s| (s.name.as_str(), s)).collect();
+    let workflow = by_name["invoke_workflow"];
+    assert_eq!(
+        attr(&workflow.attributes, "a2e.workflow.kind").as_deref(),
+        Some("ontheia")
+    );
+    let skill = by_name["invoke_agent tidy"];
+    assert_eq!(workflow.parent_span_id, skill.span_id);
+    for (name, kind) in [
+        ("tool read", "tool"),
+        ("transform label", "transform"),
+        ("tool missing", "tool"),
+    ] {
+        let step = by_name.get(name).unwrap_or_else(|| {
+            panic!("no span {name} in {:?}", by_name.keys().collect::<Vec<_>>())
+        });
+        assert_eq!(step.parent_span_id, workflow.span_id, "{name}");
+        assert_eq!(hex(&step.trace_id), hex(&workflow.trace_id), "{name}");
+        assert_eq!(
+            attr(&step.attributes, "a2e.node.kind").as_deref(),
+            Some(kind)
+        );
+    }
+    // The tool the first step called hangs under the workflow; the step
+    // that failed carries the error, the others do not.
+    assert_eq!(
+        by_name["execute_tool read_file"].parent_span_id,
+        workflow.span_id
+    );
+    let failed = by_name["tool missing"].status.as_ref().unwrap();
+    assert_eq!(failed.code, StatusCode::Error as i32);
+    assert_eq!(failed.message, "step_error");
+    let ok = by_name["tool read"].status.as_ref();
+    assert!(
+        ok.is_none_or(|s| s.code != StatusCode::Error as i32),
+        "{ok:?}"
+    );
+    assert_eq!(
+        workflow.status.as_ref().map(|s| s.message.as_str()),
+        Some("skill_error")
+    );
 }
 
 const SKILL: &str = r#"---

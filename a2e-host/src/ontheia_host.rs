@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "llm")]
 use a2e_llm::{Message as ChatMessage, NoDeltas};
-use a2e_proto::ToolCallRequest;
+use a2e_proto::{ErrorCode, ToolCallRequest};
 use ontheia::{
     AgentPlan, AgentRequest, Backend, BackendError, LlmReply, LlmRequest, MemorySearch,
     MemoryWrite, RestRequest, RestResponse, ToolCall,
@@ -24,8 +24,12 @@ use ontheia::{
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use a2e_telemetry::WorkflowKind;
+
 use crate::config::OntheiaAgent;
 use crate::host::{CallOptions, Host};
+
+mod trace;
 
 /// The host as an Ontheia backend for one run.
 pub struct OntheiaBackend {
@@ -377,14 +381,45 @@ pub async fn run(
     let user_id = globals.user_id.clone().unwrap_or_else(|| agent_id.clone());
     let backend = OntheiaBackend::new(host.clone(), session_id, &agent_id, &user_id);
     let engine = ontheia::Engine::new(backend);
-    engine
-        .run(
-            doc,
-            globals,
-            move |e: &ontheia::Event<'_>| on_event(event_json(e)),
-            cancel,
-        )
-        .await
+    let telemetry = host.telemetry();
+    let workflow = telemetry
+        .workflow(WorkflowKind::Ontheia, None)
+        .session(session_id)
+        .start();
+    let timer = telemetry.metrics().timer();
+    let mut steps = trace::StepSpans::new(telemetry.clone(), workflow.clone(), session_id);
+    let run = engine.run(
+        doc,
+        globals,
+        move |e: &ontheia::Event<'_>| {
+            steps.on_event(e);
+            on_event(event_json(e))
+        },
+        cancel,
+    );
+    let outcome = if workflow.is_recording() {
+        tracing::Instrument::instrument(run, workflow.span().clone()).await
+    } else {
+        run.await
+    };
+    let code = match &outcome {
+        Ok(o) if !o.any_failed() => a2e_telemetry::metrics::OK,
+        Ok(_) => ErrorCode::SKILL_ERROR.as_str(),
+        Err(ontheia::RunError::Cancelled) => ErrorCode::CANCELLED.as_str(),
+        Err(ontheia::RunError::Invalid(_)) => ErrorCode::SCHEMA_VIOLATION.as_str(),
+    };
+    if code != a2e_telemetry::metrics::OK {
+        workflow.error(
+            code,
+            &outcome
+                .as_ref()
+                .err()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        );
+    }
+    timer.workflow(WorkflowKind::Ontheia, code);
+    outcome
 }
 
 /// Globals for a run: `input`, then `vars` (`user_id`, `user_name`,

@@ -14,6 +14,12 @@
 //! for the redirect on a loopback port and stores the tokens. A mounted
 //! server without tokens fails to start with an error saying to log in,
 //! unless `$BROWSER` is set (then the same flow runs inline).
+//!
+//! A machine client needs no person: with `grant = "client_credentials"`
+//! (the MCP extension for it, SEP-1046) the host gets its token from the
+//! authorization server with its own `client_id` and secret (HTTP Basic when
+//! the server advertises only that, else in the request body), and gets a new
+//! one the same way when it expires.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,9 +28,10 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
-    OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRedirectPolicy,
-    OAuthHttpRequest, OAuthState, StoredCredentials,
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    ClientCredentialsConfig, CredentialStore, OAuthHttpClient, OAuthHttpClientError,
+    OAuthHttpClientFuture, OAuthHttpRedirectPolicy, OAuthHttpRequest, OAuthState,
+    StoredCredentials,
 };
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,8 +39,28 @@ use tokio::net::TcpListener;
 
 use crate::error::McpError;
 
+mod legacy;
+
 /// How long the loopback redirect is waited for.
 pub const CONSENT_LIMIT: Duration = Duration::from_secs(300);
+
+/// How the host gets its tokens for a server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    /// A person's consent in a browser (PKCE authorization code).
+    #[default]
+    AuthorizationCode,
+    /// The host's own client credentials (`client_id` and the secret in
+    /// `client_secret_env`), no person involved.
+    ClientCredentials,
+}
+
+impl Grant {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
 
 /// OAuth for one server (`oauth = { … }` in its config). Every field is
 /// optional: without a client the host registers itself (a client ID
@@ -42,6 +69,9 @@ pub const CONSENT_LIMIT: Duration = Duration::from_secs(300);
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OAuthConfig {
+    /// How tokens are obtained (a person's consent by default).
+    #[serde(default, skip_serializing_if = "Grant::is_default")]
+    pub grant: Grant,
     /// Scopes to ask for (by default those the server's challenge or metadata name).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
@@ -65,6 +95,11 @@ pub struct OAuthConfig {
 }
 
 impl OAuthConfig {
+    /// Whether getting a token needs a person's consent (a browser).
+    pub fn needs_consent(&self) -> bool {
+        self.grant == Grant::AuthorizationCode
+    }
+
     /// The token file, or `default` when none is configured.
     pub fn token_file_or(&self, default: &Path) -> PathBuf {
         self.token_file
@@ -287,7 +322,8 @@ pub fn can_consent_inline() -> bool {
     std::env::var_os("BROWSER").is_some_and(|b| !b.is_empty())
 }
 
-/// Runs the authorization code flow for `url`: discovery from `challenge`,
+/// Runs the authorization code flow for `url`: discovery from `challenge`
+/// (with the one 2025-03-26 leniency of [`legacy`]),
 /// registration, the authorization URL shown ([`show_url`]), the redirect
 /// awaited on a loopback port, the code exchanged and the tokens stored in
 /// `token_file`.
@@ -298,6 +334,9 @@ pub async fn authorize(
     token_file: &Path,
     challenge: Option<String>,
 ) -> Result<(), McpError> {
+    if oauth.grant == Grant::ClientCredentials {
+        return client_credentials(server, url, oauth, token_file).await;
+    }
     let listener = TcpListener::bind(("127.0.0.1", oauth.redirect_port))
         .await
         .map_err(|e| failed(server, "redirect listener", e))?;
@@ -306,21 +345,28 @@ pub async fn authorize(
         .map_err(|e| failed(server, "redirect listener", e))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let mut state = OAuthState::new_with_oauth_http_client(url, oauth_http(server)?)
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, oauth_http(server)?)
         .await
         .map_err(|e| failed(server, "setup", e))?;
-    if let OAuthState::Unauthorized(manager) = &mut state {
-        manager.set_credential_store(FileCredentialStore::new(token_file.to_path_buf()));
-    }
+    manager.set_credential_store(FileCredentialStore::new(token_file.to_path_buf()));
+    let metadata = match manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+    {
+        Ok(resolution) => resolution.metadata,
+        Err(e @ AuthError::AuthorizationServerMismatch { .. }) => legacy::same_origin_metadata(url)
+            .await
+            .map_err(|why| failed(server, "authorization", format!("{e} ({why})")))?,
+        Err(e) => return Err(failed(server, "authorization", e)),
+    };
+    manager.set_metadata(metadata);
     let mut request = AuthorizationRequest::new(redirect).with_client_name("a2e");
     if !oauth.scopes.is_empty() {
         request = request.with_scopes(oauth.scopes.iter().map(String::as_str));
     }
     if let Some(id) = &oauth.client_id {
         request = request.with_preregistered_client(id.clone());
-        if let Some(var) = &oauth.client_secret_env {
-            let secret = std::env::var(var)
-                .map_err(|_| failed(server, "client secret", format!("`{var}` is not set")))?;
+        if let Some(secret) = client_secret(server, oauth)? {
             request = request.with_client_secret(secret);
         }
     }
@@ -330,26 +376,71 @@ pub async fn authorize(
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
-    state
-        .start_authorization(request)
+    let session = AuthorizationSession::new(manager, request)
         .await
-        .map_err(|e| failed(server, "authorization", e))?;
-    let auth_url = state
-        .get_authorization_url()
-        .await
-        .map_err(|e| failed(server, "authorization", e))?;
-    show_url(server, &auth_url);
+        .map_err(|(_, e)| failed(server, "authorization", e))?;
+    show_url(server, session.get_authorization_url());
     let (code, csrf, issuer) = tokio::time::timeout(CONSENT_LIMIT, wait_for_redirect(&listener))
         .await
         .map_err(|_| failed(server, "consent", "no redirect came back within 5 minutes"))?
         .map_err(|e| failed(server, "redirect", e))?;
-    if let OAuthState::Session(session) = &state {
-        session
-            .handle_callback_with_issuer(&code, &csrf, issuer.as_deref())
-            .await
-            .map_err(|e| failed(server, "token exchange", e))?;
-    }
+    session
+        .handle_callback_with_issuer(&code, &csrf, issuer.as_deref())
+        .await
+        .map_err(|e| failed(server, "token exchange", e))?;
     Ok(())
+}
+
+/// The pre-registered client's secret, read from `client_secret_env`.
+fn client_secret(server: &str, oauth: &OAuthConfig) -> Result<Option<String>, McpError> {
+    let Some(var) = &oauth.client_secret_env else {
+        return Ok(None);
+    };
+    std::env::var(var)
+        .map(Some)
+        .map_err(|_| failed(server, "client secret", format!("`{var}` is not set")))
+}
+
+/// The client credentials grant for `url`: metadata discovery, then a token
+/// request with the client's id and secret for the resource `url`; the token
+/// is stored in `token_file`.
+async fn client_credentials(
+    server: &str,
+    url: &str,
+    oauth: &OAuthConfig,
+    token_file: &Path,
+) -> Result<(), McpError> {
+    let what = "client credentials";
+    let client_id = oauth.client_id.clone().ok_or_else(|| {
+        failed(
+            server,
+            what,
+            "`grant = \"client_credentials\"` needs `client_id`",
+        )
+    })?;
+    let client_secret = client_secret(server, oauth)?.ok_or_else(|| {
+        failed(
+            server,
+            what,
+            "`grant = \"client_credentials\"` needs `client_secret_env`",
+        )
+    })?;
+    let mut state = OAuthState::new_with_oauth_http_client(url, oauth_http(server)?)
+        .await
+        .map_err(|e| failed(server, "setup", e))?;
+    if let OAuthState::Unauthorized(manager) = &mut state {
+        manager.set_credential_store(FileCredentialStore::new(token_file.to_path_buf()));
+    }
+    let config = ClientCredentialsConfig::ClientSecret {
+        client_id,
+        client_secret,
+        scopes: oauth.scopes.clone(),
+        resource: Some(url.to_owned()),
+    };
+    state
+        .authenticate_client_credentials(config)
+        .await
+        .map_err(|e| failed(server, what, e))
 }
 
 /// Serves the loopback redirect once: `(code, state, iss)`.
@@ -425,6 +516,37 @@ mod tests {
         assert!(!format!("{back:?}").contains("access_token"));
         store.clear().await.unwrap();
         assert!(store.load().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn client_credentials_need_an_id_and_a_secret_and_no_consent() {
+        let oauth: OAuthConfig =
+            serde_json::from_value(serde_json::json!({"grant": "client_credentials"})).unwrap();
+        assert_eq!(oauth.grant, Grant::ClientCredentials);
+        assert!(!oauth.needs_consent());
+        assert!(OAuthConfig::default().needs_consent());
+        let file = tempfile::tempdir().unwrap().path().join("t.json");
+        let url = "http://127.0.0.1:9/mcp";
+        let e = authorize("svc", url, &oauth, &file, None)
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("needs `client_id`"), "{e}");
+        let oauth = OAuthConfig {
+            client_id: Some("machine".into()),
+            client_secret_env: Some("A2E_TEST_SECRET_THAT_IS_NOT_SET".into()),
+            ..oauth
+        };
+        let e = authorize("svc", url, &oauth, &file, None)
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`A2E_TEST_SECRET_THAT_IS_NOT_SET` is not set"),
+            "{e}"
+        );
+        let bad = serde_json::from_value::<OAuthConfig>(serde_json::json!({"grant": "password"}))
+            .unwrap_err();
+        assert!(bad.to_string().contains("password"), "{bad}");
     }
 
     #[tokio::test]

@@ -201,14 +201,12 @@ pub(crate) fn span_exporter(
 ) -> Result<opentelemetry_otlp::SpanExporter, TelemetryError> {
     let url = config.traces_url()?;
     let built = match config.protocol {
-        Protocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(url)
-            .with_timeout(config.timeout())
-            .with_headers(config.headers.clone().into_iter().collect())
-            .with_http_client(http_client(config)?)
-            .build(),
+        Protocol::HttpProtobuf => over_http(
+            opentelemetry_otlp::SpanExporter::builder().with_http(),
+            config,
+            url,
+        )?
+        .build(),
         Protocol::Grpc => return grpc::span_exporter(config, url),
     };
     built.map_err(|source| TelemetryError::Exporter {
@@ -224,20 +222,34 @@ pub(crate) fn metric_exporter(
 ) -> Result<opentelemetry_otlp::MetricExporter, TelemetryError> {
     let url = config.metrics_url()?;
     let built = match config.protocol {
-        Protocol::HttpProtobuf => opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(url)
-            .with_timeout(config.timeout())
-            .with_headers(config.headers.clone().into_iter().collect())
-            .with_http_client(http_client(config)?)
-            .build(),
+        Protocol::HttpProtobuf => over_http(
+            opentelemetry_otlp::MetricExporter::builder().with_http(),
+            config,
+            url,
+        )?
+        .build(),
         Protocol::Grpc => return grpc::metric_exporter(config, url),
     };
     built.map_err(|source| TelemetryError::Exporter {
         signal: "metrics",
         source,
     })
+}
+
+/// An OTLP/HTTP exporter builder (traces or metrics) set up from the
+/// configuration: binary protobuf to `url`, its timeout, headers and client.
+#[cfg(feature = "otlp")]
+fn over_http<B: WithExportConfig + WithHttpConfig>(
+    builder: B,
+    config: &TelemetryConfig,
+    url: String,
+) -> Result<B, TelemetryError> {
+    Ok(builder
+        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+        .with_endpoint(url)
+        .with_timeout(config.timeout())
+        .with_headers(config.headers.clone().into_iter().collect())
+        .with_http_client(http_client(config)?))
 }
 
 /// A blocking client (the batch processor's thread waits on it, no runtime

@@ -30,6 +30,9 @@ ctx() { # a field of the scenario's context
   case "$scenario" in
     auth/*)
       echo "[mcp.servers.oauth]"
+      case "$scenario" in
+        auth/client-credentials-*) echo "grant = \"client_credentials\"" ;;
+      esac
       echo "client_metadata_url = \"https://conformance-test.local/client-metadata.json\""
       if [ -n "$(ctx client_id)" ]; then
         echo "client_id = \"$(ctx client_id)\""

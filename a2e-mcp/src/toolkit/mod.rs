@@ -284,7 +284,7 @@ impl McpToolkit {
             return Err(error);
         };
         let server = self.name().to_owned();
-        if !crate::oauth::can_consent_inline() {
+        if oauth.needs_consent() && !crate::oauth::can_consent_inline() {
             return Err(McpError::Init {
                 server: server.clone(),
                 reason: format!(

@@ -117,7 +117,7 @@ impl Inner {
         let Some(challenge) = crate::oauth::challenge(client, url).await else {
             return Ok(manager);
         };
-        if !crate::oauth::can_consent_inline() {
+        if oauth.needs_consent() && !crate::oauth::can_consent_inline() {
             return Err(McpError::Init {
                 server: server.clone(),
                 reason: format!(

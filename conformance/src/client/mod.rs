@@ -14,6 +14,7 @@ pub mod driver;
 mod peer;
 mod run;
 mod scenarios;
+mod scenarios_events;
 mod scenarios_more;
 
 use std::path::Path;
