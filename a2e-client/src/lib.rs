@@ -89,8 +89,8 @@ pub mod error;
 mod transport;
 
 pub use api::{
-    CallOptions, ChainApi, ProcApi, ProcExit, Process, SkillApi, SkillCall, SkillQuery, ToolApi,
-    ToolCall, ToolQuery,
+    AttachTarget, CallOptions, ChainApi, ProcApi, ProcExit, Process, SkillApi, SkillCall,
+    SkillQuery, ToolApi, ToolCall, ToolQuery,
 };
 pub use call::{Call, FromMessage};
 pub use client::{Client, ClientBuilder};

@@ -31,12 +31,23 @@
 //! sync = "normal"                # "full": every commit synced (survives a power cut)
 //! keep_days = 7                  # finished runs are pruned after this long …
 //! keep_runs = 1000               # … or past this many
+//!
+//! [cluster]                      # hosts sharing runs on NATS JetStream (docs/durability.md)
+//! nats_url = ""                  # e.g. "nats://127.0.0.1:4222"; empty: no cluster
+//! serve = ["*"]                  # toolkits whose nodes this host runs; [] coordinates only
+//! lease_ttl_secs = 10            # a dead coordinator's runs are taken over after this
+//! ack_wait_secs = 30             # a dead worker's node is delivered again after this
+//! max_deliver = 5                # then the node fails with `worker_lost`
 //! ```
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+mod cluster;
+
+pub use cluster::ClusterConfig;
 
 /// Every built-in tool name.
 pub const ALL_BUILTINS: &[&str] = &[
@@ -109,6 +120,9 @@ pub struct HostConfig {
     /// The run journal of durable chain runs (`[journal]`, on by default for
     /// `a2e serve`; docs/durability.md).
     pub journal: JournalConfig,
+    /// Hosts that share runs over NATS JetStream (`[cluster]`, off by
+    /// default; docs/durability.md).
+    pub cluster: ClusterConfig,
     /// ACMP: the host as a provider, and the remote providers it buys from
     /// (`[acmp]`, see [`crate::acmp_config`]).
     pub acmp: crate::acmp_config::AcmpConfig,
@@ -137,6 +151,7 @@ impl Default for HostConfig {
             plugins: Vec::new(),
             telemetry: a2e_telemetry::TelemetryConfig::default(),
             journal: JournalConfig::default(),
+            cluster: ClusterConfig::default(),
             acmp: crate::acmp_config::AcmpConfig::default(),
         }
     }
@@ -532,6 +547,7 @@ impl HostConfig {
                 self.journal.sync
             )));
         }
+        self.cluster.check().map_err(ConfigError::Invalid)?;
         Ok(())
     }
 

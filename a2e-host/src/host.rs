@@ -50,6 +50,9 @@ pub struct Host {
     /// The run journal, once durable runs are on (`runs::enable`).
     #[cfg(feature = "journal")]
     journal: std::sync::OnceLock<Arc<dyn a2e_journal::Journal>>,
+    /// The cluster this host shares runs with (`[cluster]`).
+    #[cfg(feature = "journal")]
+    cluster: std::sync::OnceLock<Arc<crate::runs::cluster::Cluster>>,
     /// What the journal is asked to write, for the live view.
     #[cfg(feature = "ui")]
     live: Arc<live::LiveFeed>,
@@ -182,6 +185,8 @@ impl HostBuilder {
             identities: Mutex::new(HashMap::new()),
             #[cfg(feature = "journal")]
             journal: std::sync::OnceLock::new(),
+            #[cfg(feature = "journal")]
+            cluster: std::sync::OnceLock::new(),
             #[cfg(feature = "ui")]
             live: Arc::default(),
             #[cfg(feature = "memory")]
@@ -475,6 +480,18 @@ impl Host {
             feed: self.live.clone(),
         });
         self.journal.set(journal).is_ok()
+    }
+
+    /// The cluster this host shares runs with, when `[cluster]` is on.
+    #[cfg(feature = "journal")]
+    pub fn cluster(&self) -> Option<&Arc<crate::runs::cluster::Cluster>> {
+        self.cluster.get()
+    }
+
+    /// Installs the cluster; `false` when one is installed already.
+    #[cfg(feature = "journal")]
+    pub(crate) fn set_cluster(&self, cluster: Arc<crate::runs::cluster::Cluster>) -> bool {
+        self.cluster.set(cluster).is_ok()
     }
 
     /// The live feed of the durable runs: what the run journal is asked to

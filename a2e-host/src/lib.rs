@@ -24,7 +24,8 @@
 //! (mounted MCP servers, the host as an MCP server), `llm` (model providers,
 //! LLM skills, Ontheia `llm` steps), `ontheia`, `acmp` (task DAGs), `sandbox`
 //! (sandboxed program skills and commands), `journal` (durable chain runs:
-//! the run journal, resume, `chain/attach`; [`runs`]). With `default-features = false`
+//! the run journal, resume, `chain/attach`, and hosts sharing runs on NATS
+//! JetStream, `[cluster]`; [`runs`]). With `default-features = false`
 //! the host is a light embeddable runtime (built-in tools, plugins, chains,
 //! processes, transports) that refuses the configuration sections and skill
 //! kinds of a missing feature by name.

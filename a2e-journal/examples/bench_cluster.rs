@@ -396,6 +396,7 @@ async fn scaleout(server: &NatsServer) {
                     toolkit: "sleepy".into(),
                     tool: "sleep".into(),
                     input: json!({"ms": 10}),
+                    agent: "bench".into(),
                 })
                 .await
                 .unwrap_or_else(|e| fail(&format!("publish: {e}")));
@@ -456,6 +457,7 @@ async fn recovery(server: &NatsServer) {
             toolkit: "recover".into(),
             tool: "t".into(),
             input: json!({}),
+            agent: "bench".into(),
         })
         .await
         .unwrap_or_else(|e| fail(&format!("publish: {e}")));

@@ -334,6 +334,7 @@ fn item(run: &str, node: &str, toolkit: &str) -> WorkItem {
         toolkit: toolkit.into(),
         tool: "t".into(),
         input: json!({"node": node}),
+        agent: "agent-1".into(),
     }
 }
 

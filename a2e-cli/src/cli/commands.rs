@@ -25,6 +25,12 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
     if let Some(root) = &cli.root {
         config.root = root.clone();
     }
+    if let Command::Serve {
+        cluster: Some(url), ..
+    } = &cli.command
+    {
+        config.cluster.nats_url.clone_from(url);
+    }
     config
         .commands
         .allow
@@ -157,6 +163,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             http,
             mcp_stdio,
             mcp_http,
+            cluster: _,
             acmp_ws,
         } => {
             if let Err(e) = super::runs::durable(&host).await {
@@ -206,8 +213,15 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
         Command::Run {
             file,
             input,
+            detach: true,
+            ..
+        } => super::runs::detach(&host, file, input.as_deref()).await,
+        Command::Run {
+            file,
+            input,
             events,
             vars,
+            detach: false,
         } => super::run::run_file(&host, file, input.as_deref(), *events, vars).await,
         Command::Mcp { .. } | Command::Graph { .. } | Command::Runs { .. } => ExitCode::SUCCESS,
         Command::Memory { command } => super::inspect::memory(&host, command).await,

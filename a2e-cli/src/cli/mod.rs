@@ -56,6 +56,10 @@ pub enum Command {
         /// loopback needs `auth_token` in the configuration (a bearer token).
         #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio"])]
         mcp_http: Option<String>,
+        /// Share runs with the hosts on this NATS server (JetStream): over
+        /// `[cluster] nats_url` of the configuration (docs/durability.md).
+        #[arg(long, value_name = "URL")]
+        cluster: Option<String>,
         /// Serve the ACMP capabilities of `[acmp.provider]` as JSON-RPC over
         /// WebSocket on ADDR (`acmp/invoke`, `acmp/cancel`, `acmp/inputChunk`;
         /// a bearer token is required); alone or beside another transport.
@@ -77,6 +81,11 @@ pub enum Command {
         /// NAME=VALUE; repeatable; over `[ontheia.globals]` of the configuration.
         #[arg(long = "var", value_name = "NAME=VALUE")]
         vars: Vec<String>,
+        /// Hand an A2E chain to the cluster of `[cluster]` instead of running
+        /// it here: prints its run id at once (follow it with `a2e runs
+        /// attach ID`); one of the cluster's hosts takes the run and runs it.
+        #[arg(long, conflicts_with = "events")]
+        detach: bool,
     },
     /// Validate a chain file without running it.
     Validate {
@@ -208,6 +217,16 @@ pub enum RunsCommand {
     Cancel {
         /// The run id.
         id: String,
+    },
+    /// Follow a run: its events as JSON lines from `--from-seq` on (those
+    /// journaled, then the live ones), then its answer; exit 0 when it
+    /// succeeded, 1 otherwise.
+    Attach {
+        /// The run id.
+        id: String,
+        /// The first event wanted.
+        #[arg(long, default_value_t = 0)]
+        from_seq: u64,
     },
 }
 

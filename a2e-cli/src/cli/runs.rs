@@ -1,11 +1,17 @@
-//! `a2e runs list | show ID | cancel ID`, and durable runs for `a2e serve`.
+//! `a2e runs list | show ID | cancel ID | attach ID`, `a2e run --detach`,
+//! and durable runs for `a2e serve`.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use a2e_host::Host;
 use a2e_host::config::HostConfig;
-use a2e_journal::{Journal, RunFilter, RunId, RunStatus, SqliteJournal, now_ms};
+use a2e_journal::nats::{NatsJournal, NatsOptions};
+use a2e_journal::{
+    Journal, NewRun, RunFilter, RunId, RunItem, RunKind, RunStatus, SqliteJournal, now_ms,
+};
+use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::RunsCommand;
@@ -24,7 +30,7 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 /// Makes `a2e serve`'s chain runs durable when `[journal] enabled` (the
 /// default): opens the journal and resumes the runs it holds unfinished.
 pub async fn durable(host: &Arc<Host>) -> Result<(), String> {
-    if !host.config().journal.enabled {
+    if !host.config().journal.enabled && !host.config().cluster.enabled() {
         return Ok(());
     }
     a2e_host::runs::enable(host)
@@ -51,11 +57,24 @@ fn age(ms: u64) -> String {
 
 /// Runs `a2e runs …` on the journal of `config`.
 pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
+    if config.cluster.enabled() {
+        let url = &config.cluster.nats_url;
+        let options = NatsOptions {
+            prefix: config.cluster.prefix.clone(),
+            ..NatsOptions::default()
+        };
+        return match NatsJournal::connect(url, options).await {
+            Ok(journal) => on_journal(&journal, url, command).await,
+            Err(e) => fail(FAILED, format!("cannot open the cluster's journal: {e}")),
+        };
+    }
     let path = config.journal_path();
     if !path.exists() {
         return match command {
             RunsCommand::List { .. } => ExitCode::SUCCESS,
-            RunsCommand::Show { id } | RunsCommand::Cancel { id } => fail(
+            RunsCommand::Show { id }
+            | RunsCommand::Cancel { id }
+            | RunsCommand::Attach { id, .. } => fail(
                 FAILED,
                 format!("no run `{id}`: {} does not exist", path.display()),
             ),
@@ -66,6 +85,11 @@ pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
         Ok(j) => j,
         Err(e) => return fail(FAILED, format!("cannot open {}: {e}", path.display())),
     };
+    on_journal(&journal, &path.display().to_string(), command).await
+}
+
+/// Runs `a2e runs …` on `journal` (`place` names it in messages).
+async fn on_journal(journal: &dyn Journal, place: &str, command: &RunsCommand) -> ExitCode {
     match command {
         RunsCommand::List {
             status,
@@ -126,7 +150,7 @@ pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
                     print_out(&serde_json::to_string_pretty(&state).unwrap_or_default());
                     ExitCode::SUCCESS
                 }
-                Ok(None) => fail(FAILED, format!("no run `{run}` in {}", path.display())),
+                Ok(None) => fail(FAILED, format!("no run `{run}` in {place}")),
                 Err(e) => fail(FAILED, e),
             }
         }
@@ -144,5 +168,97 @@ pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
                 Err(e) => fail(FAILED, e),
             }
         }
+        RunsCommand::Attach { id, from_seq } => {
+            let run = match RunId::parse(id) {
+                Ok(r) => r,
+                Err(e) => return fail(INVALID, e),
+            };
+            follow(journal, &run, *from_seq).await
+        }
+    }
+}
+
+/// Prints run `run`'s events from `from_seq` on, then its answer.
+async fn follow(journal: &dyn Journal, run: &RunId, from_seq: u64) -> ExitCode {
+    let mut items = journal.subscribe(run, from_seq);
+    while let Some(item) = items.next().await {
+        match item {
+            Ok(RunItem::Event(e)) => print_out(&e.event.to_string()),
+            Ok(RunItem::Finished { status, answer }) => {
+                print_out(&answer.to_string());
+                return if status == RunStatus::Succeeded {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(FAILED)
+                };
+            }
+            Err(e) => return fail(FAILED, e),
+        }
+    }
+    fail(
+        FAILED,
+        format!("run `{run}`: the journal ended before its answer"),
+    )
+}
+
+/// The agent a run handed over with `a2e run --detach` belongs to.
+pub const DETACHED_AGENT: &str = "a2e";
+
+/// `a2e run FILE --detach`: journals the chain in the cluster's journal,
+/// unleased, so that a host of the cluster takes it over and runs it;
+/// prints the run id.
+pub async fn detach(host: &Arc<Host>, file: &Path, input: Option<&str>) -> ExitCode {
+    let config = host.config();
+    if !config.cluster.enabled() {
+        return fail(
+            INVALID,
+            "--detach hands the run to a cluster's hosts: it needs `[cluster] nats_url` \
+             (or run the chain on `a2e serve` and attach to it)",
+        );
+    }
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => return fail(INVALID, format!("{}: {e}", file.display())),
+    };
+    let req = match a2e_document::parse_document(&text, input) {
+        Ok(a2e_document::Document::Chain(req)) => *req,
+        Ok(other) => {
+            return fail(
+                INVALID,
+                format!("--detach runs A2E chains, not a {} document", other.kind()),
+            );
+        }
+        Err(e) => return fail(INVALID, format!("{}: {e}", file.display())),
+    };
+    if let Err(e) = a2e_host::chains::validate(host, &req) {
+        return fail(INVALID, format!("{}: {e} ({})", file.display(), e.code()));
+    }
+    let request = match serde_json::to_value(&req) {
+        Ok(v) => v,
+        Err(e) => return fail(INVALID, e),
+    };
+    let options = NatsOptions {
+        prefix: config.cluster.prefix.clone(),
+        ..NatsOptions::default()
+    };
+    let journal = match NatsJournal::connect(&config.cluster.nats_url, options).await {
+        Ok(j) => j,
+        Err(e) => return fail(FAILED, format!("cannot open the cluster's journal: {e}")),
+    };
+    let run = RunId::generate();
+    let created = journal
+        .create_run(NewRun {
+            run_id: run.clone(),
+            kind: RunKind::Chain,
+            agent: DETACHED_AGENT.into(),
+            request,
+        })
+        .await;
+    match created {
+        Ok(()) => {
+            print_out(run.as_str());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(FAILED, e),
     }
 }

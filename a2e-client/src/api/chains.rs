@@ -3,10 +3,21 @@
 use std::time::Duration;
 
 use a2e_proto::{ChainEvent, ChainRequest, ChainResponse, Message};
+use serde_json::{Map, Value};
 
 use crate::call::Call;
 use crate::client::{Client, unexpected};
 use crate::error::ClientResult;
+
+/// The run [`ChainApi::attach`] re-attaches to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachTarget {
+    /// The run's id.
+    Run(String),
+    /// The id of the `chain/req` that started it (the agent's newest run of
+    /// that id).
+    ChainRequest(String),
+}
 
 /// The chains capability of a [`Client`].
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +65,38 @@ impl<'a> ChainApi<'a> {
         on_event: impl FnMut(ChainEvent),
     ) -> ClientResult<ChainResponse> {
         self.run(req).await?.finish_with(on_event).await
+    }
+
+    /// Re-attaches to a durable run (the `chain/attach` wire extension,
+    /// `docs/durability.md`): named by its run id, its events from
+    /// `from_seq` on (the journaled ones, then the live ones, each `seq`
+    /// once), then [`Call::finish`] gives its `chain/resp`. The events and
+    /// the answer carry the attach request's id as `req_id`. Refused with
+    /// `unknown_run` (no such run), `unauthorized` (another agent's run) or
+    /// `unavailable` (the host journals no runs). `limit` is how long the
+    /// client waits for the answer.
+    pub async fn attach(
+        &self,
+        target: AttachTarget,
+        from_seq: u64,
+        limit: Duration,
+    ) -> ClientResult<Call<ChainEvent, ChainResponse>> {
+        let mut msg = Map::new();
+        msg.insert("type".into(), Value::from("chain/attach"));
+        msg.insert("id".into(), Value::from(a2e_proto::new_id()));
+        msg.insert("version".into(), Value::from(a2e_proto::PROTOCOL_VERSION));
+        msg.insert("ts".into(), Value::from(a2e_proto::now()));
+        match target {
+            AttachTarget::Run(id) => msg.insert("run_id".into(), Value::from(id)),
+            AttachTarget::ChainRequest(id) => msg.insert("chain_req_id".into(), Value::from(id)),
+        };
+        msg.insert("from_seq".into(), Value::from(from_seq));
+        self.client
+            .start(Message::Unknown(msg), true, limit, |msg| match msg {
+                Message::ChainResponse(resp) => Ok(resp),
+                other => Err(unexpected("chain/resp", &other)),
+            })
+            .await
     }
 
     /// Runs a chain to its end, ignoring its events.

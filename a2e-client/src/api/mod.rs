@@ -6,7 +6,7 @@ mod proc;
 mod skills;
 mod tools;
 
-pub use chains::ChainApi;
+pub use chains::{AttachTarget, ChainApi};
 pub use invoke::CallOptions;
 pub use proc::{ProcApi, ProcExit, Process};
 pub use skills::{SkillApi, SkillCall, SkillQuery};

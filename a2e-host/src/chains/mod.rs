@@ -50,6 +50,10 @@ fn engine(
     let mut runner = HostRunner::new(host.clone(), session_id);
     if let Some(run_id) = run_id {
         runner = runner.durable(run_id);
+        #[cfg(feature = "journal")]
+        if let Some(cluster) = host.cluster() {
+            runner = runner.clustered(cluster.clone());
+        }
     }
     if op.is_recording() {
         runner = runner.traced(op.span().clone(), chain_id);

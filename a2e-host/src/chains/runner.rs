@@ -29,6 +29,10 @@ pub struct HostRunner {
     /// The durable run the nodes belong to: their calls carry the
     /// idempotency key `run_id/node_id/attempt`.
     run_id: Option<Arc<str>>,
+    /// In a cluster: a durable run's tool and skill nodes go to the work
+    /// queue instead of being called here.
+    #[cfg(feature = "journal")]
+    cluster: Option<Arc<crate::runs::cluster::Cluster>>,
 }
 
 impl HostRunner {
@@ -42,7 +46,17 @@ impl HostRunner {
             span: tracing::Span::none(),
             chain_id: String::new(),
             run_id: None,
+            #[cfg(feature = "journal")]
+            cluster: None,
         }
+    }
+
+    /// The same runner, its durable run's tool and skill nodes run on the
+    /// cluster's workers (the host is a coordinator).
+    #[cfg(feature = "journal")]
+    pub(crate) fn clustered(mut self, cluster: Arc<crate::runs::cluster::Cluster>) -> Self {
+        self.cluster = Some(cluster);
+        self
     }
 
     /// The same runner, its nodes' calls keyed for durable run `run_id`.
@@ -169,6 +183,20 @@ impl NodeRunner for HostRunner {
 
 impl HostRunner {
     async fn run_node(&self, call: NodeCall) -> NodeResult {
+        #[cfg(feature = "journal")]
+        if let (Some(cluster), Some(run_id)) = (&self.cluster, &self.run_id)
+            && let Some(toolkit) =
+                crate::runs::cluster::Cluster::toolkit_of(&self.host, &call.kind, &call.name)
+        {
+            return Box::pin(cluster.run_remote(run_id, toolkit, &self.identity.agent_id, call))
+                .await;
+        }
+        self.run_local(call).await
+    }
+
+    /// Runs `call` on this host (a worker's node, or any node outside a
+    /// cluster).
+    pub(crate) async fn run_local(&self, call: NodeCall) -> NodeResult {
         // The tool path inline, the others boxed: a runner's future is
         // allocated and moved per node, and the largest path sets its size
         // (the proc path would more than double it).

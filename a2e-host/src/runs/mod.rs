@@ -19,9 +19,14 @@
 //! - A cancel asked for out of process (`a2e runs cancel`) is seen within a
 //!   second by the host running the run.
 //!
+//! - With `[cluster]` the journal is in NATS JetStream and hosts share runs
+//!   ([`cluster`]): nodes run on the hosts serving their toolkit, a dead
+//!   coordinator's runs are taken over.
+//!
 //! See `docs/durability.md` at the workspace root.
 
 mod attach;
+pub mod cluster;
 mod journaled;
 
 use std::sync::Arc;
@@ -38,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::chains::{self, Durable};
 use crate::host::{CallOptions, Host};
+use cluster::Coordination;
 use journaled::{JournalObserver, JournalSink, node_of, resume_of};
 
 pub use attach::{ATTACH_TYPE, AttachError, AttachItem, AttachRequest, attach};
@@ -78,6 +84,14 @@ pub fn journal_options(config: &crate::config::JournalConfig) -> SqliteOptions {
 /// [`resume_unfinished`] next.
 pub async fn enable(host: &Arc<Host>) -> Result<Arc<dyn Journal>, JournalOpenError> {
     let config = host.config();
+    if config.cluster.enabled() {
+        return cluster::connect(host)
+            .await
+            .map_err(|message| JournalOpenError {
+                path: config.cluster.nats_url.clone(),
+                message,
+            });
+    }
     let path = config.journal_path();
     let failed = |message: String| JournalOpenError {
         path: path.display().to_string(),
@@ -162,6 +176,18 @@ pub async fn run_plan(
     };
     let req = plan.request();
     let run = RunId::generate();
+    // In a cluster the lease is taken before the run exists, so that no
+    // other host sees it unleased.
+    let mut coordination = match host.cluster() {
+        Some(c) => match Coordination::acquire(c, &run).await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(run = %run, "chain not journaled: {e}");
+                return chains::run_plan(host, plan, options).await;
+            }
+        },
+        None => None,
+    };
     let request = match serde_json::to_value(req) {
         Ok(v) => v,
         Err(e) => {
@@ -191,10 +217,44 @@ pub async fn run_plan(
         options = options.events(stream);
     }
     let durable = durable(&journal, &run, req, None);
-    let resp = chains::run_plan_durable(host, plan, options, durable).await;
+    let running = chains::run_plan_durable(host, plan, options, durable);
+    let resp = match coordination.as_mut() {
+        Some(c) => c.guard(running).await,
+        None => Some(running.await),
+    };
     done.cancel();
-    finish(&*journal, &run, &resp).await;
-    resp
+    conclude(&*journal, &run, resp, coordination)
+        .await
+        .unwrap_or_else(|| {
+            failed_answer(
+                &req.id,
+                &req.chain_id,
+                ErrorCode::UNAVAILABLE,
+                "the run was taken over by another host and its answer could not be read",
+            )
+        })
+}
+
+/// Journals a run's end (`resp`) and gives its lease up; a run whose lease
+/// was lost (`resp` is `None`) ends elsewhere: its answer is read from the
+/// journal once there.
+async fn conclude(
+    journal: &dyn Journal,
+    run: &RunId,
+    resp: Option<ChainResponse>,
+    coordination: Option<Coordination>,
+) -> Option<ChainResponse> {
+    match (resp, coordination) {
+        (Some(resp), coordination) => {
+            finish(journal, run, &resp).await;
+            if let Some(c) = coordination {
+                c.release().await;
+            }
+            Some(resp)
+        }
+        (None, Some(c)) => c.answer_elsewhere(journal).await,
+        (None, None) => None,
+    }
 }
 
 fn durable(
@@ -252,11 +312,19 @@ fn failed_answer(req_id: &str, chain_id: &str, code: ErrorCode, message: &str) -
 /// Whether an interrupted call of `req` may run again: its node calls a
 /// tool whose definition says `idempotent`. Skills and processes are not
 /// repeated.
+/// In a cluster, a node that went to the work queue is run again with the
+/// same key: its delivery is still queued (a publish with the same key is
+/// dropped as a duplicate) or its result is journaled.
 fn may_repeat(host: &Host, req: &ChainRequest, wire_id: &str) -> bool {
     let node_id = node_of(wire_id);
     let Some(node) = req.nodes.iter().find(|n| n.node_id == node_id) else {
         return false;
     };
+    if host.cluster().is_some()
+        && cluster::Cluster::toolkit_of(host, &node.kind, &node.name).is_some()
+    {
+        return true;
+    }
     node.kind == NodeKind::TOOL
         && host
             .registry()
@@ -275,6 +343,11 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
     let Some(journal) = host.journal().cloned() else {
         return 0;
     };
+    if host.cluster().is_some() {
+        // Every host resumes whichever unfinished run has no coordinator.
+        cluster::start_takeover(host);
+        return 0;
+    }
     if !owns_journal(host) {
         tracing::info!("run journal: another host process resumes this journal's runs");
         return 0;
@@ -303,7 +376,7 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
         let host = host.clone();
         let journal = journal.clone();
         let token = cancel.child_token();
-        tokio::spawn(async move { resume_run(&host, journal, state, token).await });
+        tokio::spawn(async move { resume_run(&host, journal, state, token, None).await });
         started += 1;
     }
     started
@@ -344,6 +417,7 @@ async fn resume_run(
     journal: Arc<dyn Journal>,
     state: RunState,
     token: CancellationToken,
+    mut coordination: Option<Coordination>,
 ) {
     let run = state.summary.run_id.clone();
     let req: ChainRequest = match serde_json::from_value(state.request.clone()) {
@@ -388,11 +462,18 @@ async fn resume_run(
     watch_cancel(journal.clone(), run.clone(), token.clone(), done.clone());
     let options = CallOptions::new().session(&session).cancel(&token);
     let durable = durable(&journal, &run, &req, Some(resume));
-    let resp = chains::run_plan_durable(host, &plan, options, durable).await;
+    let running = chains::run_plan_durable(host, &plan, options, durable);
+    let resp = match coordination.as_mut() {
+        Some(c) => c.guard(running).await,
+        None => Some(running.await),
+    };
     done.cancel();
     host.end_session(&session);
-    finish(&*journal, &run, &resp).await;
-    tracing::info!(run = %run, success = resp.success, "resumed run finished");
+    let success = resp.as_ref().map(|r| r.success);
+    if let Some(resp) = resp {
+        conclude(&*journal, &run, Some(resp), coordination).await;
+    }
+    tracing::info!(run = %run, success = ?success, "resumed run finished (or was taken over)");
 }
 
 #[cfg(test)]

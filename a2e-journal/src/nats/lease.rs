@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::store::bucket;
+use super::streams::bucket;
 use super::{Names, nats_err};
 use crate::error::{JournalError, Result};
 use crate::ids::RunId;

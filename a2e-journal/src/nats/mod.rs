@@ -31,10 +31,15 @@
 //! follows a run whose nodes run anywhere.
 
 mod follow;
+mod journal_impl;
 mod lease;
+mod query;
 mod read;
+mod result;
 mod store;
+mod streams;
 mod work;
+mod writer;
 
 pub use lease::{Lease, LeaseKeeper, Leases};
 pub use store::NatsJournal;

@@ -22,7 +22,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::store::get_stream;
+use super::streams::get_stream;
 use super::{Names, nats_err, token};
 use crate::error::{JournalError, Result};
 use crate::ids::NodeKey;
@@ -32,6 +32,9 @@ use crate::model::NodeOutcome;
 /// The code of a node whose deliveries ran out: its worker stopped (died,
 /// or was killed by the node) `max_deliver` times.
 pub const WORKER_LOST: &str = "worker_lost";
+
+/// How long one pull waits for work on the server before it is asked again.
+const PULL_WAIT: Duration = Duration::from_secs(5);
 
 /// How work is redelivered.
 #[derive(Debug, Clone)]
@@ -74,6 +77,9 @@ pub struct WorkItem {
     pub tool: String,
     /// Its resolved input.
     pub input: Value,
+    /// The agent the run belongs to (the worker calls on its behalf).
+    #[serde(default)]
+    pub agent: String,
 }
 
 /// The work-queue stream of a prefix.
@@ -179,15 +185,11 @@ impl WorkQueue {
             )
             .await
             .map_err(|e| nats_err(format!("consumer {name}"), e))?;
-        let messages = consumer
-            .stream()
-            .max_messages_per_batch(self.config.batch.max(1))
-            .heartbeat(Duration::from_secs(5))
-            .expires(Duration::from_secs(30))
-            .messages()
-            .await
-            .map_err(|e| nats_err(format!("pull {name}"), e))?;
-        Ok(Worker { messages })
+        Ok(Worker {
+            consumer,
+            batch: self.config.batch.max(1),
+            messages: None,
+        })
     }
 
     /// The nodes whose deliveries ran out, from the dead-letter stream (a
@@ -218,9 +220,13 @@ impl WorkQueue {
     }
 }
 
-/// Pulls the nodes of one toolkit.
+/// Pulls the nodes of one toolkit. A pull asks for at most `batch` nodes,
+/// and only when the worker asks for its next node: a busy worker holds no
+/// node it has not started (whose `ack_wait` would run out while it waits).
 pub struct Worker {
-    messages: pull::Stream,
+    consumer: jetstream::consumer::Consumer<pull::Config>,
+    batch: usize,
+    messages: Option<jetstream::consumer::pull::Batch>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -233,9 +239,30 @@ impl Worker {
     /// The next node (waits for one). A message that is not a work item is
     /// acknowledged (dropped) and reported as an error.
     pub async fn next(&mut self) -> Option<Result<Job>> {
-        let msg = match self.messages.next().await? {
-            Ok(msg) => msg,
-            Err(e) => return Some(Err(nats_err("pull work", e))),
+        let msg = loop {
+            let batch = match &mut self.messages {
+                Some(b) => b,
+                None => match self
+                    .consumer
+                    .batch()
+                    .max_messages(self.batch)
+                    .expires(PULL_WAIT)
+                    .messages()
+                    .await
+                {
+                    Ok(b) => self.messages.insert(b),
+                    Err(e) => return Some(Err(nats_err("pull work", e))),
+                },
+            };
+            match batch.next().await {
+                Some(Ok(msg)) => break msg,
+                Some(Err(e)) => {
+                    self.messages = None;
+                    return Some(Err(nats_err("pull work", e)));
+                }
+                // The pull expired (or delivered its batch): ask again.
+                None => self.messages = None,
+            }
         };
         match serde_json::from_slice::<WorkItem>(&msg.payload) {
             Ok(item) => Some(Ok(Job { msg, item })),

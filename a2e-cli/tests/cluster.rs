@@ -1,0 +1,530 @@
+//! A cluster over the real binary: nats-server (JetStream on a free loopback
+//! port, a temporary store) and three or four `a2e serve --stdio` hosts
+//! sharing one root. Every node appends a line to `effects` (its side
+//! effect), so the tests count how often each ran.
+//!
+//! - A worker is killed (SIGKILL) while it runs a node: the node is
+//!   delivered again to another worker, the chain succeeds, every other
+//!   node ran once.
+//! - The coordinator is killed mid-run: another host takes the run over and
+//!   completes it; an agent attached to another host gets every event once
+//!   and the answer.
+//! - A poison node (its worker dies on every delivery) fails with
+//!   `worker_lost` after `max_deliver` deliveries.
+//! - An agent attached to a host that runs no nodes follows a run whose
+//!   coordinator and workers are the other hosts.
+
+#[path = "../../a2e-journal/tests/common/nats_server.rs"]
+mod nats_server;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use a2e_host::proc::pids_with_arg;
+use conformance::child::HostProcess;
+use nats_server::NatsServer;
+use serde_json::{Value, json};
+
+/// One cluster test at a time: each starts a server and several hosts on a
+/// small machine.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+struct Host {
+    process: HostProcess,
+    name: String,
+}
+
+struct Cluster {
+    nats: NatsServer,
+    root: tempfile::TempDir,
+    logs: tempfile::TempDir,
+    started: usize,
+}
+
+impl Cluster {
+    fn start() -> Option<Self> {
+        let nats = NatsServer::start()?;
+        Some(Self {
+            nats,
+            root: tempfile::tempdir().unwrap(),
+            logs: tempfile::tempdir().unwrap(),
+            started: 0,
+        })
+    }
+
+    /// A host serving `serve` (TOML list), its stderr in the log directory.
+    fn host(&mut self, serve: &str, max_deliver: u32) -> Host {
+        let (cmd, name) = self.command(serve, max_deliver);
+        let mut process = HostProcess::spawn(cmd).unwrap();
+        handshake(&mut process, "cluster-agent");
+        Host { process, name }
+    }
+
+    /// The command of a host serving `serve`, and its name.
+    fn command(&mut self, serve: &str, max_deliver: u32) -> (Command, String) {
+        self.started += 1;
+        let name = format!("host{}", self.started);
+        let config = self.logs.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[cluster]\nnats_url = \"{}\"\nname = \"{name}\"\nserve = {serve}\n\
+                 workers = 2\nlease_ttl_secs = 2\nack_wait_secs = 2\nmax_deliver = {max_deliver}\n",
+                self.nats.url()
+            ),
+        )
+        .unwrap();
+        let log = self.logs.path().join(format!("{name}.log"));
+        let mut cmd = Command::new("sh");
+        cmd.env("A2E_LOG", "info,a2e_host=debug")
+            .arg("-c")
+            .arg(format!("exec \"$0\" \"$@\" 2>>'{}'", log.display()))
+            .arg(env!("CARGO_BIN_EXE_a2e"))
+            .args(["serve", "--stdio", "--allow-command", "sh", "--config"])
+            .arg(&config)
+            .arg("--root")
+            .arg(self.root.path());
+        (cmd, name)
+    }
+
+    fn effects(&self) -> Vec<String> {
+        effects(self.root.path())
+    }
+
+    /// Every host's log, for a failed assertion.
+    fn logs(&self) -> String {
+        let mut out = String::new();
+        for i in 1..=self.started {
+            let path = self.logs.path().join(format!("host{i}.log"));
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(40).collect();
+            out.push_str(&format!("--- host{i}\n"));
+            for line in tail.into_iter().rev() {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+fn handshake(host: &mut HostProcess, agent: &str) {
+    let hs = json!({"type": "handshake/req", "id": "hs", "agent_id": agent});
+    host.send(hs.to_string().as_bytes()).unwrap();
+    let (resp, _) = host.answer("hs", Duration::from_secs(30), |_| {}).unwrap();
+    assert_eq!(resp["type"], "handshake/resp", "{resp}");
+}
+
+fn effects(root: &Path) -> Vec<String> {
+    std::fs::read_to_string(root.join("effects"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A chain of `run_command` nodes, each `(id, script)`, one after the other.
+fn chain(req_id: &str, nodes: &[(&str, String)]) -> Value {
+    let list: Vec<Value> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, (id, script))| {
+            let mut node = json!({
+                "node_id": id, "kind": "tool", "name": "run_command",
+                "input": {"argv": ["sh", "-c", script], "timeout": 120},
+            });
+            if let Some((next, _)) = nodes.get(i + 1) {
+                node["next_node"] = json!(next);
+            }
+            node
+        })
+        .collect();
+    json!({
+        "type": "chain/req", "id": req_id, "chain_id": "cluster",
+        "entry_node": nodes[0].0, "nodes": list, "streaming": true, "timeout": 300,
+    })
+}
+
+fn append(id: &str) -> String {
+    format!("echo {id} >> effects")
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The index of the host among `hosts` whose process runs `pid` (an
+/// ancestor of it).
+fn owner(hosts: &[Host], pid: u32) -> Option<usize> {
+    let mut p = pid;
+    for _ in 0..16 {
+        if let Some(i) = hosts.iter().position(|h| h.process.pid() == p) {
+            return Some(i);
+        }
+        p = parent_of(p)?;
+        if p <= 1 {
+            return None;
+        }
+    }
+    None
+}
+
+fn kill_marked(mark: &str) {
+    for pid in pids_with_arg(mark) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// Waits for a process with argument `mark` run by one of `hosts`; its
+/// host's index.
+fn wait_marked(hosts: &[Host], mark: &str, within: Duration) -> Option<usize> {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if let Some(i) = pids_with_arg(mark)
+            .into_iter()
+            .find_map(|p| owner(hosts, p))
+        {
+            return Some(i);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+fn count(effects: &[String], id: &str) -> usize {
+    effects.iter().filter(|e| *e == id).count()
+}
+
+fn seqs(events: &[Value]) -> Vec<u64> {
+    events.iter().map(|e| e["seq"].as_u64().unwrap()).collect()
+}
+
+#[test]
+fn a_killed_workers_node_is_delivered_again_and_every_other_node_runs_once() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    const MARK: &str = "30.0611";
+    let mut coordinator = cluster.host("[]", 5);
+    let mut workers = vec![cluster.host("[\"*\"]", 5), cluster.host("[\"*\"]", 5)];
+    let c = format!(
+        "echo c >> effects; if [ ! -e c.slept ]; then touch c.slept; exec sleep {MARK}; fi"
+    );
+    let nodes = [
+        ("a", append("a")),
+        ("b", append("b")),
+        ("c", c),
+        ("d", append("d")),
+        ("e", append("e")),
+    ];
+    let req = chain("run-1", &nodes);
+    coordinator
+        .process
+        .send(req.to_string().as_bytes())
+        .unwrap();
+
+    let victim = wait_marked(&workers, MARK, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("c never ran on a worker\n{}", cluster.logs()));
+    let killed = workers.remove(victim);
+    let killed_name = killed.name.clone();
+    let at = Instant::now();
+    drop(killed); // SIGKILL
+    kill_marked(MARK);
+    // The node is delivered again (after ack_wait) to the other worker.
+    while count(&cluster.effects(), "c") < 2 {
+        assert!(
+            at.elapsed() < Duration::from_secs(30),
+            "c was not delivered again\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let redelivered = at.elapsed();
+    let (answer, events) = coordinator
+        .process
+        .answer("run-1", Duration::from_secs(60), |_| {})
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
+    assert_eq!(answer["success"], true, "{answer}\n{}", cluster.logs());
+    assert_eq!(
+        cluster.effects(),
+        ["a", "b", "c", "c", "d", "e"],
+        "{}",
+        cluster.logs()
+    );
+    assert_eq!(seqs(&events), (0..events.len() as u64).collect::<Vec<_>>());
+    eprintln!(
+        "FIGURE worker SIGKILL ({killed_name}) to redelivery of its node: {} ms (ack_wait 2 s)",
+        redelivered.as_millis()
+    );
+    drop(workers);
+}
+
+#[test]
+fn a_killed_coordinators_run_is_completed_by_another_host() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    const MARK: &str = "3.0612";
+    let mut coordinator = cluster.host("[]", 5);
+    let workers = [cluster.host("[\"*\"]", 5), cluster.host("[\"*\"]", 5)];
+    let nodes = [
+        ("a", append("a")),
+        ("b", format!("echo b >> effects; exec sleep {MARK}")),
+        ("c", append("c")),
+        ("d", append("d")),
+    ];
+    let req = chain("run-2", &nodes);
+    coordinator
+        .process
+        .send(req.to_string().as_bytes())
+        .unwrap();
+    wait_marked(&workers, MARK, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("b never ran on a worker\n{}", cluster.logs()));
+    let at = Instant::now();
+    drop(coordinator); // SIGKILL while b runs
+
+    // The same agent on another host attaches to the run by its request id.
+    let mut other = cluster.host("[]", 5);
+    let attach = json!({"type": "chain/attach", "id": "att", "chain_req_id": "run-2"});
+    other.process.send(attach.to_string().as_bytes()).unwrap();
+    let (answer, events) = other
+        .process
+        .answer("att", Duration::from_secs(60), |_| {})
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
+    assert_eq!(answer["type"], "chain/resp", "{answer}");
+    assert_eq!(answer["success"], true, "{answer}\n{}", cluster.logs());
+    eprintln!(
+        "FIGURE coordinator SIGKILL to the run's answer on another host: {} ms (lease 2 s)",
+        at.elapsed().as_millis()
+    );
+    assert_eq!(seqs(&events), (0..events.len() as u64).collect::<Vec<_>>());
+    let last = events.last().unwrap();
+    assert_eq!(last["node_id"], "d", "{events:?}");
+    // No node ran twice because of the take-over.
+    assert_eq!(
+        cluster.effects(),
+        ["a", "b", "c", "d"],
+        "{}",
+        cluster.logs()
+    );
+}
+
+#[test]
+fn a_poison_node_fails_after_max_deliver() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    const MARK: &str = "30.0613";
+    let mut coordinator = cluster.host("[]", 2);
+    let mut workers = vec![cluster.host("[\"*\"]", 2), cluster.host("[\"*\"]", 2)];
+    let nodes = [("p", format!("echo p >> effects; exec sleep {MARK}"))];
+    let req = chain("run-3", &nodes);
+    coordinator
+        .process
+        .send(req.to_string().as_bytes())
+        .unwrap();
+    // Whichever worker runs the node dies; a new worker replaces it.
+    let end = Instant::now() + Duration::from_secs(90);
+    let answer = loop {
+        assert!(Instant::now() < end, "no answer\n{}", cluster.logs());
+        if let Ok(line) = coordinator.process.recv_line(Duration::from_millis(50)) {
+            let msg: Value = serde_json::from_str(&line).unwrap();
+            if msg["type"] == "chain/resp" {
+                break msg;
+            }
+        }
+        if let Some(i) = pids_with_arg(MARK)
+            .into_iter()
+            .find_map(|p| owner(&workers, p))
+        {
+            drop(workers.remove(i));
+            kill_marked(MARK);
+            workers.push(cluster.host("[\"*\"]", 2));
+        }
+    };
+    kill_marked(MARK);
+    assert_eq!(answer["success"], false, "{answer}");
+    assert!(
+        answer.to_string().contains("worker_lost"),
+        "{answer}\n{}",
+        cluster.logs()
+    );
+    // Delivered max_deliver (2) times, not more.
+    assert_eq!(cluster.effects(), ["p", "p"], "{}", cluster.logs());
+}
+
+#[test]
+fn an_agent_on_one_host_follows_a_run_executing_on_the_others() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    // A runs nothing; B coordinates and runs nodes with C.
+    let mut a = cluster.host("[]", 5);
+    let mut b = cluster.host("[\"*\"]", 5);
+    let _c = cluster.host("[\"*\"]", 5);
+    let nodes: Vec<(String, String)> = (1..=6)
+        .map(|i| {
+            let id = format!("n{i}");
+            let script = format!("echo {id} >> effects; sleep 0.3");
+            (id, script)
+        })
+        .collect();
+    let nodes: Vec<(&str, String)> = nodes.iter().map(|(i, s)| (i.as_str(), s.clone())).collect();
+    let req = chain("run-4", &nodes);
+    b.process.send(req.to_string().as_bytes()).unwrap();
+    // Once the run is under way, the agent attaches on A.
+    let first = b.process.recv_line(Duration::from_secs(30)).unwrap();
+    assert!(first.contains("chain/event"), "{first}");
+    let attach = json!({"type": "chain/attach", "id": "att", "chain_req_id": "run-4"});
+    a.process.send(attach.to_string().as_bytes()).unwrap();
+    let (followed, followed_events) = a
+        .process
+        .answer("att", Duration::from_secs(60), |_| {})
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
+    let (answer, mut events) = b
+        .process
+        .answer("run-4", Duration::from_secs(60), |_| {})
+        .unwrap();
+    events.insert(0, serde_json::from_str(&first).unwrap());
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(followed["success"], true, "{followed}");
+    assert_eq!(followed["outputs"], answer["outputs"]);
+    // Every event once, in order, the same as the coordinator's agent saw.
+    assert_eq!(seqs(&followed_events), seqs(&events));
+    let phases = |evs: &[Value]| -> Vec<String> {
+        evs.iter()
+            .map(|e| format!("{}:{}", e["node_id"], e["phase"]))
+            .collect()
+    };
+    assert_eq!(phases(&followed_events), phases(&events));
+    assert_eq!(cluster.effects().len(), 6);
+    // The nodes ran on the workers B and C (A serves no toolkit).
+    let ran = |name: &str| {
+        std::fs::read_to_string(cluster.logs.path().join(format!("{name}.log")))
+            .unwrap_or_default()
+            .matches("running a node")
+            .count()
+    };
+    assert_eq!(ran("host1"), 0, "{}", cluster.logs());
+    assert_eq!(ran("host2") + ran("host3"), 6, "{}", cluster.logs());
+
+    // The same from a2e-client, on a fourth host.
+    let (cmd, _) = cluster.command("[]", 5);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (resp, client_events) = rt.block_on(async {
+        let client = a2e_client::Client::builder()
+            .agent_id("cluster-agent")
+            .connect_stdio(cmd)
+            .await
+            .unwrap();
+        let call = client
+            .chains()
+            .attach(
+                a2e_client::AttachTarget::ChainRequest("run-4".into()),
+                0,
+                Duration::from_secs(60),
+            )
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        let resp = call.finish_with(|e| got.push(e.seq)).await.unwrap();
+        (resp, got)
+    });
+    assert!(resp.success, "{resp:?}");
+    assert_eq!(client_events, seqs(&events));
+    // An unknown run is refused with its code.
+    let (cmd, _) = cluster.command("[]", 5);
+    let refused = rt.block_on(async {
+        let client = a2e_client::Client::builder()
+            .agent_id("cluster-agent")
+            .connect_stdio(cmd)
+            .await
+            .unwrap();
+        client
+            .chains()
+            .attach(
+                a2e_client::AttachTarget::Run("0123456789abcdef0123456789abcdef".into()),
+                0,
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap()
+            .finish()
+            .await
+            .unwrap_err()
+    });
+    assert!(refused.to_string().contains("unknown_run"), "{refused}");
+}
+
+#[test]
+fn a_detached_run_is_taken_by_a_host_and_followed_with_runs_attach() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let _b = cluster.host("[\"*\"]", 5);
+    let config = cluster.logs.path().join("host1.toml");
+    let file = cluster.logs.path().join("chain.json");
+    let nodes = [("x", append("x")), ("y", append("y"))];
+    std::fs::write(&file, chain("run-5", &nodes).to_string()).unwrap();
+    let a2e = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_a2e"))
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .arg("--root")
+            .arg(cluster.root.path())
+            .output()
+            .unwrap()
+    };
+    let detached = a2e(&["run", file.to_str().unwrap(), "--detach"]);
+    assert!(
+        detached.status.success(),
+        "{}",
+        String::from_utf8_lossy(&detached.stderr)
+    );
+    let run_id = String::from_utf8(detached.stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert_eq!(run_id.len(), 32, "{run_id}");
+
+    let attached = a2e(&["runs", "attach", &run_id]);
+    let out = String::from_utf8(attached.stdout).unwrap();
+    assert!(attached.status.success(), "{out}\n{}", cluster.logs());
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answer = lines.last().unwrap();
+    assert_eq!(answer["type"], "chain/resp", "{answer}");
+    assert_eq!(answer["success"], true, "{answer}");
+    assert_eq!(seqs(&lines[..lines.len() - 1]), [0, 1, 2, 3]);
+    assert_eq!(cluster.effects(), ["x", "y"]);
+
+    let listed = a2e(&["runs", "list"]);
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert!(
+        listed.contains(&run_id) && listed.contains("succeeded"),
+        "{listed}"
+    );
+    // Without a cluster, --detach is refused with a clear message.
+    let alone = Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .args(["run", file.to_str().unwrap(), "--detach", "--root"])
+        .arg(cluster.root.path())
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("[cluster] nats_url"));
+}

@@ -1,0 +1,251 @@
+//! Hosts that share runs (`[cluster]`): the run journal in NATS JetStream,
+//! the tool and skill nodes of every durable run on a work queue, and a
+//! lease per run held by the host that schedules it (its coordinator).
+//!
+//! - **Work**: a coordinator does not call a node's tool or skill itself; it
+//!   publishes a [`WorkItem`] (idempotency key `run_id/node_id/attempt` as
+//!   `Nats-Msg-Id`) on the subject of the node's toolkit and waits for the
+//!   node's result in the journal. Every host that serves the toolkit
+//!   (`[cluster] serve`) pulls from the toolkit's shared consumer, runs the
+//!   node, journals its result, then acknowledges it ([`worker`]). A worker
+//!   that dies leaves the node unacknowledged: it is delivered again after
+//!   `ack_wait_secs`; after `max_deliver` deliveries it fails with
+//!   `worker_lost`. A result already journaled for a key is not applied
+//!   again, and a delivery whose key has a result is acknowledged without
+//!   running.
+//! - **Coordination** ([`coord`]): a run's coordinator holds its lease and
+//!   renews it; every host looks for running runs whose lease expired and
+//!   takes them over from the journal (finished nodes are not run again;
+//!   nodes that were queued are waited for, not queued twice).
+//! - **Events**: the journal publishes a run's events on the run's subject,
+//!   so `chain/attach` on any host follows a run wherever it executes.
+
+mod coord;
+mod worker;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use a2e_chain::{NodeCall, NodeError, NodeResult};
+use a2e_journal::nats::{Leases, NatsJournal, NatsOptions, WorkConfig, WorkItem, WorkQueue};
+use a2e_journal::{Journal, NodeKey, NodeOutcome, RunId};
+use a2e_proto::{ErrorCode, NodeKind};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ClusterConfig;
+use crate::host::Host;
+
+pub(crate) use coord::Coordination;
+pub use coord::start_takeover;
+
+/// The toolkit of skill nodes on the work queue.
+pub const SKILLS_TOOLKIT: &str = "skills";
+/// The toolkit of the built-in tools (and of tools that name none).
+pub const BUILTIN_TOOLKIT: &str = "builtin";
+
+/// This host's part in a cluster: the JetStream journal, the leases, the
+/// work queue, and the runs it coordinates.
+pub struct Cluster {
+    journal: NatsJournal,
+    leases: Leases,
+    queue: WorkQueue,
+    config: ClusterConfig,
+    name: String,
+    /// The runs this process coordinates (never taken over by itself).
+    coordinating: Mutex<HashSet<RunId>>,
+    /// Fired when the cluster is dropped (with its host): the workers, the
+    /// dead-letter reader and the take-over loop stop.
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("name", &self.name)
+            .field("serve", &self.config.serve)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// A unique name for this process: the machine, the process id, a suffix.
+fn default_name() -> String {
+    let machine = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "host".into());
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    format!(
+        "{machine}-{}-{}",
+        std::process::id(),
+        suffix.get(..6).unwrap_or_default()
+    )
+}
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+/// Connects `host` to the cluster of its `[cluster]` section: the journal
+/// in JetStream becomes the host's run journal, and the workers of the
+/// toolkits it serves and the dead-letter reader start. Call
+/// [`start_takeover`] next (through `runs::resume_unfinished`).
+pub async fn connect(host: &Arc<Host>) -> Result<Arc<dyn Journal>, String> {
+    let config = host.config().cluster.clone();
+    let journal = NatsJournal::connect(
+        &config.nats_url,
+        NatsOptions {
+            prefix: config.prefix.clone(),
+            replicas: config.replicas.max(1),
+            ..NatsOptions::default()
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let name = if config.name.is_empty() {
+        default_name()
+    } else {
+        config.name.clone()
+    };
+    let js = journal.jetstream().clone();
+    let leases = Leases::open(
+        &js,
+        &config.prefix,
+        name.clone(),
+        secs(config.lease_ttl_secs),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let queue = WorkQueue::open(
+        &js,
+        &config.prefix,
+        WorkConfig {
+            ack_wait: secs(config.ack_wait_secs),
+            max_deliver: config.max_deliver,
+            backoff: config.backoff_secs.iter().copied().map(secs).collect(),
+            batch: 1,
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let cluster = Arc::new(Cluster {
+        journal: journal.clone(),
+        leases,
+        queue,
+        config,
+        name,
+        coordinating: Mutex::new(HashSet::new()),
+        shutdown: CancellationToken::new(),
+    });
+    let as_journal: Arc<dyn Journal> = Arc::new(journal);
+    if !host.set_journal(as_journal.clone()) {
+        return Err("the host has a run journal already".into());
+    }
+    if !host.set_cluster(cluster.clone()) {
+        return Err("the host is in a cluster already".into());
+    }
+    // Tools that load on first use are known before their toolkits are served.
+    host.registry().load_tools(false).await;
+    worker::start(host, &cluster);
+    tracing::info!(name = %cluster.name, url = %cluster.config.nats_url, "joined the cluster");
+    Ok(as_journal)
+}
+
+impl Cluster {
+    /// This host's name in leases.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The journal in JetStream.
+    pub fn journal(&self) -> &NatsJournal {
+        &self.journal
+    }
+
+    fn weak_shutdown(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// The toolkit whose workers run `call`; `None` when the node runs on
+    /// the coordinator (processes, and tools this host does not know: their
+    /// call fails here as it would anywhere).
+    pub(crate) fn toolkit_of(host: &Host, kind: &NodeKind, name: &str) -> Option<String> {
+        if *kind == NodeKind::SKILL {
+            return Some(SKILLS_TOOLKIT.into());
+        }
+        if *kind != NodeKind::TOOL {
+            return None;
+        }
+        let entry = host.registry().tool(name)?;
+        Some(
+            entry
+                .def
+                .toolkit
+                .clone()
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| BUILTIN_TOOLKIT.into()),
+        )
+    }
+
+    /// Runs `call` of run `run_id` on a worker of `toolkit`: its result when
+    /// one is journaled already, else queues it and waits for its result.
+    pub(crate) async fn run_remote(
+        &self,
+        run_id: &str,
+        toolkit: String,
+        agent: &str,
+        call: NodeCall,
+    ) -> NodeResult {
+        let failed = |e: a2e_journal::JournalError| {
+            NodeError::new(ErrorCode::UNAVAILABLE, format!("cluster: {e}"))
+        };
+        let run = RunId::parse(run_id).map_err(failed)?;
+        let key = NodeKey::new(run, &call.wire_id(), call.attempt).map_err(failed)?;
+        if let Some(outcome) = self.journal.node_result(&key).await.map_err(failed)? {
+            return result_of(outcome);
+        }
+        let item = WorkItem {
+            key: key.clone(),
+            toolkit,
+            tool: call.name.to_string(),
+            input: call.input.into_value(),
+            agent: agent.to_owned(),
+        };
+        self.queue.publish(&item).await.map_err(failed)?;
+        tokio::select! {
+            outcome = self.journal.wait_node_result(&key) => result_of(outcome.map_err(failed)?),
+            () = call.cancel.cancelled() => Err(NodeError::new(
+                ErrorCode::CANCELLED,
+                format!("`{}` cancelled while queued or running on a worker", key.node_id()),
+            )),
+        }
+    }
+
+    fn coordinating(&self) -> std::sync::MutexGuard<'_, HashSet<RunId>> {
+        self.coordinating
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A journaled outcome as a node's result.
+fn result_of(outcome: NodeOutcome) -> NodeResult {
+    match outcome {
+        NodeOutcome::Output { output } => Ok(output),
+        NodeOutcome::Error { code, message } => {
+            Err(NodeError::new(ErrorCode::new(code.as_str()), message))
+        }
+    }
+}
+
+/// The host of a background task, while it lives.
+fn alive(host: &Weak<Host>) -> Option<Arc<Host>> {
+    host.upgrade()
+}

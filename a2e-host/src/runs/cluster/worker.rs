@@ -1,0 +1,206 @@
+//! The workers of a host: for each toolkit it serves, `[cluster] workers`
+//! loops pulling that toolkit's nodes, each running one node at a time on
+//! this host (on behalf of the run's agent, with the node's idempotency
+//! key), journaling its result, then acknowledging it. While a node runs,
+//! its worker tells the server every third of `ack_wait` that it is still
+//! at it, so only a dead worker's node is delivered again. One loop per
+//! host reads the nodes whose deliveries ran out and fails them.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use a2e_chain::{NodeCall, NodeInput};
+use a2e_journal::nats::{Job, NatsJournal, WorkQueue, Worker};
+use a2e_journal::{Journal, NodeOutcome};
+use a2e_proto::NodeKind;
+use tokio_util::sync::CancellationToken;
+
+use super::{Cluster, SKILLS_TOOLKIT, alive};
+use crate::chains::HostRunner;
+use crate::host::Host;
+
+/// How long a worker waits before pulling again after an error.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// The toolkits this host serves, among those it has.
+fn served(host: &Host, cluster: &Cluster) -> BTreeSet<String> {
+    let mut kits: BTreeSet<String> = host
+        .registry()
+        .tools()
+        .iter()
+        .filter_map(|t| Cluster::toolkit_of(host, &NodeKind::TOOL, &t.def.name))
+        .collect();
+    kits.insert(SKILLS_TOOLKIT.into());
+    kits.retain(|k| cluster.config.serves(k));
+    kits
+}
+
+/// Starts the workers of the toolkits `host` serves and the dead-letter
+/// reader; they stop with the cluster.
+pub(super) fn start(host: &Arc<Host>, cluster: &Arc<Cluster>) {
+    let kits = served(host, cluster);
+    tracing::info!(toolkits = ?kits, "cluster: serving toolkits");
+    let every =
+        (Duration::from_secs(cluster.config.ack_wait_secs) / 3).max(Duration::from_millis(100));
+    for kit in kits {
+        for _ in 0..cluster.config.workers {
+            tokio::spawn(work(
+                Arc::downgrade(host),
+                cluster.queue.clone(),
+                cluster.journal.clone(),
+                kit.clone(),
+                every,
+                cluster.weak_shutdown(),
+            ));
+        }
+    }
+    tokio::spawn(dead_letters(
+        cluster.queue.clone(),
+        cluster.journal.clone(),
+        cluster.weak_shutdown(),
+    ));
+}
+
+async fn pull(queue: &WorkQueue, kit: &str, stop: &CancellationToken) -> Option<Worker> {
+    loop {
+        match queue.worker(kit).await {
+            Ok(w) => return Some(w),
+            Err(e) => tracing::warn!(toolkit = kit, "cluster: cannot pull work: {e}"),
+        }
+        tokio::select! {
+            () = stop.cancelled() => return None,
+            () = tokio::time::sleep(RETRY) => {}
+        }
+    }
+}
+
+async fn work(
+    host: Weak<Host>,
+    queue: WorkQueue,
+    journal: NatsJournal,
+    kit: String,
+    every: Duration,
+    stop: CancellationToken,
+) {
+    let Some(mut worker) = pull(&queue, &kit, &stop).await else {
+        return;
+    };
+    loop {
+        let next = tokio::select! {
+            () = stop.cancelled() => return,
+            next = worker.next() => next,
+        };
+        match next {
+            Some(Ok(job)) => {
+                let Some(host) = alive(&host) else { return };
+                run_job(&host, &journal, job, every).await;
+            }
+            Some(Err(e)) => tracing::warn!(toolkit = %kit, "cluster: {e}"),
+            None => {
+                let Some(w) = pull(&queue, &kit, &stop).await else {
+                    return;
+                };
+                worker = w;
+            }
+        }
+    }
+}
+
+/// Runs one delivered node and completes it.
+async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Duration) {
+    let item = job.item().clone();
+    let key = item.key.clone();
+    // A redelivery of a node whose result is journaled (its worker died
+    // between journaling and acknowledging): acknowledged, not run.
+    match journal.node_result(&key).await {
+        Ok(Some(outcome)) => {
+            if let Err(e) = job.complete(journal, &outcome).await {
+                tracing::warn!(key = %key, "cluster: {e}");
+            }
+            return;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            tracing::warn!(key = %key, "cluster: {e}");
+            let _ = job.release(Some(RETRY)).await;
+            return;
+        }
+    }
+    tracing::debug!(key = %key, delivered = job.delivered(), "cluster: running a node");
+    let _ = journal.node_started(&key).await;
+    // One session per node: its identity is the run's agent, its processes
+    // end with it.
+    let session = format!("work-{key}");
+    host.register_session(&session, &item.agent);
+    let runner = HostRunner::new(host.clone(), &session).durable(key.run_id().as_str());
+    let kind = if item.toolkit == SKILLS_TOOLKIT {
+        NodeKind::SKILL
+    } else {
+        NodeKind::TOOL
+    };
+    let token = CancellationToken::new();
+    let call = NodeCall {
+        node_id: Arc::from(key.node_id()),
+        item: None,
+        kind,
+        name: Arc::from(item.tool.as_str()),
+        input: NodeInput::from_map(item.input.as_object().cloned().unwrap_or_default()),
+        cancel: Arc::new(token.clone()),
+        deadline: None,
+        attempt: key.attempt(),
+    };
+    let run = runner.run_local(call);
+    tokio::pin!(run);
+    let result = loop {
+        tokio::select! {
+            result = &mut run => break result,
+            () = tokio::time::sleep(every) => {
+                if let Err(e) = job.progress().await {
+                    tracing::warn!(key = %key, "cluster: {e}");
+                }
+            }
+        }
+    };
+    token.cancel();
+    host.end_session(&session);
+    let outcome = match result {
+        Ok(v) => NodeOutcome::output(v),
+        Err(e) => NodeOutcome::error(e.code.as_str(), e.message),
+    };
+    match job.complete(journal, &outcome).await {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::info!(key = %key, "cluster: a result was journaled already; this one is not applied")
+        }
+        Err(e) => tracing::warn!(key = %key, "cluster: the result was not completed: {e}"),
+    }
+}
+
+/// Fails the nodes whose deliveries ran out (`worker_lost`).
+async fn dead_letters(queue: WorkQueue, journal: NatsJournal, stop: CancellationToken) {
+    loop {
+        let mut dead = loop {
+            match queue.dead_letters().await {
+                Ok(d) => break d,
+                Err(e) => tracing::warn!("cluster: cannot read dead letters: {e}"),
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(RETRY) => {}
+            }
+        };
+        loop {
+            let next = tokio::select! {
+                () = stop.cancelled() => return,
+                next = dead.fail_in(&journal as &dyn Journal) => next,
+            };
+            match next {
+                Some(Ok(d)) => tracing::warn!(key = %d.item.key, deliveries = d.deliveries,
+                    "cluster: a node's workers kept stopping; it failed with worker_lost"),
+                Some(Err(e)) => tracing::warn!("cluster: dead letter: {e}"),
+                None => break,
+            }
+        }
+    }
+}

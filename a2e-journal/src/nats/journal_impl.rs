@@ -1,0 +1,177 @@
+//! [`Journal`] for [`NatsJournal`]: each write queued to the writer task,
+//! each read on the caller's task.
+
+use async_nats::header::{self, HeaderMap};
+use async_nats::jetstream::kv;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+use super::read::{NodeDoc, RunDoc};
+use super::store::{NatsJournal, SEQ_HEADER, expect_new, json_bytes};
+use super::writer::{OnTaken, Op, Reply};
+use super::{Names, nats_err};
+use crate::error::Result;
+use crate::ids::{NodeKey, RunId};
+use crate::journal::{Ack, Journal};
+use crate::model::{
+    Loaded, NewRun, NodeOutcome, PruneReport, Retention, RunFilter, RunItem, RunState, RunStatus,
+    RunSummary, StoredEvent, now_ms,
+};
+
+impl Journal for NatsJournal {
+    fn create_run(&self, run: NewRun) -> Ack {
+        let doc = RunDoc {
+            kind: run.kind.as_str().to_owned(),
+            agent: run.agent,
+            status: RunStatus::Running.as_str().to_owned(),
+            created_ms: now_ms(),
+            finished_ms: None,
+            request: run.request,
+            answer: None,
+        };
+        let payload = match json_bytes(&doc) {
+            Ok(p) => p,
+            Err(e) => return Ack::ready(Err(e)),
+        };
+        let subject = Names::kv_subject(&self.inner.names.runs_bucket(), run.run_id.as_str());
+        self.publish(
+            &run.run_id,
+            subject,
+            expect_new(),
+            payload,
+            OnTaken::DuplicateRun,
+        )
+    }
+
+    fn node_started(&self, key: &NodeKey) -> Ack {
+        let payload = match json_bytes(&NodeDoc {
+            at_ms: now_ms(),
+            outcome: None,
+        }) {
+            Ok(p) => p,
+            Err(e) => return Ack::ready(Err(e)),
+        };
+        let subject =
+            Names::kv_subject(&self.inner.names.nodes_bucket(), &Names::node_key(key, "s"));
+        self.publish(
+            key.run_id(),
+            subject,
+            HeaderMap::new(),
+            payload,
+            OnTaken::Error,
+        )
+    }
+
+    fn node_finished(&self, key: &NodeKey, outcome: &NodeOutcome) -> Ack<bool> {
+        let payload = match json_bytes(&NodeDoc {
+            at_ms: now_ms(),
+            outcome: Some(outcome.clone()),
+        }) {
+            Ok(p) => p,
+            Err(e) => return Ack::ready(Err(e)),
+        };
+        let subject =
+            Names::kv_subject(&self.inner.names.nodes_bucket(), &Names::node_key(key, "r"));
+        let (reply, ack) = Ack::channel();
+        self.send(Op::Publish {
+            subject,
+            headers: expect_new(),
+            payload,
+            on_taken: OnTaken::NotApplied,
+            run: key.run_id().clone(),
+            reply: Reply::Bool(reply),
+        });
+        ack
+    }
+
+    fn append_event(&self, run_id: &RunId, seq: u64, event: &Value) -> Ack {
+        let payload = match json_bytes(event) {
+            Ok(p) => p,
+            Err(e) => return Ack::ready(Err(e)),
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(header::NATS_MESSAGE_ID, format!("{run_id}:{seq}").as_str());
+        headers.insert(SEQ_HEADER, seq.to_string().as_str());
+        let subject = self.inner.names.run_subject(run_id, "ev");
+        self.publish(run_id, subject, headers, payload, OnTaken::Error)
+    }
+
+    fn finish_run(&self, run_id: &RunId, status: RunStatus, answer: &Value) -> Ack {
+        let (reply, ack) = Ack::channel();
+        self.send(Op::Finish {
+            run: run_id.clone(),
+            status,
+            answer: answer.clone(),
+            reply,
+        });
+        ack
+    }
+
+    fn request_cancel(&self, run_id: &RunId) -> Ack<bool> {
+        let (reply, ack) = Ack::channel();
+        self.send(Op::Cancel {
+            run: run_id.clone(),
+            reply,
+        });
+        ack
+    }
+
+    fn cancel_requested(&self, run_id: &RunId) -> BoxFuture<'static, Result<bool>> {
+        let cancel = self.inner.cancel.clone();
+        let run = run_id.clone();
+        async move {
+            let entry = cancel
+                .entry(run.as_str())
+                .await
+                .map_err(|e| nats_err(format!("read cancel marker of {run}"), e))?;
+            Ok(entry.is_some_and(|e| e.operation == kv::Operation::Put))
+        }
+        .boxed()
+    }
+
+    fn list_runs(&self, filter: &RunFilter) -> BoxFuture<'static, Result<Loaded<RunSummary>>> {
+        let me = self.clone();
+        let filter = filter.clone();
+        async move { me.list(filter).await }.boxed()
+    }
+
+    fn show_run(&self, run_id: &RunId) -> BoxFuture<'static, Result<Option<RunState>>> {
+        let me = self.clone();
+        let run = run_id.clone();
+        async move { me.show(run).await }.boxed()
+    }
+
+    fn load_unfinished(&self) -> BoxFuture<'static, Result<Loaded<RunState>>> {
+        let me = self.clone();
+        async move { me.unfinished().await }.boxed()
+    }
+
+    fn events(
+        &self,
+        run_id: &RunId,
+        from_seq: u64,
+        limit: usize,
+    ) -> BoxFuture<'static, Result<Vec<StoredEvent>>> {
+        let me = self.clone();
+        let run = run_id.clone();
+        async move { me.read_events(run, from_seq, limit).await }.boxed()
+    }
+
+    fn subscribe(&self, run_id: &RunId, from_seq: u64) -> BoxStream<'static, Result<RunItem>> {
+        super::follow::follow(self.clone(), run_id.clone(), from_seq)
+    }
+
+    fn prune(&self, retention: &Retention) -> Ack<PruneReport> {
+        let me = self.clone();
+        let retention = *retention;
+        Ack::from_future(async move { me.prune_runs(retention).await })
+    }
+
+    fn flush(&self) -> Ack {
+        let (reply, ack) = Ack::channel();
+        self.send(Op::Flush { reply });
+        ack
+    }
+}
