@@ -13,198 +13,19 @@
 //!   `worker_lost` after `max_deliver` deliveries.
 //! - An agent attached to a host that runs no nodes follows a run whose
 //!   coordinator and workers are the other hosts.
+//! - nats-server is stopped for a second and started again while a node
+//!   runs: the run pauses, then completes; no node runs twice.
+//! - A run that times out while a node runs on a worker: the worker stops
+//!   the node's process.
 
-#[path = "../../a2e-journal/tests/common/nats_server.rs"]
-mod nats_server;
+mod cluster_support;
 
-use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use a2e_host::proc::pids_with_arg;
-use conformance::child::HostProcess;
-use nats_server::NatsServer;
+use cluster_support::*;
 use serde_json::{Value, json};
-
-/// One cluster test at a time: each starts a server and several hosts on a
-/// small machine.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-struct Host {
-    process: HostProcess,
-    name: String,
-}
-
-struct Cluster {
-    nats: NatsServer,
-    root: tempfile::TempDir,
-    logs: tempfile::TempDir,
-    started: usize,
-}
-
-impl Cluster {
-    fn start() -> Option<Self> {
-        let nats = NatsServer::start()?;
-        Some(Self {
-            nats,
-            root: tempfile::tempdir().unwrap(),
-            logs: tempfile::tempdir().unwrap(),
-            started: 0,
-        })
-    }
-
-    /// A host serving `serve` (TOML list), its stderr in the log directory.
-    fn host(&mut self, serve: &str, max_deliver: u32) -> Host {
-        let (cmd, name) = self.command(serve, max_deliver);
-        let mut process = HostProcess::spawn(cmd).unwrap();
-        handshake(&mut process, "cluster-agent");
-        Host { process, name }
-    }
-
-    /// The command of a host serving `serve`, and its name.
-    fn command(&mut self, serve: &str, max_deliver: u32) -> (Command, String) {
-        self.started += 1;
-        let name = format!("host{}", self.started);
-        let config = self.logs.path().join(format!("{name}.toml"));
-        std::fs::write(
-            &config,
-            format!(
-                "[cluster]\nnats_url = \"{}\"\nname = \"{name}\"\nserve = {serve}\n\
-                 workers = 2\nlease_ttl_secs = 2\nack_wait_secs = 2\nmax_deliver = {max_deliver}\n",
-                self.nats.url()
-            ),
-        )
-        .unwrap();
-        let log = self.logs.path().join(format!("{name}.log"));
-        let mut cmd = Command::new("sh");
-        cmd.env("A2E_LOG", "info,a2e_host=debug")
-            .arg("-c")
-            .arg(format!("exec \"$0\" \"$@\" 2>>'{}'", log.display()))
-            .arg(env!("CARGO_BIN_EXE_a2e"))
-            .args(["serve", "--stdio", "--allow-command", "sh", "--config"])
-            .arg(&config)
-            .arg("--root")
-            .arg(self.root.path());
-        (cmd, name)
-    }
-
-    fn effects(&self) -> Vec<String> {
-        effects(self.root.path())
-    }
-
-    /// Every host's log, for a failed assertion.
-    fn logs(&self) -> String {
-        let mut out = String::new();
-        for i in 1..=self.started {
-            let path = self.logs.path().join(format!("host{i}.log"));
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(40).collect();
-            out.push_str(&format!("--- host{i}\n"));
-            for line in tail.into_iter().rev() {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-        out
-    }
-}
-
-fn handshake(host: &mut HostProcess, agent: &str) {
-    let hs = json!({"type": "handshake/req", "id": "hs", "agent_id": agent});
-    host.send(hs.to_string().as_bytes()).unwrap();
-    let (resp, _) = host.answer("hs", Duration::from_secs(30), |_| {}).unwrap();
-    assert_eq!(resp["type"], "handshake/resp", "{resp}");
-}
-
-fn effects(root: &Path) -> Vec<String> {
-    std::fs::read_to_string(root.join("effects"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// A chain of `run_command` nodes, each `(id, script)`, one after the other.
-fn chain(req_id: &str, nodes: &[(&str, String)]) -> Value {
-    let list: Vec<Value> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, (id, script))| {
-            let mut node = json!({
-                "node_id": id, "kind": "tool", "name": "run_command",
-                "input": {"argv": ["sh", "-c", script], "timeout": 120},
-            });
-            if let Some((next, _)) = nodes.get(i + 1) {
-                node["next_node"] = json!(next);
-            }
-            node
-        })
-        .collect();
-    json!({
-        "type": "chain/req", "id": req_id, "chain_id": "cluster",
-        "entry_node": nodes[0].0, "nodes": list, "streaming": true, "timeout": 300,
-    })
-}
-
-fn append(id: &str) -> String {
-    format!("echo {id} >> effects")
-}
-
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// The index of the host among `hosts` whose process runs `pid` (an
-/// ancestor of it).
-fn owner(hosts: &[Host], pid: u32) -> Option<usize> {
-    let mut p = pid;
-    for _ in 0..16 {
-        if let Some(i) = hosts.iter().position(|h| h.process.pid() == p) {
-            return Some(i);
-        }
-        p = parent_of(p)?;
-        if p <= 1 {
-            return None;
-        }
-    }
-    None
-}
-
-fn kill_marked(mark: &str) {
-    for pid in pids_with_arg(mark) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-}
-
-/// Waits for a process with argument `mark` run by one of `hosts`; its
-/// host's index.
-fn wait_marked(hosts: &[Host], mark: &str, within: Duration) -> Option<usize> {
-    let end = Instant::now() + within;
-    while Instant::now() < end {
-        if let Some(i) = pids_with_arg(mark)
-            .into_iter()
-            .find_map(|p| owner(hosts, p))
-        {
-            return Some(i);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    None
-}
-
-fn count(effects: &[String], id: &str) -> usize {
-    effects.iter().filter(|e| *e == id).count()
-}
-
-fn seqs(events: &[Value]) -> Vec<u64> {
-    events.iter().map(|e| e["seq"].as_u64().unwrap()).collect()
-}
 
 #[test]
 fn a_killed_workers_node_is_delivered_again_and_every_other_node_runs_once() {
@@ -316,6 +137,87 @@ fn a_killed_coordinators_run_is_completed_by_another_host() {
         "{}",
         cluster.logs()
     );
+}
+
+#[test]
+fn a_run_pauses_while_nats_server_restarts_and_then_completes() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    const MARK: &str = "3.0614";
+    let mut coordinator = cluster.host("[]", 5);
+    let workers = [cluster.host("[\"*\"]", 5)];
+    let nodes = [
+        ("a", append("a")),
+        ("b", format!("echo b >> effects; exec sleep {MARK}")),
+        ("c", append("c")),
+        ("d", append("d")),
+    ];
+    let req = chain("run-4", &nodes);
+    coordinator
+        .process
+        .send(req.to_string().as_bytes())
+        .unwrap();
+    wait_marked(&workers, MARK, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("b never ran on a worker\n{}", cluster.logs()));
+    // The server goes away for a second while b runs (same port, same store).
+    cluster.nats.stop();
+    std::thread::sleep(Duration::from_secs(1));
+    cluster.nats.restart();
+    let (answer, events) = coordinator
+        .process
+        .answer("run-4", Duration::from_secs(90), |_| {})
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
+    assert_eq!(answer["success"], true, "{answer}\n{}", cluster.logs());
+    assert_eq!(seqs(&events), (0..events.len() as u64).collect::<Vec<_>>());
+    // Nothing lost, nothing run again.
+    assert_eq!(
+        cluster.effects(),
+        ["a", "b", "c", "d"],
+        "{}",
+        cluster.logs()
+    );
+}
+
+#[test]
+fn a_timed_out_run_stops_its_node_on_the_worker() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    const MARK: &str = "60.0615";
+    let mut coordinator = cluster.host("[]", 5);
+    let workers = [cluster.host("[\"*\"]", 5)];
+    let nodes = [
+        ("a", append("a")),
+        ("b", format!("echo b >> effects; exec sleep {MARK}")),
+        ("c", append("c")),
+    ];
+    let mut req = chain("run-5", &nodes);
+    req["timeout"] = json!(4);
+    coordinator
+        .process
+        .send(req.to_string().as_bytes())
+        .unwrap();
+    wait_marked(&workers, MARK, Duration::from_secs(60))
+        .unwrap_or_else(|| panic!("b never ran on a worker\n{}", cluster.logs()));
+    let (answer, _) = coordinator
+        .process
+        .answer("run-5", Duration::from_secs(60), |_| {})
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
+    assert_eq!(answer["success"], false, "{answer}");
+    // The worker stops b's process when the coordinator gives up on it.
+    let end = Instant::now() + Duration::from_secs(15);
+    while !pids_with_arg(MARK).is_empty() {
+        assert!(
+            Instant::now() < end,
+            "b still runs on its worker after the run timed out\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(cluster.effects(), ["a", "b"], "{}", cluster.logs());
 }
 
 #[test]

@@ -17,6 +17,7 @@
 //! | a run: kind, agent, status, request, answer, times | KV `a2e_runs` (stream `KV_a2e_runs`) | `<run_id>` | create (expected last subject sequence 0: a taken id is refused), then compare-and-set updates |
 //! | a node's start | KV `a2e_nodes` | `<run_id>.<node>.<attempt>.s` | put |
 //! | a node's result | KV `a2e_nodes` | `<run_id>.<node>.<attempt>.r` | create: the first result of a key wins, a duplicate is not applied |
+//! | a node's cancel marker | KV `a2e_nodes` | `<run_id>.<node>.<attempt>.c` | put: the worker running the node stops it |
 //! | a cancel marker | KV `a2e_cancel` | `<run_id>` | put |
 //! | a run's events | stream `A2E_EVENTS` | `a2e.run.<run_id>.ev`, header `A2E-Seq`, `Nats-Msg-Id: <run_id>:<seq>` | publish (a repeated `seq` is dropped by the server within the duplicate window, and by every reader after it) |
 //! | a run's end (status, answer) | stream `A2E_EVENTS` | `a2e.run.<run_id>.end`, `Nats-Msg-Id: <run_id>:end` | publish |

@@ -152,6 +152,10 @@ pub(crate) fn decode_nodes(
         let attempt: u32 = attempt
             .parse()
             .map_err(|_| corrupt(run_id, format!("node key `{key}`")))?;
+        if *what == "c" {
+            // A node's cancel marker: not part of its record.
+            continue;
+        }
         let doc: NodeDoc = serde_json::from_slice(&msg.payload)
             .map_err(|e| corrupt(run_id, format!("node `{node}` attempt {attempt}: {e}")))?;
         let rec = nodes

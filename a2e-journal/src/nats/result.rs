@@ -1,5 +1,8 @@
 //! A node's result as another host sees it: read once, or awaited until a
-//! worker (or the dead-letter path) journals it.
+//! worker (or the dead-letter path) journals it; and a node's cancel marker,
+//! by which the coordinator of a run stops a node running on a worker.
+
+use std::time::Duration;
 
 use async_nats::jetstream::kv;
 use futures::StreamExt;
@@ -9,7 +12,7 @@ use super::store::NatsJournal;
 use super::{Names, nats_err};
 use crate::error::{JournalError, Result};
 use crate::ids::NodeKey;
-use crate::model::NodeOutcome;
+use crate::model::{NodeOutcome, now_ms};
 
 fn decode(key: &NodeKey, value: &[u8]) -> Result<NodeOutcome> {
     let doc: NodeDoc = serde_json::from_slice(value).map_err(|e| JournalError::Corrupt {
@@ -38,21 +41,67 @@ impl NatsJournal {
     }
 
     /// Waits until a result is journaled for `key` (at once when it is
-    /// there already) and returns it. Dropping the future stops the wait.
+    /// there already) and returns it. A watch the server ends (it restarted,
+    /// the connection dropped) is opened again: the wait outlives an outage
+    /// of the server. Dropping the future stops the wait.
     pub async fn wait_node_result(&self, key: &NodeKey) -> Result<NodeOutcome> {
         let name = Names::node_key(key, "r");
-        let mut watch = self
-            .inner
+        let entry = watch_until_put(&self.inner.nodes, &name).await;
+        decode(key, &entry.value)
+    }
+
+    /// Asks the worker running `key` to stop it: the node was cancelled or
+    /// timed out on its run's coordinator. Kept with the run's node records
+    /// (`<run_id>.<node>.<attempt>.c`) and pruned with them.
+    pub async fn cancel_node(&self, key: &NodeKey) -> Result<()> {
+        let doc = NodeDoc {
+            at_ms: now_ms(),
+            outcome: None,
+        };
+        let value = serde_json::to_vec(&doc).map_err(|e| nats_err("encode cancel", e))?;
+        self.inner
             .nodes
-            .watch_with_history(&name)
+            .put(Names::node_key(key, "c"), value.into())
             .await
-            .map_err(|e| nats_err(format!("watch result of {key}"), e))?;
-        while let Some(entry) = watch.next().await {
-            let entry = entry.map_err(|e| nats_err(format!("watch result of {key}"), e))?;
-            if entry.operation == kv::Operation::Put {
-                return decode(key, &entry.value);
-            }
+            .map_err(|e| nats_err(format!("cancel {key}"), e))?;
+        Ok(())
+    }
+
+    /// Resolves once `key` is asked to stop: its own cancel marker
+    /// ([`NatsJournal::cancel_node`]) or its run's (`a2e runs cancel`), at
+    /// once when one is there already; through outages of the server as
+    /// [`NatsJournal::wait_node_result`]. Dropping the future stops the wait.
+    pub async fn node_cancelled(&self, key: &NodeKey) {
+        let node = Names::node_key(key, "c");
+        tokio::select! {
+            _ = watch_until_put(&self.inner.nodes, &node) => {}
+            _ = watch_until_put(&self.inner.cancel, key.run_id().as_str()) => {}
         }
-        Err(JournalError::Closed)
+    }
+}
+
+/// The first put of `key` in `store` (the current value first, then
+/// updates). A watch that cannot be opened or that ends is opened again
+/// after a wait that grows to a second.
+async fn watch_until_put(store: &kv::Store, key: &str) -> kv::Entry {
+    let mut wait = Duration::from_millis(50);
+    loop {
+        match store.watch_with_history(key).await {
+            Ok(mut watch) => {
+                while let Some(entry) = watch.next().await {
+                    match entry {
+                        Ok(e) if e.operation == kv::Operation::Put => return e,
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::debug!(key, "watch ended, opened again: {e}");
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(e) => tracing::debug!(key, "cannot watch yet: {e}"),
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(Duration::from_secs(1));
     }
 }

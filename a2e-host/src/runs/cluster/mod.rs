@@ -219,19 +219,52 @@ impl Cluster {
             agent: agent.to_owned(),
         };
         self.queue.publish(&item).await.map_err(failed)?;
-        tokio::select! {
+        // Until its result is in, the node is cancelled on its worker when
+        // this wait ends otherwise: a cancel, or the chain's deadline dropping it.
+        let mut pending = CancelOnDrop {
+            journal: Some(self.journal.clone()),
+            key: key.clone(),
+        };
+        let result = tokio::select! {
             outcome = self.journal.wait_node_result(&key) => result_of(outcome.map_err(failed)?),
-            () = call.cancel.cancelled() => Err(NodeError::new(
-                ErrorCode::CANCELLED,
-                format!("`{}` cancelled while queued or running on a worker", key.node_id()),
-            )),
-        }
+            () = call.cancel.cancelled() => {
+                return Err(NodeError::new(
+                    ErrorCode::CANCELLED,
+                    format!("`{}` cancelled while queued or running on a worker", key.node_id()),
+                ));
+            }
+        };
+        pending.journal = None;
+        result
     }
 
     fn coordinating(&self) -> std::sync::MutexGuard<'_, HashSet<RunId>> {
         self.coordinating
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Marks a node cancelled for its worker when dropped armed (its
+/// coordinator stopped waiting for it before its result came).
+struct CancelOnDrop {
+    journal: Option<NatsJournal>,
+    key: NodeKey,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(journal) = self.journal.take() else {
+            return;
+        };
+        let key = self.key.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = journal.cancel_node(&key).await {
+                    tracing::warn!(key = %key, "cluster: cannot cancel the node: {e}");
+                }
+            });
+        }
     }
 }
 

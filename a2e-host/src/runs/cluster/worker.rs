@@ -3,8 +3,9 @@
 //! this host (on behalf of the run's agent, with the node's idempotency
 //! key), journaling its result, then acknowledging it. While a node runs,
 //! its worker tells the server every third of `ack_wait` that it is still
-//! at it, so only a dead worker's node is delivered again. One loop per
-//! host reads the nodes whose deliveries ran out and fails them.
+//! at it, so only a dead worker's node is delivered again; a cancel of the
+//! node or its run stops it. One loop per host reads the nodes whose
+//! deliveries ran out and fails them.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
@@ -150,6 +151,16 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
         deadline: None,
         attempt: key.attempt(),
     };
+    // A cancel of the node (its coordinator's deadline or cancel) or of its
+    // run (`a2e runs cancel`) stops the call.
+    let watcher = {
+        let (journal, key, token) = (journal.clone(), key.clone(), token.clone());
+        tokio::spawn(async move {
+            journal.node_cancelled(&key).await;
+            tracing::debug!(key = %key, "cluster: the node was cancelled");
+            token.cancel();
+        })
+    };
     let run = runner.run_local(call);
     tokio::pin!(run);
     let result = loop {
@@ -162,6 +173,7 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
             }
         }
     };
+    watcher.abort();
     token.cancel();
     host.end_session(&session);
     let outcome = match result {
