@@ -126,8 +126,21 @@ fn a_chain_killed_mid_run_resumes_and_a_reattached_agent_gets_every_event_once()
     assert!(listed.contains("running"), "{listed}");
     let run_id = listed.split_whitespace().next().unwrap().to_owned();
 
-    // Started again: the run resumes; the agent re-attaches.
+    // Started again: the run resumes (d runs without any agent asking);
+    // the agent re-attaches.
+    let restarted = Instant::now();
     let mut host = serve(root.path());
+    while effects(root.path()).len() < 4 {
+        assert!(
+            restarted.elapsed() < Duration::from_secs(30),
+            "the run did not resume"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    eprintln!(
+        "FIGURE host restart (process start included) to the resumed run's next node: {} ms",
+        restarted.elapsed().as_millis()
+    );
     handshake(&mut host, "durable-agent");
     // An unknown run is refused.
     host.send(br#"{"type":"chain/attach","id":"x","run_id":"nope"}"#)
