@@ -397,6 +397,7 @@ async fn scaleout(server: &NatsServer) {
                     tool: "sleep".into(),
                     input: json!({"ms": 10}),
                     agent: "bench".into(),
+                    chain_id: String::new(),
                 })
                 .await
                 .unwrap_or_else(|e| fail(&format!("publish: {e}")));
@@ -458,6 +459,7 @@ async fn recovery(server: &NatsServer) {
             tool: "t".into(),
             input: json!({}),
             agent: "bench".into(),
+            chain_id: String::new(),
         })
         .await
         .unwrap_or_else(|e| fail(&format!("publish: {e}")));
