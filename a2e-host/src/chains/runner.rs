@@ -27,8 +27,8 @@ pub struct HostRunner {
     span: tracing::Span,
     chain_id: String,
     /// A cluster worker's node: its call's span hangs under this span of
-    /// the coordinator (the work message's `traceparent`).
-    remote: Option<a2e_telemetry::TraceContext>,
+    /// the coordinator (the work message's `traceparent`), if it sent one.
+    remote: Option<Option<a2e_telemetry::TraceContext>>,
     /// The durable run the nodes belong to: their calls carry the
     /// idempotency key `run_id/node_id/attempt`.
     run_id: Option<Arc<str>>,
@@ -83,14 +83,15 @@ impl HostRunner {
         self
     }
 
-    /// The same runner, its nodes' call spans under `parent`, a span of
-    /// another host (a cluster coordinator's `send` span of the node).
+    /// The same runner for a cluster worker's node of chain `chain_id`: its
+    /// call span under `parent`, a span of another host (the coordinator's
+    /// `send` span of the node), or a root without one.
     pub(crate) fn remote_parent(
         mut self,
         parent: Option<a2e_telemetry::TraceContext>,
         chain_id: &str,
     ) -> Self {
-        self.remote = parent;
+        self.remote = Some(parent);
         self.chain_id = chain_id.to_owned();
         self
     }
@@ -133,8 +134,13 @@ impl HostRunner {
             deadline,
             full_result: false,
             trace: match &self.remote {
+                // A worker's node: under the coordinator's span of it, or a
+                // root when the coordinator traces nothing.
                 Some(remote) => Some(NodeTrace {
-                    parent: a2e_telemetry::Parent::Remote(remote),
+                    parent: remote.as_ref().map_or(
+                        a2e_telemetry::Parent::Current,
+                        a2e_telemetry::Parent::Remote,
+                    ),
                     chain_id: &self.chain_id,
                     node_id,
                 }),
