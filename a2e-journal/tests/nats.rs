@@ -335,6 +335,7 @@ fn item(run: &str, node: &str, toolkit: &str) -> WorkItem {
         tool: "t".into(),
         input: json!({"node": node}),
         agent: "agent-1".into(),
+        chain_id: String::new(),
     }
 }
 
@@ -420,6 +421,50 @@ async fn work_goes_to_the_hosts_of_its_toolkit_and_is_redelivered_when_a_worker_
         state.result_of("page").unwrap().1,
         &NodeOutcome::output(json!("first"))
     );
+}
+
+#[tokio::test]
+async fn a_nodes_headers_reach_its_worker_and_the_depth_counts_waiting_nodes() {
+    let Some(server) = NatsServer::start() else {
+        return;
+    };
+    let j = journal(&server).await;
+    j.create_run(new_run("h", "a")).await.unwrap();
+    let queue = WorkQueue::open(j.jetstream(), "a2e", WorkConfig::default())
+        .await
+        .unwrap();
+    const PARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    for node in ["n1", "n2"] {
+        let headers = [("traceparent", PARENT), ("tracestate", "a2e=1")];
+        assert!(
+            queue
+                .publish_with(&item("h", node, "kit"), &headers)
+                .await
+                .unwrap()
+        );
+    }
+    // No host serves the toolkit yet: no consumer, depth 0.
+    assert_eq!(queue.depth("kit").await.unwrap(), 0);
+    let mut worker = queue.worker("kit").await.unwrap();
+    assert_eq!(queue.depth("kit").await.unwrap(), 2);
+    let job = worker.next().await.unwrap().unwrap();
+    assert_eq!(job.header("traceparent"), Some(PARENT));
+    assert_eq!(job.header("tracestate"), Some("a2e=1"));
+    assert_eq!(job.header("missing"), None);
+    // The node being run is not waiting any more.
+    assert_eq!(queue.depth("kit").await.unwrap(), 1);
+    job.complete(&j, &NodeOutcome::output(json!(1)))
+        .await
+        .unwrap();
+    let job = worker.next().await.unwrap().unwrap();
+    assert_eq!(queue.depth("kit").await.unwrap(), 0);
+    job.complete(&j, &NodeOutcome::output(json!(2)))
+        .await
+        .unwrap();
+    // A message published without them has no trace headers.
+    queue.publish(&item("h", "n3", "kit")).await.unwrap();
+    let job = worker.next().await.unwrap().unwrap();
+    assert_eq!(job.header("traceparent"), None);
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@
 //! | [`Telemetry::chat`] | `chat {model}` | `chat` | client |
 //! | [`Telemetry::tool`] | `execute_tool {tool}` | `execute_tool` | internal |
 //! | [`Telemetry::step`] | `{kind} {id}` (`branch check`) | — | internal |
+//! | [`Telemetry::send`] | `send {queue}` (a node on a cluster's work queue) | — | producer |
 //!
 //! With telemetry off (or traces not exported) every helper returns a
 //! disabled span at once and every recording method does nothing.
@@ -82,6 +83,7 @@ enum Kind<'a> {
     Chat(&'a str, &'a str),
     Tool(&'a str),
     Step(&'a str, &'a str),
+    Send(&'a str),
 }
 
 /// A span about to start: identifiers and the parent are set here, then
@@ -294,6 +296,23 @@ impl<'a> SpanBuilder<'a> {
                     a2e.node.id = Empty
                 )
             }
+            Kind::Send(queue) => {
+                op_span!(
+                    self.parent,
+                    "send",
+                    otel.name = format!("send {queue}"),
+                    otel.kind = "producer",
+                    messaging.system = "nats",
+                    messaging.operation.type = "send",
+                    messaging.operation.name = "send",
+                    messaging.destination.name = queue,
+                    a2e.cluster.queue = queue,
+                    a2e.session.id = Empty,
+                    a2e.agent.id = Empty,
+                    a2e.chain.id = Empty,
+                    a2e.node.id = Empty
+                )
+            }
         };
         for (field, value) in [
             ("a2e.session.id", self.session),
@@ -352,6 +371,17 @@ impl Telemetry {
     /// Ontheia step, an ACMP task.
     pub fn step<'a>(&'a self, kind: &'a str, id: &'a str) -> SpanBuilder<'a> {
         SpanBuilder::new(self, Kind::Step(kind, id)).node(id)
+    }
+}
+
+impl Telemetry {
+    /// `send {queue}`: a chain node a cluster's coordinator puts on the work
+    /// queue of toolkit `queue`, from its publication until its result is
+    /// read (kind producer, `messaging.*` per the messaging conventions).
+    /// Its [`OpSpan::trace_context`] goes in the message's headers
+    /// ([`TraceContext::inject`]); the worker's call span hangs under it.
+    pub fn send<'a>(&'a self, queue: &'a str) -> SpanBuilder<'a> {
+        SpanBuilder::new(self, Kind::Send(queue))
     }
 }
 

@@ -26,6 +26,9 @@ pub struct HostRunner {
     /// spans hang under it.
     span: tracing::Span,
     chain_id: String,
+    /// A cluster worker's node: its call's span hangs under this span of
+    /// the coordinator (the work message's `traceparent`), if it sent one.
+    remote: Option<Option<a2e_telemetry::TraceContext>>,
     /// The durable run the nodes belong to: their calls carry the
     /// idempotency key `run_id/node_id/attempt`.
     run_id: Option<Arc<str>>,
@@ -45,6 +48,7 @@ impl HostRunner {
             tool_requests: Mutex::new(Vec::new()),
             span: tracing::Span::none(),
             chain_id: String::new(),
+            remote: None,
             run_id: None,
             #[cfg(feature = "journal")]
             cluster: None,
@@ -75,6 +79,19 @@ impl HostRunner {
     /// The same runner, its nodes' spans under `span` of chain `chain_id`.
     pub fn traced(mut self, span: tracing::Span, chain_id: &str) -> Self {
         self.span = span;
+        self.chain_id = chain_id.to_owned();
+        self
+    }
+
+    /// The same runner for a cluster worker's node of chain `chain_id`: its
+    /// call span under `parent`, a span of another host (the coordinator's
+    /// `send` span of the node), or a root without one.
+    pub(crate) fn remote_parent(
+        mut self,
+        parent: Option<a2e_telemetry::TraceContext>,
+        chain_id: &str,
+    ) -> Self {
+        self.remote = Some(parent);
         self.chain_id = chain_id.to_owned();
         self
     }
@@ -116,11 +133,23 @@ impl HostRunner {
             cancel,
             deadline,
             full_result: false,
-            trace: (!self.span.is_disabled()).then_some(NodeTrace {
-                span: &self.span,
-                chain_id: &self.chain_id,
-                node_id,
-            }),
+            trace: match &self.remote {
+                // A worker's node: under the coordinator's span of it, or a
+                // root when the coordinator traces nothing.
+                Some(remote) => Some(NodeTrace {
+                    parent: remote.as_ref().map_or(
+                        a2e_telemetry::Parent::Current,
+                        a2e_telemetry::Parent::Remote,
+                    ),
+                    chain_id: &self.chain_id,
+                    node_id,
+                }),
+                None => (!self.span.is_disabled()).then_some(NodeTrace {
+                    parent: a2e_telemetry::Parent::Span(&self.span),
+                    chain_id: &self.chain_id,
+                    node_id,
+                }),
+            },
             idempotency_key,
         }
     }
@@ -188,10 +217,43 @@ impl HostRunner {
             && let Some(toolkit) =
                 crate::runs::cluster::Cluster::toolkit_of(&self.host, &call.kind, &call.name)
         {
-            return Box::pin(cluster.run_remote(run_id, toolkit, &self.identity.agent_id, call))
-                .await;
+            return Box::pin(self.run_remote(cluster, run_id, toolkit, call)).await;
         }
         self.run_local(call).await
+    }
+
+    /// Runs `call` on a worker of `toolkit`, under a `send {toolkit}` span
+    /// whose context goes with the node to the worker.
+    #[cfg(feature = "journal")]
+    async fn run_remote(
+        &self,
+        cluster: &crate::runs::cluster::Cluster,
+        run_id: &str,
+        toolkit: String,
+        call: NodeCall,
+    ) -> NodeResult {
+        let op = if self.span.is_disabled() {
+            a2e_telemetry::OpSpan::default()
+        } else {
+            self.host
+                .telemetry()
+                .send(&toolkit)
+                .parent(a2e_telemetry::Parent::Span(&self.span))
+                .session(&self.session_id)
+                .chain(&self.chain_id)
+                .node(&call.node_id)
+                .start()
+        };
+        let trace = crate::runs::cluster::WorkTrace {
+            context: op.trace_context(),
+            chain_id: &self.chain_id,
+        };
+        let work = cluster.run_remote(run_id, toolkit, &self.identity.agent_id, trace, call);
+        let result = tracing::Instrument::instrument(work, op.span().clone()).await;
+        if let Err(e) = &result {
+            op.error(e.code.as_str(), &e.message);
+        }
+        result
     }
 
     /// Runs `call` on this host (a worker's node, or any node outside a

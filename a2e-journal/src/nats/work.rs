@@ -80,6 +80,9 @@ pub struct WorkItem {
     /// The agent the run belongs to (the worker calls on its behalf).
     #[serde(default)]
     pub agent: String,
+    /// The chain's id (`a2e.chain.id` on the worker's span of the call).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub chain_id: String,
 }
 
 /// The work-queue stream of a prefix.
@@ -152,7 +155,17 @@ impl WorkQueue {
     /// server dropped it as a duplicate (the same key published within the
     /// duplicate window: a coordinator that re-sent after a take-over).
     pub async fn publish(&self, item: &WorkItem) -> Result<bool> {
+        self.publish_with(item, &[]).await
+    }
+
+    /// [`WorkQueue::publish`] with more message headers (the W3C
+    /// `traceparent` and `tracestate` of the span that queues the node):
+    /// a worker reads them with [`Job::header`].
+    pub async fn publish_with(&self, item: &WorkItem, extra: &[(&str, &str)]) -> Result<bool> {
         let mut headers = HeaderMap::new();
+        for (name, value) in extra {
+            headers.insert(*name, *value);
+        }
         headers.insert(header::NATS_MESSAGE_ID, item.key.to_string().as_str());
         let payload = Bytes::from(serde_json::to_vec(item)?);
         let ack = self
@@ -165,10 +178,21 @@ impl WorkQueue {
         Ok(!ack.duplicate)
     }
 
+    /// How many nodes of `toolkit` wait for a worker: the shared
+    /// consumer's messages not yet delivered (`num_pending`; nodes being
+    /// run are not counted). 0 while no host serves the toolkit yet.
+    pub async fn depth(&self, toolkit: &str) -> Result<u64> {
+        match self.stream.consumer_info(consumer_name(toolkit)).await {
+            Ok(info) => Ok(info.num_pending),
+            Err(e) if e.kind() == jetstream::context::ConsumerInfoErrorKind::NotFound => Ok(0),
+            Err(e) => Err(nats_err(format!("consumer {}", consumer_name(toolkit)), e)),
+        }
+    }
+
     /// A worker for `toolkit`: pulls from the toolkit's durable consumer,
     /// which every host serving the toolkit shares (each node goes to one).
     pub async fn worker(&self, toolkit: &str) -> Result<Worker> {
-        let name = format!("work_{}", token(toolkit));
+        let name = consumer_name(toolkit);
         let consumer = self
             .stream
             .get_or_create_consumer(
@@ -218,6 +242,11 @@ impl WorkQueue {
             max_deliver: self.config.max_deliver,
         })
     }
+}
+
+/// The durable consumer of `toolkit`'s nodes.
+fn consumer_name(toolkit: &str) -> String {
+    format!("work_{}", token(toolkit))
 }
 
 /// Pulls the nodes of one toolkit. A pull asks for at most `batch` nodes,
@@ -298,6 +327,16 @@ impl Job {
     /// Which delivery this is (1 the first time).
     pub fn delivered(&self) -> i64 {
         self.msg.info().map(|i| i.delivered).unwrap_or(1)
+    }
+
+    /// The value of message header `name` (`traceparent`…), when the
+    /// publisher set it as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.msg
+            .headers
+            .as_ref()?
+            .get(name)
+            .map(header::HeaderValue::as_str)
     }
 
     /// Tells the server the node is still running (its `ack_wait` starts

@@ -192,8 +192,9 @@ pub(crate) struct Caller<'a> {
 /// Where a chain node's call sits in its chain's trace.
 #[derive(Clone, Copy)]
 pub(crate) struct NodeTrace<'a> {
-    /// The chain's span.
-    pub span: &'a tracing::Span,
+    /// The chain's span, or (a cluster worker's node) the coordinator's
+    /// span of the node, from the work message's headers.
+    pub parent: a2e_telemetry::Parent<'a>,
     /// The chain's id.
     pub chain_id: &'a str,
     /// The node's id.
@@ -311,10 +312,10 @@ fn call_span<K: CallKind>(
     }
     let mut builder = K::span(telemetry, entry).session(session_id);
     if let Some(trace) = &trace {
-        builder = builder
-            .parent(a2e_telemetry::Parent::Span(trace.span))
-            .chain(trace.chain_id)
-            .node(trace.node_id);
+        builder = builder.parent(trace.parent).node(trace.node_id);
+        if !trace.chain_id.is_empty() {
+            builder = builder.chain(trace.chain_id);
+        }
     }
     let op = builder.start();
     if op.captures_content() {

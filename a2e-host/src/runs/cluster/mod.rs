@@ -195,12 +195,14 @@ impl Cluster {
     }
 
     /// Runs `call` of run `run_id` on a worker of `toolkit`: its result when
-    /// one is journaled already, else queues it and waits for its result.
+    /// one is journaled already, else queues it (its trace context in the
+    /// message's headers) and waits for its result.
     pub(crate) async fn run_remote(
         &self,
         run_id: &str,
         toolkit: String,
         agent: &str,
+        trace: WorkTrace<'_>,
         call: NodeCall,
     ) -> NodeResult {
         let failed = |e: a2e_journal::JournalError| {
@@ -217,7 +219,9 @@ impl Cluster {
             tool: call.name.to_string(),
             input: call.input.into_value(),
             agent: agent.to_owned(),
+            chain_id: trace.chain_id.to_owned(),
         };
+<<<<<<< HEAD
         self.queue.publish(&item).await.map_err(failed)?;
         // Until its result is in, the node is cancelled on its worker when
         // this wait ends otherwise: a cancel, or the chain's deadline dropping it.
@@ -226,6 +230,18 @@ impl Cluster {
             key: key.clone(),
         };
         let result = tokio::select! {
+=======
+        let mut headers: Vec<(&str, String)> = Vec::new();
+        if let Some(context) = &trace.context {
+            context.inject(|name, value| headers.push((name, value)));
+        }
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        self.queue
+            .publish_with(&item, &headers)
+            .await
+            .map_err(failed)?;
+        tokio::select! {
+>>>>>>> wip/tel
             outcome = self.journal.wait_node_result(&key) => result_of(outcome.map_err(failed)?),
             () = call.cancel.cancelled() => {
                 return Err(NodeError::new(
@@ -245,6 +261,7 @@ impl Cluster {
     }
 }
 
+<<<<<<< HEAD
 /// Marks a node cancelled for its worker when dropped armed (its
 /// coordinator stopped waiting for it before its result came).
 struct CancelOnDrop {
@@ -266,6 +283,15 @@ impl Drop for CancelOnDrop {
             });
         }
     }
+=======
+/// Where a queued node sits in its chain's trace.
+pub(crate) struct WorkTrace<'a> {
+    /// The context of the coordinator's span of the node (`None` with
+    /// traces off): sent as `traceparent` / `tracestate` headers.
+    pub context: Option<a2e_telemetry::TraceContext>,
+    /// The chain's id.
+    pub chain_id: &'a str,
+>>>>>>> wip/tel
 }
 
 /// A journaled outcome as a node's result.

@@ -3,9 +3,20 @@
 //! this host (on behalf of the run's agent, with the node's idempotency
 //! key), journaling its result, then acknowledging it. While a node runs,
 //! its worker tells the server every third of `ack_wait` that it is still
+<<<<<<< HEAD
 //! at it, so only a dead worker's node is delivered again; a cancel of the
 //! node or its run stops it. One loop per host reads the nodes whose
 //! deliveries ran out and fails them.
+=======
+//! at it, so only a dead worker's node is delivered again. One loop per
+//! host reads the nodes whose deliveries ran out and fails them.
+//!
+//! Telemetry: a node's call span hangs under the coordinator's span of the
+//! node (the message's `traceparent`), so a run across hosts is one trace;
+//! a delivery after the first counts in `a2e.cluster.redeliveries`, and
+//! with metrics on the host records `a2e.cluster.queue.depth` of each
+//! toolkit it serves every second.
+>>>>>>> wip/tel
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
@@ -15,6 +26,7 @@ use a2e_chain::{NodeCall, NodeInput};
 use a2e_journal::nats::{Job, NatsJournal, WorkQueue, Worker};
 use a2e_journal::{Journal, NodeOutcome};
 use a2e_proto::NodeKind;
+use a2e_telemetry::TraceContext;
 use tokio_util::sync::CancellationToken;
 
 use super::{Cluster, SKILLS_TOOLKIT, alive};
@@ -23,6 +35,9 @@ use crate::host::Host;
 
 /// How long a worker waits before pulling again after an error.
 const RETRY: Duration = Duration::from_secs(1);
+
+/// How often a host records the depth of the work queues it serves.
+const DEPTH_EVERY: Duration = Duration::from_secs(1);
 
 /// The toolkits this host serves, among those it has.
 fn served(host: &Host, cluster: &Cluster) -> BTreeSet<String> {
@@ -44,6 +59,14 @@ pub(super) fn start(host: &Arc<Host>, cluster: &Arc<Cluster>) {
     tracing::info!(toolkits = ?kits, "cluster: serving toolkits");
     let every =
         (Duration::from_secs(cluster.config.ack_wait_secs) / 3).max(Duration::from_millis(100));
+    if host.telemetry().metrics().is_enabled() && !kits.is_empty() {
+        tokio::spawn(sample_depth(
+            Arc::downgrade(host),
+            cluster.queue.clone(),
+            kits.iter().cloned().collect(),
+            cluster.weak_shutdown(),
+        ));
+    }
     for kit in kits {
         for _ in 0..cluster.config.workers {
             tokio::spawn(work(
@@ -112,6 +135,9 @@ async fn work(
 async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Duration) {
     let item = job.item().clone();
     let key = item.key.clone();
+    if job.delivered() > 1 {
+        host.telemetry().metrics().redelivered(&item.toolkit);
+    }
     // A redelivery of a node whose result is journaled (its worker died
     // between journaling and acknowledging): acknowledged, not run.
     match journal.node_result(&key).await {
@@ -134,7 +160,9 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
     // end with it.
     let session = format!("work-{key}");
     host.register_session(&session, &item.agent);
-    let runner = HostRunner::new(host.clone(), &session).durable(key.run_id().as_str());
+    let runner = HostRunner::new(host.clone(), &session)
+        .durable(key.run_id().as_str())
+        .remote_parent(trace_context(&job), &item.chain_id);
     let kind = if item.toolkit == SKILLS_TOOLKIT {
         NodeKind::SKILL
     } else {
@@ -186,6 +214,46 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
             tracing::info!(key = %key, "cluster: a result was journaled already; this one is not applied")
         }
         Err(e) => tracing::warn!(key = %key, "cluster: the result was not completed: {e}"),
+    }
+}
+
+/// The coordinator's span of the node, from the message's `traceparent`
+/// (and `tracestate`) headers; `None` without one or when it is unusable
+/// (the call then starts a trace of its own).
+fn trace_context(job: &Job) -> Option<TraceContext> {
+    match TraceContext::extract(|name| job.header(name))? {
+        Ok(context) => Some(context),
+        Err(e) => {
+            tracing::debug!(key = %job.item().key, "cluster: the node's trace context: {e}");
+            None
+        }
+    }
+}
+
+/// Records the depth of every toolkit this host serves
+/// (`a2e.cluster.queue.depth`: nodes waiting for a worker) every
+/// [`DEPTH_EVERY`], while metrics are on.
+async fn sample_depth(
+    host: Weak<Host>,
+    queue: WorkQueue,
+    kits: Vec<String>,
+    stop: CancellationToken,
+) {
+    loop {
+        {
+            let Some(host) = alive(&host) else { return };
+            let metrics = host.telemetry().metrics();
+            for kit in &kits {
+                match queue.depth(kit).await {
+                    Ok(depth) => metrics.queue_depth(kit, depth),
+                    Err(e) => tracing::debug!(toolkit = %kit, "cluster: queue depth: {e}"),
+                }
+            }
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(DEPTH_EVERY) => {}
+        }
     }
 }
 
