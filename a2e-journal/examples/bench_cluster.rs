@@ -413,6 +413,7 @@ async fn scaleout(server: &NatsServer) {
                             tool: "sleep".into(),
                             input: json!({"ms": 10}),
                             agent: "bench".into(),
+                            chain_id: String::new(),
                         })
                         .await
                         .unwrap_or_else(|e| fail(&format!("publish: {e}")))
@@ -424,38 +425,9 @@ async fn scaleout(server: &NatsServer) {
         // Let the workers attach before the clock starts.
         tokio::time::sleep(Duration::from_millis(300)).await;
         let started = Instant::now();
-<<<<<<< HEAD
         let _ = go_tx.send(true);
         while done.load(std::sync::atomic::Ordering::Relaxed) < CALLS {
             tokio::time::sleep(Duration::from_millis(1)).await;
-=======
-        for i in 0..CALLS {
-            let key = NodeKey::new(run.clone(), &format!("each[{i}]"), 1)
-                .unwrap_or_else(|e| fail(&format!("key: {e}")));
-            queue
-                .publish(&WorkItem {
-                    key,
-                    toolkit: "sleepy".into(),
-                    tool: "sleep".into(),
-                    input: json!({"ms": 10}),
-                    agent: "bench".into(),
-                    chain_id: String::new(),
-                })
-                .await
-                .unwrap_or_else(|e| fail(&format!("publish: {e}")));
-        }
-        // Done when every call's result is journaled.
-        loop {
-            let state = prefix_journal
-                .show_run(&run)
-                .await
-                .unwrap_or_else(|e| fail(&format!("show_run: {e}")))
-                .unwrap_or_else(|| fail("run vanished"));
-            if state.nodes.iter().filter(|n| n.outcome.is_some()).count() >= CALLS {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
->>>>>>> wip/tel
         }
         let secs = started.elapsed().as_secs_f64();
         stop.cancel();

@@ -221,16 +221,6 @@ impl Cluster {
             agent: agent.to_owned(),
             chain_id: trace.chain_id.to_owned(),
         };
-<<<<<<< HEAD
-        self.queue.publish(&item).await.map_err(failed)?;
-        // Until its result is in, the node is cancelled on its worker when
-        // this wait ends otherwise: a cancel, or the chain's deadline dropping it.
-        let mut pending = CancelOnDrop {
-            journal: Some(self.journal.clone()),
-            key: key.clone(),
-        };
-        let result = tokio::select! {
-=======
         let mut headers: Vec<(&str, String)> = Vec::new();
         if let Some(context) = &trace.context {
             context.inject(|name, value| headers.push((name, value)));
@@ -240,8 +230,13 @@ impl Cluster {
             .publish_with(&item, &headers)
             .await
             .map_err(failed)?;
-        tokio::select! {
->>>>>>> wip/tel
+        // Until its result is in, the node is cancelled on its worker when
+        // this wait ends otherwise: a cancel, or the chain's deadline dropping it.
+        let mut pending = CancelOnDrop {
+            journal: Some(self.journal.clone()),
+            key: key.clone(),
+        };
+        let result = tokio::select! {
             outcome = self.journal.wait_node_result(&key) => result_of(outcome.map_err(failed)?),
             () = call.cancel.cancelled() => {
                 return Err(NodeError::new(
@@ -261,7 +256,6 @@ impl Cluster {
     }
 }
 
-<<<<<<< HEAD
 /// Marks a node cancelled for its worker when dropped armed (its
 /// coordinator stopped waiting for it before its result came).
 struct CancelOnDrop {
@@ -283,7 +277,8 @@ impl Drop for CancelOnDrop {
             });
         }
     }
-=======
+}
+
 /// Where a queued node sits in its chain's trace.
 pub(crate) struct WorkTrace<'a> {
     /// The context of the coordinator's span of the node (`None` with
@@ -291,7 +286,6 @@ pub(crate) struct WorkTrace<'a> {
     pub context: Option<a2e_telemetry::TraceContext>,
     /// The chain's id.
     pub chain_id: &'a str,
->>>>>>> wip/tel
 }
 
 /// A journaled outcome as a node's result.

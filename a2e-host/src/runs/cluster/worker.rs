@@ -3,20 +3,15 @@
 //! this host (on behalf of the run's agent, with the node's idempotency
 //! key), journaling its result, then acknowledging it. While a node runs,
 //! its worker tells the server every third of `ack_wait` that it is still
-<<<<<<< HEAD
 //! at it, so only a dead worker's node is delivered again; a cancel of the
 //! node or its run stops it. One loop per host reads the nodes whose
 //! deliveries ran out and fails them.
-=======
-//! at it, so only a dead worker's node is delivered again. One loop per
-//! host reads the nodes whose deliveries ran out and fails them.
 //!
 //! Telemetry: a node's call span hangs under the coordinator's span of the
 //! node (the message's `traceparent`), so a run across hosts is one trace;
 //! a delivery after the first counts in `a2e.cluster.redeliveries`, and
 //! with metrics on the host records `a2e.cluster.queue.depth` of each
 //! toolkit it serves every second.
->>>>>>> wip/tel
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
