@@ -50,9 +50,11 @@ pub struct Host {
     /// The run journal, once durable runs are on (`runs::enable`).
     #[cfg(feature = "journal")]
     journal: std::sync::OnceLock<Arc<dyn a2e_journal::Journal>>,
-    /// The cluster this host shares runs with (`[cluster]`).
+    /// The cluster this host shares runs with (`[cluster]`): a
+    /// `runs::cluster::Cluster`, held as `Any` so that this layer does not
+    /// import the one above it (`Host::cluster` is in `runs`).
     #[cfg(feature = "journal")]
-    cluster: std::sync::OnceLock<Arc<crate::runs::cluster::Cluster>>,
+    cluster: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
     /// What the journal is asked to write, for the live view.
     #[cfg(feature = "ui")]
     live: Arc<live::LiveFeed>,
@@ -482,16 +484,13 @@ impl Host {
         self.journal.set(journal).is_ok()
     }
 
-    /// The cluster this host shares runs with, when `[cluster]` is on.
+    /// The slot of the cluster this host shares runs with (see
+    /// `runs::cluster`).
     #[cfg(feature = "journal")]
-    pub fn cluster(&self) -> Option<&Arc<crate::runs::cluster::Cluster>> {
-        self.cluster.get()
-    }
-
-    /// Installs the cluster; `false` when one is installed already.
-    #[cfg(feature = "journal")]
-    pub(crate) fn set_cluster(&self, cluster: Arc<crate::runs::cluster::Cluster>) -> bool {
-        self.cluster.set(cluster).is_ok()
+    pub(crate) fn cluster_slot(
+        &self,
+    ) -> &std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>> {
+        &self.cluster
     }
 
     /// The live feed of the durable runs: what the run journal is asked to

@@ -116,7 +116,7 @@ async fn takeover(host: Weak<Host>, every: Duration, stop: CancellationToken) {
 
 /// One look for runs to take over.
 async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
-    let (Some(cluster), Some(journal)) = (host.cluster().cloned(), host.journal().cloned()) else {
+    let (Some(cluster), Some(journal)) = (host.cluster(), host.journal().cloned()) else {
         return;
     };
     let loaded = match journal.load_unfinished().await {

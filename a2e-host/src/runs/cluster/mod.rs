@@ -148,7 +148,7 @@ pub async fn connect(host: &Arc<Host>) -> Result<Arc<dyn Journal>, String> {
     if !host.set_journal(as_journal.clone()) {
         return Err("the host has a run journal already".into());
     }
-    if !host.set_cluster(cluster.clone()) {
+    if host.cluster_slot().set(cluster.clone()).is_err() {
         return Err("the host is in a cluster already".into());
     }
     // Tools that load on first use are known before their toolkits are served.
@@ -286,6 +286,17 @@ pub(crate) struct WorkTrace<'a> {
     pub context: Option<a2e_telemetry::TraceContext>,
     /// The chain's id.
     pub chain_id: &'a str,
+}
+
+impl Host {
+    /// The cluster this host shares runs with, when `[cluster]` is on.
+    pub fn cluster(&self) -> Option<Arc<Cluster>> {
+        self.cluster_slot()
+            .get()?
+            .clone()
+            .downcast::<Cluster>()
+            .ok()
+    }
 }
 
 /// A journaled outcome as a node's result.
