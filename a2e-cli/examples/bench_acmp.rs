@@ -55,7 +55,8 @@ const TOKEN: &str = "bench-token";
 const LAYERS: usize = 10;
 const WIDTH: usize = 10;
 
-/// `echo` returns its arguments; `step_a` and `step_b` do after 10 ms.
+/// `echo` returns its arguments; `step_a` and `step_b` do after 10 ms, with
+/// a `value` (1 unless they were given one).
 struct Tools;
 
 impl ToolPlugin for Tools {
@@ -77,10 +78,13 @@ impl ToolPlugin for Tools {
         args: Map<String, Value>,
         _: CallContext,
     ) -> HostResult<ToolOutput> {
+        let mut out = args;
         if tool != "echo" {
             tokio::time::sleep(Duration::from_millis(10)).await;
+            // What the next layer reads (`data.value`).
+            out.entry("value").or_insert(json!(1));
         }
-        Ok(Value::Object(args).into())
+        Ok(Value::Object(out).into())
     }
 }
 
