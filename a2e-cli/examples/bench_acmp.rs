@@ -235,7 +235,7 @@ async fn one_task(calls: usize) -> Result<(), Error> {
         .env(a2e_host::acmp::stdio::BEARER_ENV, TOKEN);
     let direct = ().serve(TokioChildProcess::new(cmd)?).await?;
     let pool = pool(&["step_a"])?;
-    for e in pool.connect_all().await {
+    if let Some(e) = pool.connect_all().await.into_iter().next() {
         return Err(e.into());
     }
     let remote = pool.remotes()[0].clone();
@@ -297,7 +297,7 @@ async fn one_task(calls: usize) -> Result<(), Error> {
 
 async fn dag_100(trials: usize) -> Result<(), Error> {
     let pool = pool(&["step_a", "step_b"])?;
-    for e in pool.connect_all().await {
+    if let Some(e) = pool.connect_all().await.into_iter().next() {
         return Err(e.into());
     }
     let remote = Orchestrator::new(pool);

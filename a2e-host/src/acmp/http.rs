@@ -239,20 +239,17 @@ impl Session {
 
 /// The first event of an SSE buffer and what follows it, once a blank line ended it.
 fn split_event(buffer: &[u8]) -> Option<(&[u8], &[u8])> {
-    let mut i = 0;
-    while i < buffer.len() {
-        if buffer[i] == b'\n' {
-            let next = &buffer[i + 1..];
-            if next.first() == Some(&b'\n') {
-                return Some((&buffer[..i], &next[1..]));
-            }
-            if next.starts_with(b"\r\n") {
-                return Some((&buffer[..i], &next[2..]));
-            }
-        }
-        i += 1;
-    }
-    None
+    let find = |end: &[u8]| {
+        buffer
+            .windows(end.len())
+            .position(|w| w == end)
+            .map(|at| (at, at + end.len()))
+    };
+    let (end, next) = match (find(b"\n\n"), find(b"\r\n\r\n")) {
+        (Some(lf), Some(crlf)) => lf.min(crlf),
+        (lf, crlf) => lf.or(crlf)?,
+    };
+    Some((buffer.get(..end)?, buffer.get(next..)?))
 }
 
 /// The `data:` lines of an event, joined.
