@@ -1,14 +1,20 @@
 //! ACMP beside MCP: `a2e serve --mcp-stdio` advertises ACMP in `initialize`
 //! and serves `acmp/invoke` with its notifications; a buyer reaches one
-//! provider over MCP stdio and another over WebSocket in one DAG.
+//! provider over MCP stdio and another over WebSocket in one DAG; providers
+//! on MCP Streamable HTTP (`a2e serve --mcp-http`, bearer auth) take a DAG
+//! split across them, a streaming edge between them, and a direct invoke
+//! with streamed output.
 
 mod acmp_support;
 
 use std::time::Duration;
 
+use a2e_host::acmp::http::HttpConnector;
 use a2e_host::acmp::stdio::StdioConnector;
 use acmp_dag::remote::{Connector, Notice};
-use acmp_support::{ProviderHost, buyer_run, capability, example_dag, provider_config, workspace};
+use acmp_support::{
+    ProviderHost, buyer_config, buyer_run, capability, example_dag, provider_config, workspace,
+};
 use serde_json::{Value, json};
 
 fn stdio_argv(config: &std::path::Path) -> Vec<String> {
@@ -139,4 +145,206 @@ fn a_dag_runs_over_one_provider_on_mcp_stdio_and_one_on_websocket() {
         assert!(right.logged(&["acmp/invoke", task]));
     }
     assert!(!right.logged(&["acmp/invoke", "task_split"]));
+}
+
+/// The text pipeline's providers on MCP Streamable HTTP: `left` splits and
+/// aggregates, `right` counts.
+fn http_pipeline_providers() -> (ProviderHost, ProviderHost) {
+    let left = ProviderHost::start_mcp_http(
+        "left",
+        &(capability("split_text", "tool = \"split_text\"", 0.001)
+            + &capability("aggregate_stats", "skill = \"aggregate_stats\"", 0.001)),
+        200,
+        "",
+    );
+    let right = ProviderHost::start_mcp_http(
+        "right",
+        &capability("text_stats", "tool = \"text_stats\"", 0.001),
+        200,
+        "",
+    );
+    (left, right)
+}
+
+fn run_json(output: &std::process::Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&output.stderr)))
+}
+
+#[test]
+fn the_text_pipeline_runs_split_across_two_providers_on_mcp_streamable_http() {
+    let (left, right) = http_pipeline_providers();
+    assert!(left.url.starts_with("http://127.0.0.1:") && left.url.ends_with("/mcp"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = buyer_config(dir.path(), &[&left, &right], "");
+    let output = buyer_run(&config, &example_dag(), dir.path())
+        .output()
+        .unwrap();
+    let out = run_json(&output);
+    assert_eq!(out["status"], "completed", "{out}");
+    assert_eq!(
+        out["result"]["task_aggregate"]["data"]["result"]["chunks"], 3,
+        "{out}"
+    );
+    for task in ["task_stats_a", "task_stats_b", "task_stats_c"] {
+        assert!(right.logged(&["acmp/invoke", task]), "{:?}", right.log());
+        assert!(!left.logged(&["acmp/invoke", task]));
+    }
+    for task in ["task_split", "task_aggregate"] {
+        assert!(left.logged(&["acmp/invoke", task]), "{:?}", left.log());
+        assert!(!right.logged(&["acmp/invoke", task]));
+    }
+}
+
+#[test]
+fn a_streaming_edge_forwards_chunks_between_two_providers_on_mcp_streamable_http() {
+    let (left, right) = http_pipeline_providers();
+    let dir = tempfile::tempdir().unwrap();
+    let config = buyer_config(dir.path(), &[&left, &right], "");
+    let dag = json!({"dag_id": "dag_stream_http", "tasks": [
+        {"task_id": "task_stats", "capability": "text_stats",
+         "input": {"type": "text", "data": "Streams flow. Chunks move on."}},
+        {"task_id": "task_total", "capability": "aggregate_stats",
+         "input": {"source": {"from_task": "task_stats"}}}],
+        "edges": [{"from": "task_stats", "to": "task_total", "stream_eligible": true}]});
+    let path = dir.path().join("stream.json");
+    std::fs::write(&path, dag.to_string()).unwrap();
+    let output = buyer_run(&config, &path, dir.path()).output().unwrap();
+    let out = run_json(&output);
+    assert_eq!(out["status"], "completed", "{out}");
+    let result = &out["result"]["task_total"]["data"]["result"];
+    assert_eq!(
+        (result["chunks"].clone(), result["words"].clone()),
+        (json!(1), json!(5)),
+        "{out}"
+    );
+    // The upstream streamed its output; the downstream took it as input chunks.
+    assert!(
+        right.logged(&["acmp/invoke", "task_stats", "stream=true"]),
+        "{:?}",
+        right.log()
+    );
+    assert!(
+        left.logged(&["acmp/invoke", "task_total", "input_stream=true"]),
+        "{:?}",
+        left.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_http_serves_invoke_with_its_chunks_first_and_refuses_a_wrong_token() {
+    let p = ProviderHost::start_mcp_http(
+        "direct",
+        &capability("text_stats", "tool = \"text_stats\"", 0.002),
+        100,
+        "",
+    );
+    let conn = HttpConnector::new(&p.url, Some(p.token.clone()))
+        .connect()
+        .await
+        .unwrap();
+    let init = conn
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "0"}}),
+        )
+        .await
+        .unwrap();
+    let acmp = &init["capabilities"]["experimental"]["acmp"];
+    assert_eq!(
+        acmp["capabilities"][0]["capability"], "text_stats",
+        "{init}"
+    );
+    conn.notify("notifications/initialized", json!({}));
+    // The chunks come on the session's own stream, the result on the request's:
+    // the chunk is delivered before the result all the same.
+    for n in 0..3 {
+        let task = format!("task_http_{n}");
+        let mut notices = conn.route(&task);
+        let result = conn
+            .request(
+                "acmp/invoke",
+                json!({"task_id": task, "capability": "text_stats", "stream": true,
+                       "input": {"type": "text", "data": "one two three."}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(result["output_streamed"], true, "{result}");
+        assert_eq!(result["cost_cu"], 0.002);
+        let mut chunk = None;
+        while let Ok(n) = notices.try_recv() {
+            if let Notice::Chunk(c) = n {
+                chunk = Some(c);
+            }
+        }
+        let chunk = chunk.expect("the stream chunk before the result");
+        assert!(chunk.is_final);
+        assert_eq!(chunk.chunk.data["words"], 3);
+        conn.unroute(&task);
+    }
+    // An ACMP error comes back as the MCP error with its code.
+    let e = conn
+        .request(
+            "acmp/invoke",
+            json!({"task_id": "t", "capability": "nope", "input": {"type": "text", "data": ""}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -33002);
+    // A wrong bearer token: every request is refused with the HTTP status.
+    let wrong = HttpConnector::new(&p.url, Some("wrong".into()))
+        .connect()
+        .await
+        .unwrap();
+    let e = wrong
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "t", "version": "0"}}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("401"), "{e}");
+    let e = wrong
+        .request(
+            "acmp/invoke",
+            json!({"task_id": "t2", "capability": "text_stats", "input": {"type": "text", "data": "a"}}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("401"), "{e}");
+    assert!(!p.logged(&["acmp/invoke", "t2"]));
+}
+
+#[test]
+fn a_buyer_with_a_wrong_token_for_an_mcp_http_provider_fails_the_task() {
+    let right = ProviderHost::start_mcp_http(
+        "right",
+        &capability("text_stats", "tool = \"text_stats\"", 0.001),
+        200,
+        "",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "data_dir = \"{}\"\n[journal]\nenabled = false\n[acmp]\n[[acmp.providers]]\nname = \"right\"\nurl = \"{}\"\ntoken = \"wrong\"\n[[acmp.providers.capabilities]]\ncapability = \"text_stats\"\nprice_cu = 0.001\n",
+        dir.path().join("data").display(),
+        right.url
+    );
+    let path = dir.path().join("buyer.toml");
+    std::fs::write(&path, config).unwrap();
+    let dag = json!({"dag_id": "dag_locked", "tasks": [
+        {"task_id": "task_locked", "capability": "text_stats",
+         "input": {"type": "text", "data": "a b"}}], "edges": []});
+    let file = dir.path().join("locked.json");
+    std::fs::write(&file, dag.to_string()).unwrap();
+    let output = buyer_run(&path, &file, dir.path()).output().unwrap();
+    let out = run_json(&output);
+    assert_eq!(out["status"], "failed", "{out}");
+    assert!(
+        out["tasks"][0]["error"].as_str().unwrap().contains("401"),
+        "{out}"
+    );
+    assert!(!right.logged(&["acmp/invoke", "task_locked"]));
 }

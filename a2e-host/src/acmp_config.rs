@@ -28,6 +28,7 @@
 //! name = "left"
 //! url = "ws://127.0.0.1:7701/" # JSON-RPC over WebSocket
 //! token_env = "LEFT_TOKEN"
+//! # or: url = "http://127.0.0.1:7702/mcp" (MCP Streamable HTTP, `a2e serve --mcp-http`)
 //! # or: command = ["a2e", "--config", "p.toml", "serve", "--mcp-stdio"]
 //! [[acmp.providers.capabilities]] # until its advertisement says otherwise
 //! capability = "text_stats"
@@ -124,7 +125,8 @@ pub struct CapabilityConfig {
 pub struct RemoteProviderConfig {
     /// Its name, in logs and errors.
     pub name: String,
-    /// `ws://…` or `wss://…`: JSON-RPC over WebSocket.
+    /// `ws://…` or `wss://…`: JSON-RPC over WebSocket; `http://…` or
+    /// `https://…`: an MCP Streamable HTTP endpoint (`a2e serve --mcp-http`'s `/mcp`).
     pub url: Option<String>,
     /// A provider process speaking MCP on stdin/stdout (program and
     /// arguments, e.g. `["a2e", "serve", "--mcp-stdio"]`); the token goes to it

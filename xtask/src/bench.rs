@@ -1,8 +1,9 @@
-//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in [`BENCHES`], and `structures`: chain, dag, transport, mcp, ontheia, repair, memory, llm, sandbox, telemetry).
+//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in [`BENCHES`], and `structures`: chain, dag, acmp, transport, mcp, ontheia, repair, memory, llm, sandbox, telemetry).
 
 const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),
     ("dag", "acmp-dag", "bench_dag"),
+    ("acmp", "a2e-cli", "bench_acmp"),
     ("transport", "a2e-cli", "bench_transport"),
     ("transport", "a2e-client", "bench_client"),
     ("mcp", "a2e-mcp", "bench_mcp"),
@@ -27,7 +28,7 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .collect();
     if selected.is_empty() {
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, structures, dag, transport, mcp, ontheia, repair, memory, llm, sandbox, telemetry, all"
+            "unknown benchmark `{which}`; choose one of: chain, structures, dag, acmp, transport, mcp, ontheia, repair, memory, llm, sandbox, telemetry, all"
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();

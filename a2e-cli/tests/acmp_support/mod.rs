@@ -1,5 +1,5 @@
-//! Real `a2e` hosts for the ACMP tests: providers serving `--acmp-ws` on free
-//! loopback ports, a buyer running `a2e run`, a direct Layer 1 connection.
+//! Real `a2e` hosts for the ACMP tests: providers serving `--acmp-ws` (or
+//! `--mcp-http`) on free loopback ports, a buyer running `a2e run`, a direct Layer 1 connection.
 
 #![allow(dead_code)]
 
@@ -63,14 +63,34 @@ impl ProviderHost {
     /// Starts a provider named `name` offering `capabilities` (TOML lines)
     /// with heartbeats every `heartbeat_ms`.
     pub fn start(name: &str, capabilities: &str, heartbeat_ms: u64, extra: &str) -> Self {
+        Self::start_on("--acmp-ws", name, capabilities, heartbeat_ms, extra)
+    }
+
+    /// [`ProviderHost::start`] serving MCP Streamable HTTP (`--mcp-http`) with
+    /// the provider's token as the host's `auth_token`; `url` is its `/mcp`.
+    pub fn start_mcp_http(name: &str, capabilities: &str, heartbeat_ms: u64, extra: &str) -> Self {
+        Self::start_on("--mcp-http", name, capabilities, heartbeat_ms, extra)
+    }
+
+    fn start_on(
+        transport: &str,
+        name: &str,
+        capabilities: &str,
+        heartbeat_ms: u64,
+        extra: &str,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let (path, token) = provider_config(dir.path(), name, capabilities, heartbeat_ms, extra);
+        if transport == "--mcp-http" {
+            let config = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, format!("auth_token = \"{token}\"\n{config}")).unwrap();
+        }
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
         cmd.arg("--config")
             .arg(&path)
             .arg("--root")
             .arg(workspace())
-            .args(["--allow-command", "sh", "serve", "--acmp-ws", "127.0.0.1:0"])
+            .args(["--allow-command", "sh", "serve", transport, "127.0.0.1:0"])
             .env("A2E_LOG", "acmp_dag=debug,a2e=warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -83,8 +103,10 @@ impl ProviderHost {
         let lines = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(at) = line.split("on ws://").nth(1) {
-                    let _ = tx.send(format!("ws://{}", at.trim()));
+                for scheme in ["ws", "http"] {
+                    if let Some(at) = line.split(&format!("on {scheme}://")).nth(1) {
+                        let _ = tx.send(format!("{scheme}://{}", at.trim()));
+                    }
                 }
                 lines.lock().unwrap().push(line);
             }

@@ -8,6 +8,7 @@ use acmp_dag::ProviderFeatures;
 use acmp_dag::remote::{Budget, PoolRouter, RemoteProvider};
 
 use super::HostRouter;
+use super::http::HttpConnector;
 use super::offered::offer;
 use super::stdio::StdioConnector;
 use super::ws::WsConnector;
@@ -49,8 +50,11 @@ pub fn remote_provider(config: &RemoteProviderConfig) -> Result<RemoteProvider, 
         Some(url) if url.starts_with("ws://") || url.starts_with("wss://") => Ok(
             RemoteProvider::new(name, WsConnector::new(url, token), offers, features),
         ),
+        Some(url) if url.starts_with("http://") || url.starts_with("https://") => Ok(
+            RemoteProvider::new(name, HttpConnector::new(url, token), offers, features),
+        ),
         Some(url) => Err(format!(
-            "acmp.providers \"{name}\": url: \"{url}\" is not a ws:// or wss:// address"
+            "acmp.providers \"{name}\": url: \"{url}\" is not a ws://, wss://, http:// or https:// address"
         )),
         None => Err(format!(
             "acmp.providers \"{name}\": url or command: required"

@@ -10,6 +10,7 @@
 //! -33099 with `data.code` set to the A2E error code.
 
 mod buyer;
+pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod offered;
