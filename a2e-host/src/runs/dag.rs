@@ -138,6 +138,10 @@ pub async fn run_dag(
     let (session, _, cancel) = options.into_parts();
     let token = cancel.map_or_else(CancellationToken::new, CancellationToken::child_token);
     let dag_id = dag.dag_id.clone();
+    // An invalid DAG is answered without a run (as a chain is).
+    if let Err(report) = acmp_dag::ValidatedDag::new(dag.clone(), &Default::default()) {
+        return acmp::answer_of(req_id, &dag_id, &Err(acmp::DagRunError::Invalid(report)));
+    }
     let journal = host.journal().cloned().filter(|_| host.cluster().is_none());
     let request = json!({"id": req_id, "dag": &dag});
     let run = RunId::generate();
