@@ -48,7 +48,8 @@ pub fn event_of(event: &Event, req_id: &str, seq: u64) -> Option<ChainEvent> {
 }
 
 /// The state a task entered that a journaled `chain/event` phase reports
-/// (the inverse of [`event_of`]).
+/// (the inverse of [`event_of`]): what a resumed run does not report again.
+#[cfg(feature = "journal")]
 pub(crate) fn state_of(phase: &str) -> Option<TaskState> {
     Some(match phase {
         "start" => TaskState::Running,
@@ -125,7 +126,7 @@ pub fn answer_of(
     resp
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "journal"))]
 mod tests {
     use super::*;
 

@@ -28,6 +28,7 @@ use acmp_dag::{
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "journal")]
 pub(crate) use self::answer::state_of;
 pub use self::answer::{DAG_REQUEST_TYPE, answer_of, event_of};
 pub use self::buyer::{pool_router, remote_provider};
