@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 
 /// A marker argument of the third task's sleep, found through /proc.
 const SLEEP_MARK: &str = "30.0535";
+/// The same for the task the cancel test stops (the tests run side by side).
+const CANCEL_MARK: &str = "30.0536";
 
 fn serve(root: &Path) -> HostProcess {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
@@ -52,12 +54,13 @@ fn a2e(root: &Path, args: &[&str]) -> std::process::Output {
 /// there). `run_command` is not idempotent: after the crash task_c is not
 /// run again but fails with `interrupted`, and its dependents are
 /// cancelled.
-fn dag(ids: &[&str], sleeper: Option<&str>) -> Value {
+/// `sleeper` names the task that sleeps and its sleep's marker.
+fn dag(ids: &[&str], sleeper: Option<(&str, &str)>) -> Value {
     let tasks: Vec<Value> = ids
         .iter()
         .map(|id| {
-            let script = if Some(*id) == sleeper {
-                format!("echo {id} >> effects; exec sleep {SLEEP_MARK}")
+            let script = if let Some((_, mark)) = sleeper.filter(|(s, _)| s == id) {
+                format!("echo {id} >> effects; exec sleep {mark}")
             } else {
                 format!("echo {id} >> effects")
             };
@@ -112,7 +115,7 @@ fn a_dag_killed_mid_run_resumes_and_its_finished_tasks_do_not_run_again() {
     handshake(&mut host, "dag-agent");
     let req = json!({
         "type": "dag/req", "id": "dag-1", "streaming": true,
-        "dag": dag(&["a", "b", "c", "d", "e"], Some("c")),
+        "dag": dag(&["a", "b", "c", "d", "e"], Some(("c", SLEEP_MARK))),
     });
     host.send(req.to_string().as_bytes()).unwrap();
 
@@ -258,4 +261,46 @@ fn a_dag_run_over_a_session_is_journaled_and_answered() {
         phases(&events),
         ["task_x:start", "task_x:done", "task_y:start", "task_y:done"]
     );
+}
+
+#[test]
+fn runs_cancel_stops_a_dag_run() {
+    let root = tempfile::tempdir().unwrap();
+    let mut host = serve(root.path());
+    handshake(&mut host, "dag-agent");
+    let req = json!({
+        "type": "dag/req", "id": "slow", "streaming": true,
+        "dag": dag(&["s", "t"], Some(("s", CANCEL_MARK))),
+    });
+    host.send(req.to_string().as_bytes()).unwrap();
+    let started = recv(&host);
+    assert_eq!(started["phase"], "start", "{started}");
+    let list = a2e(root.path(), &["runs", "list", "--status", "running"]);
+    let listed = String::from_utf8(list.stdout).unwrap();
+    let run_id = listed.split_whitespace().next().unwrap().to_owned();
+
+    let cancel = a2e(root.path(), &["runs", "cancel", &run_id]);
+    assert!(
+        cancel.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cancel.stderr)
+    );
+    let (answer, _) = host
+        .answer("slow", Duration::from_secs(30), |_| {})
+        .unwrap();
+    assert_eq!(answer["success"], false, "{answer}");
+    assert_eq!(answer["error"]["code"], "cancelled", "{answer}");
+    // The sleeping task's process group went with it; the next task never ran.
+    let end = Instant::now() + Duration::from_secs(10);
+    while !pids_with_arg(CANCEL_MARK).is_empty() {
+        assert!(
+            Instant::now() < end,
+            "the cancelled task's sleep still runs"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(effects(root.path()), ["s"]);
+    let show = a2e(root.path(), &["runs", "show", &run_id]);
+    let state: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(state["summary"]["status"], "cancelled", "{state}");
 }
