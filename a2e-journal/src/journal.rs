@@ -100,7 +100,18 @@ pub struct Ack<T = ()>(AckInner<T>);
 enum AckInner<T> {
     Ready(Option<Result<T>>),
     Channel(oneshot::Receiver<Result<T>>),
+    Kicked(
+        oneshot::Receiver<Result<T>>,
+        Option<std::sync::Arc<dyn Kick>>,
+    ),
     Boxed(BoxFuture<'static, Result<T>>),
+}
+
+/// What an ack asks, the first time it would wait, to make its write durable
+/// on the spot: a store that can commit on the awaiting thread does so, and
+/// the ack resolves without a hand-off to another thread and back.
+pub(crate) trait Kick: Send + Sync {
+    fn kick(&self);
 }
 
 impl<T> Ack<T> {
@@ -114,6 +125,13 @@ impl<T> Ack<T> {
     pub fn channel() -> (oneshot::Sender<Result<T>>, Self) {
         let (tx, rx) = oneshot::channel();
         (tx, Self(AckInner::Channel(rx)))
+    }
+
+    /// An ack resolved by whoever holds the sender, that asks `kick` to
+    /// commit before it first waits.
+    pub(crate) fn kicked(kick: std::sync::Arc<dyn Kick>) -> (oneshot::Sender<Result<T>>, Self) {
+        let (tx, rx) = oneshot::channel();
+        (tx, Self(AckInner::Kicked(rx, Some(kick))))
     }
 
     /// An ack resolved by a future.
@@ -137,6 +155,17 @@ impl<T: Unpin> Future for Ack<T> {
             AckInner::Channel(rx) => Pin::new(rx)
                 .poll(cx)
                 .map(|r| r.unwrap_or(Err(JournalError::Closed))),
+            AckInner::Kicked(rx, kick) => {
+                if let Some(k) = kick.take() {
+                    if let Poll::Ready(r) = Pin::new(&mut *rx).poll(cx) {
+                        return Poll::Ready(r.unwrap_or(Err(JournalError::Closed)));
+                    }
+                    k.kick();
+                }
+                Pin::new(rx)
+                    .poll(cx)
+                    .map(|r| r.unwrap_or(Err(JournalError::Closed)))
+            }
             AckInner::Boxed(f) => f.as_mut().poll(cx),
         }
     }

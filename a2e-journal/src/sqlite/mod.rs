@@ -20,10 +20,10 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use self::live::Live;
-use self::writer::{Op, Writer};
+use self::writer::{Op, Shared, Writer};
 use crate::error::{JournalError, Result};
 use crate::ids::{NodeKey, RunId};
-use crate::journal::{Ack, Journal};
+use crate::journal::{Ack, Journal, Kick};
 use crate::model::{
     Loaded, NewRun, NodeOutcome, PruneReport, Retention, RunFilter, RunItem, RunState, RunStatus,
     RunSummary, StoredEvent, now_ms,
@@ -92,7 +92,9 @@ impl Reader {
 }
 
 struct Inner {
-    tx: Option<Sender<Op>>,
+    /// Signals the writer thread that the queue is no longer empty.
+    tx: Option<Sender<()>>,
+    shared: Arc<Shared>,
     writer: Option<JoinHandle<()>>,
     reader: Arc<Reader>,
     live: Arc<Live>,
@@ -118,9 +120,12 @@ impl Drop for Inner {
 ///   system's hands: it survives SIGKILL of the host; a power cut may lose
 ///   the last commits, never the file's consistency.
 ///   [`Durability::PowerLoss`] (`synchronous=FULL`) syncs every commit.
-/// - **Off the async threads**: one writer thread owns the writing
-///   connection and commits whatever is queued as one transaction (group
-///   commit); reads run on tokio's blocking pool on a second connection.
+/// - **Group commit**: one writing connection commits whatever is queued
+///   as one transaction. With [`Durability::ProcessCrash`] an awaited ack
+///   commits on its own thread when the connection is free (no sync, a few
+///   tens of microseconds); the writer thread commits the rest, and every
+///   commit under [`Durability::PowerLoss`], off the async threads. Reads
+///   run on tokio's blocking pool on a second connection.
 /// - **Bounded**: finished runs past the [`Retention`] are pruned every
 ///   [`SqliteOptions::prune_every`] finished runs, and freed pages go back
 ///   to the file system.
@@ -162,15 +167,24 @@ impl SqliteJournal {
         })??;
         let live = Arc::new(Live::default());
         let (tx, rx) = channel();
+        let inline = options.durability == Durability::ProcessCrash;
+        if inline {
+            // Checkpoints run on the writer thread (see `writer`).
+            write.pragma_update(None, "wal_autocheckpoint", 0)?;
+        }
         let writer = Writer {
             conn: write,
             live: Arc::clone(&live),
             retention: options.retention,
             prune_every: options.prune_every,
+            finished_since_prune: 0,
+            commits_since_checkpoint: 0,
         };
+        let shared = Arc::new(Shared::new(writer, inline));
+        let on_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("a2e-journal-writer".into())
-            .spawn(move || writer.run(&rx))
+            .spawn(move || writer::run(&on_thread, &rx))
             .map_err(|source| JournalError::Io {
                 path: path.display().to_string(),
                 source,
@@ -178,6 +192,7 @@ impl SqliteJournal {
         Ok(Self {
             inner: Arc::new(Inner {
                 tx: Some(tx),
+                shared,
                 writer: Some(handle),
                 reader: Arc::new(Reader {
                     conn: Mutex::new(read),
@@ -196,12 +211,20 @@ impl SqliteJournal {
 
     /// Queues `op`; `false` when the writer has stopped.
     fn send(&self, op: Op) -> bool {
-        self.inner.tx.as_ref().is_some_and(|tx| tx.send(op).is_ok())
+        let Some(tx) = self.inner.tx.as_ref() else {
+            return false;
+        };
+        !self.inner.shared.push(op) || tx.send(()).is_ok()
     }
 
-    /// Queues the op `make` builds around a fresh ack sender.
+    /// Queues the op `make` builds around a fresh ack sender. The ack
+    /// commits the queue itself when awaited, where the store allows it.
     fn queue<T>(&self, make: impl FnOnce(tokio::sync::oneshot::Sender<Result<T>>) -> Op) -> Ack<T> {
-        let (reply, ack) = Ack::channel();
+        let (reply, ack) = if self.inner.shared.inline {
+            Ack::kicked(Arc::clone(&self.inner.shared) as Arc<dyn Kick>)
+        } else {
+            Ack::channel()
+        };
         if self.send(make(reply)) {
             ack
         } else {

@@ -1,14 +1,22 @@
-//! The writer thread: the one connection that writes, off the async threads.
+//! The writer: the one connection that writes.
 //!
-//! Writes arrive on a channel in call order. The thread takes whatever is
-//! queued (up to [`MAX_BATCH`]) and commits it as one transaction, then
+//! Writes are queued in call order. Whoever commits takes whatever is queued
+//! (up to [`MAX_BATCH`]) and commits it as one transaction, then
 //! acknowledges each write: a group commit, so that many nodes finishing at
 //! once cost one commit (and, with `synchronous=FULL`, one sync). Every
 //! statement is atomic on its own, so one write failing (an unknown run)
 //! fails only its own ack.
+//!
+//! Who commits: with `synchronous=NORMAL` (no sync per commit) an awaited
+//! ack commits the queue on its own thread when the writer is free — a
+//! commit there costs less than handing the write to another thread and
+//! being woken by it. The writer thread commits what nobody awaits (events)
+//! a moment later, and everything under `synchronous=FULL`, whose syncs stay
+//! off the async threads.
 
-use std::sync::Arc;
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
@@ -16,6 +24,7 @@ use tokio::sync::oneshot;
 use super::live::Live;
 use crate::error::{JournalError, Result};
 use crate::ids::{NodeKey, RunId};
+use crate::journal::Kick;
 use crate::model::{NewRun, PruneReport, Retention, RunStatus, now_ms};
 
 /// Most writes committed in one transaction.
@@ -104,35 +113,135 @@ pub(super) struct Writer {
     /// Pruned automatically every `prune_every` finished runs.
     pub retention: Option<Retention>,
     pub prune_every: u32,
+    /// Runs finished since the last automatic prune.
+    pub finished_since_prune: u32,
+    /// Commits since the last checkpoint the writer thread ran (when acks
+    /// commit inline, the connection's own checkpoints are off, so that no
+    /// commit on an async thread copies the WAL into the file).
+    pub commits_since_checkpoint: u32,
+}
+
+/// Commits between two checkpoints by the writer thread (about what
+/// SQLite's default of 1000 WAL pages holds).
+const CHECKPOINT_EVERY: u32 = 300;
+
+/// How long the writer thread leaves a queued write to an ack that may
+/// commit it inline before committing it itself.
+const INLINE_GRACE: Duration = Duration::from_millis(1);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The queue and the writer, shared by the writer thread and the acks.
+pub(super) struct Shared {
+    queue: Mutex<Vec<Op>>,
+    writer: Mutex<Writer>,
+    /// Acks may commit on their own thread (no sync per commit).
+    pub inline: bool,
+}
+
+impl Shared {
+    pub(super) fn new(writer: Writer, inline: bool) -> Self {
+        Self {
+            queue: Mutex::new(Vec::with_capacity(64)),
+            writer: Mutex::new(writer),
+            inline,
+        }
+    }
+
+    /// Queues `op`; `true` when the queue was empty (the writer thread
+    /// needs a signal).
+    pub(super) fn push(&self, op: Op) -> bool {
+        let mut q = lock(&self.queue);
+        q.push(op);
+        q.len() == 1
+    }
+
+    /// Commits everything queued, waiting for the writer if it is busy;
+    /// on the writer thread, then copies the WAL into the file when due.
+    fn commit_queued(&self) {
+        let mut w = lock(&self.writer);
+        w.drain(&self.queue);
+        if self.inline && w.commits_since_checkpoint >= CHECKPOINT_EVERY {
+            w.commits_since_checkpoint = 0;
+            // The checkpoint, then a write here: the first write after a
+            // checkpoint starts the WAL over and syncs its header, which
+            // belongs on this thread too.
+            let restarted = w
+                .conn
+                .execute_batch("PRAGMA wal_checkpoint(PASSIVE)")
+                .and_then(|()| {
+                    w.conn
+                        .pragma_update(None, "user_version", super::schema::SCHEMA_VERSION)
+                });
+            if let Err(e) = restarted {
+                tracing::warn!(error = %e, "journal: checkpoint failed");
+            }
+        }
+    }
+}
+
+impl Kick for Shared {
+    /// Commits the queue on this thread unless the writer is busy (then
+    /// whoever holds it, or the writer thread, commits it).
+    fn kick(&self) {
+        if !self.inline {
+            return;
+        }
+        match self.writer.try_lock() {
+            Ok(mut w) => w.drain(&self.queue),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().drain(&self.queue),
+            Err(std::sync::TryLockError::WouldBlock) => {}
+        }
+    }
+}
+
+/// The writer thread: on each signal (a write queued into an empty queue)
+/// it commits what the acks left; when every signaller is gone it commits
+/// the rest and returns.
+pub(super) fn run(shared: &Shared, signals: &Receiver<()>) {
+    while signals.recv().is_ok() {
+        if shared.inline {
+            std::thread::sleep(INLINE_GRACE);
+        }
+        while signals.try_recv().is_ok() {}
+        shared.commit_queued();
+    }
+    shared.commit_queued();
 }
 
 impl Writer {
-    /// Runs until every sender is gone, then returns (after the last batch).
-    pub(super) fn run(mut self, rx: &Receiver<Op>) {
-        let mut batch = Vec::with_capacity(64);
-        let mut finished_since_prune = 0u32;
+    /// Commits everything queued, in order, a batch at a time, and sends
+    /// the acks.
+    fn drain(&mut self, queue: &Mutex<Vec<Op>>) {
         let mut touched: Vec<RunId> = Vec::new();
-        while let Ok(first) = rx.recv() {
-            batch.push(first);
-            while batch.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(op) => batch.push(op),
-                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+        loop {
+            let mut batch = {
+                let mut q = lock(queue);
+                if q.is_empty() {
+                    return;
                 }
-            }
+                if q.len() <= MAX_BATCH {
+                    std::mem::take(&mut *q)
+                } else {
+                    q.drain(..MAX_BATCH).collect()
+                }
+            };
             let mut finished = 0u32;
             let done = self.commit(&mut batch, &mut touched, &mut finished);
+            self.commits_since_checkpoint = self.commits_since_checkpoint.saturating_add(1);
             for d in done {
                 d.send();
             }
             self.live.notify(&touched);
             touched.clear();
-            finished_since_prune = finished_since_prune.saturating_add(finished);
+            self.finished_since_prune = self.finished_since_prune.saturating_add(finished);
             if let Some(retention) = self.retention
                 && finished > 0
-                && finished_since_prune >= self.prune_every.max(1)
+                && self.finished_since_prune >= self.prune_every.max(1)
             {
-                finished_since_prune = 0;
+                self.finished_since_prune = 0;
                 if let Err(e) = prune(&mut self.conn, &retention) {
                     tracing::warn!(error = %e, "journal: automatic prune failed");
                 }
