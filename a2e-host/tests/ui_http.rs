@@ -302,3 +302,45 @@ async fn sessions_runs_and_the_catalog_show_and_update_live() {
     // Shutdown ends the event stream.
     server.shutdown().await;
 }
+
+/// A journaled ACMP DAG run shows with its tasks, their states and its
+/// graph (escaped), as a chain run does.
+#[cfg(feature = "acmp")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dag_run_shows_with_its_tasks_and_graph() {
+    let (_dir, _counters, host) = setup(TOKEN);
+    a2e_host::runs::enable(&host).await.unwrap();
+    let server = Server::start(host.clone(), NetOptions::default()).await;
+    let dag = serde_json::from_value(json!({
+        "dag_id": "<i>dag</i>",
+        "tasks": [
+            {"task_id": "t1", "capability": "echo", "input": {"type": "json", "data": {"x": 1}}},
+            {"task_id": "t2", "capability": "echo", "input": {"type": "json", "data": {"x": 2}}},
+        ],
+        "edges": [{"from": "t1", "to": "t2"}],
+    }))
+    .unwrap();
+    let options = a2e_host::CallOptions::new();
+    let resp = a2e_host::runs::run_dag(&host, dag, "d1", options, "view-agent", |_| {}).await;
+    assert!(resp.success, "{resp:?}");
+    let runs = host
+        .journal()
+        .unwrap()
+        .list_runs(&a2e_journal::RunFilter::default())
+        .await
+        .unwrap();
+    let run_id = runs.items[0].run_id.to_string();
+
+    let run = json_of(get(server.addr, &format!("/ui/api/runs/{run_id}"), &[BEARER]).await).await;
+    assert_eq!(run["summary"]["kind"], "acmp_dag", "{run}");
+    assert_eq!(run["chain_id"], "<i>dag</i>", "{run}");
+    assert_eq!(run["graph_error"], Value::Null, "{run}");
+    assert_eq!(run["nodes"][0]["name"], "echo", "{run}");
+    for task in ["t1", "t2"] {
+        assert_eq!(run["states"][task]["state"], "done", "{task}: {run}");
+    }
+    let svg = run["svg"].as_str().unwrap();
+    assert_eq!(svg.matches("<g class=\"node ").count(), 2, "{svg}");
+    assert!(!svg.contains("<i>dag</i>"), "the title is escaped");
+    server.shutdown().await;
+}

@@ -9,6 +9,7 @@
 //! `acmp/error` — `timeout` → -33003, cancellation → -33004, anything else
 //! -33099 with `data.code` set to the A2E error code.
 
+mod answer;
 mod buyer;
 pub mod http;
 #[cfg(feature = "mcp")]
@@ -22,18 +23,21 @@ use std::sync::Arc;
 
 use a2e_proto::{ErrorCode, SkillCallRequest, ToolCallRequest};
 use acmp_dag::{
-    AcmpError, Dag, DagOutcome, DagStatus, Event, EventKind, Invocation, InvokeResult,
-    Orchestrator, Payload, Provider, ProviderRef, Router, Task, TaskState,
+    AcmpError, Dag, DagOutcome, DagRunOptions, DagStatus, Event, EventKind, Invocation,
+    InvokeResult, Orchestrator, Payload, Provider, ProviderRef, Router, Task, TaskState,
 };
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+#[cfg(feature = "journal")]
+pub(crate) use self::answer::state_of;
+pub use self::answer::{DAG_REQUEST_TYPE, answer_of, event_of};
 pub use self::buyer::{pool_router, remote_provider};
 pub use self::offered::{OfferedProvider, Target, offer, provider_token, service, target};
 use a2e_telemetry::WorkflowKind;
 
 use crate::error::HostError;
-use crate::host::{CallOptions, Host};
+use crate::host::{Caller, Host, SkillCallKind, ToolCallKind};
 
 /// Serves ACMP capabilities from a host's tools and skills.
 #[derive(Clone)]
@@ -42,6 +46,9 @@ pub struct HostProvider {
     session_id: String,
     /// The run's task spans: a task's call hangs under its task's span.
     spans: Option<trace::TaskSpans>,
+    /// A durable run's id: each call carries the idempotency key
+    /// `run_id/task_id/attempt`.
+    run_id: Option<Arc<str>>,
 }
 
 impl HostProvider {
@@ -51,7 +58,15 @@ impl HostProvider {
             host,
             session_id: session_id.to_owned(),
             spans: None,
+            run_id: None,
         }
+    }
+
+    /// The same provider, its calls keyed for durable run `run_id`.
+    #[must_use]
+    pub fn durable(mut self, run_id: &str) -> Self {
+        self.run_id = Some(Arc::from(run_id));
+        self
     }
 
     /// Whether `capability` names a tool or skill of the host.
@@ -118,6 +133,15 @@ impl HostProvider {
         let params = invocation.params;
         let task_id = params.task_id.clone();
         let cancel = invocation.cancel;
+        let key = self
+            .run_id
+            .as_ref()
+            .map(|run| format!("{run}/{task_id}/{}", invocation.attempt));
+        let caller = || {
+            let mut caller = Caller::session(&self.session_id, None, &cancel);
+            caller.idempotency_key = key.as_deref();
+            caller
+        };
         let args = arguments(params.input.as_ref());
         let timeout = params.timeout_ms.map_or(0, |ms| ms.div_ceil(1000).max(1));
         if cancel.is_cancelled() {
@@ -131,15 +155,12 @@ impl HostProvider {
             registry.load_tools(true).await;
         }
         let data = if registry.tool(&params.capability).is_some() {
-            let mut req = ToolCallRequest::new(&params.capability, Value::Object(args));
+            let mut req = ToolCallRequest::new(&params.capability, Value::Null);
             req.session_id = self.session_id.clone();
             req.timeout = timeout;
             let result = self
                 .host
-                .call_tool(
-                    req,
-                    CallOptions::new().session(&self.session_id).cancel(&cancel),
-                )
+                .call::<ToolCallKind>(caller(), &req, args)
                 .await
                 .map_err(|e| refusal(&task_id, &e))?;
             if !result.success {
@@ -155,15 +176,12 @@ impl HostProvider {
             }
             result.data
         } else if registry.skill(&params.capability).is_some() {
-            let mut req = SkillCallRequest::new(&params.capability, Value::Object(args));
+            let mut req = SkillCallRequest::new(&params.capability, Value::Null);
             req.timeout = timeout;
             req.streaming = false;
             let result = self
                 .host
-                .call_skill(
-                    req,
-                    CallOptions::new().session(&self.session_id).cancel(&cancel),
-                )
+                .call::<SkillCallKind>(caller(), &req, args)
                 .await
                 .map_err(|e| refusal(&task_id, &e))?;
             if !result.success {
@@ -321,6 +339,28 @@ pub async fn run_dag(
     on_event: impl Fn(&Event) + Send + Sync + 'static,
     cancel: &CancellationToken,
 ) -> Result<DagOutcome, DagRunError> {
+    run_dag_with(host, dag, on_event, cancel, DagRunMode::default()).await
+}
+
+/// For whom and how durably [`run_dag_with`] runs a DAG.
+#[derive(Default)]
+pub struct DagRunMode<'a> {
+    /// The session the host's calls belong to (`""`: the host's own).
+    pub session: &'a str,
+    /// A durable run's id: the calls' idempotency keys start with it.
+    pub run_id: Option<&'a str>,
+    /// What an earlier run finished, and the observer of each call.
+    pub options: DagRunOptions,
+}
+
+/// [`run_dag`] for a session, and durably when `mode` says so.
+pub async fn run_dag_with(
+    host: &Arc<Host>,
+    dag: Dag,
+    on_event: impl Fn(&Event) + Send + Sync + 'static,
+    cancel: &CancellationToken,
+    mode: DagRunMode<'_>,
+) -> Result<DagOutcome, DagRunError> {
     let telemetry = host.telemetry();
     let workflow = telemetry
         .workflow(WorkflowKind::Acmp, Some(&dag.dag_id))
@@ -336,13 +376,19 @@ pub async fn run_dag(
             pool.preflight(&dag)?;
             Orchestrator::new(pool)
         }
-        None => Orchestrator::new(HostRouter::new(host.clone(), "").traced(spans)),
+        None => {
+            let mut provider = HostProvider::new(host.clone(), mode.session);
+            if let Some(run) = mode.run_id {
+                provider = provider.durable(run);
+            }
+            Orchestrator::new(HostRouter::with_provider(provider).traced(spans))
+        }
     }
     .with_event_sink(move |e: &Event| {
         sink.on_event(e);
         on_event(e);
     });
-    let outcome = follow(orchestrator, dag, cancel).await;
+    let outcome = follow(orchestrator, dag, cancel, mode.options).await;
     let code = match &outcome {
         Ok(o) if o.status == DagStatus::Completed => a2e_telemetry::metrics::OK,
         Ok(o) if o.status == DagStatus::Cancelled => ErrorCode::CANCELLED.as_str(),
@@ -363,9 +409,10 @@ async fn follow(
     orchestrator: Orchestrator,
     dag: Dag,
     cancel: &CancellationToken,
+    options: DagRunOptions,
 ) -> Result<DagOutcome, DagRunError> {
     let validated = orchestrator.validate(dag)?;
-    let run = orchestrator.start(validated);
+    let run = orchestrator.start_with(validated, options);
     let control = run.control();
     let outcome = run.outcome();
     tokio::pin!(outcome);

@@ -19,6 +19,9 @@
 //! - A cancel asked for out of process (`a2e runs cancel`) is seen within a
 //!   second by the host running the run.
 //!
+//! - An ACMP DAG a session sends (`dag/req`) is journaled and resumed the
+//!   same way, as a run of kind `acmp_dag` ([`run_dag`]).
+//!
 //! - With `[cluster]` the journal is in NATS JetStream and hosts share runs
 //!   ([`cluster`]): nodes run on the hosts serving their toolkit, a dead
 //!   coordinator's runs are taken over.
@@ -27,6 +30,8 @@
 
 mod attach;
 pub mod cluster;
+#[cfg(feature = "acmp")]
+mod dag;
 mod journaled;
 
 use std::sync::Arc;
@@ -47,6 +52,8 @@ use cluster::Coordination;
 use journaled::{JournalObserver, JournalSink, node_of, resume_of};
 
 pub use attach::{ATTACH_TYPE, AttachError, AttachItem, AttachRequest, attach};
+#[cfg(feature = "acmp")]
+pub use dag::run_dag;
 
 /// How often a running run looks for a cancel asked for by another process.
 const CANCEL_POLL: Duration = Duration::from_secs(1);
@@ -368,15 +375,23 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
     }
     let mut started = 0;
     for state in loaded.items {
-        if state.summary.kind != RunKind::Chain {
-            tracing::warn!(run = %state.summary.run_id, kind = state.summary.kind.as_str(),
-                "run journal: only chains are resumed by this host");
-            continue;
-        }
         let host = host.clone();
         let journal = journal.clone();
         let token = cancel.child_token();
-        tokio::spawn(async move { resume_run(&host, journal, state, token, None).await });
+        match state.summary.kind {
+            RunKind::Chain => {
+                tokio::spawn(async move { resume_run(&host, journal, state, token, None).await });
+            }
+            #[cfg(feature = "acmp")]
+            RunKind::AcmpDag => {
+                tokio::spawn(async move { dag::resume_run(&host, journal, state, token).await });
+            }
+            kind => {
+                tracing::warn!(run = %state.summary.run_id, kind = kind.as_str(),
+                    "run journal: runs of this kind are not resumed by this host");
+                continue;
+            }
+        }
         started += 1;
     }
     started

@@ -314,3 +314,111 @@ async fn a_second_host_on_the_same_journal_does_not_resume_its_runs() {
     );
     assert!(effects.calls().is_empty());
 }
+
+/// Durable ACMP DAG runs on the same host and tools.
+#[cfg(feature = "acmp")]
+mod dags {
+    use super::*;
+
+    /// task_a -> task_b -> task_c, each calling `step` with a literal input.
+    fn dag() -> acmp_dag::Dag {
+        let tasks: Vec<Value> = ["a", "b", "c"]
+            .iter()
+            .map(|id| {
+                json!({"task_id": format!("task_{id}"), "capability": "step",
+                       "input": {"type": "json", "data": {"n": 0}}})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "dag_id": "d",
+            "tasks": tasks,
+            "edges": [{"from": "task_a", "to": "task_b"}, {"from": "task_b", "to": "task_c"}],
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_fresh_dag_run_is_journaled_and_its_calls_keyed() {
+        let root = tempfile::tempdir().unwrap();
+        let effects = Effects::default();
+        let (host, journal) = host(root.path(), &effects).await;
+        let options = CallOptions::new().session("s1");
+        let resp = run_dag(&host, dag(), "req-d", options, "ag", |_| {}).await;
+        assert!(resp.success, "{:?}", resp.error);
+        let runs = journal
+            .list_runs(&a2e_journal::RunFilter::default())
+            .await
+            .unwrap();
+        let summary = &runs.items[0];
+        assert_eq!(
+            (summary.kind, summary.status),
+            (RunKind::AcmpDag, RunStatus::Succeeded)
+        );
+        let run = &summary.run_id;
+        let keys: Vec<String> = ["a", "b", "c"]
+            .iter()
+            .map(|t| format!("{run}/task_{t}/1"))
+            .collect();
+        assert_eq!(effects.calls(), keys);
+        let (phases, _, answer) = outcome(&*journal, run).await;
+        assert_eq!(phases.len(), 6, "{phases:?}");
+        assert_eq!(answer["outputs"]["task_c"], json!({"n": 1}));
+    }
+
+    #[tokio::test]
+    async fn an_unfinished_dag_run_resumes_and_reruns_an_idempotent_task_with_its_key() {
+        let root = tempfile::tempdir().unwrap();
+        let effects = Effects::default();
+        let (host, journal) = host(root.path(), &effects).await;
+        // What a host killed while task_b ran leaves.
+        let run = RunId::parse("crashed2").unwrap();
+        journal
+            .create_run(NewRun {
+                run_id: run.clone(),
+                kind: RunKind::AcmpDag,
+                agent: "ag".into(),
+                request: json!({"id": "req-d", "dag": dag()}),
+            })
+            .await
+            .unwrap();
+        let a = NodeKey::new(run.clone(), "task_a", 1).unwrap();
+        journal.node_started(&a).await.unwrap();
+        let result =
+            acmp_dag::InvokeResult::new("task_a", acmp_dag::Payload::json(json!({"n": 1})));
+        let output = NodeOutcome::output(serde_json::to_value(result).unwrap());
+        journal.node_finished(&a, &output).await.unwrap();
+        let phases = [
+            ("task_a", ChainPhase::START),
+            ("task_a", ChainPhase::DONE),
+            ("task_b", ChainPhase::START),
+        ];
+        for (seq, (task, phase)) in phases.into_iter().enumerate() {
+            let seq = seq as u64;
+            let mut e = event(task, phase, seq, Value::Null);
+            e["req_id"] = json!("req-d");
+            journal.append_event(&run, seq, &e).await.unwrap();
+        }
+        let b = NodeKey::new(run.clone(), "task_b", 1).unwrap();
+        journal.node_started(&b).await.unwrap();
+
+        assert_eq!(resume_unfinished(&host, &CancellationToken::new()).await, 1);
+        let (phases, status, answer) = outcome(&*journal, &run).await;
+        // task_a is not run again; task_b runs again with its old key.
+        assert_eq!(effects.calls(), ["crashed2/task_b/1", "crashed2/task_c/1"]);
+        assert_eq!(
+            phases,
+            [
+                "task_a:start",
+                "task_a:done",
+                "task_b:start",
+                "task_b:done",
+                "task_c:start",
+                "task_c:done"
+            ]
+        );
+        assert_eq!(status, RunStatus::Succeeded, "{answer}");
+        assert_eq!(answer["req_id"], "req-d");
+        assert_eq!(answer["outputs"]["task_a"], json!({"n": 1}));
+        assert!(journal.load_unfinished().await.unwrap().items.is_empty());
+    }
+}

@@ -84,6 +84,14 @@ pub(super) async fn handle(session: &Arc<Session>, msg: Message) {
                 spawn_request(session, Message::Unknown(map)).await;
             }
         }
+        #[cfg(all(feature = "acmp", feature = "journal"))]
+        Message::Unknown(map)
+            if map.get("type").and_then(Value::as_str) == Some(crate::acmp::DAG_REQUEST_TYPE) =>
+        {
+            if admitted(session, &map, Some(A2ECapability::CHAINS)).await {
+                spawn_request(session, Message::Unknown(map)).await;
+            }
+        }
         Message::Unknown(map) => {
             let id = map.get("id").and_then(Value::as_str).unwrap_or_default();
             let ty = map.get("type").and_then(Value::as_str).unwrap_or_default();
@@ -452,6 +460,12 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
             let result = host.procs().status(&session.id, &req);
             answer(session, &req.id, &req.proc_id, result).await
         }
+        #[cfg(all(feature = "acmp", feature = "journal"))]
+        Message::Unknown(map)
+            if map.get("type").and_then(Value::as_str) == Some(crate::acmp::DAG_REQUEST_TYPE) =>
+        {
+            Box::pin(dag::dag_request(session, map)).await
+        }
         #[cfg(feature = "journal")]
         Message::Unknown(map) => Box::pin(attach_request(session, map)).await,
         other => {
@@ -552,6 +566,8 @@ async fn skill_request(
 mod attach;
 #[cfg(feature = "journal")]
 use attach::{admitted, attach_request};
+#[cfg(all(feature = "acmp", feature = "journal"))]
+mod dag;
 
 #[cfg(test)]
 mod tests;

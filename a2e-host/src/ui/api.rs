@@ -109,10 +109,15 @@ pub(super) async fn run(
         Ok(events) => events,
         Err(e) => return failed(StatusCode::SERVICE_UNAVAILABLE, format!("run journal: {e}")),
     };
-    let (nodes, svg, graph_error) = if shown.summary.kind == RunKind::Chain {
-        chain_view(&shown)
-    } else {
-        (Vec::new(), None, Some("only chains are drawn".to_owned()))
+    let (nodes, svg, graph_error) = match shown.summary.kind {
+        RunKind::Chain => chain_view(&shown),
+        #[cfg(feature = "acmp")]
+        RunKind::AcmpDag => dag_view(&shown),
+        _ => (
+            Vec::new(),
+            None,
+            Some("only chains and ACMP DAGs are drawn".to_owned()),
+        ),
     };
     let trace_id = state
         .host
@@ -132,7 +137,12 @@ pub(super) async fn run(
         StatusCode::OK,
         json!({
             "summary": shown.summary,
-            "chain_id": shown.request.get("chain_id").cloned().unwrap_or(Value::Null),
+            "chain_id": shown
+                .request
+                .get("chain_id")
+                .or_else(|| shown.request.get("dag").and_then(|d| d.get("dag_id")))
+                .cloned()
+                .unwrap_or(Value::Null),
             "nodes": nodes,
             "records": shown.nodes,
             "states": states,
@@ -177,6 +187,33 @@ fn chain_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) 
     match drawn {
         Ok(svg) => (nodes, Some(svg), None),
         Err(e) => (nodes, None, Some(e.to_string())),
+    }
+}
+
+/// A DAG run's tasks as defined (capability and input) and its plain SVG.
+#[cfg(feature = "acmp")]
+fn dag_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) {
+    let dag: acmp_dag::Dag = match shown.request.get("dag").map(acmp_dag::decode::from_value) {
+        Some(Ok(dag)) => dag,
+        Some(Err(e)) => {
+            return (
+                Vec::new(),
+                None,
+                Some(format!("the DAG does not load: {e}")),
+            );
+        }
+        None => return (Vec::new(), None, Some("the run has no DAG".to_owned())),
+    };
+    let tasks = dag
+        .tasks
+        .iter()
+        .map(|t| json!({"node_id": t.task_id, "kind": "acmp_task", "name": t.capability, "input": t.input}))
+        .collect();
+    let drawn = a2e_graph::dag::dag_graph(&dag, &acmp_dag::ValidationLimits::default())
+        .and_then(|graph| graph.render(Format::Svg, None));
+    match drawn {
+        Ok(svg) => (tasks, Some(svg), None),
+        Err(e) => (tasks, None, Some(e.to_string())),
     }
 }
 
