@@ -150,3 +150,10 @@ pub fn resolve_token(token: Option<&str>, token_env: Option<&str>) -> Option<Str
         .or_else(|| token_env.and_then(|v| std::env::var(v).ok()))
         .filter(|t| !t.is_empty())
 }
+
+/// An `[acmp]` section the host cannot act on: which entry and what is wrong
+/// with it (a capability without a target, a provider without a bearer token,
+/// a remote provider without an address, …).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AcmpConfigError(pub String);

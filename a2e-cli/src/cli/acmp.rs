@@ -21,8 +21,8 @@ pub(super) async fn start_acmp_ws(host: &Arc<Host>, addr: &str) -> Result<AcmpSe
         .provider
         .clone()
         .ok_or("--acmp-ws needs [acmp.provider] in the configuration")?;
-    let token = a2e_host::acmp::provider_token(&config)?;
-    let service = Arc::new(a2e_host::acmp::service(host, &config)?);
+    let token = a2e_host::acmp::provider_token(&config).map_err(|e| e.to_string())?;
+    let service = Arc::new(a2e_host::acmp::service(host, &config).map_err(|e| e.to_string())?);
     let listener = a2e_host::transport::net::bind(addr, host)
         .await
         .map_err(|e| e.to_string())?;
@@ -61,7 +61,7 @@ pub(super) fn mcp_backend(
     let Some(config) = host.config().acmp.provider.clone() else {
         return Ok(backend);
     };
-    let token = a2e_host::acmp::provider_token(&config)?;
+    let token = a2e_host::acmp::provider_token(&config).map_err(|e| e.to_string())?;
     if stdio {
         let given = std::env::var(STDIO_BEARER_ENV).unwrap_or_default();
         if given != token {
@@ -74,6 +74,6 @@ pub(super) fn mcp_backend(
             "ACMP over MCP HTTP needs auth_token (the bearer token) in the configuration".into(),
         );
     }
-    let service = a2e_host::acmp::service(host, &config)?;
+    let service = a2e_host::acmp::service(host, &config).map_err(|e| e.to_string())?;
     Ok(backend.with_acmp(Arc::new(service)))
 }

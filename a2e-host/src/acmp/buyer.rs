@@ -12,11 +12,15 @@ use super::http::HttpConnector;
 use super::offered::offer;
 use super::stdio::StdioConnector;
 use super::ws::WsConnector;
-use crate::acmp_config::{AcmpConfig, RemoteProviderConfig, resolve_token};
+use crate::acmp_config::{AcmpConfig, AcmpConfigError, RemoteProviderConfig, resolve_token};
 use crate::host::Host;
 
 /// One remote provider from its configuration.
-pub fn remote_provider(config: &RemoteProviderConfig) -> Result<RemoteProvider, String> {
+pub fn remote_provider(config: &RemoteProviderConfig) -> Result<RemoteProvider, AcmpConfigError> {
+    build_remote(config).map_err(AcmpConfigError)
+}
+
+fn build_remote(config: &RemoteProviderConfig) -> Result<RemoteProvider, String> {
     let name = if config.name.is_empty() {
         config.url.clone().unwrap_or_default()
     } else {
@@ -64,14 +68,17 @@ pub fn remote_provider(config: &RemoteProviderConfig) -> Result<RemoteProvider, 
 
 /// The router of a DAG run per `[acmp]`: `None` when no remote provider is
 /// configured (the host is the provider).
-pub fn pool_router(host: &Arc<Host>, config: &AcmpConfig) -> Result<Option<PoolRouter>, String> {
+pub(crate) fn pool_router(
+    host: &Arc<Host>,
+    config: &AcmpConfig,
+) -> Result<Option<PoolRouter>, String> {
     if config.providers.is_empty() {
         return Ok(None);
     }
     let remotes = config
         .providers
         .iter()
-        .map(|p| remote_provider(p).map(Arc::new))
+        .map(|p| build_remote(p).map(Arc::new))
         .collect::<Result<Vec<_>, _>>()?;
     let mut router = PoolRouter::new(remotes);
     if config.local_fallback {

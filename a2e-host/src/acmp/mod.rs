@@ -32,8 +32,9 @@ use tokio_util::sync::CancellationToken;
 #[cfg(feature = "journal")]
 pub(crate) use self::answer::state_of;
 pub use self::answer::{DAG_REQUEST_TYPE, answer_of, event_of};
-pub use self::buyer::{pool_router, remote_provider};
-pub use self::offered::{OfferedProvider, Target, offer, provider_token, service, target};
+pub(crate) use self::buyer::pool_router;
+pub use self::buyer::remote_provider;
+pub use self::offered::{OfferedProvider, Target, provider_token, service};
 use a2e_telemetry::WorkflowKind;
 
 use crate::error::HostError;

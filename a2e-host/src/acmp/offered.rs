@@ -10,7 +10,7 @@ use acmp_dag::{AcmpError, Invocation, InvokeResult, Provider, ProviderFeatures};
 use serde_json::Value;
 
 use super::{HostProvider, arguments, payload};
-use crate::acmp_config::{AcmpProviderConfig, CapabilityConfig, resolve_token};
+use crate::acmp_config::{AcmpConfigError, AcmpProviderConfig, CapabilityConfig, resolve_token};
 use crate::host::{CallOptions, Host};
 
 /// What serves a capability.
@@ -25,7 +25,7 @@ pub enum Target {
 }
 
 /// The capability's target, or why the entry is unusable.
-pub fn target(entry: &CapabilityConfig) -> Result<Target, String> {
+pub(crate) fn target(entry: &CapabilityConfig) -> Result<Target, String> {
     let mut targets = Vec::new();
     if let Some(t) = &entry.tool {
         targets.push(Target::Tool(t.clone()));
@@ -56,7 +56,7 @@ pub fn target(entry: &CapabilityConfig) -> Result<Target, String> {
 }
 
 /// The offer of a capability entry.
-pub fn offer(entry: &CapabilityConfig) -> Result<Offer, String> {
+pub(crate) fn offer(entry: &CapabilityConfig) -> Result<Offer, String> {
     let pricing = match entry.pricing.as_deref() {
         None | Some("per_call") => Pricing::PerCall,
         Some("per_input_token") => Pricing::PerInputToken,
@@ -150,7 +150,14 @@ impl OfferedProvider {
 }
 
 /// The host's provider service from `[acmp.provider]`.
-pub fn service(host: &Arc<Host>, config: &AcmpProviderConfig) -> Result<ProviderService, String> {
+pub fn service(
+    host: &Arc<Host>,
+    config: &AcmpProviderConfig,
+) -> Result<ProviderService, AcmpConfigError> {
+    build_service(host, config).map_err(AcmpConfigError)
+}
+
+fn build_service(host: &Arc<Host>, config: &AcmpProviderConfig) -> Result<ProviderService, String> {
     let mut offers = Vec::new();
     let mut targets = std::collections::HashMap::new();
     for entry in &config.capabilities {
@@ -177,8 +184,10 @@ pub fn service(host: &Arc<Host>, config: &AcmpProviderConfig) -> Result<Provider
 
 /// The bearer token buyers must present; an error when none is configured (the
 /// spec makes it a must).
-pub fn provider_token(config: &AcmpProviderConfig) -> Result<String, String> {
+pub fn provider_token(config: &AcmpProviderConfig) -> Result<String, AcmpConfigError> {
     resolve_token(config.token.as_deref(), config.token_env.as_deref()).ok_or_else(|| {
-        "acmp.provider: a bearer token is required: set token_env (or token)".to_owned()
+        AcmpConfigError(
+            "acmp.provider: a bearer token is required: set token_env (or token)".to_owned(),
+        )
     })
 }

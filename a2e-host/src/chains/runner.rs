@@ -86,6 +86,7 @@ impl HostRunner {
     /// The same runner for a cluster worker's node of chain `chain_id`: its
     /// call span under `parent`, a span of another host (the coordinator's
     /// `send` span of the node), or a root without one.
+    #[cfg(feature = "journal")]
     pub(crate) fn remote_parent(
         mut self,
         parent: Option<a2e_telemetry::TraceContext>,

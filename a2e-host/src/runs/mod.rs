@@ -186,7 +186,7 @@ pub async fn run_plan(
     // In a cluster the lease is taken before the run exists, so that no
     // other host sees it unleased.
     let mut coordination = match host.cluster() {
-        Some(c) => match Coordination::acquire(c, &run).await {
+        Some(c) => match Coordination::acquire(&c, &run).await {
             Ok(c) => Some(c),
             Err(e) => {
                 tracing::warn!(run = %run, "chain not journaled: {e}");

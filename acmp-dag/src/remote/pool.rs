@@ -150,6 +150,7 @@ impl PoolRouter {
             .await
             .into_iter()
             .filter_map(Result::err)
+            .map(|e| e.to_string())
             .collect()
     }
 

@@ -143,7 +143,7 @@ impl RemoteProvider {
     }
 
     /// The connection, opened (and the advertisement read) when there is none.
-    pub async fn connection(&self) -> Result<Arc<Connection>, String> {
+    pub async fn connection(&self) -> Result<Arc<Connection>, Unreachable> {
         let mut slot = self.conn.lock().await;
         if let Some(conn) = slot.as_ref()
             && !conn.is_closed()
@@ -153,7 +153,10 @@ impl RemoteProvider {
         *slot = None;
         let conn = self.connector.connect().await.map_err(|e| {
             self.mark_unhealthy();
-            format!("provider {}: {e}", self.name)
+            Unreachable {
+                provider: self.name.clone(),
+                reason: e.to_string(),
+            }
         })?;
         let init = json!({
             "protocolVersion": "2025-06-18",
@@ -214,7 +217,8 @@ impl RemoteProvider {
         let conn = match self.connection().await {
             Ok(conn) => conn,
             Err(e) => {
-                attempt.result = Err(AcmpError::internal(&task_id, e).with_data("retryable", true));
+                attempt.result =
+                    Err(AcmpError::internal(&task_id, e.to_string()).with_data("retryable", true));
                 return attempt;
             }
         };
@@ -358,4 +362,14 @@ impl Provider for RemoteProvider {
             .await;
         attempt.result
     }
+}
+
+/// A remote provider that could not be reached: its name and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("provider {provider}: {reason}")]
+pub struct Unreachable {
+    /// The provider's configured name.
+    pub provider: String,
+    /// Why its connection could not be opened.
+    pub reason: String,
 }

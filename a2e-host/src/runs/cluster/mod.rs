@@ -97,7 +97,7 @@ fn secs(s: u64) -> Duration {
 /// in JetStream becomes the host's run journal, and the workers of the
 /// toolkits it serves and the dead-letter reader start. Call
 /// [`start_takeover`] next (through `runs::resume_unfinished`).
-pub async fn connect(host: &Arc<Host>) -> Result<Arc<dyn Journal>, String> {
+pub(crate) async fn connect(host: &Arc<Host>) -> Result<Arc<dyn Journal>, String> {
     let config = host.config().cluster.clone();
     let journal = NatsJournal::connect(
         &config.nats_url,
