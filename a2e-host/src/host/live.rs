@@ -3,7 +3,7 @@
 //! finished), handed to whoever watches (the live view, `/ui`) as it
 //! happens.
 //!
-//! The feed sits in front of the journal ([`Tapped`]): every write goes on
+//! The feed sits in front of the journal (`Tapped`): every write goes on
 //! to the journal unchanged, and when somebody watches it is also sent on a
 //! bounded broadcast channel. Nobody watching costs one atomic load per
 //! write. A watcher that falls behind by more than [`FEED_CAPACITY`] items
@@ -125,7 +125,7 @@ impl LiveFeed {
     }
 
     /// The trace id of run `run_id`, when it ran on this host with
-    /// telemetry on (the newest [`TRACED_RUNS`] runs are remembered).
+    /// telemetry on (the newest 256 runs are remembered).
     pub fn trace_id(&self, run_id: &str) -> Option<String> {
         let traces = self.traces.lock().unwrap_or_else(PoisonError::into_inner);
         traces

@@ -40,8 +40,8 @@ pub(super) struct Inner {
     pub(super) events: stream::Stream,
 }
 
-/// The [`Journal`] on NATS JetStream (layout in the [module
-/// documentation](super)). Every host of a cluster opens it on the same
+/// The [`Journal`](crate::Journal) on NATS JetStream (layout in the [module
+/// documentation](crate::nats)). Every host of a cluster opens it on the same
 /// server (or JetStream cluster) and prefix.
 ///
 /// - **Durable before downstream**: a write's [`Ack`] resolves once the

@@ -7,13 +7,13 @@
 //!   `Nats-Msg-Id`) on the subject of the node's toolkit and waits for the
 //!   node's result in the journal. Every host that serves the toolkit
 //!   (`[cluster] serve`) pulls from the toolkit's shared consumer, runs the
-//!   node, journals its result, then acknowledges it ([`worker`]). A worker
+//!   node, journals its result, then acknowledges it (`worker.rs`). A worker
 //!   that dies leaves the node unacknowledged: it is delivered again after
 //!   `ack_wait_secs`; after `max_deliver` deliveries it fails with
 //!   `worker_lost`. A result already journaled for a key is not applied
 //!   again, and a delivery whose key has a result is acknowledged without
 //!   running.
-//! - **Coordination** ([`coord`]): a run's coordinator holds its lease and
+//! - **Coordination** (`coord.rs`): a run's coordinator holds its lease and
 //!   renews it; every host looks for running runs whose lease expired and
 //!   takes them over from the journal (finished nodes are not run again;
 //!   nodes that were queued are waited for, not queued twice).
