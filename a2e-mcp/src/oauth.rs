@@ -323,7 +323,7 @@ pub fn can_consent_inline() -> bool {
 }
 
 /// Runs the authorization code flow for `url`: discovery from `challenge`
-/// (with the one 2025-03-26 leniency of [`legacy`]),
+/// (with the one 2025-03-26 leniency of `oauth/legacy.rs`),
 /// registration, the authorization URL shown ([`show_url`]), the redirect
 /// awaited on a loopback port, the code exchanged and the tokens stored in
 /// `token_file`.

@@ -15,4 +15,6 @@ mod provider;
 
 pub use self::connection::{Connection, Notice};
 pub use self::pool::{Budget, BudgetError, PoolRouter};
-pub use self::provider::{Attempt, Connector, RemoteProvider, Unreachable, is_retryable};
+pub use self::provider::{
+    Attempt, COOLDOWN, Connector, MISSED_HEARTBEATS, RemoteProvider, Unreachable, is_retryable,
+};
