@@ -11,8 +11,7 @@
 //!   second gets its node again (`a2e_cluster_redeliveries_total` 1) and the
 //!   queue empties (depth 0).
 
-#[path = "../../a2e-journal/tests/common/nats_server.rs"]
-mod nats_server;
+mod cluster_support;
 mod otlp_support;
 
 use std::path::Path;
@@ -21,12 +20,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use a2e_host::proc::pids_with_arg;
+use cluster_support::nats_server::NatsServer;
+use cluster_support::{chain_named as chain, handshake, kill_marked};
 use conformance::child::HostProcess;
-use nats_server::NatsServer;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use otlp_support::{attr, named, receiver, wait_for};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// One test at a time: each starts a server and several hosts.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -67,13 +67,6 @@ fn host_command(
     cmd
 }
 
-fn handshake(host: &mut HostProcess) {
-    let hs = json!({"type": "handshake/req", "id": "hs", "agent_id": "cluster-agent"});
-    host.send(hs.to_string().as_bytes()).unwrap();
-    let (resp, _) = host.answer("hs", Duration::from_secs(30), |_| {}).unwrap();
-    assert_eq!(resp["type"], "handshake/resp", "{resp}");
-}
-
 /// Every host's log, for a failed assertion.
 fn logs(dir: &Path) -> String {
     let mut out = String::new();
@@ -91,28 +84,6 @@ fn logs(dir: &Path) -> String {
         }
     }
     out
-}
-
-/// A chain of `run_command` nodes, each `(id, script)`, one after the other.
-fn chain(req_id: &str, chain_id: &str, nodes: &[(&str, String)]) -> Value {
-    let list: Vec<Value> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, (id, script))| {
-            let mut node = json!({
-                "node_id": id, "kind": "tool", "name": "run_command",
-                "input": {"argv": ["sh", "-c", script], "timeout": 60},
-            });
-            if let Some((next, _)) = nodes.get(i + 1) {
-                node["next_node"] = json!(next);
-            }
-            node
-        })
-        .collect();
-    json!({
-        "type": "chain/req", "id": req_id, "chain_id": chain_id,
-        "entry_node": nodes[0].0, "nodes": list, "streaming": false, "timeout": 60,
-    })
 }
 
 fn span_by_node<'a>(spans: &[&'a Span], node: &str) -> &'a Span {
@@ -138,7 +109,7 @@ fn a_chain_run_across_hosts_is_one_trace() {
             .env("OTEL_SERVICE_NAME", service)
             .env("OTEL_BSP_SCHEDULE_DELAY", "20");
         let mut host = HostProcess::spawn(cmd).unwrap();
-        handshake(&mut host);
+        handshake(&mut host, "cluster-agent");
         host
     };
     let mut coordinator = traced("coord", "[]", "a2e-coordinator");
@@ -324,7 +295,7 @@ fn queue_depth_and_redeliveries_on_metrics() {
     let mut cmd = host_command(&nats, d, root.path(), "coord", "[]", 1, "");
     cmd.arg("--stdio");
     let mut coordinator = HostProcess::spawn(cmd).unwrap();
-    handshake(&mut coordinator);
+    handshake(&mut coordinator, "cluster-agent");
     // One worker loop: while it runs `slow`, the other nodes wait.
     let (first, first_url) = metered_worker(&nats, d, root.path(), "first", 1);
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -372,12 +343,7 @@ fn queue_depth_and_redeliveries_on_metrics() {
     // again after ack_wait.
     let (second, second_url) = metered_worker(&nats, d, root.path(), "second", 2);
     drop(first); // SIGKILL
-    for pid in pids_with_arg(MARK) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
+    kill_marked(MARK);
     // The quick chains answer first, the slow one after its redelivery.
     let mut answered = Vec::new();
     let end = Instant::now() + Duration::from_secs(30);

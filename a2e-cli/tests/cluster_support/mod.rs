@@ -115,6 +115,11 @@ pub fn effects(root: &Path) -> Vec<String> {
 
 /// A chain of `run_command` nodes, each `(id, script)`, one after the other.
 pub fn chain(req_id: &str, nodes: &[(&str, String)]) -> Value {
+    chain_named(req_id, "cluster", nodes)
+}
+
+/// [`chain`] with its `chain_id`.
+pub fn chain_named(req_id: &str, chain_id: &str, nodes: &[(&str, String)]) -> Value {
     let list: Vec<Value> = nodes
         .iter()
         .enumerate()
@@ -130,7 +135,7 @@ pub fn chain(req_id: &str, nodes: &[(&str, String)]) -> Value {
         })
         .collect();
     json!({
-        "type": "chain/req", "id": req_id, "chain_id": "cluster",
+        "type": "chain/req", "id": req_id, "chain_id": chain_id,
         "entry_node": nodes[0].0, "nodes": list, "streaming": true, "timeout": 300,
     })
 }
