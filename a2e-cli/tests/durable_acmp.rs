@@ -6,39 +6,20 @@
 //! `interrupted`, and an agent that re-attaches with `chain/attach` gets
 //! every event `seq` once, then the answer that `a2e runs show` has too.
 
+mod durable_support;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use a2e_host::proc::pids_with_arg;
-use conformance::child::HostProcess;
+use durable_support::{effects, handshake, kill_marked, recv, serve};
 use serde_json::{Value, json};
 
 /// A marker argument of the third task's sleep, found through /proc.
 const SLEEP_MARK: &str = "30.0535";
 /// The same for the task the cancel test stops (the tests run side by side).
 const CANCEL_MARK: &str = "30.0536";
-
-fn serve(root: &Path) -> HostProcess {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
-    cmd.args(["serve", "--stdio", "--allow-command", "sh", "--root"])
-        .arg(root);
-    HostProcess::spawn(cmd).unwrap()
-}
-
-fn recv(host: &HostProcess) -> Value {
-    let line = host
-        .recv_line(Duration::from_secs(30))
-        .expect("a message within 30 s");
-    serde_json::from_str(&line).unwrap()
-}
-
-fn handshake(host: &mut HostProcess, agent: &str) {
-    let hs = json!({"type": "handshake/req", "id": "hs", "agent_id": agent});
-    host.send(hs.to_string().as_bytes()).unwrap();
-    let (resp, _) = host.answer("hs", Duration::from_secs(30), |_| {}).unwrap();
-    assert_eq!(resp["type"], "handshake/resp", "{resp}");
-}
 
 fn a2e(root: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_a2e"))
@@ -76,23 +57,6 @@ fn dag(ids: &[&str], sleeper: Option<(&str, &str)>) -> Value {
         .map(|w| json!({"from": format!("task_{}", w[0]), "to": format!("task_{}", w[1])}))
         .collect();
     json!({"dag_id": "durable_dag", "tasks": tasks, "edges": edges})
-}
-
-fn effects(root: &Path) -> Vec<String> {
-    std::fs::read_to_string(root.join("effects"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-fn kill_orphan_sleep() {
-    for pid in pids_with_arg(SLEEP_MARK) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
 }
 
 fn phases(events: &[Value]) -> Vec<String> {
@@ -148,7 +112,7 @@ fn a_dag_killed_mid_run_resumes_and_its_finished_tasks_do_not_run_again() {
     }
     // SIGKILL: nothing of the host runs after this.
     drop(host);
-    kill_orphan_sleep();
+    kill_marked(SLEEP_MARK);
     assert_eq!(effects(root.path()), ["a", "b", "c"]);
 
     // The journal has the run unfinished, as an ACMP DAG of the agent.

@@ -4,37 +4,16 @@
 //! had finished do not run again, and an agent that re-attaches with
 //! `chain/attach` gets every event `seq` once, then the final answer.
 
-use std::path::Path;
+mod durable_support;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use a2e_host::proc::pids_with_arg;
-use conformance::child::HostProcess;
+use durable_support::{effects, handshake, kill_marked, recv, serve};
 use serde_json::{Value, json};
 
 /// A marker argument of the third node's sleep, found through /proc.
 const SLEEP_MARK: &str = "30.0533";
-
-fn serve(root: &Path) -> HostProcess {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
-    cmd.args(["serve", "--stdio", "--allow-command", "sh", "--root"])
-        .arg(root);
-    HostProcess::spawn(cmd).unwrap()
-}
-
-fn recv(host: &HostProcess) -> Value {
-    let line = host
-        .recv_line(Duration::from_secs(30))
-        .expect("a message within 30 s");
-    serde_json::from_str(&line).unwrap()
-}
-
-fn handshake(host: &mut HostProcess, agent: &str) {
-    let hs = json!({"type": "handshake/req", "id": "hs", "agent_id": agent});
-    host.send(hs.to_string().as_bytes()).unwrap();
-    let (resp, _) = host.answer("hs", Duration::from_secs(30), |_| {}).unwrap();
-    assert_eq!(resp["type"], "handshake/resp", "{resp}");
-}
 
 /// a -> b -> c -> d -> e; each appends its id to `effects` (its side
 /// effect); `c` then sleeps (it is killed there). `run_command` is not
@@ -70,23 +49,6 @@ fn chain() -> Value {
     })
 }
 
-fn effects(root: &Path) -> Vec<String> {
-    std::fs::read_to_string(root.join("effects"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-fn kill_orphan_sleep() {
-    for pid in pids_with_arg(SLEEP_MARK) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-}
-
 #[test]
 fn a_chain_killed_mid_run_resumes_and_a_reattached_agent_gets_every_event_once() {
     let root = tempfile::tempdir().unwrap();
@@ -112,7 +74,7 @@ fn a_chain_killed_mid_run_resumes_and_a_reattached_agent_gets_every_event_once()
     assert_eq!(seen, [0, 1, 2, 3, 4]);
     // SIGKILL: nothing of the host runs after this.
     drop(host);
-    kill_orphan_sleep();
+    kill_marked(SLEEP_MARK);
     assert_eq!(effects(root.path()), ["a", "b", "c"]);
 
     // The journal says the run is unfinished.
