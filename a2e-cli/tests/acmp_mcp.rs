@@ -348,3 +348,74 @@ fn a_buyer_with_a_wrong_token_for_an_mcp_http_provider_fails_the_task() {
     );
     assert!(!right.logged(&["acmp/invoke", "task_locked"]));
 }
+
+/// A provider's capabilities served by a chain file and an Ontheia document:
+/// each task's input reaches its run, each run's answer is the task's result.
+#[test]
+fn capabilities_served_by_a_chain_file_and_an_ontheia_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = dir.path().join("stats-chain.json");
+    std::fs::write(
+        &chain,
+        json!({"type": "chain/req", "chain_id": "stats", "entry_node": "stats",
+               "nodes": [{"node_id": "stats", "kind": "tool", "name": "text_stats",
+                          "input_map": {"text": "input.text"}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let doc = dir.path().join("stats-doc.json");
+    std::fs::write(
+        &doc,
+        json!({"steps": [
+            {"id": "stats", "type": "tool", "server": "a2e", "tool": "text_stats",
+             "args": {"text": "${input}"}},
+            {"id": "say", "type": "transform", "prompt": "${user_id} counted: ${steps.stats.output}"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let targets = capability("split_text", "tool = \"split_text\"", 0.001)
+        + &capability(
+            "chain_stats",
+            &format!("chain = \"{}\"", chain.display()),
+            0.001,
+        )
+        + &capability(
+            "doc_stats",
+            &format!("ontheia = \"{}\"", doc.display()),
+            0.001,
+        );
+    let provider = ProviderHost::start_mcp_http("targets", &targets, 200, "");
+    let source = |i: usize| json!({"source": {"from_task": "task_split", "field": format!("data.chunks[{i}]")}});
+    let dag = json!({"dag_id": "dag_targets", "tasks": [
+        {"task_id": "task_split", "capability": "split_text",
+         "input": {"type": "text", "data": "One two three.\n\nFour five.\n\nSix."}},
+        {"task_id": "task_chain", "capability": "chain_stats", "input": source(0)},
+        {"task_id": "task_doc", "capability": "doc_stats", "input": source(1)},
+        {"task_id": "task_doc_vars", "capability": "doc_stats",
+         "input": {"type": "json", "data": {"text": "seven eight nine ten", "user_id": "ada"}}}
+    ], "edges": [{"from": "task_split", "to": "task_chain"}, {"from": "task_split", "to": "task_doc"}]});
+    let dag_path = dir.path().join("targets.json");
+    std::fs::write(&dag_path, dag.to_string()).unwrap();
+    let config = buyer_config(dir.path(), &[&provider], "");
+    let output = buyer_run(&config, &dag_path, dir.path()).output().unwrap();
+    let out = run_json(&output);
+    assert_eq!(out["status"], "completed", "{out}");
+    let chain_out = &out["result"]["task_chain"]["data"];
+    assert_eq!(chain_out["words"], 3, "{out}");
+    let doc_out = out["result"]["task_doc"]["data"].to_string();
+    assert!(
+        doc_out.contains("counted:") && doc_out.contains("\\\"words\\\":2"),
+        "{out}"
+    );
+    let vars_out = out["result"]["task_doc_vars"]["data"].to_string();
+    assert!(
+        vars_out.contains("ada counted:") && vars_out.contains("\\\"words\\\":4"),
+        "{out}"
+    );
+    assert!(
+        provider.logged(&["acmp/invoke", "task_doc"]),
+        "{:?}",
+        provider.log()
+    );
+}

@@ -103,11 +103,13 @@ fn wait_gone(mark: &str) {
     }
 }
 
-#[test]
-fn a_provider_killed_mid_task_is_retried_on_another_with_the_same_task_id() {
-    let mark = "2.0731";
-    let mut first = ProviderHost::start("first", &shell("shell", 0.001), 200, "");
-    let second = ProviderHost::start("second", &shell("shell", 0.002), 200, "");
+type Start = fn(&str, &str, u64, &str) -> ProviderHost;
+
+/// A provider killed mid-task (over `start`'s transport): the task is retried
+/// on the other with the same task id, and the killed one's `sleep` is gone.
+fn killed_mid_task_is_retried(start: Start, mark: &str) {
+    let mut first = start("first", &shell("shell", 0.001), 200, "");
+    let second = start("second", &shell("shell", 0.002), 200, "");
     let dir = tempfile::tempdir().unwrap();
     let config = buyer_config(dir.path(), &[&first, &second], "");
     let dag = slow_dag(dir.path(), &[("task_slow", "shell")], mark);
@@ -136,11 +138,11 @@ fn a_provider_killed_mid_task_is_retried_on_another_with_the_same_task_id() {
     wait_gone(mark);
 }
 
-#[test]
-fn a_provider_that_stops_sending_heartbeats_is_given_up_and_the_task_retried() {
-    let mark = "2.0743";
-    let first = ProviderHost::start("first", &shell("shell", 0.001), 200, "");
-    let second = ProviderHost::start("second", &shell("shell", 0.002), 200, "");
+/// A provider (over `start`'s transport) stopped with SIGSTOP sends no more
+/// heartbeats: it is given up after about 3 intervals and the task retried.
+fn silent_provider_is_given_up(start: Start, mark: &str) {
+    let first = start("first", &shell("shell", 0.001), 200, "");
+    let second = start("second", &shell("shell", 0.002), 200, "");
     let dir = tempfile::tempdir().unwrap();
     let config = buyer_config(dir.path(), &[&first, &second], "");
     let dag = slow_dag(dir.path(), &[("task_hb", "shell")], mark);
@@ -162,6 +164,26 @@ fn a_provider_that_stops_sending_heartbeats_is_given_up_and_the_task_retried() {
     assert!(stopped.elapsed() < Duration::from_secs(20));
     drop(first);
     wait_gone(mark);
+}
+
+#[test]
+fn a_provider_killed_mid_task_is_retried_on_another_with_the_same_task_id() {
+    killed_mid_task_is_retried(ProviderHost::start, "2.0731");
+}
+
+#[test]
+fn an_mcp_http_provider_killed_mid_task_is_retried_on_another() {
+    killed_mid_task_is_retried(ProviderHost::start_mcp_http, "2.0733");
+}
+
+#[test]
+fn a_provider_that_stops_sending_heartbeats_is_given_up_and_the_task_retried() {
+    silent_provider_is_given_up(ProviderHost::start, "2.0743");
+}
+
+#[test]
+fn an_mcp_http_provider_that_stops_sending_heartbeats_is_given_up() {
+    silent_provider_is_given_up(ProviderHost::start_mcp_http, "2.0745");
 }
 
 #[test]

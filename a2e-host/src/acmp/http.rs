@@ -350,3 +350,61 @@ async fn send_all(
     tasks.abort_all();
     session.delete().await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{event_data, split_event};
+
+    #[test]
+    fn an_event_ends_at_its_blank_line_and_the_rest_is_kept() {
+        assert_eq!(split_event(b"data: {}"), None);
+        assert_eq!(split_event(b"data: {}\n"), None);
+        let (event, rest) = split_event(b"data: 1\n\ndata: 2").unwrap();
+        assert_eq!((event, rest), (&b"data: 1"[..], &b"data: 2"[..]));
+        let (event, rest) = split_event(b"data: 1\r\n\r\ndata: 2\r\n\r\n").unwrap();
+        assert_eq!((event, rest), (&b"data: 1"[..], &b"data: 2\r\n\r\n"[..]));
+        // Whichever blank line comes first ends the event.
+        let (event, _) = split_event(b"data: a\n\ndata: b\r\n\r\n").unwrap();
+        assert_eq!(event, b"data: a");
+        let (event, rest) = split_event(b"\n\n").unwrap();
+        assert!(event.is_empty() && rest.is_empty());
+    }
+
+    #[test]
+    fn data_lines_are_joined_and_other_fields_ignored() {
+        assert_eq!(
+            event_data(b"event: message\nid: 7\ndata: {\"a\":1}"),
+            "{\"a\":1}"
+        );
+        assert_eq!(
+            event_data(b"data: line one\ndata:line two"),
+            "line one\nline two"
+        );
+        assert_eq!(event_data(b"data: x\r\nretry: 10\r"), "x");
+        assert_eq!(event_data(b": a comment\nevent: ping"), "");
+        // Only one leading space is the separator.
+        assert_eq!(event_data(b"data:  spaced"), " spaced");
+        // Bytes that are not UTF-8 do not panic.
+        assert_eq!(event_data(b"data: \xff"), "\u{fffd}");
+    }
+
+    #[test]
+    fn a_stream_cut_anywhere_gives_the_same_events() {
+        let body = b"event: message\ndata: {\"n\":1}\n\n: keep-alive\n\ndata: {\"n\":2}\r\n\r\n";
+        for cut in 0..body.len() {
+            let mut buffer = Vec::new();
+            let mut events = Vec::new();
+            for part in [&body[..cut], &body[cut..]] {
+                buffer.extend_from_slice(part);
+                while let Some((event, rest)) = split_event(&buffer) {
+                    let data = event_data(event);
+                    buffer = rest.to_vec();
+                    if !data.is_empty() {
+                        events.push(data);
+                    }
+                }
+            }
+            assert_eq!(events, ["{\"n\":1}", "{\"n\":2}"], "cut at {cut}");
+        }
+    }
+}

@@ -1,6 +1,12 @@
 //! The host as an ACMP provider: `[[acmp.provider.capabilities]]` map each
-//! capability tag to a tool, a skill or a chain file, served by a
-//! [`ProviderService`].
+//! capability tag to a tool, a skill, a chain file or an Ontheia document,
+//! served by a [`ProviderService`].
+//!
+//! A chain's task input is its `initial_input` (an object's keys; a string is
+//! `text`); its answer is the chain's `final_output`. An Ontheia document's
+//! task input is `${input}`: a string as it is, an object's `input` (or
+//! `text`) string with its other string keys as globals, anything else as
+//! JSON; its answer is the last step's output, and a failed step fails the task.
 
 use std::sync::Arc;
 
@@ -22,6 +28,8 @@ pub enum Target {
     Skill(String),
     /// A chain file, read when the task runs.
     Chain(std::path::PathBuf),
+    /// An Ontheia document, read and validated when the task runs.
+    Ontheia(std::path::PathBuf),
 }
 
 /// The capability's target, or why the entry is unusable.
@@ -36,20 +44,23 @@ pub(crate) fn target(entry: &CapabilityConfig) -> Result<Target, String> {
     if let Some(c) = &entry.chain {
         targets.push(Target::Chain(c.clone()));
     }
-    if entry.ontheia.is_some() {
-        return Err(format!(
-            "acmp.provider.capabilities \"{}\": ontheia: Ontheia documents are not served yet",
-            entry.capability
-        ));
+    if let Some(o) = &entry.ontheia {
+        if cfg!(not(feature = "ontheia")) {
+            return Err(format!(
+                "acmp.provider.capabilities \"{}\": ontheia: this host was built without the ontheia feature",
+                entry.capability
+            ));
+        }
+        targets.push(Target::Ontheia(o.clone()));
     }
     match targets.len() {
         1 => Ok(targets.remove(0)),
         0 => Err(format!(
-            "acmp.provider.capabilities \"{}\": name one of tool, skill, chain",
+            "acmp.provider.capabilities \"{}\": name one of tool, skill, chain, ontheia",
             entry.capability
         )),
         _ => Err(format!(
-            "acmp.provider.capabilities \"{}\": name only one of tool, skill, chain",
+            "acmp.provider.capabilities \"{}\": name only one of tool, skill, chain, ontheia",
             entry.capability
         )),
     }
@@ -110,6 +121,13 @@ impl Provider for OfferedProvider {
                 self.tools.invoke(invocation).await
             }
             Target::Chain(path) => self.run_chain(path, invocation).await,
+            #[cfg(feature = "ontheia")]
+            Target::Ontheia(path) => self.run_ontheia(path, invocation).await,
+            #[cfg(not(feature = "ontheia"))]
+            Target::Ontheia(_) => Err(AcmpError::capability_not_found(
+                &task_id,
+                &invocation.params.capability,
+            )),
         }
     }
 }
@@ -146,6 +164,82 @@ impl OfferedProvider {
             return Err(AcmpError::internal(&task_id, message));
         }
         Ok(InvokeResult::new(task_id, payload(resp.final_output)))
+    }
+
+    #[cfg(feature = "ontheia")]
+    async fn run_ontheia(
+        &self,
+        path: &std::path::Path,
+        invocation: Invocation,
+    ) -> Result<InvokeResult, AcmpError> {
+        let task_id = invocation.params.task_id.clone();
+        let file = self.host.config().root.join(path);
+        let text = tokio::fs::read_to_string(&file)
+            .await
+            .map_err(|e| AcmpError::internal(&task_id, format!("ontheia document: {e}")))?;
+        let doc = ontheia::parse(&text)
+            .map_err(|e| AcmpError::internal(&task_id, format!("ontheia document: {e}")))?;
+        let (input, vars) = ontheia_input(invocation.params.input.as_ref().map(|p| &p.data));
+        let globals = crate::ontheia_host::globals(
+            &input,
+            vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        let outcome = crate::ontheia_host::run(
+            &self.host,
+            "",
+            &doc,
+            &globals,
+            |_| {},
+            invocation.cancel.clone(),
+        )
+        .await;
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(ontheia::RunError::Cancelled) => return Err(AcmpError::cancelled(&task_id)),
+            Err(e) => return Err(AcmpError::internal(&task_id, e.to_string())),
+        };
+        if invocation.cancel.is_cancelled() {
+            return Err(AcmpError::cancelled(&task_id));
+        }
+        if outcome.any_failed() {
+            let failed: Vec<String> = outcome
+                .results
+                .iter()
+                .filter(|(_, r)| r.status == ontheia::StepStatus::Failed)
+                .map(|(id, r)| format!("{id}: {}", r.error.clone().unwrap_or_default()))
+                .collect();
+            return Err(AcmpError::internal(
+                &task_id,
+                format!("steps failed: {}", failed.join("; ")),
+            ));
+        }
+        let output = outcome
+            .last_result()
+            .map(|r| r.output.clone())
+            .unwrap_or(Value::Null);
+        Ok(InvokeResult::new(task_id, payload(output)))
+    }
+}
+
+/// An Ontheia run's `${input}` and string globals from a task's input data.
+#[cfg_attr(not(feature = "ontheia"), allow(dead_code))]
+fn ontheia_input(data: Option<&Value>) -> (String, Vec<(String, String)>) {
+    match data {
+        None | Some(Value::Null) => (String::new(), Vec::new()),
+        Some(Value::String(s)) => (s.clone(), Vec::new()),
+        Some(Value::Object(map)) => {
+            let input = ["input", "text"]
+                .iter()
+                .find_map(|k| map.get(*k).and_then(Value::as_str))
+                .map_or_else(|| Value::Object(map.clone()).to_string(), str::to_owned);
+            let vars = map
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "input" | "text"))
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect();
+            (input, vars)
+        }
+        Some(other) => (other.to_string(), Vec::new()),
     }
 }
 
@@ -190,4 +284,52 @@ pub fn provider_token(config: &AcmpProviderConfig) -> Result<String, AcmpConfigE
             "acmp.provider: a bearer token is required: set token_env (or token)".to_owned(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_ontheia_task_input_becomes_its_input_and_string_globals() {
+        assert_eq!(
+            ontheia_input(Some(&json!("hello"))),
+            ("hello".into(), vec![])
+        );
+        let (input, vars) = ontheia_input(Some(&json!({"text": "t", "user_id": "u", "n": 3})));
+        assert_eq!(input, "t");
+        assert_eq!(vars, vec![("user_id".to_owned(), "u".to_owned())]);
+        let (input, _) = ontheia_input(Some(&json!({"n": 3})));
+        assert_eq!(input, r#"{"n":3}"#);
+        assert_eq!(ontheia_input(Some(&json!([1, 2]))).0, "[1,2]");
+        assert_eq!(ontheia_input(None).0, "");
+    }
+
+    #[test]
+    fn a_capability_names_exactly_one_target() {
+        let entry = CapabilityConfig {
+            capability: "c".into(),
+            ontheia: Some("doc.json".into()),
+            ..CapabilityConfig::default()
+        };
+        #[cfg(feature = "ontheia")]
+        assert_eq!(target(&entry), Ok(Target::Ontheia("doc.json".into())));
+        #[cfg(not(feature = "ontheia"))]
+        assert!(
+            target(&entry)
+                .unwrap_err()
+                .contains("without the ontheia feature")
+        );
+        let both = CapabilityConfig {
+            tool: Some("t".into()),
+            ..entry.clone()
+        };
+        assert!(target(&both).unwrap_err().contains("only one of"));
+        let none = CapabilityConfig {
+            capability: "c".into(),
+            ..CapabilityConfig::default()
+        };
+        assert!(target(&none).unwrap_err().contains("name one of"));
+    }
 }
