@@ -353,6 +353,9 @@ pub fn event_json(event: &ontheia::Event<'_>) -> Value {
     let mut out = Map::new();
     out.insert("seq".into(), Value::from(event.seq));
     out.insert("step_id".into(), Value::from(event.step_id));
+    if event.key != event.step_id {
+        out.insert("key".into(), Value::from(event.key));
+    }
     out.insert("step_type".into(), Value::from(event.step_type.as_str()));
     out.insert("event".into(), Value::from(event.kind.as_str()));
     if let Some(output) = event.output {
@@ -374,8 +377,31 @@ pub async fn run(
     session_id: &str,
     doc: &ontheia::Document,
     globals: &ontheia::Globals,
+    on_event: impl FnMut(Value) + Send,
+    cancel: CancellationToken,
+) -> Result<ontheia::RunOutcome, ontheia::RunError> {
+    run_with(
+        host,
+        session_id,
+        doc,
+        globals,
+        on_event,
+        cancel,
+        ontheia::RunOptions::default(),
+    )
+    .await
+}
+
+/// [`run`] made durable: resumed from what an earlier run finished, its
+/// journaled steps observed ([`ontheia::RunOptions`]).
+pub async fn run_with(
+    host: &Arc<Host>,
+    session_id: &str,
+    doc: &ontheia::Document,
+    globals: &ontheia::Globals,
     mut on_event: impl FnMut(Value) + Send,
     cancel: CancellationToken,
+    options: ontheia::RunOptions,
 ) -> Result<ontheia::RunOutcome, ontheia::RunError> {
     let agent_id = globals.agent_id.clone().unwrap_or_default();
     let user_id = globals.user_id.clone().unwrap_or_else(|| agent_id.clone());
@@ -388,7 +414,7 @@ pub async fn run(
         .start();
     let timer = telemetry.metrics().timer();
     let mut steps = trace::StepSpans::new(telemetry.clone(), workflow.clone(), session_id);
-    let run = engine.run(
+    let run = engine.run_with(
         doc,
         globals,
         move |e: &ontheia::Event<'_>| {
@@ -396,6 +422,7 @@ pub async fn run(
             on_event(event_json(e))
         },
         cancel,
+        options,
     );
     let outcome = if workflow.is_recording() {
         tracing::Instrument::instrument(run, workflow.span().clone()).await

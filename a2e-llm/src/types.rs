@@ -187,8 +187,9 @@ impl FinishReason {
     }
 }
 
-/// A model's complete answer.
-#[derive(Debug, Clone, PartialEq)]
+/// A model's complete answer (serialisable, so that a host can journal it
+/// and answer the same turn again without asking the model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatResponse {
     /// The text.
     pub content: String,

@@ -21,6 +21,8 @@
 //!
 //! - An ACMP DAG a session sends (`dag/req`) is journaled and resumed the
 //!   same way, as a run of kind `acmp_dag` ([`run_dag`]).
+//! - A `skill/call` of an Ontheia skill or an LLM skill is journaled and
+//!   resumed as a run of kind `ontheia` or `llm_skill` ([`skill_run`]).
 //!
 //! - With `[cluster]` the journal is in NATS JetStream and hosts share runs
 //!   ([`cluster`]): nodes run on the hosts serving their toolkit, a dead
@@ -33,6 +35,11 @@ pub mod cluster;
 #[cfg(feature = "acmp")]
 mod dag;
 mod journaled;
+#[cfg(feature = "llm")]
+pub mod llm_run;
+#[cfg(feature = "ontheia")]
+pub mod ontheia_run;
+pub mod skill_run;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -385,6 +392,11 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
             #[cfg(feature = "acmp")]
             RunKind::AcmpDag => {
                 tokio::spawn(async move { dag::resume_run(&host, journal, state, token).await });
+            }
+            kind if skill_run::resumes(kind) => {
+                tokio::spawn(
+                    async move { skill_run::resume_run(&host, journal, state, token).await },
+                );
             }
             kind => {
                 tracing::warn!(run = %state.summary.run_id, kind = kind.as_str(),

@@ -18,22 +18,18 @@
 use std::sync::Arc;
 
 use a2e_llm::{
-    CancellationToken, ConfigError, LoopError, LoopEvent, LoopOptions, Providers, ToolExecutor,
-    ToolSpec, run_loop, run_metadata, skill_messages,
+    ConfigError, LoopError, LoopEvent, LoopOptions, Providers, run_metadata, skill_messages,
 };
-use a2e_proto::{EventKind, SkillDefinition, ToolCallRequest};
+use a2e_proto::{EventKind, SkillDefinition};
 use serde_json::{Map, Value};
-use tokio::time::Instant;
 
 use super::defaults::Defaults;
 use super::front_matter::SkillFile;
-use crate::audit::AuditRecord;
+use super::llm_durable;
+use super::llm_tools::HostTools;
+pub use super::llm_tools::{AUDIT_TYPE, offered_tools};
 use crate::error::{HostError, HostResult, SkillError};
-use crate::host::{CallOptions, Host};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
-
-/// The audit record type of a tool call an LLM skill's model made (named `skill/tool`).
-pub const AUDIT_TYPE: &str = "skill/tool_call";
 
 /// Most violations of `output_schema` listed in an error.
 const MAX_VIOLATIONS: usize = 20;
@@ -305,111 +301,6 @@ fn loop_error(e: LoopError) -> HostError {
     }
 }
 
-/// The names in a `tools`/`toolkits` list (strings, or objects with a `name`).
-fn names(list: Option<&Vec<Value>>) -> Vec<String> {
-    list.into_iter()
-        .flatten()
-        .filter_map(|t| match t {
-            Value::String(s) => Some(s.clone()),
-            Value::Object(o) => o.get("name").and_then(Value::as_str).map(str::to_owned),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The host's tools a skill may use: listed in `tools`, or of a toolkit in `toolkits`
-/// (case-insensitive).
-pub fn offered_tools(host: &Host, def: &SkillDefinition) -> Vec<ToolSpec> {
-    let tools = names(def.tools.as_ref());
-    let kits: Vec<String> = names(def.toolkits.as_ref())
-        .iter()
-        .map(|k| k.to_lowercase())
-        .collect();
-    host.registry()
-        .tools()
-        .into_iter()
-        .filter(|e| {
-            tools.contains(&e.def.name)
-                || e.def
-                    .toolkit
-                    .as_ref()
-                    .is_some_and(|k| kits.contains(&k.to_lowercase()))
-        })
-        .map(|e| {
-            let schema = e.plugin.input_schema(&e.def);
-            ToolSpec::new(e.def.name.clone(), e.def.description.clone(), schema)
-        })
-        .collect()
-}
-
-/// Runs the model's tool calls through the host, in the skill call's session.
-struct HostTools {
-    host: Arc<Host>,
-    skill: String,
-    session_id: Arc<str>,
-    correlation_id: Arc<str>,
-    cancel: CancellationToken,
-    deadline: Option<Instant>,
-    specs: Vec<ToolSpec>,
-}
-
-impl ToolExecutor for HostTools {
-    fn tools(&self) -> Vec<ToolSpec> {
-        self.specs.clone()
-    }
-
-    fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> impl Future<Output = Result<Value, String>> + Send {
-        let mut req = ToolCallRequest::new(name, arguments);
-        req.id = uuid::Uuid::new_v4().to_string();
-        req.correlation_id = self.correlation_id.to_string();
-        if let Some(deadline) = self.deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
-            req.timeout = left.as_secs().max(1);
-        }
-        let host = self.host.clone();
-        let session = self.session_id.clone();
-        let cancel = self.cancel.clone();
-        let skill = self.skill.clone();
-        async move {
-            let started = std::time::Instant::now();
-            let audited_arguments = host.audit().arguments(&req.arguments);
-            let tool_name = req.tool_name.clone();
-            let outcome = match host
-                .call_tool(req, CallOptions::new().session(&session).cancel(&cancel))
-                .await
-            {
-                Ok(r) if r.success => Ok(r.data),
-                Ok(r) => {
-                    let code = r.error_code.map(|c| c.to_string()).unwrap_or_default();
-                    Err((code, r.error.unwrap_or_default()))
-                }
-                Err(e) => Err((e.code().to_string(), e.to_string())),
-            };
-            host.audit().record(&AuditRecord {
-                ts: a2e_proto::now(),
-                session: session.to_string(),
-                agent: host.identity(&session).agent_id.to_string(),
-                msg_type: AUDIT_TYPE.into(),
-                name: format!("{skill}/{tool_name}"),
-                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-                success: outcome.is_ok(),
-                error_code: outcome
-                    .as_ref()
-                    .err()
-                    .map(|e| e.0.clone())
-                    .unwrap_or_default(),
-                arguments: audited_arguments,
-                correlation_id: self.correlation_id.to_string(),
-            });
-            outcome.map_err(|(code, message)| format!("{code}: {message}"))
-        }
-    }
-}
-
 impl SkillPlugin for LlmSkills {
     fn name(&self) -> &str {
         "llm_skills"
@@ -444,6 +335,8 @@ impl SkillPlugin for LlmSkills {
         };
         let cancel = call.ctx.cancel.child_token();
         let host = crate::Host::of(&call.host)?;
+        let durable = llm_durable::begin(&host, &call, skill, &args, &found.def).await?;
+        let cancel = llm_durable::cancel_token(&durable, cancel);
         let turns = super::llm_turns::ChatTurns::new(
             host.telemetry(),
             match &model {
@@ -455,7 +348,7 @@ impl SkillPlugin for LlmSkills {
         );
         let tools = HostTools {
             specs: offered_tools(&host, &found.def),
-            host,
+            host: host.clone(),
             skill: skill.to_owned(),
             session_id: call.ctx.session_id.clone(),
             correlation_id: call.ctx.correlation_id.clone(),
@@ -482,10 +375,12 @@ impl SkillPlugin for LlmSkills {
         let (tx, mut rx) =
             tokio::sync::mpsc::unbounded_channel::<(EventKind, Map<String, Value>)>();
         let observed = turns.as_ref();
+        let journal = &durable;
         let sink = move |event: LoopEvent| {
             if let Some(turns) = observed {
                 turns.observe(&event);
             }
+            llm_durable::observe(journal, &event);
             let _ = tx.send(event.to_skill_event());
         };
         let ctx = call.ctx.clone();
@@ -501,10 +396,14 @@ impl SkillPlugin for LlmSkills {
                         client: &m.client,
                         turns: turns.as_ref(),
                     };
-                    run_loop(&traced, request, &tools, &sink, &options, &cancel).await
+                    llm_durable::drive(&durable, &traced, request, &tools, &sink, &options, &cancel)
+                        .await
                 }
                 #[cfg(feature = "mcp")]
-                Model::Client(c) => run_loop(&c.0, request, &tools, &sink, &options, &cancel).await,
+                Model::Client(c) => {
+                    llm_durable::drive(&durable, &c.0, request, &tools, &sink, &options, &cancel)
+                        .await
+                }
                 #[cfg(not(feature = "mcp"))]
                 Model::Client(never) => match *never {},
             };
@@ -517,13 +416,15 @@ impl SkillPlugin for LlmSkills {
             let code = outcome.as_ref().err().map(HostError::code);
             turns.end(code.as_ref().map(|c| c.as_str()));
         }
-        let outcome = outcome?;
-        let data = found.answer_data(&outcome.text)?;
-        Ok(SkillOutput {
-            data,
-            summary: Value::Object(model.metadata(&outcome)),
-            truncated: false,
-        })
+        let result = outcome.and_then(|outcome| {
+            Ok(SkillOutput {
+                data: found.answer_data(&outcome.text)?,
+                summary: Value::Object(model.metadata(&outcome)),
+                truncated: false,
+            })
+        });
+        llm_durable::finish(&durable, &result).await;
+        result
     }
 }
 

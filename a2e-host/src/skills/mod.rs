@@ -10,7 +10,11 @@ pub mod chain_skill;
 pub mod defaults;
 pub mod front_matter;
 #[cfg(feature = "llm")]
+pub(crate) mod llm_durable;
+#[cfg(feature = "llm")]
 pub mod llm_skill;
+#[cfg(feature = "llm")]
+pub(crate) mod llm_tools;
 #[cfg(feature = "llm")]
 pub(crate) mod llm_turns;
 #[cfg(feature = "ontheia")]

@@ -103,6 +103,43 @@ impl SkillPlugin for OntheiaSkills {
             &input,
             vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         );
+        let host = crate::Host::of(&call.host)?;
+        #[cfg(feature = "journal")]
+        let durable = crate::runs::skill_run::SkillRun::begin(
+            &host,
+            a2e_journal::RunKind::Ontheia,
+            &call.ctx,
+            skill,
+            crate::runs::skill_run::request_of(
+                &call.ctx,
+                skill,
+                &args,
+                call.llm_override.as_ref(),
+                &crate::runs::skill_run::digest_of(&found.document),
+            ),
+        )
+        .await;
+        #[cfg(feature = "journal")]
+        if let Some(run) = &durable {
+            let digest = crate::runs::skill_run::digest_of(&found.document);
+            if run.request().get("digest").and_then(Value::as_str) != Some(digest.as_str()) {
+                let result = Err(crate::runs::skill_run::changed(skill));
+                run.finish(&result).await;
+                return result;
+            }
+        }
+        #[cfg(feature = "journal")]
+        let (cancel, options) = match &durable {
+            Some(run) => (
+                run.cancel_token(&call.ctx.cancel),
+                crate::runs::ontheia_run::options(&host, run, &found.document).await,
+            ),
+            None => (call.ctx.cancel.clone(), ontheia::RunOptions::default()),
+        };
+        #[cfg(not(feature = "journal"))]
+        let (cancel, options) = (call.ctx.cancel.clone(), ontheia::RunOptions::default());
+        #[cfg(feature = "journal")]
+        let journaled = durable.clone();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
         let ctx = call.ctx.clone();
         let forward = tokio::spawn(async move {
@@ -112,43 +149,59 @@ impl SkillPlugin for OntheiaSkills {
                 }
             }
         });
-        let host = crate::Host::of(&call.host)?;
-        let outcome = crate::ontheia_host::run(
+        let outcome = crate::ontheia_host::run_with(
             &host,
             &call.ctx.session_id,
             &found.document,
             &globals,
             move |e| {
+                #[cfg(feature = "journal")]
+                if let Some(run) = &journaled {
+                    crate::runs::ontheia_run::journal_event(run, &e);
+                }
                 let _ = tx.send(e);
             },
-            call.ctx.cancel.clone(),
+            cancel,
+            options,
         )
         .await;
         let _ = forward.await;
-        let outcome = outcome.map_err(|e| match e {
-            ontheia::RunError::Cancelled => HostError::Cancelled,
-            other => HostError::skill_failed("the ontheia chain failed", other),
-        })?;
-        let summary = outcome
-            .last_result()
-            .map(|r| r.output.clone())
-            .unwrap_or(Value::Null);
-        if outcome.any_failed() {
-            let failed: Vec<String> = outcome
-                .results
-                .iter()
-                .filter(|(_, r)| r.status == ontheia::StepStatus::Failed)
-                .map(|(id, r)| format!("{id}: {}", r.error.clone().unwrap_or_default()))
-                .collect();
-            return Err(HostError::Skill(format!(
-                "steps failed: {}",
-                failed.join("; ")
-            )));
+        let result = output_of(outcome);
+        #[cfg(feature = "journal")]
+        if let Some(run) = &durable {
+            run.finish(&result).await;
         }
-        Ok(SkillOutput {
-            data: outcome.to_value(),
-            summary,
-            truncated: false,
-        })
+        result
     }
+}
+
+/// The skill's result from the document's outcome: every stored step
+/// result as `data`, the last step's output as `summary`; a failed step
+/// fails the call.
+fn output_of(outcome: Result<ontheia::RunOutcome, ontheia::RunError>) -> HostResult<SkillOutput> {
+    let outcome = outcome.map_err(|e| match e {
+        ontheia::RunError::Cancelled => HostError::Cancelled,
+        other => HostError::skill_failed("the ontheia chain failed", other),
+    })?;
+    let summary = outcome
+        .last_result()
+        .map(|r| r.output.clone())
+        .unwrap_or(Value::Null);
+    if outcome.any_failed() {
+        let failed: Vec<String> = outcome
+            .results
+            .iter()
+            .filter(|(_, r)| r.status == ontheia::StepStatus::Failed)
+            .map(|(id, r)| format!("{id}: {}", r.error.clone().unwrap_or_default()))
+            .collect();
+        return Err(HostError::Skill(format!(
+            "steps failed: {}",
+            failed.join("; ")
+        )));
+    }
+    Ok(SkillOutput {
+        data: outcome.to_value(),
+        summary,
+        truncated: false,
+    })
 }

@@ -1,0 +1,372 @@
+//! Durable skill runs: an Ontheia skill's document and an LLM skill's
+//! agentic loop, called with `skill/call`, are journaled as runs of kind
+//! `ontheia` and `llm_skill` when the host has a run journal (not in a
+//! cluster, whose hosts share chain runs only), and resumed when the host
+//! starts again.
+//!
+//! - The run's request is `{"id", "skill", "arguments", "timeout",
+//!   "llm_override", "digest"}`: the `skill/call` that started it (`digest`
+//!   names the skill's document or definition as it was).
+//! - Its nodes are what leaves the skill's engine: an Ontheia document's
+//!   journaled steps (keyed by the step's place in the run,
+//!   [`ontheia::StepCall::key`]), an LLM skill's model turns (`turn-N`) and
+//!   tool calls (`turn-N/<call id>`). Each node's start is journaled before it
+//!   runs, its result before the skill's engine uses it.
+//! - Its events are `chain/event`s with their own `seq` (a node's `start`,
+//!   `done`, `error`, `skip`), its answer a `chain/resp` whose `chain_id` is
+//!   the skill's name and whose `final_output` is the skill's result
+//!   (`{data, summary}`): `chain/attach` (by `run_id`, or by the `skill/call`
+//!   id as `chain_req_id`), `a2e runs` and `/ui` serve them as they serve
+//!   chains.
+//! - On resume, the host calls the skill again in a session of the run's
+//!   agent ([`resume_run`]); the skill finds the run ([`SkillRun::begin`])
+//!   and answers finished nodes from the journal (see the skills' docs).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use a2e_journal::{
+    Journal, JournalError, NewRun, NodeKey, NodeOutcome, NodeRecord, RunId, RunKind, RunState,
+};
+use a2e_proto::{ChainEvent, ChainPhase, ChainResponse, ErrorCode, SkillCallRequest};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{failed_answer, finish, resumed_session, watch_cancel};
+use crate::error::{HostError, HostResult};
+use crate::host::{CallOptions, Host};
+use crate::plugin::{CallContext, SkillOutput};
+
+/// Runs being resumed, by the id of the `skill/call` that resumes them.
+static RESUMING: LazyLock<Mutex<std::collections::HashMap<String, Arc<SkillRun>>>> =
+    LazyLock::new(Default::default);
+
+fn resuming() -> std::sync::MutexGuard<'static, std::collections::HashMap<String, Arc<SkillRun>>> {
+    RESUMING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One durable skill run (see the module docs).
+pub struct SkillRun {
+    journal: Arc<dyn Journal>,
+    run: RunId,
+    req_id: String,
+    skill: String,
+    seq: AtomicU64,
+    reported: Mutex<HashSet<String>>,
+    /// What an earlier execution journaled, by node: its latest attempt.
+    records: BTreeMap<String, NodeRecord>,
+    /// The run's request.
+    request: Value,
+    done: CancellationToken,
+}
+
+impl std::fmt::Debug for SkillRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillRun")
+            .field("run", &self.run)
+            .field("skill", &self.skill)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl SkillRun {
+    /// The run of skill call `ctx` (of `skill` with `arguments`): the one
+    /// being resumed under the call's id, else a new run of `kind` when the
+    /// host journals runs, else `None` (the skill runs as before).
+    pub async fn begin(
+        host: &Host,
+        kind: RunKind,
+        ctx: &CallContext,
+        skill: &str,
+        request: Value,
+    ) -> Option<Arc<Self>> {
+        if let Some(run) = resuming().remove(ctx.req_id.as_ref()) {
+            return Some(run);
+        }
+        let journal = host
+            .journal()
+            .cloned()
+            .filter(|_| host.cluster().is_none())?;
+        let run = RunId::generate();
+        let created = journal
+            .create_run(NewRun {
+                run_id: run.clone(),
+                kind,
+                agent: ctx.agent_id.to_string(),
+                request: request.clone(),
+            })
+            .await;
+        if let Err(e) = created {
+            tracing::warn!(run = %run, "skill run not journaled: {e}");
+            return None;
+        }
+        tracing::debug!(run = %run, skill, "durable skill run started");
+        Some(Arc::new(Self {
+            journal,
+            run,
+            req_id: ctx.req_id.to_string(),
+            skill: skill.to_owned(),
+            seq: AtomicU64::new(0),
+            reported: Mutex::default(),
+            records: BTreeMap::new(),
+            request,
+            done: CancellationToken::new(),
+        }))
+    }
+
+    /// The run id.
+    pub fn run_id(&self) -> &RunId {
+        &self.run
+    }
+
+    /// The run's journaled request.
+    pub fn request(&self) -> &Value {
+        &self.request
+    }
+
+    /// Whether this execution resumes an earlier one.
+    pub fn is_resumed(&self) -> bool {
+        self.seq.load(Ordering::Relaxed) > 0 || !self.records.is_empty()
+    }
+
+    /// A token cancelled with `parent` or when a cancel of the run is
+    /// journaled (`a2e runs cancel`), until the run finishes.
+    pub fn cancel_token(&self, parent: &CancellationToken) -> CancellationToken {
+        let token = parent.child_token();
+        watch_cancel(
+            self.journal.clone(),
+            self.run.clone(),
+            token.clone(),
+            self.done.clone(),
+        );
+        token
+    }
+
+    /// The journal key of `node_id`'s `attempt`.
+    pub fn key(&self, node_id: &str, attempt: u32) -> Result<NodeKey, JournalError> {
+        NodeKey::new(self.run.clone(), node_id, attempt)
+    }
+
+    /// What an earlier execution journaled for `node_id` (its latest
+    /// attempt), if anything.
+    pub fn record(&self, node_id: &str) -> Option<&NodeRecord> {
+        self.records.get(node_id)
+    }
+
+    /// The identities (`node_id:phase`) of the events journaled so far.
+    pub fn reported(&self) -> Vec<String> {
+        lock(&self.reported).iter().cloned().collect()
+    }
+
+    /// The journaled records of the earlier execution.
+    pub fn records(&self) -> impl Iterator<Item = &NodeRecord> {
+        self.records.values()
+    }
+
+    /// Journals that `node_id` starts (awaited: before it runs).
+    pub async fn started(&self, node_id: &str, attempt: u32) -> Result<(), JournalError> {
+        self.journal
+            .node_started(&self.key(node_id, attempt)?)
+            .await
+    }
+
+    /// Journals `node_id`'s outcome (awaited: before anything uses it).
+    pub async fn finished(
+        &self,
+        node_id: &str,
+        attempt: u32,
+        outcome: &NodeOutcome,
+    ) -> Result<(), JournalError> {
+        self.journal
+            .node_finished(&self.key(node_id, attempt)?, outcome)
+            .await
+            .map(drop)
+    }
+
+    /// Journals a `chain/event` of `node_id` (queued in `seq` order), unless
+    /// an earlier execution journaled the same one.
+    pub fn event(&self, node_id: &str, phase: ChainPhase, output: Value, error: &str) {
+        let identity = format!("{node_id}:{}", phase.as_str());
+        if !lock(&self.reported).insert(identity) {
+            return;
+        }
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        let event = ChainEvent {
+            req_id: self.req_id.clone(),
+            node_id: node_id.to_owned(),
+            phase,
+            output,
+            error: error.to_owned(),
+            seq,
+            ..ChainEvent::default()
+        };
+        match serde_json::to_value(&event) {
+            Ok(v) => drop(self.journal.append_event(&self.run, seq, &v)),
+            Err(e) => tracing::warn!(run = %self.run, "event not journaled: {e}"),
+        }
+    }
+
+    /// Journals the run's end with the skill's result.
+    pub async fn finish(&self, result: &HostResult<SkillOutput>) {
+        self.done.cancel();
+        let resp = match result {
+            Ok(out) => ChainResponse {
+                req_id: self.req_id.clone(),
+                chain_id: self.skill.clone(),
+                success: true,
+                final_output: json!({"data": out.data, "summary": out.summary}),
+                ..ChainResponse::default()
+            },
+            Err(e) => failed_answer(&self.req_id, &self.skill, e.code(), &e.to_string()),
+        };
+        finish(&*self.journal, &self.run, &resp).await;
+    }
+}
+
+/// The request of a skill run started by `ctx` for `skill` with
+/// `arguments`; `digest` names what the skill ran (its document or
+/// definition).
+pub fn request_of(
+    ctx: &CallContext,
+    skill: &str,
+    arguments: &Map<String, Value>,
+    llm_override: Option<&a2e_proto::LLMConfig>,
+    digest: &str,
+) -> Value {
+    json!({
+        "id": ctx.req_id.as_ref(),
+        "skill": skill,
+        "arguments": arguments,
+        "timeout": ctx.remaining().map_or(a2e_proto::skills::DEFAULT_SKILL_TIMEOUT_SECS, |d| d.as_secs().max(1)),
+        "llm_override": llm_override,
+        "digest": digest,
+    })
+}
+
+/// A short digest of `value`'s JSON (what a resumed run checks it still runs).
+pub fn digest_of(value: &impl serde::Serialize) -> String {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    // A stable hash (FNV-1a, 64 bits): the same text gives the same digest in
+    // every process.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.as_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The error a skill answers when its run's journaled `digest` is not what
+/// it would run now (the skill changed while its host was down).
+pub fn changed(skill: &str) -> HostError {
+    HostError::Skill(format!(
+        "skill `{skill}` changed since its run started: the run is not resumed"
+    ))
+}
+
+/// Resumes one journaled skill run: calls its skill again, in a session of
+/// the run's agent, under a call id the skill finds the run by.
+pub(super) async fn resume_run(
+    host: &Arc<Host>,
+    journal: Arc<dyn Journal>,
+    state: RunState,
+    token: CancellationToken,
+) {
+    let run = state.summary.run_id.clone();
+    let text = |key: &str| {
+        state
+            .request
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (req_id, skill) = (text("id"), text("skill"));
+    if state.summary.cancel_requested {
+        let resp = failed_answer(&req_id, &skill, ErrorCode::CANCELLED, "run cancelled");
+        finish(&*journal, &run, &resp).await;
+        return;
+    }
+    let events = match journal.events(&run, 0, usize::MAX).await {
+        Ok(events) => events,
+        Err(e) => {
+            tracing::error!(run = %run, "run journal: not resumed: {e}");
+            return;
+        }
+    };
+    let mut reported = HashSet::new();
+    for e in &events {
+        let field = |key: &str| e.event.get(key).and_then(Value::as_str).unwrap_or("");
+        reported.insert(format!("{}:{}", field("node_id"), field("phase")));
+    }
+    let mut records: BTreeMap<String, NodeRecord> = BTreeMap::new();
+    for rec in state.nodes {
+        match records.get(&rec.node_id) {
+            Some(seen) if seen.attempt > rec.attempt => {}
+            _ => {
+                records.insert(rec.node_id.clone(), rec);
+            }
+        }
+    }
+    let call_id = format!("resume-{run}");
+    let skill_run = Arc::new(SkillRun {
+        journal: journal.clone(),
+        run: run.clone(),
+        req_id: req_id.clone(),
+        skill: skill.clone(),
+        seq: AtomicU64::new(state.summary.next_seq),
+        reported: Mutex::new(reported),
+        records,
+        request: state.request.clone(),
+        done: CancellationToken::new(),
+    });
+    resuming().insert(call_id.clone(), skill_run);
+    tracing::info!(run = %run, skill = %skill, "resuming an unfinished skill run");
+    let mut req = SkillCallRequest::new(
+        &skill,
+        state
+            .request
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new())),
+    );
+    req.id = call_id.clone();
+    req.timeout = state
+        .request
+        .get("timeout")
+        .and_then(Value::as_u64)
+        .unwrap_or(a2e_proto::skills::DEFAULT_SKILL_TIMEOUT_SECS);
+    req.llm_override = state
+        .request
+        .get("llm_override")
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let session = resumed_session(&run);
+    host.register_session(&session, &state.summary.agent);
+    let result = host
+        .call_skill(req, CallOptions::new().session(&session).cancel(&token))
+        .await;
+    host.end_session(&session);
+    // A call refused before the skill ran (the skill is gone, …) leaves the
+    // run here: it ends with the refusal.
+    let unclaimed = resuming().remove(&call_id);
+    if let Some(unclaimed) = unclaimed {
+        let error = match result {
+            Err(e) => e,
+            Ok(_) => HostError::Skill(format!("skill `{skill}` did not take its run over")),
+        };
+        unclaimed.finish(&Err(error)).await;
+    }
+    tracing::info!(run = %run, "resumed skill run finished");
+}
+
+/// Kinds of skill runs this host resumes.
+pub(super) fn resumes(kind: RunKind) -> bool {
+    matches!(kind, RunKind::Ontheia | RunKind::LlmSkill)
+}

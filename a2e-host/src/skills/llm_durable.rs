@@ -1,0 +1,121 @@
+//! An LLM skill call as a durable run when the host journals runs (feature
+//! `journal`; see [`crate::runs::llm_run`]); without the feature every
+//! function here lets the loop run as it is.
+
+use a2e_llm::{
+    CancellationToken, ChatProvider, ChatRequest, EventSink, LoopError, LoopEvent, LoopOptions,
+    LoopOutcome, run_loop,
+};
+use a2e_proto::SkillDefinition;
+use serde_json::{Map, Value};
+
+use super::llm_tools::HostTools;
+use crate::error::HostResult;
+use crate::host::Host;
+use crate::plugin::{SkillCall, SkillOutput};
+
+/// The journaling of a durable call, if it is one.
+#[cfg(feature = "journal")]
+pub(crate) type Durable = Option<crate::runs::llm_run::LoopJournal>;
+/// Calls are never durable without the journal.
+#[cfg(not(feature = "journal"))]
+pub(crate) type Durable = Option<std::convert::Infallible>;
+
+/// The run of this call of `skill` (defined by `def`) with `args`: a new
+/// one, or the one the host resumes; `Err` when a resumed run's skill has
+/// changed since (the run ends with that error).
+#[cfg(feature = "journal")]
+pub(crate) async fn begin(
+    host: &Host,
+    call: &SkillCall,
+    skill: &str,
+    args: &Map<String, Value>,
+    def: &SkillDefinition,
+) -> HostResult<Durable> {
+    use crate::runs::skill_run::{SkillRun, changed, digest_of, request_of};
+    let digest = digest_of(def);
+    let request = request_of(&call.ctx, skill, args, call.llm_override.as_ref(), &digest);
+    let kind = a2e_journal::RunKind::LlmSkill;
+    let Some(run) = SkillRun::begin(host, kind, &call.ctx, skill, request).await else {
+        return Ok(None);
+    };
+    if run.request().get("digest").and_then(Value::as_str) != Some(digest.as_str()) {
+        let error = changed(skill);
+        let message = error.to_string();
+        run.finish(&Err(error)).await;
+        return Err(crate::error::HostError::Skill(message));
+    }
+    Ok(Some(crate::runs::llm_run::LoopJournal::new(run)))
+}
+
+/// Without the journal no call is durable.
+#[cfg(not(feature = "journal"))]
+pub(crate) async fn begin(
+    _host: &Host,
+    _call: &SkillCall,
+    _skill: &str,
+    _args: &Map<String, Value>,
+    _def: &SkillDefinition,
+) -> HostResult<Durable> {
+    Ok(None)
+}
+
+/// The loop's cancellation: `parent`, and a cancel of the run asked for
+/// out of process.
+pub(crate) fn cancel_token(durable: &Durable, parent: CancellationToken) -> CancellationToken {
+    match durable {
+        #[cfg(feature = "journal")]
+        Some(j) => j.run().cancel_token(&parent),
+        #[cfg(not(feature = "journal"))]
+        Some(never) => match *never {},
+        None => parent,
+    }
+}
+
+/// Follows one loop event.
+pub(crate) fn observe(durable: &Durable, event: &LoopEvent) {
+    match durable {
+        #[cfg(feature = "journal")]
+        Some(j) => j.observe(event),
+        #[cfg(not(feature = "journal"))]
+        Some(never) => match *never {},
+        None => {
+            let _ = event;
+        }
+    }
+}
+
+/// Runs the loop on `model` and `tools`, journaled when the call is durable.
+pub(crate) async fn drive<P: ChatProvider, S: EventSink>(
+    durable: &Durable,
+    model: &P,
+    request: ChatRequest,
+    tools: &HostTools,
+    sink: &S,
+    options: &LoopOptions,
+    cancel: &CancellationToken,
+) -> Result<LoopOutcome, LoopError> {
+    match durable {
+        #[cfg(feature = "journal")]
+        Some(j) => {
+            let (model, tools) = (j.model(model), j.tools(tools, &tools.host));
+            run_loop(&model, request, &tools, sink, options, cancel).await
+        }
+        #[cfg(not(feature = "journal"))]
+        Some(never) => match *never {},
+        None => run_loop(model, request, tools, sink, options, cancel).await,
+    }
+}
+
+/// Journals the run's end with the call's result.
+pub(crate) async fn finish(durable: &Durable, result: &HostResult<SkillOutput>) {
+    match durable {
+        #[cfg(feature = "journal")]
+        Some(j) => j.run().finish(result).await,
+        #[cfg(not(feature = "journal"))]
+        Some(never) => match *never {},
+        None => {
+            let _ = result;
+        }
+    }
+}
