@@ -49,6 +49,7 @@ pub mod core;
 pub mod decode;
 pub mod envelope;
 pub mod event;
+pub mod extensions;
 pub mod input_map;
 pub mod message;
 #[cfg(feature = "codec")]
@@ -76,6 +77,7 @@ pub use envelope::{
     PROTOCOL_VERSION, Request, Response, TypeTag, WireType, new_chain_id, new_id, new_id_in, now,
 };
 pub use event::{EventData, EventKind};
+pub use extensions::{ChainAttach, DagRequest};
 pub use input_map::InputMap;
 pub use message::Message;
 pub use outputs::Outputs;

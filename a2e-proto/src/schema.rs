@@ -100,6 +100,15 @@ pub fn model_schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// `(type, schema)` of this implementation's wire extensions
+/// ([`crate::extensions`]).
+pub fn extension_schemas() -> Vec<(&'static str, Value)> {
+    message_schemas!(
+        crate::extensions::ChainAttach,
+        crate::extensions::DagRequest
+    )
+}
+
 /// The schema of one message type, by its wire `type`.
 pub fn schema_for_type(wire_type: &str) -> Option<Value> {
     message_schemas()

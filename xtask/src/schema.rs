@@ -18,6 +18,12 @@ fn expected() -> Result<BTreeMap<PathBuf, String>, String> {
             &schema,
         )?;
     }
+    for (wire_type, schema) in a2e_proto::schema::extension_schemas() {
+        add(
+            PathBuf::from("schemas/a2e/ext").join(a2e_proto::schema::file_name(wire_type)),
+            &schema,
+        )?;
+    }
     for (name, schema) in a2e_proto::schema::model_schemas() {
         add(
             PathBuf::from(format!("schemas/a2e/models/{name}.json")),

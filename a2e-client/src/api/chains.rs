@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 use a2e_proto::{ChainEvent, ChainRequest, ChainResponse, Message};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::call::Call;
 use crate::client::{Client, unexpected};
-use crate::error::ClientResult;
+use crate::error::{ClientError, ClientResult};
 
 /// The run [`ChainApi::attach`] re-attaches to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,16 +81,19 @@ impl<'a> ChainApi<'a> {
         from_seq: u64,
         limit: Duration,
     ) -> ClientResult<Call<ChainEvent, ChainResponse>> {
-        let mut msg = Map::new();
-        msg.insert("type".into(), Value::from("chain/attach"));
-        msg.insert("id".into(), Value::from(a2e_proto::new_id()));
-        msg.insert("version".into(), Value::from(a2e_proto::PROTOCOL_VERSION));
-        msg.insert("ts".into(), Value::from(a2e_proto::now()));
-        match target {
-            AttachTarget::Run(id) => msg.insert("run_id".into(), Value::from(id)),
-            AttachTarget::ChainRequest(id) => msg.insert("chain_req_id".into(), Value::from(id)),
+        let mut attach = a2e_proto::ChainAttach {
+            from_seq,
+            ..Default::default()
         };
-        msg.insert("from_seq".into(), Value::from(from_seq));
+        match target {
+            AttachTarget::Run(id) => attach.run_id = id,
+            AttachTarget::ChainRequest(id) => attach.chain_req_id = id,
+        }
+        let msg = match serde_json::to_value(&attach) {
+            Ok(Value::Object(msg)) => msg,
+            Ok(_) => return Err(ClientError::Invalid("chain/attach: not an object".into())),
+            Err(e) => return Err(ClientError::Invalid(format!("chain/attach: {e}"))),
+        };
         self.client
             .start(Message::Unknown(msg), true, limit, |msg| match msg {
                 Message::ChainResponse(resp) => Ok(resp),

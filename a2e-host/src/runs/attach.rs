@@ -72,26 +72,35 @@ fn unknown(message: impl Into<String>) -> AttachError {
 }
 
 impl AttachRequest {
-    /// Reads a `chain/attach` message.
+    /// Reads a `chain/attach` message ([`a2e_proto::ChainAttach`]); a field
+    /// of the wrong type is refused naming it.
     pub fn parse(msg: &Map<String, Value>) -> Result<Self, AttachError> {
-        let text = |key: &str| -> Result<String, AttachError> {
+        for key in ["id", "run_id", "chain_req_id"] {
             match msg.get(key) {
-                None | Some(Value::Null) => Ok(String::new()),
-                Some(Value::String(s)) => Ok(s.clone()),
-                Some(other) => Err(schema(format!("`{key}`: expected a string, got {other}"))),
+                None | Some(Value::Null | Value::String(_)) => {}
+                Some(other) => {
+                    return Err(schema(format!("`{key}`: expected a string, got {other}")));
+                }
             }
-        };
-        let from_seq = match msg.get("from_seq") {
-            None | Some(Value::Null) => 0,
-            Some(v) => v
-                .as_u64()
-                .ok_or_else(|| schema(format!("`from_seq`: expected a count, got {v}")))?,
-        };
+        }
+        if let Some(v) = msg.get("from_seq").filter(|v| !v.is_null())
+            && v.as_u64().is_none()
+        {
+            return Err(schema(format!("`from_seq`: expected a count, got {v}")));
+        }
+        let mut clean = msg.clone();
+        clean.retain(|_, v| !v.is_null());
+        let wire: a2e_proto::ChainAttach = serde_json::from_value(Value::Object(clean))
+            .map_err(|e| schema(format!("`chain/attach`: {e}")))?;
         let req = Self {
-            id: text("id")?,
-            run_id: text("run_id")?,
-            chain_req_id: text("chain_req_id")?,
-            from_seq,
+            id: msg
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            run_id: wire.run_id,
+            chain_req_id: wire.chain_req_id,
+            from_seq: wire.from_seq,
         };
         if req.run_id.is_empty() == req.chain_req_id.is_empty() {
             return Err(schema(
