@@ -17,6 +17,8 @@
 //!   runs: the run pauses, then completes; no node runs twice.
 //! - A run that times out while a node runs on a worker: the worker stops
 //!   the node's process.
+//! - An ACMP DAG (`dag/req`) and an Ontheia skill call run on a coordinator
+//!   that is killed mid-run: another host takes both over from JetStream.
 
 mod cluster_support;
 
@@ -429,4 +431,118 @@ fn a_detached_run_is_taken_by_a_host_and_followed_with_runs_attach() {
         .unwrap();
     assert_eq!(alone.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&alone.stderr).contains("[cluster] nats_url"));
+}
+
+/// Steps (or tasks) `{prefix}a` … `{prefix}d` of `run_command`, each
+/// appending its id to `effects`; `{prefix}c` then sleeps with `mark`.
+fn scripts(prefix: &str, mark: &str) -> Vec<(String, String)> {
+    ["a", "b", "c", "d"]
+        .iter()
+        .map(|id| {
+            let id = format!("{prefix}{id}");
+            let script = if id.ends_with('c') {
+                format!("echo {id} >> effects; exec sleep {mark}")
+            } else {
+                append(&id)
+            };
+            (id, script)
+        })
+        .collect()
+}
+
+#[test]
+fn a_killed_coordinators_dag_and_skill_runs_are_completed_by_another_host() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    const SKILL_MARK: &str = "3.0631";
+    const DAG_MARK: &str = "3.0632";
+    let steps: Vec<Value> = scripts("s", SKILL_MARK)
+        .into_iter()
+        .map(|(id, script)| {
+            json!({"id": id, "type": "tool", "server": "a2e", "tool": "run_command",
+                   "args": {"argv": ["sh", "-c", script], "timeout": 120}})
+        })
+        .collect();
+    std::fs::create_dir_all(cluster.root.path().join("skills")).unwrap();
+    std::fs::write(
+        cluster.root.path().join("skills/steps.md"),
+        format!(
+            "---\nname: steps\ndescription: Four steps\n---\nFour steps.\n\n```ontheia\n{}\n```\n",
+            json!({ "steps": steps })
+        ),
+    )
+    .unwrap();
+    let tasks: Vec<Value> = scripts("d", DAG_MARK)
+        .into_iter()
+        .map(|(id, script)| {
+            json!({"task_id": id, "capability": "run_command", "timeout_ms": 120_000,
+                   "input": {"type": "json", "data": {"argv": ["sh", "-c", script], "timeout": 120}}})
+        })
+        .collect();
+    let edges: Vec<Value> = ["da", "db", "dc", "dd"]
+        .windows(2)
+        .map(|w| json!({"from": w[0], "to": w[1]}))
+        .collect();
+    let dag = json!({"type": "dag/req", "id": "dag-1", "streaming": true,
+                     "dag": {"dag_id": "cluster_dag", "tasks": tasks, "edges": edges}});
+    let skill = json!({"type": "skill/call/req", "id": "skill-1", "name": "steps",
+                       "arguments": {"input": "go"}, "timeout": 300});
+
+    let mut coordinator = cluster.host("[]", 5);
+    let mut taker = cluster.host("[\"*\"]", 5);
+    coordinator
+        .process
+        .send(dag.to_string().as_bytes())
+        .unwrap();
+    coordinator
+        .process
+        .send(skill.to_string().as_bytes())
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while pids_with_arg(SKILL_MARK).is_empty() || pids_with_arg(DAG_MARK).is_empty() {
+        assert!(
+            Instant::now() < end,
+            "the sleeps never ran\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(coordinator); // SIGKILL while both sleep
+    kill_marked(SKILL_MARK);
+    kill_marked(DAG_MARK);
+
+    // The same agent, on the host that takes the runs over.
+    for (req_id, kind) in [("skill-1", "steps"), ("dag-1", "cluster_dag")] {
+        let attach =
+            json!({"type": "chain/attach", "id": format!("att-{req_id}"), "chain_req_id": req_id});
+        taker.process.send(attach.to_string().as_bytes()).unwrap();
+        let (answer, events) = taker
+            .process
+            .answer(&format!("att-{req_id}"), Duration::from_secs(60), |_| {})
+            .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
+        assert_eq!(answer["type"], "chain/resp", "{answer}");
+        assert_eq!(answer["chain_id"], kind, "{answer}");
+        // The sleeping step may have run and is not idempotent: it failed
+        // `interrupted` on the host that took the run over.
+        assert_eq!(answer["success"], false, "{answer}\n{}", cluster.logs());
+        assert_eq!(seqs(&events), (0..events.len() as u64).collect::<Vec<_>>());
+        let interrupted = events.iter().any(|e| {
+            e["phase"] == "error" && e["error"].as_str().unwrap_or("").contains("not idempotent")
+        });
+        assert!(interrupted, "{events:?}");
+    }
+    let effects = cluster.effects();
+    // No step ran twice; the document went on after the failed step, the
+    // DAG cancelled the failed task's dependent.
+    for id in ["sa", "sb", "sc", "sd", "da", "db", "dc"] {
+        assert_eq!(
+            count(&effects, id),
+            1,
+            "{id}: {effects:?}\n{}",
+            cluster.logs()
+        );
+    }
+    assert_eq!(count(&effects, "dd"), 0, "{effects:?}");
 }

@@ -35,7 +35,10 @@ mod trace;
 pub struct OntheiaBackend {
     host: Arc<Host>,
     session_id: String,
+    /// Memory namespaces are checked against these (feature `memory`).
+    #[cfg_attr(not(feature = "memory"), allow(dead_code))]
     agent_id: String,
+    #[cfg_attr(not(feature = "memory"), allow(dead_code))]
     user_id: String,
 }
 

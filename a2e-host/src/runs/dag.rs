@@ -34,7 +34,8 @@ use acmp_dag::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{failed_answer, finish, resumed_session, watch_cancel};
+use super::cluster::Coordination;
+use super::{conclude, failed_answer, finish, resumed_session, watch_cancel};
 use crate::acmp::{self, DagRunMode};
 use crate::host::{CallOptions, Host};
 
@@ -123,8 +124,9 @@ impl TaskObserver for DagObserver {
 }
 
 /// Runs `dag`, sent by a session as `dag/req` `req_id`, for agent `agent`:
-/// journaled when the host has a run journal (and is not in a cluster,
-/// whose hosts share chain runs only), as [`acmp::run_dag_with`] otherwise.
+/// journaled when the host has a run journal (in a cluster, under a lease
+/// that another host takes the run over by when this one dies), as
+/// [`acmp::run_dag_with`] otherwise.
 /// `on_event` gets each task's transition as a `chain/event`. The answer
 /// is a `chain/resp` ([`acmp::answer_of`]).
 pub async fn run_dag(
@@ -142,9 +144,20 @@ pub async fn run_dag(
     if let Err(report) = acmp_dag::ValidatedDag::new(dag.clone(), &Default::default()) {
         return acmp::answer_of(req_id, &dag_id, &Err(acmp::DagRunError::Invalid(report)));
     }
-    let journal = host.journal().cloned().filter(|_| host.cluster().is_none());
     let request = json!({"id": req_id, "dag": &dag});
     let run = RunId::generate();
+    // In a cluster the lease is taken before the run exists (as for chains).
+    let mut coordination = None;
+    let mut journal = host.journal().cloned();
+    if let (Some(cluster), Some(_)) = (host.cluster(), &journal) {
+        match Coordination::acquire(&cluster, &run).await {
+            Ok(c) => coordination = Some(c),
+            Err(e) => {
+                tracing::warn!(run = %run, "DAG not journaled: {e}");
+                journal = None;
+            }
+        }
+    }
     let created = match &journal {
         Some(journal) => journal
             .create_run(NewRun {
@@ -186,10 +199,22 @@ pub async fn run_dag(
         next_seq: 0,
         resume: None,
     };
-    let resp = durable.execute(host, dag, &token, on_event).await;
+    let running = durable.execute(host, dag, &token, on_event);
+    let resp = match coordination.as_mut() {
+        Some(c) => c.guard(running).await,
+        None => Some(running.await),
+    };
     done.cancel();
-    finish(&*journal, &run, &resp).await;
-    resp
+    conclude(&*journal, &run, resp, coordination)
+        .await
+        .unwrap_or_else(|| {
+            failed_answer(
+                req_id,
+                &dag_id,
+                ErrorCode::UNAVAILABLE,
+                "the run was taken over by another host and its answer could not be read",
+            )
+        })
 }
 
 /// One durable execution of a DAG run: fresh or resumed.
@@ -309,6 +334,7 @@ pub(super) async fn resume_run(
     journal: Arc<dyn Journal>,
     state: RunState,
     token: CancellationToken,
+    mut coordination: Option<Coordination>,
 ) {
     let run = state.summary.run_id.clone();
     let req_id = state
@@ -356,11 +382,18 @@ pub(super) async fn resume_run(
         next_seq: state.summary.next_seq,
         resume: Some(resume),
     };
-    let resp = durable.execute(host, dag, &token, |_| {}).await;
+    let running = durable.execute(host, dag, &token, |_| {});
+    let resp = match coordination.as_mut() {
+        Some(c) => c.guard(running).await,
+        None => Some(running.await),
+    };
     done.cancel();
     host.end_session(&session);
-    finish(&*journal, &run, &resp).await;
-    tracing::info!(run = %run, success = resp.success, "resumed DAG run finished");
+    let success = resp.as_ref().map(|r| r.success);
+    if let Some(resp) = resp {
+        conclude(&*journal, &run, Some(resp), coordination).await;
+    }
+    tracing::info!(run = %run, success = ?success, "resumed DAG run finished (or was taken over)");
 }
 
 #[cfg(test)]

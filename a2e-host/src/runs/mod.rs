@@ -391,12 +391,14 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
             }
             #[cfg(feature = "acmp")]
             RunKind::AcmpDag => {
-                tokio::spawn(async move { dag::resume_run(&host, journal, state, token).await });
+                tokio::spawn(
+                    async move { dag::resume_run(&host, journal, state, token, None).await },
+                );
             }
             kind if skill_run::resumes(kind) => {
-                tokio::spawn(
-                    async move { skill_run::resume_run(&host, journal, state, token).await },
-                );
+                tokio::spawn(async move {
+                    skill_run::resume_run(&host, journal, state, token, None).await
+                });
             }
             kind => {
                 tracing::warn!(run = %state.summary.run_id, kind = kind.as_str(),

@@ -1,8 +1,10 @@
 //! Durable skill runs: an Ontheia skill's document and an LLM skill's
 //! agentic loop, called with `skill/call`, are journaled as runs of kind
-//! `ontheia` and `llm_skill` when the host has a run journal (not in a
-//! cluster, whose hosts share chain runs only), and resumed when the host
-//! starts again.
+//! `ontheia` and `llm_skill` when the host has a run journal, and resumed
+//! when the host starts again — in a cluster, by another host once this
+//! one's lease on the run expired (the skill then runs on that host; a
+//! host that lost the lease stops its execution and answers its caller
+//! with what the other host journals).
 //!
 //! - The run's request is `{"id", "skill", "arguments", "timeout",
 //!   "llm_override", "digest"}`: the `skill/call` that started it (`digest`
@@ -23,7 +25,7 @@
 //!   and answers finished nodes from the journal (see the skills' docs).
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use a2e_journal::{
@@ -33,6 +35,7 @@ use a2e_proto::{ChainEvent, ChainPhase, ChainResponse, ErrorCode, SkillCallReque
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::cluster::Coordination;
 use super::{failed_answer, finish, resumed_session, watch_cancel};
 use crate::error::{HostError, HostResult};
 use crate::host::{CallOptions, Host};
@@ -61,6 +64,10 @@ pub struct SkillRun {
     /// The run's request.
     request: Value,
     done: CancellationToken,
+    /// The run's lease, in a cluster.
+    coordination: tokio::sync::Mutex<Option<Coordination>>,
+    /// Set once the lease was lost: another host runs the run now.
+    lost: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for SkillRun {
@@ -90,11 +97,19 @@ impl SkillRun {
         if let Some(run) = resuming().remove(ctx.req_id.as_ref()) {
             return Some(run);
         }
-        let journal = host
-            .journal()
-            .cloned()
-            .filter(|_| host.cluster().is_none())?;
+        let journal = host.journal().cloned()?;
         let run = RunId::generate();
+        // In a cluster the lease is taken before the run exists.
+        let coordination = match host.cluster() {
+            Some(cluster) => match Coordination::acquire(&cluster, &run).await {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    tracing::warn!(run = %run, "skill run not journaled: {e}");
+                    return None;
+                }
+            },
+            None => None,
+        };
         let created = journal
             .create_run(NewRun {
                 run_id: run.clone(),
@@ -118,6 +133,8 @@ impl SkillRun {
             records: BTreeMap::new(),
             request,
             done: CancellationToken::new(),
+            coordination: tokio::sync::Mutex::new(coordination),
+            lost: Arc::default(),
         }))
     }
 
@@ -136,9 +153,10 @@ impl SkillRun {
         self.seq.load(Ordering::Relaxed) > 0 || !self.records.is_empty()
     }
 
-    /// A token cancelled with `parent` or when a cancel of the run is
-    /// journaled (`a2e runs cancel`), until the run finishes.
-    pub fn cancel_token(&self, parent: &CancellationToken) -> CancellationToken {
+    /// A token cancelled with `parent`, when a cancel of the run is
+    /// journaled (`a2e runs cancel`), or when the run's lease is lost (in a
+    /// cluster), until the run finishes.
+    pub async fn cancel_token(&self, parent: &CancellationToken) -> CancellationToken {
         let token = parent.child_token();
         watch_cancel(
             self.journal.clone(),
@@ -146,6 +164,27 @@ impl SkillRun {
             token.clone(),
             self.done.clone(),
         );
+        if let Some(c) = self.coordination.lock().await.as_ref() {
+            let (lost, flag, stop, done) = (
+                c.lost_signal(),
+                self.lost.clone(),
+                token.clone(),
+                self.done.clone(),
+            );
+            let run = self.run.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = done.cancelled() => {}
+                    () = lost => {
+                        if !done.is_cancelled() {
+                            tracing::warn!(run = %run, "cluster: the run's lease was lost; another host runs it");
+                            flag.store(true, Ordering::SeqCst);
+                            stop.cancel();
+                        }
+                    }
+                }
+            });
+        }
         token
     }
 
@@ -213,9 +252,56 @@ impl SkillRun {
         }
     }
 
-    /// Journals the run's end with the skill's result.
-    pub async fn finish(&self, result: &HostResult<SkillOutput>) {
+    /// Journals the run's end with the skill's result, and gives its lease
+    /// up. A run whose lease was lost ends on another host: the result is
+    /// then what that host journals (`None` when it cannot be read).
+    pub async fn finish(&self, result: HostResult<SkillOutput>) -> HostResult<SkillOutput> {
         self.done.cancel();
+        let coordination = self.coordination.lock().await.take();
+        if self.lost.load(Ordering::SeqCst)
+            || coordination.as_ref().is_some_and(Coordination::is_lost)
+        {
+            let answer = match coordination {
+                Some(c) => c.answer_elsewhere(&*self.journal).await,
+                None => None,
+            };
+            return match answer {
+                Some(resp) if resp.success => Ok(SkillOutput {
+                    data: resp
+                        .final_output
+                        .get("data")
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    summary: resp
+                        .final_output
+                        .get("summary")
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    truncated: false,
+                }),
+                Some(resp) => Err(HostError::Skill(
+                    resp.error
+                        .as_ref()
+                        .and_then(|e| e.get("message"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("the run failed on another host")
+                        .to_owned(),
+                )),
+                None => Err(HostError::Skill(
+                    "the run was taken over by another host and its answer could not be read"
+                        .to_owned(),
+                )),
+            };
+        }
+        self.journal_end(&result).await;
+        if let Some(c) = coordination {
+            c.release().await;
+        }
+        result
+    }
+
+    /// Journals the run's end with `result`.
+    async fn journal_end(&self, result: &HostResult<SkillOutput>) {
         let resp = match result {
             Ok(out) => ChainResponse {
                 req_id: self.req_id.clone(),
@@ -278,6 +364,7 @@ pub(super) async fn resume_run(
     journal: Arc<dyn Journal>,
     state: RunState,
     token: CancellationToken,
+    coordination: Option<Coordination>,
 ) {
     let run = state.summary.run_id.clone();
     let text = |key: &str| {
@@ -326,6 +413,8 @@ pub(super) async fn resume_run(
         records,
         request: state.request.clone(),
         done: CancellationToken::new(),
+        coordination: tokio::sync::Mutex::new(coordination),
+        lost: Arc::default(),
     });
     resuming().insert(call_id.clone(), skill_run);
     tracing::info!(run = %run, skill = %skill, "resuming an unfinished skill run");
@@ -361,7 +450,7 @@ pub(super) async fn resume_run(
             Err(e) => e,
             Ok(_) => HostError::Skill(format!("skill `{skill}` did not take its run over")),
         };
-        unclaimed.finish(&Err(error)).await;
+        drop(unclaimed.finish(Err(error)).await);
     }
     tracing::info!(run = %run, "resumed skill run finished");
 }

@@ -40,10 +40,7 @@ pub(crate) async fn begin(
         return Ok(None);
     };
     if run.request().get("digest").and_then(Value::as_str) != Some(digest.as_str()) {
-        let error = changed(skill);
-        let message = error.to_string();
-        run.finish(&Err(error)).await;
-        return Err(crate::error::HostError::Skill(message));
+        return run.finish(Err(changed(skill))).await.map(|_| None);
     }
     Ok(Some(crate::runs::llm_run::LoopJournal::new(run)))
 }
@@ -62,10 +59,13 @@ pub(crate) async fn begin(
 
 /// The loop's cancellation: `parent`, and a cancel of the run asked for
 /// out of process.
-pub(crate) fn cancel_token(durable: &Durable, parent: CancellationToken) -> CancellationToken {
+pub(crate) async fn cancel_token(
+    durable: &Durable,
+    parent: CancellationToken,
+) -> CancellationToken {
     match durable {
         #[cfg(feature = "journal")]
-        Some(j) => j.run().cancel_token(&parent),
+        Some(j) => j.run().cancel_token(&parent).await,
         #[cfg(not(feature = "journal"))]
         Some(never) => match *never {},
         None => parent,
@@ -107,15 +107,17 @@ pub(crate) async fn drive<P: ChatProvider, S: EventSink>(
     }
 }
 
-/// Journals the run's end with the call's result.
-pub(crate) async fn finish(durable: &Durable, result: &HostResult<SkillOutput>) {
+/// Journals the run's end with the call's result; the result for the
+/// caller (another host's, when this one lost the run's lease).
+pub(crate) async fn finish(
+    durable: &Durable,
+    result: HostResult<SkillOutput>,
+) -> HostResult<SkillOutput> {
     match durable {
         #[cfg(feature = "journal")]
         Some(j) => j.run().finish(result).await,
         #[cfg(not(feature = "journal"))]
         Some(never) => match *never {},
-        None => {
-            let _ = result;
-        }
+        None => result,
     }
 }

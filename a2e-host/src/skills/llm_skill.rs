@@ -336,7 +336,7 @@ impl SkillPlugin for LlmSkills {
         let cancel = call.ctx.cancel.child_token();
         let host = crate::Host::of(&call.host)?;
         let durable = llm_durable::begin(&host, &call, skill, &args, &found.def).await?;
-        let cancel = llm_durable::cancel_token(&durable, cancel);
+        let cancel = llm_durable::cancel_token(&durable, cancel).await;
         let turns = super::llm_turns::ChatTurns::new(
             host.telemetry(),
             match &model {
@@ -423,8 +423,7 @@ impl SkillPlugin for LlmSkills {
                 truncated: false,
             })
         });
-        llm_durable::finish(&durable, &result).await;
-        result
+        llm_durable::finish(&durable, result).await
     }
 }
 

@@ -123,15 +123,15 @@ impl SkillPlugin for OntheiaSkills {
         if let Some(run) = &durable {
             let digest = crate::runs::skill_run::digest_of(&found.document);
             if run.request().get("digest").and_then(Value::as_str) != Some(digest.as_str()) {
-                let result = Err(crate::runs::skill_run::changed(skill));
-                run.finish(&result).await;
-                return result;
+                return run
+                    .finish(Err(crate::runs::skill_run::changed(skill)))
+                    .await;
             }
         }
         #[cfg(feature = "journal")]
         let (cancel, options) = match &durable {
             Some(run) => (
-                run.cancel_token(&call.ctx.cancel),
+                run.cancel_token(&call.ctx.cancel).await,
                 crate::runs::ontheia_run::options(&host, run, &found.document).await,
             ),
             None => (call.ctx.cancel.clone(), ontheia::RunOptions::default()),
@@ -169,7 +169,7 @@ impl SkillPlugin for OntheiaSkills {
         let result = output_of(outcome);
         #[cfg(feature = "journal")]
         if let Some(run) = &durable {
-            run.finish(&result).await;
+            return run.finish(result).await;
         }
         result
     }

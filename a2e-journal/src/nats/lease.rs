@@ -234,6 +234,16 @@ impl LeaseKeeper {
         let _ = self.state.wait_for(Option::is_none).await;
     }
 
+    /// A future that resolves when the lease is lost, or when this keeper
+    /// is gone (released or dropped): for a task that must stop then
+    /// without holding the keeper.
+    pub fn lost_signal(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut state = self.state.clone();
+        async move {
+            let _ = state.wait_for(Option::is_none).await;
+        }
+    }
+
     /// Stops renewing and gives the lease up.
     pub async fn release(self) -> Result<()> {
         self.task.abort();

@@ -60,6 +60,20 @@ impl Coordination {
         }
     }
 
+    /// Resolves when the lease is lost (or given up); pending forever when
+    /// it is held no more already.
+    pub(crate) fn lost_signal(&self) -> futures::future::BoxFuture<'static, ()> {
+        match &self.keeper {
+            Some(keeper) => Box::pin(keeper.lost_signal()),
+            None => Box::pin(futures::future::pending()),
+        }
+    }
+
+    /// Whether the lease was lost.
+    pub(crate) fn is_lost(&self) -> bool {
+        self.keeper.as_ref().is_none_or(LeaseKeeper::is_lost)
+    }
+
     /// Gives the lease up (the run finished).
     pub(crate) async fn release(mut self) {
         if let Some(keeper) = self.keeper.take()
@@ -131,7 +145,7 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
     }
     for state in loaded.items {
         let run = state.summary.run_id.clone();
-        if state.summary.kind != RunKind::Chain || cluster.coordinating().contains(&run) {
+        if !taken_over(state.summary.kind) || cluster.coordinating().contains(&run) {
             continue;
         }
         match cluster.leases.holder(&run).await {
@@ -154,8 +168,32 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
         let host = host.clone();
         let journal = journal.clone();
         let token = stop.child_token();
-        tokio::spawn(async move {
-            super::super::resume_run(&host, journal, state, token, Some(coordination)).await;
-        });
+        let c = Some(coordination);
+        match state.summary.kind {
+            #[cfg(feature = "acmp")]
+            RunKind::AcmpDag => {
+                tokio::spawn(async move {
+                    super::super::dag::resume_run(&host, journal, state, token, c).await;
+                });
+            }
+            RunKind::Ontheia | RunKind::LlmSkill => {
+                tokio::spawn(async move {
+                    super::super::skill_run::resume_run(&host, journal, state, token, c).await;
+                });
+            }
+            _ => {
+                tokio::spawn(async move {
+                    super::super::resume_run(&host, journal, state, token, c).await;
+                });
+            }
+        }
+    }
+}
+
+/// Kinds of runs a host of the cluster takes over.
+fn taken_over(kind: RunKind) -> bool {
+    match kind {
+        RunKind::Chain | RunKind::Ontheia | RunKind::LlmSkill => true,
+        RunKind::AcmpDag => cfg!(feature = "acmp"),
     }
 }
