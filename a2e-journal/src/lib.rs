@@ -78,7 +78,8 @@ pub use error::{JournalError, Result};
 pub use ids::{MAX_NODE_ID_LEN, MAX_RUN_ID_LEN, NodeKey, RunId, check_node_id};
 pub use journal::{Ack, Journal};
 pub use model::{
-    CorruptRun, INTERRUPTED, Loaded, NewRun, NodeOutcome, NodeRecord, PruneReport, Retention,
-    RunFilter, RunItem, RunKind, RunState, RunStatus, RunSummary, StoredEvent, now_ms,
+    CorruptRun, INTERRUPTED, Loaded, MAX_START_INPUT_BYTES, NewRun, NodeOutcome, NodeRecord,
+    NodeStart, PruneReport, Retention, RunFilter, RunItem, RunKind, RunState, RunStatus,
+    RunSummary, StoredEvent, now_ms,
 };
 pub use sqlite::{Durability, RUNS_DB, SqliteJournal, SqliteOptions};
