@@ -32,7 +32,7 @@ mod attach;
 pub mod cluster;
 #[cfg(feature = "acmp")]
 mod dag;
-mod journaled;
+pub(crate) mod journaled;
 
 use std::sync::Arc;
 use std::time::Duration;
