@@ -166,7 +166,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             cluster: _,
             acmp_ws,
         } => {
-            if let Err(e) = super::runs::durable(&host).await {
+            if let Err(e) = super::runs::durable(&host, ws.is_some() || http.is_some()).await {
                 return fail(e);
             }
             let _acmp = match acmp_ws {

@@ -62,6 +62,10 @@ pub(super) async fn overview(
             "sessions": state.open_sessions(),
             "runs": runs,
             "journal": host.journal().is_some(),
+            // Runs kept in memory only (the durable journal is off).
+            "journal_memory": host.journal().is_some()
+                && !host.config().journal.enabled
+                && !host.config().cluster.enabled(),
             "telemetry": host.telemetry().is_enabled(),
         }),
     )
