@@ -28,6 +28,7 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 const TOKEN: &str = "s3cret";
 const MARKUP: &str = "<img src=x onerror=alert(1)>";
+const SECRET: &str = "sk-live-never-shown";
 
 /// The browser binary: `A2E_CHROMIUM`, else `chromium` (or a Chrome) on the PATH.
 fn chromium() -> Option<PathBuf> {
@@ -201,7 +202,12 @@ fn chain(wait_ms: u64) -> ChainRequest {
     let mut wait = ChainNode::new("wait", NodeKind::TOOL, "slow");
     wait.input.insert("ms".into(), json!(wait_ms));
     wait.next_node = "last".into();
-    let last = ChainNode::new("last", NodeKind::TOOL, "echo");
+    // `last` is called with what `wait` answered (resolved from its
+    // `input_map`) and a credential, which is never shown.
+    let mut last = ChainNode::new("last", NodeKind::TOOL, "echo");
+    last.input_map
+        .insert("slept".into(), json!("wait.output.slept"));
+    last.input.insert("api_key".into(), json!(SECRET));
     ChainRequest {
         chain_id: "<b>digest</b>".into(),
         nodes: vec![fetch, wait, last],
@@ -327,6 +333,47 @@ async fn the_live_view_in_a_headless_browser() {
         title.as_str().unwrap().starts_with("<b>digest</b>"),
         "{title}"
     );
+    // The detail of `last`: the input it was called with, resolved from its
+    // `input_map` (what `wait` answered), its credential redacted.
+    cdp.eval(
+        &page,
+        "document.querySelector('#graph g.node[data-node-id=\"last\"]')\
+         .dispatchEvent(new MouseEvent('click', {bubbles: true})); true",
+    )
+    .await;
+    cdp.wait_for(
+        &page,
+        "document.getElementById('detail-id').textContent === 'last'",
+        Duration::from_secs(5),
+    )
+    .await;
+    let called = cdp
+        .eval(
+            &page,
+            "(() => { const dt = [...document.querySelectorAll('#detail-fields dt')]\
+             .find(d => d.textContent === 'called with'); \
+             return dt ? dt.nextElementSibling.textContent : null; })()",
+        )
+        .await;
+    let called: Value = serde_json::from_str(called.as_str().expect("a `called with` row"))
+        .expect("the resolved input, as JSON");
+    assert_eq!(called["slept"], json!(1200), "{called}");
+    assert_eq!(called["api_key"], json!("[REDACTED]"), "{called}");
+    // Nor in the node as defined (its echoed output is the tool's own).
+    let defined = cdp
+        .eval(
+            &page,
+            "[...document.querySelectorAll('#detail-fields dt')]\
+             .filter(d => d.textContent !== 'output')\
+             .map(d => d.nextElementSibling.textContent).join(' ')",
+        )
+        .await;
+    let defined = defined.as_str().unwrap();
+    assert!(
+        defined.contains("[REDACTED]") && !defined.contains(SECRET),
+        "{defined}"
+    );
+
     // No element came from the data: no image, no bold, one script.
     let made = cdp
         .eval(
