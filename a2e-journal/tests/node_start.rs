@@ -71,7 +71,7 @@ async fn starts_are_kept(j: &dyn Journal) {
     assert!(text.len() <= MAX_START_INPUT_BYTES, "{}", text.len());
     assert_eq!(big.input_bytes, Some(3 * MAX_START_INPUT_BYTES as u64 + 11));
     assert!(state.latest("ghost").is_none());
-    // The detail goes out with the record (`a2e runs show --json`, the view).
+    // The detail goes out with the record (`a2e runs show`, the view).
     let v = serde_json::to_value(a).unwrap();
     assert_eq!(v["start"]["span_id"], SPAN);
 }

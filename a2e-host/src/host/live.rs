@@ -182,7 +182,7 @@ impl Tapped {
                 attempt: key.attempt(),
                 ts_ms: now_ms(),
                 trace_id,
-                start: start.map(|s| s.clone().bounded()),
+                start: start.cloned(),
             });
         }
     }
