@@ -2,7 +2,9 @@
 //! over the DevTools protocol (a WebSocket of JSON commands, spoken here
 //! directly). The test opens `/ui` with the token, starts a chain over
 //! WebSocket, watches its nodes turn `done` in the page's DOM within a
-//! bounded time, opens a node's detail, checks that markup in a node's
+//! bounded time, opens a node's detail (what a node was called with, its
+//! credential redacted; its trace and span id, telemetry being on), checks
+//! that markup in a node's
 //! output and in the chain's id stays text (and no dialog opened), filters
 //! the event log, and takes a screenshot that is not blank.
 //!
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 use a2e_client::Client;
 use a2e_host::transport::net::NetOptions;
 use a2e_proto::{ChainNode, ChainRequest, NodeKind};
+use a2e_telemetry::{Exporter, OtlpProtocol, TelemetryConfig};
 use base64::Engine as _;
 use futures::{SinkExt, StreamExt};
 use net_support::*;
@@ -247,7 +250,27 @@ async fn the_live_view_in_a_headless_browser() {
         return;
     };
     let started = Instant::now();
-    let (_dir, _counters, host) = setup(TOKEN);
+    // Telemetry on (spans recorded; exported to a closed loopback port,
+    // which drops them): a node's detail shows its call's own span.
+    let (telemetry, _telemetry_guard) = a2e_telemetry::Telemetry::init(&TelemetryConfig {
+        enabled: true,
+        endpoint: Some("http://127.0.0.1:9".into()),
+        protocol: OtlpProtocol::HttpProtobuf,
+        traces_exporter: Exporter::Otlp,
+        metrics_exporter: Exporter::None,
+        ..TelemetryConfig::default()
+    })
+    .unwrap();
+    {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        tracing_subscriber::registry()
+            .with(telemetry.layer())
+            .try_init()
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let host = traced_host(dir.path(), TOKEN, Default::default(), telemetry);
     a2e_host::runs::enable(&host).await.unwrap();
     let server = Server::start(host, NetOptions::default()).await;
     let (browser, devtools) = launch(&binary).await;
@@ -373,6 +396,20 @@ async fn the_live_view_in_a_headless_browser() {
         defined.contains("[REDACTED]") && !defined.contains(SECRET),
         "{defined}"
     );
+    // Its trace, and its call's own span (telemetry is on).
+    let ids = cdp
+        .eval(
+            &page,
+            "Object.fromEntries([...document.querySelectorAll('#detail-fields dt')]\
+             .map(d => [d.textContent, d.nextElementSibling.textContent]))",
+        )
+        .await;
+    let hex = |v: &Value, len: usize| {
+        v.as_str()
+            .is_some_and(|s| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    assert!(hex(&ids["trace id"], 32), "{ids}");
+    assert!(hex(&ids["span id"], 16), "{ids}");
 
     // No element came from the data: no image, no bold, one script.
     let made = cdp
