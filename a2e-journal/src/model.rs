@@ -197,12 +197,30 @@ impl NodeStart {
         .bounded()
     }
 
+    /// The start as JSON text, within bounds (see [`NodeStart::bounded`]):
+    /// serialized once when it is within them already, which is the rule.
+    pub(crate) fn bounded_json(&self) -> serde_json::Result<String> {
+        let text = serde_json::to_string(self)?;
+        // The ids and the keys around the input take less than this.
+        if text.len() <= MAX_START_INPUT_BYTES && self.ids_ok() {
+            return Ok(text);
+        }
+        serde_json::to_string(&self.clone().bounded())
+    }
+
+    /// Whether the trace and span id are hex of the right length (or absent).
+    fn ids_ok(&self) -> bool {
+        hex_id(self.trace_id.as_deref(), 32) && hex_id(self.span_id.as_deref(), 16)
+    }
+
     /// The same start within bounds: the input cut to
     /// [`MAX_START_INPUT_BYTES`] of JSON text; a trace or span id that is
     /// not hex of the right length dropped.
     pub fn bounded(mut self) -> Self {
         if let Some(input) = &self.input
-            && self.input_bytes.is_none()
+            // Not a cut already (the start of a text, as a string).
+            && !(self.input_bytes.is_some()
+                && input.as_str().is_some_and(|t| t.len() <= MAX_START_INPUT_BYTES))
         {
             let text = serde_json::to_string(input).unwrap_or_default();
             if text.len() > MAX_START_INPUT_BYTES {
@@ -216,18 +234,19 @@ impl NodeStart {
                 ));
             }
         }
-        let hex = |id: &Option<String>, len: usize| {
-            id.as_ref()
-                .is_none_or(|s| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit()))
-        };
-        if !hex(&self.trace_id, 32) {
+        if !hex_id(self.trace_id.as_deref(), 32) {
             self.trace_id = None;
         }
-        if !hex(&self.span_id, 16) {
+        if !hex_id(self.span_id.as_deref(), 16) {
             self.span_id = None;
         }
         self
     }
+}
+
+/// Whether `id` is absent or `len` hex digits.
+fn hex_id(id: Option<&str>, len: usize) -> bool {
+    id.is_none_or(|s| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// A run's headline: what `runs list` shows.

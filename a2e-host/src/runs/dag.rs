@@ -98,10 +98,10 @@ impl TaskObserver for DagObserver {
     fn started(&self, call: &TaskCall, params: &InvokeParams) -> ObserveFuture {
         let task_id = call.task_id.clone();
         // The task's resolved input (its payload), as the provider gets it.
-        let input = params
-            .input
-            .as_ref()
-            .map_or(Value::Null, |p| json!({"type": p.kind, "data": p.data}));
+        let input = params.input.as_ref().map_or(
+            Value::Null,
+            |p| json!({"type": p.kind, "data": crate::redact::redact(&p.data)}),
+        );
         let ack = self.key(call).map(|key| {
             self.journal
                 .node_started_with(&key, &super::journaled::node_start(input))

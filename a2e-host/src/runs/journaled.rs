@@ -36,10 +36,11 @@ impl JournalObserver {
 impl CallObserver for JournalObserver {
     fn started(&self, call: &NodeCall) -> ObserveFuture {
         let ack = self.key(&call.wire_id(), call.attempt).map(|key| {
+            // Redacted as it is copied.
             let input = call
                 .input
                 .iter()
-                .map(|(k, v)| (k.to_owned(), v.clone()))
+                .map(|(k, v)| (k.to_owned(), crate::redact::redact_entry(k, v)))
                 .collect();
             self.journal
                 .node_started_with(&key, &node_start(Value::Object(input)))
@@ -60,12 +61,12 @@ impl CallObserver for JournalObserver {
 }
 
 /// What a node starts with, as journaled: `input` (the arguments after
-/// `input_map` resolution) with its credentials redacted, cut to the
-/// journal's bound, and the trace the run's span belongs to, when
-/// telemetry is on (the node call's own span joins it once it opens: see
-/// [`Journal::node_traced`]).
+/// `input_map` resolution, its credentials redacted already: see
+/// [`crate::redact`]), cut to the journal's bound, and the trace the run's
+/// span belongs to, when telemetry is on (the node call's own span joins it
+/// once it opens: see [`Journal::node_traced`]).
 pub(crate) fn node_start(input: Value) -> NodeStart {
-    let mut start = NodeStart::with_input(crate::redact::redact(&input));
+    let mut start = NodeStart::with_input(input);
     if let Some(cx) = a2e_telemetry::TraceContext::current() {
         start.trace_id = Some(cx.trace_id());
     }

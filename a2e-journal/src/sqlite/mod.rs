@@ -264,7 +264,7 @@ impl Journal for SqliteJournal {
     }
 
     fn node_started_with(&self, key: &NodeKey, start: &NodeStart) -> Ack {
-        let start = match serde_json::to_string(&start.clone().bounded()) {
+        let start = match start.bounded_json() {
             Ok(s) => s,
             Err(e) => return Ack::ready(Err(e.into())),
         };

@@ -516,7 +516,7 @@ fn traced(conn: &Connection, key: &NodeKey, trace_id: String, span_id: String) -
         .unwrap_or_default();
     start.trace_id = Some(trace_id);
     start.span_id = Some(span_id);
-    let start = serde_json::to_string(&start.bounded())?;
+    let start = start.bounded_json()?;
     conn.prepare_cached(
         "UPDATE nodes SET start = ?4 WHERE run_id = ?1 AND node_id = ?2 AND attempt = ?3",
     )?

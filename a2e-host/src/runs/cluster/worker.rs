@@ -152,7 +152,7 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
     tracing::debug!(key = %key, delivered = job.delivered(), "cluster: running a node");
     // Its start again, with what it runs with (the coordinator's detail
     // would otherwise be replaced by a bare start).
-    let start = crate::runs::journaled::node_start(item.input.clone());
+    let start = crate::runs::journaled::node_start(crate::redact::redact(&item.input));
     let _ = journal.node_started_with(&key, &start).await;
     // One session per node: its identity is the run's agent, its processes
     // end with it.
