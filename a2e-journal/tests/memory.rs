@@ -144,3 +144,29 @@ async fn finished_runs_and_events_stay_within_bounds() {
         .unwrap();
     assert_eq!(report.runs, 3);
 }
+
+#[tokio::test]
+async fn finished_runs_past_the_age_are_dropped_as_runs_finish() {
+    let j = MemoryJournal::new(MemoryOptions {
+        retention: Retention {
+            max_age: Some(Duration::from_millis(50)),
+            max_runs: None,
+        },
+        max_events: 10,
+    });
+    j.create_run(new_run("old")).await.unwrap();
+    j.finish_run(&id("old"), RunStatus::Failed, &json!(null))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    assert!(
+        j.show_run(&id("old")).await.unwrap().is_some(),
+        "kept until a run finishes"
+    );
+    j.create_run(new_run("new")).await.unwrap();
+    j.finish_run(&id("new"), RunStatus::Succeeded, &json!(null))
+        .await
+        .unwrap();
+    assert!(j.show_run(&id("old")).await.unwrap().is_none());
+    assert!(j.show_run(&id("new")).await.unwrap().is_some());
+}
