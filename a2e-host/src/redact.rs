@@ -36,15 +36,18 @@ pub fn redact(value: &Value) -> Value {
 /// [`redact`] for an object.
 pub fn redact_map(map: &Map<String, Value>) -> Map<String, Value> {
     map.iter()
-        .map(|(k, v)| {
-            let v = if is_secret_key(k) && !v.is_null() {
-                Value::String(REDACTED.into())
-            } else {
-                redact(v)
-            };
-            (k.clone(), v)
-        })
+        .map(|(k, v)| (k.clone(), redact_entry(k, v)))
         .collect()
+}
+
+/// The value of field `key` of an object, redacted: [`REDACTED`] when the
+/// key names a secret (and the value is not null), else [`redact`]ed.
+pub fn redact_entry(key: &str, value: &Value) -> Value {
+    if is_secret_key(key) && !value.is_null() {
+        Value::String(REDACTED.into())
+    } else {
+        redact(value)
+    }
 }
 
 /// Replaces every occurrence of each secret in `text` (secrets shorter than 4 bytes are left).

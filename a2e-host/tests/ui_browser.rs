@@ -2,7 +2,9 @@
 //! over the DevTools protocol (a WebSocket of JSON commands, spoken here
 //! directly). The test opens `/ui` with the token, starts a chain over
 //! WebSocket, watches its nodes turn `done` in the page's DOM within a
-//! bounded time, opens a node's detail, checks that markup in a node's
+//! bounded time, opens a node's detail (what a node was called with, its
+//! credential redacted; its trace and span id, telemetry being on), checks
+//! that markup in a node's
 //! output and in the chain's id stays text (and no dialog opened), filters
 //! the event log, and takes a screenshot that is not blank.
 //!
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 use a2e_client::Client;
 use a2e_host::transport::net::NetOptions;
 use a2e_proto::{ChainNode, ChainRequest, NodeKind};
+use a2e_telemetry::{Exporter, OtlpProtocol, TelemetryConfig};
 use base64::Engine as _;
 use futures::{SinkExt, StreamExt};
 use net_support::*;
@@ -28,6 +31,7 @@ use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 const TOKEN: &str = "s3cret";
 const MARKUP: &str = "<img src=x onerror=alert(1)>";
+const SECRET: &str = "sk-live-never-shown";
 
 /// The browser binary: `A2E_CHROMIUM`, else `chromium` (or a Chrome) on the PATH.
 fn chromium() -> Option<PathBuf> {
@@ -201,7 +205,12 @@ fn chain(wait_ms: u64) -> ChainRequest {
     let mut wait = ChainNode::new("wait", NodeKind::TOOL, "slow");
     wait.input.insert("ms".into(), json!(wait_ms));
     wait.next_node = "last".into();
-    let last = ChainNode::new("last", NodeKind::TOOL, "echo");
+    // `last` is called with what `wait` answered (resolved from its
+    // `input_map`) and a credential, which is never shown.
+    let mut last = ChainNode::new("last", NodeKind::TOOL, "echo");
+    last.input_map
+        .insert("slept".into(), json!("wait.output.slept"));
+    last.input.insert("api_key".into(), json!(SECRET));
     ChainRequest {
         chain_id: "<b>digest</b>".into(),
         nodes: vec![fetch, wait, last],
@@ -241,7 +250,27 @@ async fn the_live_view_in_a_headless_browser() {
         return;
     };
     let started = Instant::now();
-    let (_dir, _counters, host) = setup(TOKEN);
+    // Telemetry on (spans recorded; exported to a closed loopback port,
+    // which drops them): a node's detail shows its call's own span.
+    let (telemetry, _telemetry_guard) = a2e_telemetry::Telemetry::init(&TelemetryConfig {
+        enabled: true,
+        endpoint: Some("http://127.0.0.1:9".into()),
+        protocol: OtlpProtocol::HttpProtobuf,
+        traces_exporter: Exporter::Otlp,
+        metrics_exporter: Exporter::None,
+        ..TelemetryConfig::default()
+    })
+    .unwrap();
+    {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        tracing_subscriber::registry()
+            .with(telemetry.layer())
+            .try_init()
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let host = traced_host(dir.path(), TOKEN, Default::default(), telemetry);
     a2e_host::runs::enable(&host).await.unwrap();
     let server = Server::start(host, NetOptions::default()).await;
     let (browser, devtools) = launch(&binary).await;
@@ -327,6 +356,61 @@ async fn the_live_view_in_a_headless_browser() {
         title.as_str().unwrap().starts_with("<b>digest</b>"),
         "{title}"
     );
+    // The detail of `last`: the input it was called with, resolved from its
+    // `input_map` (what `wait` answered), its credential redacted.
+    cdp.eval(
+        &page,
+        "document.querySelector('#graph g.node[data-node-id=\"last\"]')\
+         .dispatchEvent(new MouseEvent('click', {bubbles: true})); true",
+    )
+    .await;
+    cdp.wait_for(
+        &page,
+        "document.getElementById('detail-id').textContent === 'last'",
+        Duration::from_secs(5),
+    )
+    .await;
+    let called = cdp
+        .eval(
+            &page,
+            "(() => { const dt = [...document.querySelectorAll('#detail-fields dt')]\
+             .find(d => d.textContent === 'called with'); \
+             return dt ? dt.nextElementSibling.textContent : null; })()",
+        )
+        .await;
+    let called: Value = serde_json::from_str(called.as_str().expect("a `called with` row"))
+        .expect("the resolved input, as JSON");
+    assert_eq!(called["slept"], json!(1200), "{called}");
+    assert_eq!(called["api_key"], json!("[REDACTED]"), "{called}");
+    // Nor in the node as defined (its echoed output is the tool's own).
+    let defined = cdp
+        .eval(
+            &page,
+            "[...document.querySelectorAll('#detail-fields dt')]\
+             .filter(d => d.textContent !== 'output')\
+             .map(d => d.nextElementSibling.textContent).join(' ')",
+        )
+        .await;
+    let defined = defined.as_str().unwrap();
+    assert!(
+        defined.contains("[REDACTED]") && !defined.contains(SECRET),
+        "{defined}"
+    );
+    // Its trace, and its call's own span (telemetry is on).
+    let ids = cdp
+        .eval(
+            &page,
+            "Object.fromEntries([...document.querySelectorAll('#detail-fields dt')]\
+             .map(d => [d.textContent, d.nextElementSibling.textContent]))",
+        )
+        .await;
+    let hex = |v: &Value, len: usize| {
+        v.as_str()
+            .is_some_and(|s| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    assert!(hex(&ids["trace id"], 32), "{ids}");
+    assert!(hex(&ids["span id"], 16), "{ids}");
+
     // No element came from the data: no image, no bold, one script.
     let made = cdp
         .eval(

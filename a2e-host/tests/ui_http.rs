@@ -315,7 +315,7 @@ async fn a_dag_run_shows_with_its_tasks_and_graph() {
         "dag_id": "<i>dag</i>",
         "tasks": [
             {"task_id": "t1", "capability": "echo", "input": {"type": "json", "data": {"x": 1}}},
-            {"task_id": "t2", "capability": "echo", "input": {"type": "json", "data": {"x": 2}}},
+            {"task_id": "t2", "capability": "echo", "input": {"source": {"from_task": "t1"}}},
         ],
         "edges": [{"from": "t1", "to": "t2"}],
     }))
@@ -339,6 +339,23 @@ async fn a_dag_run_shows_with_its_tasks_and_graph() {
     for task in ["t1", "t2"] {
         assert_eq!(run["states"][task]["state"], "done", "{task}: {run}");
     }
+    // Each task's record holds the input it was invoked with: t2's is
+    // what t1 answered, resolved from its `source`.
+    let start = |task: &str| {
+        run["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["node_id"] == task)
+            .map(|r| r["start"]["input"].clone())
+            .unwrap()
+    };
+    assert_eq!(
+        start("t1"),
+        json!({"type": "json", "data": {"x": 1}}),
+        "{run}"
+    );
+    assert_eq!(start("t2")["data"], json!({"x": 1}), "{run}");
     let svg = run["svg"].as_str().unwrap();
     assert_eq!(svg.matches("<g class=\"node ").count(), 2, "{svg}");
     assert!(!svg.contains("<i>dag</i>"), "the title is escaped");

@@ -13,8 +13,8 @@ use tokio::sync::oneshot;
 use crate::error::{JournalError, Result};
 use crate::ids::{NodeKey, RunId};
 use crate::model::{
-    Loaded, NewRun, NodeOutcome, PruneReport, Retention, RunFilter, RunItem, RunState, RunStatus,
-    RunSummary, StoredEvent,
+    Loaded, NewRun, NodeOutcome, NodeStart, PruneReport, Retention, RunFilter, RunItem, RunState,
+    RunStatus, RunSummary, StoredEvent,
 };
 
 /// A run journal: the request of every run, each node's start and result,
@@ -37,6 +37,23 @@ pub trait Journal: Send + Sync + 'static {
     /// A node's execution starts. Journaling the same key again (a resumed
     /// run running an interrupted node with its old key) is harmless.
     fn node_started(&self, key: &NodeKey) -> Ack;
+
+    /// [`Journal::node_started`] with what the node started with (its
+    /// input, its trace), kept with its record ([`crate::NodeRecord::start`])
+    /// within bounds ([`NodeStart::bounded`]). A store that keeps no such
+    /// detail journals the start alone (the default).
+    fn node_started_with(&self, key: &NodeKey, start: &NodeStart) -> Ack {
+        let _ = start;
+        self.node_started(key)
+    }
+
+    /// The node's call opened its span: `trace_id` and `span_id` join the
+    /// start journaled for `key` (nothing happens when there is none). Not
+    /// worth awaiting: it only informs. The default keeps nothing.
+    fn node_traced(&self, key: &NodeKey, trace_id: &str, span_id: &str) -> Ack {
+        let _ = (key, trace_id, span_id);
+        Ack::ready(Ok(()))
+    }
 
     /// A node's execution ended. The first result journaled for a key wins:
     /// the ack says `true` when this one was applied, `false` when a result

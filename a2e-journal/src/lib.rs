@@ -17,6 +17,9 @@
 //!   WAL, a writer thread with group commit; see [`Durability`] for what an
 //!   acknowledged write survives. Finished runs are pruned by a
 //!   [`Retention`] (age and count), so the file stays bounded.
+//! - [`MemoryJournal`]: in the process's memory, bounded, for a host that
+//!   keeps no durable journal but still shows its runs (nothing survives
+//!   the process; nothing is resumed from it).
 //! - `nats` (feature `nats`, on by default): the journal on NATS JetStream
 //!   for hosts that share runs, with run leases and a work queue.
 //!
@@ -69,6 +72,7 @@
 mod error;
 mod ids;
 mod journal;
+mod memory;
 mod model;
 #[cfg(feature = "nats")]
 pub mod nats;
@@ -77,8 +81,10 @@ mod sqlite;
 pub use error::{JournalError, Result};
 pub use ids::{MAX_NODE_ID_LEN, MAX_RUN_ID_LEN, NodeKey, RunId, check_node_id};
 pub use journal::{Ack, Journal};
+pub use memory::{MemoryJournal, MemoryOptions};
 pub use model::{
-    CorruptRun, INTERRUPTED, Loaded, NewRun, NodeOutcome, NodeRecord, PruneReport, Retention,
-    RunFilter, RunItem, RunKind, RunState, RunStatus, RunSummary, StoredEvent, now_ms,
+    CorruptRun, INTERRUPTED, Loaded, MAX_START_INPUT_BYTES, NewRun, NodeOutcome, NodeRecord,
+    NodeStart, PruneReport, Retention, RunFilter, RunItem, RunKind, RunState, RunStatus,
+    RunSummary, StoredEvent, now_ms,
 };
 pub use sqlite::{Durability, RUNS_DB, SqliteJournal, SqliteOptions};

@@ -155,6 +155,98 @@ pub struct NodeRecord {
     pub finished_ms: Option<u64>,
     /// Its result; `None` while it runs (or when its host died meanwhile).
     pub outcome: Option<NodeOutcome>,
+    /// What it started with (its input, its span), when the host journaled
+    /// that ([`crate::Journal::node_started_with`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<NodeStart>,
+}
+
+/// Most bytes of a node's input a journal keeps (as JSON text): a larger
+/// input is kept cut, as a string (see [`NodeStart::input_bytes`]).
+pub const MAX_START_INPUT_BYTES: usize = 16 * 1024;
+
+/// What a node's execution started with, for whoever looks at a run (the
+/// live view, `a2e runs show`): the arguments it was called with and where
+/// its call sits in the trace. Informational: a resumed run never reads it.
+/// The host journals it with credentials redacted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeStart {
+    /// The arguments the node was called with (after `input_map`
+    /// resolution). An input whose JSON text is larger than
+    /// [`MAX_START_INPUT_BYTES`] is the start of that text, as a string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// The size in bytes of the input's JSON text, when it was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_bytes: Option<u64>,
+    /// The trace the node's call belongs to (32 hex digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// The node call's own span (16 hex digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
+}
+
+impl NodeStart {
+    /// A start with `input`, cut to [`MAX_START_INPUT_BYTES`] when larger.
+    pub fn with_input(input: Value) -> Self {
+        Self {
+            input: Some(input),
+            ..Self::default()
+        }
+        .bounded()
+    }
+
+    /// The start as JSON text, within bounds (see [`NodeStart::bounded`]):
+    /// serialized once when it is within them already, which is the rule.
+    pub(crate) fn bounded_json(&self) -> serde_json::Result<String> {
+        let text = serde_json::to_string(self)?;
+        // The ids and the keys around the input take less than this.
+        if text.len() <= MAX_START_INPUT_BYTES && self.ids_ok() {
+            return Ok(text);
+        }
+        serde_json::to_string(&self.clone().bounded())
+    }
+
+    /// Whether the trace and span id are hex of the right length (or absent).
+    fn ids_ok(&self) -> bool {
+        hex_id(self.trace_id.as_deref(), 32) && hex_id(self.span_id.as_deref(), 16)
+    }
+
+    /// The same start within bounds: the input cut to
+    /// [`MAX_START_INPUT_BYTES`] of JSON text; a trace or span id that is
+    /// not hex of the right length dropped.
+    pub fn bounded(mut self) -> Self {
+        if let Some(input) = &self.input
+            // Not a cut already (the start of a text, as a string).
+            && !(self.input_bytes.is_some()
+                && input.as_str().is_some_and(|t| t.len() <= MAX_START_INPUT_BYTES))
+        {
+            let text = serde_json::to_string(input).unwrap_or_default();
+            if text.len() > MAX_START_INPUT_BYTES {
+                let mut end = MAX_START_INPUT_BYTES;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                self.input_bytes = Some(text.len() as u64);
+                self.input = Some(Value::String(
+                    text.get(..end).unwrap_or_default().to_owned(),
+                ));
+            }
+        }
+        if !hex_id(self.trace_id.as_deref(), 32) {
+            self.trace_id = None;
+        }
+        if !hex_id(self.span_id.as_deref(), 16) {
+            self.span_id = None;
+        }
+        self
+    }
+}
+
+/// Whether `id` is absent or `len` hex digits.
+fn hex_id(id: Option<&str>, len: usize) -> bool {
+    id.is_none_or(|s| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// A run's headline: what `runs list` shows.
@@ -359,5 +451,24 @@ mod tests {
             assert_eq!(RunStatus::parse(s.as_str()), Some(s));
         }
         assert_eq!(RunKind::parse("dag"), None);
+    }
+
+    #[test]
+    fn a_start_is_bounded() {
+        let small = NodeStart::with_input(json!({"q": "é"}));
+        assert_eq!(small.input, Some(json!({"q": "é"})));
+        assert_eq!(small.input_bytes, None);
+        let big = "é".repeat(MAX_START_INPUT_BYTES);
+        let cut = NodeStart::with_input(json!({ "text": big }));
+        let text = cut.input.as_ref().and_then(Value::as_str).unwrap();
+        assert!(text.len() <= MAX_START_INPUT_BYTES && text.starts_with("{\"text\":\"é"));
+        assert_eq!(cut.input_bytes, Some(2 * MAX_START_INPUT_BYTES as u64 + 11));
+        let ids = NodeStart {
+            trace_id: Some("0af7651916cd43dd8448eb211c80319c".into()),
+            span_id: Some("<script>".into()),
+            ..NodeStart::default()
+        }
+        .bounded();
+        assert!(ids.trace_id.is_some() && ids.span_id.is_none());
     }
 }

@@ -166,7 +166,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             cluster: _,
             acmp_ws,
         } => {
-            if let Err(e) = super::runs::durable(&host).await {
+            if let Err(e) = super::runs::durable(&host, ws.is_some() || http.is_some()).await {
                 return fail(e);
             }
             let _acmp = match acmp_ws {
@@ -196,9 +196,21 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             if *mcp_stdio {
                 return super::inspect::serve_mcp_stdio(host).await;
             }
-            if *stdio {
+            if *stdio && ws.is_none() && http.is_none() {
                 transport::stdio::serve_stdio(host).await;
                 return ExitCode::SUCCESS;
+            }
+            if *stdio {
+                // The agent on stdio, and listeners beside it (their live
+                // view lists the stdio session); all end with stdin.
+                let (state, servers) = match start_net(&host, ws.as_deref(), http.as_deref()).await
+                {
+                    Ok(started) => started,
+                    Err(code) => return code,
+                };
+                transport::stdio::serve_stdio_beside(host, Some(state.clone())).await;
+                state.shutdown_token().cancel();
+                return wait_servers(servers).await;
             }
             if let Some(addr) = mcp_http {
                 return super::inspect::serve_mcp_http(host, addr).await;
@@ -285,6 +297,28 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
 /// Serves WebSocket and/or HTTP+SSE until SIGTERM or SIGINT, then shuts down
 /// gracefully: stop accepting, drain calls in flight, close every session.
 async fn serve_net(host: Arc<Host>, ws: Option<&str>, http: Option<&str>) -> ExitCode {
+    let (state, servers) = match start_net(&host, ws, http).await {
+        Ok(started) => started,
+        Err(code) => return code,
+    };
+    let shutdown = state.shutdown_token().clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        eprintln!("a2e: shutting down");
+        shutdown.cancel();
+    });
+    wait_servers(servers).await
+}
+
+type Servers = Vec<tokio::task::JoinHandle<std::io::Result<()>>>;
+
+/// Binds the WebSocket and HTTP listeners (one when both are on the same
+/// address) and serves them until the state's shutdown fires.
+async fn start_net(
+    host: &Arc<Host>,
+    ws: Option<&str>,
+    http: Option<&str>,
+) -> Result<(Arc<transport::net::NetState>, Servers), ExitCode> {
     use transport::net::{self, NetOptions, NetState, Protocols};
     let mut listeners: Vec<(&str, Protocols)> = Vec::new();
     match (ws, http) {
@@ -319,9 +353,9 @@ async fn serve_net(host: Arc<Host>, ws: Option<&str>, http: Option<&str>) -> Exi
     let state = NetState::new(host.clone(), NetOptions::default());
     let mut servers = Vec::new();
     for (addr, protocols) in listeners {
-        let listener = match net::bind(addr, &host).await {
+        let listener = match net::bind(addr, host).await {
             Ok(l) => l,
-            Err(e) => return fail(e),
+            Err(e) => return Err(fail(e)),
         };
         let local = listener
             .local_addr()
@@ -336,12 +370,11 @@ async fn serve_net(host: Arc<Host>, ws: Option<&str>, http: Option<&str>) -> Exi
         let router = transport::router(state.clone(), protocols);
         servers.push(tokio::spawn(net::serve(listener, router, state.clone())));
     }
-    let shutdown = state.shutdown_token().clone();
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        eprintln!("a2e: shutting down");
-        shutdown.cancel();
-    });
+    Ok((state, servers))
+}
+
+/// Waits for the servers to return.
+async fn wait_servers(servers: Servers) -> ExitCode {
     let mut code = ExitCode::SUCCESS;
     for server in servers {
         match server.await {

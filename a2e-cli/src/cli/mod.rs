@@ -37,8 +37,10 @@ pub struct Cli {
 pub enum Command {
     /// Serve the A2E protocol.
     Serve {
-        /// NDJSON on stdin/stdout (logs go to stderr).
-        #[arg(long, conflicts_with_all = ["ws", "http"])]
+        /// NDJSON on stdin/stdout (logs go to stderr). With `--ws` or
+        /// `--http` too, those listeners serve beside it (their live view
+        /// lists the stdio session) and stop when stdin ends.
+        #[arg(long)]
         stdio: bool,
         /// WebSocket on ADDR (`host:port`), one message per text frame. Binding
         /// anything but loopback needs `auth_token` in the configuration.

@@ -29,8 +29,15 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 
 /// Makes `a2e serve`'s chain runs durable when `[journal] enabled` (the
 /// default): opens the journal and resumes the runs it holds unfinished.
-pub async fn durable(host: &Arc<Host>) -> Result<(), String> {
+/// With it off and `listening` (a WebSocket or HTTP listener, whose live
+/// view shows runs), the runs are kept in memory instead.
+pub async fn durable(host: &Arc<Host>, listening: bool) -> Result<(), String> {
     if !host.config().journal.enabled && !host.config().cluster.enabled() {
+        // The live view of the listeners still shows the runs, kept in
+        // memory for a while.
+        if listening && a2e_host::runs::keep_in_memory(host) {
+            tracing::debug!("run journal off: runs kept in memory for the live view");
+        }
         return Ok(());
     }
     a2e_host::runs::enable(host)

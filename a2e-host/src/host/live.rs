@@ -13,8 +13,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use a2e_journal::{
-    Ack, Journal, Loaded, NewRun, NodeKey, NodeOutcome, PruneReport, Retention, RunFilter, RunId,
-    RunItem, RunState, RunStatus, RunSummary, StoredEvent, now_ms,
+    Ack, Journal, Loaded, NewRun, NodeKey, NodeOutcome, NodeStart, PruneReport, Retention,
+    RunFilter, RunId, RunItem, RunState, RunStatus, RunSummary, StoredEvent, now_ms,
 };
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
@@ -59,6 +59,23 @@ pub enum LiveItem {
         /// The trace the run's spans belong to, when telemetry is on.
         #[serde(skip_serializing_if = "Option::is_none")]
         trace_id: Option<String>,
+        /// What it started with (its input, redacted and bounded), when
+        /// journaled.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        start: Option<NodeStart>,
+    },
+    /// A node's call opened its span (telemetry on).
+    NodeTraced {
+        /// The run.
+        run_id: String,
+        /// The node.
+        node_id: String,
+        /// The attempt.
+        attempt: u32,
+        /// The call span's trace.
+        trace_id: String,
+        /// The call span.
+        span_id: String,
     },
     /// A node's attempt ended.
     NodeFinished {
@@ -153,6 +170,24 @@ pub(crate) struct Tapped {
     pub feed: Arc<LiveFeed>,
 }
 
+impl Tapped {
+    /// Tells the feed a node started.
+    fn started(&self, key: &NodeKey, start: Option<&NodeStart>) {
+        // Called on the run's task, under its span: the trace is the run's.
+        let trace_id = self.feed.remember_trace(key.run_id().as_str());
+        if self.feed.watched() {
+            self.feed.send(LiveItem::NodeStarted {
+                run_id: key.run_id().to_string(),
+                node_id: key.node_id().to_owned(),
+                attempt: key.attempt(),
+                ts_ms: now_ms(),
+                trace_id,
+                start: start.cloned(),
+            });
+        }
+    }
+}
+
 impl Journal for Tapped {
     fn create_run(&self, run: NewRun) -> Ack {
         if self.feed.watched() {
@@ -174,18 +209,26 @@ impl Journal for Tapped {
     }
 
     fn node_started(&self, key: &NodeKey) -> Ack {
-        // Called on the run's task, under its span: the trace is the run's.
-        let trace_id = self.feed.remember_trace(key.run_id().as_str());
+        self.started(key, None);
+        self.inner.node_started(key)
+    }
+
+    fn node_started_with(&self, key: &NodeKey, start: &NodeStart) -> Ack {
+        self.started(key, Some(start));
+        self.inner.node_started_with(key, start)
+    }
+
+    fn node_traced(&self, key: &NodeKey, trace_id: &str, span_id: &str) -> Ack {
         if self.feed.watched() {
-            self.feed.send(LiveItem::NodeStarted {
+            self.feed.send(LiveItem::NodeTraced {
                 run_id: key.run_id().to_string(),
                 node_id: key.node_id().to_owned(),
                 attempt: key.attempt(),
-                ts_ms: now_ms(),
-                trace_id,
+                trace_id: trace_id.to_owned(),
+                span_id: span_id.to_owned(),
             });
         }
-        self.inner.node_started(key)
+        self.inner.node_traced(key, trace_id, span_id)
     }
 
     fn node_finished(&self, key: &NodeKey, outcome: &NodeOutcome) -> Ack<bool> {

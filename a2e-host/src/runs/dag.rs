@@ -96,9 +96,17 @@ fn answer_from(task_id: &str, outcome: &NodeOutcome) -> Result<InvokeResult, Acm
 }
 
 impl TaskObserver for DagObserver {
-    fn started(&self, call: &TaskCall, _params: &InvokeParams) -> ObserveFuture {
+    fn started(&self, call: &TaskCall, params: &InvokeParams) -> ObserveFuture {
         let task_id = call.task_id.clone();
-        let ack = self.key(call).map(|key| self.journal.node_started(&key));
+        // The task's resolved input (its payload), as the provider gets it.
+        let input = params.input.as_ref().map_or(
+            Value::Null,
+            |p| json!({"type": p.kind, "data": crate::redact::redact(&p.data)}),
+        );
+        let ack = self.key(call).map(|key| {
+            self.journal
+                .node_started_with(&key, &super::journaled::node_start(input))
+        });
         Box::pin(async move { ack?.await.map_err(|e| journal_failed(&task_id, &e)) })
     }
 

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use a2e_chain::{
     CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume,
 };
-use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, NodeRecord, RunId, RunState};
+use a2e_journal::{
+    Journal, JournalError, NodeKey, NodeOutcome, NodeRecord, NodeStart, RunId, RunState,
+};
 use a2e_proto::{ChainPhase, ErrorCode};
 use serde_json::Value;
 
@@ -33,9 +35,16 @@ impl JournalObserver {
 
 impl CallObserver for JournalObserver {
     fn started(&self, call: &NodeCall) -> ObserveFuture {
-        let ack = self
-            .key(&call.wire_id(), call.attempt)
-            .map(|key| self.journal.node_started(&key));
+        let ack = self.key(&call.wire_id(), call.attempt).map(|key| {
+            // Redacted as it is copied.
+            let input = call
+                .input
+                .iter()
+                .map(|(k, v)| (k.to_owned(), crate::redact::redact_entry(k, v)))
+                .collect();
+            self.journal
+                .node_started_with(&key, &node_start(Value::Object(input)))
+        });
         Box::pin(async move { ack?.await.map_err(journal_failed) })
     }
 
@@ -49,6 +58,19 @@ impl CallObserver for JournalObserver {
             .map(|key| self.journal.node_finished(&key, &outcome));
         Box::pin(async move { ack?.await.map(drop).map_err(journal_failed) })
     }
+}
+
+/// What a node starts with, as journaled: `input` (the arguments after
+/// `input_map` resolution, its credentials redacted already: see
+/// [`crate::redact`]), cut to the journal's bound, and the trace the run's
+/// span belongs to, when telemetry is on (the node call's own span joins it
+/// once it opens: see [`Journal::node_traced`]).
+pub(crate) fn node_start(input: Value) -> NodeStart {
+    let mut start = NodeStart::with_input(input);
+    if let Some(cx) = a2e_telemetry::TraceContext::current() {
+        start.trace_id = Some(cx.trace_id());
+    }
+    start
 }
 
 /// Journals each event of one run as its `chain/event` message. The writes

@@ -34,7 +34,7 @@ mod attach;
 pub mod cluster;
 #[cfg(feature = "acmp")]
 mod dag;
-mod journaled;
+pub(crate) mod journaled;
 #[cfg(feature = "llm")]
 pub mod llm_run;
 #[cfg(feature = "ontheia")]
@@ -130,6 +130,23 @@ pub async fn enable(host: &Arc<Host>) -> Result<Arc<dyn Journal>, JournalOpenErr
         return Err(failed("the host has a run journal already".into()));
     }
     Ok(journal)
+}
+
+/// Makes a host whose durable journal is off keep its runs in memory, for
+/// its live view (`/ui`): a [`MemoryJournal`](a2e_journal::MemoryJournal)
+/// with its default bounds (finished runs: the newest 100 of the last hour;
+/// 10,000 events per run), never resumed from. Only with the `ui` feature
+/// (`false` without it, or when the host has a journal already).
+pub fn keep_in_memory(host: &Arc<Host>) -> bool {
+    #[cfg(feature = "ui")]
+    {
+        host.set_journal(Arc::new(a2e_journal::MemoryJournal::default()))
+    }
+    #[cfg(not(feature = "ui"))]
+    {
+        let _ = host;
+        false
+    }
 }
 
 /// The session a resumed run's calls belong to (its agent's session is gone).

@@ -113,7 +113,8 @@ pub struct NetState {
     pub(crate) tasks: TaskTracker,
     active: AtomicUsize,
     pub(crate) http: super::http_sessions::Registry,
-    /// Every open session (WebSocket and HTTP), for the live view.
+    /// Every open session (WebSocket, HTTP, and a stdio session served
+    /// beside the listeners), for the live view.
     pub(crate) open: super::open_sessions::OpenSessions,
 }
 

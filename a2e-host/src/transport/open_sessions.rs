@@ -27,7 +27,7 @@ pub struct SessionView {
     pub id: String,
     /// The agent it acts for (empty before its handshake).
     pub agent: String,
-    /// `ws` or `http`.
+    /// `ws`, `http` or `stdio`.
     pub transport: &'static str,
     /// Requests in flight.
     pub in_flight: usize,

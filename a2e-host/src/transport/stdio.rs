@@ -51,7 +51,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_with_room(host, reader, writer, options, None).await;
+    serve_with_room(host, reader, writer, options, None, None).await;
 }
 
 /// [`serve`], growing the output pipe for large runs of lines when `room`
@@ -62,12 +62,16 @@ async fn serve_with_room<R, W>(
     writer: W,
     options: StdioOptions,
     room: Option<pipe::PipeRoom>,
+    beside: Option<Arc<super::net::NetState>>,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, rx) = EventStream::channel(OUTBOUND_CAPACITY);
     let session = Session::on_transport(host.clone(), tx, "stdio");
+    // Listed among the open sessions of the listeners beside it (their
+    // live view shows it) until it ends.
+    let listed = beside.map(|state| state.open.list(&session, "stdio"));
     let max = host.config().max_message_bytes;
     let read_done = CancellationToken::new();
     let write = writer::write_out(
@@ -99,6 +103,7 @@ async fn serve_with_room<R, W>(
             }
         }
         session.close(options.drain_on_eof).await;
+        drop(listed);
         drop(session);
         read_done.cancel();
     };
@@ -182,6 +187,13 @@ impl futures::task::ArcWake for WriterWake {
 /// Serves one session on the process's own stdin/stdout. Also ends the
 /// session as soon as stdout's reader goes away, even while nothing is written.
 pub async fn serve_stdio(host: Arc<Host>) {
+    serve_stdio_beside(host, None).await;
+}
+
+/// [`serve_stdio`] beside network listeners (`a2e serve --stdio --http
+/// ADDR`): the session is listed among `state`'s open sessions, with
+/// transport `stdio`, so that their live view shows it.
+pub async fn serve_stdio_beside(host: Arc<Host>, state: Option<Arc<super::net::NetState>>) {
     let (stdin, stdout, room) = std_streams();
     let gone = tokio_util::sync::CancellationToken::new();
     let watcher = tokio::spawn(watch_stdout(gone.clone()));
@@ -194,6 +206,7 @@ pub async fn serve_stdio(host: Arc<Host>) {
         stdout,
         StdioOptions::default(),
         room,
+        state,
     ));
     let ended = tokio::select! {
         _ = &mut session => true,

@@ -62,6 +62,10 @@ pub(super) async fn overview(
             "sessions": state.open_sessions(),
             "runs": runs,
             "journal": host.journal().is_some(),
+            // Runs kept in memory only (the durable journal is off).
+            "journal_memory": host.journal().is_some()
+                && !host.config().journal.enabled
+                && !host.config().cluster.enabled(),
             "telemetry": host.telemetry().is_enabled(),
         }),
     )
@@ -176,7 +180,7 @@ fn chain_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) 
                 "node_id": n.node_id,
                 "kind": n.kind,
                 "name": n.name,
-                "input": n.input,
+                "input": crate::redact::redact_map(&n.input),
                 "input_map": n.input_map,
                 "on_error": n.on_error,
             })
@@ -207,7 +211,11 @@ fn dag_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) {
     let tasks = dag
         .tasks
         .iter()
-        .map(|t| json!({"node_id": t.task_id, "kind": "acmp_task", "name": t.capability, "input": t.input}))
+        .map(|t| {
+            let input = serde_json::to_value(&t.input).unwrap_or(Value::Null);
+            json!({"node_id": t.task_id, "kind": "acmp_task", "name": t.capability,
+                   "input": crate::redact::redact(&input)})
+        })
         .collect();
     let drawn = a2e_graph::dag::dag_graph(&dag, &acmp_dag::ValidationLimits::default())
         .and_then(|graph| graph.render(Format::Svg, None));

@@ -1,6 +1,7 @@
 //! The live view: a read-only web page at `/ui` on the WebSocket and HTTP
 //! listeners of `a2e serve`, showing the sessions open (agent, transport,
-//! calls in flight), the durable runs (running and recent) drawn by
+//! calls in flight; a stdio session served beside the listener too), the
+//! durable runs (running and recent) drawn by
 //! `a2e-graph` with each node's state updated as the run goes, a node's
 //! detail (input, output, error, attempts, duration, trace id), the event
 //! log with filters, and the catalog of tools and skills with their schemas.
@@ -29,9 +30,12 @@
 //! element by element through an allow-list. The view reads; it changes
 //! nothing.
 //!
-//! Runs come from the host's run journal (`[journal]`); without one the
-//! runs panel says so. Live updates come from the host's
-//! [`LiveFeed`](crate::live::LiveFeed).
+//! Runs come from the host's run journal (`[journal]`), or from the
+//! bounded memory a host keeps with it off
+//! ([`keep_in_memory`](crate::runs::keep_in_memory)); without either the
+//! runs panel says so. A node's detail shows what it was called with and
+//! its call's span as journaled with its start. Live updates come from the
+//! host's [`LiveFeed`](crate::live::LiveFeed).
 
 mod api;
 mod stream;

@@ -1,6 +1,6 @@
 //! `GET /ui/events`: the live view's Server-Sent Events. Each event's data
 //! is one JSON object with a `kind`: the host's [`LiveItem`]s as they
-//! happen (`run_started`, `node_started`, `node_finished`, `event`,
+//! happen (`run_started`, `node_started`, `node_traced`, `node_finished`, `event`,
 //! `run_finished`), `sessions` (the open sessions, at once and whenever
 //! they change), `lagged` (items were missed: reload), and `stale` with a
 //! `run_id` (an item too large to send: reload that run). The stream ends
@@ -43,6 +43,7 @@ fn run_of(item: &LiveItem) -> &str {
         LiveItem::RunStarted { run_id, .. }
         | LiveItem::NodeStarted { run_id, .. }
         | LiveItem::NodeFinished { run_id, .. }
+        | LiveItem::NodeTraced { run_id, .. }
         | LiveItem::Event { run_id, .. }
         | LiveItem::RunFinished { run_id, .. } => run_id,
     }

@@ -124,6 +124,16 @@ pub fn setup(token: &str) -> (tempfile::TempDir, Arc<Counters>, Arc<Host>) {
 }
 
 pub fn host(root: &std::path::Path, token: &str, counters: Arc<Counters>) -> Arc<Host> {
+    traced_host(root, token, counters, a2e_telemetry::Telemetry::disabled())
+}
+
+/// [`host`], its spans and metrics going to `telemetry`.
+pub fn traced_host(
+    root: &std::path::Path,
+    token: &str,
+    counters: Arc<Counters>,
+    telemetry: a2e_telemetry::Telemetry,
+) -> Arc<Host> {
     let mut config = HostConfig {
         root: root.to_owned(),
         auth_token: token.to_owned(),
@@ -131,6 +141,7 @@ pub fn host(root: &std::path::Path, token: &str, counters: Arc<Counters>) -> Arc
     };
     config.commands.allow = vec!["sleep".into(), "cat".into(), "echo".into()];
     Host::builder(config)
+        .with_telemetry(telemetry)
         .with_builtins()
         .with_tool_plugin(TestTools(counters))
         .with_skill_plugin(TestSkills)

@@ -16,9 +16,32 @@ use crate::error::Result;
 use crate::ids::{NodeKey, RunId};
 use crate::journal::{Ack, Journal};
 use crate::model::{
-    Loaded, NewRun, NodeOutcome, PruneReport, Retention, RunFilter, RunItem, RunState, RunStatus,
-    RunSummary, StoredEvent, now_ms,
+    Loaded, NewRun, NodeOutcome, NodeStart, PruneReport, Retention, RunFilter, RunItem, RunState,
+    RunStatus, RunSummary, StoredEvent, now_ms,
 };
+
+impl NatsJournal {
+    /// A node's start document, with its detail when given.
+    fn start_node(&self, key: &NodeKey, start: Option<NodeStart>) -> Ack {
+        let payload = match json_bytes(&NodeDoc {
+            at_ms: now_ms(),
+            outcome: None,
+            start,
+        }) {
+            Ok(p) => p,
+            Err(e) => return Ack::ready(Err(e)),
+        };
+        let subject =
+            Names::kv_subject(&self.inner.names.nodes_bucket(), &Names::node_key(key, "s"));
+        self.publish(
+            key.run_id(),
+            subject,
+            HeaderMap::new(),
+            payload,
+            OnTaken::Error,
+        )
+    }
+}
 
 impl Journal for NatsJournal {
     fn create_run(&self, run: NewRun) -> Ack {
@@ -46,28 +69,52 @@ impl Journal for NatsJournal {
     }
 
     fn node_started(&self, key: &NodeKey) -> Ack {
-        let payload = match json_bytes(&NodeDoc {
-            at_ms: now_ms(),
-            outcome: None,
-        }) {
-            Ok(p) => p,
-            Err(e) => return Ack::ready(Err(e)),
-        };
-        let subject =
-            Names::kv_subject(&self.inner.names.nodes_bucket(), &Names::node_key(key, "s"));
-        self.publish(
-            key.run_id(),
-            subject,
-            HeaderMap::new(),
-            payload,
-            OnTaken::Error,
-        )
+        self.start_node(key, None)
+    }
+
+    fn node_started_with(&self, key: &NodeKey, start: &NodeStart) -> Ack {
+        self.start_node(key, Some(start.clone().bounded()))
+    }
+
+    fn node_traced(&self, key: &NodeKey, trace_id: &str, span_id: &str) -> Ack {
+        // After the writes queued before it (the start among them).
+        let flushed = self.flush();
+        let nodes = self.inner.nodes.clone();
+        let name = Names::node_key(key, "s");
+        let (trace_id, span_id) = (trace_id.to_owned(), span_id.to_owned());
+        Ack::from_future(async move {
+            flushed.await?;
+            let entry = nodes
+                .entry(name.as_str())
+                .await
+                .map_err(|e| nats_err(format!("read node start {name}"), e))?;
+            let Some(entry) = entry.filter(|e| e.operation == kv::Operation::Put) else {
+                return Ok(());
+            };
+            let Ok(mut doc) = serde_json::from_slice::<NodeDoc>(&entry.value) else {
+                return Ok(());
+            };
+            let mut start = doc.start.take().unwrap_or_default();
+            start.trace_id = Some(trace_id);
+            start.span_id = Some(span_id);
+            doc.start = Some(start.bounded());
+            // A start written again meanwhile (a resumed node) wins.
+            match nodes
+                .update(name.as_str(), json_bytes(&doc)?, entry.revision)
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(e) if e.kind() == kv::UpdateErrorKind::WrongLastRevision => Ok(()),
+                Err(e) => Err(nats_err(format!("update node start {name}"), e)),
+            }
+        })
     }
 
     fn node_finished(&self, key: &NodeKey, outcome: &NodeOutcome) -> Ack<bool> {
         let payload = match json_bytes(&NodeDoc {
             at_ms: now_ms(),
             outcome: Some(outcome.clone()),
+            start: None,
         }) {
             Ok(p) => p,
             Err(e) => return Ack::ready(Err(e)),

@@ -12,7 +12,9 @@ use serde_json::Value;
 use super::{nats_err, unb64};
 use crate::error::{JournalError, Result};
 use crate::ids::RunId;
-use crate::model::{CorruptRun, NodeOutcome, NodeRecord, RunKind, RunState, RunStatus, RunSummary};
+use crate::model::{
+    CorruptRun, NodeOutcome, NodeRecord, NodeStart, RunKind, RunState, RunStatus, RunSummary,
+};
 
 /// A run's document in the runs bucket.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -34,6 +36,9 @@ pub(crate) struct NodeDoc {
     pub at_ms: u64,
     #[serde(default)]
     pub outcome: Option<NodeOutcome>,
+    /// A start's detail (its input, its trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<NodeStart>,
 }
 
 /// How long one message of a bounded read may take.
@@ -166,9 +171,13 @@ pub(crate) fn decode_nodes(
                 started_ms: 0,
                 finished_ms: None,
                 outcome: None,
+                start: None,
             });
         match *what {
-            "s" => rec.started_ms = doc.at_ms,
+            "s" => {
+                rec.started_ms = doc.at_ms;
+                rec.start = doc.start;
+            }
             "r" => {
                 rec.finished_ms = Some(doc.at_ms);
                 rec.outcome = Some(doc.outcome.ok_or_else(|| {

@@ -57,6 +57,7 @@ impl NatsJournal {
         let doc = NodeDoc {
             at_ms: now_ms(),
             outcome: None,
+            start: None,
         };
         let value = serde_json::to_vec(&doc).map_err(|e| nats_err("encode cancel", e))?;
         self.inner

@@ -25,8 +25,8 @@ use crate::error::{JournalError, Result};
 use crate::ids::{NodeKey, RunId};
 use crate::journal::{Ack, Journal, Kick};
 use crate::model::{
-    Loaded, NewRun, NodeOutcome, PruneReport, Retention, RunFilter, RunItem, RunState, RunStatus,
-    RunSummary, StoredEvent, now_ms,
+    Loaded, NewRun, NodeOutcome, NodeStart, PruneReport, Retention, RunFilter, RunItem, RunState,
+    RunStatus, RunSummary, StoredEvent, now_ms,
 };
 
 /// Where the journal lives under a root directory.
@@ -258,6 +258,29 @@ impl Journal for SqliteJournal {
         self.queue(|reply| Op::NodeStarted {
             key: key.clone(),
             at: now_ms(),
+            start: None,
+            reply,
+        })
+    }
+
+    fn node_started_with(&self, key: &NodeKey, start: &NodeStart) -> Ack {
+        let start = match start.bounded_json() {
+            Ok(s) => s,
+            Err(e) => return Ack::ready(Err(e.into())),
+        };
+        self.queue(|reply| Op::NodeStarted {
+            key: key.clone(),
+            at: now_ms(),
+            start: Some(start),
+            reply,
+        })
+    }
+
+    fn node_traced(&self, key: &NodeKey, trace_id: &str, span_id: &str) -> Ack {
+        self.queue(|reply| Op::NodeTraced {
+            key: key.clone(),
+            trace_id: trace_id.to_owned(),
+            span_id: span_id.to_owned(),
             reply,
         })
     }

@@ -101,7 +101,7 @@ impl RawRun {
 /// A run's node records, or why one does not decode.
 fn nodes(conn: &Connection, run_id: &str) -> Result<Result<Vec<NodeRecord>, String>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT node_id, attempt, started_ms, finished_ms, outcome FROM nodes \
+        "SELECT node_id, attempt, started_ms, finished_ms, outcome, start FROM nodes \
          WHERE run_id = ?1 ORDER BY node_id, attempt",
     )?;
     let rows = stmt.query_map(params![run_id], |r| {
@@ -111,11 +111,12 @@ fn nodes(conn: &Connection, run_id: &str) -> Result<Result<Vec<NodeRecord>, Stri
             r.get::<_, i64>(2)?,
             r.get::<_, Option<i64>>(3)?,
             r.get::<_, Option<String>>(4)?,
+            r.get::<_, Option<String>>(5)?,
         ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (node_id, attempt, started, finished, outcome) = row?;
+        let (node_id, attempt, started, finished, outcome, start) = row?;
         let Ok(attempt) = u32::try_from(attempt) else {
             return Ok(Err(format!("node `{node_id}`: attempt {attempt}")));
         };
@@ -134,6 +135,9 @@ fn nodes(conn: &Connection, run_id: &str) -> Result<Result<Vec<NodeRecord>, Stri
             started_ms: u64::try_from(started).unwrap_or(0),
             finished_ms: finished.map(|t| u64::try_from(t).unwrap_or(0)),
             outcome,
+            // Informational only: a detail that does not decode is left
+            // out rather than making the run unreadable.
+            start: start.as_deref().and_then(|s| serde_json::from_str(s).ok()),
         });
     }
     Ok(Ok(out))

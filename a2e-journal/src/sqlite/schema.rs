@@ -7,10 +7,13 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use crate::error::{JournalError, Result};
 
-/// The schema version this code writes (`PRAGMA user_version`).
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+/// The schema version this code writes (`PRAGMA user_version`): 2 added
+/// `nodes.start` (what a node started with); a file of version 1 is
+/// migrated when opened.
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
-const SCHEMA: &str = "
+/// The tables of version 1 (version 2 adds a column: see [`open`]).
+pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
@@ -105,6 +108,16 @@ pub(crate) fn open(
     if version < SCHEMA_VERSION {
         let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
         tx.execute_batch(SCHEMA)?;
+        // Version 2: a node's start detail. Looked for, not assumed: another
+        // process may have migrated the file meanwhile.
+        let has_start: bool = tx.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('nodes') WHERE name = 'start'",
+            [],
+            |r| r.get::<_, i64>(0).map(|n| n > 0),
+        )?;
+        if !has_start {
+            tx.execute_batch("ALTER TABLE nodes ADD COLUMN start TEXT")?;
+        }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
     }

@@ -18,14 +18,14 @@ use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
 use super::live::Live;
 use crate::error::{JournalError, Result};
 use crate::ids::{NodeKey, RunId};
 use crate::journal::Kick;
-use crate::model::{NewRun, PruneReport, Retention, RunStatus, now_ms};
+use crate::model::{NewRun, NodeStart, PruneReport, Retention, RunStatus, now_ms};
 
 /// Most writes committed in one transaction.
 pub(super) const MAX_BATCH: usize = 1024;
@@ -40,6 +40,14 @@ pub(super) enum Op {
     NodeStarted {
         key: NodeKey,
         at: u64,
+        /// The start detail, as JSON.
+        start: Option<String>,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    NodeTraced {
+        key: NodeKey,
+        trace_id: String,
+        span_id: String,
         reply: oneshot::Sender<Result<()>>,
     },
     NodeFinished {
@@ -338,11 +346,18 @@ impl Writer {
                     });
                 Done::Unit(reply, r)
             }
-            Op::NodeStarted { key, at, reply } => {
+            Op::NodeStarted {
+                key,
+                at,
+                start,
+                reply,
+            } => {
                 let r = conn
                     .prepare_cached(
-                        "INSERT INTO nodes (run_id, node_id, attempt, started_ms) VALUES (?1, ?2, ?3, ?4) \
-                         ON CONFLICT (run_id, node_id, attempt) DO UPDATE SET started_ms = excluded.started_ms \
+                        "INSERT INTO nodes (run_id, node_id, attempt, started_ms, start) \
+                         VALUES (?1, ?2, ?3, ?4, ?5) \
+                         ON CONFLICT (run_id, node_id, attempt) DO UPDATE \
+                         SET started_ms = excluded.started_ms, start = COALESCE(excluded.start, nodes.start) \
                          WHERE nodes.outcome IS NULL",
                     )
                     .and_then(|mut s| {
@@ -350,13 +365,20 @@ impl Writer {
                             key.run_id().as_str(),
                             key.node_id(),
                             key.attempt(),
-                            at as i64
+                            at as i64,
+                            start
                         ])
                     })
                     .map(|_| ())
                     .map_err(|e| unknown_run(e, key.run_id()));
                 Done::Unit(reply, r)
             }
+            Op::NodeTraced {
+                key,
+                trace_id,
+                span_id,
+                reply,
+            } => Done::Unit(reply, traced(conn, &key, trace_id, span_id)),
             Op::NodeFinished {
                 key,
                 outcome,
@@ -466,12 +488,45 @@ fn pending(op: Op) -> Done {
     match op {
         Op::CreateRun { reply, .. }
         | Op::NodeStarted { reply, .. }
+        | Op::NodeTraced { reply, .. }
         | Op::Event { reply, .. }
         | Op::FinishRun { reply, .. }
         | Op::Flush { reply } => Done::Unit(reply, Ok(())),
         Op::NodeFinished { reply, .. } | Op::Cancel { reply, .. } => Done::Bool(reply, Ok(false)),
         Op::Prune { reply, .. } => Done::Prune(reply, Ok(PruneReport::default())),
     }
+}
+
+/// Adds a trace and span id to a node's start detail (nothing when the
+/// node has no start row).
+fn traced(conn: &Connection, key: &NodeKey, trace_id: String, span_id: String) -> Result<()> {
+    let args = params![key.run_id().as_str(), key.node_id(), key.attempt()];
+    let old: Option<Option<String>> = conn
+        .prepare_cached(
+            "SELECT start FROM nodes WHERE run_id = ?1 AND node_id = ?2 AND attempt = ?3",
+        )?
+        .query_row(args, |r| r.get(0))
+        .optional()?;
+    let Some(old) = old else {
+        return Ok(());
+    };
+    let mut start: NodeStart = old
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    start.trace_id = Some(trace_id);
+    start.span_id = Some(span_id);
+    let start = start.bounded_json()?;
+    conn.prepare_cached(
+        "UPDATE nodes SET start = ?4 WHERE run_id = ?1 AND node_id = ?2 AND attempt = ?3",
+    )?
+    .execute(params![
+        key.run_id().as_str(),
+        key.node_id(),
+        key.attempt(),
+        start
+    ])?;
+    Ok(())
 }
 
 /// A foreign key failure is a write for a run that is not journaled.

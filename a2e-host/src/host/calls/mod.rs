@@ -325,6 +325,19 @@ fn call_span<K: CallKind>(
 }
 
 impl Host {
+    /// A durable run's node call opened its span: the span's trace and
+    /// span id join the node's journaled start (`key` is its idempotency
+    /// key, `run_id/node_id/attempt`). Not awaited: it only informs.
+    #[cfg(feature = "journal")]
+    fn journal_span(&self, key: &str, op: &a2e_telemetry::OpSpan) {
+        let (Some(journal), Some(cx)) = (self.journal(), op.trace_context()) else {
+            return;
+        };
+        if let Ok(key) = a2e_journal::NodeKey::parse(key) {
+            drop(journal.node_traced(&key, &cx.trace_id(), &cx.span_id()));
+        }
+    }
+
     /// Runs a call of kind `K` with `args` (the request's arguments, taken
     /// out of it by an owner, or a copy): lookup and checks, then the shared
     /// pipeline. `Err` is a refusal; a call that ran and failed is `Ok` with
@@ -410,6 +423,12 @@ impl Host {
             a2e_telemetry::CallKind::Skill => "skill",
         });
         let op = call_span::<K>(telemetry, &entry, caller.session_id, caller.trace, &args);
+        #[cfg(feature = "journal")]
+        if op.is_recording()
+            && let Some(key) = caller.idempotency_key
+        {
+            self.journal_span(key, &op);
+        }
         let work = K::invoke(self, req, args, &entry, ctx);
         let work: BoxFuture<'_, HostResult<K::Output>> = if op.is_recording() {
             Box::pin(tracing::Instrument::instrument(work, op.span().clone()))

@@ -150,7 +150,10 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
         }
     }
     tracing::debug!(key = %key, delivered = job.delivered(), "cluster: running a node");
-    let _ = journal.node_started(&key).await;
+    // Its start again, with what it runs with (the coordinator's detail
+    // would otherwise be replaced by a bare start).
+    let start = crate::runs::journaled::node_start(crate::redact::redact(&item.input));
+    let _ = journal.node_started_with(&key, &start).await;
     // One session per node: its identity is the run's agent, its processes
     // end with it.
     let session = format!("work-{key}");

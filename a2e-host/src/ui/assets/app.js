@@ -138,7 +138,12 @@
       }
     } else if (item.kind === 'node_started') {
       const r = record(item.node_id, item.attempt); r.started_ms = item.ts_ms;
+      if (item.start) r.start = Object.assign(r.start || {}, item.start);
       if (item.trace_id) cur.trace = item.trace_id;
+      paint(item.node_id);
+    } else if (item.kind === 'node_traced') {
+      const r = record(item.node_id, item.attempt);
+      r.start = Object.assign(r.start || {}, { trace_id: item.trace_id, span_id: item.span_id });
       paint(item.node_id);
     } else if (item.kind === 'node_finished') {
       const r = record(item.node_id, item.attempt); r.finished_ms = item.ts_ms; r.outcome = item.outcome;
@@ -158,12 +163,15 @@
     const last = recs[recs.length - 1];
     const out = last && last.outcome;
     const rows = [['state', st.state], ['kind', n.kind + (n.name ? ' ' + n.name : '')], ['attempts', String(recs.length)], ['duration', ms(st.duration_ms) || '—']];
+    const sd = (last && last.start) || {};
+    if (sd.input !== undefined) rows.push(['called with', sd.input_bytes ? sd.input + '… (cut from ' + sd.input_bytes + ' bytes)' : sd.input]);
     if (n.input && Object.keys(n.input).length) rows.push(['input', n.input]);
     if (n.input_map && Object.keys(n.input_map).length) rows.push(['input_map', n.input_map]);
     if (out && out.ok === 'true') rows.push(['output', out.output]);
     if (out && out.ok === 'false') rows.push(['error', out.code + ': ' + out.message]);
     for (const r of recs.slice(0, -1)) if (r.outcome && r.outcome.ok === 'false') rows.push(['attempt ' + r.attempt, r.outcome.code + ': ' + r.outcome.message]);
-    if (cur.trace) rows.push(['trace id', cur.trace]);
+    if (sd.trace_id || cur.trace) rows.push(['trace id', sd.trace_id || cur.trace]);
+    if (sd.span_id) rows.push(['span id', sd.span_id]);
     $('detail-id').textContent = nid;
     $('detail-fields').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, typeof v === 'string' ? v : el('pre', {}, text(v)))]));
     $('detail').hidden = false;
@@ -175,6 +183,7 @@
       case 'run_started': return item.run_kind + ' ' + item.chain_id + ' by ' + item.agent;
       case 'run_finished': return item.status;
       case 'node_started': return 'attempt ' + item.attempt;
+      case 'node_traced': return 'span ' + item.span_id;
       case 'node_finished': return item.outcome.ok === 'true' ? short(item.outcome.output, 200) : item.outcome.code + ': ' + item.outcome.message;
       case 'event': return (item.event.phase || '') + ' ' + (item.event.error || (item.event.output != null ? short(item.event.output, 200) : ''));
       default: return '';
@@ -232,7 +241,7 @@
     try {
       const o = await get('/ui/api/overview');
       showSessions(o.sessions);
-      $('flags').textContent = (o.journal ? 'journal on' : 'journal off: runs are not shown') + ' · telemetry ' + (o.telemetry ? 'on' : 'off');
+      $('flags').textContent = (o.journal ? (o.journal_memory ? 'journal off: runs kept in memory' : 'journal on') : 'journal off: runs are not shown') + ' · telemetry ' + (o.telemetry ? 'on' : 'off');
       for (const r of o.runs || []) runs.set(r.run_id, Object.assign(runs.get(r.run_id) || {}, r));
       showRuns();
       if (cur) openRun(cur.id);
