@@ -68,6 +68,7 @@ mod mermaid;
 mod model;
 pub mod ontheia;
 mod run;
+pub mod sequence;
 mod svg;
 pub mod text;
 

@@ -14,6 +14,8 @@ pub enum Source {
     Dag,
     /// An Ontheia chain.
     Ontheia,
+    /// An LLM skill's agentic loop as it ran: its model turns and tool calls.
+    Loop,
 }
 
 impl Source {
@@ -23,6 +25,7 @@ impl Source {
             Source::Chain => "chain",
             Source::Dag => "DAG",
             Source::Ontheia => "Ontheia chain",
+            Source::Loop => "LLM skill loop",
         }
     }
 }

@@ -361,3 +361,161 @@ async fn a_dag_run_shows_with_its_tasks_and_graph() {
     assert!(!svg.contains("<i>dag</i>"), "the title is escaped");
     server.shutdown().await;
 }
+
+/// A host on a fresh root with `skills/` holding `files` (name, text) and
+/// `config` (TOML) besides, its runs journaled.
+async fn skill_host(
+    files: &[(&str, String)],
+    config: &str,
+) -> (tempfile::TempDir, std::sync::Arc<a2e_host::Host>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("skills")).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join("skills").join(format!("{name}.md")), text).unwrap();
+    }
+    let path = dir.path().join("a2e.toml");
+    std::fs::write(&path, format!("auth_token = \"{TOKEN}\"\n{config}")).unwrap();
+    let mut config = a2e_host::HostConfig::load(&path).unwrap();
+    config.root = dir.path().to_owned();
+    let builder = a2e_host::Host::builder(config).with_builtins();
+    let host = a2e_host::skills::builder_with_skills(builder)
+        .build()
+        .unwrap();
+    a2e_host::runs::enable(&host).await.unwrap();
+    host.register_session("s1", "view-agent");
+    (dir, host)
+}
+
+/// The one run's view.
+async fn only_run_view(host: &std::sync::Arc<a2e_host::Host>, server: &Server) -> Value {
+    let runs = host
+        .journal()
+        .unwrap()
+        .list_runs(&a2e_journal::RunFilter::default())
+        .await
+        .unwrap();
+    let run_id = runs.items[0].run_id.to_string();
+    json_of(get(server.addr, &format!("/ui/api/runs/{run_id}"), &[BEARER]).await).await
+}
+
+#[cfg(feature = "ontheia")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ontheia_skill_run_shows_with_its_document_drawn() {
+    let doc = json!({"steps": [
+        {"id": "hi", "type": "transform", "prompt": "hello ${input}"},
+        {"id": "stats", "type": "tool", "server": "a2e", "tool": "text_stats",
+         "args": {"text": "${steps.hi.output}"}}
+    ]});
+    let skill = format!(
+        "---\nname: greet\ndescription: Greets and counts\n---\nGreets.\n\n```ontheia\n{doc}\n```\n"
+    );
+    let (_dir, host) = skill_host(&[("greet", skill)], "").await;
+    let server = Server::start(host.clone(), NetOptions::default()).await;
+    let req = a2e_proto::SkillCallRequest::new("greet", json!({"input": "ada"}));
+    let result = host
+        .call_skill(req, a2e_host::CallOptions::new().session("s1"))
+        .await
+        .unwrap();
+    assert!(result.success, "{result:?}");
+    let run = only_run_view(&host, &server).await;
+    assert_eq!(run["summary"]["kind"], "ontheia", "{run}");
+    assert_eq!(run["chain_id"], "greet", "{run}");
+    assert_eq!(run["graph_error"], Value::Null, "{run}");
+    assert_eq!(run["nodes"][1]["name"], "text_stats", "{run}");
+    // The journaled step (the tool) and the engine's own one both finished.
+    assert_eq!(run["states"]["stats"]["state"], "done", "{run}");
+    assert_eq!(run["states"]["hi"]["state"], "done", "{run}");
+    let svg = run["svg"].as_str().unwrap();
+    assert_eq!(svg.matches("<g class=\"node ").count(), 2, "{svg}");
+    assert_eq!(run["answer"]["success"], true, "{run}");
+    server.shutdown().await;
+}
+
+/// An OpenAI-compatible model on loopback answering `turns` in order (each
+/// a message's `delta`), streamed as Server-Sent Events (LLM skills stream).
+async fn scripted_model(turns: Vec<Value>) -> std::net::SocketAddr {
+    let turns = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::from(
+        turns,
+    )));
+    let app = axum::Router::new().fallback(move || {
+        let turns = turns.clone();
+        async move {
+            let delta = turns
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or(json!({"role": "assistant", "content": "done"}));
+            let finish = if delta.get("tool_calls").is_some() {
+                "tool_calls"
+            } else {
+                "stop"
+            };
+            let chunk = |choice: Value, usage: Value| {
+                format!(
+                    "data: {}\n\n",
+                    json!({"id": "c", "object": "chat.completion.chunk",
+                    "model": "scripted", "choices": [choice], "usage": usage})
+                )
+            };
+            let body = chunk(
+                json!({"index": 0, "delta": delta, "finish_reason": null}),
+                Value::Null,
+            ) + &chunk(
+                json!({"index": 0, "delta": {}, "finish_reason": finish}),
+                json!({"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}),
+            ) + "data: [DONE]\n\n";
+            (
+                [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+                body,
+            )
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+#[cfg(feature = "llm")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_llm_skill_run_shows_its_turns_and_tool_calls() {
+    let model = scripted_model(vec![
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "text_stats", "arguments": "{\"text\": \"one two\"}"}}]}),
+        json!({"role": "assistant", "content": "two words"}),
+    ])
+    .await;
+    let skill = "---\nname: counter\ndescription: Counts words\ntools: [text_stats]\n---\nCount the words.\n".to_owned();
+    let config = format!(
+        "[[llm.providers]]\nname = \"scripted\"\nkind = \"openai\"\nbase_url = \"http://{model}/v1\"\nmodel = \"m\"\napi_key = \"k\"\n"
+    );
+    let (_dir, host) = skill_host(&[("counter", skill)], &config).await;
+    let server = Server::start(host.clone(), NetOptions::default()).await;
+    let req = a2e_proto::SkillCallRequest::new("counter", json!({"task": "count"}));
+    let result = host
+        .call_skill(req, a2e_host::CallOptions::new().session("s1"))
+        .await
+        .unwrap();
+    assert!(result.success, "{result:?}");
+    let run = only_run_view(&host, &server).await;
+    assert_eq!(run["summary"]["kind"], "llm_skill", "{run}");
+    assert_eq!(run["chain_id"], "counter", "{run}");
+    let ids: Vec<&str> = run["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["turn-1", "turn-1/call_1", "turn-2"], "{run}");
+    assert_eq!(run["nodes"][1]["name"], "tool text_stats", "{run}");
+    for id in ids {
+        assert_eq!(run["states"][id]["state"], "done", "{id}: {run}");
+    }
+    let svg = run["svg"].as_str().unwrap();
+    assert_eq!(svg.matches("<g class=\"node ").count(), 3, "{svg}");
+    // The turn's answer and the tool's result are journaled.
+    let records = run["records"].as_array().unwrap();
+    assert_eq!(records.len(), 3, "{run}");
+    assert_eq!(run["answer"]["final_output"]["data"], "two words", "{run}");
+    server.shutdown().await;
+}

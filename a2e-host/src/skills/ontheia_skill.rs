@@ -110,13 +110,18 @@ impl SkillPlugin for OntheiaSkills {
             a2e_journal::RunKind::Ontheia,
             &call.ctx,
             skill,
-            crate::runs::skill_run::request_of(
-                &call.ctx,
-                skill,
-                &args,
-                call.llm_override.as_ref(),
-                &crate::runs::skill_run::digest_of(&found.document),
-            ),
+            {
+                let mut request = crate::runs::skill_run::request_of(
+                    &call.ctx,
+                    skill,
+                    &args,
+                    call.llm_override.as_ref(),
+                    &crate::runs::skill_run::digest_of(&found.document),
+                );
+                // The live view draws the run from it.
+                request["document"] = serde_json::to_value(&found.document).unwrap_or_default();
+                request
+            },
         )
         .await;
         #[cfg(feature = "journal")]

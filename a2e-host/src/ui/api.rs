@@ -117,10 +117,20 @@ pub(super) async fn run(
         RunKind::Chain => chain_view(&shown),
         #[cfg(feature = "acmp")]
         RunKind::AcmpDag => dag_view(&shown),
-        _ => (
+        #[cfg(feature = "ontheia")]
+        RunKind::Ontheia => ontheia_view(&shown),
+        #[cfg(not(feature = "ontheia"))]
+        RunKind::Ontheia => (
             Vec::new(),
             None,
-            Some("only chains and ACMP DAGs are drawn".to_owned()),
+            Some("this host was built without Ontheia".to_owned()),
+        ),
+        RunKind::LlmSkill => loop_view(&shown, &events),
+        #[cfg(not(feature = "acmp"))]
+        RunKind::AcmpDag => (
+            Vec::new(),
+            None,
+            Some("this host was built without ACMP".to_owned()),
         ),
     };
     let trace_id = state
@@ -145,6 +155,7 @@ pub(super) async fn run(
                 .request
                 .get("chain_id")
                 .or_else(|| shown.request.get("dag").and_then(|d| d.get("dag_id")))
+                .or_else(|| shown.request.get("skill"))
                 .cloned()
                 .unwrap_or(Value::Null),
             "nodes": nodes,
@@ -188,6 +199,95 @@ fn chain_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) 
         .collect();
     let drawn = a2e_graph::chain::chain_graph(&req, &a2e_chain::ChainConfig::default())
         .and_then(|graph| graph.render(Format::Svg, None));
+    match drawn {
+        Ok(svg) => (nodes, Some(svg), None),
+        Err(e) => (nodes, None, Some(e.to_string())),
+    }
+}
+
+/// An Ontheia skill run's steps as defined and its document's plain SVG.
+#[cfg(feature = "ontheia")]
+fn ontheia_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) {
+    let Some(document) = shown.request.get("document") else {
+        return (Vec::new(), None, Some("the run has no document".to_owned()));
+    };
+    let doc: ontheia::Document = match serde_json::from_value(document.clone()) {
+        Ok(doc) => doc,
+        Err(e) => {
+            return (
+                Vec::new(),
+                None,
+                Some(format!("the document does not load: {e}")),
+            );
+        }
+    };
+    let steps = doc
+        .all_steps()
+        .iter()
+        .map(|s| {
+            let input = serde_json::to_value(&s.params).unwrap_or(Value::Null);
+            json!({"node_id": s.id, "kind": s.kind.as_str(), "name": s.param_str("tool"),
+                   "input": crate::redact::redact(&input)})
+        })
+        .collect();
+    let drawn = a2e_graph::ontheia::ontheia_graph(&doc).and_then(|g| g.render(Format::Svg, None));
+    match drawn {
+        Ok(svg) => (steps, Some(svg), None),
+        Err(e) => (steps, None, Some(e.to_string())),
+    }
+}
+
+/// An LLM skill run's model turns and tool calls as they happened (from
+/// its events) and their plain SVG.
+fn loop_view(
+    shown: &RunState,
+    events: &[a2e_journal::StoredEvent],
+) -> (Vec<Value>, Option<String>, Option<String>) {
+    let mut steps: Vec<a2e_graph::sequence::Step> = Vec::new();
+    let mut last_turn: Option<String> = None;
+    for e in events {
+        let Some(id) = e.event.get("node_id").and_then(Value::as_str) else {
+            continue;
+        };
+        if steps.iter().any(|s| s.id == id) {
+            continue;
+        }
+        let step = match id.split_once('/') {
+            Some((turn, _)) => a2e_graph::sequence::Step {
+                id: id.to_owned(),
+                kind: "tool".into(),
+                caption: format!(
+                    "tool {}",
+                    e.event
+                        .pointer("/output/tool")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                ),
+                after: Some(turn.to_owned()),
+            },
+            None => {
+                let step = a2e_graph::sequence::Step {
+                    id: id.to_owned(),
+                    kind: "model".into(),
+                    caption: format!("model {}", id.replace('-', " ")),
+                    after: last_turn.take(),
+                };
+                last_turn = Some(id.to_owned());
+                step
+            }
+        };
+        steps.push(step);
+    }
+    let nodes = steps
+        .iter()
+        .map(|s| json!({"node_id": s.id, "kind": s.kind, "name": s.caption}))
+        .collect();
+    let name = shown
+        .request
+        .get("skill")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let drawn = a2e_graph::sequence::loop_graph(name, &steps).render(Format::Svg, None);
     match drawn {
         Ok(svg) => (nodes, Some(svg), None),
         Err(e) => (nodes, None, Some(e.to_string())),
