@@ -119,7 +119,12 @@ impl SkillPlugin for OntheiaSkills {
                     &crate::runs::skill_run::digest_of(&found.document),
                 );
                 // The live view draws the run from it.
-                request["document"] = serde_json::to_value(&found.document).unwrap_or_default();
+                if let Some(map) = request.as_object_mut() {
+                    map.insert(
+                        "document".into(),
+                        serde_json::to_value(&found.document).unwrap_or_default(),
+                    );
+                }
                 request
             },
         )
