@@ -556,3 +556,33 @@ async fn the_journal_carries_on_after_the_server_restarts() {
         &NodeOutcome::output(json!(1))
     );
 }
+
+#[tokio::test]
+async fn the_work_queue_drops_a_second_publish_within_its_configured_window_only() {
+    let Some(server) = NatsServer::start() else {
+        return;
+    };
+    let j = journal(&server).await;
+    j.create_run(new_run("dw", "a")).await.unwrap();
+    let config = WorkConfig {
+        duplicate_window: Duration::from_secs(1),
+        ..WorkConfig::default()
+    };
+    let queue = WorkQueue::open(j.jetstream(), "a2e", config).await.unwrap();
+    let info = j
+        .jetstream()
+        .get_stream("A2E_WORK")
+        .await
+        .unwrap()
+        .info()
+        .await
+        .unwrap()
+        .config
+        .clone();
+    assert_eq!(info.duplicate_window, Duration::from_secs(1));
+    assert!(queue.publish(&item("dw", "n", "kit")).await.unwrap());
+    assert!(!queue.publish(&item("dw", "n", "kit")).await.unwrap());
+    // Past the window the server has forgotten the key.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(queue.publish(&item("dw", "n", "kit")).await.unwrap());
+}

@@ -41,6 +41,11 @@ pub struct ClusterConfig {
     pub backoff_secs: Vec<u64>,
     /// Replicas of each stream and bucket (3 on a JetStream cluster).
     pub replicas: usize,
+    /// How long the server drops a second publish of a node (seconds, 1 to
+    /// 86,400): above the longest time a node waits in the work queue, so
+    /// that a run taken over does not queue a waiting node twice. Used when
+    /// the work stream is created.
+    pub duplicate_window_secs: u64,
 }
 
 impl Default for ClusterConfig {
@@ -56,6 +61,7 @@ impl Default for ClusterConfig {
             max_deliver: 5,
             backoff_secs: Vec::new(),
             replicas: 1,
+            duplicate_window_secs: 120,
         }
     }
 }

@@ -52,6 +52,12 @@ pub struct WorkConfig {
     /// Nodes one worker may hold at once (default 1: a free worker takes
     /// the next node, a busy one takes none).
     pub batch: usize,
+    /// How long the server remembers a node's `Nats-Msg-Id` and drops a
+    /// second publish of it (default 2 minutes; at most a day). A node may
+    /// be published again when its run is taken over: set it above the
+    /// longest time a node waits in the queue. Used when the stream is
+    /// created.
+    pub duplicate_window: Duration,
 }
 
 impl Default for WorkConfig {
@@ -61,6 +67,7 @@ impl Default for WorkConfig {
             max_deliver: 5,
             backoff: Vec::new(),
             batch: 1,
+            duplicate_window: Duration::from_secs(120),
         }
     }
 }
@@ -127,6 +134,9 @@ impl WorkQueue {
                 subjects: vec![names.work_subjects()],
                 retention: stream::RetentionPolicy::WorkQueue,
                 storage: stream::StorageType::File,
+                duplicate_window: config
+                    .duplicate_window
+                    .clamp(Duration::from_secs(1), Duration::from_secs(24 * 3600)),
                 ..Default::default()
             },
         )

@@ -131,6 +131,7 @@ pub(crate) async fn connect(host: &Arc<Host>) -> Result<Arc<dyn Journal>, String
             max_deliver: config.max_deliver,
             backoff: config.backoff_secs.iter().copied().map(secs).collect(),
             batch: 1,
+            duplicate_window: secs(config.duplicate_window_secs),
         },
     )
     .await
