@@ -21,7 +21,8 @@
 //! prints one JSON object per line. The JetStream parts start a
 //! `nats-server -js` of their own (Debian's `nats-server`; skipped with a
 //! note when it is missing). `BENCH_RUNS` sets the chain runs per mode
-//! (default 40).
+//! (default 40); `BENCH_MODES=sqlite` keeps only the named journal modes (and
+//! `none`), e.g. under `perf`.
 
 #[path = "../tests/common/chain.rs"]
 mod chain;
@@ -272,6 +273,11 @@ async fn journal(server: Option<&NatsServer>) {
             ));
         }
         None => skipped("journal/jetstream"),
+    }
+    // `BENCH_MODES=sqlite,none`: only those modes (e.g. under a profiler).
+    if let Ok(only) = std::env::var("BENCH_MODES") {
+        let only: Vec<&str> = only.split(',').collect();
+        modes.retain(|(name, _)| *name == "none" || only.contains(name));
     }
     // Interleaved rounds, so that a busy moment of the machine hits every
     // mode alike; the median of the rounds' medians is reported.

@@ -140,7 +140,22 @@ async fn a_file_of_the_previous_schema_is_migrated() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
+    // Schema 3: `runs` has rowids (its foreign keys still hold).
+    let runs_sql: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'runs'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!runs_sql.contains("WITHOUT ROWID"), "{runs_sql}");
+    let fk_errors: i64 = conn
+        .query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(fk_errors, 0);
     // Opened again: already migrated, nothing to do.
     drop(conn);
     let j = SqliteJournal::open(&path, SqliteOptions::default())

@@ -10,7 +10,7 @@ use crate::error::{JournalError, Result};
 /// The schema version this code writes (`PRAGMA user_version`): 2 added
 /// `nodes.start` (what a node started with); a file of version 1 is
 /// migrated when opened.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// The tables of version 1 (version 2 adds a column: see [`open`]).
 pub(crate) const SCHEMA: &str = "
@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_ms INTEGER,
     cancel_requested INTEGER NOT NULL DEFAULT 0,
     answer TEXT
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_ms);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status, finished_ms);
 CREATE TABLE IF NOT EXISTS nodes (
@@ -94,7 +94,8 @@ pub(crate) fn open(
         Durability::PowerLoss => "FULL",
     };
     conn.pragma_update(None, "synchronous", synchronous)?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
+    // On once the schema is current (a migration copies tables with it off).
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
     // The WAL is truncated to this after a checkpoint, so that one burst of
     // writes does not leave a large file behind.
     conn.pragma_update(None, "journal_size_limit", 8 * 1024 * 1024)?;
@@ -118,8 +119,48 @@ pub(crate) fn open(
         if !has_start {
             tx.execute_batch("ALTER TABLE nodes ADD COLUMN start TEXT")?;
         }
+        // Version 3: `runs` is a table with rowids. As a WITHOUT ROWID table
+        // it kept each run's request and answer in its key tree, and the
+        // foreign-key check of every node and event write read them whole.
+        let without_rowid: bool = tx.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs' \
+             AND sql LIKE '%WITHOUT ROWID%'",
+            [],
+            |r| r.get::<_, i64>(0).map(|n| n > 0),
+        )?;
+        if without_rowid {
+            // Foreign keys are checked per statement only while they are
+            // on: off for the copy (no cascade when the old table goes).
+            tx.execute_batch(RUNS_WITH_ROWIDS)?;
+        }
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
     }
+    conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
 }
+
+/// Rebuilds a `runs` table of schema 1–2 as a table with rowids (the
+/// documented way: a new table, the rows copied, the old one dropped, the
+/// new one renamed; with foreign keys off).
+const RUNS_WITH_ROWIDS: &str = "
+CREATE TABLE runs_v3 (
+    run_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    request TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    finished_ms INTEGER,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    answer TEXT
+);
+INSERT INTO runs_v3 (run_id, kind, agent, request, status, created_ms, finished_ms,
+                     cancel_requested, answer)
+    SELECT run_id, kind, agent, request, status, created_ms, finished_ms,
+           cancel_requested, answer FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_v3 RENAME TO runs;
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_ms);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status, finished_ms);
+";
