@@ -417,6 +417,7 @@ impl Host {
         options: CallOptions<'_>,
     ) -> HostResult<ToolResult> {
         let args = std::mem::take(&mut req.arguments);
+        let key = options.key();
         let (session, events, cancel) = options.into_parts();
         let fresh;
         let cancel = match cancel {
@@ -426,7 +427,9 @@ impl Host {
                 &fresh
             }
         };
-        let caller = calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
+        let mut caller =
+            calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
+        caller.idempotency_key = key;
         self.call::<calls::ToolCallKind>(caller, &req, args).await
     }
 

@@ -40,6 +40,9 @@ pub struct OntheiaBackend {
     agent_id: String,
     #[cfg_attr(not(feature = "memory"), allow(dead_code))]
     user_id: String,
+    /// The durable run the document runs as: its tool steps' calls carry the
+    /// idempotency key `run_id/<step key>/<attempt>`.
+    run_id: Option<String>,
 }
 
 impl OntheiaBackend {
@@ -51,7 +54,14 @@ impl OntheiaBackend {
             session_id: session_id.to_owned(),
             agent_id: agent_id.to_owned(),
             user_id: user_id.to_owned(),
+            run_id: None,
         }
+    }
+
+    /// The same backend for durable run `run_id`.
+    pub fn for_run(mut self, run_id: Option<&str>) -> Self {
+        self.run_id = run_id.map(str::to_owned);
+        self
     }
 
     async fn tool_call(
@@ -59,6 +69,7 @@ impl OntheiaBackend {
         name: &str,
         args: Map<String, Value>,
         cancel: &CancellationToken,
+        key: Option<&str>,
     ) -> Result<a2e_proto::ToolResult, BackendError> {
         let req = ToolCallRequest {
             tool_name: name.to_owned(),
@@ -66,11 +77,12 @@ impl OntheiaBackend {
             streaming: false,
             ..ToolCallRequest::default()
         };
+        let mut options = CallOptions::new().session(&self.session_id).cancel(cancel);
+        if let Some(key) = key {
+            options = options.idempotency_key(key);
+        }
         self.host
-            .call_tool(
-                req,
-                CallOptions::new().session(&self.session_id).cancel(cancel),
-            )
+            .call_tool(req, options)
             .await
             .map_err(|e| match e.code().as_str() {
                 "tool_denied" | "unauthorized" => BackendError::Denied(e.to_string()),
@@ -161,7 +173,13 @@ impl Backend for OntheiaBackend {
             }
             Err(e) => return Err(e),
         };
-        let result = self.tool_call(&name, call.args, &cancel).await?;
+        let key = self
+            .run_id
+            .as_ref()
+            .map(|run| format!("{run}/{}/{}", call.key, call.attempt));
+        let result = self
+            .tool_call(&name, call.args, &cancel, key.as_deref())
+            .await?;
         Ok(mcp_result(&result))
     }
 
@@ -211,7 +229,7 @@ impl Backend for OntheiaBackend {
         if let Some(body) = req.body_text() {
             args.insert("body".into(), Value::from(body));
         }
-        let result = self.tool_call("http_request", args, &cancel).await?;
+        let result = self.tool_call("http_request", args, &cancel, None).await?;
         if !result.success {
             return Err(BackendError::failed(
                 result.error.unwrap_or_else(|| "the request failed".into()),
@@ -390,9 +408,19 @@ pub async fn run(
         globals,
         on_event,
         cancel,
-        ontheia::RunOptions::default(),
+        DurableRun::default(),
     )
     .await
+}
+
+/// How a run of [`run_with`] is made durable.
+#[derive(Debug, Default)]
+pub struct DurableRun<'a> {
+    /// The engine's: what an earlier run finished, and who journals the steps.
+    pub options: ontheia::RunOptions,
+    /// The durable run's id: its tool steps' calls carry the idempotency key
+    /// `run_id/<step key>/<attempt>`.
+    pub run_id: Option<&'a str>,
 }
 
 /// [`run`] made durable: resumed from what an earlier run finished, its
@@ -404,11 +432,13 @@ pub async fn run_with(
     globals: &ontheia::Globals,
     mut on_event: impl FnMut(Value) + Send,
     cancel: CancellationToken,
-    options: ontheia::RunOptions,
+    durable: DurableRun<'_>,
 ) -> Result<ontheia::RunOutcome, ontheia::RunError> {
+    let DurableRun { options, run_id } = durable;
     let agent_id = globals.agent_id.clone().unwrap_or_default();
     let user_id = globals.user_id.clone().unwrap_or_else(|| agent_id.clone());
-    let backend = OntheiaBackend::new(host.clone(), session_id, &agent_id, &user_id);
+    let backend =
+        OntheiaBackend::new(host.clone(), session_id, &agent_id, &user_id).for_run(run_id);
     let engine = ontheia::Engine::new(backend);
     let telemetry = host.telemetry();
     let workflow = telemetry

@@ -184,6 +184,8 @@ fn main() {
                             .tool(
                                 ToolCall {
                                     step_id: format!("s{i}"),
+                                    key: format!("s{i}"),
+                                    attempt: 1,
                                     server: "srv".into(),
                                     tool: "t".into(),
                                     args: Map::new(),

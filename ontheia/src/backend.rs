@@ -67,6 +67,11 @@ impl LlmReply {
 pub struct ToolCall {
     /// The step's id.
     pub step_id: String,
+    /// The step's place in the run ([`crate::StepCall::key`]): with the run's
+    /// id and `attempt`, the idempotency key of the call.
+    pub key: String,
+    /// The attempt of the innermost `retry` it runs in (1 outside retries).
+    pub attempt: u32,
     /// The MCP server (or [`NATIVE_TOOL_SERVER`]).
     pub server: String,
     /// The tool.

@@ -25,6 +25,7 @@ pub struct CallOptions<'a> {
     session: &'a str,
     events: Option<EventStream>,
     cancel: Option<&'a CancellationToken>,
+    idempotency_key: Option<&'a str>,
 }
 
 impl<'a> CallOptions<'a> {
@@ -51,6 +52,20 @@ impl<'a> CallOptions<'a> {
     pub fn cancel(mut self, token: &'a CancellationToken) -> Self {
         self.cancel = Some(token);
         self
+    }
+
+    /// The call runs for a node of a durable run: its idempotency key
+    /// (`run_id/node_id/attempt`) goes to the plugin in its
+    /// [`CallContext`](crate::plugin::CallContext), the same when the node
+    /// runs again after its host restarted.
+    pub fn idempotency_key(mut self, key: &'a str) -> Self {
+        self.idempotency_key = Some(key);
+        self
+    }
+
+    /// The idempotency key the call carries, if any.
+    pub fn key(&self) -> Option<&'a str> {
+        self.idempotency_key
     }
 
     /// The session the call belongs to (`""`: none).

@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 
 use super::skill_run::SkillRun;
 use crate::host::Host;
+use crate::skills::llm_tools::HostTools;
 
 /// The code of a journaled tool call or model turn that failed.
 const FAILED: &str = "failed";
@@ -122,12 +123,8 @@ impl LoopJournal {
         }
     }
 
-    /// The tools `inner`, their calls journaled.
-    pub fn tools<'a, T: ToolExecutor>(
-        &'a self,
-        inner: &'a T,
-        host: &'a Host,
-    ) -> JournaledTools<'a, T> {
+    /// The tools `inner`, their calls journaled and keyed.
+    pub(crate) fn tools<'a>(&'a self, inner: &'a HostTools, host: &'a Host) -> JournaledTools<'a> {
         JournaledTools {
             inner,
             journal: self,
@@ -189,14 +186,15 @@ impl<P: ChatProvider> ChatProvider for JournaledModel<'_, P> {
     }
 }
 
-/// Tools whose results are journaled and, on resume, replayed.
-pub struct JournaledTools<'a, T> {
-    inner: &'a T,
+/// Tools whose results are journaled and, on resume, replayed; each call
+/// carries its node's idempotency key `run_id/turn-N/<call id>/1`.
+pub(crate) struct JournaledTools<'a> {
+    inner: &'a HostTools,
     journal: &'a LoopJournal,
     host: &'a Host,
 }
 
-impl<T: ToolExecutor> ToolExecutor for JournaledTools<'_, T> {
+impl ToolExecutor for JournaledTools<'_> {
     fn tools(&self) -> Vec<ToolSpec> {
         self.inner.tools()
     }
@@ -240,7 +238,8 @@ impl<T: ToolExecutor> ToolExecutor for JournaledTools<'_, T> {
                 },
                 None => run.started(&node, 1).await.map_err(failed)?,
             }
-            let result = self.inner.call_tool(&name, arguments).await;
+            let key = format!("{}/{node}/1", run.run_id());
+            let result = self.inner.call_keyed(&name, arguments, Some(key)).await;
             let outcome = match &result {
                 Ok(v) => NodeOutcome::output(v.clone()),
                 Err(message) => NodeOutcome::error(FAILED, message.clone()),

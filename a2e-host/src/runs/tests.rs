@@ -21,10 +21,10 @@ use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 /// Tools `step` (idempotent) and `once` (not): each records its call's
 /// node key and answers `{"n": input n + 1}`.
 #[derive(Clone, Default)]
-struct Effects(Arc<Mutex<Vec<String>>>);
+pub(super) struct Effects(Arc<Mutex<Vec<String>>>);
 
 impl Effects {
-    fn calls(&self) -> Vec<String> {
+    pub(super) fn calls(&self) -> Vec<String> {
         self.0.lock().unwrap().clone()
     }
 }
@@ -146,7 +146,7 @@ async fn crashed_run(journal: &dyn Journal, req: &ChainRequest) -> RunId {
 
 /// The run's events (as `node:phase`, checking each seq comes once and in
 /// order) and its end, once it finished.
-async fn outcome(journal: &dyn Journal, run: &RunId) -> (Vec<String>, RunStatus, Value) {
+pub(super) async fn outcome(journal: &dyn Journal, run: &RunId) -> (Vec<String>, RunStatus, Value) {
     let items = tokio::time::timeout(
         Duration::from_secs(20),
         journal.subscribe(run, 0).collect::<Vec<_>>(),

@@ -74,6 +74,19 @@ impl ToolExecutor for HostTools {
         name: &str,
         arguments: Value,
     ) -> impl Future<Output = Result<Value, String>> + Send {
+        self.call_keyed(name, arguments, None)
+    }
+}
+
+impl HostTools {
+    /// Runs one tool call, carrying the idempotency key `key` of a durable
+    /// run's node when it has one.
+    pub(crate) fn call_keyed(
+        &self,
+        name: &str,
+        arguments: Value,
+        key: Option<String>,
+    ) -> impl Future<Output = Result<Value, String>> + Send {
         let mut req = ToolCallRequest::new(name, arguments);
         req.id = uuid::Uuid::new_v4().to_string();
         req.correlation_id = self.correlation_id.to_string();
@@ -89,10 +102,11 @@ impl ToolExecutor for HostTools {
             let started = std::time::Instant::now();
             let audited_arguments = host.audit().arguments(&req.arguments);
             let tool_name = req.tool_name.clone();
-            let outcome = match host
-                .call_tool(req, CallOptions::new().session(&session).cancel(&cancel))
-                .await
-            {
+            let mut options = CallOptions::new().session(&session).cancel(&cancel);
+            if let Some(key) = key.as_deref() {
+                options = options.idempotency_key(key);
+            }
+            let outcome = match host.call_tool(req, options).await {
                 Ok(r) if r.success => Ok(r.data),
                 Ok(r) => {
                     let code = r.error_code.map(|c| c.to_string()).unwrap_or_default();

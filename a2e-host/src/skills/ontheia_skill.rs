@@ -150,6 +150,10 @@ impl SkillPlugin for OntheiaSkills {
         let (cancel, options) = (call.ctx.cancel.clone(), ontheia::RunOptions::default());
         #[cfg(feature = "journal")]
         let journaled = durable.clone();
+        #[cfg(feature = "journal")]
+        let run_id = durable.as_ref().map(|run| run.run_id().to_string());
+        #[cfg(not(feature = "journal"))]
+        let run_id: Option<String> = None;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
         let ctx = call.ctx.clone();
         let forward = tokio::spawn(async move {
@@ -172,7 +176,10 @@ impl SkillPlugin for OntheiaSkills {
                 let _ = tx.send(e);
             },
             cancel,
-            options,
+            crate::ontheia_host::DurableRun {
+                options,
+                run_id: run_id.as_deref(),
+            },
         )
         .await;
         let _ = forward.await;

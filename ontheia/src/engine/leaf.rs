@@ -143,6 +143,8 @@ impl<B: Backend> Engine<B> {
             };
             ToolCall {
                 step_id: step.id.clone(),
+                key: super::durable::key(&frame.path, &step.id).into_owned(),
+                attempt: frame.attempt.max(1),
                 server: step
                     .param_str("server")
                     .ok_or_else(|| StepError::Param("`server` is missing".into()))?,
