@@ -5,9 +5,11 @@
 //!   default: results survive SIGKILL; and `FULL`: they survive a power cut)
 //!   and with the JetStream journal. Each node's start and result are
 //!   journaled before its dependent starts (the observer awaits both
-//!   writes), and each event is journaled; the run's request and answer too.
-//!   The `_idempotent` modes only queue the start (what a host does for a
-//!   tool marked idempotent): one awaited write per node.
+//!   writes: what a host does for a run that streams its events to its
+//!   agent), and each event is journaled; the run's request and answer too.
+//!   The `_deferred` modes queue each result and await the next start,
+//!   which commits both (what a host does for a run that does not stream,
+//!   on SQLite): one awaited write per node.
 //!   Figures: µs per node, µs added per node, and the ratio to no journal.
 //! - `scaleout`: 1,000 calls of a tool that sleeps 10 ms (a `map`'s items),
 //!   queued on the work-queue stream, then drained by 1, 2 and 3 worker
@@ -162,6 +164,8 @@ async fn one_run(engine: &Engine, req: &ChainRequest, journal: Option<&Mode>) ->
                 journal: j.clone(),
                 run: run.clone(),
                 await_start: mode.await_start,
+                defer_results: mode.defer_results,
+                pending: Default::default(),
             });
             let resp = engine
                 .run_plan_with(
@@ -193,6 +197,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 struct Mode {
     journal: Arc<dyn Journal>,
     await_start: bool,
+    defer_results: bool,
 }
 
 async fn measure(engine: &Engine, req: &ChainRequest, journal: Option<&Mode>, runs: usize) -> f64 {
@@ -236,17 +241,19 @@ async fn journal(server: Option<&NatsServer>) {
             Some(Mode {
                 journal: j.clone(),
                 await_start: true,
+                defer_results: false,
             }),
         ));
         modes.push((
             if name == "sqlite" {
-                "sqlite_idempotent"
+                "sqlite_deferred"
             } else {
-                "sqlite_full_idempotent"
+                "sqlite_full_deferred"
             },
             Some(Mode {
                 journal: j,
-                await_start: false,
+                await_start: true,
+                defer_results: true,
             }),
         ));
     }
@@ -260,15 +267,9 @@ async fn journal(server: Option<&NatsServer>) {
             modes.push((
                 "jetstream",
                 Some(Mode {
-                    journal: j.clone(),
-                    await_start: true,
-                }),
-            ));
-            modes.push((
-                "jetstream_idempotent",
-                Some(Mode {
                     journal: j,
-                    await_start: false,
+                    await_start: true,
+                    defer_results: false,
                 }),
             ));
         }

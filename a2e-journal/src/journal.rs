@@ -34,6 +34,15 @@ pub trait Journal: Send + Sync + 'static {
     /// [`JournalError::DuplicateRun`] if its id is taken.
     fn create_run(&self, run: NewRun) -> Ack;
 
+    /// Whether writes are committed in the order they are asked, each commit
+    /// holding every write asked before it: then a write need not be
+    /// awaited when a later one is (its ack resolves no later). The embedded
+    /// SQLite store does; a store whose writes are acknowledged one by one
+    /// (JetStream) does not (the default).
+    fn commits_in_order(&self) -> bool {
+        false
+    }
+
     /// A node's execution starts. Journaling the same key again (a resumed
     /// run running an interrupted node with its old key) is harmless.
     fn node_started(&self, key: &NodeKey) -> Ack;

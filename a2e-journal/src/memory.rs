@@ -176,6 +176,10 @@ impl MemoryJournal {
 }
 
 impl Journal for MemoryJournal {
+    fn commits_in_order(&self) -> bool {
+        true
+    }
+
     fn create_run(&self, run: NewRun) -> Ack {
         self.write(|s| {
             if s.runs.contains_key(&run.run_id) {

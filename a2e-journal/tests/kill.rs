@@ -229,6 +229,8 @@ async fn run_journaled(
         journal: journal.clone(),
         run: run.clone(),
         await_start: true,
+        defer_results: false,
+        pending: Default::default(),
     });
     let resp = engine
         .run_plan_with(

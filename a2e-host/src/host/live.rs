@@ -189,6 +189,10 @@ impl Tapped {
 }
 
 impl Journal for Tapped {
+    fn commits_in_order(&self) -> bool {
+        self.inner.commits_in_order()
+    }
+
     fn create_run(&self, run: NewRun) -> Ack {
         if self.feed.watched() {
             let chain_id = run

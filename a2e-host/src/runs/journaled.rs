@@ -20,14 +20,43 @@ fn journal_failed(e: JournalError) -> NodeError {
 
 /// Journals each runner call of one run: its start (awaited before the
 /// runner is called, so that a call that may have run is known after a
-/// crash) and its result (awaited before the engine, and so anything
-/// downstream, sees it).
+/// crash) and its result (durable before anything downstream sees it).
+///
+/// A result is awaited before the engine goes on, unless `defer_results`:
+/// when the journal commits in order ([`Journal::commits_in_order`]) and
+/// nobody sees the run's events as they happen (it does not stream to its
+/// agent), a result is only queued, and committed with the next call's
+/// start — which is awaited before that call, the first thing downstream
+/// of it, runs — or by the journal's writer a moment later, or with the
+/// run's end: one commit per call instead of two.
 pub(super) struct JournalObserver {
     pub journal: Arc<dyn Journal>,
     pub run: RunId,
+    pub defer_results: bool,
+    /// Results queued and not yet seen committed.
+    pub pending: std::sync::Mutex<Vec<a2e_journal::Ack<bool>>>,
 }
 
 impl JournalObserver {
+    /// An observer of run `run`; see the type's docs for `defer_results`.
+    pub fn new(journal: &Arc<dyn Journal>, run: &RunId, defer_results: bool) -> Self {
+        Self {
+            journal: journal.clone(),
+            run: run.clone(),
+            defer_results: defer_results && journal.commits_in_order(),
+            pending: std::sync::Mutex::default(),
+        }
+    }
+
+    fn take_pending(&self) -> Vec<a2e_journal::Ack<bool>> {
+        std::mem::take(
+            &mut *self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
     fn key(&self, wire_id: &str, attempt: u32) -> Result<NodeKey, NodeError> {
         NodeKey::new(self.run.clone(), wire_id, attempt).map_err(journal_failed)
     }
@@ -45,7 +74,15 @@ impl CallObserver for JournalObserver {
             self.journal
                 .node_started_with(&key, &node_start(Value::Object(input)))
         });
-        Box::pin(async move { ack?.await.map_err(journal_failed) })
+        // Results queued before this start commit no later than it does.
+        let pending = self.take_pending();
+        Box::pin(async move {
+            ack?.await.map_err(journal_failed)?;
+            for result in pending {
+                result.await.map_err(journal_failed)?;
+            }
+            Ok(())
+        })
     }
 
     fn finished(&self, call: &CallKey, result: &NodeResult) -> ObserveFuture {
@@ -56,6 +93,18 @@ impl CallObserver for JournalObserver {
         let ack = self
             .key(&call.wire_id(), call.attempt)
             .map(|key| self.journal.node_finished(&key, &outcome));
+        if self.defer_results {
+            return match ack {
+                Ok(ack) => {
+                    self.pending
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push(ack);
+                    Box::pin(std::future::ready(Ok(())))
+                }
+                Err(e) => Box::pin(std::future::ready(Err(e))),
+            };
+        }
         Box::pin(async move { ack?.await.map(drop).map_err(journal_failed) })
     }
 }

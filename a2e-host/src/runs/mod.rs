@@ -243,11 +243,12 @@ pub async fn run_plan(
     let token = cancel.map_or_else(CancellationToken::new, CancellationToken::child_token);
     let done = CancellationToken::new();
     watch_cancel(journal.clone(), run.clone(), token.clone(), done.clone());
+    let live = stream.is_some() && req.streaming;
     let mut options = CallOptions::new().session(session).cancel(&token);
     if let Some(stream) = stream {
         options = options.events(stream);
     }
-    let durable = durable(&journal, &run, req, None);
+    let durable = durable(&journal, &run, req, None, live);
     let running = chains::run_plan_durable(host, plan, options, durable);
     let resp = match coordination.as_mut() {
         Some(c) => c.guard(running).await,
@@ -288,20 +289,20 @@ async fn conclude(
     }
 }
 
+/// The durable parts of a run of `req`: `live` when its events go to its
+/// agent as they happen (then each result is awaited before its event).
 fn durable(
     journal: &Arc<dyn Journal>,
     run: &RunId,
     req: &ChainRequest,
     resume: Option<a2e_chain::Resume>,
+    live: bool,
 ) -> Durable<JournalSink> {
     Durable {
         run_id: run.to_string(),
         options: RunOptions {
             resume,
-            observer: Some(Arc::new(JournalObserver {
-                journal: journal.clone(),
-                run: run.clone(),
-            })),
+            observer: Some(Arc::new(JournalObserver::new(journal, run, !live))),
         },
         sink: JournalSink {
             journal: journal.clone(),
@@ -507,7 +508,7 @@ async fn resume_run(
     let done = CancellationToken::new();
     watch_cancel(journal.clone(), run.clone(), token.clone(), done.clone());
     let options = CallOptions::new().session(&session).cancel(&token);
-    let durable = durable(&journal, &run, &req, Some(resume));
+    let durable = durable(&journal, &run, &req, Some(resume), false);
     let running = chains::run_plan_durable(host, &plan, options, durable);
     let resp = match coordination.as_mut() {
         Some(c) => c.guard(running).await,

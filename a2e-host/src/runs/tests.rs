@@ -297,6 +297,96 @@ async fn a_fresh_run_is_journaled_keyed_and_attached_to_by_its_agent_only() {
     );
 }
 
+/// Per call of `seen`: its node and the calls with a result in the file.
+type SeenLog = Arc<Mutex<Vec<(String, Vec<String>)>>>;
+
+/// Tool `seen`: reads its run's journal file through a connection of its
+/// own and records which calls have a result there when it is called.
+#[derive(Clone)]
+struct Seen {
+    path: std::path::PathBuf,
+    seen: SeenLog,
+}
+
+impl ToolPlugin for Seen {
+    fn name(&self) -> &str {
+        "seen"
+    }
+
+    fn tools(&self) -> Vec<ToolDefinition> {
+        vec![ToolDefinition::new("seen", "reads the journal")]
+    }
+
+    async fn call(
+        &self,
+        _tool: &str,
+        _args: Map<String, Value>,
+        ctx: CallContext,
+    ) -> HostResult<ToolOutput> {
+        let key = NodeKey::parse(&ctx.idempotency_key).unwrap();
+        let other = a2e_journal::SqliteJournal::open(&self.path, Default::default())
+            .await
+            .unwrap();
+        let state = other.show_run(key.run_id()).await.unwrap().unwrap();
+        let done: Vec<String> = state
+            .nodes
+            .iter()
+            .filter(|n| n.outcome.is_some())
+            .map(|n| n.node_id.clone())
+            .collect();
+        self.seen
+            .lock()
+            .unwrap()
+            .push((key.node_id().to_owned(), done));
+        Ok(json!({"n": 1}).into())
+    }
+}
+
+#[tokio::test]
+async fn a_run_that_does_not_stream_has_each_result_in_the_file_before_the_next_call() {
+    let root = tempfile::tempdir().unwrap();
+    let config = HostConfig {
+        root: root.path().to_path_buf(),
+        builtins: Vec::new(),
+        ..HostConfig::default()
+    };
+    let seen = Seen {
+        path: config.journal_path(),
+        seen: Arc::default(),
+    };
+    let host = Host::builder(config)
+        .with_tool_plugin(seen.clone())
+        .build()
+        .unwrap();
+    let journal = enable(&host).await.unwrap();
+    // Results are queued, not awaited, for this run: it does not stream.
+    assert!(journal.commits_in_order());
+    let req = chain("seen");
+    let req = ChainRequest {
+        nodes: req
+            .nodes
+            .into_iter()
+            .map(|mut n| {
+                n.name = "seen".into();
+                n
+            })
+            .collect(),
+        ..req
+    };
+    let plan = crate::chains::plan(&host, &req).unwrap();
+    let resp = run_plan(&host, &plan, CallOptions::new().session("s1"), "ag").await;
+    assert!(resp.success, "{:?}", resp.error);
+    // Each call found every earlier call's result committed to the file.
+    assert_eq!(
+        *seen.seen.lock().unwrap(),
+        [
+            ("a".to_owned(), vec![]),
+            ("b".to_owned(), vec!["a".to_owned()]),
+            ("c".to_owned(), vec!["a".to_owned(), "b".to_owned()]),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn a_second_host_on_the_same_journal_does_not_resume_its_runs() {
     let root = tempfile::tempdir().unwrap();

@@ -242,6 +242,10 @@ impl SqliteJournal {
 }
 
 impl Journal for SqliteJournal {
+    fn commits_in_order(&self) -> bool {
+        true
+    }
+
     fn create_run(&self, run: NewRun) -> Ack {
         let request = match serde_json::to_string(&run.request) {
             Ok(r) => r,

@@ -22,6 +22,12 @@ pub struct JournalObserver {
     /// written after it, and a call whose start was lost runs again with
     /// the same key.
     pub await_start: bool,
+    /// Whether a result is only queued (committed with the next start, which
+    /// is awaited): what a host does for a run whose events do not stream to
+    /// its agent, on a journal that commits in order.
+    pub defer_results: bool,
+    /// Results queued and not yet seen committed.
+    pub pending: std::sync::Mutex<Vec<a2e_journal::Ack<bool>>>,
 }
 
 fn journal_failed(e: JournalError) -> NodeError {
@@ -42,7 +48,14 @@ impl CallObserver for JournalObserver {
         if !self.await_start {
             return Box::pin(async move { ack.map(drop) });
         }
-        Box::pin(async move { ack?.await.map_err(journal_failed) })
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap());
+        Box::pin(async move {
+            ack?.await.map_err(journal_failed)?;
+            for result in pending {
+                result.await.map_err(journal_failed)?;
+            }
+            Ok(())
+        })
     }
 
     fn finished(&self, call: &CallKey, result: &NodeResult) -> ObserveFuture {
@@ -53,7 +66,13 @@ impl CallObserver for JournalObserver {
         let ack = self
             .key(&call.wire_id(), call.attempt)
             .map(|key| self.journal.node_finished(&key, &outcome));
-        Box::pin(async move { ack?.await.map(|_| ()).map_err(journal_failed) })
+        match ack {
+            Ok(ack) if self.defer_results => {
+                self.pending.lock().unwrap().push(ack);
+                Box::pin(async { Ok(()) })
+            }
+            ack => Box::pin(async move { ack?.await.map(|_| ()).map_err(journal_failed) }),
+        }
     }
 }
 
