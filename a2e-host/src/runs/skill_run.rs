@@ -21,7 +21,7 @@
 //!   id as `chain_req_id`), `a2e runs` and `/ui` serve them as they serve
 //!   chains.
 //! - On resume, the host calls the skill again in a session of the run's
-//!   agent ([`resume_run`]); the skill finds the run ([`SkillRun::begin`])
+//!   agent (`resume_run`); the skill finds the run ([`SkillRun::begin`])
 //!   and answers finished nodes from the journal (see the skills' docs).
 
 use std::collections::{BTreeMap, HashSet};

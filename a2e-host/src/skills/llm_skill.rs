@@ -7,7 +7,7 @@
 //!   first configured provider.
 //! * The tools offered are those the skill lists in `tools` and those whose `toolkit` is
 //!   in `toolkits`; calls of any other tool are answered to the model as refused. Tool
-//!   calls go through [`Host::call_tool`] in the call's session, under a child of its
+//!   calls go through [`Host::call_tool`](crate::Host::call_tool) in the call's session, under a child of its
 //!   cancellation token and within its remaining time.
 //! * Turns, tool calls, tool results, streamed text (`artifact`) and token usage are
 //!   `skill/event`s. `max_turns` bounds the model calls (`skill_error` naming the limit).
