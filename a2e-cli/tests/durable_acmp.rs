@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use a2e_host::proc::pids_with_arg;
-use durable_support::{effects, handshake, kill_marked, recv, serve};
+use durable_support::{effects, handshake, kill_marked, phases, recv, serve};
 use serde_json::{Value, json};
 
 /// A marker argument of the third task's sleep, found through /proc.
@@ -57,19 +57,6 @@ fn dag(ids: &[&str], sleeper: Option<(&str, &str)>) -> Value {
         .map(|w| json!({"from": format!("task_{}", w[0]), "to": format!("task_{}", w[1])}))
         .collect();
     json!({"dag_id": "durable_dag", "tasks": tasks, "edges": edges})
-}
-
-fn phases(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .map(|e| {
-            format!(
-                "{}:{}",
-                e["node_id"].as_str().unwrap(),
-                e["phase"].as_str().unwrap()
-            )
-        })
-        .collect()
 }
 
 #[test]

@@ -32,16 +32,7 @@ fn phases(events: &[Value]) -> Vec<String> {
         (0..seqs.len() as u64).collect::<Vec<_>>(),
         "{events:?}"
     );
-    events
-        .iter()
-        .map(|e| {
-            format!(
-                "{}:{}",
-                e["node_id"].as_str().unwrap(),
-                e["phase"].as_str().unwrap()
-            )
-        })
-        .collect()
+    durable_support::phases(events)
 }
 
 /// Waits until `root/effects` has `n` lines.

@@ -108,9 +108,15 @@ fn remove(dir: &std::path::Path) -> bool {
 
 /// Removes the debug fingerprints of every member (`.fingerprint/<name>-<hash>`),
 /// so that the packaged copies are compiled from their sources; cargo rebuilds
-/// the workspace's own copies at their next build. Returns how many.
+/// the workspace's own copies at their next build. Returns how many. The
+/// fingerprints are in the build directory: the target directory, or
+/// `CARGO_BUILD_BUILD_DIR` when that is set (the packaged copies' paths do
+/// not change between versions, so a stale one would be taken as fresh).
 fn clear_compiled(members: &[(String, String)]) -> usize {
-    let fingerprints = crate::target_dir().join("debug").join(".fingerprint");
+    let build_dir = std::env::var_os("CARGO_BUILD_BUILD_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(crate::target_dir);
+    let fingerprints = build_dir.join("debug").join(".fingerprint");
     let Ok(entries) = std::fs::read_dir(&fingerprints) else {
         return 0;
     };

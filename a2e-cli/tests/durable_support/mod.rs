@@ -53,3 +53,17 @@ pub fn kill_marked(mark: &str) {
         );
     }
 }
+
+/// `node_id:phase` of each event.
+pub fn phases(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{}",
+                e["node_id"].as_str().unwrap(),
+                e["phase"].as_str().unwrap()
+            )
+        })
+        .collect()
+}

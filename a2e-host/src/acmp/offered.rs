@@ -193,31 +193,16 @@ impl OfferedProvider {
             invocation.cancel.clone(),
         )
         .await;
-        let outcome = match outcome {
-            Ok(o) => o,
-            Err(ontheia::RunError::Cancelled) => return Err(AcmpError::cancelled(&task_id)),
-            Err(e) => return Err(AcmpError::internal(&task_id, e.to_string())),
-        };
         if invocation.cancel.is_cancelled() {
             return Err(AcmpError::cancelled(&task_id));
         }
-        if outcome.any_failed() {
-            let failed: Vec<String> = outcome
-                .results
-                .iter()
-                .filter(|(_, r)| r.status == ontheia::StepStatus::Failed)
-                .map(|(id, r)| format!("{id}: {}", r.error.clone().unwrap_or_default()))
-                .collect();
-            return Err(AcmpError::internal(
-                &task_id,
-                format!("steps failed: {}", failed.join("; ")),
-            ));
+        // The same outcome an Ontheia skill answers: the last step's output,
+        // or the failed steps named.
+        match crate::skills::ontheia_skill::output_of(outcome) {
+            Ok(out) => Ok(InvokeResult::new(task_id, payload(out.summary))),
+            Err(crate::error::HostError::Cancelled) => Err(AcmpError::cancelled(&task_id)),
+            Err(e) => Err(AcmpError::internal(&task_id, e.to_string())),
         }
-        let output = outcome
-            .last_result()
-            .map(|r| r.output.clone())
-            .unwrap_or(Value::Null);
-        Ok(InvokeResult::new(task_id, payload(output)))
     }
 }
 

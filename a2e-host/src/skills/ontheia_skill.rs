@@ -195,7 +195,9 @@ impl SkillPlugin for OntheiaSkills {
 /// The skill's result from the document's outcome: every stored step
 /// result as `data`, the last step's output as `summary`; a failed step
 /// fails the call.
-fn output_of(outcome: Result<ontheia::RunOutcome, ontheia::RunError>) -> HostResult<SkillOutput> {
+pub(crate) fn output_of(
+    outcome: Result<ontheia::RunOutcome, ontheia::RunError>,
+) -> HostResult<SkillOutput> {
     let outcome = outcome.map_err(|e| match e {
         ontheia::RunError::Cancelled => HostError::Cancelled,
         other => HostError::skill_failed("the ontheia chain failed", other),
