@@ -482,6 +482,22 @@ pub async fn run_with(
     outcome
 }
 
+/// A run's `${input}` and string globals from call arguments: the first of
+/// `input_keys` that holds a string is the input (else every argument, as
+/// JSON); every other string argument is a global of its name.
+pub fn input_of(args: &Map<String, Value>, input_keys: &[&str]) -> (String, Vec<(String, String)>) {
+    let input = input_keys
+        .iter()
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
+        .map_or_else(|| Value::Object(args.clone()).to_string(), str::to_owned);
+    let vars = args
+        .iter()
+        .filter(|(k, _)| !input_keys.contains(&k.as_str()))
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+        .collect();
+    (input, vars)
+}
+
 /// Globals for a run: `input`, then `vars` (`user_id`, `user_name`,
 /// `user_email`, `agent_id`, `task_id`, `chat_id`, `current_date`,
 /// `current_time`, anything else as an extra variable).

@@ -133,16 +133,27 @@ impl Provider for OfferedProvider {
 }
 
 impl OfferedProvider {
+    /// The text of a target's file (`path` under the root); `what` names it
+    /// in the task's error.
+    async fn read(
+        &self,
+        path: &std::path::Path,
+        what: &str,
+        task_id: &str,
+    ) -> Result<String, AcmpError> {
+        let file = self.host.config().root.join(path);
+        tokio::fs::read_to_string(&file)
+            .await
+            .map_err(|e| AcmpError::internal(task_id, format!("{what}: {e}")))
+    }
+
     async fn run_chain(
         &self,
         path: &std::path::Path,
         invocation: Invocation,
     ) -> Result<InvokeResult, AcmpError> {
         let task_id = invocation.params.task_id.clone();
-        let file = self.host.config().root.join(path);
-        let text = tokio::fs::read_to_string(&file)
-            .await
-            .map_err(|e| AcmpError::internal(&task_id, format!("chain file: {e}")))?;
+        let text = self.read(path, "chain file", &task_id).await?;
         let mut req: ChainRequest = serde_json::from_str(&text)
             .map_err(|e| AcmpError::internal(&task_id, format!("chain file: {e}")))?;
         req.initial_input
@@ -173,10 +184,7 @@ impl OfferedProvider {
         invocation: Invocation,
     ) -> Result<InvokeResult, AcmpError> {
         let task_id = invocation.params.task_id.clone();
-        let file = self.host.config().root.join(path);
-        let text = tokio::fs::read_to_string(&file)
-            .await
-            .map_err(|e| AcmpError::internal(&task_id, format!("ontheia document: {e}")))?;
+        let text = self.read(path, "ontheia document", &task_id).await?;
         let doc = ontheia::parse(&text)
             .map_err(|e| AcmpError::internal(&task_id, format!("ontheia document: {e}")))?;
         let (input, vars) = ontheia_input(invocation.params.input.as_ref().map(|p| &p.data));
@@ -206,24 +214,14 @@ impl OfferedProvider {
     }
 }
 
-/// An Ontheia run's `${input}` and string globals from a task's input data.
-#[cfg_attr(not(feature = "ontheia"), allow(dead_code))]
+/// An Ontheia run's `${input}` and string globals from a task's input data
+/// (an object's `input`, else `text`, as [`crate::ontheia_host::input_of`]).
+#[cfg(feature = "ontheia")]
 fn ontheia_input(data: Option<&Value>) -> (String, Vec<(String, String)>) {
     match data {
         None | Some(Value::Null) => (String::new(), Vec::new()),
         Some(Value::String(s)) => (s.clone(), Vec::new()),
-        Some(Value::Object(map)) => {
-            let input = ["input", "text"]
-                .iter()
-                .find_map(|k| map.get(*k).and_then(Value::as_str))
-                .map_or_else(|| Value::Object(map.clone()).to_string(), str::to_owned);
-            let vars = map
-                .iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "input" | "text"))
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                .collect();
-            (input, vars)
-        }
+        Some(Value::Object(map)) => crate::ontheia_host::input_of(map, &["input", "text"]),
         Some(other) => (other.to_string(), Vec::new()),
     }
 }
@@ -274,10 +272,11 @@ pub fn provider_token(config: &AcmpProviderConfig) -> Result<String, AcmpConfigE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
+    #[cfg(feature = "ontheia")]
     #[test]
     fn an_ontheia_task_input_becomes_its_input_and_string_globals() {
+        use serde_json::json;
         assert_eq!(
             ontheia_input(Some(&json!("hello"))),
             ("hello".into(), vec![])

@@ -94,6 +94,30 @@ fn reply_of(outcome: &NodeOutcome) -> StepReply {
     }
 }
 
+/// How a call runs `doc`: the token that cancels it, the engine's options
+/// and the run's id — for durable run `run`, its cancellation
+/// ([`SkillRun::cancel_token`]) and [`options`]; otherwise the call's own
+/// token and a fresh run.
+pub async fn prepare(
+    host: &Host,
+    run: Option<&Arc<SkillRun>>,
+    cancel: &tokio_util::sync::CancellationToken,
+    doc: &Document,
+) -> (
+    tokio_util::sync::CancellationToken,
+    RunOptions,
+    Option<String>,
+) {
+    match run {
+        Some(run) => (
+            run.cancel_token(cancel).await,
+            options(host, run, doc).await,
+            Some(run.run_id().to_string()),
+        ),
+        None => (cancel.clone(), RunOptions::default(), None),
+    }
+}
+
 /// How `doc` runs as `run`: observed, and resumed from what an earlier
 /// execution journaled (an interrupted step that must not run again is
 /// journaled as `interrupted` here).

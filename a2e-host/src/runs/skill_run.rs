@@ -21,7 +21,7 @@
 //!   id as `chain_req_id`), `a2e runs` and `/ui` serve them as they serve
 //!   chains.
 //! - On resume, the host calls the skill again in a session of the run's
-//!   agent (`resume_run`); the skill finds the run ([`SkillRun::begin`])
+//!   agent (`resume_run`); the skill finds the run ([`begin_call`])
 //!   and answers finished nodes from the journal (see the skills' docs).
 
 use std::collections::{BTreeMap, HashSet};
@@ -39,7 +39,7 @@ use super::cluster::Coordination;
 use super::{failed_answer, finish, resumed_session, watch_cancel};
 use crate::error::{HostError, HostResult};
 use crate::host::{CallOptions, Host};
-use crate::plugin::{CallContext, SkillOutput};
+use crate::plugin::{CallContext, SkillCall, SkillOutput};
 
 /// Runs being resumed, by the id of the `skill/call` that resumes them.
 static RESUMING: LazyLock<Mutex<std::collections::HashMap<String, Arc<SkillRun>>>> =
@@ -64,6 +64,8 @@ pub struct SkillRun {
     /// The run's request.
     request: Value,
     done: CancellationToken,
+    /// Whether this execution resumes an earlier one.
+    resumed: bool,
     /// The run's lease, in a cluster.
     coordination: tokio::sync::Mutex<Option<Coordination>>,
     /// Set once the lease was lost: another host runs the run now.
@@ -84,10 +86,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl SkillRun {
-    /// The run of skill call `ctx` (of `skill` with `arguments`): the one
-    /// being resumed under the call's id, else a new run of `kind` when the
-    /// host journals runs, else `None` (the skill runs as before).
-    pub async fn begin(
+    /// The run of skill call `ctx` with `request`: the one being resumed
+    /// under the call's id, else a new run of `kind` when the host journals
+    /// runs, else `None` (the skill runs as before).
+    async fn begin(
         host: &Host,
         kind: RunKind,
         ctx: &CallContext,
@@ -133,6 +135,7 @@ impl SkillRun {
             records: BTreeMap::new(),
             request,
             done: CancellationToken::new(),
+            resumed: false,
             coordination: tokio::sync::Mutex::new(coordination),
             lost: Arc::default(),
         }))
@@ -150,7 +153,7 @@ impl SkillRun {
 
     /// Whether this execution resumes an earlier one.
     pub fn is_resumed(&self) -> bool {
-        self.seq.load(Ordering::Relaxed) > 0 || !self.records.is_empty()
+        self.resumed
     }
 
     /// A token cancelled with `parent`, when a cancel of the run is
@@ -189,7 +192,7 @@ impl SkillRun {
     }
 
     /// The journal key of `node_id`'s `attempt`.
-    pub fn key(&self, node_id: &str, attempt: u32) -> Result<NodeKey, JournalError> {
+    fn key(&self, node_id: &str, attempt: u32) -> Result<NodeKey, JournalError> {
         NodeKey::new(self.run.clone(), node_id, attempt)
     }
 
@@ -316,45 +319,53 @@ impl SkillRun {
     }
 }
 
-/// The request of a skill run started by `ctx` for `skill` with
-/// `arguments`; `digest` names what the skill ran (its document or
-/// definition).
-pub fn request_of(
-    ctx: &CallContext,
+/// The durable run of skill call `call` of `skill` with `arguments`, which
+/// runs `definition` (its document or definition): a new run of `kind`, or
+/// the one the host resumes under the call's id; `None` when the host
+/// journals no runs. `Err` when a resumed run's skill has changed since it
+/// started (its digest differs): the run ends with that error. With
+/// `keep`, the definition is journaled with the request (the live view
+/// draws an Ontheia run from its document).
+pub async fn begin_call(
+    host: &Host,
+    kind: RunKind,
+    call: &SkillCall,
     skill: &str,
     arguments: &Map<String, Value>,
-    llm_override: Option<&a2e_proto::LLMConfig>,
-    digest: &str,
-) -> Value {
-    json!({
+    definition: &impl serde::Serialize,
+    keep: bool,
+) -> HostResult<Option<Arc<SkillRun>>> {
+    let definition = serde_json::to_value(definition).unwrap_or_default();
+    let digest = digest_of(&definition);
+    let ctx = &call.ctx;
+    let mut request = json!({
         "id": ctx.req_id.as_ref(),
         "skill": skill,
         "arguments": arguments,
         "timeout": ctx.remaining().map_or(a2e_proto::skills::DEFAULT_SKILL_TIMEOUT_SECS, |d| d.as_secs().max(1)),
-        "llm_override": llm_override,
+        "llm_override": call.llm_override,
         "digest": digest,
-    })
-}
-
-/// A short digest of `value`'s JSON (what a resumed run checks it still runs).
-pub fn digest_of(value: &impl serde::Serialize) -> String {
-    let text = serde_json::to_string(value).unwrap_or_default();
-    // A stable hash (FNV-1a, 64 bits): the same text gives the same digest in
-    // every process.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.as_bytes() {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    });
+    if keep && let Some(map) = request.as_object_mut() {
+        map.insert("document".into(), definition);
     }
-    format!("{hash:016x}")
+    let Some(run) = SkillRun::begin(host, kind, ctx, skill, request).await else {
+        return Ok(None);
+    };
+    if run.request().get("digest").and_then(Value::as_str) != Some(digest.as_str()) {
+        let changed = HostError::Skill(format!(
+            "skill `{skill}` changed since its run started: the run is not resumed"
+        ));
+        return run.finish(Err(changed)).await.map(|_| None);
+    }
+    Ok(Some(run))
 }
 
-/// The error a skill answers when its run's journaled `digest` is not what
-/// it would run now (the skill changed while its host was down).
-pub fn changed(skill: &str) -> HostError {
-    HostError::Skill(format!(
-        "skill `{skill}` changed since its run started: the run is not resumed"
-    ))
+/// The hex SHA-256 of `value`'s compact JSON: the same in every process.
+pub fn digest_of(value: &Value) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(value.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Resumes one journaled skill run: calls its skill again, in a session of
@@ -413,6 +424,7 @@ pub(super) async fn resume_run(
         records,
         request: state.request.clone(),
         done: CancellationToken::new(),
+        resumed: true,
         coordination: tokio::sync::Mutex::new(coordination),
         lost: Arc::default(),
     });

@@ -85,8 +85,9 @@ async fn an_ontheia_skills_tool_steps_carry_their_keys_and_resume() {
     // What a host killed while s2 ran leaves: s1 answered, s2 started.
     let crashed = RunId::parse("crashed3").unwrap();
     let doc: ontheia::Document = serde_json::from_value(ontheia_doc()).unwrap();
+    let digest = skill_run::digest_of(&serde_json::to_value(&doc).unwrap());
     let request = json!({"id": "call-9", "skill": "steps", "arguments": {"input": "go"},
-        "timeout": 60, "llm_override": null, "digest": skill_run::digest_of(&doc)});
+        "timeout": 60, "llm_override": null, "digest": digest});
     journal
         .create_run(NewRun {
             run_id: crashed.clone(),

@@ -32,17 +32,9 @@ pub(crate) async fn begin(
     args: &Map<String, Value>,
     def: &SkillDefinition,
 ) -> HostResult<Durable> {
-    use crate::runs::skill_run::{SkillRun, changed, digest_of, request_of};
-    let digest = digest_of(def);
-    let request = request_of(&call.ctx, skill, args, call.llm_override.as_ref(), &digest);
     let kind = a2e_journal::RunKind::LlmSkill;
-    let Some(run) = SkillRun::begin(host, kind, &call.ctx, skill, request).await else {
-        return Ok(None);
-    };
-    if run.request().get("digest").and_then(Value::as_str) != Some(digest.as_str()) {
-        return run.finish(Err(changed(skill))).await.map(|_| None);
-    }
-    Ok(Some(crate::runs::llm_run::LoopJournal::new(run)))
+    let run = crate::runs::skill_run::begin_call(host, kind, call, skill, args, def, false).await?;
+    Ok(run.map(crate::runs::llm_run::LoopJournal::new))
 }
 
 /// Without the journal no call is durable.

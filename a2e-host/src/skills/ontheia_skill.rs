@@ -85,19 +85,14 @@ impl SkillPlugin for OntheiaSkills {
             .find(|s| s.def.name == skill)
             .ok_or_else(|| HostError::UnknownSkill(skill.into()))?;
         let args = found.defaults.apply(args)?;
-        let input = match args.get("input") {
-            Some(Value::String(s)) => s.clone(),
-            _ => Value::Object(args.clone()).to_string(),
-        };
+        let (input, given) = crate::ontheia_host::input_of(&args, &["input"]);
         let mut vars: Vec<(String, String)> = vec![
             ("agent_id".into(), call.ctx.agent_id.to_string()),
             ("user_id".into(), call.ctx.user_id.to_string()),
         ];
-        for (k, v) in &args {
-            if let (false, Some(s)) = (k == "input", v.as_str()) {
-                vars.retain(|(name, _)| name != k);
-                vars.push((k.clone(), s.to_owned()));
-            }
+        for (k, v) in given {
+            vars.retain(|(name, _)| *name != k);
+            vars.push((k, v));
         }
         let globals = crate::ontheia_host::globals(
             &input,
@@ -105,55 +100,32 @@ impl SkillPlugin for OntheiaSkills {
         );
         let host = crate::Host::of(&call.host)?;
         #[cfg(feature = "journal")]
-        let durable = crate::runs::skill_run::SkillRun::begin(
+        let durable = crate::runs::skill_run::begin_call(
             &host,
             a2e_journal::RunKind::Ontheia,
-            &call.ctx,
+            &call,
             skill,
-            {
-                let mut request = crate::runs::skill_run::request_of(
-                    &call.ctx,
-                    skill,
-                    &args,
-                    call.llm_override.as_ref(),
-                    &crate::runs::skill_run::digest_of(&found.document),
-                );
-                // The live view draws the run from it.
-                if let Some(map) = request.as_object_mut() {
-                    map.insert(
-                        "document".into(),
-                        serde_json::to_value(&found.document).unwrap_or_default(),
-                    );
-                }
-                request
-            },
+            &args,
+            &found.document,
+            true,
+        )
+        .await?;
+        #[cfg(feature = "journal")]
+        let (cancel, options, run_id) = crate::runs::ontheia_run::prepare(
+            &host,
+            durable.as_ref(),
+            &call.ctx.cancel,
+            &found.document,
         )
         .await;
-        #[cfg(feature = "journal")]
-        if let Some(run) = &durable {
-            let digest = crate::runs::skill_run::digest_of(&found.document);
-            if run.request().get("digest").and_then(Value::as_str) != Some(digest.as_str()) {
-                return run
-                    .finish(Err(crate::runs::skill_run::changed(skill)))
-                    .await;
-            }
-        }
-        #[cfg(feature = "journal")]
-        let (cancel, options) = match &durable {
-            Some(run) => (
-                run.cancel_token(&call.ctx.cancel).await,
-                crate::runs::ontheia_run::options(&host, run, &found.document).await,
-            ),
-            None => (call.ctx.cancel.clone(), ontheia::RunOptions::default()),
-        };
         #[cfg(not(feature = "journal"))]
-        let (cancel, options) = (call.ctx.cancel.clone(), ontheia::RunOptions::default());
+        let (cancel, options, run_id) = (
+            call.ctx.cancel.clone(),
+            ontheia::RunOptions::default(),
+            None::<String>,
+        );
         #[cfg(feature = "journal")]
         let journaled = durable.clone();
-        #[cfg(feature = "journal")]
-        let run_id = durable.as_ref().map(|run| run.run_id().to_string());
-        #[cfg(not(feature = "journal"))]
-        let run_id: Option<String> = None;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
         let ctx = call.ctx.clone();
         let forward = tokio::spawn(async move {

@@ -8,13 +8,18 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use crate::error::{JournalError, Result};
 
 /// The schema version this code writes (`PRAGMA user_version`): 2 added
-/// `nodes.start` (what a node started with); a file of version 1 is
-/// migrated when opened.
+/// `nodes.start` (what a node started with), 3 made `runs` a table with
+/// rowids; files of versions 1 and 2 are migrated when opened.
 pub(crate) const SCHEMA_VERSION: i64 = 3;
 
-/// The tables of version 1 (version 2 adds a column: see [`open`]).
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS runs (
+/// The `runs` table of schema 3 under `$name` (the
+/// migration builds it under another name first).
+macro_rules! runs_table {
+    ($name:literal) => {
+        concat!(
+            "CREATE TABLE IF NOT EXISTS ",
+            $name,
+            " (
     run_id TEXT PRIMARY KEY,
     kind TEXT NOT NULL,
     agent TEXT NOT NULL,
@@ -25,8 +30,26 @@ CREATE TABLE IF NOT EXISTS runs (
     cancel_requested INTEGER NOT NULL DEFAULT 0,
     answer TEXT
 );
+"
+        )
+    };
+}
+
+/// The indexes of `runs`.
+macro_rules! runs_indexes {
+    () => {
+        "
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_ms);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status, finished_ms);
+"
+    };
+}
+
+/// The tables (the `nodes.start` column of version 2 is added by [`open`]).
+pub(crate) const SCHEMA: &str = concat!(
+    runs_table!("runs"),
+    runs_indexes!(),
+    "
 CREATE TABLE IF NOT EXISTS nodes (
     run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
     node_id TEXT NOT NULL,
@@ -42,7 +65,8 @@ CREATE TABLE IF NOT EXISTS events (
     event TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
-";
+"
+);
 
 /// What a journal write survives once acknowledged.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -143,24 +167,15 @@ pub(crate) fn open(
 /// Rebuilds a `runs` table of schema 1–2 as a table with rowids (the
 /// documented way: a new table, the rows copied, the old one dropped, the
 /// new one renamed; with foreign keys off).
-const RUNS_WITH_ROWIDS: &str = "
-CREATE TABLE runs_v3 (
-    run_id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    request TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_ms INTEGER NOT NULL,
-    finished_ms INTEGER,
-    cancel_requested INTEGER NOT NULL DEFAULT 0,
-    answer TEXT
-);
+const RUNS_WITH_ROWIDS: &str = concat!(
+    runs_table!("runs_v3"),
+    "
 INSERT INTO runs_v3 (run_id, kind, agent, request, status, created_ms, finished_ms,
                      cancel_requested, answer)
     SELECT run_id, kind, agent, request, status, created_ms, finished_ms,
            cancel_requested, answer FROM runs;
 DROP TABLE runs;
 ALTER TABLE runs_v3 RENAME TO runs;
-CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_ms);
-CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status, finished_ms);
-";
+",
+    runs_indexes!()
+);
