@@ -169,13 +169,12 @@ impl Session {
             // `initialize`'s answer: the version goes with every later request.
             *lock(&self.version) = Some(version.to_owned());
         }
-        if message.get("method").and_then(Value::as_str) == Some("acmp/streamChunk")
-            && message.pointer("/params/final") == Some(&Value::Bool(true))
-            && let Some(task) = message.pointer("/params/task_id").and_then(Value::as_str)
-        {
-            lock(&self.finals).insert(task.to_owned());
-            self.final_seen.notify_waiters();
-        }
+        let final_chunk_of = (message.get("method").and_then(Value::as_str)
+            == Some("acmp/streamChunk")
+            && message.pointer("/params/final") == Some(&Value::Bool(true)))
+        .then(|| message.pointer("/params/task_id").and_then(Value::as_str))
+        .flatten()
+        .map(str::to_owned);
         if message.pointer("/result/output_streamed") == Some(&Value::Bool(true))
             && let Some(task) = message.pointer("/result/task_id").and_then(Value::as_str)
         {
@@ -192,6 +191,11 @@ impl Session {
         }
         if let Some(conn) = conn.upgrade() {
             conn.deliver(message);
+        }
+        // Marked only once delivered, so that the held result comes after it.
+        if let Some(task) = final_chunk_of {
+            lock(&self.finals).insert(task);
+            self.final_seen.notify_waiters();
         }
     }
 
