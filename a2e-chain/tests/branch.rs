@@ -1,6 +1,6 @@
 //! Branch nodes: both sides, skip propagation, joins, `output`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Event sinks that batch: when the engine flushes them, and the events they encode.
 
-mod common;
+use crate::common;
 
 use a2e_chain::{Engine, Event, EventSink};
 use a2e_proto::{Message, decode};

@@ -2,7 +2,7 @@
 //! timeouts, and panics inside the engine's own work. Each is refused with
 //! `schema_violation` or answered with exactly one response; none crashes.
 
-mod common;
+use crate::common;
 
 use a2e_chain::expr::{MAX_EXPRESSION_DEPTH, MAX_EXPRESSION_LEN, check_expression};
 use a2e_chain::{ChainConfig, Engine, Event, MAX_TIMEOUT_SECS, ValidationError};

@@ -1,6 +1,6 @@
 //! Linear chains, starting with the spec's own wire example.
 
-mod common;
+use crate::common;
 
 use a2e_chain::{Engine, NodeCall, NodeError, runner_fn};
 use a2e_proto::{ChainRequest, Message, decode};

@@ -1,6 +1,6 @@
 //! Map nodes: empty, one and many items, order, bounds, item failures.
 
-mod common;
+use crate::common;
 
 use a2e_chain::ChainConfig;
 use common::*;

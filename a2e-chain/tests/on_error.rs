@@ -1,6 +1,6 @@
 //! `on_error`: abort, skip, fallback; panics and errors inside runners.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 

@@ -2,7 +2,7 @@
 //! before its dependencies settled; `seq` counts 0, 1, 2, …; outputs match
 //! a sequential reference evaluator; cyclic graphs are always refused.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! interrupted ones, events not delivered twice, and the observer's place
 //! between a call's result and its dependents.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! task waits, so a timeout fires at exactly its virtual instant and the
 //! assertions on when a chain ended are exact, whatever the machine's load.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Every validation error: refused before anything runs, naming node and
 //! field, with the wire code it maps to.
 
-mod common;
+use crate::common;
 
 use a2e_chain::{ChainConfig, ValidationError, validate};
 use a2e_proto::{ChainNode, ErrorCode, NodeKind};

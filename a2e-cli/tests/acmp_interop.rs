@@ -1,11 +1,11 @@
 //! Interop with the public reference SDK (`a2agora/sdk-reference`, Python,
 //! its `ws_transport`): its buyer calling an a2e provider, an a2e buyer
 //! calling its provider, with streaming and cancel. The SDK is on no package
-//! registry: developer-run (`cargo test -p a2e-cli --test acmp_interop --
-//! --ignored`) with `ACMP_SDK_REFERENCE` naming a checkout and the
+//! registry: developer-run (`cargo test -p a2e-cli --all-features --test cli
+//! acmp_interop:: -- --ignored`) with `ACMP_SDK_REFERENCE` naming a checkout and the
 //! `websockets` Python package installed; it skips loudly without them.
 
-mod acmp_support;
+use crate::acmp_support;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 //! split across them, a streaming edge between them, and a direct invoke
 //! with streamed output.
 
-mod acmp_support;
+use crate::acmp_support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! `--acmp-ws`, a buyer running `a2e run` over them, and a direct Layer 1
 //! connection for the provider's rules (idempotency, streaming, bad input).
 
-mod acmp_support;
+use crate::acmp_support;
 
 use std::time::{Duration, Instant};
 

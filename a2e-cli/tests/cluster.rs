@@ -20,7 +20,7 @@
 //! - An ACMP DAG (`dag/req`) and an Ontheia skill call run on a coordinator
 //!   that is killed mid-run: another host takes both over from JetStream.
 
-mod cluster_support;
+use crate::cluster_support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 //! `interrupted`, and an agent that re-attaches with `chain/attach` gets
 //! every event `seq` once, then the answer that `a2e runs show` has too.
 
-mod durable_support;
+use crate::durable_support;
 
 use std::path::Path;
 use std::process::Command;

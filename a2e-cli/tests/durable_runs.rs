@@ -4,7 +4,7 @@
 //! had finished do not run again, and an agent that re-attaches with
 //! `chain/attach` gets every event `seq` once, then the final answer.
 
-mod durable_support;
+use crate::durable_support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

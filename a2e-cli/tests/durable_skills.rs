@@ -6,8 +6,8 @@
 //! model turn is asked twice, and an agent that re-attaches with
 //! `chain/attach` gets every event `seq` once, then the final answer.
 
-mod durable_support;
-mod llm_support;
+use crate::durable_support;
+use crate::llm_support;
 
 use std::path::Path;
 use std::process::Command;

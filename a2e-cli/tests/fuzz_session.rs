@@ -4,7 +4,7 @@
 //! mode for millions, and every failure it finds becomes a fixture in
 //! `tests/fuzz_regressions/`, replayed by `regressions_stay_fixed`.
 
-mod fuzz_support;
+use crate::fuzz_support;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! `output_schema` (repaired JSON and a mismatch), the allow-list, a 429 retried, and the
 //! host's key kept out of every answer, log line and audit record.
 
-mod llm_support;
+use crate::llm_support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `a2e skill NAME --input JSON [--events]` and `a2e skills` over the real binary:
 //! the result on stdout, events as JSON lines on stderr, exit 0 / 1 / 2.
 
-mod llm_support;
+use crate::llm_support;
 
 use std::process::{Command, Output};
 

@@ -6,10 +6,9 @@
 //! never hang or crash. An opt-in run against any endpoint: `A2E_TEST_LLM_BASE_URL`
 //! (+ `A2E_TEST_LLM_MODEL`, `A2E_TEST_LLM_API_KEY`).
 
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use crate::skip;
 
-mod llm_support;
+use crate::llm_support;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! tools (and its listed tools), nothing else; the model's call of another tool is
 //! answered as refused, and a toolkit tool runs through the host.
 
-mod llm_support;
+use crate::llm_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

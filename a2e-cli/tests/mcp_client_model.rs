@@ -5,9 +5,8 @@
 //! official MCP Python SDK (`.ci/install-mcp.sh`) with a scripted model
 //! behind its sampling callback (`tests/mcp/client_sampling.py`).
 
-mod llm_support;
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use crate::llm_support;
+use crate::skip;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

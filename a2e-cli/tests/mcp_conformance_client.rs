@@ -4,7 +4,7 @@
 //! MCP work. A failing scenario fails the test; every scenario's result is
 //! printed.
 
-mod mcp_conformance_support;
+use crate::mcp_conformance_support;
 
 use std::path::Path;
 

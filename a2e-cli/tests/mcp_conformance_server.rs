@@ -4,7 +4,7 @@
 //! against a plain `a2e serve --mcp-http --root …`. No expected failures: a
 //! failing scenario fails the test, and every scenario's result is printed.
 
-mod mcp_conformance_support;
+use crate::mcp_conformance_support;
 
 use std::process::Command;
 

@@ -4,8 +4,7 @@
 //! `a2e serve --stdio` and in a chain; the official Python MCP SDK driving
 //! `a2e serve --mcp-stdio` and `--mcp-http`.
 
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use crate::skip;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 //! (`examples/mcp-everything`, its `test_sampling` tool asks its client to
 //! sample); the provider a scripted OpenAI-compatible server.
 
-mod llm_support;
-mod mcp_conformance_support;
+use crate::llm_support;
+use crate::mcp_conformance_support;
 
 use std::process::Command;
 

@@ -5,7 +5,7 @@
 //! as an image, and sends bad input — each a JSON-RPC error naming what is
 //! wrong, after which the session goes on.
 
-mod mcp_conformance_support;
+use crate::mcp_conformance_support;
 
 use std::path::Path;
 use std::process::Command;

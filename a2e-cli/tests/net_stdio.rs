@@ -2,8 +2,7 @@
 //! events, proc, refusals), the host killed mid-call, and `a2e serve --ws
 //! --http` with graceful shutdown on SIGTERM and the bind rule.
 
-#[path = "../../a2e-host/tests/net_support/mod.rs"]
-mod net_support;
+use crate::net_support;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

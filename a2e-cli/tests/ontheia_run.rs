@@ -5,8 +5,7 @@
 //! (with JSON repair of its answer), and `agent` delegation to a configured
 //! agent's chain.
 
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use crate::skip;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

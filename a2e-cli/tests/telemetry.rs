@@ -6,8 +6,8 @@
 //! workflow span with a span per step; `/metrics` on the HTTP listener counts
 //! the calls made and asks for the bearer token.
 
-mod llm_support;
-mod otlp_support;
+use crate::llm_support;
+use crate::otlp_support;
 
 use std::collections::HashMap;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! example text pipeline exports one trace — the DAG's `invoke_workflow`, a
 //! span per task under it, and each task's tool call under its task.
 
-mod otlp_support;
+use crate::otlp_support;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -11,8 +11,8 @@
 //!   second gets its node again (`a2e_cluster_redeliveries_total` 1) and the
 //!   queue empties (depth 0).
 
-mod cluster_support;
-mod otlp_support;
+use crate::cluster_support;
+use crate::otlp_support;
 
 use std::path::Path;
 use std::process::Command;

@@ -10,7 +10,7 @@
 //!   Streamable HTTP `tools/call` (`serve --mcp-http`) parents the request;
 //! - the gauges: sessions open, runs in flight, MCP servers up, memory size.
 
-mod otlp_support;
+use crate::otlp_support;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! (resolved from its `input_map`) and its call's own span, which the
 //! exported trace has.
 
-mod otlp_support;
+use crate::otlp_support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! dropped and not resumed; a stream resumed in time; body size and rate limits;
 //! graceful shutdown.
 
-mod net_support;
+use crate::net_support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! between sessions, the bearer token, oversize frames, slow readers, rate
 //! limits, an agent vanishing mid-chain, graceful shutdown.
 
-mod net_support;
+use crate::net_support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -1,7 +1,7 @@
 //! The proc capability: spawn, read events, write, kill, status, limits,
 //! timeouts, session isolation and the end of a session.
 
-mod proc_support;
+use crate::proc_support;
 
 use std::sync::Arc;
 

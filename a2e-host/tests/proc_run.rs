@@ -1,7 +1,7 @@
 //! `ProcManager::run_to_exit`: exit codes, capped output, timeouts, cancellation,
 //! the live-process limit and the group killed when a run is dropped.
 
-mod proc_support;
+use crate::proc_support;
 
 use std::sync::Arc;
 use std::time::Duration;

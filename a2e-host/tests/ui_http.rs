@@ -7,7 +7,7 @@
 
 #![cfg(feature = "ui")]
 
-mod net_support;
+use crate::net_support;
 
 use std::time::Duration;
 

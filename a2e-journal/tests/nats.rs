@@ -2,7 +2,7 @@
 //! (`nats-server -js` on a free loopback port, a temporary store; under
 //! `CI` a missing server fails the tests).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

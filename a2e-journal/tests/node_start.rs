@@ -3,7 +3,7 @@
 //! (also one written by the previous schema, migrated when opened) and in
 //! JetStream over a real nats-server.
 
-mod common;
+use crate::common;
 
 use a2e_journal::nats::{NatsJournal, NatsOptions};
 use a2e_journal::{

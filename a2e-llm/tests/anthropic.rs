@@ -1,6 +1,6 @@
 //! Anthropic Messages provider and the loop, end to end against a scripted server.
 
-mod common;
+use crate::common;
 
 use a2e_llm::{
     CancellationToken, ChatProvider, LlmError, LoopEvent, LoopOptions, Message, NoDeltas,

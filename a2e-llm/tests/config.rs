@@ -1,6 +1,6 @@
 //! Provider configuration, the allow-list, and the mapping of `LLMConfig`.
 
-mod common;
+use crate::common;
 
 use a2e_llm::{
     CancellationToken, ChatProvider, ConfigError, ConfigSource, NoDeltas, ProviderConfig,

@@ -3,10 +3,9 @@
 //! `A2E_TEST_LOCAL_LLM_URL`), and, opt-in, any endpoint named by `A2E_TEST_LLM_BASE_URL`
 //! (+ `A2E_TEST_LLM_MODEL`, `A2E_TEST_LLM_API_KEY`).
 
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use crate::skip;
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Retries, timeouts, cancellation and size bounds of the providers and the loop, against
 //! a scripted OpenAI-compatible server (tokio's paused clock where time matters).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

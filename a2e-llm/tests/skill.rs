@@ -1,7 +1,7 @@
 //! A skill-shaped run as the host wires it: skill messages, options from the skill's
 //! fields, `skill/event` payloads through `SkillEventSink`, metadata and error codes.
 
-mod common;
+use crate::common;
 
 use std::sync::Mutex;
 

@@ -1,7 +1,7 @@
 //! Lifecycle of mounted servers: a server that never answers `initialize`,
 //! eager start and restart, and server-everything over Streamable HTTP.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

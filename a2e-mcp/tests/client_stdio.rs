@@ -1,7 +1,7 @@
 //! Mounting real MCP servers over stdio: PyPI `mcp-server-time` and npm
 //! `@modelcontextprotocol/server-everything`.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

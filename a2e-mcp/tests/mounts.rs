@@ -1,6 +1,6 @@
 //! Several real servers mounted together: names, deferred loading, calls.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

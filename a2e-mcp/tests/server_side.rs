@@ -2,9 +2,8 @@
 //! HTTP, driven by rmcp's client, by this crate's own client side, and by the
 //! official Python SDK.
 
-#[path = "../examples/demo/backend.rs"]
-mod backend;
-mod common;
+use crate::backend;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -247,7 +246,7 @@ async fn http_refuses_a_public_address_without_a_token() {
 }
 
 /// The demo server example, built if `cargo test` did not build it (as
-/// with `--test server_side`).
+/// with `--test suite`).
 fn demo_server_binary() -> std::path::PathBuf {
     // target/<profile>/deps/<this test> → target/<profile>/examples/mcp_demo_server,
     // or, when the build directory is apart from the target directory, the

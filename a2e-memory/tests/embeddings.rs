@@ -1,6 +1,6 @@
 //! The OpenAI-compatible client against a real HTTP server on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Recall@5 on the labelled set in `tests/data/recall.json`, with BM25
 //! alone and with embeddings from the scripted server.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 //! The SQLite store on real files: round trips, filters, limits, handles
 //! sharing a file, vectors kept in step across handles.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

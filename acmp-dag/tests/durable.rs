@@ -2,7 +2,7 @@
 //! interrupted ones, events not delivered twice, the observer between a
 //! provider's answer and the dependents, and no streaming in a durable run.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

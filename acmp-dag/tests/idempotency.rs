@@ -1,6 +1,6 @@
 //! The idempotency wrapper: a `task_id` never runs twice.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! The orchestrator's state machine: cancellation, failure policies, deadlines and panics
 //! (input resolution and events: `orchestration_io.rs`).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

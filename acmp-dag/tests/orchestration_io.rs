@@ -2,7 +2,7 @@
 //! events and heartbeats, empty and invalid DAGs, declaration order (the state machine's
 //! cancellation, policies and deadlines: `orchestration.rs`).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,6 @@
 //! The §6.2 text decomposition pipeline, end to end, from the §3 DAG fixture.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,7 +2,7 @@
 //! every task ends in exactly one terminal state, failures and cancellations never let a
 //! dependent run, and references always resolve to the right upstream outputs.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! Streaming edges: chunks flow downstream while the upstream runs when both providers
 //! support it, and the non-streaming fallback otherwise, with the same results.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

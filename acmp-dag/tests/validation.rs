@@ -1,6 +1,6 @@
 //! One test per validation rule: each violation is reported, naming task and field.
 
-mod common;
+use crate::common;
 
 use acmp_dag::path::PathErrorKind;
 use acmp_dag::validate::{EdgeEnd, check};

@@ -2,7 +2,7 @@
 //! suite over stdio, WebSocket and HTTP+SSE: nothing fails that is not in
 //! `expected/a2e-client.txt`, nothing is skipped.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! (with the fixture profile of `fixture-host.toml`): nothing fails that is
 //! not in `expected/a2e-host-<transport>.txt`, nothing is skipped.
 
-mod support;
+use crate::support;
 
 use conformance::host::Target;
 use conformance::runner::Selection;

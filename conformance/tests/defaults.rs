@@ -1,6 +1,6 @@
 //! The decoder's defaults against the spec's field tables.
 
-mod common;
+use crate::common;
 
 use a2e_proto::{Message, decode};
 use conformance::catalog::{self, Catalog, MODELS};

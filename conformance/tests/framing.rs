@@ -1,6 +1,6 @@
 //! NDJSON framing of real byte streams.
 
-mod common;
+use crate::common;
 
 use a2e_proto::ndjson::{Frame, NdjsonCodec};
 use a2e_proto::{Message, decode};

@@ -2,7 +2,7 @@
 //! breaks one rule at a time, fails exactly the checks of that rule (besides
 //! the host's own expected failures).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

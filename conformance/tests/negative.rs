@@ -1,6 +1,6 @@
 //! Malformed lines: each gives its exact error code, path and `req_id`.
 
-mod common;
+use crate::common;
 
 use a2e_proto::decode::{DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH};
 use a2e_proto::{DecodeOptions, ErrorCode, Message, decode, decode_with};

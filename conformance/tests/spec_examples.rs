@@ -1,7 +1,7 @@
 //! The specs' wire examples and the core tables' messages: decode, re-encode,
 //! compare, round-trip, snapshot, validate.
 
-mod common;
+use crate::common;
 
 use a2e_proto::{
     ChainNode, ErrorCode, EventKind, Message, NodeKind, SkillStatus, StreamType, decode,

@@ -1,7 +1,7 @@
 //! The engine's own steps (router, branch, parallel, loop, retry, delay),
 //! edges, failures, events and cancellation. Time is tokio's paused clock.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! journaled answers without calling the backend again; events not
 //! delivered twice; the observer between a step's answer and its use.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! The documents in `examples/ontheia/` validate, match the generated JSON
 //! Schema, and the offline ones run.
 
-mod common;
+use crate::common;
 
 use common::{Host, engine, run};
 use ontheia::{Globals, LlmReply, StepStatus};

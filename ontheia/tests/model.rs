@@ -3,10 +3,9 @@
 //! `.ci/install-llm.sh`, announced in `A2E_TEST_LOCAL_LLM_URL`). A small
 //! model's messy answers put extraction and repair to a real test.
 
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use crate::skip;
 
-mod common;
+use crate::common;
 
 use common::http_request;
 use ontheia::{

@@ -4,8 +4,7 @@
 //! compared as doubles, as JavaScript has them), or both fail. Fails under
 //! 95 %, listing every disagreement; prints the agreement figure.
 
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use crate::skip;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The steps that reach the backend, and `transform`: what each sends and
 //! what it stores.
 
-mod common;
+use crate::common;
 
 use common::{Call, Host, doc, engine, run, start_server};
 use ontheia::{AgentPlan, Document, Globals, LlmReply, StepStatus};

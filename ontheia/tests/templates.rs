@@ -1,7 +1,7 @@
 //! `${…}` variables and `when`: the global context, step results, single
 //! pass (no leaks), bounds, and the comparison fixes.
 
-mod common;
+use crate::common;
 
 use common::{Host, doc, engine, run};
 use ontheia::template::{Expander, Vars};

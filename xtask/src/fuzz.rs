@@ -99,11 +99,11 @@ pub fn run(args: &[&str]) -> Result<(), String> {
                 "-p",
                 "a2e-cli",
                 "--test",
-                "fuzz_session",
+                "cli",
                 "--",
                 "--ignored",
                 "--exact",
-                "fuzz_many",
+                "fuzz_session::fuzz_many",
                 "--nocapture",
             ],
             &[
@@ -125,17 +125,20 @@ pub fn run(args: &[&str]) -> Result<(), String> {
             ("A2E_FUZZ_CASES", cases.as_str()),
             ("A2E_FUZZ_SEED", seed.as_str()),
         ];
-        for (krate, extra) in [
-            ("a2e-proto", Some("arbitrary")),
-            ("acmp-dag", None),
-            ("ontheia", None),
+        // (crate, its features, its test binary, the filter naming the
+        // decode tests in it)
+        for (krate, extra, binary, filter) in [
+            ("a2e-proto", Some("arbitrary"), "fuzz_decode", None),
+            ("acmp-dag", None, "suite", Some("fuzz_decode::")),
+            ("ontheia", None, "suite", Some("fuzz_decode::")),
         ] {
             let started = Instant::now();
             let mut args = vec!["test", "--release", "-p", krate];
             if let Some(features) = extra {
                 args.extend(["--features", features]);
             }
-            args.extend(["--test", "fuzz_decode"]);
+            args.extend(["--test", binary]);
+            args.extend(filter);
             crate::cargo_env(&args, &env)?;
             summary.push(serde_json::json!({"fuzz": format!("decode {krate}"), "cases": o.cases, "seed": o.seed, "wall_s": secs(started)}));
         }

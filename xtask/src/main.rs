@@ -24,6 +24,7 @@ mod schema;
 mod structures;
 mod tidy;
 mod tidy_errors;
+mod tidy_tests;
 
 use std::process::ExitCode;
 

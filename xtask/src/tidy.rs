@@ -203,9 +203,17 @@ pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// `cargo xtask tidy`: fails on an import of `a2e-host` that points up, and
-/// on a public function of a library crate that returns `Result<_, String>`.
+/// `cargo xtask tidy`: fails on a test file no test target compiles, on an
+/// import of `a2e-host` that points up, and on a public function of a library
+/// crate that returns `Result<_, String>`.
 pub fn run() -> Result<(), String> {
+    let orphans = crate::tidy_tests::orphans(&crate::root())?;
+    if !orphans.is_empty() {
+        for orphan in &orphans {
+            eprintln!("{orphan}: compiled by no test target (declare it in the crate's test root)");
+        }
+        return Err(format!("{} test file(s) never build", orphans.len()));
+    }
     let string_errors = crate::tidy_errors::string_errors(&crate::root())?;
     for found in &string_errors {
         eprintln!("{found}: returns Result<_, String>");

@@ -1,0 +1,51 @@
+//! Every integration test of the `a2e` binary, in one test binary: linking
+//! the host once instead of once per file keeps a workspace build's disk use
+//! and link time down. Each module is one area; the `*_support` modules are
+//! the helpers they share. Run one area with `cargo test -p a2e-cli --test
+//! cli AREA::`.
+
+mod acmp_support;
+mod cluster_support;
+mod durable_support;
+mod fuzz_support;
+mod llm_support;
+mod mcp_conformance_support;
+#[path = "../../a2e-host/tests/net_support/mod.rs"]
+mod net_support;
+mod otlp_support;
+#[path = "../../test-support/skip.rs"]
+mod skip;
+
+mod acmp_host;
+mod acmp_interop;
+mod acmp_mcp;
+mod acmp_remote;
+mod audit;
+mod blackbox;
+mod cluster;
+mod command_env;
+mod durable_acmp;
+mod durable_runs;
+mod durable_skills;
+mod fuzz_session;
+mod graph_cli;
+mod llm_skill;
+mod llm_skill_cli;
+mod llm_skill_local;
+mod llm_skill_toolkits;
+mod mcp_client_model;
+mod mcp_conformance_client;
+mod mcp_conformance_server;
+mod mcp_host;
+mod mcp_sampling;
+mod mcp_ts_sdk;
+mod memory;
+mod net_stdio;
+mod ontheia_run;
+mod skill_kinds;
+mod stdio_binary;
+mod telemetry;
+mod telemetry_acmp;
+mod telemetry_cluster;
+mod telemetry_hops;
+mod ui_stdio;
