@@ -4,6 +4,10 @@
 //! the helpers they share. Run one area with `cargo test -p a2e-cli --test
 //! cli AREA::`.
 
+// `skip` is also a module of the NATS helper that `cluster_support` borrows
+// from a2e-journal's tests.
+#![allow(clippy::duplicate_mod)]
+
 mod acmp_support;
 mod cluster_support;
 mod durable_support;

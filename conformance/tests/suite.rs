@@ -7,14 +7,14 @@
 mod common;
 mod support;
 
-#[path = "a2e_client.rs"]
-mod client_side;
-#[path = "a2e_host.rs"]
-mod host_side;
 mod blackbox;
 mod catalog;
+#[path = "a2e_client.rs"]
+mod client_side;
 mod defaults;
 mod framing;
+#[path = "a2e_host.rs"]
+mod host_side;
 mod mutants;
 mod negative;
 mod properties;

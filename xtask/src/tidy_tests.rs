@@ -33,7 +33,11 @@ pub fn orphans(root: &Path) -> Result<Vec<String>, String> {
             .as_array()
             .into_iter()
             .flatten()
-            .filter(|t| t["kind"].as_array().is_some_and(|k| k.contains(&"test".into())))
+            .filter(|t| {
+                t["kind"]
+                    .as_array()
+                    .is_some_and(|k| k.contains(&"test".into()))
+            })
             .filter_map(|t| t["src_path"].as_str().map(PathBuf::from))
             .collect();
         for orphan in orphans_in(&dir.join("tests"), &roots) {
@@ -111,7 +115,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for (name, text) in [
-            ("suite.rs", "mod listed;\n#[path = \"renamed.rs\"]\nmod other;\n"),
+            (
+                "suite.rs",
+                "mod listed;\n#[path = \"renamed.rs\"]\nmod other;\n",
+            ),
             ("listed.rs", ""),
             ("renamed.rs", ""),
             ("alone.rs", ""),

@@ -5,7 +5,6 @@
 #[path = "../../../a2e-journal/tests/common/nats_server.rs"]
 pub mod nats_server;
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -14,6 +13,8 @@ use a2e_host::proc::pids_with_arg;
 use conformance::child::HostProcess;
 use nats_server::NatsServer;
 use serde_json::{Value, json};
+
+pub use crate::durable_support::{effects, handshake, kill_marked};
 
 /// One cluster test at a time: each starts a server and several hosts on a
 /// small machine.
@@ -98,21 +99,6 @@ impl Cluster {
     }
 }
 
-pub fn handshake(host: &mut HostProcess, agent: &str) {
-    let hs = json!({"type": "handshake/req", "id": "hs", "agent_id": agent});
-    host.send(hs.to_string().as_bytes()).unwrap();
-    let (resp, _) = host.answer("hs", Duration::from_secs(30), |_| {}).unwrap();
-    assert_eq!(resp["type"], "handshake/resp", "{resp}");
-}
-
-pub fn effects(root: &Path) -> Vec<String> {
-    std::fs::read_to_string(root.join("effects"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
 /// A chain of `run_command` nodes, each `(id, script)`, one after the other.
 pub fn chain(req_id: &str, nodes: &[(&str, String)]) -> Value {
     chain_named(req_id, "cluster", nodes)
@@ -164,15 +150,6 @@ pub fn owner(hosts: &[Host], pid: u32) -> Option<usize> {
         }
     }
     None
-}
-
-pub fn kill_marked(mark: &str) {
-    for pid in pids_with_arg(mark) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
 }
 
 /// Waits for a process with argument `mark` run by one of `hosts`; its
