@@ -29,7 +29,11 @@ pub fn run() -> Result<(), String> {
         args.extend(["--exclude", name]);
     }
     args.extend(["--allow-dirty", "--quiet"]);
-    crate::cargo(&args)
+    // A packaged crate is built outside the workspace, so the workspace's
+    // profiles do not reach it: without this, each would compile with full
+    // debug info (a2e-host's library alone 234 MB), gigabytes that only
+    // check that it builds.
+    crate::cargo_env(&args, &[("CARGO_PROFILE_DEV_DEBUG", "false")])
 }
 
 /// `(name, version)` of every workspace member, from `cargo metadata`.
