@@ -191,3 +191,39 @@ async fn the_budget_stops_calls_that_would_exceed_it() {
     assert_eq!(pool.preflight(&one).unwrap(), 0.5);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
+
+/// An input chunk that overtakes its task's invoke (separate POSTs over MCP
+/// HTTP) waits for the invoke instead of being refused, and the task runs on it.
+#[tokio::test]
+async fn an_input_chunk_before_its_invoke_waits_for_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let service = service(0.001, 1000, runs.clone());
+    let (out, mut answers) = mpsc::unbounded_channel::<Value>();
+    service.handle(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "acmp/inputChunk",
+               "params": {"task_id": "early", "seq": 0, "final": true,
+                          "chunk": {"type": "json", "data": 7}}}),
+        &out,
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    service.handle(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "acmp/invoke",
+               "params": {"task_id": "early", "capability": "work", "input_stream": true}}),
+        &out,
+    );
+    let mut by_id = std::collections::HashMap::new();
+    while by_id.len() < 2 {
+        let answer = tokio::time::timeout(Duration::from_secs(10), answers.recv())
+            .await
+            .expect("both answered within 10 s")
+            .unwrap();
+        if let Some(id) = answer.get("id").and_then(Value::as_u64) {
+            by_id.insert(id, answer);
+        }
+    }
+    // Refused, the chunk would be lost and the task would wait for its input
+    // until the timeout above.
+    assert!(by_id[&1].get("error").is_none(), "{}", by_id[&1]);
+    assert_eq!(by_id[&2]["result"]["task_id"], "early", "{}", by_id[&2]);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}

@@ -280,17 +280,7 @@ impl ProviderService {
             return;
         };
         let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let answer = |result: Result<Value, AcmpError>| {
-            if let Some(id) = &id {
-                let msg = match result {
-                    Ok(v) => rpc::response(id, v),
-                    Err(e) => rpc::error_response(id, &e),
-                };
-                let _ = out.send(msg);
-            } else if let Err(e) = result {
-                tracing::debug!(method, error = %e, "bad notification dropped");
-            }
-        };
+        let answer = |result: Result<Value, AcmpError>| respond(&id, method, result, out);
         match method {
             methods::INVOKE => match id {
                 Some(id) => {
@@ -310,7 +300,28 @@ impl ProviderService {
                 None => tracing::debug!("acmp/invoke without an id dropped"),
             },
             methods::CANCEL => answer(self.cancel(&params)),
-            methods::INPUT_CHUNK => answer(self.input_chunk(&params)),
+            methods::INPUT_CHUNK => match params.get("task_id").and_then(Value::as_str) {
+                // A chunk may overtake its task's invoke: on MCP HTTP they are separate
+                // POSTs, and an invoke is registered by the task it is spawned on. The
+                // chunk waits for the task, at most `EARLY_CHUNK_WAIT`.
+                Some(task) if !self.knows(task) => {
+                    let (service, out, id) = (Arc::clone(self), out.clone(), id.clone());
+                    let task = task.to_owned();
+                    tokio::spawn(async move {
+                        let deadline = tokio::time::Instant::now() + EARLY_CHUNK_WAIT;
+                        while !service.knows(&task) && tokio::time::Instant::now() < deadline {
+                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                        }
+                        respond(
+                            &id,
+                            methods::INPUT_CHUNK,
+                            service.input_chunk(&params),
+                            &out,
+                        );
+                    });
+                }
+                _ => answer(self.input_chunk(&params)),
+            },
             "initialize" => answer(Ok(json!({
                 "protocolVersion": "2025-06-18",
                 "capabilities": {"acmp": self.advertisement()},
@@ -339,6 +350,11 @@ impl ProviderService {
         };
         tracing::info!(task = %cancel.task_id, running, "acmp/cancel");
         Ok(json!({"task_id": cancel.task_id, "cancelled": running}))
+    }
+
+    /// Whether an invoke of `task_id` was registered (running or done).
+    fn knows(&self, task_id: &str) -> bool {
+        self.lock().tasks.contains_key(task_id)
     }
 
     /// `acmp/inputChunk`: into the task's reorder buffer.
@@ -381,5 +397,21 @@ impl ProviderService {
         }
         input.push(chunk);
         Ok(json!({"task_id": task_id}))
+    }
+}
+
+/// How long an `acmp/inputChunk` for a task not yet invoked waits for its invoke.
+pub const EARLY_CHUNK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Answers a request with `id` (none for a notification, whose error is only logged).
+fn respond(id: &Option<Value>, method: &str, result: Result<Value, AcmpError>, out: &Outbox) {
+    if let Some(id) = id {
+        let msg = match result {
+            Ok(v) => rpc::response(id, v),
+            Err(e) => rpc::error_response(id, &e),
+        };
+        let _ = out.send(msg);
+    } else if let Err(e) = result {
+        tracing::debug!(method, error = %e, "bad notification dropped");
     }
 }
