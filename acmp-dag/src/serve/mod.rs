@@ -176,6 +176,8 @@ pub struct ProviderService {
     offers: HashMap<String, Offer>,
     config: ServiceConfig,
     state: Mutex<State>,
+    /// Woken when an invoke registers its task (input chunks that came first wait on it).
+    registered: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for ProviderService {
@@ -203,6 +205,7 @@ impl ProviderService {
                 .collect(),
             config,
             state: Mutex::new(State::default()),
+            registered: tokio::sync::Notify::new(),
         }
     }
 
@@ -308,10 +311,16 @@ impl ProviderService {
                     let (service, out, id) = (Arc::clone(self), out.clone(), id.clone());
                     let task = task.to_owned();
                     tokio::spawn(async move {
-                        let deadline = tokio::time::Instant::now() + EARLY_CHUNK_WAIT;
-                        while !service.knows(&task) && tokio::time::Instant::now() < deadline {
-                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                        }
+                        let registered = async {
+                            loop {
+                                let woken = service.registered.notified();
+                                if service.knows(&task) {
+                                    return;
+                                }
+                                woken.await;
+                            }
+                        };
+                        let _ = tokio::time::timeout(EARLY_CHUNK_WAIT, registered).await;
                         respond(
                             &id,
                             methods::INPUT_CHUNK,

@@ -66,6 +66,9 @@ impl ProviderService {
                 }
             }
         };
+        if matches!(role, Role::Run { .. }) {
+            self.registered.notify_waiters();
+        }
         match role {
             Role::Done(outcome) => *outcome,
             Role::Join(mut done) => match done.wait_for(Option::is_some).await {
