@@ -88,6 +88,29 @@ pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
     cargo_env(args, &[])
 }
 
+/// `cargo metadata` of the workspace's own packages (no dependencies), as JSON.
+pub(crate) fn workspace_metadata() -> Result<serde_json::Value, String> {
+    let output = std::process::Command::new(cargo_program())
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "`cargo metadata` failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))
+}
+
 /// [`cargo`] with extra environment variables.
 pub(crate) fn cargo_env(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
     eprintln!("$ cargo {}", args.join(" "));

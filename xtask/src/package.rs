@@ -12,7 +12,6 @@
 //! today's packages (the third-party dependencies stay compiled).
 
 use std::path::PathBuf;
-use std::process::Command;
 
 /// Crates that are not packaged (not published).
 const UNPUBLISHED: [&str; 2] = ["xtask", "conformance"];
@@ -38,25 +37,7 @@ pub fn run() -> Result<(), String> {
 
 /// `(name, version)` of every workspace member, from `cargo metadata`.
 fn members() -> Result<Vec<(String, String)>, String> {
-    let output = Command::new(crate::cargo_program())
-        .args([
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ])
-        .current_dir(crate::root())
-        .output()
-        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "`cargo metadata` failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let metadata = crate::workspace_metadata()?;
     let packages = metadata["packages"]
         .as_array()
         .ok_or("cargo metadata has no `packages`")?;

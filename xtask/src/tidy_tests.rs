@@ -7,20 +7,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 /// `tests/NAME.rs` files that no test target compiles, as paths under `root`.
 pub fn orphans(root: &Path) -> Result<Vec<String>, String> {
-    let out = std::process::Command::new(crate::cargo_program())
-        .args(["metadata", "--no-deps", "--format-version", "1"])
-        .current_dir(root)
-        .output()
-        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
-    if !out.status.success() {
-        return Err("`cargo metadata` failed".into());
-    }
-    let metadata: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let metadata = crate::workspace_metadata()?;
     let mut found = Vec::new();
     for package in metadata["packages"].as_array().into_iter().flatten() {
         let Some(manifest) = package["manifest_path"].as_str() else {
