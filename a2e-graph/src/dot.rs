@@ -15,6 +15,9 @@ use crate::text::dot;
 /// The graph as a DOT digraph; with `run`, nodes coloured by state and
 /// labelled with their durations.
 pub fn to_dot(graph: &Graph, run: Option<&RunStates>) -> String {
+    // A map's items count on their template.
+    let folded = run::folded(graph, run);
+    let run = folded.as_ref();
     let mut out = String::new();
     let title = dot(&graph.title());
     let _ = writeln!(out, "digraph \"{title}\" {{");

@@ -80,7 +80,7 @@ pub use dot::to_dot;
 pub use error::GraphError;
 pub use mermaid::to_mermaid;
 pub use model::{Edge, EdgeKind, Graph, Node, Shape, Source};
-pub use run::{NodeRun, NodeState, RunStates, duration};
+pub use run::{Items, NodeRun, NodeState, RunStates, duration, fold_items, item_of};
 pub use svg::{MAX_SVG_CELLS, to_svg};
 
 /// An output format.

@@ -16,6 +16,9 @@ use crate::text::{mermaid, visible};
 /// The graph as a Mermaid flowchart; with `run`, nodes coloured by state and
 /// labelled with their durations.
 pub fn to_mermaid(graph: &Graph, run: Option<&RunStates>) -> String {
+    // A map's items count on their template.
+    let folded = run::folded(graph, run);
+    let run = folded.as_ref();
     let mut out = String::new();
     let _ = writeln!(out, "%% {}", visible(&graph.title()));
     out.push_str("flowchart TD\n");

@@ -45,6 +45,9 @@ const MARGIN: f64 = 12.0;
 /// labelled with their durations. Refused when the graph has more than
 /// [`MAX_SVG_CELLS`] places to lay out.
 pub fn to_svg(graph: &Graph, run: Option<&RunStates>) -> Result<String, GraphError> {
+    // A map's items count on their template.
+    let folded = run::folded(graph, run);
+    let run = folded.as_ref();
     let edges = graph.merged_edges();
     let cells = layout_cells(graph.nodes.len(), &edges);
     if cells > MAX_SVG_CELLS {

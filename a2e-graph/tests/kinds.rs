@@ -319,3 +319,38 @@ fn a_run_colours_the_nodes_and_labels_them_with_durations() {
     let plain = graph.render(Format::Svg, None).unwrap();
     assert!(!plain.contains("data-state"));
 }
+
+#[test]
+fn a_maps_items_show_on_its_template_with_their_count() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/chains/digest.json"
+    ))
+    .unwrap();
+    let graph = Graph::parse(&text).unwrap();
+    // A chain reports a map's items as `template[index]`; `read` is the
+    // template of `read_all`.
+    let mut run = RunStates::new();
+    run.insert("read_all".into(), NodeRun::new(NodeState::Done, None));
+    for i in 0..3 {
+        run.insert(format!("read[{i}]"), NodeRun::new(NodeState::Done, None));
+    }
+    let svg = graph.render(Format::Svg, Some(&run)).unwrap();
+    assert!(
+        svg.contains(r#"state-done" data-state="done" data-node-id="read""#),
+        "{svg}"
+    );
+    assert!(svg.contains(">done · 3/3 done</tspan>"), "{svg}");
+    let dot = graph.render(Format::Dot, Some(&run)).unwrap();
+    assert!(
+        dot.contains(r"read\ntool read_file\ndone · 3/3 done"),
+        "{dot}"
+    );
+
+    run.insert("read[3]".into(), NodeRun::new(NodeState::Running, None));
+    let mermaid = graph.render(Format::Mermaid, Some(&run)).unwrap();
+    assert!(
+        mermaid.contains("read<br/>tool read_file<br/>running · 3/4 done"),
+        "{mermaid}"
+    );
+}
