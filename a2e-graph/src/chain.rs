@@ -1,7 +1,10 @@
 //! An A2E chain as a graph, drawn from its validated plan.
 //!
 //! - one node per chain node, captioned with its kind and what it calls
-//!   (`tool glob`, `skill summarise`, `proc build`, `branch`, `map`);
+//!   (`tool glob`, `skill summarise`, `proc build`, `branch`, `map`), and
+//!   its `on_error` when it has one (`tool glob · on_error skip`,
+//!   `tool glob · on_error → alt`), so that the picture says what a failure
+//!   there does;
 //! - `next_node` → a [`EdgeKind::Next`] edge; a branch's `true_node` /
 //!   `false_node` → [`EdgeKind::True`] / [`EdgeKind::False`]; a map's
 //!   `map_node` → [`EdgeKind::Map`] (`each`); `on_error: <node>` →
@@ -29,13 +32,22 @@ pub fn from_plan(plan: &Plan<'_>) -> Graph {
     let mut b = Builder::new(Source::Chain, &req.chain_id);
     for node in &req.nodes {
         let kind = node.kind.as_str();
-        let (caption, shape) = if node.kind == NodeKind::BRANCH {
+        let (mut caption, shape) = if node.kind == NodeKind::BRANCH {
             (kind.to_owned(), Shape::Diamond)
         } else if node.kind == NodeKind::MAP {
             (kind.to_owned(), Shape::Hexagon)
         } else {
             (format!("{kind} {}", node.name), Shape::Box)
         };
+        match node.on_error_policy() {
+            OnError::Skip => caption.push_str(" · on_error skip"),
+            OnError::Fallback(to) => {
+                caption.push_str(" · on_error → ");
+                caption.push_str(to);
+            }
+            // The default: the chain fails.
+            _ => {}
+        }
         b.node(&node.node_id, kind, caption, shape);
     }
     for node in &req.nodes {

@@ -58,12 +58,13 @@ fn a_chain_draws_order_branches_maps_fallbacks_and_reads() {
     assert_eq!(
         captions,
         [
-            ("list", "proc ls"),
+            // A node's `on_error` shows on it.
+            ("list", "proc ls · on_error → recover"),
             ("recover", "skill explain"),
             ("each", "map"),
             ("stat", "tool stat"),
             ("big", "branch"),
-            ("warn", "tool notify")
+            ("warn", "tool notify · on_error skip")
         ]
     );
     assert_eq!(
