@@ -4,7 +4,7 @@
 //!
 //! | fixture | what it does |
 //! |---|---|
-//! | tool `conformance_echo` | `{text: string (required), …}` → its arguments unchanged; tags `conformance`, `conformance-echo` |
+//! | tool `conformance_echo` | `{text: string (required), …}` → its arguments unchanged; tags `conformance`, `conformance-echo`; `idempotent: true` |
 //! | tool `conformance_sleep` | `{ms: integer (required), group?: string}` → sleeps `ms`, stops when cancelled; `{slept: ms, concurrent: n}`, `n` the calls of its `group` in flight when it started |
 //! | tool `conformance_stream` | `{count: integer (required, ≤ 1000), delay_ms?: integer}` → `count` `progress` events, then `{events: count}` |
 //! | tool `conformance_fail` | `{message?: string}` → runs and fails (`tool_error`) |
@@ -15,6 +15,12 @@
 //! | skill `conformance_skill_slow` | Published, category `conformance`; `{ms}` → runs `conformance_sleep` |
 //! | skill `conformance_skill_blocked` | status `Blocked`, category `conformance` |
 //! | proc | the session may spawn `sh`, `cat` and `sleep` (and not `conformance-not-allowed`) |
+//!
+//! Every tool is declared with `streaming: true`, `idempotent: false` (but
+//! the echo tool), `defer_loading: false` (but the deferred tool), version
+//! `1.0.0`, no output parameters and no toolkit: [`declared_tools`] is each
+//! definition as the profile declares it, which the checks hold a host's
+//! listing to.
 //!
 //! [`fixture_plugin`] is the profile's tools as an A2E plugin (served over
 //! stdio by `a2e-conformance fixture-plugin`); the skills are chain skills in
@@ -50,6 +56,13 @@ pub const SKILL_FAIL: &str = "conformance_skill_fail";
 pub const SKILL_SLOW: &str = "conformance_skill_slow";
 /// The blocked skill.
 pub const SKILL_BLOCKED: &str = "conformance_skill_blocked";
+
+/// Every tool of the profile.
+pub const TOOLS: &[&str] = &[ECHO, SLEEP, STREAM, FAIL, LARGE, DEFERRED];
+/// Every skill of the profile.
+pub const SKILLS: &[&str] = &[SKILL, SKILL_FAIL, SKILL_SLOW, SKILL_BLOCKED];
+/// The toolkit a host may name the profile's tools by: the plugin's name.
+pub const TOOLKIT: &str = "conformance";
 
 /// Longest sleep, in milliseconds.
 const MAX_SLEEP_MS: u64 = 10 * 60 * 1000;
@@ -218,7 +231,9 @@ pub fn fixture_plugin() -> Toolbox {
     Toolbox::new("conformance")
         .with(
             FnTool::new(ECHO, "Returns its arguments unchanged (conformance fixture)", echo)
-                .define(tagged(&["conformance", "conformance-echo"])),
+                // Echoing is safe to retry: a flag away from its default, so a
+                // host that drops or rewrites flags shows it.
+                .define(|d| tagged(&["conformance", "conformance-echo"])(d).idempotent()),
         )
         .with(
             FnTool::new(SLEEP, "Sleeps for ms milliseconds, then reports how many calls of its group ran at once (conformance fixture)", sleep)
@@ -246,6 +261,11 @@ pub fn fixture_plugin() -> Toolbox {
         )
 }
 
+/// The definition of every tool of the profile, as the profile declares it.
+pub fn declared_tools() -> Vec<a2e_proto::ToolDefinition> {
+    a2e_plugin::ToolPlugin::tools(&fixture_plugin())
+}
+
 /// Serves [`fixture_plugin`] on stdin and stdout until the input ends.
 pub fn serve_stdio() -> std::io::Result<()> {
     a2e_plugin::run_stdio(fixture_plugin())
@@ -264,7 +284,15 @@ mod tests {
     async fn the_tools_do_what_the_profile_says() {
         let p = fixture_plugin();
         let names: Vec<String> = ToolPlugin::tools(&p).into_iter().map(|t| t.name).collect();
-        assert_eq!(names, [ECHO, SLEEP, STREAM, FAIL, LARGE, DEFERRED]);
+        assert_eq!(names, TOOLS);
+        let declared = declared_tools();
+        assert!(declared.iter().all(|d| d.streaming && d.toolkit.is_none()));
+        let idempotent: Vec<&str> = declared
+            .iter()
+            .filter(|d| d.idempotent)
+            .map(|d| d.name.as_str())
+            .collect();
+        assert_eq!(idempotent, [ECHO]);
         let echo = p
             .call_dyn(
                 ECHO,

@@ -37,20 +37,54 @@ pub(crate) struct Plan {
     pub(crate) checks: &'static [CheckDef],
 }
 
+/// A fixture a scenario needs that the host does not offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unmet {
+    /// The fixture.
+    pub(crate) fixture: Fixture,
+    /// The capability for which the host owes it (it offers the fixture
+    /// profile and accepted that capability); `None` when it may lack it.
+    pub(crate) owed: Option<&'static str>,
+}
+
+impl Unmet {
+    /// The first of `needs` that `fixtures` lacks, and whether it is owed.
+    pub(crate) fn find(fixtures: &Fixtures, needs: &[Fixture]) -> Option<Self> {
+        fixtures.missing(needs).map(|fixture| Self {
+            fixture,
+            owed: fixtures.owes(fixture),
+        })
+    }
+}
+
 /// Runs one scenario's `body` within `limit`: its results, with checks it
-/// did not reach failed with the reason it stopped.
+/// did not reach failed with the reason it stopped. A scenario whose fixture
+/// is missing is skipped, or failed when the host owes the fixture.
 pub(crate) async fn run_one<F>(
     plan: &Plan,
-    missing: Option<Fixture>,
+    unmet: Option<Unmet>,
     run_left: Duration,
     body: F,
 ) -> Vec<CheckResult>
 where
     F: Future<Output = (Recorder, Result<(), Abort>)>,
 {
-    if let Some(fixture) = missing {
+    if let Some(Unmet { fixture, owed }) = unmet {
         let mut rec = Recorder::new(plan.name, plan.checks);
-        rec.skip_all(&format!("needs fixture {fixture}"));
+        match owed {
+            Some(cap) => {
+                for def in plan.checks {
+                    rec.fail(
+                        def.id,
+                        format!(
+                            "fixture {fixture}: the host offers the fixture profile and accepted capability {cap}"
+                        ),
+                        "the host does not offer it",
+                    );
+                }
+            }
+            None => rec.skip_all(&format!("needs fixture {fixture}")),
+        }
         return rec.finish(None);
     }
     if run_left.is_zero() {
@@ -139,8 +173,8 @@ pub async fn run_host(
             };
             (cx.rec, outcome)
         };
-        let missing = fixtures.missing(plan.needs);
-        for result in run_one(&plan, missing, run_left, body).await {
+        let unmet = Unmet::find(&fixtures, plan.needs);
+        for result in run_one(&plan, unmet, run_left, body).await {
             seen(&result);
             results.push(result);
         }
@@ -213,6 +247,7 @@ pub fn read_expected(text: &str) -> BTreeSet<String> {
 mod tests {
     use super::*;
     use crate::check::must;
+    use crate::profile;
 
     fn result(id: &'static str, status: Status) -> CheckResult {
         CheckResult {
@@ -221,6 +256,40 @@ mod tests {
             status,
             expected_failure: false,
         }
+    }
+
+    #[test]
+    fn a_fixture_the_host_owes_fails_its_scenario_and_one_it_may_lack_skips_it() {
+        const CHECKS: &[CheckDef] = &[must("a.b.c", "s", "r")];
+        let plan = Plan {
+            name: "x",
+            needs: &[Fixture::Cap("tools"), Fixture::Tool(profile::SLEEP)],
+            checks: CHECKS,
+        };
+        let run = |fixtures: &Fixtures| {
+            let unmet = Unmet::find(fixtures, plan.needs);
+            let body = async { (Recorder::new("x", CHECKS), Ok(())) };
+            futures::executor::block_on(run_one(&plan, unmet, Duration::from_secs(1), body))
+        };
+        // A host offering nothing of the profile may lack it: skipped.
+        let mut fixtures = Fixtures::default();
+        fixtures.caps.insert("tools".into());
+        let out = run(&fixtures);
+        assert!(matches!(out[0].status, Status::Skipped { .. }), "{out:?}");
+        // Offering another tool of the profile declares it: the missing one fails.
+        fixtures.tools.insert(profile::ECHO.into());
+        assert_eq!(fixtures.owes(Fixture::Tool(profile::SLEEP)), Some("tools"));
+        let out = run(&fixtures);
+        assert!(out[0].failed(), "{out:?}");
+        // A skill is owed only when the skill capability was accepted.
+        assert_eq!(fixtures.owes(Fixture::Skill(profile::SKILL)), None);
+        assert_eq!(fixtures.owes(Fixture::Cap("chains")), None);
+        fixtures.caps.insert("skill".into());
+        assert_eq!(fixtures.owes(Fixture::Skill(profile::SKILL)), Some("skill"));
+        assert_eq!(fixtures.owes(Fixture::AuthToken), None);
+        // A capability the host did not accept is not needed of it.
+        fixtures.caps.remove("tools");
+        assert!(matches!(run(&fixtures)[0].status, Status::Skipped { .. }));
     }
 
     #[test]

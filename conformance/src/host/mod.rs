@@ -11,6 +11,8 @@ mod probe;
 mod proc;
 mod skills;
 mod tools;
+mod tools_defs;
+mod tools_results;
 mod tools_run;
 mod transport;
 mod wire_checks;
@@ -41,6 +43,8 @@ pub fn scenarios() -> Vec<&'static HostScenario> {
         core::SCENARIOS,
         errors::SCENARIOS,
         tools::SCENARIOS,
+        tools_defs::SCENARIOS,
+        tools_results::SCENARIOS,
         tools_run::SCENARIOS,
         skills::SCENARIOS,
         chains::SCENARIOS,

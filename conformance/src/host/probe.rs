@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::{ALL_CAPS, Env};
+use crate::profile;
 use crate::scenario::Fixture;
 use crate::session::{Session, SessionParts};
 use crate::wire;
@@ -74,6 +75,29 @@ impl Fixtures {
     /// The first of `needs` that is not offered.
     pub fn missing(&self, needs: &[Fixture]) -> Option<Fixture> {
         needs.iter().copied().find(|f| !self.has(*f))
+    }
+
+    /// Whether the host offers any of the fixture profile (a tool or a skill
+    /// of it). Offering part of the profile declares it: the host then owes
+    /// every fixture of each capability it accepted.
+    pub fn offers_profile(&self) -> bool {
+        profile::TOOLS.iter().any(|t| self.tools.contains(*t))
+            || profile::SKILLS.iter().any(|s| self.skills.contains(*s))
+    }
+
+    /// The capability for which the host owes `fixture`, if it owes it: it
+    /// offers the profile and accepted the capability the fixture belongs to.
+    /// A scenario needing a fixture the host owes but lacks fails instead of
+    /// being skipped. Capabilities and the auth token are never owed: a host
+    /// may lack a capability, and the token is the suite's option.
+    pub fn owes(&self, fixture: Fixture) -> Option<&'static str> {
+        let cap = match fixture {
+            Fixture::Tool(_) => "tools",
+            Fixture::Skill(_) => "skill",
+            Fixture::Proc => "proc",
+            Fixture::Cap(_) | Fixture::AuthToken => return None,
+        };
+        (self.offers_profile() && self.caps.contains(cap)).then_some(cap)
     }
 }
 
