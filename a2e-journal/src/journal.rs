@@ -24,8 +24,10 @@ use crate::model::{
 /// returned [`Ack`] resolves once the write is durable (what that means is
 /// the store's: see [`crate::SqliteJournal`] and the JetStream store).
 /// Awaiting the ack is how a host makes sure a node's result is in the
-/// journal before anything downstream sees it; dropping it leaves the write
-/// queued (events, which need not hold up the run). Reads and subscriptions
+/// journal before anything downstream sees it; dropping it (or not polling
+/// it yet) leaves the write queued (events, which need not hold up the run):
+/// a store may then commit it later, with the next write somebody awaits,
+/// so that it costs no commit of its own. Reads and subscriptions
 /// return boxed futures and streams, so that a host holds any store as
 /// `Arc<dyn Journal>` (the store is chosen by configuration: the embedded
 /// SQLite file or a cluster's JetStream).
@@ -126,18 +128,23 @@ pub struct Ack<T = ()>(AckInner<T>);
 enum AckInner<T> {
     Ready(Option<Result<T>>),
     Channel(oneshot::Receiver<Result<T>>),
+    /// The receiver, and what to kick (with the write's ticket) the first
+    /// time the ack would wait.
     Kicked(
         oneshot::Receiver<Result<T>>,
-        Option<std::sync::Arc<dyn Kick>>,
+        Option<(std::sync::Arc<dyn Kick>, u64)>,
     ),
     Boxed(BoxFuture<'static, Result<T>>),
 }
 
 /// What an ack asks, the first time it would wait, to make its write durable
-/// on the spot: a store that can commit on the awaiting thread does so, and
-/// the ack resolves without a hand-off to another thread and back.
+/// now: somebody awaits it. A store that groups writes commits the ones
+/// nobody awaits later (with the next awaited one), and an awaited one at
+/// once — on the awaiting thread when it can, so that the ack resolves
+/// without a hand-off to another thread and back.
 pub(crate) trait Kick: Send + Sync {
-    fn kick(&self);
+    /// The write with `ticket` (its place in the store's queue) is awaited.
+    fn kick(&self, ticket: u64);
 }
 
 impl<T> Ack<T> {
@@ -153,11 +160,14 @@ impl<T> Ack<T> {
         (tx, Self(AckInner::Channel(rx)))
     }
 
-    /// An ack resolved by whoever holds the sender, that asks `kick` to
-    /// commit before it first waits.
-    pub(crate) fn kicked(kick: std::sync::Arc<dyn Kick>) -> (oneshot::Sender<Result<T>>, Self) {
-        let (tx, rx) = oneshot::channel();
-        (tx, Self(AckInner::Kicked(rx, Some(kick))))
+    /// An ack resolved through `rx`, that tells `kick` its write (queued
+    /// as `ticket`) is awaited before it first waits.
+    pub(crate) fn kicked(
+        rx: oneshot::Receiver<Result<T>>,
+        kick: std::sync::Arc<dyn Kick>,
+        ticket: u64,
+    ) -> Self {
+        Self(AckInner::Kicked(rx, Some((kick, ticket))))
     }
 
     /// An ack resolved by a future.
@@ -182,11 +192,11 @@ impl<T: Unpin> Future for Ack<T> {
                 .poll(cx)
                 .map(|r| r.unwrap_or(Err(JournalError::Closed))),
             AckInner::Kicked(rx, kick) => {
-                if let Some(k) = kick.take() {
+                if let Some((k, ticket)) = kick.take() {
                     if let Poll::Ready(r) = Pin::new(&mut *rx).poll(cx) {
                         return Poll::Ready(r.unwrap_or(Err(JournalError::Closed)));
                     }
-                    k.kick();
+                    k.kick(ticket);
                 }
                 Pin::new(rx)
                     .poll(cx)

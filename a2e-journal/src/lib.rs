@@ -87,4 +87,4 @@ pub use model::{
     NodeStart, PruneReport, Retention, RunFilter, RunItem, RunKind, RunState, RunStatus,
     RunSummary, StoredEvent, now_ms,
 };
-pub use sqlite::{Durability, RUNS_DB, SqliteJournal, SqliteOptions};
+pub use sqlite::{CommitStats, Durability, RUNS_DB, SqliteJournal, SqliteOptions};

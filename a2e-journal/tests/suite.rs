@@ -10,3 +10,4 @@ mod memory;
 mod nats;
 mod node_start;
 mod sqlite;
+mod syncs;

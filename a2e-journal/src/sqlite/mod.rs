@@ -1,5 +1,6 @@
 //! The embedded journal: one SQLite file (`.a2e/runs.db` under a root), WAL.
 
+mod commit;
 mod live;
 mod read;
 mod schema;
@@ -8,7 +9,6 @@ mod writer;
 pub use self::schema::Durability;
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -19,8 +19,9 @@ use futures::stream::BoxStream;
 use rusqlite::Connection;
 use serde_json::Value;
 
+use self::commit::Shared;
 use self::live::Live;
-use self::writer::{Op, Shared, Writer};
+use self::writer::{Op, Writer};
 use crate::error::{JournalError, Result};
 use crate::ids::{NodeKey, RunId};
 use crate::journal::{Ack, Journal, Kick};
@@ -64,6 +65,19 @@ impl Default for SqliteOptions {
     }
 }
 
+/// What a [`SqliteJournal`]'s writer has done since the file was opened
+/// ([`SqliteJournal::commit_stats`]). Under [`Durability::PowerLoss`] each
+/// commit syncs the WAL to disk once; under [`Durability::ProcessCrash`] a
+/// commit makes no sync. A checkpoint (copying the WAL into the file) syncs
+/// both files, in either mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitStats {
+    /// Transactions committed (each holds every write queued before it).
+    pub commits: u64,
+    /// Checkpoints the writer ran.
+    pub checkpoints: u64,
+}
+
 /// The reading connection, used on tokio's blocking pool.
 pub(crate) struct Reader {
     conn: Mutex<Connection>,
@@ -92,8 +106,6 @@ impl Reader {
 }
 
 struct Inner {
-    /// Signals the writer thread that the queue is no longer empty.
-    tx: Option<Sender<()>>,
     shared: Arc<Shared>,
     writer: Option<JoinHandle<()>>,
     reader: Arc<Reader>,
@@ -105,7 +117,7 @@ struct Inner {
 impl Drop for Inner {
     /// Closes the queue and waits for the writer to commit what is queued.
     fn drop(&mut self) {
-        drop(self.tx.take());
+        self.shared.close();
         if let Some(handle) = self.writer.take() {
             let _ = handle.join();
         }
@@ -166,12 +178,9 @@ impl SqliteJournal {
             source: std::io::Error::other(e.to_string()),
         })??;
         let live = Arc::new(Live::default());
-        let (tx, rx) = channel();
         let inline = options.durability == Durability::ProcessCrash;
-        if inline {
-            // Checkpoints run on the writer thread (see `writer`).
-            write.pragma_update(None, "wal_autocheckpoint", 0)?;
-        }
+        // Checkpoints run on the writer thread (see `commit`).
+        write.pragma_update(None, "wal_autocheckpoint", 0)?;
         let writer = Writer {
             conn: write,
             live: Arc::clone(&live),
@@ -179,19 +188,20 @@ impl SqliteJournal {
             prune_every: options.prune_every,
             finished_since_prune: 0,
             commits_since_checkpoint: 0,
+            writes_since_checkpoint: 0,
+            stats: Arc::default(),
         };
         let shared = Arc::new(Shared::new(writer, inline));
         let on_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("a2e-journal-writer".into())
-            .spawn(move || writer::run(&on_thread, &rx))
+            .spawn(move || commit::run(&on_thread))
             .map_err(|source| JournalError::Io {
                 path: path.display().to_string(),
                 source,
             })?;
         Ok(Self {
             inner: Arc::new(Inner {
-                tx: Some(tx),
                 shared,
                 writer: Some(handle),
                 reader: Arc::new(Reader {
@@ -209,26 +219,25 @@ impl SqliteJournal {
         &self.inner.path
     }
 
-    /// Queues `op`; `false` when the writer has stopped.
-    fn send(&self, op: Op) -> bool {
-        let Some(tx) = self.inner.tx.as_ref() else {
-            return false;
-        };
-        !self.inner.shared.push(op) || tx.send(()).is_ok()
+    /// The transactions and checkpoints the writer made since the file was
+    /// opened: what the journal costs in disk syncs (see [`CommitStats`]).
+    pub fn commit_stats(&self) -> CommitStats {
+        let w = self.inner.shared.stats();
+        CommitStats {
+            commits: w.commits.load(std::sync::atomic::Ordering::Relaxed),
+            checkpoints: w.checkpoints.load(std::sync::atomic::Ordering::Relaxed),
+        }
     }
 
     /// Queues the op `make` builds around a fresh ack sender. The ack
-    /// commits the queue itself when awaited, where the store allows it.
+    /// tells the queue when it is awaited (see `commit`).
     fn queue<T>(&self, make: impl FnOnce(tokio::sync::oneshot::Sender<Result<T>>) -> Op) -> Ack<T> {
-        let (reply, ack) = if self.inner.shared.inline {
-            Ack::kicked(Arc::clone(&self.inner.shared) as Arc<dyn Kick>)
-        } else {
-            Ack::channel()
-        };
-        if self.send(make(reply)) {
-            ack
-        } else {
-            Ack::ready(Err(JournalError::Closed))
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        match self.inner.shared.push(make(reply)) {
+            Some(ticket) => {
+                Ack::kicked(rx, Arc::clone(&self.inner.shared) as Arc<dyn Kick>, ticket)
+            }
+            None => Ack::ready(Err(JournalError::Closed)),
         }
     }
 

@@ -1,22 +1,12 @@
 //! The writer: the one connection that writes.
 //!
-//! Writes are queued in call order. Whoever commits takes whatever is queued
-//! (up to [`MAX_BATCH`]) and commits it as one transaction, then
-//! acknowledges each write: a group commit, so that many nodes finishing at
-//! once cost one commit (and, with `synchronous=FULL`, one sync). Every
-//! statement is atomic on its own, so one write failing (an unknown run)
-//! fails only its own ack.
-//!
-//! Who commits: with `synchronous=NORMAL` (no sync per commit) an awaited
-//! ack commits the queue on its own thread when the writer is free — a
-//! commit there costs less than handing the write to another thread and
-//! being woken by it. The writer thread commits what nobody awaits (events)
-//! a moment later, and everything under `synchronous=FULL`, whose syncs stay
-//! off the async threads.
+//! It commits a batch of queued writes as one transaction, then
+//! acknowledges each write (who hands it the batches, and when, is
+//! `commit`'s: group commit). Every statement is atomic on its own, so one
+//! write failing (an unknown run) fails only its own ack.
 
-use std::sync::mpsc::Receiver;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
@@ -24,7 +14,6 @@ use tokio::sync::oneshot;
 use super::live::Live;
 use crate::error::{JournalError, Result};
 use crate::ids::{NodeKey, RunId};
-use crate::journal::Kick;
 use crate::model::{NewRun, NodeStart, PruneReport, Retention, RunStatus, now_ms};
 
 /// Most writes committed in one transaction.
@@ -123,138 +112,93 @@ pub(super) struct Writer {
     pub prune_every: u32,
     /// Runs finished since the last automatic prune.
     pub finished_since_prune: u32,
-    /// Commits since the last checkpoint the writer thread ran (when acks
-    /// commit inline, the connection's own checkpoints are off, so that no
-    /// commit on an async thread copies the WAL into the file).
+    /// Commits since the last checkpoint the writer thread ran (the
+    /// connection's own checkpoints are off, so that no commit on an async
+    /// thread copies the WAL into the file).
     pub commits_since_checkpoint: u32,
+    /// Writes committed since that checkpoint.
+    pub writes_since_checkpoint: usize,
+    /// What the writer counts, for [`super::SqliteJournal::commit_stats`].
+    pub stats: Arc<Stats>,
+}
+
+/// Commits and checkpoints made since the file was opened.
+#[derive(Default)]
+pub(super) struct Stats {
+    pub commits: AtomicU64,
+    pub checkpoints: AtomicU64,
 }
 
 /// Commits between two checkpoints by the writer thread (about what
-/// SQLite's default of 1000 WAL pages holds).
+/// SQLite's default of 1000 WAL pages holds when each commits a node or two).
 const CHECKPOINT_EVERY: u32 = 300;
 
-/// How long the writer thread leaves a queued write to an ack that may
-/// commit it inline before committing it itself.
-const INLINE_GRACE: Duration = Duration::from_millis(1);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The queue and the writer, shared by the writer thread and the acks.
-pub(super) struct Shared {
-    queue: Mutex<Vec<Op>>,
-    writer: Mutex<Writer>,
-    /// Acks may commit on their own thread (no sync per commit).
-    pub inline: bool,
-}
-
-impl Shared {
-    pub(super) fn new(writer: Writer, inline: bool) -> Self {
-        Self {
-            queue: Mutex::new(Vec::with_capacity(64)),
-            writer: Mutex::new(writer),
-            inline,
-        }
-    }
-
-    /// Queues `op`; `true` when the queue was empty (the writer thread
-    /// needs a signal).
-    pub(super) fn push(&self, op: Op) -> bool {
-        let mut q = lock(&self.queue);
-        q.push(op);
-        q.len() == 1
-    }
-
-    /// Commits everything queued, waiting for the writer if it is busy;
-    /// on the writer thread, then copies the WAL into the file when due.
-    fn commit_queued(&self) {
-        let mut w = lock(&self.writer);
-        w.drain(&self.queue);
-        if self.inline && w.commits_since_checkpoint >= CHECKPOINT_EVERY {
-            w.commits_since_checkpoint = 0;
-            // The checkpoint, then a write here: the first write after a
-            // checkpoint starts the WAL over and syncs its header, which
-            // belongs on this thread too.
-            let restarted = w
-                .conn
-                .execute_batch("PRAGMA wal_checkpoint(PASSIVE)")
-                .and_then(|()| {
-                    w.conn
-                        .pragma_update(None, "user_version", super::schema::SCHEMA_VERSION)
-                });
-            if let Err(e) = restarted {
-                tracing::warn!(error = %e, "journal: checkpoint failed");
-            }
-        }
-    }
-}
-
-impl Kick for Shared {
-    /// Commits the queue on this thread unless the writer is busy (then
-    /// whoever holds it, or the writer thread, commits it).
-    fn kick(&self) {
-        if !self.inline {
-            return;
-        }
-        match self.writer.try_lock() {
-            Ok(mut w) => w.drain(&self.queue),
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().drain(&self.queue),
-            Err(std::sync::TryLockError::WouldBlock) => {}
-        }
-    }
-}
-
-/// The writer thread: on each signal (a write queued into an empty queue)
-/// it commits what the acks left; when every signaller is gone it commits
-/// the rest and returns.
-pub(super) fn run(shared: &Shared, signals: &Receiver<()>) {
-    while signals.recv().is_ok() {
-        if shared.inline {
-            std::thread::sleep(INLINE_GRACE);
-        }
-        while signals.try_recv().is_ok() {}
-        shared.commit_queued();
-    }
-    shared.commit_queued();
-}
+/// Writes between two checkpoints, for when commits are large (many runs
+/// committing together).
+const CHECKPOINT_WRITES: usize = 3000;
 
 impl Writer {
-    /// Commits everything queued, in order, a batch at a time, and sends
-    /// the acks.
-    fn drain(&mut self, queue: &Mutex<Vec<Op>>) {
+    /// Commits `batch` as one transaction and sends the acks; prunes when
+    /// due.
+    pub(super) fn commit_batch(&mut self, mut batch: Vec<Op>) {
         let mut touched: Vec<RunId> = Vec::new();
-        loop {
-            let mut batch = {
-                let mut q = lock(queue);
-                if q.is_empty() {
-                    return;
-                }
-                if q.len() <= MAX_BATCH {
-                    std::mem::take(&mut *q)
-                } else {
-                    q.drain(..MAX_BATCH).collect()
-                }
-            };
-            let mut finished = 0u32;
-            let done = self.commit(&mut batch, &mut touched, &mut finished);
-            self.commits_since_checkpoint = self.commits_since_checkpoint.saturating_add(1);
-            for d in done {
-                d.send();
-            }
-            self.live.notify(&touched);
-            touched.clear();
-            self.finished_since_prune = self.finished_since_prune.saturating_add(finished);
-            if let Some(retention) = self.retention
-                && finished > 0
-                && self.finished_since_prune >= self.prune_every.max(1)
-            {
-                self.finished_since_prune = 0;
-                if let Err(e) = prune(&mut self.conn, &retention) {
-                    tracing::warn!(error = %e, "journal: automatic prune failed");
-                }
+        let mut finished = 0u32;
+        let writes = batch.len();
+        let done = self.commit(&mut batch, &mut touched, &mut finished);
+        self.stats.commits.fetch_add(1, Ordering::Relaxed);
+        self.commits_since_checkpoint = self.commits_since_checkpoint.saturating_add(1);
+        self.writes_since_checkpoint = self.writes_since_checkpoint.saturating_add(writes);
+        for d in done {
+            d.send();
+        }
+        self.live.notify(&touched);
+        self.finished_since_prune = self.finished_since_prune.saturating_add(finished);
+        if let Some(retention) = self.retention
+            && finished > 0
+            && self.finished_since_prune >= self.prune_every.max(1)
+        {
+            self.finished_since_prune = 0;
+            if let Err(e) = self.prune(&retention) {
+                tracing::warn!(error = %e, "journal: automatic prune failed");
             }
         }
+    }
+
+    /// Whether the WAL is due to be copied into the file.
+    pub(super) fn checkpoint_due(&self) -> bool {
+        self.commits_since_checkpoint >= CHECKPOINT_EVERY
+            || self.writes_since_checkpoint >= CHECKPOINT_WRITES
+    }
+
+    /// Copies the WAL into the file, then writes once: the first write after
+    /// a checkpoint starts the WAL over and syncs its header, which belongs
+    /// on the writer thread too.
+    pub(super) fn checkpoint(&mut self) {
+        self.commits_since_checkpoint = 0;
+        self.writes_since_checkpoint = 0;
+        let restarted = self
+            .conn
+            .execute_batch("PRAGMA wal_checkpoint(PASSIVE)")
+            .and_then(|()| {
+                self.conn
+                    .pragma_update(None, "user_version", super::schema::SCHEMA_VERSION)
+            });
+        self.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+        self.stats.commits.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = restarted {
+            tracing::warn!(error = %e, "journal: checkpoint failed");
+        }
+    }
+
+    /// [`prune`], counted: a transaction, and another to give pages back.
+    fn prune(&mut self, retention: &Retention) -> Result<PruneReport> {
+        let report = prune(&mut self.conn, retention);
+        let commits = match &report {
+            Ok(r) if r.runs > 0 => 2,
+            _ => 1,
+        };
+        self.stats.commits.fetch_add(commits, Ordering::Relaxed);
+        report
     }
 
     /// Executes the batch in one transaction; returns the acks to send.
@@ -308,7 +252,8 @@ impl Writer {
             }
         }
         for (retention, reply) in prunes {
-            done.push(Done::Prune(reply, prune(&mut self.conn, &retention)));
+            let report = self.prune(&retention);
+            done.push(Done::Prune(reply, report));
         }
         done
     }
