@@ -67,6 +67,7 @@ mod error;
 mod mermaid;
 mod model;
 pub mod ontheia;
+mod route;
 mod run;
 pub mod sequence;
 mod svg;

@@ -21,6 +21,7 @@ use layout::topo::layout::VisualGraph;
 
 use crate::error::GraphError;
 use crate::model::{Edge, EdgeKind, Graph, Shape};
+use crate::route::{NodeBox, num, route};
 use crate::run::{self, RunStates};
 use crate::text::{visible, xml};
 
@@ -73,7 +74,8 @@ pub fn to_svg(graph: &Graph, run: Option<&RunStates>) -> Result<String, GraphErr
         })
         .collect();
     let shapes: Vec<Shape> = graph.nodes.iter().map(|n| n.shape).collect();
-    let placed = lay_out(&labels, &shapes, &edges)?;
+    let mut placed = lay_out(&labels, &shapes, &edges)?;
+    route_edges(&mut placed, &edges);
     Ok(write_svg(graph, run, &labels, &edges, &placed))
 }
 
@@ -183,6 +185,8 @@ pub(crate) fn layout_cells(nodes: usize, edges: &[Edge]) -> usize {
 struct Placed {
     /// Each node's top-left corner and size, by node index.
     nodes: Vec<Option<(Point, Point)>>,
+    /// Each edge's points as `layout-rs` gives them, by merged-edge index.
+    paths: Vec<Option<Vec<(Point, Point)>>>,
     /// Each edge's path (`d`), by merged-edge index.
     edges: Vec<Option<String>>,
     /// Edge labels: the middle of their place and the text.
@@ -262,51 +266,17 @@ impl RenderBackend for Collect<'_> {
         let Some(j) = handle(properties.as_deref(), 'e') else {
             return;
         };
-        let (Some(first), Some(second)) = (path.first(), path.get(1)) else {
-            return;
-        };
-        let mut d = format!(
-            "M {} {} C {} {}, {} {}, {} {}",
-            num(first.0.x),
-            num(first.0.y),
-            num(first.1.x),
-            num(first.1.y),
-            num(second.0.x),
-            num(second.0.y),
-            num(second.1.x),
-            num(second.1.y)
-        );
-        for p in path.iter().skip(2) {
-            let _ = write!(
-                d,
-                " S {} {}, {} {}",
-                num(p.0.x),
-                num(p.0.y),
-                num(p.1.x),
-                num(p.1.y)
-            );
-        }
         for p in path {
             self.placed.grow(p.0);
             self.placed.grow(p.1);
         }
-        if let Some(slot) = self.placed.edges.get_mut(j) {
-            *slot = Some(d);
+        if let Some(slot) = self.placed.paths.get_mut(j) {
+            *slot = Some(path.to_vec());
         }
     }
 
     fn create_clip(&mut self, _: Point, _: Point, _: usize) -> ClipHandle {
         0
-    }
-}
-
-/// A coordinate with at most two decimals.
-fn num(v: f64) -> String {
-    let r = (v * 100.0).round() / 100.0;
-    if r == 0.0 {
-        "0".to_owned()
-    } else {
-        r.to_string()
     }
 }
 
@@ -318,7 +288,7 @@ fn lay_out(
 ) -> Result<Placed, GraphError> {
     let mut placed = Placed {
         nodes: vec![None; labels.len()],
-        edges: vec![None; edges.len()],
+        paths: vec![None; edges.len()],
         ..Placed::default()
     };
     let result = catch_unwind(AssertUnwindSafe(|| {
@@ -378,6 +348,28 @@ fn lay_out(
             Err(GraphError::Layout(what))
         }
     }
+}
+
+/// Each edge's path, going round the nodes that are not its ends.
+fn route_edges(placed: &mut Placed, edges: &[Edge]) {
+    let boxes: Vec<(usize, NodeBox)> = placed
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.map(|b| (i, b)))
+        .collect();
+    let paths = std::mem::take(&mut placed.paths);
+    placed.edges = paths
+        .iter()
+        .zip(edges)
+        .map(|(path, e)| {
+            let (d, detours) = route(path.as_deref()?, &boxes, (e.from, e.to))?;
+            for p in detours {
+                placed.grow(p);
+            }
+            Some(d)
+        })
+        .collect();
 }
 
 /// The size of a node box for its label lines.
