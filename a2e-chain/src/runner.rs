@@ -62,6 +62,17 @@ impl NodeCall {
             attempt: self.attempt,
         }
     }
+
+    /// The node's own timeout, from its input's `timeout` (seconds; `None`
+    /// when absent, 0 or not a valid number — the engine refuses the last
+    /// before any runner sees it). A runner tells from it whether
+    /// [`deadline`](Self::deadline) is the node's own or only the chain's,
+    /// under which a call keeps its host's default timeout.
+    pub fn own_timeout(&self) -> Option<std::time::Duration> {
+        crate::engine::resolve::node_timeout(&self.input)
+            .ok()
+            .flatten()
+    }
 }
 
 /// What a runner returns: the node's output or its error.

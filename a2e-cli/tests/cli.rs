@@ -46,6 +46,7 @@ mod mcp_ts_sdk;
 mod memory;
 mod net_stdio;
 mod ontheia_run;
+mod plugin_misbehaving;
 mod skill_kinds;
 mod stdio_binary;
 mod telemetry;

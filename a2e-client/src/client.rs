@@ -29,6 +29,7 @@ pub struct ClientBuilder {
     handshake_timeout: Duration,
     timeout_slack: Duration,
     max_message_bytes: usize,
+    peer_name: String,
 }
 
 impl Default for ClientBuilder {
@@ -41,6 +42,7 @@ impl Default for ClientBuilder {
             handshake_timeout: Duration::from_secs(10),
             timeout_slack: Duration::from_secs(5),
             max_message_bytes: a2e_proto::decode::DEFAULT_MAX_BYTES,
+            peer_name: "the host".to_owned(),
         }
     }
 }
@@ -88,6 +90,14 @@ impl ClientBuilder {
     /// Largest message accepted from the host. Default 16 MiB.
     pub fn max_message_bytes(mut self, max: usize) -> Self {
         self.max_message_bytes = max;
+        self
+    }
+
+    /// Who is at the other end, as messages and logs name it (default "the
+    /// host"); a host speaking to its plugin process names the plugin, so a
+    /// plugin that breaks the protocol is not taken for a host.
+    pub fn peer_name(mut self, name: impl Into<String>) -> Self {
+        self.peer_name = name.into();
         self
     }
 
@@ -147,7 +157,7 @@ impl ClientBuilder {
         Fut: std::future::Future<Output = ClientResult<Guard>>,
     {
         let (out_tx, out_rx) = mpsc::channel(OUT_CAPACITY);
-        let shared = Shared::new(out_tx);
+        let shared = Shared::new(out_tx, self.peer_name.clone());
         let limit = self.handshake_timeout;
         let guard =
             tokio::time::timeout(limit, start(shared.clone(), out_rx, self.max_message_bytes))

@@ -45,6 +45,9 @@ pub(crate) struct Shared {
     ended: CancellationToken,
     /// Fires when the client asks the transport to close.
     pub(crate) stop: CancellationToken,
+    /// Who is at the other end, for messages and logs ("the host", or a
+    /// plugin's name when a host speaks to its plugin process).
+    peer: String,
 }
 
 /// What [`Shared::register`] hands the caller.
@@ -54,14 +57,51 @@ pub(crate) struct Registered {
 }
 
 impl Shared {
-    pub(crate) fn new(out: mpsc::Sender<Message>) -> Arc<Self> {
+    pub(crate) fn new(out: mpsc::Sender<Message>, peer: String) -> Arc<Self> {
         Arc::new(Self {
             table: Mutex::new(Table::default()),
             push: RwLock::new(Vec::new()),
             out,
             ended: CancellationToken::new(),
             stop: CancellationToken::new(),
+            peer,
         })
+    }
+
+    /// Who is at the other end, for messages ("the host" unless named).
+    pub(crate) fn peer(&self) -> &str {
+        &self.peer
+    }
+
+    /// Fails request `id` at once with `error` (its answer could not be
+    /// read); its events stop too.
+    pub(crate) fn reject(&self, id: &str, error: ClientError) {
+        let route = self.table().routes.remove(id);
+        if let Some(answer) = route.and_then(|r| r.answer) {
+            let _ = answer.send(Err(error));
+        }
+    }
+
+    /// Fails every request still waiting for its answer with `error`,
+    /// leaving the connection open (what the peer wrote could not be tied
+    /// to one request). A process's output that is still streaming after
+    /// its answer keeps its route.
+    pub(crate) fn reject_waiting(&self, error: &ClientError) {
+        let answers: Vec<oneshot::Sender<Answer>> = {
+            let mut table = self.table();
+            let mut answers = Vec::new();
+            table.routes.retain(|_, route| match route.answer.take() {
+                Some(answer) => {
+                    answers.push(answer);
+                    false
+                }
+                None => true,
+            });
+            answers
+        };
+        for answer in answers {
+            let _ = answer.send(Err(error.clone()));
+        }
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {

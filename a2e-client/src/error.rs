@@ -72,6 +72,13 @@ pub enum ClientError {
     /// The request could not be built (bad URL, bad argument).
     #[error("invalid request: {0}")]
     Invalid(String),
+    /// The peer answered with a message that does not decode (a result of
+    /// the wrong shape), or wrote a line that is not JSON while the request
+    /// waited: it broke the protocol, so the request fails at once instead
+    /// of waiting for its timeout. The message names the peer and what it
+    /// sent.
+    #[error("{0}")]
+    Malformed(String),
 }
 
 impl ClientError {

@@ -289,3 +289,56 @@ async fn process_output_sent_before_the_spawn_answer_is_kept() {
     assert_eq!(exit.state, "stopped");
     assert_eq!(client.pending_requests(), 0);
 }
+
+#[tokio::test]
+async fn an_answer_that_does_not_decode_fails_its_request_at_once() {
+    let (client, mut host) = connect_with(Client::builder().peer_name("plugin `p`"), None).await;
+    let client = client.unwrap();
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.tools().call("t", json!({})).await }
+    });
+    let req = host.recv().await;
+    host.send(json!({"type": "tool/call/resp", "req_id": req["id"], "data": "HELLO"}))
+        .await;
+    let err = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the call waited past a broken answer")
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Malformed(_)), "{err:?}");
+    let said = err.to_string();
+    assert!(
+        said.contains("plugin `p`") && said.contains("`tool/call/resp` that does not decode"),
+        "{said}"
+    );
+    // The connection goes on.
+    let ping = tokio::spawn({
+        let client = client.clone();
+        async move { client.ping().await }
+    });
+    let req = host.recv().await;
+    host.send(json!({"type": "pong", "req_id": req["id"]})).await;
+    ping.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_line_that_is_not_json_fails_the_requests_waiting() {
+    let (client, mut host) = connect().await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.tools().call("t", json!({})).await }
+    });
+    let _req = host.recv().await;
+    host.send_raw("HELLO").await;
+    let err = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the call waited past a line that is not JSON")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the host wrote a line that is not an A2E message: `HELLO`"
+    );
+    assert!(!client.is_closed());
+}

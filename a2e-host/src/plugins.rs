@@ -152,6 +152,7 @@ impl PluginProcess {
         cmd.envs(&self.config.env);
         let client = Client::builder()
             .agent_id(format!("a2e-host/{}", self.config.name))
+            .peer_name(format!("plugin `{}`", self.config.name))
             .capabilities([A2ECapability::TOOLS])
             .connect_stdio(cmd)
             .await
@@ -212,7 +213,7 @@ impl ToolPlugin for PluginProcess {
             .tools()
             .start(call)
             .await
-            .map_err(|e| remote_error(tool, e))?;
+            .map_err(|e| self.remote_error(tool, e))?;
         // Events are handed on one by one, in their order, as they arrive.
         let relay = async {
             while let Some(event) = pending.next_event().await {
@@ -221,8 +222,14 @@ impl ToolPlugin for PluginProcess {
             pending.finish().await
         };
         let result = tokio::select! {
-            r = relay => r.map_err(|e| remote_error(tool, e))?,
-            () = ctx.cancel.cancelled() => return Err(HostError::Cancelled),
+            r = relay => r.map_err(|e| self.remote_error(tool, e))?,
+            () = ctx.cancel.cancelled() => {
+                if ctx.remaining().is_some_and(|left| left.is_zero()) {
+                    tracing::warn!(plugin = %self.config.name, tool,
+                        "the plugin did not answer within the call's timeout");
+                }
+                return Err(HostError::Cancelled);
+            }
         };
         if result.success {
             Ok(ToolOutput {
@@ -245,17 +252,27 @@ impl ToolPlugin for PluginProcess {
     }
 }
 
-/// A refusal or a transport failure of a plugin's call, as the host's error.
-fn remote_error(tool: &str, e: ClientError) -> HostError {
-    match e.code() {
-        Some(code) if *code == ErrorCode::UNKNOWN_TOOL => HostError::UnknownTool(tool.to_owned()),
-        Some(code) if *code == ErrorCode::SCHEMA_VIOLATION => {
-            HostError::schema(vec![e.to_string()])
+impl PluginProcess {
+    /// A refusal or a failure of the plugin's call of `tool`, as the host's
+    /// error. What the plugin did wrong (an answer that does not decode, a
+    /// line that is not JSON, its exit) fails the call at once and is said
+    /// with the plugin's name.
+    fn remote_error(&self, tool: &str, e: ClientError) -> HostError {
+        match e.code() {
+            Some(code) if *code == ErrorCode::UNKNOWN_TOOL => {
+                HostError::UnknownTool(tool.to_owned())
+            }
+            Some(code) if *code == ErrorCode::SCHEMA_VIOLATION => {
+                HostError::schema(vec![e.to_string()])
+            }
+            Some(code) if *code == ErrorCode::TOOL_DENIED => HostError::denied(e.to_string()),
+            _ => {
+                tracing::warn!(plugin = %self.config.name, tool, "the plugin's call failed: {e}");
+                HostError::ToolFailed {
+                    context: format!("tool `{tool}` of plugin `{}`", self.config.name),
+                    source: Cause::new(e),
+                }
+            }
         }
-        Some(code) if *code == ErrorCode::TOOL_DENIED => HostError::denied(e.to_string()),
-        _ => HostError::Io {
-            context: format!("the plugin tool `{tool}`"),
-            source: Cause::new(e),
-        },
     }
 }

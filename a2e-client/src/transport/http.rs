@@ -222,9 +222,7 @@ async fn read_events(
                 if data.len() > max {
                     break format!("the host sent an event over {max} bytes");
                 }
-                if let Some(msg) = super::decode(data.as_bytes(), max) {
-                    shared.deliver(msg);
-                }
+                super::receive(&shared, data.as_bytes(), max);
             }
             Some(Err(e)) => break format!("the event stream failed: {e}"),
             None => break "the host closed the event stream".to_owned(),

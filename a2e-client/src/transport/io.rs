@@ -36,16 +36,12 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, shared: Arc<Shared>, max: us
     let mut frames = FramedRead::new(reader, NdjsonCodec::new(max));
     let reason = loop {
         match frames.next().await {
-            Some(Ok(Frame::Line(line))) => {
-                if let Some(msg) = super::decode(&line, max) {
-                    shared.deliver(msg);
-                }
-            }
+            Some(Ok(Frame::Line(line))) => super::receive(&shared, &line, max),
             Some(Ok(Frame::TooLong { limit })) => {
-                tracing::warn!("the host sent a line over {limit} bytes; skipped");
+                tracing::warn!("{} sent a line over {limit} bytes; skipped", shared.peer());
             }
-            Some(Err(e)) => break format!("reading from the host failed: {e}"),
-            None => break "the host closed the connection".to_owned(),
+            Some(Err(e)) => break format!("reading from {} failed: {e}", shared.peer()),
+            None => break format!("{} closed the connection", shared.peer()),
         }
     };
     shared.fail_all(&reason);

@@ -9,6 +9,9 @@ pub(crate) mod ws;
 
 use tokio::task::JoinHandle;
 
+use crate::conn::Shared;
+use crate::error::ClientError;
+
 /// What keeps a transport alive; dropping it stops the tasks and kills a child host.
 #[derive(Default)]
 pub(crate) struct Guard {
@@ -42,17 +45,59 @@ impl Drop for Guard {
     }
 }
 
-/// Decodes one message from the host; bad input is logged and skipped.
-pub(crate) fn decode(bytes: &[u8], max: usize) -> Option<a2e_proto::Message> {
+/// Decodes one message from the peer and hands it on.
+///
+/// A message that does not decode (a result of the wrong shape) fails the
+/// request its `req_id` names at once, and a line that is not JSON at all
+/// fails every request still waiting (which one it meant cannot be told):
+/// a peer that broke the protocol gets no request stuck until its timeout.
+/// Either is logged naming the peer; the connection goes on.
+pub(crate) fn receive(shared: &Shared, bytes: &[u8], max: usize) {
     let options = a2e_proto::DecodeOptions {
         max_bytes: max,
         ..a2e_proto::DecodeOptions::default()
     };
-    match a2e_proto::decode_with(bytes, &options) {
-        Ok(msg) => Some(msg),
-        Err(e) => {
-            tracing::warn!(code = %e.code(), "undecodable message from the host: {e}");
-            None
+    let e = match a2e_proto::decode_with(bytes, &options) {
+        Ok(msg) => return shared.deliver(msg),
+        Err(e) => e,
+    };
+    let peer = shared.peer();
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(value) => {
+            let kind = value
+                .get("type")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("message");
+            tracing::warn!(code = %e.code(), "{peer} sent a `{kind}` that does not decode: {e}");
+            if let Some(req_id) = value
+                .get("req_id")
+                .and_then(serde_json::Value::as_str)
+                .filter(|id| !id.is_empty())
+            {
+                shared.reject(
+                    req_id,
+                    ClientError::Malformed(format!(
+                        "{peer} answered with a `{kind}` that does not decode: {e}"
+                    )),
+                );
+            }
         }
+        Err(_) => {
+            let line = excerpt(bytes);
+            tracing::warn!("{peer} wrote a line that is not JSON: {line}");
+            shared.reject_waiting(&ClientError::Malformed(format!(
+                "{peer} wrote a line that is not an A2E message: `{line}`"
+            )));
+        }
+    }
+}
+
+/// The start of a line, for a message: at most 80 characters, lossy UTF-8.
+fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end();
+    match text.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or(text)),
+        None => text.to_owned(),
     }
 }

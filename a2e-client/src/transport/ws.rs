@@ -56,14 +56,10 @@ pub(crate) async fn connect(
         let reason = loop {
             match stream.next().await {
                 Some(Ok(WsMessage::Text(text))) => {
-                    if let Some(msg) = super::decode(text.as_bytes(), max) {
-                        reader_shared.deliver(msg);
-                    }
+                    super::receive(&reader_shared, text.as_bytes(), max);
                 }
                 Some(Ok(WsMessage::Binary(bytes))) => {
-                    if let Some(msg) = super::decode(&bytes, max) {
-                        reader_shared.deliver(msg);
-                    }
+                    super::receive(&reader_shared, &bytes, max);
                 }
                 Some(Ok(WsMessage::Close(frame))) => {
                     break match frame {

@@ -170,6 +170,19 @@ fn tool_request(name: &str, timeout: u64) -> ToolCallRequest {
     }
 }
 
+/// The timeout of a tool node's call. A node whose input sets `timeout`
+/// runs under its deadline, which its engine (or, on a cluster worker, the
+/// worker) enforces: the call sets no timer of its own. Any other node's
+/// call gets the host's default tool timeout like every call, and the
+/// chain's deadline when that comes first.
+fn node_call_timeout(call: &NodeCall) -> u64 {
+    match (call.own_timeout(), call.deadline) {
+        (Some(_), Some(_)) => crate::host::MAX_TIMEOUT_SECS,
+        (Some(own), None) => own.as_secs() + u64::from(own.subsec_nanos() > 0),
+        (None, _) => 0,
+    }
+}
+
 /// Whole seconds left before `deadline` (at least 1), or 0 for "no limit".
 fn secs_left(call: &NodeCall) -> u64 {
     call.deadline
@@ -295,12 +308,7 @@ impl HostRunner {
 
 impl HostRunner {
     async fn run_tool(&self, call: NodeCall) -> NodeResult {
-        // Under the chain's deadline a tool has no timeout of its own.
-        let timeout = if call.deadline.is_some() {
-            crate::host::MAX_TIMEOUT_SECS
-        } else {
-            0
-        };
+        let timeout = node_call_timeout(&call);
         let req = self.tool_request(&call.name, timeout);
         let key = self.key(&call);
         let result = self
@@ -321,8 +329,15 @@ impl HostRunner {
     }
 
     async fn run_skill(&self, call: NodeCall) -> NodeResult {
-        // A skill's own `timeout_seconds` still applies when shorter.
-        let timeout = secs_left(&call);
+        // A node with a timeout of its own asks for what is left of it (a
+        // skill's own `timeout_seconds` still applies when shorter); any
+        // other gets the skill's default, and the chain's deadline when it
+        // comes first.
+        let timeout = if call.own_timeout().is_some() {
+            secs_left(&call)
+        } else {
+            0
+        };
         let mut req = SkillCallRequest::new(&call.name, Value::Null);
         req.timeout = timeout;
         req.streaming = false;
