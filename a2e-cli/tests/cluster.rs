@@ -17,6 +17,8 @@
 //!   runs: the run pauses, then completes; no node runs twice.
 //! - A run that times out while a node runs on a worker: the worker stops
 //!   the node's process.
+//! - Map items whose template sets a timeout longer than the hosts' tool
+//!   default run to the end on the workers: the node's deadline goes with it.
 //! - An ACMP DAG (`dag/req`) and an Ontheia skill call run on a coordinator
 //!   that is killed mid-run: another host takes both over from JetStream.
 
@@ -545,4 +547,40 @@ fn a_killed_coordinators_dag_and_skill_runs_are_completed_by_another_host() {
         );
     }
     assert_eq!(count(&effects, "dd"), 0, "{effects:?}");
+}
+
+#[test]
+fn a_map_items_timeout_longer_than_the_tool_default_holds_on_the_workers() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    // Every host's tool default is 1 s; each item sleeps 3 s under its
+    // template's timeout of 60 s.
+    let short = "\n[timeouts]\ntool_secs = 1\n";
+    let mut coordinator = cluster.host_with("[]", 5, short);
+    let _workers = [
+        cluster.host_with("[\"*\"]", 5, short),
+        cluster.host_with("[\"*\"]", 5, short),
+    ];
+    let req = json!({
+        "type": "chain/req", "id": "run-long", "chain_id": "long-items",
+        "entry_node": "all", "timeout": 120,
+        "initial_input": {"items": ["x", "y"]},
+        "nodes": [
+            {"node_id": "all", "kind": "map", "items_path": "input.items", "map_node": "slow"},
+            {"node_id": "slow", "kind": "tool", "name": "run_command",
+             "input": {"argv": ["sh", "-c", "sleep 3; echo slow >> effects"], "timeout": 60}}
+        ]
+    });
+    coordinator
+        .process
+        .send(req.to_string().as_bytes())
+        .unwrap();
+    let (answer, _) = coordinator
+        .process
+        .answer("run-long", Duration::from_secs(90), |_| {})
+        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
+    assert_eq!(answer["success"], true, "{answer}\n{}", cluster.logs());
+    assert_eq!(cluster.effects(), ["slow", "slow"], "{}", cluster.logs());
 }

@@ -53,7 +53,10 @@ fn run_chain(dir: &Path) -> (Option<i32>, String, Duration) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    let message = resp["error"]["message"].as_str().unwrap_or_default().to_owned();
+    let message = resp["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     (out.status.code(), message, took)
 }
 
@@ -61,8 +64,14 @@ fn run_chain(dir: &Path) -> (Option<i32>, String, Duration) {
 fn a_chain_fails_at_once_when_its_plugin_breaks_the_protocol() {
     // The timeout is far: each of these must fail long before it.
     for (mode, said) in [
-        ("malformed", "answered with a `tool/call/resp` that does not decode"),
-        ("nonjson", "wrote a line that is not an A2E message: `HELLO`"),
+        (
+            "malformed",
+            "answered with a `tool/call/resp` that does not decode",
+        ),
+        (
+            "nonjson",
+            "wrote a line that is not an A2E message: `HELLO`",
+        ),
         ("die", "plugin `loud` closed the connection"),
     ] {
         let dir = workspace(mode, 120);

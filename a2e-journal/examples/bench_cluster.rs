@@ -421,6 +421,7 @@ async fn scaleout(server: &NatsServer) {
                             input: json!({"ms": 10}),
                             agent: "bench".into(),
                             chain_id: String::new(),
+                            deadline_unix_ms: None,
                         })
                         .await
                         .unwrap_or_else(|e| fail(&format!("publish: {e}")))
@@ -485,6 +486,7 @@ async fn recovery(server: &NatsServer) {
             input: json!({}),
             agent: "bench".into(),
             chain_id: String::new(),
+            deadline_unix_ms: None,
         })
         .await
         .unwrap_or_else(|e| fail(&format!("publish: {e}")));

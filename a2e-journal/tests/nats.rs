@@ -336,6 +336,7 @@ fn item(run: &str, node: &str, toolkit: &str) -> WorkItem {
         input: json!({"node": node}),
         agent: "agent-1".into(),
         chain_id: String::new(),
+        deadline_unix_ms: None,
     }
 }
 

@@ -51,6 +51,18 @@ impl Cluster {
         Host { process, name }
     }
 
+    /// [`Cluster::host`] with `extra` appended to its configuration.
+    pub fn host_with(&mut self, serve: &str, max_deliver: u32, extra: &str) -> Host {
+        let (cmd, name) = self.command(serve, max_deliver);
+        let config = self.logs.path().join(format!("{name}.toml"));
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(extra);
+        std::fs::write(&config, text).unwrap();
+        let mut process = HostProcess::spawn(cmd).unwrap();
+        handshake(&mut process, "cluster-agent");
+        Host { process, name }
+    }
+
     /// The command of a host serving `serve`, and its name.
     pub fn command(&mut self, serve: &str, max_deliver: u32) -> (Command, String) {
         self.started += 1;

@@ -90,6 +90,12 @@ pub struct WorkItem {
     /// The chain's id (`a2e.chain.id` on the worker's span of the call).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub chain_id: String,
+    /// When the coordinator stops waiting for the node (the earlier of its
+    /// chain's deadline and the node's own timeout), in milliseconds since
+    /// the Unix epoch: the worker runs the call under it instead of its own
+    /// default, and ends it there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_unix_ms: Option<u64>,
 }
 
 /// The work-queue stream of a prefix.

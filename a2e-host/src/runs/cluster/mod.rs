@@ -221,6 +221,7 @@ impl Cluster {
             input: call.input.into_value(),
             agent: agent.to_owned(),
             chain_id: trace.chain_id.to_owned(),
+            deadline_unix_ms: call.deadline.map(unix_ms),
         };
         let mut headers: Vec<(&str, String)> = Vec::new();
         if let Some(context) = &trace.context {
@@ -298,6 +299,28 @@ impl Host {
             .downcast::<Cluster>()
             .ok()
     }
+}
+
+/// `deadline` on the wall clock, in milliseconds since the Unix epoch, for
+/// another host (whose monotonic clock is not this one's).
+fn unix_ms(deadline: tokio::time::Instant) -> u64 {
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    let at = std::time::SystemTime::now() + left;
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A deadline sent by another host (milliseconds since the Unix epoch) on
+/// this host's monotonic clock; one already past is now.
+pub(crate) fn deadline_from_unix_ms(ms: u64) -> tokio::time::Instant {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    let left = at
+        .duration_since(std::time::SystemTime::now())
+        .unwrap_or_default()
+        .min(std::time::Duration::from_secs(
+            crate::host::MAX_TIMEOUT_SECS,
+        ));
+    tokio::time::Instant::now() + left
 }
 
 /// A journaled outcome as a node's result.

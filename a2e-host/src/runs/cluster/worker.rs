@@ -152,7 +152,9 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
     tracing::debug!(key = %key, delivered = job.delivered(), "cluster: running a node");
     // Its start again, with what it runs with (the coordinator's detail
     // would otherwise be replaced by a bare start).
-    let start = crate::runs::journaled::node_start(crate::redact::redact(&item.input));
+    let mut start = crate::runs::journaled::node_start(crate::redact::redact(&item.input));
+    // Who ran it, for `a2e runs show` and the live view.
+    start.host = host.cluster().map(|c| c.name().to_owned());
     let _ = journal.node_started_with(&key, &start).await;
     // One session per node: its identity is the run's agent, its processes
     // end with it.
@@ -167,6 +169,9 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
         NodeKind::TOOL
     };
     let token = CancellationToken::new();
+    // The coordinator's deadline of the node (its own timeout, or its
+    // chain's): the call runs under it, not under this host's default.
+    let deadline = item.deadline_unix_ms.map(super::deadline_from_unix_ms);
     let call = NodeCall {
         node_id: Arc::from(key.node_id()),
         item: None,
@@ -174,7 +179,7 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
         name: Arc::from(item.tool.as_str()),
         input: NodeInput::from_map(item.input.as_object().cloned().unwrap_or_default()),
         cancel: Arc::new(token.clone()),
-        deadline: None,
+        deadline,
         attempt: key.attempt(),
     };
     // A cancel of the node (its coordinator's deadline or cancel) or of its
@@ -187,11 +192,26 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
             token.cancel();
         })
     };
+    let timed_out = timeout_error(&call);
     let run = runner.run_local(call);
     tokio::pin!(run);
+    let past_deadline = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(past_deadline);
     let result = loop {
         tokio::select! {
             result = &mut run => break result,
+            // The runner leaves a node's deadline to whoever set it: here,
+            // this worker. The call gets the engine's grace to wind down.
+            () = &mut past_deadline => {
+                token.cancel();
+                let _ = tokio::time::timeout(crate::host::CANCEL_GRACE, &mut run).await;
+                break Err(timed_out);
+            }
             () = tokio::time::sleep(every) => {
                 if let Err(e) = job.progress().await {
                     tracing::warn!(key = %key, "cluster: {e}");
@@ -213,6 +233,16 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
         }
         Err(e) => tracing::warn!(key = %key, "cluster: the result was not completed: {e}"),
     }
+}
+
+/// The error of a node whose deadline passed on this worker: the engine's
+/// words for a node's own timeout, or the chain's deadline.
+fn timeout_error(call: &NodeCall) -> a2e_chain::NodeError {
+    let message = match call.own_timeout() {
+        Some(own) => format!("node timed out after {} s", own.as_secs()),
+        None => "the chain's deadline passed while the node ran on a worker".to_owned(),
+    };
+    a2e_chain::NodeError::new(a2e_proto::ErrorCode::TIMEOUT, message)
 }
 
 /// The coordinator's span of the node, from the message's `traceparent`
