@@ -95,13 +95,28 @@ pub enum DocumentError {
     #[error(
         "unknown top-level key{} for {what}: {}",
         if keys.len() == 1 { "" } else { "s" },
-        keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        list_keys(keys)
     )]
     UnknownKeys {
         /// The document recognised (`an A2E chain`, `an ACMP DAG`).
         what: &'static str,
-        /// The keys, in document order.
-        keys: Vec<String>,
+        /// The keys, in document order, each with the known key it is
+        /// likely a typo of.
+        keys: Vec<UnknownKey>,
+    },
+    /// Fields of a chain node that the chain engine does not define (a
+    /// typo such as `nxt_node` would otherwise leave the node without a
+    /// successor, and `retries` would silently do nothing).
+    #[error(
+        "unknown field{} in node `{node}` of an A2E chain: {}",
+        if keys.len() == 1 { "" } else { "s" },
+        list_keys(keys)
+    )]
+    UnknownNodeFields {
+        /// The node's id (its index when it has none).
+        node: String,
+        /// The fields, in document order, each with a suggestion.
+        keys: Vec<UnknownKey>,
     },
     /// An extra input given for a DAG.
     #[error("--input applies to chains; a DAG's inputs are in its tasks")]
@@ -133,6 +148,44 @@ pub enum DocumentError {
     /// An extra input that is not an object.
     #[error("--input must be a JSON object")]
     InputNotObject,
+}
+
+/// A key that a document does not define, and the known key it is most
+/// likely a typo of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    /// The key as written.
+    pub key: String,
+    /// The closest known key, when one is close enough to be meant.
+    pub suggestion: Option<String>,
+}
+
+impl std::fmt::Display for UnknownKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}`", self.key)?;
+        if let Some(meant) = &self.suggestion {
+            write!(f, " (did you mean `{meant}`?)")?;
+        }
+        Ok(())
+    }
+}
+
+fn list_keys(keys: &[UnknownKey]) -> String {
+    keys.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The name among `known` that `given` is most likely a typo of: the
+/// closest by Jaro-Winkler similarity, when close enough to be meant.
+pub fn suggest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|k| (strsim::jaro_winkler(given, k), k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 /// Keys of an ACMP DAG document.
@@ -203,7 +256,7 @@ fn parse_chain_object(
     let known: Vec<&str> = known.iter().map(String::as_str).collect();
     check_keys(&obj, &known, "an A2E chain")?;
     match obj.get("nodes") {
-        Some(Value::Array(nodes)) if !nodes.is_empty() => {}
+        Some(Value::Array(nodes)) if !nodes.is_empty() => check_node_fields(nodes)?,
         Some(Value::Array(_)) => return Err(DocumentError::NoNodes),
         Some(_) => return Err(DocumentError::NodesNotArray),
         None => return Err(DocumentError::MissingNodes),
@@ -234,15 +287,57 @@ fn check_keys(
     known: &[&str],
     what: &'static str,
 ) -> Result<(), DocumentError> {
-    let keys: Vec<String> = obj
-        .keys()
-        .filter(|k| !known.contains(&k.as_str()))
-        .cloned()
-        .collect();
+    let keys = unknown_keys(obj, known);
     if keys.is_empty() {
         return Ok(());
     }
     Err(DocumentError::UnknownKeys { what, keys })
+}
+
+/// The keys of `obj` not in `known`, each with its suggestion.
+fn unknown_keys(obj: &Map<String, Value>, known: &[&str]) -> Vec<UnknownKey> {
+    obj.keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .map(|k| UnknownKey {
+            key: k.clone(),
+            suggestion: suggest(k, known.iter().copied()).map(str::to_owned),
+        })
+        .collect()
+}
+
+/// The fields of a chain node, from its schema.
+fn node_keys() -> Vec<String> {
+    a2e_proto::schema::schema_for_type("chain/req")
+        .and_then(|s| {
+            s.pointer("/$defs/ChainNode/properties")
+                .and_then(Value::as_object)
+                .map(|props| props.keys().cloned().collect())
+        })
+        .unwrap_or_default()
+}
+
+/// Refuses the first node that has a field the chain engine does not
+/// define. (A node that is not an object is the wire decoder's to refuse.)
+fn check_node_fields(nodes: &[Value]) -> Result<(), DocumentError> {
+    let known = node_keys();
+    if known.is_empty() {
+        return Ok(());
+    }
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    for (index, node) in nodes.iter().enumerate() {
+        let Value::Object(fields) = node else {
+            continue;
+        };
+        let keys = unknown_keys(fields, &known);
+        if !keys.is_empty() {
+            let node = fields
+                .get("node_id")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("#{index}"), str::to_owned);
+            return Err(DocumentError::UnknownNodeFields { node, keys });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -279,13 +374,36 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown top-level key for an A2E chain: `nodez`"
+            "unknown top-level key for an A2E chain: `nodez` (did you mean `nodes`?)"
         );
         let err = parse_document(r#"{"tasks": [], "extra": true, "more": 1}"#, None).unwrap_err();
         assert_eq!(
             err.to_string(),
             "unknown top-level keys for an ACMP DAG: `extra`, `more`"
         );
+    }
+
+    #[test]
+    fn unknown_node_fields_are_refused_with_a_suggestion() {
+        let err = parse_document(
+            r#"{"entry_node": "a", "nodes": [
+                {"node_id": "a", "kind": "tool", "name": "x", "next_node": "b"},
+                {"node_id": "b", "kind": "tool", "name": "x", "nxt_node": "c", "retries": 3}
+            ]}"#,
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown fields in node `b` of an A2E chain: `nxt_node` (did you mean `next_node`?), \
+             `retries`"
+        );
+        let DocumentError::UnknownNodeFields { node, keys } = err else {
+            panic!("not a node field error")
+        };
+        assert_eq!(node, "b");
+        assert_eq!(keys[0].suggestion.as_deref(), Some("next_node"));
+        assert_eq!(keys[1].suggestion, None);
     }
 
     #[test]
