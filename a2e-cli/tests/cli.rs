@@ -54,3 +54,4 @@ mod telemetry_acmp;
 mod telemetry_cluster;
 mod telemetry_hops;
 mod ui_stdio;
+mod validate_catalog;

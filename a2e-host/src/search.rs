@@ -144,3 +144,15 @@ mod tests {
         assert_eq!(ranked.first().map(|r| r.1), Some(2));
     }
 }
+
+/// The name among `known` that `given` is most likely a typo of (the
+/// closest by Jaro-Winkler similarity, when close enough to be meant), for
+/// a "did you mean" in an error.
+pub fn closest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|k| (strsim::jaro_winkler(given, k), k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}

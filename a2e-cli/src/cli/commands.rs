@@ -227,17 +227,26 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             input,
             detach: true,
             ..
-        } => super::runs::detach(&host, file, input.as_deref()).await,
+        } => match super::catalog::refuse(&host, file, input.as_deref()).await {
+            Some(refused) => refused,
+            None => super::runs::detach(&host, file, input.as_deref()).await,
+        },
         Command::Run {
             file,
             input,
             events,
             vars,
             detach: false,
-        } => super::run::run_file(&host, file, input.as_deref(), *events, vars).await,
+        } => match super::catalog::refuse(&host, file, input.as_deref()).await {
+            Some(refused) => refused,
+            None => super::run::run_file(&host, file, input.as_deref(), *events, vars).await,
+        },
         Command::Mcp { .. } | Command::Graph { .. } | Command::Runs { .. } => ExitCode::SUCCESS,
         Command::Memory { command } => super::inspect::memory(&host, command).await,
-        Command::Validate { file } => super::run::validate_file(&host, file),
+        Command::Validate { file } => match super::catalog::refuse(&host, file, None).await {
+            Some(refused) => refused,
+            None => super::run::validate_file(&host, file),
+        },
         Command::Tools { query } => {
             let req = a2e_proto::ToolListRequest {
                 query: query.clone().unwrap_or_default(),

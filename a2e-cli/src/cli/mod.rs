@@ -1,6 +1,7 @@
 //! Command-line interface of the `a2e` binary.
 
 mod acmp;
+mod catalog;
 mod commands;
 mod graph;
 mod inspect;

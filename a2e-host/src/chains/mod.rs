@@ -31,11 +31,13 @@ use sink::{LineSink, Tee};
 /// Priority of the chain plugin (a2e-core.md §6).
 pub const CHAIN_PLUGIN_PRIORITY: i32 = 10;
 
+mod catalog;
 mod runner;
 mod sink;
 #[cfg(test)]
 mod tests;
 
+pub use catalog::check_catalog;
 pub use runner::HostRunner;
 
 /// The engine for a session's chains: a request without a timeout gets the
