@@ -42,6 +42,7 @@ mod mcp_conformance_client;
 mod mcp_conformance_server;
 mod mcp_host;
 mod mcp_sampling;
+mod mcp_served_tools;
 mod mcp_ts_sdk;
 mod memory;
 mod net_stdio;

@@ -25,6 +25,7 @@ use a2e_proto::ToolDefinition;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
+use crate::builtins::ToolHints;
 use crate::config::{HostConfig, MemoryConfig};
 use crate::error::{ConfigError, HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput, Toolbox, TypedTool};
@@ -186,6 +187,37 @@ fn to_host_error(e: ToolError) -> HostError {
 
 fn principal(ctx: &CallContext) -> Principal {
     Principal::new(ctx.agent_id.as_ref(), ctx.user_id.as_ref())
+}
+
+/// The title, hints and output schema of the memory tool `tool`, if it is
+/// one: a write adds a memory and replaces none, a search changes nothing, a
+/// delete deletes.
+pub fn memory_hints(tool: &str) -> Option<ToolHints> {
+    let string = serde_json::json!({"type": "string"});
+    let hints = match tool {
+        a2e_memory::MEMORY_WRITE => ToolHints::new("Remember").output(serde_json::json!({
+            "id": string, "namespace": string, "created_at": string,
+            "embedded": {"type": "boolean"},
+        })),
+        a2e_memory::MEMORY_SEARCH => {
+            ToolHints::new("Search memory")
+                .read_only()
+                .output(serde_json::json!({
+                    "hits": {"type": "array", "items": {"type": "object"}},
+                    "count": {"type": "integer"}, "top_k": {"type": "integer"},
+                    "top_k_requested": {"type": "integer"},
+                }))
+        }
+        a2e_memory::MEMORY_DELETE => {
+            ToolHints::new("Forget")
+                .destructive()
+                .output(serde_json::json!({
+                    "id": string, "namespace": string, "deleted": {"type": "boolean"},
+                }))
+        }
+        _ => return None,
+    };
+    Some(hints)
 }
 
 struct WriteTool(Arc<Memory>);

@@ -9,7 +9,7 @@ first asks for `read_file` of `notes.md`, then answers with what it read),
 declared, every request refused) or `none` (no sampling), optionally with
 `+elicit` (elicitation declared: every form is accepted with `tides` for each
 string field) or `+decline` (every form declined). Calls the tool
-`skill.SKILL` with ARGS_JSON and prints one JSON object: the result, every
+`skill__SKILL` with ARGS_JSON and prints one JSON object: the result, every
 sampling request and every elicitation request the client received.
 """
 import json
@@ -77,7 +77,7 @@ async def main() -> None:
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, **kwargs) as session:
             await session.initialize()
-            result = await session.call_tool(f"skill.{skill}", args)
+            result = await session.call_tool(f"skill__{skill}", args)
             text = " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
             out = {
                 "is_error": result.is_error,

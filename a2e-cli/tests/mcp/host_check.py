@@ -31,9 +31,12 @@ async def exercise(session: ClientSession) -> dict:
         seen.append([progress, total, message])
 
     skill = await session.call_tool(
-        "skill.find_todos", {"pattern": "TODO"}, progress_callback=on_progress
+        "skill__find_todos", {"pattern": "TODO"}, progress_callback=on_progress
     )
     out["skill"] = {"is_error": skill.is_error, "text": skill.content[0].text}
+    # The name skills had before still calls them.
+    legacy = await session.call_tool("skill.find_todos", {"pattern": "TODO"})
+    out["legacy_skill"] = {"is_error": legacy.is_error}
     return out
 
 

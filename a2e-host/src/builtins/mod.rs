@@ -31,6 +31,7 @@ pub mod args;
 mod command;
 mod compute;
 mod fs;
+mod hints;
 mod http;
 pub(crate) mod paths;
 pub(crate) mod text;
@@ -46,6 +47,7 @@ use crate::error::HostResult;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox, TypedTool};
 use args::*;
 
+pub use hints::{ToolHints, builtin_hints};
 pub use http::{MAX_REDIRECTS, host_allowed};
 
 fn param(name: &str, ty: &str, description: &str) -> ToolParameter {

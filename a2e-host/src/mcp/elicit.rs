@@ -1,7 +1,7 @@
 //! Missing arguments of a skill called over MCP, asked of the client's user
 //! (`elicitation/create`, form mode).
 //!
-//! When a `skill.NAME` call leaves out required properties of the skill's
+//! When a `skill__NAME` call leaves out required properties of the skill's
 //! input schema, each of them a string, number, integer or boolean (enums
 //! and defaults kept), and the client declared `elicitation`, the host asks
 //! the client for them (with the schema's titles, descriptions and defaults)

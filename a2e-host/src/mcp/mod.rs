@@ -12,8 +12,11 @@
 //!   context goes along in `params._meta` (`traceparent`, `tracestate`).
 //! - **The host as an MCP server** ([`HostBackend`]): `a2e serve --mcp-stdio` and
 //!   `--mcp-http ADDR` offer the host's tools (built-ins, plugins, mounted MCP
-//!   tools) and its Published skills (as tools named `skill.NAME`, and as
-//!   prompts: [`prompts`]) to MCP clients, with progress and log events as
+//!   tools) and its Published skills (as tools named `skill__NAME`, and as
+//!   prompts: [`prompts`]) to MCP clients, every name matching the tool
+//!   APIs' `^[a-zA-Z0-9_-]{1,64}$` ([`names`]), with titles, annotations and
+//!   output schemas where the host knows them, and without the tools that
+//!   cannot run under the configuration, with progress and log events as
 //!   notifications and cancellation, through the same [`Host::call_tool`](crate::Host::call_tool) /
 //!   [`Host::call_skill`](crate::Host::call_skill) as A2E sessions: the same confinement, allow-lists
 //!   and audit. The workspace's files are resources ([`resources`]); more
@@ -61,7 +64,7 @@ use serde_json::{Map, Value};
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 
-pub use backend::{HostBackend, McpExtras, SKILL_PREFIX};
+pub use backend::{HostBackend, McpExtras, SKILL_PREFIX, names};
 #[cfg(feature = "llm")]
 pub use client_model::{CLIENT_PROVIDER, ClientModel};
 pub use clients::{client_of, client_of_session};

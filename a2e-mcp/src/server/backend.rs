@@ -17,13 +17,22 @@ use crate::schema::schema_from_params;
 
 /// A tool offered to MCP clients: its definition and, when the backend has
 /// one, the full JSON Schema of its input (otherwise it is derived from the
-/// definition's parameters).
+/// definition's parameters); a title, annotations and an output schema when
+/// the backend knows them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BackendTool {
     /// The definition.
     pub definition: ToolDefinition,
     /// The full input schema, if known.
     pub input_schema: Option<Map<String, Value>>,
+    /// A name for people (`title`).
+    pub title: Option<String>,
+    /// What the tool does to its world (`annotations`); the definition's
+    /// `idempotent` is added to them.
+    pub annotations: Option<ToolAnnotations>,
+    /// The schema every successful result's `structuredContent` holds to
+    /// (`outputSchema`): only for a tool whose every result is such an object.
+    pub output_schema: Option<Map<String, Value>>,
 }
 
 impl From<ToolDefinition> for BackendTool {
@@ -31,6 +40,9 @@ impl From<ToolDefinition> for BackendTool {
         Self {
             definition,
             input_schema: None,
+            title: None,
+            annotations: None,
+            output_schema: None,
         }
     }
 }
@@ -38,7 +50,8 @@ impl From<ToolDefinition> for BackendTool {
 impl BackendTool {
     /// The MCP form of this tool. The output parameters are no output schema:
     /// they describe a result's fields, but a result need not be an object
-    /// (MCP clients hold a result to an advertised output schema).
+    /// (MCP clients hold a result to an advertised output schema); only
+    /// [`output_schema`](Self::output_schema) is advertised.
     pub fn to_mcp(&self) -> Tool {
         let def = &self.definition;
         let schema = self
@@ -46,11 +59,15 @@ impl BackendTool {
             .clone()
             .unwrap_or_else(|| schema_from_params(&def.input_parameters));
         let mut tool = Tool::new(def.name.clone(), def.description.clone(), Arc::new(schema));
+        tool.title = self.title.clone();
+        tool.output_schema = self.output_schema.clone().map(Arc::new);
+        let mut annotations = self.annotations.clone();
         if def.idempotent {
-            let mut a = ToolAnnotations::new();
-            a.idempotent_hint = Some(true);
-            tool.annotations = Some(a);
+            annotations
+                .get_or_insert_with(ToolAnnotations::new)
+                .idempotent_hint = Some(true);
         }
+        tool.annotations = annotations;
         tool
     }
 }

@@ -7,7 +7,8 @@ use a2e_proto::{SkillCallRequest, ToolCallRequest, ToolResult};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{HostBackend, SKILL_PREFIX};
+use super::HostBackend;
+use super::names::Target;
 use crate::mcp::clients;
 use crate::outbound::EventStream;
 
@@ -112,8 +113,9 @@ impl HostBackend {
         builder.start()
     }
 
-    /// Runs one `tools/call`: a skill (`skill.NAME`) or a tool, through the
-    /// host as an A2E call would.
+    /// Runs one `tools/call`: a skill or a tool, as its MCP name means
+    /// ([`HostBackend::resolve`]), through the host as an A2E call would. The
+    /// result carries the name the client called.
     pub(super) async fn run_tool(
         &self,
         name: String,
@@ -129,77 +131,87 @@ impl HostBackend {
         }
         let client = progress.client().cloned();
         let (tx, forward) = Self::forward_events(progress);
-        let result = if let Some(skill) = name.strip_prefix(SKILL_PREFIX) {
-            let arguments = match self.host.registry().skill(skill) {
-                Some(entry) => {
-                    match crate::mcp::elicit::fill_missing(&entry.def, arguments, client.as_ref())
+        let result = match self.resolve(&name) {
+            Target::Skill(skill) => {
+                let arguments = match self.host.registry().skill(&skill) {
+                    Some(entry) => {
+                        match crate::mcp::elicit::fill_missing(
+                            &entry.def,
+                            arguments,
+                            client.as_ref(),
+                        )
                         .await
-                    {
-                        Ok(arguments) => arguments,
-                        Err((code, message)) => {
-                            drop(tx);
-                            let _ = forward.await;
-                            return ToolResult::failed(&name, code, message);
+                        {
+                            Ok(arguments) => arguments,
+                            Err((code, message)) => {
+                                drop(tx);
+                                let _ = forward.await;
+                                return ToolResult::failed(&name, code, message);
+                            }
                         }
                     }
+                    None => arguments,
+                };
+                let req = SkillCallRequest {
+                    name: skill,
+                    arguments,
+                    streaming,
+                    timeout: 0,
+                    ..SkillCallRequest::default()
+                };
+                match self
+                    .host
+                    .call_skill(
+                        req,
+                        crate::CallOptions::new()
+                            .session(&self.session_id)
+                            .events(tx)
+                            .cancel(&cancel),
+                    )
+                    .await
+                {
+                    Ok(r) => ToolResult {
+                        success: r.success,
+                        tool_name: name.clone(),
+                        data: r.data,
+                        summary: r.summary,
+                        truncated: r.truncated,
+                        exit_code: None,
+                        error: r.error,
+                        error_code: r.error_code,
+                        duration_ms: r.duration_ms,
+                        events: Vec::new(),
+                    },
+                    Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
                 }
-                None => arguments,
-            };
-            let req = SkillCallRequest {
-                name: skill.to_owned(),
-                arguments,
-                streaming,
-                timeout: 0,
-                ..SkillCallRequest::default()
-            };
-            match self
-                .host
-                .call_skill(
-                    req,
-                    crate::CallOptions::new()
-                        .session(&self.session_id)
-                        .events(tx)
-                        .cancel(&cancel),
-                )
-                .await
-            {
-                Ok(r) => ToolResult {
-                    success: r.success,
-                    tool_name: name.clone(),
-                    data: r.data,
-                    summary: r.summary,
-                    truncated: r.truncated,
-                    exit_code: None,
-                    error: r.error,
-                    error_code: r.error_code,
-                    duration_ms: r.duration_ms,
-                    events: Vec::new(),
-                },
-                Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
             }
-        } else {
-            let mut arguments = arguments;
-            let image = image_read(&name, &mut arguments);
-            let req = ToolCallRequest {
-                tool_name: name.clone(),
-                arguments,
-                streaming,
-                ..ToolCallRequest::default()
-            };
-            match self
-                .host
-                .call_tool(
-                    req,
-                    crate::CallOptions::new()
-                        .session(&self.session_id)
-                        .events(tx)
-                        .cancel(&cancel),
-                )
-                .await
-            {
-                Ok(r) if r.success && image.is_some() => as_image(r, image.unwrap_or_default()),
-                Ok(r) => r,
-                Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
+            Target::Tool(tool) => {
+                let mut arguments = arguments;
+                let image = image_read(&tool, &mut arguments);
+                let req = ToolCallRequest {
+                    tool_name: tool,
+                    arguments,
+                    streaming,
+                    ..ToolCallRequest::default()
+                };
+                match self
+                    .host
+                    .call_tool(
+                        req,
+                        crate::CallOptions::new()
+                            .session(&self.session_id)
+                            .events(tx)
+                            .cancel(&cancel),
+                    )
+                    .await
+                {
+                    Ok(r) if r.success && image.is_some() => as_image(r, image.unwrap_or_default()),
+                    Ok(r) => ToolResult {
+                        tool_name: name.clone(),
+                        ..r
+                    },
+                    Err(e) => ToolResult::failed(&name, e.code(), e.to_string()),
+                }
             }
         };
         let _ = forward.await;

@@ -1,8 +1,11 @@
 //! The host served to MCP clients: the backend, what a connection offers
-//! ([`McpExtras`]), and the MCP methods it answers; its `tools/call` in
-//! `calls.rs`.
+//! ([`McpExtras`]), and the MCP methods it answers; its `tools/list` in
+//! `listing.rs`, the names it offers under in `names.rs`, its `tools/call`
+//! in `calls.rs`.
 
 mod calls;
+mod listing;
+pub mod names;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,7 +17,7 @@ use a2e_mcp::rmcp::model::{
 };
 use a2e_mcp::server::resource_not_found;
 use a2e_mcp::{BackendTool, ClientLink, Features, ProgressSink, ToolBackend};
-use a2e_proto::{ToolDefinition, ToolListRequest, ToolResult};
+use a2e_proto::ToolResult;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -24,8 +27,8 @@ use super::prompts::{PromptProvider, SkillPrompts};
 use super::resources::{PAGE_SIZE, ResourceProvider, WorkspaceResources};
 use crate::host::Host;
 
-/// Skills are offered to MCP clients as tools named `skill.NAME`.
-pub const SKILL_PREFIX: &str = "skill.";
+pub use names::SKILL_PREFIX;
+use names::{McpNames, Target};
 
 /// Most bytes of one argument's JSON in an MCP call (a larger one is an
 /// `invalid params` error naming it; the tool does not run).
@@ -75,6 +78,8 @@ pub struct HostBackend {
     session_id: String,
     extras: McpExtras,
     watches: Mutex<HashMap<String, CancellationToken>>,
+    /// The names this connection was last listed, which its calls mean.
+    listed: Mutex<McpNames>,
     /// ACMP served beside MCP (`acmp/*` methods, `experimental.acmp`).
     #[cfg(feature = "acmp")]
     acmp: Option<Arc<acmp_dag::serve::ProviderService>>,
@@ -103,6 +108,7 @@ impl HostBackend {
             session_id,
             extras,
             watches: Mutex::new(HashMap::new()),
+            listed: Mutex::new(McpNames::default()),
             #[cfg(feature = "acmp")]
             acmp: None,
         }
@@ -129,6 +135,28 @@ impl HostBackend {
         self.watches
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn listed(&self) -> std::sync::MutexGuard<'_, McpNames> {
+        self.listed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the connected client can answer `sampling/createMessage` (a
+    /// client not yet known is taken to).
+    fn client_samples(&self) -> bool {
+        clients::client_of_session(&self.session_id).is_none_or(|c| c.supports_sampling())
+    }
+
+    /// What the tool name `name` of a call means: a name this connection was
+    /// listed, else the name of a tool or skill now, else as
+    /// [`McpNames::resolve`] reads it.
+    fn resolve(&self, name: &str) -> Target {
+        if let Some(target) = self.listed().get(name) {
+            return target.clone();
+        }
+        listing::current_names(&self.host).resolve(name)
     }
 }
 
@@ -232,50 +260,9 @@ impl ToolBackend for HostBackend {
     }
 
     async fn list_tools(&self) -> Vec<BackendTool> {
-        self.host.registry().load_tools(false).await;
-        let all = ToolListRequest {
-            query: String::new(),
-            ..ToolListRequest::default()
-        };
-        let mut out: Vec<BackendTool> = self
-            .host
-            .list_tools(&all)
-            .into_iter()
-            .map(|def| {
-                let schema = self
-                    .host
-                    .registry()
-                    .tool(&def.name)
-                    .map(|entry| entry.plugin.input_schema(&entry.def));
-                BackendTool {
-                    definition: def,
-                    input_schema: schema.and_then(|s| s.as_object().cloned()),
-                }
-            })
-            .collect();
-        for skill in self
-            .host
-            .discover_skills(&a2e_proto::SkillDiscoverRequest::default())
-        {
-            if skill.status != a2e_proto::SkillStatus::PUBLISHED {
-                continue;
-            }
-            let mut def = ToolDefinition::new(
-                &format!("{SKILL_PREFIX}{}", skill.name),
-                &format!("Skill: {}", skill.description),
-            );
-            def.tags = skill.tags.clone().unwrap_or_default();
-            let schema = if skill.input_schema.is_empty() {
-                None
-            } else {
-                Some(skill.input_schema.clone())
-            };
-            out.push(BackendTool {
-                definition: def,
-                input_schema: schema,
-            });
-        }
-        out
+        let (tools, names) = listing::list(&self.host, self.client_samples()).await;
+        *self.listed() = names;
+        tools
     }
 
     async fn call_tool(

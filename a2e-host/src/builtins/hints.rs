@@ -1,0 +1,154 @@
+//! What a client is told about a built-in tool beyond its A2E definition: a
+//! title, what the tool does to its world (MCP's `readOnlyHint`,
+//! `destructiveHint`, `openWorldHint`) and the JSON Schema of its result.
+//!
+//! Every built-in answers an object, so each has an output schema; a field
+//! that may be `null` says so, since MCP clients check every successful
+//! result's `structuredContent` against it. No field is required: a schema
+//! that names fewer fields than a result has stays true when a field is added.
+
+use serde_json::{Map, Value, json};
+
+/// A tool's title, hints and output schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolHints {
+    /// A name for people.
+    pub title: &'static str,
+    /// The tool changes nothing.
+    pub read_only: bool,
+    /// The tool may overwrite or delete what was there (meaningful only when
+    /// it is not read-only).
+    pub destructive: bool,
+    /// The tool reaches beyond the host (the network, whatever a program does).
+    pub open_world: bool,
+    /// The schema of every successful result's data.
+    pub output_schema: Option<Map<String, Value>>,
+}
+
+impl ToolHints {
+    /// Titled `title`: a tool that changes something, but deletes nothing
+    /// and stays within the host, until said otherwise.
+    pub(crate) fn new(title: &'static str) -> Self {
+        Self {
+            title,
+            read_only: false,
+            destructive: false,
+            open_world: false,
+            output_schema: None,
+        }
+    }
+
+    /// Changes nothing.
+    pub(crate) fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// May overwrite or delete.
+    pub(crate) fn destructive(mut self) -> Self {
+        self.destructive = true;
+        self
+    }
+
+    /// Reaches beyond the host.
+    pub(crate) fn open_world(mut self) -> Self {
+        self.open_world = true;
+        self
+    }
+
+    /// Results are objects with these properties (JSON Schemas by name).
+    pub(crate) fn output(mut self, properties: Value) -> Self {
+        let mut schema = Map::new();
+        schema.insert("type".into(), Value::from("object"));
+        schema.insert("properties".into(), properties);
+        self.output_schema = Some(schema);
+        self
+    }
+}
+
+fn nullable(ty: &str) -> Value {
+    json!({"type": [ty, "null"]})
+}
+
+/// The hints of the built-in tool `tool`, if it is one.
+pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
+    let string = json!({"type": "string"});
+    let integer = json!({"type": "integer"});
+    let boolean = json!({"type": "boolean"});
+    let hints = match tool {
+        "read_file" => ToolHints::new("Read file").read_only().output(json!({
+            "path": string, "content": string, "size": integer, "offset": integer,
+            "bytes_read": integer, "encoding": string, "truncated": boolean,
+        })),
+        // Replaces the file whole.
+        "write_file" => ToolHints::new("Write file").destructive().output(json!({
+            "path": string, "bytes_written": integer, "created": boolean,
+        })),
+        "list_dir" => ToolHints::new("List directory").read_only().output(json!({
+            "path": string,
+            "entries": {"type": "array", "items": {"type": "object", "properties": {
+                "name": string, "kind": string, "size": integer}}},
+            "total": integer,
+        })),
+        "glob" => ToolHints::new("Find files").read_only().output(json!({
+            "matches": {"type": "array", "items": string}, "total": integer,
+        })),
+        "grep" => ToolHints::new("Search file contents")
+            .read_only()
+            .output(json!({
+                "matches": {"type": "array", "items": {"type": "object", "properties": {
+                    "path": string, "line": integer, "text": string}}},
+                "files_searched": integer,
+            })),
+        // What an allowed program does is up to the program.
+        "run_command" => ToolHints::new("Run command")
+            .destructive()
+            .open_world()
+            .output(json!({
+                "exit_code": nullable("integer"), "signal": nullable("integer"),
+                "stdout": string, "stderr": string,
+                "stdout_truncated": boolean, "stderr_truncated": boolean,
+            })),
+        // A PUT or DELETE changes what the server holds.
+        "http_request" => ToolHints::new("HTTP request")
+            .destructive()
+            .open_world()
+            .output(json!({
+                "status": integer, "headers": {"type": "object"}, "body": string,
+                "encoding": string, "url": string, "redirects": integer, "truncated": boolean,
+            })),
+        "split_text" => ToolHints::new("Split text").read_only().output(json!({
+            "chunks": {"type": "array", "items": string}, "count": integer,
+        })),
+        "text_stats" => ToolHints::new("Text statistics").read_only().output(json!({
+            "words": integer, "lines": integer, "sentences": integer, "chars": integer,
+            "top_words": {"type": "array", "items": {"type": "object", "properties": {
+                "word": string, "count": integer}}},
+        })),
+        "transform" => ToolHints::new("Transform JSON")
+            .read_only()
+            .output(json!({"result": {}})),
+        _ => return None,
+    };
+    Some(hints)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_has_hints_and_an_output_schema() {
+        for def in super::super::definitions() {
+            let hints = builtin_hints(&def.name).unwrap_or_else(|| panic!("{}", def.name));
+            assert!(hints.output_schema.is_some(), "{}", def.name);
+            assert!(!hints.title.is_empty());
+        }
+        for reader in ["read_file", "list_dir", "glob", "grep"] {
+            assert!(builtin_hints(reader).unwrap().read_only, "{reader}");
+        }
+        assert!(builtin_hints("write_file").unwrap().destructive);
+        assert!(builtin_hints("http_request").unwrap().open_world);
+        assert_eq!(builtin_hints("memory_write"), None);
+    }
+}
