@@ -4,7 +4,8 @@
 //! `"…"` string escaped with [`crate::text::dot`], and the label's lines are
 //! joined with DOT's own `\n`. Edge kinds are told apart by style: dashed
 //! for data, bold for map templates and streams, green and red for branch
-//! sides, red dashed for fallbacks.
+//! sides, red dashed for fallbacks. Nested blocks are `subgraph cluster_N`
+//! (dashed, labelled), one inside the other as the blocks are.
 
 use std::fmt::Write as _;
 
@@ -29,7 +30,9 @@ pub fn to_dot(graph: &Graph, run: Option<&RunStates>) -> String {
         "    node [fontname=\"Helvetica\", fontsize=11, style=filled, fillcolor=\"#f8fafc\", color=\"#334155\"];\n",
     );
     out.push_str("    edge [fontname=\"Helvetica\", fontsize=10];\n");
+    let mut lines: Vec<String> = Vec::with_capacity(graph.nodes.len());
     for (i, node) in graph.nodes.iter().enumerate() {
+        let mut out = String::new();
         let look = run::look(&node.id, run);
         let mut label = format!("{}\\n{}", dot(&node.id), dot(&node.caption));
         if let Some(note) = &look.note {
@@ -42,7 +45,7 @@ pub fn to_dot(graph: &Graph, run: Option<&RunStates>) -> String {
             Shape::Hexagon => "shape=hexagon",
             Shape::Stadium => "shape=oval",
         };
-        let _ = write!(out, "    n{i} [label=\"{label}\", {shape}");
+        let _ = write!(out, "n{i} [label=\"{label}\", {shape}");
         if look.state.is_some() {
             let _ = write!(
                 out,
@@ -51,6 +54,19 @@ pub fn to_dot(graph: &Graph, run: Option<&RunStates>) -> String {
             );
         }
         out.push_str("];\n");
+        lines.push(out);
+    }
+    let within = graph.cluster_of();
+    for (line, c) in lines.iter().zip(&within) {
+        if c.is_none() {
+            out.push_str("    ");
+            out.push_str(line);
+        }
+    }
+    for (c, cluster) in graph.clusters.iter().enumerate() {
+        if cluster.parent.is_none() {
+            write_cluster(&mut out, graph, &lines, c, 1);
+        }
     }
     for edge in &graph.edges {
         let _ = write!(out, "    n{} -> n{}", edge.from, edge.to);
@@ -77,4 +93,30 @@ pub fn to_dot(graph: &Graph, run: Option<&RunStates>) -> String {
     }
     out.push_str("}\n");
     out
+}
+
+/// Cluster `c` as a `subgraph cluster_c` holding its nodes (their lines
+/// from `lines`) and the clusters inside it, indented `depth` levels.
+fn write_cluster(out: &mut String, graph: &Graph, lines: &[String], c: usize, depth: usize) {
+    let Some(cluster) = graph.clusters.get(c) else {
+        return;
+    };
+    let pad = "    ".repeat(depth);
+    let _ = writeln!(out, "{pad}subgraph cluster_{c} {{");
+    let _ = writeln!(
+        out,
+        "{pad}    label=\"{}\"; style=\"rounded,dashed\"; color=\"#94a3b8\"; fontsize=10;",
+        dot(&cluster.label)
+    );
+    for &n in &cluster.nodes {
+        if let Some(line) = lines.get(n) {
+            let _ = write!(out, "{pad}    {line}");
+        }
+    }
+    for (inner, k) in graph.clusters.iter().enumerate() {
+        if k.parent == Some(c) && inner > c {
+            write_cluster(out, graph, lines, inner, depth + 1);
+        }
+    }
+    let _ = writeln!(out, "{pad}}}");
 }

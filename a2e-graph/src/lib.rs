@@ -67,6 +67,7 @@ mod error;
 mod mermaid;
 mod model;
 pub mod ontheia;
+mod outline;
 mod route;
 mod run;
 pub mod sequence;
@@ -80,7 +81,7 @@ pub use a2e_document::{Document, DocumentError, parse_document};
 pub use dot::to_dot;
 pub use error::GraphError;
 pub use mermaid::to_mermaid;
-pub use model::{Edge, EdgeKind, Graph, Node, Shape, Source};
+pub use model::{Cluster, Edge, EdgeKind, Graph, Node, Shape, Source};
 pub use run::{Items, NodeRun, NodeState, RunStates, duration, fold_items, item_of};
 pub use svg::{MAX_SVG_CELLS, to_svg};
 

@@ -5,7 +5,8 @@
 //! [`crate::text::mermaid`] and joined by `<br/>`. Edge kinds are told apart
 //! by the arrow: `-->` order and branches, `-.->` data and fallbacks, `==>`
 //! map templates and streams. A run colours the nodes with one `classDef`
-//! per state.
+//! per state. Nested blocks are `subgraph`s, one inside the other as the
+//! blocks are.
 
 use std::fmt::Write as _;
 
@@ -23,6 +24,7 @@ pub fn to_mermaid(graph: &Graph, run: Option<&RunStates>) -> String {
     let _ = writeln!(out, "%% {}", visible(&graph.title()));
     out.push_str("flowchart TD\n");
     let mut states: Vec<(NodeState, Vec<usize>)> = Vec::new();
+    let mut lines: Vec<String> = Vec::with_capacity(graph.nodes.len());
     for (i, node) in graph.nodes.iter().enumerate() {
         let look = run::look(&node.id, run);
         let mut label = format!("{}<br/>{}", mermaid(&node.id), mermaid(&node.caption));
@@ -36,12 +38,23 @@ pub fn to_mermaid(graph: &Graph, run: Option<&RunStates>) -> String {
             Shape::Hexagon => ("{{", "}}"),
             Shape::Stadium => ("([", "])"),
         };
-        let _ = writeln!(out, "    n{i}{open}\"{label}\"{close}");
+        lines.push(format!("n{i}{open}\"{label}\"{close}"));
         if let Some(state) = look.state {
             match states.iter_mut().find(|(s, _)| *s == state) {
                 Some((_, nodes)) => nodes.push(i),
                 None => states.push((state, vec![i])),
             }
+        }
+    }
+    let within = graph.cluster_of();
+    for (line, c) in lines.iter().zip(&within) {
+        if c.is_none() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    for (c, cluster) in graph.clusters.iter().enumerate() {
+        if cluster.parent.is_none() {
+            write_cluster(&mut out, graph, &lines, c, 1);
         }
     }
     for edge in &graph.edges {
@@ -65,6 +78,27 @@ pub fn to_mermaid(graph: &Graph, run: Option<&RunStates>) -> String {
         let _ = writeln!(out, "    class {} {name}", list.join(","));
     }
     out
+}
+
+/// Cluster `c` as a `subgraph` holding its nodes (their lines from
+/// `lines`) and the clusters inside it, indented `depth` levels.
+fn write_cluster(out: &mut String, graph: &Graph, lines: &[String], c: usize, depth: usize) {
+    let Some(cluster) = graph.clusters.get(c) else {
+        return;
+    };
+    let pad = "    ".repeat(depth);
+    let _ = writeln!(out, "{pad}subgraph c{c} [\"{}\"]", mermaid(&cluster.label));
+    for &n in &cluster.nodes {
+        if let Some(line) = lines.get(n) {
+            let _ = writeln!(out, "{pad}    {line}");
+        }
+    }
+    for (inner, k) in graph.clusters.iter().enumerate() {
+        if k.parent == Some(c) && inner > c {
+            write_cluster(out, graph, lines, inner, depth + 1);
+        }
+    }
+    let _ = writeln!(out, "{pad}end");
 }
 
 /// A Mermaid class name for a state (no `-`, which Mermaid reads as an arrow).

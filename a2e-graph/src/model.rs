@@ -120,6 +120,22 @@ pub struct Edge {
     pub label: String,
 }
 
+/// A block of nodes drawn together: an Ontheia `parallel`, `loop` or
+/// `retry` body, or one case (or the `default`) of a `branch` / `router`.
+/// Drawn as a DOT `subgraph cluster_…`, a Mermaid `subgraph` and an SVG
+/// group with an outline round its nodes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    /// What it is (`gather parallel`, `route: weather`, `route: default`).
+    pub label: String,
+    /// The cluster it sits in, by index in [`Graph::clusters`]; clusters come
+    /// after the one they sit in.
+    pub parent: Option<usize>,
+    /// Its own nodes (not those of the clusters inside it), by index in
+    /// [`Graph::nodes`].
+    pub nodes: Vec<usize>,
+}
+
 /// A document as a graph.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Graph {
@@ -131,6 +147,9 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     /// The edges.
     pub edges: Vec<Edge>,
+    /// Blocks of nodes drawn together (Ontheia's nested blocks); a node is
+    /// in at most one.
+    pub clusters: Vec<Cluster>,
 }
 
 impl Graph {
@@ -141,7 +160,36 @@ impl Graph {
             name: name.into(),
             nodes: Vec::new(),
             edges: Vec::new(),
+            clusters: Vec::new(),
         }
+    }
+
+    /// The cluster each node sits in directly, by node index.
+    pub fn cluster_of(&self) -> Vec<Option<usize>> {
+        let mut out = vec![None; self.nodes.len()];
+        for (c, cluster) in self.clusters.iter().enumerate() {
+            for &n in &cluster.nodes {
+                if let Some(slot) = out.get_mut(n) {
+                    *slot = Some(c);
+                }
+            }
+        }
+        out
+    }
+
+    /// Every node of cluster `c`, those of the clusters inside it included.
+    pub fn cluster_members(&self, c: usize) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .clusters
+            .get(c)
+            .map(|k| k.nodes.clone())
+            .unwrap_or_default();
+        for (inner, cluster) in self.clusters.iter().enumerate() {
+            if cluster.parent == Some(c) && inner > c {
+                out.extend(self.cluster_members(inner));
+            }
+        }
+        out
     }
 
     /// The index of the node with `id`.
@@ -269,6 +317,23 @@ impl Builder {
                 self.data_at.insert((f, t), self.graph.edges.len());
                 self.edge_at(f, t, EdgeKind::Data, label);
             }
+        }
+    }
+
+    /// Opens a cluster labelled `label` inside `parent`; returns its index.
+    pub fn cluster(&mut self, label: String, parent: Option<usize>) -> usize {
+        self.graph.clusters.push(Cluster {
+            label,
+            parent,
+            nodes: Vec::new(),
+        });
+        self.graph.clusters.len() - 1
+    }
+
+    /// Puts the node `id` in cluster `c`.
+    pub fn put(&mut self, id: &str, c: usize) {
+        if let (Some(n), Some(cluster)) = (self.get(id), self.graph.clusters.get_mut(c)) {
+            cluster.nodes.push(n);
         }
     }
 

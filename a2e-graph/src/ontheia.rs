@@ -9,6 +9,9 @@
 //!   the first step of its body ([`EdgeKind::Nested`]); a `branch` / `router`
 //!   → the first step of each case, labelled with its `when`
 //!   ([`EdgeKind::Case`]), and of its `default` ([`EdgeKind::Default`]);
+//! - each nested block's steps (a `parallel`, `loop` or `retry` body, a
+//!   case, a `default`) form a [`crate::Cluster`], inside the cluster of the
+//!   block they sit in;
 //! - data: each entry of `edges` (labelled `path → key` for its `map`) and
 //!   each `${steps.<id>.…}` a step's fields read (labelled with the field),
 //!   one [`EdgeKind::Data`] edge per pair; `input` and `output` are nodes of
@@ -41,7 +44,7 @@ pub fn from_document(doc: &Document) -> Graph {
     if doc.edges.iter().any(|e| e.to == "output") {
         b.node("output", "output", "chain outputs".into(), Shape::Stadium);
     }
-    sequence(&mut b, &doc.steps);
+    sequence(&mut b, &doc.steps, None);
     for edge in &doc.edges {
         let label = edge
             .map
@@ -94,52 +97,64 @@ fn caption(step: &Step) -> (String, Shape) {
     }
 }
 
-/// The edges of one list of steps and of the blocks inside them.
-fn sequence(b: &mut Builder, steps: &[Step]) {
+/// The edges of one list of steps and of the blocks inside them; the steps
+/// go in cluster `within` (none for the top-level list), and each nested
+/// block's steps in a cluster of its own inside it.
+fn sequence(b: &mut Builder, steps: &[Step], within: Option<usize>) {
     for pair in steps.windows(2) {
         if let [a, c] = pair {
             b.edge(&a.id, &c.id, EdgeKind::Next, "");
         }
     }
+    if let Some(c) = within {
+        for step in steps {
+            b.put(&step.id, c);
+        }
+    }
     for step in steps {
         let nested = step.steps.as_deref().unwrap_or_default();
+        let kind = step.kind.as_str();
         match step.kind {
-            StepType::Parallel => {
+            StepType::Parallel if !nested.is_empty() => {
                 for child in nested {
                     b.edge(&step.id, &child.id, EdgeKind::Nested, "parallel");
                 }
+                let c = b.cluster(format!("{} {kind}", step.id), within);
                 // Side by side: no order among them.
                 for child in nested {
-                    sequence(b, std::slice::from_ref(child));
+                    sequence(b, std::slice::from_ref(child), Some(c));
                 }
             }
-            StepType::Loop | StepType::Retry => {
+            StepType::Loop | StepType::Retry if !nested.is_empty() => {
                 if let Some(first) = nested.first() {
-                    b.edge(&step.id, &first.id, EdgeKind::Nested, step.kind.as_str());
+                    b.edge(&step.id, &first.id, EdgeKind::Nested, kind);
                 }
-                sequence(b, nested);
+                let c = b.cluster(format!("{} {kind}", step.id), within);
+                sequence(b, nested, Some(c));
             }
             _ => {
                 // Only a loop, retry or parallel has steps (validated).
             }
         }
         for case in step.cases.iter().flatten() {
+            let when = match &case.when {
+                None => "always".to_owned(),
+                Some(When::Bool(v)) => v.to_string(),
+                Some(When::Number(n)) => n.to_string(),
+                Some(When::Text(t)) => t.clone(),
+            };
             if let Some(first) = case.steps.first() {
-                let when = match &case.when {
-                    None => "always".to_owned(),
-                    Some(When::Bool(v)) => v.to_string(),
-                    Some(When::Number(n)) => n.to_string(),
-                    Some(When::Text(t)) => t.clone(),
-                };
-                b.edge(&step.id, &first.id, EdgeKind::Case, when);
+                b.edge(&step.id, &first.id, EdgeKind::Case, when.clone());
+                let c = b.cluster(format!("{}: {when}", step.id), within);
+                sequence(b, &case.steps, Some(c));
             }
-            sequence(b, &case.steps);
         }
-        if let Some(default) = &step.default {
-            if let Some(first) = default.first() {
-                b.edge(&step.id, &first.id, EdgeKind::Default, "default");
-            }
-            sequence(b, default);
+        if let Some(default) = &step.default
+            && let Some(first) = default.first()
+        {
+            b.edge(&step.id, &first.id, EdgeKind::Default, "default");
+            let c = b.cluster(format!("{}: default", step.id), within);
+            sequence(b, default, Some(c));
         }
     }
 }

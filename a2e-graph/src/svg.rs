@@ -4,6 +4,9 @@
 //! used: the markup here is ours, so every value from the document is
 //! escaped with [`crate::text::xml`], and every node and edge is a group a
 //! page can find (`g.node[data-node-id]`, `g.edge[data-from][data-to]`).
+//! Edges go round the nodes they do not connect ([`crate::route`]), and
+//! nested blocks are outlined behind their nodes (`g.cluster[data-cluster]`,
+//! [`crate::outline`]).
 //!
 //! Colours are presentation attributes, not a `<style>` element, so that the
 //! picture shows as it is under a strict Content-Security-Policy.
@@ -21,6 +24,7 @@ use layout::topo::layout::VisualGraph;
 
 use crate::error::GraphError;
 use crate::model::{Edge, EdgeKind, Graph, Shape};
+use crate::outline::{self, Outline};
 use crate::route::{NodeBox, num, route};
 use crate::run::{self, RunStates};
 use crate::text::{visible, xml};
@@ -76,7 +80,11 @@ pub fn to_svg(graph: &Graph, run: Option<&RunStates>) -> Result<String, GraphErr
     let shapes: Vec<Shape> = graph.nodes.iter().map(|n| n.shape).collect();
     let mut placed = lay_out(&labels, &shapes, &edges)?;
     route_edges(&mut placed, &edges);
-    Ok(write_svg(graph, run, &labels, &edges, &placed))
+    let outlines = outline::outlines(graph, &placed.nodes);
+    for p in outline::corners(&outlines) {
+        placed.grow(p);
+    }
+    Ok(write_svg(graph, run, &labels, &edges, &placed, &outlines))
 }
 
 /// How many places the layout will arrange: the nodes, and on every edge one
@@ -408,6 +416,7 @@ fn write_svg(
     labels: &[Vec<String>],
     edges: &[Edge],
     placed: &Placed,
+    outlines: &[Outline],
 ) -> String {
     let min = placed.min.unwrap_or(Point::zero());
     let max = placed.max.unwrap_or(Point::zero());
@@ -444,6 +453,7 @@ fn write_svg(
         num(w),
         num(h)
     );
+    outline::write(&mut out, graph, outlines);
     out.push_str("<g class=\"edges\">\n");
     for (e, d) in edges.iter().zip(&placed.edges) {
         let Some(d) = d else { continue };

@@ -230,3 +230,79 @@ fn no_edge_of_an_example_passes_through_a_node_that_is_not_its_end() {
     }
     assert!(through.is_empty(), "{through:#?}");
 }
+
+#[test]
+fn nested_blocks_are_outlined_round_their_steps_and_no_other() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/ontheia/control-flow.json");
+    let graph = Graph::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let svg = graph.render(Format::Svg, None).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let nodes: Vec<(&str, Box4)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("g") && n.attribute("data-node-id").is_some())
+        .map(|n| (n.attribute("data-node-id").unwrap(), node_box(n)))
+        .collect();
+    let clusters: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("g") && n.attribute("class") == Some("cluster"))
+        .collect();
+    let labels: Vec<&str> = clusters
+        .iter()
+        .map(|c| c.attribute("data-cluster").unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "route: weather",
+            "route: news",
+            "route: default",
+            "gather parallel",
+            "count loop",
+            "settle_retry retry",
+            "check: ${steps.settle_retry.data.attempts} == 2",
+            "check: default"
+        ]
+    );
+    let within = |inner: Box4, outer: Box4| {
+        inner.0 >= outer.0 && inner.1 >= outer.1 && inner.2 <= outer.2 && inner.3 <= outer.3
+    };
+    let overlap = |a: Box4, b: Box4| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+    for (cluster, label) in clusters.iter().zip(&labels) {
+        let outline: Vec<Box4> = cluster
+            .children()
+            .filter(|c| c.has_tag_name("rect"))
+            .map(|r| node_box_of_rect(r))
+            .collect();
+        assert!(!outline.is_empty(), "{label}");
+        let k = graph
+            .clusters
+            .iter()
+            .position(|c| c.label == *label)
+            .unwrap();
+        let members: Vec<&str> = graph
+            .cluster_members(k)
+            .iter()
+            .map(|&n| graph.nodes[n].id.as_str())
+            .collect();
+        for (id, b) in &nodes {
+            if members.contains(id) {
+                assert!(
+                    outline.iter().any(|o| within(*b, *o)),
+                    "{label}: {id} outside"
+                );
+            } else {
+                assert!(
+                    !outline.iter().any(|o| overlap(*b, *o)),
+                    "{label}: claims {id}"
+                );
+            }
+        }
+    }
+    // Behind the nodes: the clusters come first.
+    assert!(svg.find("class=\"clusters\"").unwrap() < svg.find("class=\"nodes\"").unwrap());
+}
+
+fn node_box_of_rect(r: roxmltree::Node<'_, '_>) -> Box4 {
+    let v = |a: &str| num(r.attribute(a).unwrap());
+    Box4(v("x"), v("y"), v("x") + v("width"), v("y") + v("height"))
+}

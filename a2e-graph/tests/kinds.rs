@@ -233,6 +233,46 @@ fn an_ontheia_chain_draws_order_blocks_cases_and_data() {
             e("a1", "r1", EdgeKind::Data, "params"),
         ]
     );
+    // Each nested block is a cluster, inside the one it sits in; an empty
+    // case has none.
+    let clusters: Vec<(&str, Option<&str>, Vec<&str>)> = graph
+        .clusters
+        .iter()
+        .map(|c| {
+            (
+                c.label.as_str(),
+                c.parent.map(|p| graph.clusters[p].label.as_str()),
+                c.nodes
+                    .iter()
+                    .map(|&n| graph.nodes[n].id.as_str())
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        clusters,
+        [
+            ("pick: a", None, vec!["a1", "a2"]),
+            ("pick: default", None, vec!["d"]),
+            ("both parallel", None, vec!["p1", "again"]),
+            ("again retry", Some("both parallel"), vec!["r1"]),
+        ]
+    );
+    let dot = graph.render(Format::Dot, None).unwrap();
+    assert!(
+        dot.contains(
+            "    subgraph cluster_2 {\n        label=\"both parallel\"; style=\"rounded,dashed\"; \
+             color=\"#94a3b8\"; fontsize=10;\n        n7 [label=\"p1\\nrest_call\", shape=box];\n        \
+             n8 [label=\"again\\nretry ×2\", shape=hexagon];\n        subgraph cluster_3 {\n            \
+             label=\"again retry\";"
+        ),
+        "{dot}"
+    );
+    let mermaid = graph.render(Format::Mermaid, None).unwrap();
+    assert!(
+        mermaid.contains("    subgraph c2 [\"both parallel\"]\n        n7[\"p1<br/>rest_call\"]\n        n8{{\"again<br/>retry ×2\"}}\n        subgraph c3 [\"again retry\"]\n            n9[\"r1<br/>memory_write\"]\n        end\n    end\n"),
+        "{mermaid}"
+    );
 }
 
 #[test]
