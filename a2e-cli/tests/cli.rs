@@ -48,6 +48,7 @@ mod memory;
 mod net_stdio;
 mod ontheia_run;
 mod plugin_misbehaving;
+mod run_id_wire;
 mod skill_kinds;
 mod stdio_binary;
 mod telemetry;

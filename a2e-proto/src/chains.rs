@@ -192,6 +192,11 @@ wire_message! {
         #[serde(default)]
         #[serde(deserialize_with = "crate::num::int")]
         pub seq: u64 = 0,
+        /// Extension: the durable run's id, on the run's first event (`seq`
+        /// 0), so that an agent can attach to, show or cancel the run while
+        /// it goes on; absent when the host journals no runs.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub run_id: String = String::new(),
     }
 }
 
@@ -225,6 +230,9 @@ pub struct ChainEventRef<'a> {
     pub error: &'a str,
     /// 0, 1, 2, … per chain request.
     pub seq: u64,
+    /// Extension: the durable run's id, on the run's first event.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub run_id: &'a str,
 }
 
 impl<'a> ChainEventRef<'a> {
@@ -242,6 +250,7 @@ impl<'a> ChainEventRef<'a> {
             output: &Value::Null,
             error: "",
             seq: 0,
+            run_id: "",
         }
     }
 }
@@ -278,6 +287,10 @@ wire_message! {
         #[serde(default)]
         #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::opt_object()"))]
         pub error: Option<Map<String, Value>> = None,
+        /// Extension: the durable run's id (`a2e runs show ID`, `chain/attach`);
+        /// absent when the host journals no runs.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        pub run_id: String = String::new(),
     }
 }
 

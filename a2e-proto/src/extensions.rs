@@ -8,6 +8,9 @@
 //!   once, then its answer, as `chain/event`s and a `chain/resp` whose
 //!   `req_id` is the attach request's id.
 //! - `dag/req`: run an ACMP Layer 2 DAG on the host, answered like a chain.
+//! - `run_id` on `chain/event` (the run's first) and `chain/resp`: the
+//!   durable run's id, so that an agent can attach to, show or cancel its
+//!   run; defined on those messages' structs, absent without a journal.
 
 use serde_json::Value;
 

@@ -225,8 +225,8 @@ async fn run_plan_in<S: EventSink>(
     durable: Option<Durable<S>>,
 ) -> ChainResponse {
     let req = plan.request();
-    let run_id = durable.as_ref().map(|d| d.run_id.as_str());
-    let engine = engine(host, session_id, op, &req.chain_id, run_id);
+    let run_id = durable.as_ref().map(|d| d.run_id.clone());
+    let engine = engine(host, session_id, op, &req.chain_id, run_id.as_deref());
     let (journal, options) = match durable {
         Some(d) => (Some(d.sink), d.options),
         None => (None, RunOptions::default()),
@@ -255,7 +255,8 @@ async fn run_plan_in<S: EventSink>(
         queued.clone(),
         limit,
         run_cancel.clone(),
-    );
+    )
+    .for_run(run_id.as_deref().unwrap_or_default());
     // Runs the sink could not hand on at once, in order, as the channel
     // takes them.
     let forward = async move {

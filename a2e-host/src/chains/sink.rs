@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use a2e_chain::{Event, EventSink};
+use a2e_proto::ChainEventRef;
 use a2e_proto::ndjson::NdjsonCodec;
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
@@ -66,6 +67,8 @@ pub(super) struct LineSink {
     handed_on: bool,
     /// When the first event of the run was made (its `ts`).
     run_started: f64,
+    /// The durable run's id, sent on its first event (empty: none).
+    run_id: String,
     /// Full segments of the run, set aside before `buf`.
     segments: Vec<Bytes>,
     /// Bytes in `segments`.
@@ -96,9 +99,16 @@ impl LineSink {
             overflowed: false,
             handed_on: false,
             run_started: 0.0,
+            run_id: String::new(),
             segments: Vec::new(),
             held: 0,
         }
+    }
+
+    /// The same sink, naming durable run `run_id` on the run's first event.
+    pub(super) fn for_run(mut self, run_id: &str) -> Self {
+        self.run_id = run_id.to_owned();
+        self
     }
 
     /// Bytes of the run not handed on yet.
@@ -138,8 +148,21 @@ impl EventSink for LineSink {
         let first = self.held() == 0;
         // A chain event always encodes (every key is a string); one that
         // did not would leave nothing behind. Its `ts` dates the run.
+        let run_id = if event.seq == 0 {
+            self.run_id.as_str()
+        } else {
+            ""
+        };
         let made = event.with_wire(&self.req_id, |wire| {
-            let _ = self.codec.encode(wire, &mut self.buf);
+            if run_id.is_empty() {
+                let _ = self.codec.encode(wire, &mut self.buf);
+            } else {
+                let named = ChainEventRef {
+                    run_id,
+                    ..wire.clone()
+                };
+                let _ = self.codec.encode(&named, &mut self.buf);
+            }
             wire.ts
         });
         if first {

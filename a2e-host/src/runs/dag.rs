@@ -213,7 +213,7 @@ pub async fn run_dag(
         None => Some(running.await),
     };
     done.cancel();
-    conclude(&*journal, &run, resp, coordination)
+    let mut resp = conclude(&*journal, &run, resp, coordination)
         .await
         .unwrap_or_else(|| {
             failed_answer(
@@ -222,7 +222,9 @@ pub async fn run_dag(
                 ErrorCode::UNAVAILABLE,
                 "the run was taken over by another host and its answer could not be read",
             )
-        })
+        });
+    resp.run_id = run.to_string();
+    resp
 }
 
 /// One durable execution of a DAG run: fresh or resumed.
@@ -249,10 +251,14 @@ impl Durable<'_> {
         let req_id = self.req_id.to_owned();
         let seq = AtomicU64::new(self.next_seq);
         let sink = move |e: &acmp_dag::Event| {
-            let Some(event) = acmp::event_of(e, &req_id, seq.load(Ordering::Relaxed)) else {
+            let Some(mut event) = acmp::event_of(e, &req_id, seq.load(Ordering::Relaxed)) else {
                 return;
             };
             seq.fetch_add(1, Ordering::Relaxed);
+            // The run's first event names it (as a chain's does).
+            if event.seq == 0 {
+                event.run_id = run.to_string();
+            }
             match serde_json::to_value(&event) {
                 // Queued in `seq` order, not awaited: a result an event
                 // reports was journaled before it.
@@ -273,7 +279,9 @@ impl Durable<'_> {
             },
         };
         let result = acmp::run_dag_with(host, dag, sink, token, mode).await;
-        acmp::answer_of(self.req_id, &dag_id, &result)
+        let mut resp = acmp::answer_of(self.req_id, &dag_id, &result);
+        resp.run_id = self.run.to_string();
+        resp
     }
 }
 

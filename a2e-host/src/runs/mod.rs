@@ -255,7 +255,12 @@ pub async fn run_plan(
         None => Some(running.await),
     };
     done.cancel();
-    conclude(&*journal, &run, resp, coordination)
+    // Named in the answer the journal keeps too (`chain/attach` replays it).
+    let resp = resp.map(|mut r| {
+        r.run_id = run.to_string();
+        r
+    });
+    let mut resp = conclude(&*journal, &run, resp, coordination)
         .await
         .unwrap_or_else(|| {
             failed_answer(
@@ -264,7 +269,9 @@ pub async fn run_plan(
                 ErrorCode::UNAVAILABLE,
                 "the run was taken over by another host and its answer could not be read",
             )
-        })
+        });
+    resp.run_id = run.to_string();
+    resp
 }
 
 /// Journals a run's end (`resp`) and gives its lease up; a run whose lease
