@@ -10,7 +10,11 @@
 //!   The `_deferred` modes queue each result and await the next start,
 //!   which commits both (what a host does for a run that does not stream,
 //!   on SQLite): one awaited write per node.
-//!   Figures: µs per node, µs added per node, and the ratio to no journal.
+//!   Figures: µs per node, µs added per node, the ratio to no journal and
+//!   to one synced SQLite commit (the physical floor of a durable write,
+//!   measured in the same run on a connection of its own), and for SQLite
+//!   the commits and disk syncs per node (counted by the store:
+//!   `SqliteJournal::commit_stats`).
 //! - `scaleout`: 1,000 calls of a tool that sleeps 10 ms (a `map`'s items),
 //!   queued on the work-queue stream, then drained by 1, 2 and 3 worker
 //!   hosts released together (each its own connection, 8 calls at a time,
@@ -30,6 +34,8 @@
 mod chain;
 #[path = "../tests/common/nats_server.rs"]
 mod nats_server;
+#[path = "common/sqlite_floor.rs"]
+mod sqlite_floor;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,8 +43,8 @@ use std::time::{Duration, Instant};
 use a2e_chain::{Engine, NodeCall, RunOptions, runner_fn};
 use a2e_journal::nats::{NatsJournal, NatsOptions, WorkConfig, WorkItem, WorkQueue};
 use a2e_journal::{
-    Durability, Journal, NewRun, NodeKey, NodeOutcome, RunId, RunKind, RunStatus, SqliteJournal,
-    SqliteOptions,
+    CommitStats, Durability, Journal, NewRun, NodeKey, NodeOutcome, RunId, RunKind, RunStatus,
+    SqliteJournal, SqliteOptions,
 };
 use a2e_proto::{ChainNode, ChainRequest, NodeKind};
 use chain::{JournalObserver, JournalSink};
@@ -196,12 +202,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// A journal, and whether calls wait for their start to be durable.
 struct Mode {
     journal: Arc<dyn Journal>,
+    /// The same journal when it is SQLite's (its commits are counted).
+    sqlite: Option<(SqliteJournal, Durability)>,
     await_start: bool,
     defer_results: bool,
 }
 
+/// Runs before the timed ones of each measurement.
+const WARMUP: usize = 3;
+
 async fn measure(engine: &Engine, req: &ChainRequest, journal: Option<&Mode>, runs: usize) -> f64 {
-    for _ in 0..3 {
+    for _ in 0..WARMUP {
         one_run(engine, req, journal).await;
     }
     let mut per_node = Vec::with_capacity(runs);
@@ -225,21 +236,21 @@ async fn journal(server: Option<&NatsServer>) {
         ("sqlite", Durability::ProcessCrash),
         ("sqlite_full", Durability::PowerLoss),
     ] {
-        let j: Arc<dyn Journal> = Arc::new(
-            SqliteJournal::open(
-                dir.path().join(format!("{name}.db")),
-                SqliteOptions {
-                    durability,
-                    ..SqliteOptions::default()
-                },
-            )
-            .await
-            .unwrap_or_else(|e| fail(&format!("open sqlite: {e}"))),
-        );
+        let sqlite = SqliteJournal::open(
+            dir.path().join(format!("{name}.db")),
+            SqliteOptions {
+                durability,
+                ..SqliteOptions::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| fail(&format!("open sqlite: {e}")));
+        let j: Arc<dyn Journal> = Arc::new(sqlite.clone());
         modes.push((
             name,
             Some(Mode {
                 journal: j.clone(),
+                sqlite: Some((sqlite.clone(), durability)),
                 await_start: true,
                 defer_results: false,
             }),
@@ -252,6 +263,7 @@ async fn journal(server: Option<&NatsServer>) {
             },
             Some(Mode {
                 journal: j,
+                sqlite: Some((sqlite, durability)),
                 await_start: true,
                 defer_results: true,
             }),
@@ -268,6 +280,7 @@ async fn journal(server: Option<&NatsServer>) {
                 "jetstream",
                 Some(Mode {
                     journal: j,
+                    sqlite: None,
                     await_start: true,
                     defer_results: false,
                 }),
@@ -282,31 +295,96 @@ async fn journal(server: Option<&NatsServer>) {
     }
     // Interleaved rounds, so that a busy moment of the machine hits every
     // mode alike; the median of the rounds' medians is reported.
+    // The commits of every SQLite mode are counted over all its runs.
+    // The floor is measured right after each mode, and each mode's ratio
+    // to it is the median of the rounds' ratios: a busy moment of the
+    // machine slows both alike.
+    let floor = |sync: &str, name: String| {
+        sqlite_floor::commit_us(&dir.path().join(name), sync)
+            .unwrap_or_else(|e| fail(&format!("floor: {e}")))
+    };
     let mut figures: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
-    for _ in 0..3 {
+    let mut floors: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut counted = vec![(CommitStats::default(), 0usize); modes.len()];
+    let (mut synced, mut unsynced) = (Vec::new(), Vec::new());
+    for round in 0..3 {
         for (i, (_, j)) in modes.iter().enumerate() {
+            let sqlite = j.as_ref().and_then(|m| m.sqlite.as_ref());
+            let before = sqlite.map(|(s, _)| s.commit_stats());
             let us = measure(&engine, &req, j.as_ref(), runs).await;
-            if let Some(f) = figures.get_mut(i) {
-                f.push(us);
+            let f = floor("FULL", format!("floor_{round}_{i}.db"));
+            synced.push(f);
+            if let (Some(us_r), Some(f_r)) = (figures.get_mut(i), floors.get_mut(i)) {
+                us_r.push(us);
+                f_r.push(f);
+            }
+            if let (Some((s, _)), Some(before), Some(c)) = (sqlite, before, counted.get_mut(i)) {
+                let after = s.commit_stats();
+                c.0.commits += after.commits - before.commits;
+                c.0.checkpoints += after.checkpoints - before.checkpoints;
+                c.1 += (runs + WARMUP) * NODES;
             }
         }
+        unsynced.push(floor("NORMAL", format!("floor_normal_{round}.db")));
     }
-    let base = median(figures.first().cloned().unwrap_or_default());
-    for ((name, _), f) in modes.iter().zip(figures) {
-        let us = median(f);
-        println!(
-            "{}",
-            json!({
-                "part": "journal",
-                "mode": name,
-                "nodes": NODES,
-                "runs": runs * 3,
-                "us_per_node": (us * 100.0).round() / 100.0,
-                "us_added_per_node": ((us - base) * 100.0).round() / 100.0,
-                "ratio_to_none": (us / base * 100.0).round() / 100.0,
-            })
+    let (synced, unsynced) = (median(synced), median(unsynced));
+    println!(
+        "{}",
+        json!({
+            "part": "journal",
+            "floor": "one commit of one row, SQLite WAL, its own connection",
+            "synced_commit_us": round2(synced),
+            "unsynced_commit_us": round2(unsynced),
+        })
+    );
+    let base_rounds = figures.first().cloned().unwrap_or_default();
+    let base = median(base_rounds.clone());
+    for ((((name, mode), f), fl), (stats, nodes)) in
+        modes.iter().zip(figures).zip(floors).zip(counted)
+    {
+        let to_floor = median(
+            f.iter()
+                .zip(&base_rounds)
+                .zip(&fl)
+                .map(|((us, b), floor)| (us - b) / floor)
+                .collect(),
         );
+        let us = median(f);
+        let mut line = json!({
+            "part": "journal",
+            "mode": name,
+            "nodes": NODES,
+            "runs": runs * 3,
+            "us_per_node": round2(us),
+            "us_added_per_node": round2(us - base),
+            "ratio_to_none": round2(us / base),
+            "ratio_to_synced_commit": round2(to_floor),
+        });
+        if let (Some((_, durability)), Some(obj)) = (
+            mode.as_ref().and_then(|m| m.sqlite.as_ref()),
+            line.as_object_mut(),
+        ) {
+            let per_node = |n: u64| round2(n as f64 / nodes.max(1) as f64);
+            obj.insert("commits_per_node".into(), json!(per_node(stats.commits)));
+            obj.insert(
+                "syncs_per_node".into(),
+                json!(per_node(syncs(&stats, *durability))),
+            );
+        }
+        println!("{line}");
     }
+}
+
+/// The disk syncs SQLite makes for `stats`: with `synchronous=FULL` one per
+/// commit (of the WAL); with either, two per checkpoint (the WAL before it
+/// is copied, the file after).
+fn syncs(stats: &CommitStats, durability: Durability) -> u64 {
+    let per_commit = u64::from(durability == Durability::PowerLoss);
+    stats.commits * per_commit + 2 * stats.checkpoints
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
 }
 
 /// A worker host: its own connection and worker on the shared consumer;
