@@ -162,8 +162,9 @@ pub trait ToolBackend: Send + Sync + 'static {
         let _ = (method, params, peer);
     }
 
-    /// A client finished `initialize`: its link, for what the backend sends
-    /// it outside of calls (log messages, resource updates).
+    /// A client finished `initialize`, or asks for the tools: its link, for
+    /// what the backend sends it outside of calls (log messages, resource
+    /// updates); called again with the same client's link.
     fn attach(&self, client: ClientLink) {
         let _ = client;
     }

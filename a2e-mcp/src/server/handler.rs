@@ -203,8 +203,12 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // A client may ask before its `notifications/initialized` is handled;
+        // the backend learns who asks (what it may offer can depend on the
+        // client's capabilities) before it lists.
+        self.backend.attach(self.link(&context));
         let tools = self.backend.list_tools().await;
         Ok(ListToolsResult::with_all_items(
             tools.iter().map(BackendTool::to_mcp).collect(),
