@@ -20,3 +20,4 @@ mod proc_run;
 mod session;
 mod skills;
 mod ui_http;
+mod ui_runs;

@@ -1,7 +1,7 @@
 //! The view's JSON: the overview (sessions, recent runs), the catalog, and
 //! one run with its graph.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -138,13 +138,31 @@ pub(super) async fn run(
         .live()
         .trace_id(run.as_str())
         .or_else(|| traceparent_trace(&shown.request));
-    let states: HashMap<String, Value> = node_states(&shown, &events)
-        .into_iter()
+    // A map's items (`template[index]`) count on their template node, as
+    // in the picture; the items keep their own entries for the page to
+    // fold again as their events arrive.
+    let drawn: HashSet<&str> = nodes
+        .iter()
+        .filter_map(|n| n.get("node_id").and_then(Value::as_str))
+        .collect();
+    let folded = a2e_graph::fold_items(&node_states(&shown, &events), |id| drawn.contains(id));
+    let states: HashMap<&String, Value> = folded
+        .iter()
         .map(|(id, r)| {
             let ms = r
                 .duration
                 .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-            (id, json!({ "state": r.state.as_str(), "duration_ms": ms }))
+            let items = r.items.map(|items| {
+                json!({
+                    "total": items.total, "done": items.done, "failed": items.failed,
+                    "running": items.running, "skipped": items.skipped,
+                })
+            });
+            let mut state = json!({ "state": r.state.as_str(), "duration_ms": ms });
+            if let (Some(items), Value::Object(fields)) = (items, &mut state) {
+                fields.insert("items".to_owned(), items);
+            }
+            (id, state)
         })
         .collect();
     answer(
@@ -161,6 +179,7 @@ pub(super) async fn run(
             "nodes": nodes,
             "records": shown.nodes,
             "states": states,
+            "timeline": timeline(&shown),
             "events": events.iter().map(|e| json!({"seq": e.seq, "event": e.event})).collect::<Vec<_>>(),
             "answer": shown.answer,
             "svg": svg,
@@ -323,6 +342,29 @@ fn dag_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) {
         Ok(svg) => (tasks, Some(svg), None),
         Err(e) => (tasks, None, Some(e.to_string())),
     }
+}
+
+/// Every attempt of every node (a map item under its own id) with its start
+/// and end (ms since the Unix epoch; no end while it runs) and how it ended
+/// (`done`, `failed`, `running`; `unfinished` when the run ended without
+/// it), in start order: the page's timeline.
+fn timeline(shown: &RunState) -> Vec<Value> {
+    let mut attempts: Vec<&a2e_journal::NodeRecord> =
+        shown.nodes.iter().filter(|r| r.started_ms > 0).collect();
+    attempts.sort_by_key(|r| (r.started_ms, r.finished_ms.unwrap_or(u64::MAX), r.attempt));
+    attempts
+        .iter()
+        .map(|r| {
+            let state = match (&r.outcome, shown.summary.status.is_finished()) {
+                (Some(NodeOutcome::Output { .. }), _) => "done",
+                (Some(NodeOutcome::Error { .. }), _) => "failed",
+                (None, false) => "running",
+                (None, true) => "unfinished",
+            };
+            json!({"node_id": r.node_id, "attempt": r.attempt, "start_ms": r.started_ms,
+                   "end_ms": r.finished_ms, "state": state})
+        })
+        .collect()
 }
 
 /// The trace id of the request's own `traceparent`, when it carried one

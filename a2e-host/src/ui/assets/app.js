@@ -55,8 +55,21 @@
     body.replaceChildren(...list.map((s) => el('tr', { title: s.id }, el('td', {}, s.agent || '(no handshake)'), el('td', {}, s.transport), el('td', {}, String(s.in_flight)))));
     $('session-count').textContent = '(' + list.length + ')';
   }
+  function runShown(r) {
+    const status = $('run-status').value, agent = $('run-agent').value, q = $('run-search').value.trim().toLowerCase();
+    if (status && r.status !== status) return false;
+    if (agent && r.agent !== agent) return false;
+    return !q || r.run_id.toLowerCase().includes(q) || String(r.chain_id || '').toLowerCase().includes(q);
+  }
+  function showAgents() {
+    const sel = $('run-agent'), was = sel.value;
+    const agents = [...new Set([...runs.values()].map((r) => r.agent).filter(Boolean))].sort();
+    sel.replaceChildren(el('option', { value: '' }, 'all agents'), ...agents.map((a) => el('option', { value: a }, a)));
+    sel.value = agents.includes(was) ? was : '';
+  }
   function showRuns() {
-    const items = [...runs.values()].sort((a, b) => b.created_ms - a.created_ms).slice(0, 100);
+    showAgents();
+    const items = [...runs.values()].filter(runShown).sort((a, b) => b.created_ms - a.created_ms).slice(0, 100);
     $('runs').replaceChildren(...items.map((r) => {
       const li = el('li', { class: r.status + (cur && cur.id === r.run_id ? ' sel' : '') },
         el('div', {}, r.chain_id || r.kind || 'run'), el('small', {}, r.status + ' · ' + time(r.created_ms) + ' · ' + r.agent + ' · ' + r.run_id.slice(0, 8)));
@@ -74,7 +87,8 @@
     if (loading !== id) return;
     const old = runs.get(id) || {};
     runs.set(id, Object.assign(old, d.summary, { chain_id: d.chain_id }));
-    cur = { id, nodes: new Map(), states: new Map(), records: new Map(), rows: new Map(), marks: new Map(), maxSeq: -1, trace: d.trace_id, status: d.summary.status };
+    cur = { id, nodes: new Map(), states: new Map(), records: new Map(), rows: new Map(), marks: new Map(), maxSeq: -1, trace: d.trace_id, status: d.summary.status, created: d.summary.created_ms, finished: d.summary.finished_ms };
+    if (location.hash !== '#run=' + id) history.replaceState(null, '', '#run=' + encodeURIComponent(id));
     for (const n of d.nodes) cur.nodes.set(n.node_id, n);
     for (const [k, v] of Object.entries(d.states || {})) cur.states.set(k, v);
     for (const r of d.records) { if (!cur.records.has(r.node_id)) cur.records.set(r.node_id, []); cur.records.get(r.node_id).push(r); }
@@ -99,6 +113,7 @@
     for (const e of d.events) { cur.maxSeq = Math.max(cur.maxSeq, e.seq); }
     loading = null;
     for (const nid of cur.nodes.keys()) paint(nid);
+    showTimeline(); tick();
     const held = pending; pending = [];
     for (const item of held) apply(item);
     $('detail').hidden = true; selNode = null;
@@ -113,9 +128,39 @@
       const recs = cur.records.get(nid) || [];
       tr.cells[2].textContent = st.state; tr.cells[2].className = 'state st-' + st.state;
       tr.cells[3].textContent = String(recs.length);
-      tr.cells[4].textContent = ms(st.duration_ms);
+      tr.cells[4].textContent = ms(liveMs(nid, st));
+      tr.cells[2].textContent = st.state + (st.items ? ' · ' + st.items.done + '/' + st.items.total + ' done' : '');
     }
     if (selNode === nid) showNode(nid);
+  }
+  // A running node's duration so far, from its latest attempt's start.
+  function liveMs(nid, st) {
+    if (st.state !== 'running') return st.duration_ms;
+    const recs = cur.records.get(nid) || [];
+    const last = recs.reduce((a, r) => (!a || r.attempt > a.attempt ? r : a), null);
+    return last && last.started_ms && last.finished_ms == null ? Math.max(0, Date.now() - last.started_ms) : st.duration_ms;
+  }
+  // A map item (`template[3]`) counts on its template: running while any
+  // item runs, failed when any failed, done when they are.
+  const ITEM = /^(.*)\[(\d+)\]$/;
+  function foldItems(tmpl) {
+    const items = { total: 0, done: 0, failed: 0, running: 0, skipped: 0 };
+    for (const [k, v] of cur.states) {
+      const m = ITEM.exec(k);
+      if (!m || m[1] !== tmpl) continue;
+      items.total++;
+      if (v.state === 'done') items.done++; else if (v.state === 'failed') items.failed++;
+      else if (v.state === 'running') items.running++; else if (v.state === 'skipped') items.skipped++;
+    }
+    const state = items.running ? 'running' : items.failed ? 'failed' : items.total && items.skipped === items.total ? 'skipped' : items.done ? 'done' : 'not-reached';
+    const old = cur.states.get(tmpl) || {};
+    cur.states.set(tmpl, { state, duration_ms: old.duration_ms, items });
+    paint(tmpl);
+  }
+  function changed(nid) {
+    paint(nid);
+    const m = ITEM.exec(nid);
+    if (m && cur.nodes.has(m[1]) && !cur.nodes.has(nid)) foldItems(m[1]);
   }
   function record(nid, attempt) {
     if (!cur.records.has(nid)) cur.records.set(nid, []);
@@ -134,13 +179,13 @@
       if (st && ev.node_id) {
         const old = cur.states.get(ev.node_id) || {};
         cur.states.set(ev.node_id, { state: st, duration_ms: old.duration_ms });
-        paint(ev.node_id);
+        changed(ev.node_id);
       }
     } else if (item.kind === 'node_started') {
       const r = record(item.node_id, item.attempt); r.started_ms = item.ts_ms;
       if (item.start) r.start = Object.assign(r.start || {}, item.start);
       if (item.trace_id) cur.trace = item.trace_id;
-      paint(item.node_id);
+      paint(item.node_id); showTimeline();
     } else if (item.kind === 'node_traced') {
       const r = record(item.node_id, item.attempt);
       r.start = Object.assign(r.start || {}, { trace_id: item.trace_id, span_id: item.span_id });
@@ -149,9 +194,9 @@
       const r = record(item.node_id, item.attempt); r.finished_ms = item.ts_ms; r.outcome = item.outcome;
       const st = cur.states.get(item.node_id);
       if (st && r.started_ms) st.duration_ms = r.finished_ms - r.started_ms;
-      paint(item.node_id);
+      paint(item.node_id); showTimeline();
     } else if (item.kind === 'run_finished') {
-      cur.status = item.status;
+      cur.status = item.status; cur.finished = item.ts_ms; tick(); showTimeline();
     }
   }
   function showNode(nid) {
@@ -162,7 +207,9 @@
     const recs = (cur.records.get(nid) || []).slice().sort((a, b) => a.attempt - b.attempt);
     const last = recs[recs.length - 1];
     const out = last && last.outcome;
-    const rows = [['state', st.state], ['kind', n.kind + (n.name ? ' ' + n.name : '')], ['attempts', String(recs.length)], ['duration', ms(st.duration_ms) || '—']];
+    const rows = [['state', st.state], ['kind', n.kind + (n.name ? ' ' + n.name : '')], ['attempts', String(recs.length)], ['duration', ms(liveMs(nid, st)) || '—']];
+    if (st.items) rows.push(['items', st.items.done + '/' + st.items.total + ' done' + (st.items.failed ? ', ' + st.items.failed + ' failed' : '') + (st.items.running ? ', ' + st.items.running + ' running' : '')]);
+    if (n.on_error) rows.push(['on_error', n.on_error === 'skip' ? 'skip: the chain goes on with a null output' : n.on_error === 'abort' ? 'abort: the chain fails' : 'run ' + n.on_error + ' instead']);
     const sd = (last && last.start) || {};
     if (sd.input !== undefined) rows.push(['called with', sd.input_bytes ? sd.input + '… (cut from ' + sd.input_bytes + ' bytes)' : sd.input]);
     if (n.input && Object.keys(n.input).length) rows.push(['input', n.input]);
@@ -175,6 +222,52 @@
     $('detail-id').textContent = nid;
     $('detail-fields').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, typeof v === 'string' ? v : el('pre', {}, text(v)))]));
     $('detail').hidden = false;
+  }
+
+  // --- the timeline: each attempt's start and end, drawn in SVG
+  function showTimeline() {
+    const box = $('timeline');
+    const rows = [];
+    for (const list of cur.records.values()) for (const r of list) if (r.started_ms) rows.push(r);
+    rows.sort((a, b) => a.started_ms - b.started_ms || a.attempt - b.attempt);
+    if (!rows.length) { box.replaceChildren(); return; }
+    const now = Date.now();
+    const t0 = Math.min(cur.created || rows[0].started_ms, rows[0].started_ms);
+    const ends = rows.map((r) => (r.finished_ms != null ? r.finished_ms : now));
+    const t1 = Math.max(cur.finished || 0, ...ends, t0 + 1);
+    const W = 640, LABEL = 150, ROW = 16, H = rows.length * ROW + 18;
+    const x = (t) => LABEL + ((t - t0) / (t1 - t0)) * (W - LABEL - 10);
+    const svg = document.createElementNS(SVG_NS, 'svg');
+    for (const [k, v] of Object.entries({ class: 'gantt', viewBox: '0 0 ' + W + ' ' + H, width: W, height: H })) svg.setAttribute(k, v);
+    const add = (parent, tag, attrs, txt) => { const e = document.createElementNS(SVG_NS, tag); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (txt != null) e.textContent = txt; parent.append(e); return e; };
+    rows.forEach((r, i) => {
+      const end = r.finished_ms != null ? r.finished_ms : now;
+      const state = r.outcome ? (r.outcome.ok === 'true' ? 'done' : 'failed') : cur.status === 'running' ? 'running' : 'unfinished';
+      const g = add(svg, 'g', { class: 'bar st-' + state, 'data-node-id': r.node_id });
+      add(g, 'title', {}, r.node_id + ' · attempt ' + r.attempt + ' · ' + state + ' · ' + ms(end - r.started_ms));
+      add(g, 'text', { x: LABEL - 6, y: i * ROW + 12, 'text-anchor': 'end' }, r.node_id + (r.attempt > 1 ? ' #' + r.attempt : ''));
+      add(g, 'rect', { x: x(r.started_ms), y: i * ROW + 3, width: Math.max(2, x(end) - x(r.started_ms)), height: ROW - 5, rx: 2 });
+      g.addEventListener('click', () => showNode(ITEM.test(r.node_id) && !cur.nodes.has(r.node_id) ? ITEM.exec(r.node_id)[1] : r.node_id));
+    });
+    add(svg, 'text', { x: LABEL, y: H - 3, class: 'axis' }, '0');
+    add(svg, 'text', { x: W - 10, y: H - 3, class: 'axis', 'text-anchor': 'end' }, ms(t1 - t0));
+    box.replaceChildren(svg);
+  }
+  // Once a second: running nodes' durations and the run's total tick.
+  function tick() {
+    if (!cur) { $('run-time').textContent = ''; return; }
+    const end = cur.status === 'running' || cur.finished == null ? Date.now() : cur.finished;
+    $('run-time').textContent = cur.created ? cur.status + ' · ' + ms(Math.max(0, end - cur.created)) : '';
+    for (const [nid, st] of cur.states) if (st.state === 'running') paint(nid);
+    if (cur.status === 'running') showTimeline();
+  }
+  function fromHash() {
+    const m = /^#run=([^&]+)$/.exec(location.hash);
+    if (!m) return;
+    const id = decodeURIComponent(m[1]);
+    if (cur && cur.id === id) return;
+    $('follow').checked = false;
+    openRun(id);
   }
 
   // --- the event log
@@ -254,6 +347,10 @@
     es.onmessage = (m) => { try { onItem(JSON.parse(m.data)); } catch (e) { console.error(e); } };
   }
   for (const id of ['log-kind', 'log-text', 'log-run']) $(id).addEventListener('input', showLog);
+  for (const id of ['run-status', 'run-agent', 'run-search']) $(id).addEventListener('input', showRuns);
+  window.addEventListener('hashchange', fromHash);
+  setInterval(tick, 1000);
+  fromHash();
   connect();
   refresh();
   get('/ui/api/catalog').then(showCatalog, (e) => { $('catalog').textContent = String(e); });
