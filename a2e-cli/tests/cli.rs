@@ -20,6 +20,7 @@ mod otlp_support;
 #[path = "../../test-support/skip.rs"]
 mod skip;
 
+mod acmp_errors;
 mod acmp_host;
 mod acmp_interop;
 mod acmp_mcp;

@@ -142,6 +142,39 @@ pub struct RemoteProviderConfig {
     pub heartbeat_interval_ms: Option<u64>,
 }
 
+impl AcmpConfig {
+    /// Fails on the first `token_env` that names a variable the
+    /// environment does not set (or sets empty) where no `token` is given:
+    /// said at start, naming the entry and the variable, instead of a
+    /// provider that later refuses every call.
+    pub fn check_token_env(&self) -> Result<(), AcmpConfigError> {
+        let unset = |token: &Option<String>, token_env: &Option<String>| {
+            let var = token_env.as_deref().filter(|v| !v.is_empty())?;
+            (resolve_token(token.as_deref(), Some(var)).is_none()).then(|| var.to_owned())
+        };
+        if let Some(provider) = &self.provider
+            && let Some(var) = unset(&provider.token, &provider.token_env)
+        {
+            return Err(AcmpConfigError(format!(
+                "acmp.provider: token_env `{var}` is not set in the environment"
+            )));
+        }
+        for remote in &self.providers {
+            if let Some(var) = unset(&remote.token, &remote.token_env) {
+                let name = if remote.name.is_empty() {
+                    remote.url.clone().unwrap_or_default()
+                } else {
+                    remote.name.clone()
+                };
+                return Err(AcmpConfigError(format!(
+                    "acmp.providers \"{name}\": token_env `{var}` is not set in the environment"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A token from `token` or the variable `token_env`.
 pub fn resolve_token(token: Option<&str>, token_env: Option<&str>) -> Option<String> {
     token
@@ -157,3 +190,31 @@ pub fn resolve_token(token: Option<&str>, token_env: Option<&str>) -> Option<Str
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct AcmpConfigError(pub String);
+
+#[cfg(test)]
+mod token_env_tests {
+    use super::*;
+
+    #[test]
+    fn an_unset_token_env_is_named_with_its_entry() {
+        let var = "A2E_TEST_TOKEN_ENV_NEVER_SET";
+        let config = AcmpConfig {
+            providers: vec![RemoteProviderConfig {
+                name: "left".into(),
+                token_env: Some(var.into()),
+                ..RemoteProviderConfig::default()
+            }],
+            ..AcmpConfig::default()
+        };
+        let err = config.check_token_env().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("acmp.providers \"left\": token_env `{var}` is not set in the environment")
+        );
+        // A token given beside it wins; no token_env at all is not this error.
+        let mut given = config.clone();
+        given.providers[0].token = Some("secret".into());
+        assert!(given.check_token_env().is_ok());
+        assert!(AcmpConfig::default().check_token_env().is_ok());
+    }
+}

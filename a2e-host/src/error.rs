@@ -28,6 +28,9 @@ pub enum ConfigError {
     #[cfg(feature = "mcp")]
     #[error("[mcp] {0}")]
     Mcp(#[source] a2e_mcp::McpError),
+    /// `[acmp]` cannot be acted on (a `token_env` the environment does not set).
+    #[error(transparent)]
+    Acmp(#[from] crate::acmp_config::AcmpConfigError),
     /// A section needs a feature this host was built without.
     #[error("{section} needs a host built with its `{feature}` feature")]
     MissingFeature {

@@ -175,6 +175,10 @@ impl HostBuilder {
             .map_err(BuildError::Config)?
             .filter(|p| p.names().next().is_some());
         refuse_missing_features(&self.config)?;
+        self.config
+            .acmp
+            .check_token_env()
+            .map_err(ConfigError::Acmp)?;
         let config = Arc::new(self.config);
         let registry = self.registry;
         Ok(Arc::new_cyclic(|me| Host {

@@ -34,7 +34,7 @@ pub fn event_of(event: &Event, req_id: &str, seq: u64) -> Option<ChainEvent> {
     };
     let error = match cause {
         Some(TransitionCause::Failed(e)) => e.to_string(),
-        Some(TransitionCause::Cancelled(r)) => format!("cancelled: {r:?}"),
+        Some(TransitionCause::Cancelled(r)) => format!("cancelled: {r}"),
         None => String::new(),
     };
     Some(ChainEvent {

@@ -275,6 +275,17 @@ fn failed(msg: &Value, failure: Failed, conn: &Weak<Connection>) {
     let Some(conn) = conn.upgrade() else { return };
     let is_request = msg.get("method").is_some() && msg.get("id").is_some();
     let (message, close) = match failure {
+        Failed::Status(status)
+            if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN =>
+        {
+            (
+                format!(
+                    "the provider {}",
+                    acmp_dag::remote::refused_token(status.as_u16())
+                ),
+                false,
+            )
+        }
         Failed::Status(status) => (
             format!("the provider answered HTTP {status}"),
             status == StatusCode::NOT_FOUND,

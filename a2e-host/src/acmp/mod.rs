@@ -276,7 +276,10 @@ pub fn outcome_json(outcome: &DagOutcome) -> Value {
                 v.insert("error".into(), Value::String(e.to_string()));
             }
             if let Some(r) = t.cancel_reason() {
-                v.insert("cancel_reason".into(), Value::String(format!("{r:?}")));
+                v.insert("cancel_reason".into(), Value::from(r.as_str()));
+                if let Some(cause) = r.cause() {
+                    v.insert("cancelled_by".into(), Value::from(cause));
+                }
             }
             Value::Object(v)
         })

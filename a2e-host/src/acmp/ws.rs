@@ -150,9 +150,17 @@ impl Connector for WsConnector {
                     .headers_mut()
                     .insert(axum::http::header::AUTHORIZATION, value);
             }
-            let (socket, _) = tokio_tungstenite::connect_async(request)
-                .await
-                .map_err(|e| format!("{url}: {e}"))?;
+            let (socket, _) =
+                tokio_tungstenite::connect_async(request)
+                    .await
+                    .map_err(|e| match e {
+                        tokio_tungstenite::tungstenite::Error::Http(resp)
+                            if matches!(resp.status().as_u16(), 401 | 403) =>
+                        {
+                            acmp_dag::remote::refused_token(resp.status().as_u16())
+                        }
+                        other => format!("{url}: {other}"),
+                    })?;
             let (mut sink, mut stream) = socket.split();
             let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
             let conn = Arc::new(Connection::new(tx));

@@ -104,6 +104,44 @@ pub enum CancelReason {
     RunCancelled,
 }
 
+impl CancelReason {
+    /// The reason as a wire value: `requested`, `upstream_cancelled`,
+    /// `upstream_failed`, `fail_fast` or `run_cancelled`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Requested => "requested",
+            Self::UpstreamCancelled { .. } => "upstream_cancelled",
+            Self::UpstreamFailed { .. } => "upstream_failed",
+            Self::FailFast { .. } => "fail_fast",
+            Self::RunCancelled => "run_cancelled",
+        }
+    }
+
+    /// The task whose end caused this one, when another task's did.
+    pub fn cause(&self) -> Option<&str> {
+        match self {
+            Self::UpstreamCancelled { task_id } | Self::UpstreamFailed { task_id } => Some(task_id),
+            Self::FailFast { failed } => Some(failed),
+            Self::Requested | Self::RunCancelled => None,
+        }
+    }
+}
+
+impl std::fmt::Display for CancelReason {
+    /// For a person: `upstream task "split" failed`, `cancelled by request`, ….
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Requested => f.write_str("cancelled by request"),
+            Self::UpstreamCancelled { task_id } => {
+                write!(f, "upstream task \"{task_id}\" was cancelled")
+            }
+            Self::UpstreamFailed { task_id } => write!(f, "upstream task \"{task_id}\" failed"),
+            Self::FailFast { failed } => write!(f, "task \"{failed}\" failed (fail fast)"),
+            Self::RunCancelled => f.write_str("the run was cancelled"),
+        }
+    }
+}
+
 /// How a task ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskEnd {

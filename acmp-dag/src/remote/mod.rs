@@ -17,4 +17,5 @@ pub use self::connection::{Connection, Notice};
 pub use self::pool::{Budget, BudgetError, PoolRouter};
 pub use self::provider::{
     Attempt, COOLDOWN, Connector, MISSED_HEARTBEATS, RemoteProvider, Unreachable, is_retryable,
+    refused_token,
 };

@@ -207,13 +207,43 @@ impl Router for PoolRouter {
             .collect();
         let local = self.local.as_ref().and_then(|l| l.route(task));
         if candidates.is_empty() && local.is_none() {
-            return None;
+            // No offer, but providers whose offers are unknown because they
+            // could not be reached: the task fails saying why, not only
+            // that no provider offers its capability.
+            let why: Vec<String> = self
+                .remotes
+                .iter()
+                .filter(|r| r.offers().is_empty())
+                .filter_map(|r| r.unreachable())
+                .map(|u| u.to_string())
+                .collect();
+            if why.is_empty() {
+                return None;
+            }
+            return Some(Arc::new(Unroutable {
+                why: why.join("; "),
+            }));
         }
         Some(Arc::new(Routed {
             candidates,
             local,
             budget: self.budget.clone(),
         }))
+    }
+}
+
+/// A task whose capability no reachable provider offers, while some could
+/// not be reached: it fails naming them and why.
+struct Unroutable {
+    why: String,
+}
+
+impl Provider for Unroutable {
+    async fn invoke(&self, invocation: Invocation) -> Result<InvokeResult, AcmpError> {
+        Err(AcmpError::internal(
+            &invocation.params.task_id,
+            self.why.clone(),
+        ))
     }
 }
 

@@ -66,6 +66,8 @@ struct Known {
     offers: Vec<Offer>,
     features: ProviderFeatures,
     unhealthy_until: Option<Instant>,
+    /// Why the last connection could not be opened (cleared by one that was).
+    unreachable: Option<Unreachable>,
 }
 
 /// A remote provider.
@@ -101,6 +103,7 @@ impl RemoteProvider {
                 offers,
                 features,
                 unhealthy_until: None,
+                unreachable: None,
             }),
         }
     }
@@ -137,6 +140,11 @@ impl RemoteProvider {
             .is_none_or(|until| Instant::now() >= until)
     }
 
+    /// Why its last connection could not be opened, when it could not.
+    pub fn unreachable(&self) -> Option<Unreachable> {
+        self.known().unreachable.clone()
+    }
+
     /// Passes it over for [`COOLDOWN`].
     pub fn mark_unhealthy(&self) {
         self.known().unhealthy_until = Some(Instant::now() + COOLDOWN);
@@ -151,13 +159,21 @@ impl RemoteProvider {
             return Ok(Arc::clone(conn));
         }
         *slot = None;
-        let conn = self.connector.connect().await.map_err(|e| {
-            self.mark_unhealthy();
-            Unreachable {
-                provider: self.name.clone(),
-                reason: e.to_string(),
+        let conn = match self.connector.connect().await {
+            Ok(conn) => {
+                self.known().unreachable = None;
+                conn
             }
-        })?;
+            Err(e) => {
+                self.mark_unhealthy();
+                let unreachable = Unreachable {
+                    provider: self.name.clone(),
+                    reason: e,
+                };
+                self.known().unreachable = Some(unreachable.clone());
+                return Err(unreachable);
+            }
+        };
         let init = json!({
             "protocolVersion": "2025-06-18",
             "capabilities": {"acmp": {"version": crate::serve::ACMP_VERSION, "role": "buyer"}},
@@ -366,10 +382,27 @@ impl Provider for RemoteProvider {
 
 /// A remote provider that could not be reached: its name and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("provider {provider}: {reason}")]
+#[error("provider `{provider}` {}", said(reason))]
 pub struct Unreachable {
     /// The provider's configured name.
     pub provider: String,
-    /// Why its connection could not be opened.
+    /// Why its connection could not be opened: what the provider did
+    /// (`refused the token (HTTP 401)`), or the transport's error.
     pub reason: String,
+}
+
+/// `reason` after the provider's name: a refusal reads as what the provider
+/// did, anything else as why it could not be reached.
+fn said(reason: &str) -> String {
+    if reason.starts_with("refused ") {
+        reason.to_owned()
+    } else {
+        format!("could not be reached: {reason}")
+    }
+}
+
+/// What a connector says of a provider that turned the buyer's bearer token
+/// down (HTTP `status`, 401 or 403), so that [`Unreachable`] names it.
+pub fn refused_token(status: u16) -> String {
+    format!("refused the token (HTTP {status})")
 }
