@@ -185,7 +185,14 @@ pub struct NodeStart {
     /// The node call's own span (16 hex digits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span_id: Option<String>,
+    /// The host that ran the node, in a cluster (its `[cluster] name`; a
+    /// name longer than 256 bytes is not kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
+
+/// Most bytes of a host's name a [`NodeStart`] keeps (a longer one is dropped).
+pub(crate) const MAX_HOST_NAME_BYTES: usize = 256;
 
 impl NodeStart {
     /// A start with `input`, cut to [`MAX_START_INPUT_BYTES`] when larger.
@@ -201,16 +208,22 @@ impl NodeStart {
     /// serialized once when it is within them already, which is the rule.
     pub(crate) fn bounded_json(&self) -> serde_json::Result<String> {
         let text = serde_json::to_string(self)?;
-        // The ids and the keys around the input take less than this.
+        // The ids, the host and the keys around the input take less than this.
         if text.len() <= MAX_START_INPUT_BYTES && self.ids_ok() {
             return Ok(text);
         }
         serde_json::to_string(&self.clone().bounded())
     }
 
-    /// Whether the trace and span id are hex of the right length (or absent).
+    /// Whether the trace and span id are hex of the right length (or
+    /// absent), and the host's name within its bound.
     fn ids_ok(&self) -> bool {
-        hex_id(self.trace_id.as_deref(), 32) && hex_id(self.span_id.as_deref(), 16)
+        hex_id(self.trace_id.as_deref(), 32)
+            && hex_id(self.span_id.as_deref(), 16)
+            && self
+                .host
+                .as_ref()
+                .is_none_or(|h| h.len() <= MAX_HOST_NAME_BYTES)
     }
 
     /// The same start within bounds: the input cut to
@@ -239,6 +252,13 @@ impl NodeStart {
         }
         if !hex_id(self.span_id.as_deref(), 16) {
             self.span_id = None;
+        }
+        if self
+            .host
+            .as_ref()
+            .is_some_and(|h| h.len() > MAX_HOST_NAME_BYTES)
+        {
+            self.host = None;
         }
         self
     }
@@ -470,5 +490,10 @@ mod tests {
         }
         .bounded();
         assert!(ids.trace_id.is_some() && ids.span_id.is_none());
+        let host = NodeStart {
+            host: Some("h".repeat(MAX_HOST_NAME_BYTES + 1)),
+            ..NodeStart::default()
+        };
+        assert_eq!(host.bounded().host, None);
     }
 }

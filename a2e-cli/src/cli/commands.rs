@@ -17,19 +17,33 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(INVALID)
 }
 
+/// The variable that names the cluster's NATS server when `--cluster` does not.
+pub(crate) const CLUSTER_ENV: &str = "A2E_CLUSTER";
+
+/// The cluster `--cluster` names, else `A2E_CLUSTER` (when set and not empty).
+fn cluster_url(cli: &Cli) -> Option<String> {
+    cli.cluster.clone().or_else(|| {
+        std::env::var(CLUSTER_ENV)
+            .ok()
+            .filter(|url| !url.trim().is_empty())
+    })
+}
+
 fn load_config(cli: &Cli) -> Result<HostConfig, String> {
     let mut config = match &cli.config {
         Some(path) => HostConfig::load(path).map_err(|e| e.to_string())?,
         None => HostConfig::default(),
     };
     if let Some(root) = &cli.root {
+        // A mistyped root would otherwise serve (or read the journal of) a
+        // workspace the person did not mean, empty and silent.
+        if !root.is_dir() {
+            return Err(format!("--root {}: no such directory", root.display()));
+        }
         config.root = root.clone();
     }
-    if let Command::Serve {
-        cluster: Some(url), ..
-    } = &cli.command
-    {
-        config.cluster.nats_url.clone_from(url);
+    if let Some(url) = cluster_url(cli) {
+        config.cluster.nats_url = url;
     }
     config
         .commands
@@ -163,7 +177,6 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             http,
             mcp_stdio,
             mcp_http,
-            cluster: _,
             acmp_ws,
         } => {
             if let Err(e) = super::runs::durable(&host, ws.is_some() || http.is_some()).await {
@@ -247,7 +260,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             Some(refused) => refused,
             None => super::run::validate_file(&host, file),
         },
-        Command::Tools { query } => {
+        Command::Tools { query, json } => {
             let req = a2e_proto::ToolListRequest {
                 query: query.clone().unwrap_or_default(),
                 include_deferred: query.is_some(),
@@ -256,12 +269,16 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             // Every mounted server is listed (each starts once, here).
             host.registry().load_tools(true).await;
             for tool in host.list_tools(&req) {
-                super::run::print_out(&format!("{:<16} {}", tool.name, tool.description));
+                if *json {
+                    super::run::print_out(&serde_json::to_string(&tool).unwrap_or_default());
+                } else {
+                    super::run::print_out(&format!("{:<16} {}", tool.name, tool.description));
+                }
             }
             ExitCode::SUCCESS
         }
-        Command::Skills => {
-            super::skill::list(&host);
+        Command::Skills { json } => {
+            super::skill::list(&host, *json);
             ExitCode::SUCCESS
         }
         Command::Skill {
@@ -376,6 +393,9 @@ async fn start_net(
         if protocols.http {
             eprintln!("a2e: serving HTTP+SSE on http://{local}/");
         }
+        // `transport::router` serves the live view on every WebSocket and
+        // HTTP listener (the host is built with its `ui` feature).
+        eprintln!("a2e: live view on http://{local}/ui");
         let router = transport::router(state.clone(), protocols);
         servers.push(tokio::spawn(net::serve(listener, router, state.clone())));
     }

@@ -2,7 +2,8 @@
 //! drawn as Mermaid, DOT or SVG by `a2e-graph`. No host is built: the file is
 //! read, validated as `a2e validate` does, and drawn offline. With
 //! `--run RUN_ID` the nodes are coloured by what the run journal of the
-//! configuration (`[journal]`) says of that run.
+//! configuration says of that run (the cluster's when `--cluster`,
+//! `A2E_CLUSTER` or `[cluster]` names one, else `[journal]`'s file).
 
 use std::io::Write as _;
 use std::path::Path;
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 
 use a2e_graph::{Format, Graph, GraphError, RunStates};
 use a2e_host::config::HostConfig;
-use a2e_journal::{Journal as _, RunId, SqliteJournal};
+use a2e_journal::RunId;
 
 use super::run::EXIT_INVALID;
 
@@ -37,32 +38,25 @@ pub(crate) fn choose_format(format: Option<Format>, out: Option<&Path>) -> Forma
 /// Events of a run read to find its nodes' states.
 const RUN_EVENTS: usize = 100_000;
 
-/// Each node's state and duration in run `id` of the journal of `config`:
-/// exit 2 for an invalid id, 1 for a journal that does not open or a run
-/// it does not hold.
+/// Each node's state and duration in run `id` of the journal of `config`
+/// (the cluster's, or the file's): exit 2 for an invalid id, 1 for a
+/// journal that does not open or a run it does not hold.
 pub(crate) async fn run_states(config: &HostConfig, id: &str) -> Result<RunStates, ExitCode> {
     let fail = |code: u8, message: String| {
         eprintln!("a2e: {message}");
         ExitCode::from(code)
     };
     let run = RunId::parse(id).map_err(|e| fail(EXIT_INVALID, e.to_string()))?;
-    let path = config.journal_path();
-    if !path.exists() {
-        return Err(fail(
-            EXIT_WRITE,
-            format!("no run `{run}`: {} does not exist", path.display()),
-        ));
-    }
-    let options = a2e_host::runs::journal_options(&config.journal);
-    let journal = SqliteJournal::open(&path, options)
+    let opened = super::runs_view::open(config)
         .await
-        .map_err(|e| fail(EXIT_WRITE, format!("cannot open {}: {e}", path.display())))?;
+        .map_err(|e| fail(EXIT_WRITE, e))?;
+    let journal = &*opened.journal;
     let state = match journal.show_run(&run).await {
         Ok(Some(state)) => state,
         Ok(None) => {
             return Err(fail(
                 EXIT_WRITE,
-                format!("no run `{run}` in {}", path.display()),
+                format!("no run `{run}` in {}", opened.place),
             ));
         }
         Err(e) => return Err(fail(EXIT_WRITE, e.to_string())),

@@ -28,47 +28,25 @@ pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
             tool,
             input,
         } => super::mcp_client::call(config, server, tool, input.as_deref()).await,
-        McpCommand::List => {
+        McpCommand::List { json } => {
             if servers.is_empty() {
-                print_out("no MCP servers configured ([[mcp.servers]] in the configuration)");
+                // JSON lines of no server: nothing (a script reads no lines).
+                if !*json {
+                    print_out("no MCP servers configured ([[mcp.servers]] in the configuration)");
+                }
                 return ExitCode::SUCCESS;
             }
             let mut code = ExitCode::SUCCESS;
             for server in servers {
-                let transport = match server.transport() {
-                    Ok(t) => format!("{t:?}"),
-                    Err(e) => {
-                        print_out(&format!("{:<16} invalid: {e}", server.name));
-                        code = ExitCode::from(1);
-                        continue;
-                    }
-                };
-                let state = match a2e_mcp::McpToolkit::new(server.clone()) {
-                    Ok(kit) => {
-                        let listed = kit.tools().await;
-                        kit.shutdown().await;
-                        match listed {
-                            Ok(tools) => format!("ok, {} tools", tools.len()),
-                            Err(e) => {
-                                code = ExitCode::from(1);
-                                format!("failed: {e}")
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        code = ExitCode::from(1);
-                        format!("invalid: {e}")
-                    }
-                };
-                let deferred = if server.defer_loading {
-                    " (deferred)"
+                let row = server_row(server).await;
+                if row.error.is_some() {
+                    code = ExitCode::from(1);
+                }
+                if *json {
+                    print_out(&row.json().to_string());
                 } else {
-                    ""
-                };
-                print_out(&format!(
-                    "{:<16} {state}{deferred}  {transport}",
-                    server.name
-                ));
+                    print_out(&row.line());
+                }
             }
             code
         }
@@ -114,6 +92,83 @@ pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
             }
         }
     }
+}
+
+/// What `a2e mcp list` says of one server.
+struct ServerRow {
+    name: String,
+    /// Its transport (`None` when its configuration is invalid).
+    transport: Option<String>,
+    /// How many tools it listed, when it started and listed them.
+    tools: Option<usize>,
+    /// Why it is invalid or failed.
+    error: Option<String>,
+    /// Whether its failure is of its configuration (`invalid`) rather than of
+    /// the server (`failed`).
+    invalid: bool,
+    deferred: bool,
+}
+
+impl ServerRow {
+    fn line(&self) -> String {
+        let Some(transport) = &self.transport else {
+            let error = self.error.as_deref().unwrap_or_default();
+            return format!("{:<16} invalid: {error}", self.name);
+        };
+        let state = match (&self.error, self.tools) {
+            (Some(e), _) if self.invalid => format!("invalid: {e}"),
+            (Some(e), _) => format!("failed: {e}"),
+            (None, tools) => format!("ok, {} tools", tools.unwrap_or_default()),
+        };
+        let deferred = if self.deferred { " (deferred)" } else { "" };
+        format!("{:<16} {state}{deferred}  {transport}", self.name)
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "ok": self.error.is_none(),
+            "tools": self.tools,
+            "error": self.error,
+            "deferred": self.deferred,
+            "transport": self.transport,
+        })
+    }
+}
+
+/// Starts `server`, lists its tools and stops it.
+async fn server_row(server: &a2e_mcp::McpServerConfig) -> ServerRow {
+    let mut row = ServerRow {
+        name: server.name.clone(),
+        transport: None,
+        tools: None,
+        error: None,
+        invalid: false,
+        deferred: server.defer_loading,
+    };
+    match server.transport() {
+        Ok(t) => row.transport = Some(format!("{t:?}")),
+        Err(e) => {
+            row.error = Some(e.to_string());
+            row.invalid = true;
+            return row;
+        }
+    }
+    match a2e_mcp::McpToolkit::new(server.clone()) {
+        Ok(kit) => {
+            let listed = kit.tools().await;
+            kit.shutdown().await;
+            match listed {
+                Ok(tools) => row.tools = Some(tools.len()),
+                Err(e) => row.error = Some(e.to_string()),
+            }
+        }
+        Err(e) => {
+            row.error = Some(e.to_string());
+            row.invalid = true;
+        }
+    }
+    row
 }
 
 /// `a2e memory search | write | list`, over every namespace.

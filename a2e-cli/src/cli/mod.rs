@@ -6,8 +6,10 @@ mod commands;
 mod graph;
 mod inspect;
 mod mcp_client;
+mod progress;
 mod run;
 mod runs;
+mod runs_view;
 mod skill;
 
 use std::path::PathBuf;
@@ -28,6 +30,12 @@ pub struct Cli {
     /// Allow a command for run_command, proc and chain proc nodes (repeatable).
     #[arg(long = "allow-command", global = true, value_name = "NAME")]
     pub allow_commands: Vec<String>,
+    /// The cluster's NATS server (JetStream), over `[cluster] nats_url` of
+    /// the configuration; without it, `A2E_CLUSTER`. `serve` shares runs
+    /// with the cluster's hosts, `runs` and `graph --run` read the cluster's
+    /// journal, `run --detach` hands the run to it (docs/durability.md).
+    #[arg(long, global = true, value_name = "URL")]
+    pub cluster: Option<String>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -59,24 +67,25 @@ pub enum Command {
         /// loopback needs `auth_token` in the configuration (a bearer token).
         #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio"])]
         mcp_http: Option<String>,
-        /// Share runs with the hosts on this NATS server (JetStream): over
-        /// `[cluster] nats_url` of the configuration (docs/durability.md).
-        #[arg(long, value_name = "URL")]
-        cluster: Option<String>,
         /// Serve the ACMP capabilities of `[acmp.provider]` as JSON-RPC over
         /// WebSocket on ADDR (`acmp/invoke`, `acmp/cancel`, `acmp/inputChunk`;
         /// a bearer token is required); alone or beside another transport.
         #[arg(long, value_name = "ADDR")]
         acmp_ws: Option<String>,
     },
-    /// Run a chain file on the embedded host; the final chain/resp goes to stdout.
+    /// Run a document (a chain, an ACMP DAG or an Ontheia chain) on the
+    /// embedded host: one progress line per node or step on stderr, the
+    /// outcome (a chain's chain/resp) on stdout.
     Run {
-        /// A chain file (JSON `chain/req`, or a bare object with `nodes` and `entry_node`).
+        /// The document: a chain (JSON `chain/req`, or a bare object with
+        /// `nodes` and `entry_node`), an ACMP DAG or an Ontheia chain.
         file: PathBuf,
         /// Initial input (a JSON object) merged over the file's `initial_input`.
         #[arg(long, value_name = "JSON")]
         input: Option<String>,
-        /// Print `chain/event`s to stderr as JSON lines instead of progress.
+        /// Print the run's events to stderr as JSON lines instead of
+        /// progress (`chain/event`s of a chain, the DAG's and the Ontheia
+        /// chain's events).
         #[arg(long)]
         events: bool,
         /// A global variable of an Ontheia chain (`user_id`, `user_name`,
@@ -90,9 +99,10 @@ pub enum Command {
         #[arg(long, conflicts_with = "events")]
         detach: bool,
     },
-    /// Validate a chain file without running it.
+    /// Validate a document (a chain, an ACMP DAG or an Ontheia chain)
+    /// without running it.
     Validate {
-        /// The chain file.
+        /// The document file.
         file: PathBuf,
     },
     /// Draw a document (a chain, an ACMP DAG or an Ontheia chain) as Mermaid,
@@ -118,9 +128,17 @@ pub enum Command {
         /// Search query (ranks by relevance; includes deferred tools).
         #[arg(long)]
         query: Option<String>,
+        /// One JSON object per line (name, description, …) instead of columns.
+        #[arg(long)]
+        json: bool,
     },
     /// List the host's skills (chain and LLM skills, with their kind).
-    Skills,
+    Skills {
+        /// One JSON object per line (name, status, kind, description) instead
+        /// of columns.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run one skill on the embedded host: the skill/call/resp to stdout; exit 0 on
     /// success, 1 when the skill failed, 2 when the call was refused or the input is invalid.
     Skill {
@@ -152,8 +170,8 @@ pub enum Command {
         #[command(subcommand)]
         command: MemoryCommand,
     },
-    /// The durable runs in the host's run journal (`[journal]`; for people,
-    /// not agents): list them, show one, or cancel one (the host running it
+    /// The durable runs in the host's run journal (`[journal]`, or the
+    /// cluster's with `--cluster`; for people, not agents): list them, show one, or cancel one (the host running it
     /// stops it within a second; an unfinished run of a stopped host ends
     /// as cancelled when it starts).
     Runs {
@@ -172,7 +190,12 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
     /// Each configured server: its transport, whether it started, how many tools.
-    List,
+    List {
+        /// One JSON object per line (name, ok, tools, error, deferred,
+        /// transport) instead of columns.
+        #[arg(long)]
+        json: bool,
+    },
     /// The tools of one server, as the host exposes them.
     Tools {
         /// The server's name.
@@ -199,7 +222,9 @@ pub enum McpCommand {
 /// `a2e runs …`.
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
-    /// The runs, newest first: id, kind, status, agent, age, events.
+    /// The runs, newest first: id, kind, status, age, events, agent, the
+    /// chain (or DAG) id and the request id; a `running` run that no live
+    /// host runs is marked orphaned.
     List {
         /// Only runs in this status (`running`, `succeeded`, `failed`, `cancelled`).
         #[arg(long)]
@@ -210,8 +235,12 @@ pub enum RunsCommand {
         /// At most this many.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        /// One JSON object per line instead of columns.
+        #[arg(long)]
+        json: bool,
     },
-    /// One run as JSON: its request, each node's attempts and results, its answer.
+    /// One run as JSON: its request, each node's attempts and results (in
+    /// start order, with the host that ran each when journaled), its answer.
     Show {
         /// The run id.
         id: String,
@@ -295,13 +324,19 @@ pub fn main() -> ExitCode {
 
 type OtelLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
 
-/// Log lines to stderr (`A2E_LOG`, default `warn`), and the OpenTelemetry
-/// layer when telemetry is on (its own filter: the spans of `a2e_telemetry`).
+/// The log filter without `A2E_LOG`: warnings, and what happens to durable
+/// runs (a run resumed, a cluster joined, a run taken over from a dead
+/// host), which a person running hosts needs to see.
+const DEFAULT_LOG: &str = "warn,a2e_host::runs=info";
+
+/// Log lines to stderr (`A2E_LOG`, default [`DEFAULT_LOG`]), and the
+/// OpenTelemetry layer when telemetry is on (its own filter: the spans of
+/// `a2e_telemetry`).
 fn init_logging(otel: Option<OtelLayer>) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::{EnvFilter, Layer};
-    let filter = EnvFilter::try_from_env("A2E_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter = EnvFilter::try_from_env("A2E_LOG").unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG));
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)

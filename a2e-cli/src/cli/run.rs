@@ -3,16 +3,17 @@
 //! Which documents are recognised, and how, is [`a2e_document`]'s business;
 //! this module runs them with progress on stderr and the outcome on stdout.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use a2e_document::{Document, parse_document};
 use a2e_host::Host;
 use a2e_host::{CallOptions, EventReceiver, EventStream};
 use a2e_proto::Message;
 use tokio_util::sync::CancellationToken;
+
+use super::progress::{Phase, Progress};
 
 /// Exit code: the chain failed.
 pub(crate) const EXIT_FAILED: u8 = 1;
@@ -24,25 +25,43 @@ fn load_document(file: &Path, input: Option<&str>) -> Result<Document, String> {
     parse_document(&text, input).map_err(|e| format!("{}: {e}", file.display()))
 }
 
-/// Runs an ACMP DAG document: progress on stderr, the outcome on stdout.
+/// Runs an ACMP DAG document: progress on stderr (with `events`, each
+/// task's transitions as the `chain/event`s a `dag/req` streams), the
+/// outcome on stdout.
 async fn run_dag_file(
     host: &Arc<Host>,
     dag: acmp_dag::Dag,
+    events: bool,
     cancel: &CancellationToken,
 ) -> ExitCode {
+    let progress = Arc::new(Mutex::new(Progress::new(format!("DAG `{}`", dag.dag_id))));
+    let shown = progress.clone();
     let outcome = a2e_host::acmp::run_dag(
         host,
         dag,
-        |event| {
-            if let Some(line) = a2e_host::acmp::describe(event) {
-                eprintln!("{line}");
+        move |event| {
+            let Some(ev) = a2e_host::acmp::event_of(event, "", event.seq) else {
+                return;
+            };
+            if events {
+                eprintln!("{}", String::from_utf8_lossy(&Message::from(ev).to_json()));
+            } else if let Some(phase) = Phase::parse(ev.phase.as_str()) {
+                let mut progress = shown.lock().unwrap_or_else(PoisonError::into_inner);
+                progress.event(&ev.node_id, phase, &ev.error);
             }
         },
         cancel,
     )
     .await;
+    let summary = |outcome: &str| {
+        if !events {
+            let progress = progress.lock().unwrap_or_else(PoisonError::into_inner);
+            progress.finish(outcome);
+        }
+    };
     match outcome {
         Ok(outcome) => {
+            summary(&format!("{:?}", outcome.status).to_lowercase());
             let json = a2e_host::acmp::outcome_json(&outcome);
             print_out(&serde_json::to_string_pretty(&json).unwrap_or_default());
             if outcome.status == acmp_dag::DagStatus::Completed {
@@ -83,7 +102,7 @@ pub(crate) async fn run_file(
     });
     let req = match doc {
         Document::Chain(req) => *req,
-        Document::Dag(dag) => return run_dag_file(host, *dag, &cancel).await,
+        Document::Dag(dag) => return run_dag_file(host, *dag, events, &cancel).await,
         Document::Ontheia(doc) => {
             return run_ontheia_file(host, &doc, input.unwrap_or_default(), events, vars, cancel)
                 .await;
@@ -93,31 +112,28 @@ pub(crate) async fn run_file(
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    let result = if events {
-        let (tx, rx) = EventStream::channel(256);
-        let printer = tokio::spawn(print_events(rx));
-        let options = CallOptions::new().events(tx).cancel(&cancel);
-        let r = a2e_host::chains::run_request(host, &req, options).await;
-        let _ = printer.await;
-        r
+    // The events are what progress is made of: asked for whatever the file says.
+    let mut req = req;
+    req.streaming = true;
+    let (tx, rx) = EventStream::channel(256);
+    let printer = if events {
+        tokio::spawn(async move {
+            print_events(rx).await;
+            None
+        })
     } else {
-        let total = req.nodes.len() as u64;
-        let progress = Progress::new(total);
-        let bar = progress.clone();
-        let r = a2e_host::chains::run_chain(
-            host,
-            "",
-            &req,
-            Box::new(move |done, total, node| bar.update(done, total, node)),
-            &cancel,
-        )
-        .await;
-        progress.finish();
-        r
+        let progress = Progress::new(format!("chain `{}`", req.chain_id));
+        tokio::spawn(async move { Some(show_progress(rx, progress).await) })
     };
+    let options = CallOptions::new().events(tx).cancel(&cancel);
+    let result = a2e_host::chains::run_request(host, &req, options).await;
+    let progress = printer.await.ok().flatten();
     match result {
         Ok(resp) => {
             let ok = resp.success;
+            if let Some(progress) = progress {
+                progress.finish(if ok { "succeeded" } else { "failed" });
+            }
             let json = serde_json::to_string_pretty(&Message::from(resp)).unwrap_or_default();
             print_out(&json);
             if ok {
@@ -211,20 +227,36 @@ async fn run_ontheia_file(
     }
     let globals =
         a2e_host::ontheia_host::globals(input, vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let on_event = move |event: serde_json::Value| {
-        if events {
-            eprintln!("{event}");
-        } else if event["event"] != "message" {
-            let step = event["step_id"].as_str().unwrap_or_default();
-            let what = event["event"].as_str().unwrap_or_default();
-            match event["error"].as_str() {
-                Some(error) => eprintln!("[{step}] {what}: {error}"),
-                None => eprintln!("[{step}] {what}"),
+    let mut progress = Progress::new("Ontheia chain");
+    let result = {
+        let progress = &mut progress;
+        let on_event = move |event: serde_json::Value| {
+            if events {
+                eprintln!("{event}");
+                return;
             }
-        }
+            let Some(phase) = event["event"].as_str().and_then(Phase::parse) else {
+                return;
+            };
+            // A step inside a loop or a retry is known by its place.
+            let step = event["key"]
+                .as_str()
+                .or(event["step_id"].as_str())
+                .unwrap_or_default();
+            let error = event["error"].as_str().unwrap_or_default();
+            progress.event(step, phase, error);
+        };
+        a2e_host::ontheia_host::run(host, "", doc, &globals, on_event, cancel).await
     };
-    match a2e_host::ontheia_host::run(host, "", doc, &globals, on_event, cancel).await {
+    match result {
         Ok(outcome) => {
+            if !events {
+                progress.finish(if outcome.any_failed() {
+                    "failed"
+                } else {
+                    "succeeded"
+                });
+            }
             print_out(&serde_json::to_string_pretty(&outcome.to_value()).unwrap_or_default());
             if outcome.any_failed() {
                 ExitCode::from(EXIT_FAILED)
@@ -239,43 +271,19 @@ async fn run_ontheia_file(
     }
 }
 
-/// Progress on stderr: a bar on a terminal, plain lines otherwise.
-#[derive(Clone)]
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    fn new(total: u64) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = indicatif::ProgressBar::new(total);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} [{bar:30}] {pos}/{len} nodes {msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            bar
-        });
-        Self { bar }
-    }
-
-    fn update(&self, done: usize, total: usize, node: &str) {
-        match &self.bar {
-            Some(bar) => {
-                bar.set_length(total as u64);
-                bar.set_position(done as u64);
-                bar.set_message(node.to_owned());
+/// Prints a line of `progress` for each `chain/event` of `rx`; the progress
+/// when the run's events end.
+async fn show_progress(mut rx: EventReceiver, mut progress: Progress) -> Progress {
+    while let Some(out) = rx.recv().await {
+        for message in out.into_messages() {
+            if let Message::ChainEvent(ev) = message
+                && let Some(phase) = Phase::parse(ev.phase.as_str())
+            {
+                progress.event(&ev.node_id, phase, &ev.error);
             }
-            None => eprintln!("[{done}/{total}] {node}"),
         }
     }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
+    progress
 }
 
 /// Prints each event (a message, or each line of a run) to stderr as a JSON line.

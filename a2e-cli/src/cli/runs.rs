@@ -8,14 +8,13 @@ use std::sync::Arc;
 use a2e_host::Host;
 use a2e_host::config::HostConfig;
 use a2e_journal::nats::{NatsJournal, NatsOptions};
-use a2e_journal::{
-    Journal, NewRun, RunFilter, RunId, RunItem, RunKind, RunStatus, SqliteJournal, now_ms,
-};
+use a2e_journal::{Journal, NewRun, RunFilter, RunId, RunItem, RunKind, RunStatus};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::RunsCommand;
 use super::run::print_out;
+use super::runs_view::{Opened, Row};
 
 /// Exit code of a run that is not there, or a journal that does not open.
 const FAILED: u8 = 1;
@@ -51,57 +50,26 @@ pub async fn durable(host: &Arc<Host>, listening: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Age of a time in ms since the epoch, for people.
-fn age(ms: u64) -> String {
-    let secs = now_ms().saturating_sub(ms) / 1000;
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m", secs / 60),
-        3600..86_400 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86_400),
-    }
-}
-
-/// Runs `a2e runs …` on the journal of `config`.
+/// Runs `a2e runs …` on the journal of `config` (the cluster's when one is
+/// configured).
 pub async fn runs(config: &HostConfig, command: &RunsCommand) -> ExitCode {
-    if config.cluster.enabled() {
-        let url = &config.cluster.nats_url;
-        let options = NatsOptions {
-            prefix: config.cluster.prefix.clone(),
-            ..NatsOptions::default()
-        };
-        return match NatsJournal::connect(url, options).await {
-            Ok(journal) => on_journal(&journal, url, command).await,
-            Err(e) => fail(FAILED, format!("cannot open the cluster's journal: {e}")),
-        };
-    }
-    let path = config.journal_path();
-    if !path.exists() {
-        return match command {
-            RunsCommand::List { .. } => ExitCode::SUCCESS,
-            RunsCommand::Show { id }
-            | RunsCommand::Cancel { id }
-            | RunsCommand::Attach { id, .. } => fail(
-                FAILED,
-                format!("no run `{id}`: {} does not exist", path.display()),
-            ),
-        };
-    }
-    let options = a2e_host::runs::journal_options(&config.journal);
-    let journal = match SqliteJournal::open(&path, options).await {
-        Ok(j) => j,
-        Err(e) => return fail(FAILED, format!("cannot open {}: {e}", path.display())),
+    let opened = match super::runs_view::open(config).await {
+        Ok(opened) => opened,
+        Err(e) => return fail(FAILED, e),
     };
-    on_journal(&journal, &path.display().to_string(), command).await
+    on_journal(&opened, command).await
 }
 
-/// Runs `a2e runs …` on `journal` (`place` names it in messages).
-async fn on_journal(journal: &dyn Journal, place: &str, command: &RunsCommand) -> ExitCode {
+/// Runs `a2e runs …` on an opened journal.
+async fn on_journal(opened: &Opened, command: &RunsCommand) -> ExitCode {
+    let journal = &*opened.journal;
+    let place = &opened.place;
     match command {
         RunsCommand::List {
             status,
             agent,
             limit,
+            json,
         } => {
             let status = match status.as_deref().map(|s| (s, RunStatus::parse(s))) {
                 None => None,
@@ -122,25 +90,18 @@ async fn on_journal(journal: &dyn Journal, place: &str, command: &RunsCommand) -
                 Ok(l) => l,
                 Err(e) => return fail(FAILED, e),
             };
-            for run in loaded.items {
-                let cancel = if run.cancel_requested && !run.status.is_finished() {
-                    " (cancel asked)"
-                } else {
-                    ""
-                };
-                print_out(&format!(
-                    "{}  {:<8} {:<10} {:>5}  {:>4} events  {}{cancel}",
-                    run.run_id,
-                    run.kind.as_str(),
-                    run.status.as_str(),
-                    age(run.created_ms),
-                    run.next_seq,
-                    if run.agent.is_empty() {
-                        "-"
-                    } else {
-                        &run.agent
-                    },
-                ));
+            let mut rows = Vec::with_capacity(loaded.items.len());
+            for summary in loaded.items {
+                rows.push(Row::load(opened, summary).await);
+            }
+            if *json {
+                for row in &rows {
+                    print_out(&row.json().to_string());
+                }
+            } else {
+                for line in super::runs_view::table(&rows) {
+                    print_out(&line);
+                }
             }
             for bad in loaded.corrupt {
                 eprintln!("a2e: run {} does not load: {}", bad.run_id, bad.message);
@@ -154,7 +115,8 @@ async fn on_journal(journal: &dyn Journal, place: &str, command: &RunsCommand) -
             };
             match journal.show_run(&run).await {
                 Ok(Some(state)) => {
-                    print_out(&serde_json::to_string_pretty(&state).unwrap_or_default());
+                    let shown = super::runs_view::show_json(opened, state).await;
+                    print_out(&serde_json::to_string_pretty(&shown).unwrap_or_default());
                     ExitCode::SUCCESS
                 }
                 Ok(None) => fail(FAILED, format!("no run `{run}` in {place}")),

@@ -22,16 +22,23 @@ fn kind(plugin: &str) -> &str {
     }
 }
 
-/// Prints one line per skill: name, status, kind, description.
-pub(crate) fn list(host: &Arc<Host>) {
+/// Prints one line per skill: name, status, kind, description; with `json`,
+/// one JSON object per line (the skill's definition and its `kind`).
+pub(crate) fn list(host: &Arc<Host>, json: bool) {
     for entry in host.registry().skills() {
         let skill = host.effective_skill(&entry.def);
+        let kind = kind(entry.plugin.name());
+        if json {
+            let mut value = serde_json::to_value(&skill).unwrap_or_default();
+            if let Some(object) = value.as_object_mut() {
+                object.insert("kind".into(), Value::from(kind));
+            }
+            print_out(&value.to_string());
+            continue;
+        }
         print_out(&format!(
             "{:<20} {:<10} {:<6} {}",
-            skill.name,
-            skill.status,
-            kind(entry.plugin.name()),
-            skill.description
+            skill.name, skill.status, kind, skill.description
         ));
     }
 }
