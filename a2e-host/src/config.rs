@@ -186,8 +186,13 @@ impl HostConfig {
 pub struct PluginProcessConfig {
     /// The plugin's name: its toolkit, named in logs and errors.
     pub name: String,
-    /// The program and its arguments.
+    /// The program and its arguments: `["prog", "arg", …]`, or `"prog"`
+    /// with its arguments in `args` (as `[[mcp.servers]]` write it).
+    #[serde(deserialize_with = "program_or_argv")]
     pub command: Vec<String>,
+    /// Arguments after those of `command`.
+    #[serde(default)]
+    pub args: Vec<String>,
     /// Environment variables set for it, over those `[commands] inherit_env` passes on.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -201,6 +206,27 @@ pub struct PluginProcessConfig {
 
 fn default_start_timeout() -> u64 {
     10
+}
+
+/// `"prog"` as `["prog"]`, or a list as it is.
+fn program_or_argv<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Shape {
+        Program(String),
+        Argv(Vec<String>),
+    }
+    Ok(match Shape::deserialize(d)? {
+        Shape::Program(program) => vec![program],
+        Shape::Argv(argv) => argv,
+    })
+}
+
+impl PluginProcessConfig {
+    /// The program and every argument: `command` followed by `args`.
+    pub fn argv(&self) -> Vec<String> {
+        self.command.iter().chain(&self.args).cloned().collect()
+    }
 }
 
 /// Model providers (see `docs/llm-skills.md`).
@@ -560,6 +586,18 @@ impl HostConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plugins_command_is_a_list_or_a_program_with_args() {
+        let c = HostConfig::from_toml(
+            "[[plugins]]\nname = \"a\"\ncommand = [\"prog\", \"-v\"]\n\n\
+             [[plugins]]\nname = \"b\"\ncommand = \"prog\"\nargs = [\"-v\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.plugins[0].argv(), ["prog", "-v"]);
+        assert_eq!(c.plugins[1].argv(), c.plugins[0].argv());
+        assert!(HostConfig::from_toml("[[plugins]]\nname = \"c\"\ncommand = 5\n").is_err());
+    }
 
     #[test]
     fn defaults_allow_no_commands_and_no_network() {

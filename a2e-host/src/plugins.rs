@@ -20,7 +20,7 @@
 //! ```toml
 //! [[plugins]]
 //! name = "notes"
-//! command = ["notes-plugin", "--verbose"]
+//! command = ["notes-plugin", "--verbose"]   # or: command = "notes-plugin" with args = ["--verbose"]
 //! env = { NOTES_DIR = "/srv/notes" }
 //! ```
 
@@ -133,7 +133,8 @@ impl PluginProcess {
     }
 
     async fn spawn(&self) -> HostResult<Running> {
-        let Some((program, args)) = self.config.command.split_first() else {
+        let argv = self.config.argv();
+        let Some((program, args)) = argv.split_first() else {
             return Err(HostError::Runtime(format!(
                 "plugin `{}` has an empty command",
                 self.config.name

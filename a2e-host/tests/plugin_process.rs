@@ -37,6 +37,7 @@ fn config(root: &std::path::Path, timeout_secs: u64) -> HostConfig {
     config.plugins.push(PluginProcessConfig {
         name: "sample".into(),
         command: vec![example_binary().display().to_string()],
+        args: Vec::new(),
         env: Default::default(),
         cwd: None,
         start_timeout_secs: 10,
@@ -191,4 +192,23 @@ async fn a_plugin_that_cannot_start_is_reported_and_the_host_goes_on() {
         .unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::UNKNOWN_TOOL), "{err:?}");
     assert!(client.ping().await.is_ok());
+}
+
+#[test]
+fn the_plugin_readmes_configuration_mounts_its_example() {
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../a2e-plugin/README.md"
+    ))
+    .unwrap();
+    let block = readme
+        .split("```toml\n")
+        .find(|b| b.starts_with("[[plugins]]"))
+        .and_then(|b| b.split("```").next())
+        .expect("the README shows a [[plugins]] entry");
+    let config = HostConfig::from_toml(block).unwrap();
+    let plugin = &config.plugins[0];
+    assert_eq!(plugin.name, "notes");
+    assert_eq!(plugin.argv(), ["target/release/examples/notes"]);
+    assert_eq!(plugin.env["NOTES_DIR"], "notes");
 }

@@ -34,9 +34,11 @@ use crate::error::McpError;
 pub struct McpServerConfig {
     /// Server name: the toolkit name of its tools.
     pub name: String,
-    /// Stdio: the program to run.
+    /// Stdio: the program to run, alone (`"prog"`, its arguments in
+    /// `args`) or with its arguments (`["prog", "arg", …]`, as
+    /// `[[plugins]]` write it; `args` then follow them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
+    pub command: Option<CommandLine>,
     /// Stdio: its arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
@@ -93,6 +95,35 @@ pub struct McpServerConfig {
     /// Streamable HTTP: OAuth 2.1 authorization (see [`crate::oauth`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<crate::oauth::OAuthConfig>,
+}
+
+/// A program to run: its name alone, or its name and leading arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CommandLine {
+    /// `command = "prog"`.
+    Program(String),
+    /// `command = ["prog", "arg", …]`.
+    Argv(Vec<String>),
+}
+
+impl CommandLine {
+    /// The program and the arguments written with it.
+    pub fn split(&self) -> (Option<&str>, &[String]) {
+        match self {
+            Self::Program(program) => (Some(program.as_str()), &[]),
+            Self::Argv(argv) => match argv.split_first() {
+                Some((program, args)) => (Some(program.as_str()), args),
+                None => (None, &[]),
+            },
+        }
+    }
+}
+
+impl From<&str> for CommandLine {
+    fn from(program: &str) -> Self {
+        Self::Program(program.to_owned())
+    }
 }
 
 /// What a mounted server's elicitation requests get.
@@ -221,10 +252,11 @@ impl McpServerConfig {
             return Err(bad("timeouts must be at least one second".into()));
         }
         match (&self.command, &self.url) {
-            (Some(command), None) => {
-                if command.trim().is_empty() {
+            (Some(line), None) => {
+                let (program, leading) = line.split();
+                let Some(command) = program.filter(|p| !p.trim().is_empty()) else {
                     return Err(bad("`command` is empty".into()));
-                }
+                };
                 if !self.headers.is_empty()
                     || self.bearer_token.is_some()
                     || self.bearer_token_env.is_some()
@@ -234,8 +266,8 @@ impl McpServerConfig {
                     ));
                 }
                 Ok(McpTransport::Stdio {
-                    command: command.clone(),
-                    args: self.args.clone(),
+                    command: command.to_owned(),
+                    args: leading.iter().chain(&self.args).cloned().collect(),
                     env: self.env.clone(),
                     cwd: self.cwd.clone(),
                 })
@@ -403,5 +435,38 @@ mod tests {
         assert_eq!(cfg.backoff(2), Duration::from_millis(1000));
         assert_eq!(cfg.backoff(4), Duration::from_millis(4000));
         assert_eq!(cfg.backoff(40), Duration::from_millis(30_000));
+    }
+}
+
+#[cfg(test)]
+mod command_shape_tests {
+    use super::*;
+
+    fn stdio_of(toml_line: &str) -> (String, Vec<String>) {
+        let config: McpServerConfig =
+            serde_json::from_value(serde_json::from_str(toml_line).unwrap()).unwrap();
+        match config.transport().unwrap() {
+            McpTransport::Stdio { command, args, .. } => (command, args),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_command_is_a_program_with_args_or_a_list() {
+        let program = stdio_of(r#"{"name": "t", "command": "srv", "args": ["-v"]}"#);
+        let list = stdio_of(r#"{"name": "t", "command": ["srv", "-v"]}"#);
+        assert_eq!(program, ("srv".to_owned(), vec!["-v".to_owned()]));
+        assert_eq!(list, program);
+        let both = stdio_of(r#"{"name": "t", "command": ["srv", "-v"], "args": ["x"]}"#);
+        assert_eq!(both.1, ["-v", "x"]);
+        let empty: McpServerConfig =
+            serde_json::from_str(r#"{"name": "t", "command": []}"#).unwrap();
+        assert!(
+            empty
+                .transport()
+                .unwrap_err()
+                .to_string()
+                .contains("`command` is empty")
+        );
     }
 }

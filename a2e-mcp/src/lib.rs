@@ -51,7 +51,7 @@ pub mod tool;
 pub mod toolkit;
 
 pub use call::{CallOptions, McpProgress, ProgressFn};
-pub use config::{ElicitationPolicy, McpServerConfig, McpTransport, SamplingConfig};
+pub use config::{CommandLine, ElicitationPolicy, McpServerConfig, McpTransport, SamplingConfig};
 pub use error::{McpError, ServeError};
 pub use mounts::McpMounts;
 pub use names::NameTable;
