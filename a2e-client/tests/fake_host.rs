@@ -318,7 +318,8 @@ async fn an_answer_that_does_not_decode_fails_its_request_at_once() {
         async move { client.ping().await }
     });
     let req = host.recv().await;
-    host.send(json!({"type": "pong", "req_id": req["id"]})).await;
+    host.send(json!({"type": "pong", "req_id": req["id"]}))
+        .await;
     ping.await.unwrap().unwrap();
 }
 
