@@ -1,7 +1,8 @@
 //! A host that breaks one rule: `a2e-conformance mutant --break RULE -- CMD…`
 //! runs the host `CMD…` behind a proxy on stdio that changes the messages
 //! one rule is about, and nothing else. The mutation tests run the suite
-//! against it and expect exactly that rule's checks to fail.
+//! against it and expect exactly that rule's checks to fail (for the rules
+//! of the fixture profile: its tools' definitions and results as declared).
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::link::{Incoming, Link, stdio};
+use crate::profile::{ECHO, FAIL, SLEEP};
 use crate::wire::{is_event_type, s, ty};
 
 /// A rule to break.
@@ -26,6 +28,31 @@ pub enum Mutation {
     SkillStreamingOff,
     /// `chain/req`'s `streaming` defaults to false.
     ChainStreamingOff,
+    /// The echo tool's output comes back wrapped: `{"result": …}`.
+    EchoWrapsOutput,
+    /// The echo tool's definition has its `idempotent` flag flipped.
+    EchoFlagFlipped,
+    /// The sleeping tool is left out of every tool list (calls still run):
+    /// a declared fixture missing while `tools` is accepted.
+    SleepUnlisted,
+    /// The echo tool's results say `truncated: true`.
+    EchoTruncated,
+    /// Every tool result reports `duration_ms: 0`.
+    DurationZero,
+    /// The echo tool's parameter `text` is listed as not required.
+    EchoTextOptional,
+    /// The echo tool is listed without its tags.
+    EchoTagsDropped,
+    /// Every tool is listed with version `2.0.0`.
+    VersionChanged,
+    /// Every tool is listed in the toolkit `other`.
+    ToolkitOther,
+    /// Every tool's `streaming` flag is listed as the string `"true"`.
+    StreamingAsString,
+    /// Every tool result's `exit_code` is the string `"0"`.
+    ExitCodeString,
+    /// The failing tool's result loses its message.
+    FailureMessageLost,
 }
 
 impl Mutation {
@@ -36,6 +63,18 @@ impl Mutation {
         ("error-without-req-id", Mutation::ErrorWithoutReqId),
         ("skill-streaming-default-off", Mutation::SkillStreamingOff),
         ("chain-streaming-default-off", Mutation::ChainStreamingOff),
+        ("echo-wraps-output", Mutation::EchoWrapsOutput),
+        ("echo-flag-flipped", Mutation::EchoFlagFlipped),
+        ("sleep-unlisted", Mutation::SleepUnlisted),
+        ("echo-truncated", Mutation::EchoTruncated),
+        ("duration-zero", Mutation::DurationZero),
+        ("echo-text-optional", Mutation::EchoTextOptional),
+        ("echo-tags-dropped", Mutation::EchoTagsDropped),
+        ("version-changed", Mutation::VersionChanged),
+        ("toolkit-other", Mutation::ToolkitOther),
+        ("streaming-as-string", Mutation::StreamingAsString),
+        ("exit-code-string", Mutation::ExitCodeString),
+        ("failure-message-lost", Mutation::FailureMessageLost),
     ];
 
     /// The mutation named `name`.
@@ -99,7 +138,99 @@ impl Mutation {
                 }
                 msg
             }
+            Self::EchoWrapsOutput
+            | Self::EchoTruncated
+            | Self::DurationZero
+            | Self::ExitCodeString
+            | Self::FailureMessageLost
+                if t == "tool/call/resp" =>
+            {
+                self.result(msg)
+            }
+            Self::EchoFlagFlipped
+            | Self::SleepUnlisted
+            | Self::EchoTextOptional
+            | Self::EchoTagsDropped
+            | Self::VersionChanged
+            | Self::ToolkitOther
+            | Self::StreamingAsString
+                if t == "tool/list/resp" =>
+            {
+                self.listing(msg)
+            }
             _ => msg,
+        }
+    }
+
+    /// Changes a `tool/call/resp`'s result.
+    fn result(self, mut msg: Value) -> Value {
+        let echo = s(&msg, "/data/tool_name") == ECHO;
+        let failed = s(&msg, "/data/tool_name") == FAIL;
+        let Some(data) = msg.get_mut("data").and_then(Value::as_object_mut) else {
+            return msg;
+        };
+        match self {
+            Self::EchoWrapsOutput if echo => {
+                let out = data.remove("data").unwrap_or(Value::Null);
+                data.insert("data".into(), json!({ "result": out }));
+            }
+            Self::EchoTruncated if echo => {
+                data.insert("truncated".into(), json!(true));
+            }
+            Self::DurationZero => {
+                data.insert("duration_ms".into(), json!(0));
+            }
+            Self::ExitCodeString => {
+                data.insert("exit_code".into(), json!("0"));
+            }
+            Self::FailureMessageLost if failed => {
+                data.insert("error".into(), json!("failed"));
+            }
+            _ => {}
+        }
+        msg
+    }
+
+    /// Changes a `tool/list/resp`'s definitions.
+    fn listing(self, mut msg: Value) -> Value {
+        let Some(tools) = msg.get_mut("tools").and_then(Value::as_array_mut) else {
+            return msg;
+        };
+        if self == Self::SleepUnlisted {
+            tools.retain(|t| t.get("name") != Some(&json!(SLEEP)));
+        }
+        for def in tools.iter_mut() {
+            self.definition(def);
+        }
+        msg
+    }
+
+    /// Changes one tool definition.
+    fn definition(self, def: &mut Value) {
+        let echo = def.get("name") == Some(&json!(ECHO));
+        match self {
+            Self::EchoFlagFlipped if echo => {
+                let was = def
+                    .get("idempotent")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                crate::wire::set(def, "idempotent", json!(!was));
+            }
+            Self::EchoTextOptional if echo => {
+                let params = def
+                    .get_mut("input_parameters")
+                    .and_then(Value::as_array_mut);
+                for p in params.into_iter().flatten() {
+                    if p.get("name") == Some(&json!("text")) {
+                        crate::wire::set(p, "required", json!(false));
+                    }
+                }
+            }
+            Self::EchoTagsDropped if echo => crate::wire::set(def, "tags", json!([])),
+            Self::VersionChanged => crate::wire::set(def, "version", json!("2.0.0")),
+            Self::ToolkitOther => crate::wire::set(def, "toolkit", json!("other")),
+            Self::StreamingAsString => crate::wire::set(def, "streaming", json!("true")),
+            _ => {}
         }
     }
 }
@@ -200,6 +331,42 @@ mod tests {
             Mutation::SkillStreamingOff.to_host(explicit, &mut memory)["streaming"],
             true
         );
+
+        let echoed = json!({"type": "tool/call/resp", "req_id": "c1",
+                            "data": {"success": true, "tool_name": ECHO, "data": {"text": "a"}, "duration_ms": 4}});
+        let got = Mutation::EchoWrapsOutput.to_agent(echoed.clone(), &memory);
+        assert_eq!(got["data"]["data"], json!({"result": {"text": "a"}}));
+        let got = Mutation::EchoTruncated.to_agent(echoed.clone(), &memory);
+        assert_eq!(got["data"]["truncated"], true);
+        assert_eq!(
+            Mutation::DurationZero.to_agent(echoed, &memory)["data"]["duration_ms"],
+            0
+        );
+        let slept = json!({"type": "tool/call/resp", "data": {"tool_name": SLEEP, "data": {}}});
+        assert_eq!(
+            Mutation::EchoWrapsOutput.to_agent(slept.clone(), &memory),
+            slept
+        );
+
+        let listed = json!({"type": "tool/list/resp", "tools": [
+            {"name": ECHO, "idempotent": true}, {"name": SLEEP}]});
+        let got = Mutation::EchoFlagFlipped.to_agent(listed.clone(), &memory);
+        assert_eq!(got["tools"][0]["idempotent"], false);
+        assert_eq!(got["tools"][1], listed["tools"][1]);
+        let got = Mutation::SleepUnlisted.to_agent(listed, &memory);
+        assert_eq!(got["tools"], json!([{"name": ECHO, "idempotent": true}]));
+
+        let listed = json!({"type": "tool/list/resp", "tools": [{"name": ECHO, "tags": ["t"],
+            "input_parameters": [{"name": "text", "required": true}]}]});
+        let got = Mutation::EchoTextOptional.to_agent(listed.clone(), &memory);
+        assert_eq!(got["tools"][0]["input_parameters"][0]["required"], false);
+        let got = Mutation::EchoTagsDropped.to_agent(listed.clone(), &memory);
+        assert_eq!(got["tools"][0]["tags"], json!([]));
+        let got = Mutation::StreamingAsString.to_agent(listed, &memory);
+        assert_eq!(got["tools"][0]["streaming"], "true");
+        let failed = json!({"type": "tool/call/resp", "data": {"tool_name": FAIL, "error": "why"}});
+        let got = Mutation::FailureMessageLost.to_agent(failed, &memory);
+        assert_eq!(got["data"]["error"], "failed");
 
         let e = json!({"type": "error", "req_id": "r", "code": "invalid_message"});
         assert!(

@@ -34,6 +34,9 @@ const DEFINITIONS: &[CheckDef] = &[
     should("tools.def.fixture-toolkit", "tools: ToolDefinition", "each profile tool's toolkit is absent, null, or the plugin's name `conformance`"),
 ];
 
+/// A field, the test its value must pass, and what that test asks, in words.
+pub(crate) type FieldRule = (&'static str, fn(&Value) -> bool, &'static str);
+
 /// The spec's default of each optional field of a ToolDefinition.
 fn default_of(field: &str) -> Value {
     match field {
@@ -57,7 +60,7 @@ pub(crate) fn definition_problem(def: &Value) -> Option<String> {
     };
     let is_list_of_objects =
         |v: &Value| v.as_array().is_some_and(|a| a.iter().all(Value::is_object));
-    let checks: [(&str, fn(&Value) -> bool, &str); 6] = [
+    let checks: [FieldRule; 6] = [
         ("streaming", Value::is_boolean, "a boolean"),
         ("idempotent", Value::is_boolean, "a boolean"),
         ("defer_loading", Value::is_boolean, "a boolean"),

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::tools_defs::FieldRule;
 use super::{Cx, HostScenario};
 use crate::check::{CheckDef, must};
 use crate::profile::{ECHO, FAIL, SLEEP};
@@ -63,7 +64,7 @@ pub(crate) fn result_problem(msg: &Value) -> Option<String> {
     let Some(data) = msg.get("data").and_then(Value::as_object) else {
         return Some("data is not an object".into());
     };
-    let required: [(&str, fn(&Value) -> bool, &str); 3] = [
+    let required: [FieldRule; 3] = [
         ("success", Value::is_boolean, "a boolean"),
         ("tool_name", Value::is_string, "a string"),
         ("duration_ms", Value::is_u64, "an integer ≥ 0"),
@@ -81,7 +82,7 @@ pub(crate) fn result_problem(msg: &Value) -> Option<String> {
                 .all(|e| e.get("type") == Some(&json!("tool/event")))
         })
     };
-    let optional: [(&str, fn(&Value) -> bool, &str); 5] = [
+    let optional: [FieldRule; 5] = [
         ("truncated", Value::is_boolean, "a boolean"),
         (
             "exit_code",
