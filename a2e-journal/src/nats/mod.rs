@@ -53,6 +53,9 @@ use base64::Engine as _;
 use crate::error::JournalError;
 use crate::ids::{NodeKey, RunId};
 
+/// The header carrying an event's `seq` (see the layout above).
+pub(crate) const SEQ_HEADER: &str = "A2E-Seq";
+
 /// How the JetStream store names and sizes what it creates.
 #[derive(Debug, Clone)]
 pub struct NatsOptions {

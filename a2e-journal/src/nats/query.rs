@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use async_nats::jetstream::kv;
 
 use super::Names;
-use super::nats_err;
 use super::read::{self, RunDoc};
-use super::store::{NatsJournal, SEQ_HEADER};
+use super::store::NatsJournal;
+use super::{SEQ_HEADER, nats_err};
 use crate::error::{JournalError, Result};
 use crate::ids::RunId;
 use crate::model::{

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{nats_err, unb64};
+use super::{SEQ_HEADER, nats_err, unb64};
 use crate::error::{JournalError, Result};
 use crate::ids::RunId;
 use crate::model::{
@@ -207,7 +207,7 @@ pub(crate) fn state(doc: RunDoc, summary: RunSummary, nodes: Vec<NodeRecord>) ->
 pub(crate) fn seq_of(msg: &async_nats::Message) -> Option<u64> {
     msg.headers
         .as_ref()
-        .and_then(|h| h.get(super::store::SEQ_HEADER))
+        .and_then(|h| h.get(SEQ_HEADER))
         .and_then(|v| v.as_str().parse().ok())
 }
 

@@ -18,9 +18,6 @@ use crate::ids::RunId;
 use crate::journal::Ack;
 use crate::model::RunStatus;
 
-/// The header carrying an event's `seq`.
-pub(crate) const SEQ_HEADER: &str = "A2E-Seq";
-
 /// How often a subscription that hears nothing looks at the run's record
 /// (for an end whose message a crash kept from being published).
 const QUIET_CHECK: Duration = Duration::from_secs(1);
