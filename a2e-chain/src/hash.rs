@@ -3,10 +3,10 @@
 //! cannot precompute colliding ids (the tables hold names from the request,
 //! and an unseeded hasher would let it make validation quadratic).
 //!
-//! The crate had a folded-multiply hasher of its own here; `cargo xtask bench
-//! structures` measured it at best 1.06 × foldhash (linear5 1.00, linear100k
-//! 0.87, dag100k 1.06, map100k 1.04, medians of 5 rounds), under the 10 %
-//! a structure of its own has to win by, so foldhash took its place.
+//! A hasher of the crate's own would have to beat foldhash by the bar every
+//! structure of the crate's own clears against its standard peer (`cargo
+//! xtask bench structures`: a best speedup of 1.10 or more); none has, so
+//! the tables use foldhash (the figures are in `BENCHMARKS.md`).
 
 use std::collections::HashMap;
 
