@@ -8,9 +8,10 @@
 //! processor stalls behind it); a prefetch retires at once and the data
 //! arrives while other work goes on.
 //!
-//! Measured against the same engine without the hints (`cargo xtask bench
-//! structures`, medians of 5 rounds, time per node of a whole run): dag100k
-//! 1.38 × faster, map100k 1.16 ×, linear5 1.03 ×, linear100k 0.98 ×.
+//! The hints stay only while `cargo xtask bench structures` shows the engine
+//! with them beating the same engine without them (feature
+//! `bench-no-prefetch`) by the bar of that bench (a best speedup of 1.10 or
+//! more) on some shape; the figures are in `BENCHMARKS.md`.
 
 /// Asks for the cache line holding `r` to be loaded, without waiting.
 #[inline(always)]
