@@ -1,13 +1,11 @@
 //! The `a2e` binary's allocator settings (mimalloc).
 //!
-//! mimalloc returns freed memory to the kernel 10 ms after it was last used
-//! (version 2's default). A host that answers a large request every few tens
-//! of milliseconds then faults the same pages in again for each one: in
-//! `cargo xtask bench transport`, decoding the 80 KB request of a
-//! 1000-node chain took 1.42–1.58 ms in the median with the default and
-//! 1.13 ms with the memory kept, and the whole chain over stdio 3.96–4.42 ms
-//! against 3.35–3.53 ms (two runs each, interleaved). Memory unused for a
-//! second still goes back, as with mimalloc 3's default.
+//! mimalloc 2 returns freed memory to the kernel soon after it was last used
+//! (its default purge delay). A host that answers large requests in quick
+//! succession then faults the same pages in again for each one, so the
+//! binary keeps freed memory for a second (the figures of `cargo xtask bench
+//! transport` with and without it are in `BENCHMARKS.md`). Memory unused for
+//! a second still goes back, as with mimalloc 3's default.
 
 /// How long freed memory stays with the process, in milliseconds, unless
 /// `MIMALLOC_PURGE_DELAY` says otherwise.
