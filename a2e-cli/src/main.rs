@@ -5,9 +5,9 @@ mod cli;
 
 /// The host allocates and frees many short-lived JSON values per call and
 /// per chain node; mimalloc serves them from thread-local free lists and
-/// keeps freed pages for reuse, which the chain engine's benchmark measured
-/// at about half the per-node cost of the system allocator (see
-/// `a2e-chain/README.md`).
+/// keeps freed pages for reuse, so a call's allocations rarely reach the
+/// kernel (the chain engine's benchmark compares it with the system
+/// allocator: `a2e-chain/README.md`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
