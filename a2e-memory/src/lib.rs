@@ -31,12 +31,9 @@
 //!
 //! # Figures
 //!
-//! `cargo xtask bench memory` (a shared 2-core machine, 100k synthetic notes,
-//! `top_k` 5; details in the README): BM25 search p50 0.45 ms at 10k and
-//! 5.3–8.0 ms at 100k; hybrid (384 dimensions, embedding request included)
-//! 1.9–2.3 ms and 15–17.5 ms; 513–654 acknowledged single writes/s with
-//! `synchronous=FULL`, 14,900/s in batches of 500; 350 bytes per memory on
-//! disk, 2,254 with a 384-dimension vector.
+//! `cargo xtask bench memory` measures search latency (BM25 alone and
+//! hybrid), write throughput and the file size per memory at 10k and 100k
+//! memories; its figures are in the crate's README.
 //!
 //! # Example
 //!
