@@ -166,7 +166,8 @@ impl Decoder for NdjsonCodec {
 
 /// Appends whatever is written to a buffer: the serializer's many small
 /// writes each become one `extend_from_slice` (`bytes`' own writer goes
-/// through the general `BufMut` path per write, a third slower).
+/// through the general `BufMut` path per write, which costs more per small
+/// write).
 struct Extend<'a>(&'a mut BytesMut);
 
 impl std::io::Write for Extend<'_> {
