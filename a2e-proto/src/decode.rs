@@ -181,9 +181,9 @@ pub fn decode_with(bytes: &[u8], options: &DecodeOptions) -> Result<Message, Dec
     check_depth(bytes, options.max_depth)?;
 
     // Most messages name their `type` first: then the body is parsed once,
-    // without the envelope pass over the whole line (a third of the time of
-    // a large request). Anything else, or any failure, takes the full path
-    // below, which gives the error.
+    // without the envelope pass, which would read the whole line a second
+    // time. Anything else, or any failure, takes the full path below, which
+    // gives the error.
     if let Some(msg) = leading_type(bytes).and_then(|t| Message::parse_known_fast(t, text))
         && msg.version().split('.').next() == Some("1")
     {
