@@ -84,7 +84,7 @@ mod future_size {
     /// Every request's future is as large as the largest arm of
     /// `run_request`, and is moved (copied) a few times on its way to its
     /// task: the large arms (chains, skills, procs, listings) are boxed,
-    /// and the panic net keeps the work once. (Before: 19 KB a request.)
+    /// and the panic net keeps the work once.
     #[tokio::test]
     async fn a_requests_future_stays_small() {
         let host = crate::Host::builder(crate::HostConfig::default())
