@@ -302,8 +302,7 @@ impl InProcess {
 /// Runs `req` through the host without streaming; the time since `started`
 /// once it has answered, with success. Timed as a session answers: the
 /// plan is freed after the answer (`chains::run_request` would free it
-/// before returning, ~30 µs of a 1000-node chain that the stdio figure
-/// does not count).
+/// before returning, time that the stdio figure does not count either).
 async fn host_run(
     host: &Arc<Host>,
     req: &ChainRequest,
