@@ -236,9 +236,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // hits each ratio's two sides alike, in an order shuffled every round,
     // and each figure is measured on its second run in a row: what a run
     // costs depends on what ran before it (in a fixed order the first stdio
-    // chain after the in-process runs found the host's memory out of the
-    // CPU's caches and took ~0.3 ms longer than one after a stdio chain), so
-    // each measured run follows an unmeasured one of its own kind.
+    // chain after the in-process runs finds the host's memory out of the
+    // CPU's caches), so each measured run follows an unmeasured one of its
+    // own kind.
     let in_process = peers::InProcess::new(&linear)?;
     let mut rounds: [Vec<f64>; 9] = Default::default();
     let mut order = [0, 1, 2, 3, 4, 5, 6, 7, 8];
