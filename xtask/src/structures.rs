@@ -5,8 +5,7 @@
 //! built once as the crate ships and once per peer feature, each swapping one
 //! structure: a std `HashMap` for the id table (`bench-std-ids`), a std
 //! `BinaryHeap` for the ready bitset (`bench-heap-ready`), no prefetch hints
-//! (`bench-no-prefetch`). (The crate's own hasher was measured here against
-//! foldhash, lost the 10 % bar and was replaced by it.) The binaries then run the same shapes in
+//! (`bench-no-prefetch`). The binaries then run the same shapes in
 //! interleaved rounds (dagx left out); each line gives, per structure and
 //! shape, the medians over the rounds and `speedup` = peer ÷ own time per
 //! node (above 1: the crate's structure is faster). A structure is kept
