@@ -9,9 +9,9 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 
 use super::read::{NodeDoc, RunDoc};
-use super::store::{NatsJournal, expect_new, json_bytes};
+use super::store::{NatsJournal, expect_new};
 use super::writer::{OnTaken, Op, Reply};
-use super::{Names, SEQ_HEADER, nats_err};
+use super::{Names, SEQ_HEADER, json_bytes, nats_err};
 use crate::error::Result;
 use crate::ids::{NodeKey, RunId};
 use crate::journal::{Ack, Journal};

@@ -206,6 +206,11 @@ pub(crate) fn token(toolkit: &str) -> String {
     }
 }
 
+/// A value as the JSON payload of a KV entry or a message.
+pub(crate) fn json_bytes(v: &impl serde::Serialize) -> Result<bytes::Bytes, JournalError> {
+    Ok(bytes::Bytes::from(serde_json::to_vec(v)?))
+}
+
 /// A client error as a journal error.
 pub(crate) fn nats_err(op: impl Into<String>, e: impl std::fmt::Display) -> JournalError {
     JournalError::Nats {

@@ -171,10 +171,6 @@ impl NatsJournal {
     }
 }
 
-pub(super) fn json_bytes(v: &impl serde::Serialize) -> Result<Bytes> {
-    Ok(Bytes::from(serde_json::to_vec(v)?))
-}
-
 pub(super) fn expect_new() -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert(header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, "0");

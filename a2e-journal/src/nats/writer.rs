@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::read;
-use super::store::json_bytes;
-use super::{Names, nats_err};
+use super::{Names, json_bytes, nats_err};
 use crate::error::{JournalError, Result};
 use crate::ids::RunId;
 use crate::model::{RunStatus, now_ms};
