@@ -11,10 +11,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::anthropic::AnthropicProvider;
+use crate::client::ModelClient;
 use crate::error::{ConfigError, LlmError};
 use crate::http::{RetryPolicy, Transport, build_client};
 use crate::openai::OpenAiProvider;
-use crate::provider::ModelClient;
 use crate::secret::{REDACTED, Secret};
 use crate::types::{ChatRequest, Message, ToolSpec};
 

@@ -55,6 +55,7 @@
 )]
 mod agent;
 mod anthropic;
+mod client;
 mod config;
 mod error;
 mod events;
@@ -70,6 +71,7 @@ pub use agent::{
     truncate,
 };
 pub use anthropic::{AnthropicProvider, DEFAULT_ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS};
+pub use client::ModelClient;
 pub use config::{
     ConfigSource, DEFAULT_TIMEOUT_SECONDS, ProviderConfig, ProviderKind, Providers, ResolvedModel,
 };
@@ -77,7 +79,7 @@ pub use error::{ConfigError, LlmError, LoopError};
 pub use events::{ANSWER_ARTIFACT, LoopEvent, base64};
 pub use http::{MAX_BODY_BYTES, MAX_EVENT_BYTES, MAX_STREAM_BYTES, RetryPolicy};
 pub use openai::OpenAiProvider;
-pub use provider::{ChatProvider, ModelClient};
+pub use provider::ChatProvider;
 pub use secret::{REDACTED, Secret};
 pub use skill::{DEFAULT_MAX_TURNS, SkillEventSink, run_metadata, skill_messages};
 pub use tokio_util::sync::CancellationToken;
