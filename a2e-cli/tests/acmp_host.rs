@@ -201,5 +201,9 @@ fn a2e_run_accepts_dag_documents() {
     assert_eq!(v["status"], "completed");
     assert_eq!(v["result"]["task_aggregate"]["data"]["result"]["chunks"], 3);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("task_split: completed"), "{stderr}");
+    assert!(stderr.contains("done     task_split  "), "{stderr}");
+    assert!(
+        stderr.contains("DAG `dag_text_pipeline` completed: "),
+        "{stderr}"
+    );
 }

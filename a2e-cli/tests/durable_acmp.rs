@@ -109,7 +109,14 @@ fn a_dag_killed_mid_run_resumes_and_its_finished_tasks_do_not_run_again() {
     assert!(listed.contains("acmp_dag"), "{listed}");
     assert!(listed.contains("running"), "{listed}");
     assert!(listed.contains("dag-agent"), "{listed}");
-    let run_id = listed.split_whitespace().next().unwrap().to_owned();
+    let run_id = listed
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
 
     // Started again: the run resumes without any agent asking; the agent
     // re-attaches by the id of its dag/req.
@@ -170,7 +177,7 @@ fn a_dag_killed_mid_run_resumes_and_its_finished_tasks_do_not_run_again() {
             .cloned()
     };
     assert_eq!(node("task_c").unwrap()["outcome"]["code"], "interrupted");
-    assert_eq!(node("task_a").unwrap()["outcome"]["ok"], "true");
+    assert_eq!(node("task_a").unwrap()["outcome"]["ok"], true);
     assert!(node("task_d").is_none(), "task_d never ran: {state}");
     let answer = &state["answer"];
     assert_eq!(answer["final_output"]["status"], "failed", "{answer}");
@@ -203,7 +210,14 @@ fn a_dag_run_over_a_session_is_journaled_and_answered() {
     let listed = String::from_utf8(list.stdout).unwrap();
     assert!(listed.contains("acmp_dag"), "{listed}");
     assert!(listed.contains("succeeded"), "{listed}");
-    let run_id = listed.split_whitespace().next().unwrap().to_owned();
+    let run_id = listed
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
     let attach = json!({"type": "chain/attach", "id": "att", "run_id": run_id});
     host.send(attach.to_string().as_bytes()).unwrap();
     let (again, events) = host.answer("att", Duration::from_secs(30), |_| {}).unwrap();
@@ -228,7 +242,14 @@ fn runs_cancel_stops_a_dag_run() {
     assert_eq!(started["phase"], "start", "{started}");
     let list = a2e(root.path(), &["runs", "list", "--status", "running"]);
     let listed = String::from_utf8(list.stdout).unwrap();
-    let run_id = listed.split_whitespace().next().unwrap().to_owned();
+    let run_id = listed
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
 
     let cancel = a2e(root.path(), &["runs", "cancel", &run_id]);
     assert!(

@@ -86,7 +86,14 @@ fn a_chain_killed_mid_run_resumes_and_a_reattached_agent_gets_every_event_once()
     assert!(list.status.success());
     let listed = String::from_utf8(list.stdout).unwrap();
     assert!(listed.contains("running"), "{listed}");
-    let run_id = listed.split_whitespace().next().unwrap().to_owned();
+    let run_id = listed
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
 
     // Started again: the run resumes (d runs without any agent asking);
     // the agent re-attaches.
@@ -188,7 +195,14 @@ fn another_agents_run_is_refused_and_runs_cancel_stops_a_run() {
         .output()
         .unwrap();
     let listed = String::from_utf8(list.stdout).unwrap();
-    let run_id = listed.split_whitespace().next().unwrap().to_owned();
+    let run_id = listed
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
 
     // Another agent on another host process over the same root.
     let mut other = serve(root.path());

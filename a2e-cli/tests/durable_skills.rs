@@ -52,7 +52,14 @@ fn only_run(root: &Path) -> Value {
         .output()
         .unwrap();
     let listed = String::from_utf8(list.stdout).unwrap();
-    let run_id = listed.split_whitespace().next().unwrap().to_owned();
+    let run_id = listed
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
     let show = Command::new(env!("CARGO_BIN_EXE_a2e"))
         .args(["runs", "show", &run_id, "--root"])
         .arg(root)

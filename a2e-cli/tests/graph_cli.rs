@@ -327,7 +327,7 @@ async fn a_run_from_the_journal_colours_the_nodes_and_labels_their_durations() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).contains("does not exist"),
+        text(&out.stderr).contains("no run journal at"),
         "{}",
         text(&out.stderr)
     );
