@@ -9,9 +9,13 @@
 //! to the wire serializes it directly (it serializes as the JSON object).
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use a2e_proto::ErrorCode;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
+
+use crate::error::NodeError;
 
 /// Keys of a node's input, in order, shared by its calls.
 pub(crate) type Keys = Arc<[Box<str>]>;
@@ -186,6 +190,30 @@ impl Serialize for NodeInput {
         }
         map.end()
     }
+}
+
+/// The node's own timeout from its resolved input (`timeout`, seconds;
+/// 0 or absent: none).
+pub(crate) fn node_timeout(input: &NodeInput) -> Result<Option<Duration>, NodeError> {
+    match input.get("timeout") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(0.0) => Ok(None),
+            // Past the maximum (or past what a Duration holds): the maximum.
+            Some(t) if t > 0.0 && t.is_finite() => Ok(Some(crate::config::clamp_timeout(
+                Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX),
+            ))),
+            _ => Err(bad_timeout()),
+        },
+        Some(_) => Err(bad_timeout()),
+    }
+}
+
+fn bad_timeout() -> NodeError {
+    NodeError::new(
+        ErrorCode::SCHEMA_VIOLATION,
+        "input.timeout: expected a number of seconds >= 0",
+    )
 }
 
 #[cfg(test)]

@@ -69,9 +69,7 @@ impl NodeCall {
     /// [`deadline`](Self::deadline) is the node's own or only the chain's,
     /// under which a call keeps its host's default timeout.
     pub fn own_timeout(&self) -> Option<std::time::Duration> {
-        crate::engine::resolve::node_timeout(&self.input)
-            .ok()
-            .flatten()
+        crate::input::node_timeout(&self.input).ok().flatten()
     }
 }
 

@@ -1,8 +1,6 @@
 //! Input resolution: expressions evaluated against the run's state, looking
 //! each root up directly (see [`crate::context`]).
 
-use std::time::Duration;
-
 use a2e_proto::ErrorCode;
 use jmespath::Rcvar;
 use serde_json::Value;
@@ -182,30 +180,6 @@ impl Env<'_> {
         }
         Ok(NodeInput::new(keys, values))
     }
-}
-
-/// The node's own timeout from its resolved input (`timeout`, seconds;
-/// 0 or absent: none).
-pub(crate) fn node_timeout(input: &NodeInput) -> Result<Option<Duration>, NodeError> {
-    match input.get("timeout") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(0.0) => Ok(None),
-            // Past the maximum (or past what a Duration holds): the maximum.
-            Some(t) if t > 0.0 && t.is_finite() => Ok(Some(crate::config::clamp_timeout(
-                Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX),
-            ))),
-            _ => Err(bad_timeout()),
-        },
-        Some(_) => Err(bad_timeout()),
-    }
-}
-
-fn bad_timeout() -> NodeError {
-    NodeError::new(
-        ErrorCode::SCHEMA_VIOLATION,
-        "input.timeout: expected a number of seconds >= 0",
-    )
 }
 
 /// Evaluates an expression that reads only `input` (validation time).

@@ -17,13 +17,14 @@ use tokio::task::{JoinError, JoinSet};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::resolve::{Env, node_timeout};
+use super::resolve::Env;
 use super::state::{Emitter, MapRun, Out, Slot, Status};
 use crate::config::{ChainConfig, MAX_TIMEOUT_SECS, deadline_after};
 use crate::context::{Expr, Root};
 use crate::error::NodeError;
 use crate::events::{EventSink, Progress};
 use crate::graph::{BranchSpec, Plan, Spec};
+use crate::input::node_timeout;
 use crate::prefetch::prefetch;
 use crate::resume::{CallObserver, RunOptions};
 use crate::runner::{BoxNodeFuture, DynNodeRunner, NodeCall, NodeResult};
