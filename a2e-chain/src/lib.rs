@@ -83,8 +83,9 @@ pub use events::{Event, EventSink, Progress, WireEvents, channel_sink};
 pub use graph::Plan;
 pub use input::NodeInput;
 pub use references::{ExprField, Reference};
-pub use resume::{CallKey, CallObserver, ObserveFuture, Resume, RunOptions, wire_id};
+pub use resume::{CallObserver, ObserveFuture, Resume, RunOptions};
 pub use runner::{
-    BoxNodeFuture, DynNodeRunner, FnRunner, NodeCall, NodeResult, NodeRunner, runner_fn,
+    BoxNodeFuture, CallKey, DynNodeRunner, FnRunner, NodeCall, NodeResult, NodeRunner, runner_fn,
+    wire_id,
 };
 pub use validate::validate;

@@ -11,34 +11,7 @@ use std::sync::Arc;
 use a2e_proto::ChainPhase;
 
 use crate::error::NodeError;
-use crate::runner::{NodeCall, NodeResult};
-
-/// The id of a runner call on the wire: the node id, or `template[index]`
-/// for a map item (as in its events).
-pub fn wire_id(node_id: &str, item: Option<usize>) -> String {
-    match item {
-        Some(i) => format!("{node_id}[{i}]"),
-        None => node_id.to_owned(),
-    }
-}
-
-/// One runner call of a run, as an observer sees it after the call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallKey {
-    /// The node (for a map item: the template node).
-    pub node_id: Arc<str>,
-    /// For a map item: its index.
-    pub item: Option<usize>,
-    /// The attempt, from 1 (see [`NodeCall::attempt`]).
-    pub attempt: u32,
-}
-
-impl CallKey {
-    /// The call's id on the wire (see [`wire_id`]).
-    pub fn wire_id(&self) -> String {
-        wire_id(&self.node_id, self.item)
-    }
-}
+use crate::runner::{CallKey, NodeCall, NodeResult, wire_id};
 
 /// A boxed observer future.
 pub type ObserveFuture = Pin<Box<dyn Future<Output = Result<(), NodeError>> + Send + 'static>>;

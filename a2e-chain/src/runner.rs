@@ -51,12 +51,12 @@ impl NodeCall {
     /// The call's id on the wire: the node id, or `template[index]` for a
     /// map item.
     pub fn wire_id(&self) -> String {
-        crate::resume::wire_id(&self.node_id, self.item)
+        wire_id(&self.node_id, self.item)
     }
 
     /// The call's node, item and attempt.
-    pub fn key(&self) -> crate::resume::CallKey {
-        crate::resume::CallKey {
+    pub fn key(&self) -> CallKey {
+        CallKey {
             node_id: self.node_id.clone(),
             item: self.item,
             attempt: self.attempt,
@@ -70,6 +70,33 @@ impl NodeCall {
     /// under which a call keeps its host's default timeout.
     pub fn own_timeout(&self) -> Option<std::time::Duration> {
         crate::input::node_timeout(&self.input).ok().flatten()
+    }
+}
+
+/// The id of a runner call on the wire: the node id, or `template[index]`
+/// for a map item (as in its events).
+pub fn wire_id(node_id: &str, item: Option<usize>) -> String {
+    match item {
+        Some(i) => format!("{node_id}[{i}]"),
+        None => node_id.to_owned(),
+    }
+}
+
+/// One runner call of a run, as an observer sees it after the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallKey {
+    /// The node (for a map item: the template node).
+    pub node_id: Arc<str>,
+    /// For a map item: its index.
+    pub item: Option<usize>,
+    /// The attempt, from 1 (see [`NodeCall::attempt`]).
+    pub attempt: u32,
+}
+
+impl CallKey {
+    /// The call's id on the wire (see [`wire_id`]).
+    pub fn wire_id(&self) -> String {
+        wire_id(&self.node_id, self.item)
     }
 }
 
