@@ -13,7 +13,9 @@
 //!   example, docs, packaging, conformance.
 //!
 //! - `tidy` checks that `a2e-host`'s modules import only downward through its layers
-//!   (`tidy.rs`; also a test of this crate, so `cargo test` runs it).
+//!   (`tidy.rs`), that every path `ARCHITECTURE.md` names exists (`tidy_paths.rs`), that
+//!   every test file is compiled and that no library returns `Result<_, String>`; each
+//!   check is also a test of this crate, so `cargo test` runs it.
 
 mod bench;
 mod ci;
@@ -24,6 +26,7 @@ mod schema;
 mod structures;
 mod tidy;
 mod tidy_errors;
+mod tidy_paths;
 mod tidy_tests;
 
 use std::process::ExitCode;
@@ -37,7 +40,7 @@ fn usage() -> ExitCode {
          bench <name|all>          run a benchmark (JSON lines; chain, structures,\n                            dag, transport, mcp, ontheia, repair, memory, llm,\n                            sandbox)\n  \
          fuzz --cases N [--seed S] run the session and decoder fuzzers (release)\n  \
          package                   build each library crate from its package\n  \
-         tidy                      check that a2e-host's imports point down its layers\n  \
+         tidy                      check a2e-host's layers, ARCHITECTURE.md's paths,\n                            test files and String errors\n  \
          ci                        fmt, clippy, tests, schema drift, conformance"
     );
     ExitCode::from(2)

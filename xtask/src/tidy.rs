@@ -203,9 +203,10 @@ pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// `cargo xtask tidy`: fails on a test file no test target compiles, on an
-/// import of `a2e-host` that points up, and on a public function of a library
-/// crate that returns `Result<_, String>`.
+/// `cargo xtask tidy`: fails on a test file no test target compiles, on a
+/// path in `ARCHITECTURE.md` that does not exist, on an import of `a2e-host`
+/// that points up, and on a public function of a library crate that returns
+/// `Result<_, String>`.
 pub fn run() -> Result<(), String> {
     let orphans = crate::tidy_tests::orphans(&crate::root())?;
     if !orphans.is_empty() {
@@ -214,6 +215,17 @@ pub fn run() -> Result<(), String> {
         }
         return Err(format!("{} test file(s) never build", orphans.len()));
     }
+    let stale = crate::tidy_paths::missing(&crate::root())?;
+    if !stale.is_empty() {
+        for path in &stale {
+            eprintln!("{}:{path} does not exist", crate::tidy_paths::DOC);
+        }
+        return Err(format!(
+            "{} path(s) in {} do not exist",
+            stale.len(),
+            crate::tidy_paths::DOC
+        ));
+    }
     let string_errors = crate::tidy_errors::string_errors(&crate::root())?;
     for found in &string_errors {
         eprintln!("{found}: returns Result<_, String>");
@@ -221,7 +233,8 @@ pub fn run() -> Result<(), String> {
     let violations = check_host(&crate::root())?;
     if violations.is_empty() && string_errors.is_empty() {
         eprintln!(
-            "tidy: a2e-host's imports point down through its layers; no public String errors"
+            "tidy: ARCHITECTURE.md's paths exist; a2e-host's imports point down through its \
+             layers; no public String errors"
         );
         return Ok(());
     }
