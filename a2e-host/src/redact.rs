@@ -1,68 +1,24 @@
 //! Redaction of secrets before anything leaves the host or reaches a log.
+//!
+//! One list of secret-named keys serves the whole workspace: it and the
+//! functions that apply it live in `a2e-telemetry` (whose span content is
+//! redacted the same way) and are re-exported here under the host's paths.
 
-use serde_json::{Map, Value};
-
-/// What a redacted value reads.
-pub const REDACTED: &str = a2e_proto::skills::REDACTED;
-
-/// Key fragments that mark a secret (case-insensitive).
-const SECRET_KEYS: &[&str] = &[
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "api_key",
-    "apikey",
-    "authorization",
-    "credential",
-    "private_key",
-];
-
-/// Whether a key names a secret.
-pub fn is_secret_key(key: &str) -> bool {
-    let lower = key.to_lowercase();
-    SECRET_KEYS.iter().any(|s| lower.contains(s))
-}
-
-/// A copy of `value` whose secret-named fields read [`REDACTED`], recursively.
-pub fn redact(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(redact_map(map)),
-        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
-        other => other.clone(),
-    }
-}
-
-/// [`redact`] for an object.
-pub fn redact_map(map: &Map<String, Value>) -> Map<String, Value> {
-    map.iter()
-        .map(|(k, v)| (k.clone(), redact_entry(k, v)))
-        .collect()
-}
-
-/// The value of field `key` of an object, redacted: [`REDACTED`] when the
-/// key names a secret (and the value is not null), else [`redact`]ed.
-pub fn redact_entry(key: &str, value: &Value) -> Value {
-    if is_secret_key(key) && !value.is_null() {
-        Value::String(REDACTED.into())
-    } else {
-        redact(value)
-    }
-}
-
-/// Replaces every occurrence of each secret in `text` (secrets shorter than 4 bytes are left).
-pub fn scrub(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_owned();
-    for s in secrets.iter().filter(|s| s.len() >= 4) {
-        out = out.replace(s.as_str(), REDACTED);
-    }
-    out
-}
+pub use a2e_telemetry::{
+    REDACTED, SECRET_KEYS, is_secret_key, redact, redact_entry, redact_map, scrub,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_host_redacts_with_the_wire_marker() {
+        // Credentials redacted in discover responses (`SkillDefinition::redacted`)
+        // and fields redacted here read the same.
+        assert_eq!(REDACTED, a2e_proto::skills::REDACTED);
+    }
 
     #[test]
     fn secret_fields_are_redacted_recursively() {

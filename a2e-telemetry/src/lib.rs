@@ -83,7 +83,10 @@ mod spans;
 mod telemetry;
 
 pub use config::{BatchSettings, Exporter, Protocol as OtlpProtocol, Sampler, TelemetryConfig};
-pub use content::{MAX_CONTENT_BYTES, REDACTED, is_secret_key};
+pub use content::{
+    MAX_CONTENT_BYTES, REDACTED, SECRET_KEYS, is_secret_key, redact, redact_entry, redact_map,
+    scrub,
+};
 pub use context::{TraceContext, TraceContextError};
 pub use error::{ConfigError, TelemetryError};
 pub use export::{ExportStats, WARN_INTERVAL};
