@@ -7,6 +7,7 @@ use a2e_host::config::HostConfig;
 use a2e_host::{Host, transport};
 use a2e_telemetry::{Telemetry, TelemetryGuard};
 
+use super::signal::wait_for_signal;
 use super::{Cli, Command};
 
 /// Exit code for invalid input (bad file, bad flags).
@@ -413,22 +414,4 @@ async fn wait_servers(servers: Servers) -> ExitCode {
         }
     }
     code
-}
-
-/// Resolves on SIGTERM or SIGINT.
-pub(super) async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = signal(SignalKind::terminate());
-    let int = signal(SignalKind::interrupt());
-    match (term, int) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        }
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::run::print_out;
+use super::signal::wait_for_signal;
 use super::{McpCommand, MemoryCommand};
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -258,7 +259,7 @@ pub(super) async fn serve_mcp_stdio(host: Arc<Host>) -> ExitCode {
     let shutdown = CancellationToken::new();
     let stop = shutdown.clone();
     tokio::spawn(async move {
-        super::commands::wait_for_signal().await;
+        wait_for_signal().await;
         stop.cancel();
     });
     let backend = match super::acmp::mcp_backend(&host, extras, true) {
@@ -285,7 +286,7 @@ pub(super) async fn serve_mcp_http(host: Arc<Host>, addr: &str) -> ExitCode {
     let shutdown = CancellationToken::new();
     let stop = shutdown.clone();
     tokio::spawn(async move {
-        super::commands::wait_for_signal().await;
+        wait_for_signal().await;
         stop.cancel();
     });
     let token = Some(host.config().auth_token.clone()).filter(|t| !t.is_empty());

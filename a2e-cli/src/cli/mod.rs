@@ -10,6 +10,7 @@ mod progress;
 mod run;
 mod runs;
 mod runs_view;
+mod signal;
 mod skill;
 
 use std::path::PathBuf;
