@@ -1,5 +1,6 @@
 //! W3C Trace Context (<https://www.w3.org/TR/trace-context/>): the
-//! `traceparent` (and `tracestate`) that carry a trace across every hop.
+//! `traceparent` (and `tracestate`) that carry a trace across every hop,
+//! read and written by OpenTelemetry's [`TraceContextPropagator`].
 //!
 //! In: an incoming value ([`TraceContext::from_headers`], [`TraceContext::from_meta`]
 //! for MCP's `params._meta`, [`TraceContext::parse`] for the A2E envelope's
@@ -8,13 +9,26 @@
 //! Out: the context of the span making the call ([`TraceContext::of`]) goes
 //! into the outbound request ([`TraceContext::to_headers`],
 //! [`TraceContext::to_meta`], [`TraceContext::inject`]).
+//!
+//! Each carrier is an OpenTelemetry [`Extractor`] / [`Injector`]
+//! (`carriers.rs`). Before the propagator reads a `traceparent`,
+//! `check_grammar` holds it to the W3C grammar, which the propagator leaves
+//! to Rust's integer parsing (that takes `00-1-1-01`, an uppercase version
+//! or a leading `+`); it also names what is wrong, for the log line of an
+//! ignored context.
 
 use std::fmt;
 use std::str::FromStr;
 
-use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
+use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::trace::{SpanContext, TraceContextExt};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde_json::{Map, Value};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use carriers::{Bounded, Headers, HeadersMut, Meta, MetaMut, Setter, lookup};
+
+mod carriers;
 
 /// The header (and `_meta` key) of the parent.
 pub const TRACEPARENT: &str = "traceparent";
@@ -56,61 +70,55 @@ pub enum TraceContextError {
     NotText(&'static str),
 }
 
-/// A W3C trace context: trace id, parent span id, flags and vendor state.
+/// A W3C trace context: trace id, parent span id, flags and vendor state,
+/// always a valid remote span context.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TraceContext {
-    trace_id: TraceId,
-    span_id: SpanId,
-    flags: TraceFlags,
-    state: TraceState,
-}
+pub struct TraceContext(SpanContext);
 
 impl TraceContext {
     /// Reads a `traceparent` and, if given, a `tracestate` (dropped when it is
     /// invalid or over [`MAX_TRACESTATE_LEN`]: the parent still counts).
     pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Result<Self, TraceContextError> {
-        let (trace_id, span_id, flags) = parse_traceparent(traceparent)?;
-        let state = tracestate
-            .filter(|s| s.len() <= MAX_TRACESTATE_LEN)
-            .and_then(|s| TraceState::from_str(s.trim()).ok())
-            .unwrap_or_default();
-        Ok(TraceContext {
-            trace_id,
-            span_id,
-            flags,
-            state,
-        })
+        Self::read(
+            traceparent,
+            &lookup(|key| match key {
+                TRACEPARENT => Some(traceparent),
+                TRACESTATE => tracestate,
+                _ => None,
+            }),
+        )
     }
 
     /// The `traceparent` value: `00-<trace id>-<span id>-<flags>`.
     pub fn traceparent(&self) -> String {
-        format!(
-            "00-{}-{}-{:02x}",
-            self.trace_id,
-            self.span_id,
-            self.flags.to_u8()
-        )
+        let mut parent = String::new();
+        self.inject(|name, value| {
+            if name == TRACEPARENT {
+                parent = value;
+            }
+        });
+        parent
     }
 
     /// The `tracestate` value, when there is vendor state.
     pub fn tracestate(&self) -> Option<String> {
-        let header = self.state.header();
+        let header = self.0.trace_state().header();
         (!header.is_empty()).then_some(header)
     }
 
     /// The trace id, 32 lowercase hex digits.
     pub fn trace_id(&self) -> String {
-        self.trace_id.to_string()
+        self.0.trace_id().to_string()
     }
 
     /// The parent span id, 16 lowercase hex digits.
     pub fn span_id(&self) -> String {
-        self.span_id.to_string()
+        self.0.span_id().to_string()
     }
 
     /// Whether the caller recorded the trace (the `sampled` flag).
     pub fn sampled(&self) -> bool {
-        self.flags.is_sampled()
+        self.0.is_sampled()
     }
 
     /// The context of `span` to send on: `None` when the span is not
@@ -122,11 +130,15 @@ impl TraceContext {
         let cx = span.context();
         let span_ref = cx.span();
         let sc = span_ref.span_context();
-        sc.is_valid().then(|| TraceContext {
-            trace_id: sc.trace_id(),
-            span_id: sc.span_id(),
-            flags: sc.trace_flags(),
-            state: sc.trace_state().clone(),
+        // Remote, as it is to whoever receives it; equal to what they extract.
+        sc.is_valid().then(|| {
+            TraceContext(SpanContext::new(
+                sc.trace_id(),
+                sc.span_id(),
+                sc.trace_flags(),
+                true,
+                sc.trace_state().clone(),
+            ))
         })
     }
 
@@ -137,13 +149,7 @@ impl TraceContext {
 
     /// This context as the remote parent of OpenTelemetry spans.
     pub(crate) fn otel_context(&self) -> opentelemetry::Context {
-        opentelemetry::Context::new().with_remote_span_context(SpanContext::new(
-            self.trace_id,
-            self.span_id,
-            self.flags,
-            true,
-            self.state.clone(),
-        ))
+        opentelemetry::Context::new().with_remote_span_context(self.0.clone())
     }
 
     /// Makes this context the parent of `span`, which must not have been
@@ -159,26 +165,13 @@ impl TraceContext {
         let Ok(parent) = parent.to_str() else {
             return Some(Err(TraceContextError::NotText(TRACEPARENT)));
         };
-        let state = headers.get(TRACESTATE).and_then(|v| v.to_str().ok());
-        Some(Self::parse(parent, state))
+        Some(Self::read(parent, &Headers(headers)))
     }
 
-    /// Sets `traceparent` (and `tracestate`) on outbound HTTP headers.
+    /// Sets `traceparent` (and `tracestate`, removed when there is no state)
+    /// on outbound HTTP headers.
     pub fn to_headers(&self, headers: &mut http::HeaderMap) {
-        if let Ok(value) = http::HeaderValue::from_str(&self.traceparent()) {
-            headers.insert(TRACEPARENT, value);
-        }
-        match self
-            .tracestate()
-            .and_then(|s| http::HeaderValue::from_str(&s).ok())
-        {
-            Some(value) => {
-                headers.insert(TRACESTATE, value);
-            }
-            None => {
-                headers.remove(TRACESTATE);
-            }
-        }
+        self.inject_into(&mut HeadersMut(headers));
     }
 
     /// The context in a JSON `_meta` object (MCP's `params._meta`, per the
@@ -188,21 +181,13 @@ impl TraceContext {
         let Some(parent) = parent.as_str() else {
             return Some(Err(TraceContextError::NotText(TRACEPARENT)));
         };
-        let state = meta.get(TRACESTATE).and_then(Value::as_str);
-        Some(Self::parse(parent, state))
+        Some(Self::read(parent, &Meta(meta)))
     }
 
-    /// Sets `traceparent` (and `tracestate`) in a JSON `_meta` object.
+    /// Sets `traceparent` (and `tracestate`, removed when there is no state)
+    /// in a JSON `_meta` object.
     pub fn to_meta(&self, meta: &mut Map<String, Value>) {
-        meta.insert(TRACEPARENT.into(), Value::String(self.traceparent()));
-        match self.tracestate() {
-            Some(state) => {
-                meta.insert(TRACESTATE.into(), Value::String(state));
-            }
-            None => {
-                meta.remove(TRACESTATE);
-            }
-        }
+        self.inject_into(&mut MetaMut(meta));
     }
 
     /// The context from any string map (a NATS message's headers, an
@@ -211,16 +196,39 @@ impl TraceContext {
         get: impl Fn(&str) -> Option<&'a str>,
     ) -> Option<Result<Self, TraceContextError>> {
         let parent = get(TRACEPARENT)?;
-        Some(Self::parse(parent, get(TRACESTATE)))
+        Some(Self::read(parent, &lookup(get)))
     }
 
     /// Hands `traceparent` (and `tracestate`, when there is state) to `set`,
     /// for any string map.
-    pub fn inject(&self, mut set: impl FnMut(&'static str, String)) {
-        set(TRACEPARENT, self.traceparent());
-        if let Some(state) = self.tracestate() {
-            set(TRACESTATE, state);
+    pub fn inject(&self, set: impl FnMut(&'static str, String)) {
+        self.inject_into(&mut Setter(set));
+    }
+
+    /// The propagator's reading of `carrier`, whose `traceparent` is `parent`
+    /// (held to the grammar first).
+    fn read(parent: &str, carrier: &dyn Extractor) -> Result<Self, TraceContextError> {
+        check_grammar(parent)?;
+        let cx = TraceContextPropagator::new()
+            .extract_with_context(&opentelemetry::Context::new(), &Bounded(carrier));
+        let span = cx.span();
+        let sc = span.span_context();
+        if sc.is_valid() {
+            return Ok(TraceContext(sc.clone()));
         }
+        // The grammar holds, so only an all-zero id leaves the context invalid.
+        let trace = parent.trim().get(3..35).unwrap_or_default();
+        Err(TraceContextError::Zero(
+            if trace.bytes().all(|b| b == b'0') {
+                "trace-id"
+            } else {
+                "parent-id"
+            },
+        ))
+    }
+
+    fn inject_into(&self, carrier: &mut dyn Injector) {
+        TraceContextPropagator::new().inject_context(&self.otel_context(), carrier);
     }
 }
 
@@ -238,69 +246,38 @@ impl FromStr for TraceContext {
     }
 }
 
-fn parse_traceparent(value: &str) -> Result<(TraceId, SpanId, TraceFlags), TraceContextError> {
+/// The W3C `traceparent` grammar: `version-trace-id-parent-id-flags` of 2,
+/// 32, 16 and 2 lowercase hex digits, version `ff` invalid, version `00` with
+/// exactly these four fields (a later version may add more after a dash).
+fn check_grammar(value: &str) -> Result<(), TraceContextError> {
     if value.len() > MAX_TRACEPARENT_LEN {
         return Err(TraceContextError::TooLong(value.len()));
     }
     let value = value.trim();
     let shape = || TraceContextError::Shape(value.to_owned());
-    let mut parts = value.splitn(5, '-');
-    let (Some(version), Some(trace), Some(parent), Some(flags)) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(shape());
-    };
-    let rest = parts.next();
-    if version.len() != 2 || trace.len() != 32 || parent.len() != 16 || flags.len() != 2 {
-        return Err(shape());
+    let mut fields = value.split('-');
+    for (name, len) in [
+        ("version", 2),
+        ("trace-id", 32),
+        ("parent-id", 16),
+        ("trace-flags", 2),
+    ] {
+        let field = fields.next().filter(|f| f.len() == len).ok_or_else(shape)?;
+        if !field
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err(TraceContextError::NotHex {
+                field: name,
+                value: field.to_owned(),
+            });
+        }
     }
-    let version = hex_field("version", version)?;
-    if version == 0xff {
-        return Err(TraceContextError::Version);
+    match (value.get(..2), fields.next()) {
+        (Some("ff"), _) => Err(TraceContextError::Version),
+        (Some("00"), Some(_)) => Err(shape()),
+        _ => Ok(()),
     }
-    // Version 00 has exactly four fields; a later version may add more after a dash.
-    if version == 0 && rest.is_some() {
-        return Err(shape());
-    }
-    let trace_id = TraceId::from_bytes(
-        u128::from_str_radix(checked_hex("trace-id", trace)?, 16)
-            .map_err(|_| shape())?
-            .to_be_bytes(),
-    );
-    let span_id = SpanId::from_bytes(
-        u64::from_str_radix(checked_hex("parent-id", parent)?, 16)
-            .map_err(|_| shape())?
-            .to_be_bytes(),
-    );
-    if trace_id == TraceId::INVALID {
-        return Err(TraceContextError::Zero("trace-id"));
-    }
-    if span_id == SpanId::INVALID {
-        return Err(TraceContextError::Zero("parent-id"));
-    }
-    let flags = TraceFlags::new(hex_field("trace-flags", flags)?);
-    Ok((trace_id, span_id, flags))
-}
-
-fn checked_hex<'a>(field: &'static str, value: &'a str) -> Result<&'a str, TraceContextError> {
-    if value
-        .bytes()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    {
-        Ok(value)
-    } else {
-        Err(TraceContextError::NotHex {
-            field,
-            value: value.to_owned(),
-        })
-    }
-}
-
-fn hex_field(field: &'static str, value: &str) -> Result<u8, TraceContextError> {
-    u8::from_str_radix(checked_hex(field, value)?, 16).map_err(|_| TraceContextError::NotHex {
-        field,
-        value: value.to_owned(),
-    })
 }
 
 #[cfg(test)]
@@ -308,6 +285,10 @@ mod tests {
     use super::*;
 
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    fn refused(input: &str) -> TraceContextError {
+        TraceContext::parse(input, None).unwrap_err()
+    }
 
     #[test]
     fn a_valid_traceparent_round_trips_with_its_state() {
@@ -326,85 +307,147 @@ mod tests {
             .parse()
             .unwrap();
         assert!(!unsampled.sampled());
+        // Surrounding whitespace (a header's optional white space) is not part of it.
+        assert_eq!(
+            TraceContext::parse(&format!(" {PARENT}\t"), None).unwrap(),
+            TraceContext::parse(PARENT, None).unwrap()
+        );
     }
 
     #[test]
-    fn invalid_traceparents_say_what_is_wrong() {
-        use TraceContextError::*;
-        type Check = fn(&TraceContextError) -> bool;
-        let cases: &[(&str, Check)] = &[
+    fn fields_of_other_lengths_are_refused() {
+        for input in [
+            // A missing field.
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            // Short ids and version, which integer parsing alone would take.
+            "00-1-1-01",
+            "0-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1",
+            // Long ids and flags.
+            "00-4bf92f3577b34da6a3ce929d0e0e473600-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b700-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0100",
+            "",
+        ] {
+            assert!(
+                matches!(refused(input), TraceContextError::Shape(_)),
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
+    fn fields_must_be_lowercase_hex() {
+        for (input, field) in [
             (
-                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
-                |e| matches!(e, Shape(_)),
+                "0A-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                "version",
+            ),
+            (
+                "+1-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                "version",
             ),
             (
                 "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
-                |e| {
-                    matches!(
-                        e,
-                        NotHex {
-                            field: "trace-id",
-                            ..
-                        }
-                    )
-                },
+                "trace-id",
             ),
             (
-                "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-                |e| matches!(e, Version),
-            ),
-            (
-                "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
-                |e| matches!(e, Zero("trace-id")),
-            ),
-            (
-                "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
-                |e| matches!(e, Zero("parent-id")),
-            ),
-            (
-                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-xyz",
-                |e| matches!(e, Shape(_)),
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01",
+                "parent-id",
             ),
             (
                 "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g",
-                |e| {
-                    matches!(
-                        e,
-                        NotHex {
-                            field: "trace-flags",
-                            ..
-                        }
-                    )
-                },
+                "trace-flags",
             ),
-        ];
-        for (input, expected) in cases {
-            let err = TraceContext::parse(input, None).unwrap_err();
-            assert!(expected(&err), "{input}: {err:?}");
+            (
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0A",
+                "trace-flags",
+            ),
+        ] {
+            let err = refused(input);
+            assert!(
+                matches!(&err, TraceContextError::NotHex { field: f, .. } if *f == field),
+                "{input}: {err:?}"
+            );
         }
+    }
+
+    #[test]
+    fn version_ff_is_invalid() {
+        assert_eq!(
+            refused("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+            TraceContextError::Version
+        );
+    }
+
+    #[test]
+    fn all_zero_ids_are_invalid() {
+        assert_eq!(
+            refused("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+            TraceContextError::Zero("trace-id")
+        );
+        assert_eq!(
+            refused("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"),
+            TraceContextError::Zero("parent-id")
+        );
+    }
+
+    #[test]
+    fn version_00_has_exactly_four_fields() {
+        for input in [
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-xyz",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",
+        ] {
+            assert!(
+                matches!(refused(input), TraceContextError::Shape(_)),
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
+    fn later_versions_may_carry_more_fields() {
+        let cx = TraceContext::parse(
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            None,
+        )
+        .unwrap();
+        // Sent on as the version this side speaks.
+        assert_eq!(cx.traceparent(), PARENT);
+    }
+
+    #[test]
+    fn unknown_flags_are_not_passed_on() {
+        // Version 00 defines only `sampled`; the other bits are set to zero.
+        let cx = TraceContext::parse(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09",
+            None,
+        )
+        .unwrap();
+        assert!(cx.sampled());
+        assert_eq!(cx.traceparent(), PARENT);
+    }
+
+    #[test]
+    fn an_overlong_traceparent_is_refused_before_it_is_read() {
         let long = "0".repeat(MAX_TRACEPARENT_LEN + 1);
         assert_eq!(
-            TraceContext::parse(&long, None).unwrap_err(),
+            refused(&long),
             TraceContextError::TooLong(MAX_TRACEPARENT_LEN + 1)
         );
     }
 
     #[test]
-    fn later_versions_may_carry_more_fields_and_bad_state_is_dropped() {
-        let cx = TraceContext::parse(
-            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
-            Some("not a valid state!"),
-        )
-        .unwrap();
+    fn an_invalid_or_overlong_tracestate_is_dropped_and_the_parent_kept() {
+        let cx = TraceContext::parse(PARENT, Some("not a valid state!")).unwrap();
         assert_eq!(cx.traceparent(), PARENT);
         assert_eq!(cx.tracestate(), None);
         let big = format!("a={}", "b".repeat(MAX_TRACESTATE_LEN));
-        assert_eq!(
-            TraceContext::parse(PARENT, Some(&big))
-                .unwrap()
-                .tracestate(),
-            None
-        );
+        let cx = TraceContext::parse(PARENT, Some(&big)).unwrap();
+        assert_eq!(cx.traceparent(), PARENT);
+        assert_eq!(cx.tracestate(), None);
     }
 
     #[test]
@@ -414,8 +457,15 @@ mod tests {
         let mut headers = http::HeaderMap::new();
         cx.to_headers(&mut headers);
         assert_eq!(headers[TRACEPARENT], PARENT);
+        assert_eq!(headers[TRACESTATE], "k=v");
         assert_eq!(TraceContext::from_headers(&headers).unwrap().unwrap(), cx);
         assert!(TraceContext::from_headers(&http::HeaderMap::new()).is_none());
+        let mut bytes = http::HeaderMap::new();
+        bytes.insert(TRACEPARENT, http::HeaderValue::from_bytes(b"\xff").unwrap());
+        assert_eq!(
+            TraceContext::from_headers(&bytes).unwrap().unwrap_err(),
+            TraceContextError::NotText(TRACEPARENT)
+        );
 
         let mut meta = Map::new();
         cx.to_meta(&mut meta);
@@ -430,9 +480,32 @@ mod tests {
 
         let mut nats: Vec<(&str, String)> = Vec::new();
         cx.inject(|k, v| nats.push((k, v)));
+        assert_eq!(nats.len(), 2);
         let got =
             TraceContext::extract(|k| nats.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str()));
         assert_eq!(got.unwrap().unwrap(), cx);
+        assert!(TraceContext::extract(|_| None).is_none());
+    }
+
+    #[test]
+    fn a_context_without_state_sends_none_and_clears_an_earlier_one() {
+        let cx = TraceContext::parse(PARENT, None).unwrap();
+        let mut names = Vec::new();
+        cx.inject(|k, _| names.push(k));
+        assert_eq!(names, [TRACEPARENT]);
+
+        let mut headers = http::HeaderMap::new();
+        TraceContext::parse(PARENT, Some("k=v"))
+            .unwrap()
+            .to_headers(&mut headers);
+        cx.to_headers(&mut headers);
+        assert!(!headers.contains_key(TRACESTATE));
+
+        let mut meta = Map::new();
+        meta.insert(TRACESTATE.into(), Value::from("old=1"));
+        cx.to_meta(&mut meta);
+        assert_eq!(meta[TRACEPARENT], PARENT);
+        assert!(!meta.contains_key(TRACESTATE));
     }
 
     #[test]
