@@ -100,8 +100,30 @@ pub fn rank(query: &str, tools: &[ToolDefinition]) -> Vec<(f64, usize)> {
     scored
 }
 
+/// The name among `known` that `given` is most likely a typo of (the
+/// closest by Jaro-Winkler similarity, when close enough to be meant), for
+/// a "did you mean" in an error.
+pub fn closest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|k| (strsim::jaro_winkler(given, k), k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::closest;
+
+    #[test]
+    fn a_typo_is_matched_to_the_closest_name_and_a_stranger_to_none() {
+        let known = ["read_file", "write_file", "list_dir"];
+        assert_eq!(closest("read_fil", known), Some("read_file"));
+        assert_eq!(closest("list_dirs", known), Some("list_dir"));
+        assert_eq!(closest("zzz", known), None);
+    }
+
     use super::*;
 
     fn tool(name: &str, desc: &str, tags: &[&str]) -> ToolDefinition {
@@ -145,14 +167,3 @@ mod tests {
     }
 }
 
-/// The name among `known` that `given` is most likely a typo of (the
-/// closest by Jaro-Winkler similarity, when close enough to be meant), for
-/// a "did you mean" in an error.
-pub fn closest<'a>(given: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .into_iter()
-        .map(|k| (strsim::jaro_winkler(given, k), k))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k)
-}
