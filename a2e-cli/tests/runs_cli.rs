@@ -167,12 +167,14 @@ fn runs_and_graph_find_the_cluster_from_the_flag_or_the_environment() {
     assert!(by_env.status.success(), "{}", text(&by_env.stderr));
     let state: Value = serde_json::from_slice(&by_env.stdout).unwrap();
     assert_eq!(state["summary"]["run_id"], run_id.as_str());
-    // The host that ran the node is named.
+    // The host that ran the node is named, and so is the one that
+    // coordinated the run, though it finished and holds no lease.
     assert_eq!(
         state["nodes"][0]["start"]["host"],
         host.name.as_str(),
         "{state}"
     );
+    assert_eq!(state["coordinator"], host.name.as_str(), "{state}");
 
     let file = cluster.logs.path().join("chain.json");
     std::fs::write(&file, req.to_string()).unwrap();

@@ -187,6 +187,7 @@ impl Journal for MemoryJournal {
             }
             s.created += 1;
             let summary = RunSummary {
+                coordinator: None,
                 run_id: run.run_id.clone(),
                 kind: run.kind,
                 agent: run.agent,

@@ -288,6 +288,12 @@ pub struct RunSummary {
     pub cancel_requested: bool,
     /// Events journaled so far: the `seq` its next event takes.
     pub next_seq: u64,
+    /// In a cluster: the host that coordinated it — the one that created
+    /// it, or, once finished, the one that finished it (after a take-over,
+    /// not its first). `None` outside a cluster, where the journal's one
+    /// host runs everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinator: Option<String>,
 }
 
 /// A run with its request, its nodes and its answer: what `runs show` shows

@@ -293,7 +293,8 @@ fn last_activity(state: &RunState) -> u64 {
 /// `a2e runs show`'s JSON of `state`: the run as journaled, with its nodes
 /// in start order, each node's `outcome.ok` a boolean, `orphaned` on a
 /// `running` run no live host runs, and in a cluster `coordinator`: the
-/// host that holds its lease.
+/// host that holds its lease, or, with no lease held (a finished run), the
+/// one the journal names.
 pub(crate) async fn show_json(opened: &Opened, mut state: RunState) -> Value {
     // A node journaled by its result alone (`started_ms` 0) sits where it
     // finished.
@@ -307,6 +308,7 @@ pub(crate) async fn show_json(opened: &Opened, mut state: RunState) -> Value {
     });
     let run = state.summary.run_id.clone();
     let running = state.summary.status == RunStatus::Running;
+    let journaled = state.summary.coordinator.clone();
     let mut value = serde_json::to_value(&state).unwrap_or_default();
     if let Some(nodes) = value["nodes"].as_array_mut() {
         for node in nodes {
@@ -317,7 +319,7 @@ pub(crate) async fn show_json(opened: &Opened, mut state: RunState) -> Value {
         }
     }
     if let Some(object) = value.as_object_mut() {
-        if let Some(host) = opened.coordinator(&run).await {
+        if let Some(host) = opened.coordinator(&run).await.or(journaled) {
             object.insert("coordinator".into(), json!(host));
         }
         if running {

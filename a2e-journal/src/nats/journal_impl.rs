@@ -53,6 +53,7 @@ impl Journal for NatsJournal {
             finished_ms: None,
             request: run.request,
             answer: None,
+            coordinator: self.inner.host.clone(),
         };
         let payload = match json_bytes(&doc) {
             Ok(p) => p,
@@ -151,6 +152,7 @@ impl Journal for NatsJournal {
             run: run_id.clone(),
             status,
             answer: answer.clone(),
+            coordinator: self.inner.host.clone(),
             reply,
         });
         ack

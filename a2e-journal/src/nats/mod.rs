@@ -74,6 +74,9 @@ pub struct NatsOptions {
     pub duplicate_window: Duration,
     /// How long an acknowledgement from the server may take (default 10 s).
     pub ack_timeout: Duration,
+    /// This host's name in the cluster (its `[cluster] name`): a run it
+    /// creates or finishes records it as its coordinator. Empty: none.
+    pub host: String,
 }
 
 impl Default for NatsOptions {
@@ -84,6 +87,7 @@ impl Default for NatsOptions {
             max_event_bytes: 1 << 30,
             duplicate_window: Duration::from_secs(120),
             ack_timeout: Duration::from_secs(10),
+            host: String::new(),
         }
     }
 }

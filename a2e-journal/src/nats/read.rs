@@ -28,6 +28,9 @@ pub(crate) struct RunDoc {
     pub request: Value,
     #[serde(default)]
     pub answer: Option<Value>,
+    /// The host that created the run, or finished it after a take-over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinator: Option<String>,
 }
 
 /// A node start or result document.
@@ -133,6 +136,7 @@ pub(crate) fn decode_run(run_id: &str, payload: &[u8]) -> Result<(RunDoc, RunSum
         finished_ms: doc.finished_ms,
         cancel_requested: false,
         next_seq: 0,
+        coordinator: doc.coordinator.clone(),
     };
     Ok((doc, summary))
 }

@@ -35,6 +35,8 @@ pub(super) struct Inner {
     pub(super) nodes_stream: stream::Stream,
     pub(super) cancel_stream: stream::Stream,
     pub(super) events: stream::Stream,
+    /// This host's name, recorded as a run's coordinator; `None`: unnamed.
+    pub(super) host: Option<String>,
 }
 
 /// The [`Journal`](crate::Journal) on NATS JetStream (layout in the [module
@@ -129,6 +131,7 @@ impl NatsJournal {
                 nodes_stream,
                 cancel_stream,
                 events,
+                host: Some(options.host.clone()).filter(|h| !h.is_empty()),
             }),
         })
     }

@@ -47,6 +47,8 @@ pub(super) enum Op {
         run: RunId,
         status: RunStatus,
         answer: Value,
+        /// The finishing host, recorded as the run's coordinator.
+        coordinator: Option<String>,
         reply: oneshot::Sender<Result<()>>,
     },
     Cancel {
@@ -93,9 +95,9 @@ pub(super) async fn writer(
                 Some(Op::Flush { reply }) => pending.push_back(Box::pin(async move {
                     Box::new(move || drop(reply.send(Ok(())))) as Box<dyn FnOnce() + Send>
                 })),
-                Some(Op::Finish { run, status, answer, reply }) => {
+                Some(Op::Finish { run, status, answer, coordinator, reply }) => {
                     drain(&mut pending).await;
-                    let r = finish(&js, &names, &runs, &run, status, answer).await;
+                    let r = finish(&js, &names, &runs, &run, (status, answer), coordinator).await;
                     let _ = reply.send(r);
                 }
                 Some(Op::Cancel { run, reply }) => {
@@ -144,8 +146,8 @@ async fn finish(
     names: &Names,
     runs: &kv::Store,
     run: &RunId,
-    status: RunStatus,
-    answer: Value,
+    (status, answer): (RunStatus, Value),
+    coordinator: Option<String>,
 ) -> Result<()> {
     let at = now_ms();
     let mut tries = 0;
@@ -162,6 +164,9 @@ async fn finish(
         doc.status = status.as_str().to_owned();
         doc.finished_ms = Some(at);
         doc.answer = Some(answer.clone());
+        if coordinator.is_some() {
+            doc.coordinator.clone_from(&coordinator);
+        }
         match runs
             .update(run.as_str(), json_bytes(&doc)?, entry.revision)
             .await

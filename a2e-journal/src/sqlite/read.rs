@@ -60,6 +60,7 @@ impl RawRun {
             self.corrupt(format!("unknown status `{}`", self.status.escape_debug()))
         })?;
         Ok(RunSummary {
+            coordinator: None,
             run_id,
             kind,
             agent: self.agent.clone(),

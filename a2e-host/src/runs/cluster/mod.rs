@@ -99,21 +99,22 @@ fn secs(s: u64) -> Duration {
 /// [`start_takeover`] next (through `runs::resume_unfinished`).
 pub(crate) async fn connect(host: &Arc<Host>) -> Result<Arc<dyn Journal>, String> {
     let config = host.config().cluster.clone();
-    let journal = NatsJournal::connect(
-        &config.nats_url,
-        NatsOptions {
-            prefix: config.prefix.clone(),
-            replicas: config.replicas.max(1),
-            ..NatsOptions::default()
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
     let name = if config.name.is_empty() {
         default_name()
     } else {
         config.name.clone()
     };
+    let journal = NatsJournal::connect(
+        &config.nats_url,
+        NatsOptions {
+            prefix: config.prefix.clone(),
+            replicas: config.replicas.max(1),
+            host: name.clone(),
+            ..NatsOptions::default()
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let js = journal.jetstream().clone();
     let leases = Leases::open(
         &js,
