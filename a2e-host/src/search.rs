@@ -166,4 +166,3 @@ mod tests {
         assert_eq!(ranked.first().map(|r| r.1), Some(2));
     }
 }
-
