@@ -53,6 +53,9 @@ pub enum Mutation {
     ExitCodeString,
     /// The failing tool's result loses its message.
     FailureMessageLost,
+    /// Every tool list is refused with an `error`, though `tools` was
+    /// accepted.
+    ListRefused,
 }
 
 impl Mutation {
@@ -75,6 +78,7 @@ impl Mutation {
         ("streaming-as-string", Mutation::StreamingAsString),
         ("exit-code-string", Mutation::ExitCodeString),
         ("failure-message-lost", Mutation::FailureMessageLost),
+        ("list-refused", Mutation::ListRefused),
     ];
 
     /// The mutation named `name`.
@@ -147,6 +151,11 @@ impl Mutation {
             {
                 self.result(msg)
             }
+            Self::ListRefused if t == "tool/list/resp" => json!({
+                "type": "error", "id": s(&msg, "/id"), "version": "1.0",
+                "ts": msg.get("ts").cloned().unwrap_or(json!(0)), "req_id": s(&msg, "/req_id"),
+                "code": "runtime_error", "message": "the tool list is not available"
+            }),
             Self::EchoFlagFlipped
             | Self::SleepUnlisted
             | Self::EchoTextOptional

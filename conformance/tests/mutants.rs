@@ -64,6 +64,7 @@ const MUTANTS: &[(&str, &[&str])] = &[
         "streaming-as-string",
         &[
             "tools.def.fields",
+            "tools.served.fields",
             "tools.def.fixture-flags",
             "core.wire.schema",
         ],
@@ -79,6 +80,10 @@ const MUTANTS: &[(&str, &[&str])] = &[
     (
         "failure-message-lost",
         &["tools.result.failure-as-returned"],
+    ),
+    (
+        "list-refused",
+        &["tools.served.list", "tools.served.fields"],
     ),
 ];
 
@@ -220,4 +225,15 @@ fn a_result_field_of_the_wrong_type_fails_the_result_fields_check() {
 #[test]
 fn a_failure_that_loses_its_message_fails_the_as_returned_check() {
     run("failure-message-lost");
+}
+
+#[test]
+fn a_tool_list_refused_though_tools_was_accepted_fails_and_does_not_only_skip() {
+    // Listed nothing, the host still offers the profile's skills: it owes
+    // every tool fixture, so every scenario needing one fails too.
+    let owed: BTreeSet<String> = conformance::profile::declared_tools()
+        .into_iter()
+        .flat_map(|t| needing(Fixture::Tool(Box::leak(t.name.into_boxed_str()))))
+        .collect();
+    run_failing("list-refused", owed);
 }

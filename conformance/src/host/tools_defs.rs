@@ -13,15 +13,76 @@ use crate::scenario::{Area, Fixture, On, Outcome, Scenario};
 use crate::session::Session;
 use crate::wire::show;
 
-pub(super) const SCENARIOS: &[HostScenario] = &[Scenario {
-    name: "tools/definitions",
-    area: Area::Tools,
-    about: "Lists every tool, searches the profile's deferred ones, and holds each definition of the profile's tools to what the profile declares.",
-    needs: &[Fixture::Cap("tools"), Fixture::Tool(ECHO)],
-    on: On::All,
-    checks: DEFINITIONS,
-    run: crate::run_fn!(Cx, definitions),
-}];
+pub(super) const SCENARIOS: &[HostScenario] = &[
+    Scenario {
+        name: "tools/served",
+        area: Area::Tools,
+        about: "Lists the tools of a session that accepted `tools`, whatever it offers: the list is answered and every definition has the spec's types.",
+        needs: &[Fixture::Cap("tools")],
+        on: On::All,
+        checks: SERVED,
+        run: crate::run_fn!(Cx, served),
+    },
+    Scenario {
+        name: "tools/definitions",
+        area: Area::Tools,
+        about: "Lists every tool, searches the profile's deferred ones, and holds each definition of the profile's tools to what the profile declares.",
+        needs: &[Fixture::Cap("tools"), Fixture::Tool(ECHO)],
+        on: On::All,
+        checks: DEFINITIONS,
+        run: crate::run_fn!(Cx, definitions),
+    },
+];
+
+#[rustfmt::skip]
+const SERVED: &[CheckDef] = &[
+    must("tools.served.list", "tools: tool/list/req", "a session that accepted `tools` gets its list: a tool/list/resp whose `tools` is a list, not an error"),
+    must("tools.served.fields", "tools: ToolDefinition", "every listed definition has a string name and description and the spec's field types"),
+];
+
+/// A host that accepted `tools` answers its list, whether or not it offers
+/// the fixture profile: a host that refuses it fails here instead of only
+/// skipping every scenario that needs a fixture.
+async fn served(cx: &mut Cx) -> Outcome {
+    let mut s = cx.session().await?;
+    let req = s.req("tool/list/req", json!({}));
+    let r = s.request(req).await?;
+    let tools = r.at("/tools").as_array().cloned();
+    cx.check(
+        "tools.served.list",
+        r.ty() == "tool/list/resp" && tools.is_some(),
+        "a tool/list/resp with a list of tools",
+        r.show(),
+    );
+    let Some(tools) = tools else {
+        cx.fail(
+            "tools.served.fields",
+            "definitions to check",
+            "no tool list was answered",
+        );
+        return Ok(());
+    };
+    if tools.is_empty() {
+        // A host may offer no tool at all; its empty list breaks nothing.
+        cx.pass("tools.served.fields");
+    }
+    for def in tools {
+        let named = def.get("name").is_some_and(Value::is_string)
+            && def.get("description").is_some_and(Value::is_string);
+        let problem = if named {
+            definition_problem(&def)
+        } else {
+            Some("no string name and description".to_owned())
+        };
+        cx.check(
+            "tools.served.fields",
+            problem.is_none(),
+            "the spec's field types",
+            format!("{}: {}", problem.unwrap_or_default(), show(&def)),
+        );
+    }
+    Ok(())
+}
 
 #[rustfmt::skip]
 const DEFINITIONS: &[CheckDef] = &[
