@@ -117,12 +117,19 @@ pub(crate) fn workspace_metadata() -> Result<serde_json::Value, String> {
 /// [`cargo`] with extra environment variables.
 pub(crate) fn cargo_env(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
     eprintln!("$ cargo {}", args.join(" "));
+    let started = std::time::Instant::now();
     let status = std::process::Command::new(cargo_program())
         .args(args)
         .envs(env.iter().copied())
         .current_dir(root())
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
+    // Each step's time, so a slow CI run shows where it went.
+    eprintln!(
+        "$ cargo {}: {:.0} s",
+        args.first().copied().unwrap_or_default(),
+        started.elapsed().as_secs_f64()
+    );
     if status.success() {
         Ok(())
     } else {
