@@ -25,7 +25,7 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// The line of `node` in state `state` (`done     a  3 ms`), if any.
+/// The line of `node` in state `state` (`done     a  DURATION`), if any.
 fn line_of<'a>(err: &'a str, state: &str, node: &str) -> Option<&'a str> {
     err.lines().find(|l| {
         let mut words = l.split_whitespace();
@@ -33,7 +33,7 @@ fn line_of<'a>(err: &'a str, state: &str, node: &str) -> Option<&'a str> {
     })
 }
 
-/// Whether a node's `line` ends with a duration (`12 ms`, `1.20 s`), maybe
+/// Whether a node's `line` ends with a duration (`N ms` or `N.NN s`), maybe
 /// followed by `: error`.
 fn has_duration(line: &str) -> bool {
     ends_with_duration(line.split(": ").next().unwrap_or_default())

@@ -5,11 +5,14 @@
 //!
 //! ```text
 //! running  fetch
-//! done     fetch    12 ms
+//! done     fetch    DURATION
 //! skipped  notify
-//! failed   build    1.20 s: exit status 1
-//! chain `release` failed: 1 done, 1 skipped, 1 failed in 1.31 s
+//! failed   build    DURATION: exit status 1
+//! chain `release` failed: 1 done, 1 skipped, 1 failed in DURATION
 //! ```
+//!
+//! A duration is whole milliseconds under a second (`N ms`), else seconds
+//! with two decimals (`N.NN s`).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
