@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use a2e_host::proc::pids_with_arg;
-use durable_support::{effects, handshake, kill_marked, phases, recv, serve};
+use durable_support::{effects, first_run_id, handshake, kill_marked, phases, recv, serve};
 use serde_json::{Value, json};
 
 /// A marker argument of the third task's sleep, found through /proc.
@@ -109,14 +109,7 @@ fn a_dag_killed_mid_run_resumes_and_its_finished_tasks_do_not_run_again() {
     assert!(listed.contains("acmp_dag"), "{listed}");
     assert!(listed.contains("running"), "{listed}");
     assert!(listed.contains("dag-agent"), "{listed}");
-    let run_id = listed
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let run_id = first_run_id(&listed);
 
     // Started again: the run resumes without any agent asking; the agent
     // re-attaches by the id of its dag/req.
@@ -210,14 +203,7 @@ fn a_dag_run_over_a_session_is_journaled_and_answered() {
     let listed = String::from_utf8(list.stdout).unwrap();
     assert!(listed.contains("acmp_dag"), "{listed}");
     assert!(listed.contains("succeeded"), "{listed}");
-    let run_id = listed
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let run_id = first_run_id(&listed);
     let attach = json!({"type": "chain/attach", "id": "att", "run_id": run_id});
     host.send(attach.to_string().as_bytes()).unwrap();
     let (again, events) = host.answer("att", Duration::from_secs(30), |_| {}).unwrap();
@@ -242,14 +228,7 @@ fn runs_cancel_stops_a_dag_run() {
     assert_eq!(started["phase"], "start", "{started}");
     let list = a2e(root.path(), &["runs", "list", "--status", "running"]);
     let listed = String::from_utf8(list.stdout).unwrap();
-    let run_id = listed
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let run_id = first_run_id(&listed);
 
     let cancel = a2e(root.path(), &["runs", "cancel", &run_id]);
     assert!(

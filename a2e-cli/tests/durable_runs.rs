@@ -9,7 +9,7 @@ use crate::durable_support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use durable_support::{effects, handshake, kill_marked, recv, serve};
+use durable_support::{effects, first_run_id, handshake, kill_marked, recv, serve};
 use serde_json::{Value, json};
 
 /// A marker argument of the third node's sleep, found through /proc.
@@ -86,14 +86,7 @@ fn a_chain_killed_mid_run_resumes_and_a_reattached_agent_gets_every_event_once()
     assert!(list.status.success());
     let listed = String::from_utf8(list.stdout).unwrap();
     assert!(listed.contains("running"), "{listed}");
-    let run_id = listed
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let run_id = first_run_id(&listed);
 
     // Started again: the run resumes (d runs without any agent asking);
     // the agent re-attaches.
@@ -195,14 +188,7 @@ fn another_agents_run_is_refused_and_runs_cancel_stops_a_run() {
         .output()
         .unwrap();
     let listed = String::from_utf8(list.stdout).unwrap();
-    let run_id = listed
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let run_id = first_run_id(&listed);
 
     // Another agent on another host process over the same root.
     let mut other = serve(root.path());

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use conformance::child::HostProcess;
-use durable_support::{effects, handshake, kill_marked, serve};
+use durable_support::{effects, first_run_id, handshake, kill_marked, serve};
 use serde_json::{Value, json};
 
 /// The events and answer of re-attaching to the run started by `req_id`.
@@ -52,14 +52,7 @@ fn only_run(root: &Path) -> Value {
         .output()
         .unwrap();
     let listed = String::from_utf8(list.stdout).unwrap();
-    let run_id = listed
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let run_id = first_run_id(&listed);
     let show = Command::new(env!("CARGO_BIN_EXE_a2e"))
         .args(["runs", "show", &run_id, "--root"])
         .arg(root)

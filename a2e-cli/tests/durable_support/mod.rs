@@ -67,3 +67,13 @@ pub fn phases(events: &[Value]) -> Vec<String> {
         })
         .collect()
 }
+
+/// The run id of the first row of `a2e runs list` (the line after its header).
+pub fn first_run_id(listed: &str) -> String {
+    listed
+        .lines()
+        .nth(1)
+        .and_then(|row| row.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run listed:\n{listed}"))
+        .to_owned()
+}
