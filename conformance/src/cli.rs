@@ -227,7 +227,7 @@ pub fn selection(common: &Common) -> Result<(Selection, BTreeSet<String>), Strin
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            runner::read_expected(&text)
+            crate::expected::read_expected(&text)
         }
     };
     for id in &expected {
@@ -250,7 +250,7 @@ pub fn finish(
     expected: &BTreeSet<String>,
     json: Option<(&std::path::Path, Option<&str>)>,
 ) -> ExitCode {
-    let t = runner::tally(results, expected);
+    let t = crate::expected::tally(results, expected);
     println!("{}", report::closing(&t));
     if let Some((dir, prefix)) = json
         && let Err(e) = report::write_json(dir, prefix, results)

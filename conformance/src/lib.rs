@@ -45,6 +45,7 @@ pub mod child;
 pub mod cli;
 pub mod client;
 pub mod defaults;
+pub mod expected;
 pub mod fixtures;
 pub mod framing;
 pub mod host;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::check::{CheckDef, CheckResult, Status};
-use crate::runner::Tally;
+use crate::expected::Tally;
 use crate::scenario::{Area, Fixture, On};
 
 /// One line for a result.

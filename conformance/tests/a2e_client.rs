@@ -37,7 +37,7 @@ fn a2e_client_passes_the_client_suite_on_every_transport() {
     assert_eq!(runs.len(), 3);
     let expected = support::expected("a2e-client.txt");
     for (transport, mut results) in runs {
-        let tally = conformance::runner::tally(&mut results, &expected);
+        let tally = conformance::expected::tally(&mut results, &expected);
         let lines = support::failures(&results).join("\n");
         assert!(tally.ok(), "{transport}: {tally:?}\n{lines}");
         assert_eq!(tally.skipped, 0, "{transport}: {lines}");

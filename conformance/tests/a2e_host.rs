@@ -61,7 +61,7 @@ fn the_fixture_plugin_alone_passes_what_a_tools_only_host_can() {
     let command = vec![support::me().display().to_string(), "fixture-plugin".into()];
     let mut report = support::run_host(Target::Command(command), None, &Selection::default());
     let tally =
-        conformance::runner::tally(&mut report.results, &support::expected("a2e-plugin.txt"));
+        conformance::expected::tally(&mut report.results, &support::expected("a2e-plugin.txt"));
     let lines = support::failures(&report.results).join("\n");
     assert!(tally.ok(), "{tally:?}\n{lines}");
     assert!(tally.passed >= 80, "{tally:?}");

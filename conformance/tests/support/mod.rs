@@ -12,8 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use conformance::check::CheckResult;
+use conformance::expected::Tally;
 use conformance::host::{Options, Target};
-use conformance::runner::{self, HostReport, Selection, Tally};
+use conformance::runner::{self, HostReport, Selection};
 
 /// The fixture host's shared secret.
 pub const TOKEN: &str = "conformance-token";
@@ -120,7 +121,7 @@ pub fn expected(name: &str) -> BTreeSet<String> {
         .join("expected")
         .join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    runner::read_expected(&text)
+    conformance::expected::read_expected(&text)
 }
 
 /// Runs the host suite against `target`.
@@ -159,7 +160,7 @@ pub fn failures(results: &[CheckResult]) -> Vec<String> {
 /// Asserts a run with no unexpected failure, no stale expectation, no skip,
 /// and at least `min` checks.
 pub fn assert_clean(results: &mut [CheckResult], expected: &BTreeSet<String>, min: usize) -> Tally {
-    let tally = runner::tally(results, expected);
+    let tally = conformance::expected::tally(results, expected);
     let lines = failures(results).join("\n");
     assert!(
         tally.ok(),
