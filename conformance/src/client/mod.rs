@@ -16,6 +16,7 @@ mod run;
 mod scenarios;
 mod scenarios_events;
 mod scenarios_more;
+mod script;
 
 use std::path::Path;
 use std::process::ExitCode;

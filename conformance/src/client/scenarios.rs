@@ -9,14 +9,12 @@ use super::peer::{SESSION_ID, result, tool_def};
 use super::scenarios_events::{
     INTERLEAVED, STREAMING, interleaved, judge_interleaved, judge_streaming, streaming,
 };
+use super::script::{done, judge, open};
 use super::{ClientCx, ClientRun, ClientScenario};
 use crate::check::{CheckDef, Recorder, must, should};
-use crate::scenario::{Abort, Area, On, Outcome, Scenario};
+use crate::scenario::{Area, On, Outcome, Scenario};
 use crate::wire::Field as _;
 use crate::wire::{s, show, ty};
-
-/// How long the client may take to close when it is done.
-pub(super) const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
 pub(super) const SCENARIOS: &[ClientScenario] = &[
     ClientScenario {
@@ -200,30 +198,6 @@ const FAILED: &[CheckDef] = &[must(
     "a2e-core §3",
     "a result with success: false reaches the caller as a result with its error_code, not as a transport error",
 )];
-
-/// Reads the handshake and accepts it (aborts on anything else).
-pub(super) async fn open(cx: &mut ClientCx) -> Result<Value, Abort> {
-    let hs = cx.peer.recv("handshake/req").await?;
-    if ty(&hs) != "handshake/req" {
-        return Err(Abort(format!(
-            "the first message is not handshake/req: {}",
-            show(&hs)
-        )));
-    }
-    cx.peer.accept(&hs).await?;
-    Ok(hs)
-}
-
-/// Waits for the client to close (it is done).
-pub(super) async fn done(cx: &mut ClientCx) -> bool {
-    let mut extra = Vec::new();
-    cx.peer.closed_within(CLOSE_WAIT, &mut extra).await
-}
-
-/// Records `id` from the report: `ok` when the report says what is expected.
-pub(super) fn judge(rec: &mut Recorder, run: &ClientRun, id: &str, ok: bool, expected: &str) {
-    rec.check(id, ok && run.report.is_some(), expected, run.shown());
-}
 
 async fn handshake(cx: &mut ClientCx) -> Outcome {
     let hs = cx.peer.recv("handshake/req").await?;

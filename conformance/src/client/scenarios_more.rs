@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::peer::result;
-use super::scenarios::{done, judge, open};
+use super::script::{done, judge, open};
 use super::{ClientCx, ClientRun, ClientScenario};
 use crate::check::{CheckDef, Recorder, must, should};
 use crate::scenario::{Area, On, Outcome, Scenario};
