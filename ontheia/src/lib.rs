@@ -56,6 +56,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod limits;
+pub mod path;
 pub mod repair;
 pub mod result;
 pub mod schema;

@@ -542,7 +542,7 @@ impl Cx<'_, '_> {
     fn source_value(&self, state: &RunOutcome, from: &str, path: &str) -> Option<Value> {
         if from == "input" {
             let root = Value::Object(self.globals.clone());
-            return crate::template::get_path(&root, path).map(|v| v.into_owned());
+            return crate::path::get_path(&root, path).map(|v| v.into_owned());
         }
         state
             .results
