@@ -91,5 +91,7 @@ pub use context::{TraceContext, TraceContextError};
 pub use error::{ConfigError, TelemetryError};
 pub use export::{ExportStats, WARN_INTERVAL};
 pub use metrics::{CallKind, Gauged, Metrics, ModelCall, Timer};
-pub use spans::{OpSpan, Parent, Protocol, SPAN_TARGET, SpanBuilder, WorkflowKind};
-pub use telemetry::{PROMETHEUS_CONTENT_TYPE, SHUTDOWN_TIMEOUT, Telemetry, TelemetryGuard};
+pub use spans::{OpSpan, Parent, Protocol, SpanBuilder, WorkflowKind};
+pub use telemetry::{
+    PROMETHEUS_CONTENT_TYPE, SHUTDOWN_TIMEOUT, SPAN_TARGET, Telemetry, TelemetryGuard,
+};

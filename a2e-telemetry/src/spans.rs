@@ -23,11 +23,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::content;
 use crate::context::TraceContext;
-use crate::telemetry::{Inner, Telemetry};
-
-/// The `tracing` target of every span made here; the OpenTelemetry layer
-/// sees spans of this target only.
-pub const SPAN_TARGET: &str = "a2e_otel";
+use crate::telemetry::{Inner, SPAN_TARGET, Telemetry};
 
 /// The longest error message put on a span, in bytes.
 const MAX_ERROR_MESSAGE: usize = 1024;

@@ -27,7 +27,10 @@ use crate::error::TelemetryError;
 use crate::export::{self, Watched};
 use crate::export::{ExportHealth, ExportStats};
 use crate::metrics::{Instruments, Metrics};
-use crate::spans::SPAN_TARGET;
+
+/// The `tracing` target of every span this crate makes; the OpenTelemetry
+/// layer of [`Telemetry::layer`] sees spans of this target only.
+pub const SPAN_TARGET: &str = "a2e_otel";
 
 /// How long dropping the guard waits for the last export, per signal.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
