@@ -45,6 +45,7 @@ pub mod names;
 pub mod oauth;
 pub mod output;
 mod process;
+mod protocol;
 pub mod schema;
 pub mod server;
 pub mod tool;

@@ -281,7 +281,7 @@ pub async fn manager(
 /// unauthenticated `initialize` (`None` when it needs no authorization).
 pub async fn challenge(client: &reqwest::Client, url: &str) -> Option<String> {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": crate::toolkit::PROTOCOL_VERSION.to_string(),
+        "protocolVersion": crate::protocol::PROTOCOL_VERSION.to_string(),
         "capabilities": {}, "clientInfo": {"name": "a2e-mcp", "version": env!("CARGO_PKG_VERSION")}}});
     let response = client
         .post(url)

@@ -12,8 +12,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
-    FormElicitationCapability, Implementation, ProgressNotificationParam, ProtocolVersion,
-    SamplingCapability,
+    FormElicitationCapability, Implementation, ProgressNotificationParam, SamplingCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
@@ -22,10 +21,7 @@ use serde_json::{Map, Value};
 use super::Routes;
 use crate::call::McpProgress;
 use crate::config::{ElicitationPolicy, SamplingConfig};
-
-/// The protocol version a2e asks for in `initialize` (a server that answers
-/// with an older one it knows is spoken to in that one).
-pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+use crate::protocol::PROTOCOL_VERSION;
 
 /// Answers a mounted server's `sampling/createMessage` with one of the
 /// host's model providers.

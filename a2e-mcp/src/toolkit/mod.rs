@@ -3,8 +3,9 @@
 mod client_side;
 mod session;
 
+pub use crate::protocol::PROTOCOL_VERSION;
 use client_side::{ClientSide, SamplerSlot};
-pub use client_side::{PROTOCOL_VERSION, Sampler, defaults_of};
+pub use client_side::{Sampler, defaults_of};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
