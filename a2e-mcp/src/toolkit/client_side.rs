@@ -5,23 +5,29 @@
 //! [`ElicitationPolicy`].
 #![allow(deprecated)] // sampling: deprecated only for protocol versions after the ones spoken here
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex as SyncMutex, RwLock};
 
 use futures::future::BoxFuture;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorData,
-    FormElicitationCapability, Implementation, ProgressNotificationParam, SamplingCapability,
+    FormElicitationCapability, Implementation, ProgressNotificationParam, ProgressToken,
+    SamplingCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{Map, Value};
+use tokio::sync::mpsc;
 
-use super::Routes;
 use crate::call::McpProgress;
 use crate::config::{ElicitationPolicy, SamplingConfig};
 use crate::protocol::PROTOCOL_VERSION;
+
+/// Where a running call's progress goes: its progress token's channel,
+/// added when the call starts and removed when it ends.
+pub(super) type Routes = Arc<SyncMutex<HashMap<ProgressToken, mpsc::UnboundedSender<McpProgress>>>>;
 
 /// Answers a mounted server's `sampling/createMessage` with one of the
 /// host's model providers.

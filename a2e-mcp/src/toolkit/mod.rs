@@ -4,7 +4,7 @@ mod client_side;
 mod session;
 
 pub use crate::protocol::PROTOCOL_VERSION;
-use client_side::{ClientSide, SamplerSlot};
+use client_side::{ClientSide, Routes, SamplerSlot};
 pub use client_side::{Sampler, defaults_of};
 
 use std::collections::HashMap;
@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{CallOptions, McpProgress};
+use crate::call::CallOptions;
 use crate::config::{McpServerConfig, McpTransport};
 use crate::error::McpError;
 use crate::output::McpOutput;
@@ -36,8 +36,6 @@ use crate::process::{ProcessGroupGuard, StderrTail};
 use crate::schema::ArgumentsMismatch;
 use crate::tool::{McpTool, ToolCatalog};
 pub use session::http_client;
-
-type Routes = Arc<SyncMutex<HashMap<ProgressToken, mpsc::UnboundedSender<McpProgress>>>>;
 
 /// Removes a call's progress route when the call ends.
 struct RouteGuard {
