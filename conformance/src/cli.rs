@@ -194,7 +194,7 @@ fn fail(message: &str) -> ExitCode {
 async fn run(command: Command) -> ExitCode {
     match command {
         Command::Host(args) => host(args).await,
-        Command::Client(args) => crate::client::cli(args).await,
+        Command::Client(args) => client(args).await,
         Command::ClientDriver { target } => crate::client::driver::main(&target).await,
         Command::ScriptedHost {
             scenario,
@@ -293,6 +293,57 @@ async fn host(args: HostArgs) -> ExitCode {
         &expected,
         args.common.json.as_deref().map(|d| (d, None)),
     )
+}
+
+/// `a2e-conformance client`.
+async fn client(args: ClientArgs) -> ExitCode {
+    let (selection, expected) = match selection(&args.common) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let transports = match transports(&args.transports) {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    let me = match crate::client::this_program() {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let opts = crate::client::ClientOptions {
+        token: args
+            .common
+            .auth_token
+            .clone()
+            .unwrap_or_else(|| "conformance-client-token".into()),
+        answer_timeout: Duration::from_secs(args.common.answer_timeout.max(1)),
+        scenario_timeout: Duration::from_secs(args.common.scenario_timeout.clamp(5, 300)),
+        stderr: args.common.peer_stderr,
+        me,
+    };
+    println!("client: {}", args.command.join(" "));
+    let expected_ref: &BTreeSet<String> = &expected;
+    let runs = crate::client::run_all(
+        &args.command,
+        &transports,
+        &selection,
+        &opts,
+        Duration::from_secs(args.common.max_time),
+        |t, r| {
+            let mut shown = r.clone();
+            shown.expected_failure = expected_ref.contains(r.def.id);
+            println!("[{t}] {}", report::line(&shown));
+        },
+    )
+    .await;
+    if let Some(dir) = &args.common.json {
+        for (t, results) in &runs {
+            if let Err(e) = report::write_json(dir, Some(t.name()), results) {
+                return fail(&e);
+            }
+        }
+    }
+    let mut all_results: Vec<CheckResult> = runs.into_iter().flat_map(|(_, r)| r).collect();
+    finish(&mut all_results, &expected, None)
 }
 
 /// The host-run options of `common`.

@@ -30,7 +30,7 @@ use crate::scenario::{Area, On, Scenario};
 use crate::wire::Rule;
 
 pub use peer::Peer;
-pub use run::{ClientOptions, run_all, run_client};
+pub use run::{ClientOptions, run_all, run_client, this_program};
 
 /// What a client scenario's script works with.
 pub struct ClientCx {
@@ -172,11 +172,6 @@ pub(crate) const FRAMING: &[CheckDef] = &[must(
 /// Scripted scenarios as plain scenarios (for the catalog's consistency tests).
 pub fn scenarios() -> Vec<&'static Scenario<ClientCx>> {
     all().into_iter().map(|c| &c.scenario).collect()
-}
-
-/// `a2e-conformance client`.
-pub async fn cli(args: crate::cli::ClientArgs) -> ExitCode {
-    run::cli(args).await
 }
 
 /// `a2e-conformance scripted-host`: a scenario's host on stdin and stdout.

@@ -2,7 +2,7 @@
 //! WebSocket and HTTP+SSE, a child of the client for stdio), the client
 //! under test in a process group of its own, their results put together.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
@@ -18,7 +18,6 @@ use super::{ClientCx, ClientRun, ClientScenario, FRAMING, Peer, WIRE, WIRE_RULES
 use crate::check::{CheckResult, Recorder, Status};
 use crate::link::serve::{self, Facts};
 use crate::link::stdio;
-use crate::report;
 use crate::runner::Selection;
 use crate::scenario::Transport;
 use crate::wire::{Rule, WireLog, report_rules};
@@ -398,57 +397,6 @@ pub async fn run_all(
     out
 }
 
-/// `a2e-conformance client`.
-pub async fn cli(args: crate::cli::ClientArgs) -> ExitCode {
-    let (selection, expected) = match crate::cli::selection(&args.common) {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let transports = match crate::cli::transports(&args.transports) {
-        Ok(t) => t,
-        Err(e) => return fail(&e),
-    };
-    let me = match this_program() {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
-    };
-    let opts = ClientOptions {
-        token: args
-            .common
-            .auth_token
-            .clone()
-            .unwrap_or_else(|| "conformance-client-token".into()),
-        answer_timeout: Duration::from_secs(args.common.answer_timeout.max(1)),
-        scenario_timeout: Duration::from_secs(args.common.scenario_timeout.clamp(5, 300)),
-        stderr: args.common.peer_stderr,
-        me,
-    };
-    println!("client: {}", args.command.join(" "));
-    let expected_ref: &BTreeSet<String> = &expected;
-    let runs = run_all(
-        &args.command,
-        &transports,
-        &selection,
-        &opts,
-        Duration::from_secs(args.common.max_time),
-        |t, r| {
-            let mut shown = r.clone();
-            shown.expected_failure = expected_ref.contains(r.def.id);
-            println!("[{t}] {}", report::line(&shown));
-        },
-    )
-    .await;
-    if let Some(dir) = &args.common.json {
-        for (t, results) in &runs {
-            if let Err(e) = report::write_json(dir, Some(t.name()), results) {
-                return fail(&e);
-            }
-        }
-    }
-    let mut all_results: Vec<CheckResult> = runs.into_iter().flat_map(|(_, r)| r).collect();
-    crate::cli::finish(&mut all_results, &expected, None)
-}
-
 /// The `a2e-conformance` binary, to start as the scripted host: this
 /// program, or one of that name beside it (when a front such as `cargo
 /// xtask` runs the suite in its own process).
@@ -465,9 +413,4 @@ pub fn this_program() -> Result<PathBuf, String> {
         "`{}` is not a2e-conformance and none is beside it",
         me.display()
     ))
-}
-
-fn fail(message: &str) -> ExitCode {
-    eprintln!("a2e-conformance: {message}");
-    ExitCode::from(2)
 }
