@@ -22,6 +22,7 @@ mod ci;
 mod conformance;
 mod fuzz;
 mod package;
+mod rust_source;
 mod schema;
 mod structures;
 mod tidy;

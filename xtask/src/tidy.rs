@@ -8,7 +8,9 @@
 //! (`chains`, `acmp`, `ontheia_host`, `mcp`, `skills`, `plugins`, `runs`), then
 //! `session`, then `transport` (with the live view, `ui`). The command line lives in `a2e-cli`, above them all.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::rust_source::{rust_files, without_tests};
 
 /// The layer of each top-level module of `a2e-host`, lowest first.
 pub const HOST_LAYERS: &[(&str, &[&str])] = &[
@@ -76,14 +78,6 @@ fn top_module(relative: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .unwrap_or_default();
     first.trim_end_matches(".rs").to_owned()
-}
-
-/// The code of a file without its `#[cfg(test)]` module: tests may reach anywhere.
-pub(crate) fn without_tests(text: &str) -> &str {
-    match text.find("#[cfg(test)]\nmod tests") {
-        Some(at) => text.get(..at).unwrap_or(text),
-        None => text,
-    }
 }
 
 /// Every `crate::NAME` a line names, with NAME's position.
@@ -178,29 +172,6 @@ pub fn check_file(relative: &Path, text: &str, reexports: &[(String, String)]) -
         }
     }
     violations
-}
-
-/// Every `.rs` file under `dir`, sorted.
-pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs")
-                && path.file_name().is_some_and(|n| n != "tests.rs")
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 /// `cargo xtask tidy`: fails on a test file no test target compiles, on a

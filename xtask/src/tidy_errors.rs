@@ -28,7 +28,7 @@ pub fn string_errors(root: &Path) -> Result<Vec<String>, String> {
         .collect();
     crates.sort();
     for krate in crates {
-        for path in crate::tidy::rust_files(&krate.join("src")) {
+        for path in crate::rust_source::rust_files(&krate.join("src")) {
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let shown = path
@@ -36,7 +36,8 @@ pub fn string_errors(root: &Path) -> Result<Vec<String>, String> {
                 .unwrap_or(&path)
                 .display()
                 .to_string();
-            for (line, signature) in public_string_errors(crate::tidy::without_tests(&text)) {
+            for (line, signature) in public_string_errors(crate::rust_source::without_tests(&text))
+            {
                 found.push(format!("{shown}:{line}: {signature}"));
             }
         }
