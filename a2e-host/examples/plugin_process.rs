@@ -86,5 +86,5 @@ fn main() -> std::io::Result<()> {
                 Ok("still here")
             },
         );
-    a2e_plugin::run_stdio(tools)
+    a2e_plugin::serve(tools)
 }

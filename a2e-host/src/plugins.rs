@@ -1,7 +1,7 @@
 //! Plugin processes: A2E hosts of their own, mounted as toolkits.
 //!
 //! A plugin crate's binary serves its tools over stdio with
-//! `a2e_plugin::serve_stdio` (see `a2e-plugin/examples/notes.rs`). Every
+//! `a2e_plugin::serve` (see `a2e-plugin/examples/notes.rs`). Every
 //! `[[plugins]]` entry of the configuration names such a program; the host
 //! starts it on first use (the first `tool/list`, or a call of a name it does
 //! not know yet), speaks A2E to it

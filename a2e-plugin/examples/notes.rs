@@ -1,17 +1,18 @@
 //! A plugin binary's whole `main.rs`: two typed tools served over stdio.
 //!
-//! Run it as an A2E host (`cargo run -p a2e-plugin --example notes`) and send it
-//! NDJSON lines, or start it from an agent with `a2e_client::Client::stdio`.
+//! The argument types derive with the plugin crate's own `serde` and
+//! `schemars` (see the crate's README for its `Cargo.toml`). Run it as an A2E
+//! host (`cargo run -p a2e-plugin --example notes`) and send it NDJSON lines,
+//! mount it in the `a2e` host with a `[[plugins]]` entry, or start it from an
+//! agent with `a2e_client::Client::stdio`.
 
-use a2e_plugin::schemars::JsonSchema;
-use a2e_plugin::serde::Deserialize;
 use a2e_plugin::serde_json::json;
 use a2e_plugin::{HostError, Toolbox};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// What `repeat` takes.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "a2e_plugin::serde")]
-#[schemars(crate = "a2e_plugin::schemars")]
 struct RepeatArgs {
     /// The text to repeat.
     text: String,
@@ -21,8 +22,6 @@ struct RepeatArgs {
 
 /// What `count_words` takes.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "a2e_plugin::serde")]
-#[schemars(crate = "a2e_plugin::schemars")]
 struct CountArgs {
     /// The text whose words are counted.
     text: String,
@@ -48,5 +47,5 @@ fn main() -> std::io::Result<()> {
                 Ok(json!({"words": args.text.split_whitespace().count()}))
             },
         );
-    a2e_plugin::run_stdio(notes)
+    a2e_plugin::serve(notes)
 }

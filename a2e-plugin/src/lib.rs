@@ -1,21 +1,23 @@
 //! What an A2E plugin author needs: the tool and skill plugin traits, typed
-//! tools, the call context, the error a call returns, and a small stdio
-//! server — with [`a2e_proto`], [`schemars`], [`serde`] and [`serde_json`]
-//! re-exported, so a plugin crate needs this one dependency.
+//! tools, the call context, the error a call returns, and [`serve`], which
+//! serves a plugin's tools over stdio — with [`a2e_proto`], [`schemars`],
+//! [`serde`] and [`serde_json`] re-exported.
 //!
 //! A typed tool is a closure over an argument struct: the struct's type gives
 //! the tool's parameters and JSON Schema, and a call's arguments are parsed
-//! into it (a wrong shape is a `schema_violation` naming the JSON path).
+//! into it (a wrong shape is a `schema_violation` naming the JSON path). The
+//! struct derives `Deserialize` and `JsonSchema` from the plugin crate's own
+//! `serde` and `schemars` dependencies (the same major versions as this
+//! crate's, which cargo then builds once), so it needs no attributes naming
+//! where those crates are.
 //!
 //! ```
-//! use a2e_plugin::schemars::JsonSchema;
-//! use a2e_plugin::serde::Deserialize;
 //! use a2e_plugin::{HostError, Toolbox};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
 //!
 //! /// What `repeat` takes.
 //! #[derive(Deserialize, JsonSchema)]
-//! #[serde(crate = "a2e_plugin::serde")]
-//! #[schemars(crate = "a2e_plugin::schemars")]
 //! struct RepeatArgs {
 //!     /// The text to repeat.
 //!     text: String,
@@ -37,11 +39,13 @@
 //!
 //! The same tool in the trait form, for a tool with state of its own, is a
 //! [`TypedTool`] added with [`Toolbox::with`]; a provider of many tools whose
-//! list changes implements [`ToolPlugin`] itself. [`serve_stdio`] serves a
-//! plugin's tools to an agent as an A2E host over stdio (the crate's
-//! `examples/notes.rs` is a plugin binary's whole `main.rs`); the `a2e` host
-//! (crate `a2e-host`) runs the same plugins beside its own tools, skills and
-//! chains on every transport.
+//! list changes implements [`ToolPlugin`] itself. [`serve`] serves a plugin's
+//! tools over standard input and output (the crate's `examples/notes.rs` is a
+//! plugin binary's whole `main.rs`): the `a2e` host mounts such a binary with
+//! a `[[plugins]]` entry, and an agent can talk to it directly. A plugin in
+//! another language answers the same protocol (the repository's
+//! `docs/plugin-protocol.md`). The `a2e` host (crate `a2e-host`) also runs
+//! the same plugin types in process, beside its own tools, skills and chains.
 //!
 //! A skill ([`SkillPlugin`]) reaches the host that runs it through the narrow
 //! [`HostHandle`] in its [`SkillCall`]: the tools on offer, a tool call and a
@@ -56,7 +60,7 @@ mod closure;
 pub mod content;
 mod context;
 mod error;
-pub mod serve;
+mod serve;
 mod skill;
 mod tool;
 mod typed;
@@ -70,7 +74,7 @@ pub use closure::FnTool;
 pub use content::{Content, EmbeddedResource};
 pub use context::{CallContext, EventSink, Identity, shared_str};
 pub use error::{Cause, HostError, HostResult};
-pub use serve::{run_stdio, serve, serve_stdio};
+pub use serve::serve;
 pub use skill::{DynSkillPlugin, HostHandle, SkillCall, SkillOutput, SkillPlugin};
 pub use tool::{DynToolPlugin, ToolOutput, ToolPlugin};
 pub use typed::{Toolbox, TypedTool, parse_args, schema_of};

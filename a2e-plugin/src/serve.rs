@@ -1,11 +1,12 @@
-//! One plugin's tools served over stdio: the smallest A2E host.
+//! One plugin's tools served over stdio: the process a host's `[[plugins]]`
+//! entry starts, and the smallest A2E host an agent can talk to.
 //!
-//! [`serve_stdio`] speaks the A2E core protocol on standard input and output
-//! for one [`ToolPlugin`]: `handshake/req`, `tool/list/req`, `tool/call/req`
+//! [`serve`] speaks the A2E core protocol on standard input and output for
+//! one [`ToolPlugin`]: `handshake/req`, `tool/list/req`, `tool/call/req`
 //! (streaming `tool/event`s when asked), `ping` and `shutdown`. Everything else
-//! is refused with an `error` naming why. An agent (or another host) starts the
-//! plugin's binary and talks to it as to any host; skills, chains, processes
-//! and the other transports are the `a2e` host's.
+//! is refused with an `error` naming why. The protocol it answers, which a
+//! plugin in any language answers the same way, is the repository's
+//! `docs/plugin-protocol.md`.
 //!
 //! Calls run concurrently, each under its request's timeout, and are cancelled
 //! when the session ends.
@@ -28,49 +29,58 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{CallContext, DynToolPlugin, EventSink, HostError, ToolOutput, ToolPlugin};
 
+#[cfg(test)]
+mod tests;
+
 /// Longest request line read, in bytes; a longer one is refused and skipped.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Most calls in flight at once (the handshake's `max_parallel`).
-pub const MAX_PARALLEL: u32 = 16;
+const MAX_PARALLEL: u32 = 16;
 /// Longest timeout a request may ask for, in seconds (one day).
-pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+const MAX_TIMEOUT_SECS: u64 = 86_400;
 /// How long a stopped call (timed out, cancelled) may take to wind down
 /// before it is dropped.
-pub const CANCEL_GRACE: Duration = Duration::from_millis(200);
+const CANCEL_GRACE: Duration = Duration::from_millis(200);
 /// Most events a result lists (later ones are still streamed).
 const MAX_RESULT_EVENTS: usize = 100;
 
 /// Serves `plugin`'s tools on standard input and output until the input ends
-/// or a `shutdown` arrives.
+/// or a `shutdown` arrives: a plugin binary's `main` ends with it.
 ///
-/// ```no_run
-/// # async fn run() -> std::io::Result<()> {
-/// let tools = a2e_plugin::Toolbox::new("notes");
-/// a2e_plugin::serve_stdio(tools).await
-/// # }
-/// ```
-pub async fn serve_stdio(plugin: impl ToolPlugin) -> std::io::Result<()> {
-    serve(plugin, tokio::io::stdin(), tokio::io::stdout()).await
-}
-
-/// [`serve_stdio`] on a runtime of its own, for a plugin binary's `main`: a
-/// plugin crate needs no dependency on the runtime itself.
+/// Up to 16 calls run at once (the handshake's `max_parallel`), each under
+/// its request's `timeout` (at most a day); a request line longer than
+/// 16 MiB is refused with `invalid_message` and skipped. It runs its own
+/// runtime, so a plugin crate needs no dependency on one.
+/// Called from inside an async runtime (a `#[tokio::main]`), it serves from a
+/// thread of its own and blocks the caller until it is done.
 ///
 /// ```no_run
 /// fn main() -> std::io::Result<()> {
-///     a2e_plugin::run_stdio(a2e_plugin::Toolbox::new("notes"))
+///     a2e_plugin::serve(a2e_plugin::Toolbox::new("notes"))
 /// }
 /// ```
-pub fn run_stdio(plugin: impl ToolPlugin) -> std::io::Result<()> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()?
-        .block_on(serve_stdio(plugin))
+pub fn serve(plugin: impl ToolPlugin) -> std::io::Result<()> {
+    let run = move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()?
+            .block_on(serve_io(plugin, tokio::io::stdin(), tokio::io::stdout()))
+    };
+    if tokio::runtime::Handle::try_current().is_err() {
+        return run();
+    }
+    // A runtime cannot be started on a thread that drives another.
+    std::thread::scope(|scope| {
+        scope
+            .spawn(run)
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the plugin's server panicked")))
+    })
 }
 
-/// Serves `plugin`'s tools on any pair of byte streams (what [`serve_stdio`]
-/// does on standard input and output).
-pub async fn serve<R, W>(plugin: impl ToolPlugin, input: R, output: W) -> std::io::Result<()>
+/// Serves `plugin`'s tools on any pair of byte streams (what [`serve`] does
+/// on standard input and output).
+async fn serve_io<R, W>(plugin: impl ToolPlugin, input: R, output: W) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,

@@ -149,7 +149,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     };
     match cli.command {
-        Command::FixturePlugin => match crate::profile::serve_stdio() {
+        Command::FixturePlugin => match a2e_plugin::serve(crate::profile::fixture_plugin()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => fail(&format!("the fixture plugin stopped: {e}")),
         },

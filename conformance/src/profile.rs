@@ -31,10 +31,10 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
-use a2e_plugin::schemars::JsonSchema;
-use a2e_plugin::serde::Deserialize;
-use a2e_plugin::serde_json::{Map, Value, json};
 use a2e_plugin::{CallContext, FnTool, HostError, Toolbox};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
 /// The echo tool.
 pub const ECHO: &str = "conformance_echo";
@@ -73,8 +73,6 @@ const MAX_LARGE: usize = 16 * 1024 * 1024;
 
 /// What `conformance_echo` takes.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "a2e_plugin::serde")]
-#[schemars(crate = "a2e_plugin::schemars")]
 struct EchoArgs {
     /// The text to return.
     text: String,
@@ -85,8 +83,6 @@ struct EchoArgs {
 
 /// What `conformance_sleep` takes.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "a2e_plugin::serde")]
-#[schemars(crate = "a2e_plugin::schemars")]
 struct SleepArgs {
     /// How long to sleep, in milliseconds.
     ms: u64,
@@ -97,8 +93,6 @@ struct SleepArgs {
 
 /// What `conformance_stream` takes.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "a2e_plugin::serde")]
-#[schemars(crate = "a2e_plugin::schemars")]
 struct StreamArgs {
     /// How many progress events to emit.
     count: u32,
@@ -109,8 +103,6 @@ struct StreamArgs {
 
 /// What `conformance_fail` takes.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "a2e_plugin::serde")]
-#[schemars(crate = "a2e_plugin::schemars")]
 struct FailArgs {
     /// The error message.
     #[serde(default)]
@@ -119,8 +111,6 @@ struct FailArgs {
 
 /// What `conformance_large` takes.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "a2e_plugin::serde")]
-#[schemars(crate = "a2e_plugin::schemars")]
 struct LargeArgs {
     /// How many bytes the result has.
     bytes: u64,
@@ -128,8 +118,6 @@ struct LargeArgs {
 
 /// `conformance_deferred` takes nothing.
 #[derive(Deserialize, JsonSchema)]
-#[serde(crate = "a2e_plugin::serde")]
-#[schemars(crate = "a2e_plugin::schemars")]
 struct NoArgs {}
 
 /// Calls of `conformance_sleep` in flight, per group.
@@ -264,11 +252,6 @@ pub fn fixture_plugin() -> Toolbox {
 /// The definition of every tool of the profile, as the profile declares it.
 pub fn declared_tools() -> Vec<a2e_proto::ToolDefinition> {
     a2e_plugin::ToolPlugin::tools(&fixture_plugin())
-}
-
-/// Serves [`fixture_plugin`] on stdin and stdout until the input ends.
-pub fn serve_stdio() -> std::io::Result<()> {
-    a2e_plugin::run_stdio(fixture_plugin())
 }
 
 #[cfg(test)]
