@@ -80,11 +80,14 @@ pub fn input_map() -> impl Strategy<Value = crate::InputMap> {
 
 use crate::Message;
 #[allow(clippy::wildcard_imports)]
-use crate::{chains::*, core::*, proc::*, skills::*, tools::*};
+use crate::{chains::*, core::*, extensions::*, proc::*, skills::*, tools::*};
 
 macro_rules! any_message {
+    (spec: [$( $spec:ident ),+ $(,)?], extensions: [$( $ext:ident ),+ $(,)?] $(,)?) => {
+        any_message!($( $spec, )+ $( $ext ),+);
+    };
     ($( $variant:ident ),+ $(,)?) => {
-        /// Any known message, every type equally likely.
+        /// Any known message (the wire extensions too), every type equally likely.
         pub fn message() -> BoxedStrategy<Message> {
             let all: Vec<BoxedStrategy<Message>> = vec![
                 $( any::<$variant>().prop_map(Message::from).boxed(), )+
@@ -219,7 +222,11 @@ pub fn hostile_json() -> impl Strategy<Value = String> {
 pub fn mutated(doc: Value) -> BoxedStrategy<Vec<u8>> {
     let all = paths(&doc);
     let text = serde_json::to_vec(&doc).unwrap_or_default();
-    let types: Vec<&'static str> = Message::TYPES.to_vec();
+    let types: Vec<&'static str> = Message::TYPES
+        .iter()
+        .chain(Message::EXTENSION_TYPES)
+        .copied()
+        .collect();
     let replace = {
         let (doc, all) = (doc.clone(), all.clone());
         (any::<proptest::sample::Index>(), hostile_json()).prop_map(move |(at, hostile)| {

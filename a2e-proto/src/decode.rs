@@ -406,7 +406,14 @@ mod tests {
             r#""id":"p5","chain_id":"c","ts":"soon""#,
             r#""id":"p6","chain_id":"c","unknown_field":[1,{"x":null}],"ts":6"#,
         ];
-        for t in ["ping", "tool/call/req", "chain/req", "no/such/type"] {
+        for t in [
+            "ping",
+            "tool/call/req",
+            "chain/req",
+            "chain/attach",
+            "dag/req",
+            "no/such/type",
+        ] {
             for body in bodies {
                 let first = format!(r#"{{"type":"{t}",{body}}}"#);
                 let last = format!(r#"{{{body},"type":"{t}"}}"#);

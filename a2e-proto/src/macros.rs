@@ -198,45 +198,50 @@ macro_rules! impl_request {
     };
 }
 
-/// Calls `$m! { … }` with every message type, in specification order: the one
-/// list of messages, shared by [`crate::Message`] and the schemas.
+/// Calls `$m! { spec: [ … ], extensions: [ … ] }` with every message type:
+/// the specifications' in their order, then this implementation's wire
+/// extensions ([`crate::extensions`]). The one list of messages, shared by
+/// [`crate::Message`], the schemas and the proptest strategies.
 macro_rules! for_each_message {
     ($m:ident) => {
         $m! {
-            // core
-            HandshakeRequest,
-            HandshakeResponse,
-            Ping,
-            Pong,
-            Shutdown,
-            ErrorMessage,
-            InvokeEvent,
-            // tools
-            ToolListRequest,
-            ToolListResponse,
-            ToolCallRequest,
-            ToolCallResponse,
-            ToolEvent,
-            // skills
-            SkillDiscoverRequest,
-            SkillDiscoverResponse,
-            SkillCallRequest,
-            SkillCallResponse,
-            SkillEvent,
-            // chains
-            ChainRequest,
-            ChainEvent,
-            ChainResponse,
-            // proc
-            ProcSpawnRequest,
-            ProcSpawnResponse,
-            ProcWriteRequest,
-            ProcWriteResponse,
-            ProcReadEvent,
-            ProcKillRequest,
-            ProcKillResponse,
-            ProcStatusRequest,
-            ProcStatusResponse,
+            spec: [
+                // core
+                HandshakeRequest,
+                HandshakeResponse,
+                Ping,
+                Pong,
+                Shutdown,
+                ErrorMessage,
+                InvokeEvent,
+                // tools
+                ToolListRequest,
+                ToolListResponse,
+                ToolCallRequest,
+                ToolCallResponse,
+                ToolEvent,
+                // skills
+                SkillDiscoverRequest,
+                SkillDiscoverResponse,
+                SkillCallRequest,
+                SkillCallResponse,
+                SkillEvent,
+                // chains
+                ChainRequest,
+                ChainEvent,
+                ChainResponse,
+                // proc
+                ProcSpawnRequest,
+                ProcSpawnResponse,
+                ProcWriteRequest,
+                ProcWriteResponse,
+                ProcReadEvent,
+                ProcKillRequest,
+                ProcKillResponse,
+                ProcStatusRequest,
+                ProcStatusResponse,
+            ],
+            extensions: [ChainAttach, DagRequest],
         }
     };
 }

@@ -1,18 +1,27 @@
-//! [`Message`]: every A2E message, dispatched on its `type`.
+//! [`Message`]: every A2E message, and every wire extension of this
+//! implementation, dispatched on its `type`.
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::chains::*;
 use crate::core::*;
+use crate::extensions::*;
 use crate::proc::*;
 use crate::skills::*;
 use crate::tools::*;
 
 macro_rules! messages {
-    ($( $variant:ident ),+ $(,)?) => {
-        /// Any A2E message. A message whose `type` this crate does not know is
-        /// kept whole as [`Message::Unknown`].
+    (
+        spec: [$( $spec:ident ),+ $(,)?],
+        extensions: [$( $ext:ident ),+ $(,)?] $(,)?
+    ) => {
+        messages!(@all [$( $spec ),+] [$( $ext ),+] [$( $spec, )+ $( $ext ),+]);
+    };
+    (@all [$( $spec:ident ),+] [$( $ext:ident ),+] [$( $variant:ident ),+]) => {
+        /// Any A2E message, or one of this implementation's wire extensions
+        /// ([`crate::extensions`]). A message whose `type` this crate does not
+        /// know is kept whole as [`Message::Unknown`].
         #[derive(Debug, Clone, PartialEq)]
         #[allow(clippy::large_enum_variant)]
         pub enum Message {
@@ -25,9 +34,15 @@ macro_rules! messages {
         }
 
         impl Message {
-            /// Every `type` string this crate knows, in specification order.
+            /// Every `type` string the specifications define, in their order.
             pub const TYPES: &'static [&'static str] = &[
-                $( <$variant as $crate::envelope::WireType>::TYPE, )+
+                $( <$spec as $crate::envelope::WireType>::TYPE, )+
+            ];
+
+            /// The `type` strings of this implementation's wire extensions
+            /// ([`crate::extensions`]), decoded as every other message.
+            pub const EXTENSION_TYPES: &'static [&'static str] = &[
+                $( <$ext as $crate::envelope::WireType>::TYPE, )+
             ];
 
             /// The `type` on the wire.

@@ -8,6 +8,7 @@ use crate::chains::*;
 use crate::core::*;
 use crate::envelope::WireType;
 use crate::event::{ArtifactData, LogData, ProgressData, StatusData};
+use crate::extensions::*;
 use crate::proc::*;
 use crate::skills::*;
 use crate::tools::*;
@@ -70,15 +71,25 @@ fn tidy(value: &mut Value) {
     }
 }
 
-macro_rules! message_schemas {
+/// `(type, schema)` of each of the listed message types.
+macro_rules! schemas_of {
     ($($t:ty),+ $(,)?) => {
         vec![$( (<$t as WireType>::TYPE, schema_of::<$t>(fresh_fields(<$t as WireType>::TYPE))) ),+]
     };
 }
 
-/// `(type, schema)` for every message type, in specification order.
+/// The schemas of the specifications' messages (`spec`) or of the wire
+/// extensions (`extensions`), from the one list of messages.
+macro_rules! message_schemas {
+    (spec: [$($spec:ty),+ $(,)?], extensions: [$($ext:ty),+ $(,)?] $(,)?) => {
+        (schemas_of!($($spec),+), schemas_of!($($ext),+))
+    };
+}
+
+/// `(type, schema)` for every message type the specifications define, in
+/// their order.
 pub fn message_schemas() -> Vec<(&'static str, Value)> {
-    for_each_message!(message_schemas)
+    for_each_message!(message_schemas).0
 }
 
 /// `(model name, schema)` for every data model and event payload.
@@ -103,16 +114,15 @@ pub fn model_schemas() -> Vec<(&'static str, Value)> {
 /// `(type, schema)` of this implementation's wire extensions
 /// ([`crate::extensions`]).
 pub fn extension_schemas() -> Vec<(&'static str, Value)> {
-    message_schemas!(
-        crate::extensions::ChainAttach,
-        crate::extensions::DagRequest
-    )
+    for_each_message!(message_schemas).1
 }
 
-/// The schema of one message type, by its wire `type`.
+/// The schema of one message type, by its wire `type` (a specification's or
+/// a wire extension's).
 pub fn schema_for_type(wire_type: &str) -> Option<Value> {
-    message_schemas()
-        .into_iter()
+    let (spec, extensions) = for_each_message!(message_schemas);
+    spec.into_iter()
+        .chain(extensions)
         .find(|(t, _)| *t == wire_type)
         .map(|(_, s)| s)
 }
