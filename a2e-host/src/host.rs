@@ -50,11 +50,10 @@ pub struct Host {
     /// The run journal, once durable runs are on (`runs::enable`).
     #[cfg(feature = "journal")]
     journal: std::sync::OnceLock<Arc<dyn a2e_journal::Journal>>,
-    /// The cluster this host shares runs with (`[cluster]`): a
-    /// `runs::cluster::Cluster`, held as `Any` so that this layer does not
-    /// import the one above it (`Host::cluster` is in `runs`).
+    /// This host's membership of the cluster it shares runs with
+    /// (`[cluster]`; what runs on it is in `runs::cluster`).
     #[cfg(feature = "journal")]
-    cluster: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
+    cluster: std::sync::OnceLock<Arc<a2e_journal::nats::Cluster>>,
     /// What the journal is asked to write, for the live view.
     #[cfg(feature = "ui")]
     live: Arc<live::LiveFeed>,
@@ -491,13 +490,16 @@ impl Host {
         self.journal.set(journal).is_ok()
     }
 
-    /// The slot of the cluster this host shares runs with (see
-    /// `runs::cluster`).
+    /// The cluster this host shares runs with, when `[cluster]` is on.
     #[cfg(feature = "journal")]
-    pub(crate) fn cluster_slot(
-        &self,
-    ) -> &std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>> {
-        &self.cluster
+    pub fn cluster(&self) -> Option<Arc<a2e_journal::nats::Cluster>> {
+        self.cluster.get().cloned()
+    }
+
+    /// Joins `cluster`; `false` when the host is in one already.
+    #[cfg(feature = "journal")]
+    pub(crate) fn set_cluster(&self, cluster: Arc<a2e_journal::nats::Cluster>) -> bool {
+        self.cluster.set(cluster).is_ok()
     }
 
     /// The live feed of the durable runs: what the run journal is asked to

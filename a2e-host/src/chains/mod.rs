@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use a2e_chain::{ChainConfig, Engine, Event, EventSink, Plan, RunOptions};
+use a2e_chain::{ChainConfig, DynNodeRunner, Engine, Event, EventSink, Plan, RunOptions};
 use a2e_proto::{ChainRequest, ChainResponse, ErrorCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -47,21 +47,27 @@ fn engine(
     session_id: &str,
     op: &OpSpan,
     chain_id: &str,
-    run_id: Option<&str>,
+    durable: Option<(&str, Option<Decorate>)>,
 ) -> Engine {
     let mut runner = HostRunner::new(host.clone(), session_id);
-    if let Some(run_id) = run_id {
-        runner = runner.durable(run_id);
-        #[cfg(feature = "journal")]
-        if let Some(cluster) = host.cluster() {
-            runner = runner.clustered(cluster.clone());
-        }
-    }
     if op.is_recording() {
         runner = runner.traced(op.span().clone(), chain_id);
     }
-    Engine::new(runner).with_config(config(host))
+    match durable {
+        Some((run_id, decorate)) => {
+            runner = runner.durable(run_id);
+            match decorate {
+                Some(decorate) => Engine::from_dyn(decorate(runner), config(host)),
+                None => Engine::new(runner).with_config(config(host)),
+            }
+        }
+        None => Engine::new(runner).with_config(config(host)),
+    }
 }
+
+/// Wraps a durable run's node runner before its engine takes it (the
+/// cluster sends nodes to its workers this way; see `crate::runs`).
+pub(crate) type Decorate = Box<dyn FnOnce(HostRunner) -> Arc<dyn DynNodeRunner> + Send>;
 
 /// The span of chain `chain_id` (`invoke_workflow`) of `session_id`.
 fn chain_span(host: &Host, session_id: &str, chain_id: &str) -> OpSpan {
@@ -181,6 +187,9 @@ pub(crate) struct Durable<S> {
     pub options: RunOptions,
     /// Journals every event (whether or not the request streams).
     pub sink: S,
+    /// Wraps the run's node runner (a cluster's coordinator sends nodes to
+    /// its workers).
+    pub decorate: Option<Decorate>,
 }
 
 /// Runs a chain validated by [`plan`] durably, as [`run_plan`] does, with
@@ -225,12 +234,17 @@ async fn run_plan_in<S: EventSink>(
     durable: Option<Durable<S>>,
 ) -> ChainResponse {
     let req = plan.request();
-    let run_id = durable.as_ref().map(|d| d.run_id.clone());
-    let engine = engine(host, session_id, op, &req.chain_id, run_id.as_deref());
-    let (journal, options) = match durable {
-        Some(d) => (Some(d.sink), d.options),
-        None => (None, RunOptions::default()),
+    let (run_id, journal, options, decorate) = match durable {
+        Some(d) => (Some(d.run_id), Some(d.sink), d.options, d.decorate),
+        None => (None, None, RunOptions::default(), None),
     };
+    let engine = engine(
+        host,
+        session_id,
+        op,
+        &req.chain_id,
+        run_id.as_deref().map(|id| (id, decorate)),
+    );
     let Some(stream) = stream.filter(|_| req.streaming) else {
         return match journal {
             Some(sink) => {

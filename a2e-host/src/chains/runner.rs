@@ -32,10 +32,6 @@ pub struct HostRunner {
     /// The durable run the nodes belong to: their calls carry the
     /// idempotency key `run_id/node_id/attempt`.
     run_id: Option<Arc<str>>,
-    /// In a cluster: a durable run's tool and skill nodes go to the work
-    /// queue instead of being called here.
-    #[cfg(feature = "journal")]
-    cluster: Option<Arc<crate::runs::cluster::Cluster>>,
 }
 
 impl HostRunner {
@@ -50,17 +46,32 @@ impl HostRunner {
             chain_id: String::new(),
             remote: None,
             run_id: None,
-            #[cfg(feature = "journal")]
-            cluster: None,
         }
     }
 
-    /// The same runner, its durable run's tool and skill nodes run on the
-    /// cluster's workers (the host is a coordinator).
-    #[cfg(feature = "journal")]
-    pub(crate) fn clustered(mut self, cluster: Arc<crate::runs::cluster::Cluster>) -> Self {
-        self.cluster = Some(cluster);
-        self
+    /// The host the nodes run on.
+    pub fn host(&self) -> &Arc<Host> {
+        &self.host
+    }
+
+    /// The session the nodes run in.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// Who the session acts for.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// The chain's span (disabled when the chain is not traced).
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// The chain's id (empty when the chain is not traced).
+    pub fn chain_id(&self) -> &str {
+        &self.chain_id
     }
 
     /// The same runner, its nodes' calls keyed for durable run `run_id`.
@@ -210,11 +221,11 @@ impl NodeRunner for HostRunner {
     async fn run(&self, call: NodeCall) -> NodeResult {
         let metrics = self.host.telemetry().metrics();
         if !metrics.is_enabled() {
-            return self.run_node(call).await;
+            return self.run_local(call).await;
         }
         let timer = metrics.timer();
         let kind = call.kind.clone();
-        let result = self.run_node(call).await;
+        let result = self.run_local(call).await;
         let outcome = match &result {
             Ok(_) => a2e_telemetry::metrics::OK,
             Err(e) => e.code.as_str(),
@@ -225,53 +236,8 @@ impl NodeRunner for HostRunner {
 }
 
 impl HostRunner {
-    async fn run_node(&self, call: NodeCall) -> NodeResult {
-        #[cfg(feature = "journal")]
-        if let (Some(cluster), Some(run_id)) = (&self.cluster, &self.run_id)
-            && let Some(toolkit) =
-                crate::runs::cluster::Cluster::toolkit_of(&self.host, &call.kind, &call.name)
-        {
-            return Box::pin(self.run_remote(cluster, run_id, toolkit, call)).await;
-        }
-        self.run_local(call).await
-    }
-
-    /// Runs `call` on a worker of `toolkit`, under a `send {toolkit}` span
-    /// whose context goes with the node to the worker.
-    #[cfg(feature = "journal")]
-    async fn run_remote(
-        &self,
-        cluster: &crate::runs::cluster::Cluster,
-        run_id: &str,
-        toolkit: String,
-        call: NodeCall,
-    ) -> NodeResult {
-        let op = if self.span.is_disabled() {
-            a2e_telemetry::OpSpan::default()
-        } else {
-            self.host
-                .telemetry()
-                .send(&toolkit)
-                .parent(a2e_telemetry::Parent::Span(&self.span))
-                .session(&self.session_id)
-                .chain(&self.chain_id)
-                .node(&call.node_id)
-                .start()
-        };
-        let trace = crate::runs::cluster::WorkTrace {
-            context: op.trace_context(),
-            chain_id: &self.chain_id,
-        };
-        let work = cluster.run_remote(run_id, toolkit, &self.identity.agent_id, trace, call);
-        let result = tracing::Instrument::instrument(work, op.span().clone()).await;
-        if let Err(e) = &result {
-            op.error(e.code.as_str(), &e.message);
-        }
-        result
-    }
-
-    /// Runs `call` on this host (a worker's node, or any node outside a
-    /// cluster).
+    /// Runs `call` on this host, without the node metrics [`NodeRunner::run`]
+    /// records (a cluster worker's node).
     pub(crate) async fn run_local(&self, call: NodeCall) -> NodeResult {
         // The tool path inline, the others boxed: a runner's future is
         // allocated and moved per node, and the largest path sets its size

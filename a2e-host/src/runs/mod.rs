@@ -248,7 +248,7 @@ pub async fn run_plan(
     if let Some(stream) = stream {
         options = options.events(stream);
     }
-    let durable = durable(&journal, &run, req, None, live);
+    let durable = durable(host, &journal, &run, req, None, live);
     let running = chains::run_plan_durable(host, plan, options, durable);
     let resp = match coordination.as_mut() {
         Some(c) => c.guard(running).await,
@@ -297,8 +297,10 @@ async fn conclude(
 }
 
 /// The durable parts of a run of `req`: `live` when its events go to its
-/// agent as they happen (then each result is awaited before its event).
+/// agent as they happen (then each result is awaited before its event). In
+/// a cluster, its tool and skill nodes go to the workers.
 fn durable(
+    host: &Host,
     journal: &Arc<dyn Journal>,
     run: &RunId,
     req: &ChainRequest,
@@ -316,6 +318,13 @@ fn durable(
             run: run.clone(),
             req_id: req.id.clone(),
         },
+        decorate: host.cluster().map(|cluster| {
+            let run_id = run.to_string();
+            let decorate: chains::Decorate = Box::new(move |runner| {
+                Arc::new(cluster::ClusterRunner::new(runner, cluster, &run_id))
+            });
+            decorate
+        }),
     }
 }
 
@@ -359,9 +368,7 @@ fn may_repeat(host: &Host, req: &ChainRequest, wire_id: &str) -> bool {
     let Some(node) = req.nodes.iter().find(|n| n.node_id == node_id) else {
         return false;
     };
-    if host.cluster().is_some()
-        && cluster::Cluster::toolkit_of(host, &node.kind, &node.name).is_some()
-    {
+    if host.cluster().is_some() && cluster::toolkit_of(host, &node.kind, &node.name).is_some() {
         return true;
     }
     node.kind == NodeKind::TOOL
@@ -515,7 +522,7 @@ async fn resume_run(
     let done = CancellationToken::new();
     watch_cancel(journal.clone(), run.clone(), token.clone(), done.clone());
     let options = CallOptions::new().session(&session).cancel(&token);
-    let durable = durable(&journal, &run, &req, Some(resume), false);
+    let durable = durable(host, &journal, &run, &req, Some(resume), false);
     let running = chains::run_plan_durable(host, &plan, options, durable);
     let resp = match coordination.as_mut() {
         Some(c) => c.guard(running).await,

@@ -31,6 +31,7 @@
 //! base64. A run's events are one subject: a client attached to any host
 //! follows a run whose nodes run anywhere.
 
+mod cluster;
 mod follow;
 mod journal_impl;
 mod lease;
@@ -42,6 +43,7 @@ mod streams;
 mod work;
 mod writer;
 
+pub use cluster::Cluster;
 pub use lease::{Lease, LeaseKeeper, Leases};
 pub use store::NatsJournal;
 pub use work::{DeadItem, DeadLetters, Job, WORKER_LOST, WorkConfig, WorkItem, WorkQueue, Worker};

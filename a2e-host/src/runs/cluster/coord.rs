@@ -35,11 +35,11 @@ impl Coordination {
     /// Takes run `run`'s lease for this host; `Err` when another host holds
     /// it or the server cannot be reached.
     pub(crate) async fn acquire(cluster: &Arc<Cluster>, run: &RunId) -> Result<Self, JournalError> {
-        let lease = cluster.leases.acquire(run).await?;
+        let lease = cluster.leases().acquire(run).await?;
         cluster.coordinating().insert(run.clone());
         Ok(Self {
             cluster: cluster.clone(),
-            keeper: Some(cluster.leases.keep(lease)),
+            keeper: Some(cluster.leases().keep(lease)),
             run: run.clone(),
         })
     }
@@ -110,8 +110,8 @@ pub fn start_takeover(host: &Arc<Host>) {
     let Some(cluster) = host.cluster() else {
         return;
     };
-    let every = (cluster.leases.ttl() / 2).max(Duration::from_millis(200));
-    let stop = cluster.weak_shutdown();
+    let every = (cluster.leases().ttl() / 2).max(Duration::from_millis(200));
+    let stop = cluster.shutdown();
     tokio::spawn(takeover(Arc::downgrade(host), every, stop));
 }
 
@@ -148,7 +148,7 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
         if !taken_over(state.summary.kind) || cluster.coordinating().contains(&run) {
             continue;
         }
-        match cluster.leases.holder(&run).await {
+        match cluster.leases().holder(&run).await {
             Ok(None) => {}
             Ok(Some(_)) => continue,
             Err(e) => {

@@ -21,58 +21,29 @@
 //!   so `chain/attach` on any host follows a run wherever it executes.
 
 mod coord;
+mod runner;
 mod worker;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use a2e_chain::{NodeCall, NodeError, NodeResult};
 use a2e_journal::nats::{Leases, NatsJournal, NatsOptions, WorkConfig, WorkItem, WorkQueue};
 use a2e_journal::{Journal, NodeKey, NodeOutcome, RunId};
 use a2e_proto::{ErrorCode, NodeKind};
-use tokio_util::sync::CancellationToken;
 
-use crate::config::ClusterConfig;
 use crate::host::Host;
 
 pub(crate) use coord::Coordination;
 pub use coord::start_takeover;
+pub use runner::ClusterRunner;
 
 /// The toolkit of skill nodes on the work queue.
 pub const SKILLS_TOOLKIT: &str = "skills";
 /// The toolkit of the built-in tools (and of tools that name none).
 pub const BUILTIN_TOOLKIT: &str = "builtin";
 
-/// This host's part in a cluster: the JetStream journal, the leases, the
-/// work queue, and the runs it coordinates.
-pub struct Cluster {
-    journal: NatsJournal,
-    leases: Leases,
-    queue: WorkQueue,
-    config: ClusterConfig,
-    name: String,
-    /// The runs this process coordinates (never taken over by itself).
-    coordinating: Mutex<HashSet<RunId>>,
-    /// Fired when the cluster is dropped (with its host): the workers, the
-    /// dead-letter reader and the take-over loop stop.
-    shutdown: CancellationToken,
-}
-
-impl std::fmt::Debug for Cluster {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cluster")
-            .field("name", &self.name)
-            .field("serve", &self.config.serve)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
+pub use a2e_journal::nats::Cluster;
 
 /// A unique name for this process: the machine, the process id, a suffix.
 fn default_name() -> String {
@@ -137,126 +108,98 @@ pub(crate) async fn connect(host: &Arc<Host>) -> Result<Arc<dyn Journal>, String
     )
     .await
     .map_err(|e| e.to_string())?;
-    let cluster = Arc::new(Cluster {
-        journal: journal.clone(),
-        leases,
-        queue,
-        config,
-        name,
-        coordinating: Mutex::new(HashSet::new()),
-        shutdown: CancellationToken::new(),
-    });
+    let cluster = Arc::new(Cluster::new(journal.clone(), leases, queue, name));
     let as_journal: Arc<dyn Journal> = Arc::new(journal);
     if !host.set_journal(as_journal.clone()) {
         return Err("the host has a run journal already".into());
     }
-    if host.cluster_slot().set(cluster.clone()).is_err() {
+    if !host.set_cluster(cluster.clone()) {
         return Err("the host is in a cluster already".into());
     }
     // Tools that load on first use are known before their toolkits are served.
     host.registry().load_tools(false).await;
     worker::start(host, &cluster);
-    tracing::info!(name = %cluster.name, url = %cluster.config.nats_url, "joined the cluster");
+    tracing::info!(name = %cluster.name(), url = %config.nats_url, "joined the cluster");
     Ok(as_journal)
 }
 
-impl Cluster {
-    /// This host's name in leases.
-    pub fn name(&self) -> &str {
-        &self.name
+/// The toolkit whose workers run a node of `kind` calling `name`; `None`
+/// when the node runs on the coordinator (processes, and tools this host
+/// does not know: their call fails here as it would anywhere).
+pub(crate) fn toolkit_of(host: &Host, kind: &NodeKind, name: &str) -> Option<String> {
+    if *kind == NodeKind::SKILL {
+        return Some(SKILLS_TOOLKIT.into());
     }
-
-    /// The journal in JetStream.
-    pub fn journal(&self) -> &NatsJournal {
-        &self.journal
+    if *kind != NodeKind::TOOL {
+        return None;
     }
+    let entry = host.registry().tool(name)?;
+    Some(
+        entry
+            .def
+            .toolkit
+            .clone()
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| BUILTIN_TOOLKIT.into()),
+    )
+}
 
-    fn weak_shutdown(&self) -> CancellationToken {
-        self.shutdown.clone()
+/// Runs `call` of run `run_id` on a worker of `toolkit`: its result when
+/// one is journaled already, else queues it (its trace context in the
+/// message's headers) and waits for its result.
+pub(crate) async fn run_remote(
+    cluster: &Cluster,
+    run_id: &str,
+    toolkit: String,
+    agent: &str,
+    trace: WorkTrace<'_>,
+    call: NodeCall,
+) -> NodeResult {
+    let failed = |e: a2e_journal::JournalError| {
+        NodeError::new(ErrorCode::UNAVAILABLE, format!("cluster: {e}"))
+    };
+    let journal = cluster.journal();
+    let run = RunId::parse(run_id).map_err(failed)?;
+    let key = NodeKey::new(run, &call.wire_id(), call.attempt).map_err(failed)?;
+    if let Some(outcome) = journal.node_result(&key).await.map_err(failed)? {
+        return result_of(outcome);
     }
-
-    /// The toolkit whose workers run `call`; `None` when the node runs on
-    /// the coordinator (processes, and tools this host does not know: their
-    /// call fails here as it would anywhere).
-    pub(crate) fn toolkit_of(host: &Host, kind: &NodeKind, name: &str) -> Option<String> {
-        if *kind == NodeKind::SKILL {
-            return Some(SKILLS_TOOLKIT.into());
+    let item = WorkItem {
+        key: key.clone(),
+        toolkit,
+        tool: call.name.to_string(),
+        input: call.input.into_value(),
+        agent: agent.to_owned(),
+        chain_id: trace.chain_id.to_owned(),
+        deadline_unix_ms: call.deadline.map(unix_ms),
+    };
+    let mut headers: Vec<(&str, String)> = Vec::new();
+    if let Some(context) = &trace.context {
+        context.inject(|name, value| headers.push((name, value)));
+    }
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    cluster
+        .queue()
+        .publish_with(&item, &headers)
+        .await
+        .map_err(failed)?;
+    // Until its result is in, the node is cancelled on its worker when
+    // this wait ends otherwise: a cancel, or the chain's deadline dropping it.
+    let mut pending = CancelOnDrop {
+        journal: Some(journal.clone()),
+        key: key.clone(),
+    };
+    let result = tokio::select! {
+        outcome = journal.wait_node_result(&key) => result_of(outcome.map_err(failed)?),
+        () = call.cancel.cancelled() => {
+            return Err(NodeError::new(
+                ErrorCode::CANCELLED,
+                format!("`{}` cancelled while queued or running on a worker", key.node_id()),
+            ));
         }
-        if *kind != NodeKind::TOOL {
-            return None;
-        }
-        let entry = host.registry().tool(name)?;
-        Some(
-            entry
-                .def
-                .toolkit
-                .clone()
-                .filter(|t| !t.is_empty())
-                .unwrap_or_else(|| BUILTIN_TOOLKIT.into()),
-        )
-    }
-
-    /// Runs `call` of run `run_id` on a worker of `toolkit`: its result when
-    /// one is journaled already, else queues it (its trace context in the
-    /// message's headers) and waits for its result.
-    pub(crate) async fn run_remote(
-        &self,
-        run_id: &str,
-        toolkit: String,
-        agent: &str,
-        trace: WorkTrace<'_>,
-        call: NodeCall,
-    ) -> NodeResult {
-        let failed = |e: a2e_journal::JournalError| {
-            NodeError::new(ErrorCode::UNAVAILABLE, format!("cluster: {e}"))
-        };
-        let run = RunId::parse(run_id).map_err(failed)?;
-        let key = NodeKey::new(run, &call.wire_id(), call.attempt).map_err(failed)?;
-        if let Some(outcome) = self.journal.node_result(&key).await.map_err(failed)? {
-            return result_of(outcome);
-        }
-        let item = WorkItem {
-            key: key.clone(),
-            toolkit,
-            tool: call.name.to_string(),
-            input: call.input.into_value(),
-            agent: agent.to_owned(),
-            chain_id: trace.chain_id.to_owned(),
-            deadline_unix_ms: call.deadline.map(unix_ms),
-        };
-        let mut headers: Vec<(&str, String)> = Vec::new();
-        if let Some(context) = &trace.context {
-            context.inject(|name, value| headers.push((name, value)));
-        }
-        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
-        self.queue
-            .publish_with(&item, &headers)
-            .await
-            .map_err(failed)?;
-        // Until its result is in, the node is cancelled on its worker when
-        // this wait ends otherwise: a cancel, or the chain's deadline dropping it.
-        let mut pending = CancelOnDrop {
-            journal: Some(self.journal.clone()),
-            key: key.clone(),
-        };
-        let result = tokio::select! {
-            outcome = self.journal.wait_node_result(&key) => result_of(outcome.map_err(failed)?),
-            () = call.cancel.cancelled() => {
-                return Err(NodeError::new(
-                    ErrorCode::CANCELLED,
-                    format!("`{}` cancelled while queued or running on a worker", key.node_id()),
-                ));
-            }
-        };
-        pending.journal = None;
-        result
-    }
-
-    fn coordinating(&self) -> std::sync::MutexGuard<'_, HashSet<RunId>> {
-        self.coordinating
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+    };
+    pending.journal = None;
+    result
 }
 
 /// Marks a node cancelled for its worker when dropped armed (its
@@ -289,17 +232,6 @@ pub(crate) struct WorkTrace<'a> {
     pub context: Option<a2e_telemetry::TraceContext>,
     /// The chain's id.
     pub chain_id: &'a str,
-}
-
-impl Host {
-    /// The cluster this host shares runs with, when `[cluster]` is on.
-    pub fn cluster(&self) -> Option<Arc<Cluster>> {
-        self.cluster_slot()
-            .get()?
-            .clone()
-            .downcast::<Cluster>()
-            .ok()
-    }
 }
 
 /// `deadline` on the wall clock, in milliseconds since the Unix epoch, for

@@ -24,7 +24,7 @@ use a2e_proto::NodeKind;
 use a2e_telemetry::TraceContext;
 use tokio_util::sync::CancellationToken;
 
-use super::{Cluster, SKILLS_TOOLKIT, alive};
+use super::{Cluster, SKILLS_TOOLKIT, alive, toolkit_of};
 use crate::chains::HostRunner;
 use crate::host::Host;
 
@@ -35,49 +35,49 @@ const RETRY: Duration = Duration::from_secs(1);
 const DEPTH_EVERY: Duration = Duration::from_secs(1);
 
 /// The toolkits this host serves, among those it has.
-fn served(host: &Host, cluster: &Cluster) -> BTreeSet<String> {
+fn served(host: &Host) -> BTreeSet<String> {
     let mut kits: BTreeSet<String> = host
         .registry()
         .tools()
         .iter()
-        .filter_map(|t| Cluster::toolkit_of(host, &NodeKind::TOOL, &t.def.name))
+        .filter_map(|t| toolkit_of(host, &NodeKind::TOOL, &t.def.name))
         .collect();
     kits.insert(SKILLS_TOOLKIT.into());
-    kits.retain(|k| cluster.config.serves(k));
+    kits.retain(|k| host.config().cluster.serves(k));
     kits
 }
 
 /// Starts the workers of the toolkits `host` serves and the dead-letter
 /// reader; they stop with the cluster.
 pub(super) fn start(host: &Arc<Host>, cluster: &Arc<Cluster>) {
-    let kits = served(host, cluster);
+    let kits = served(host);
+    let config = &host.config().cluster;
     tracing::info!(toolkits = ?kits, "cluster: serving toolkits");
-    let every =
-        (Duration::from_secs(cluster.config.ack_wait_secs) / 3).max(Duration::from_millis(100));
+    let every = (Duration::from_secs(config.ack_wait_secs) / 3).max(Duration::from_millis(100));
     if host.telemetry().metrics().is_enabled() && !kits.is_empty() {
         tokio::spawn(sample_depth(
             Arc::downgrade(host),
-            cluster.queue.clone(),
+            cluster.queue().clone(),
             kits.iter().cloned().collect(),
-            cluster.weak_shutdown(),
+            cluster.shutdown(),
         ));
     }
     for kit in kits {
-        for _ in 0..cluster.config.workers {
+        for _ in 0..config.workers {
             tokio::spawn(work(
                 Arc::downgrade(host),
-                cluster.queue.clone(),
-                cluster.journal.clone(),
+                cluster.queue().clone(),
+                cluster.journal().clone(),
                 kit.clone(),
                 every,
-                cluster.weak_shutdown(),
+                cluster.shutdown(),
             ));
         }
     }
     tokio::spawn(dead_letters(
-        cluster.queue.clone(),
-        cluster.journal.clone(),
-        cluster.weak_shutdown(),
+        cluster.queue().clone(),
+        cluster.journal().clone(),
+        cluster.shutdown(),
     ));
 }
 
