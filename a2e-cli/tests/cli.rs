@@ -4,10 +4,6 @@
 //! the helpers they share. Run one area with `cargo test -p a2e-cli --test
 //! cli AREA::`.
 
-// `skip` is also a module of the NATS helper that `cluster_support` borrows
-// from a2e-journal's tests.
-#![allow(clippy::duplicate_mod)]
-
 mod acmp_support;
 mod cluster_support;
 mod durable_support;
@@ -17,8 +13,7 @@ mod mcp_conformance_support;
 #[path = "../../a2e-host/tests/net_support/mod.rs"]
 mod net_support;
 mod otlp_support;
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use a2e_test_kit::skip;
 
 mod acmp_errors;
 mod acmp_host;

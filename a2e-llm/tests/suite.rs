@@ -5,8 +5,7 @@
 //! process-wide, and the other tests would leave its callsites disabled.
 
 mod common;
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use a2e_test_kit::skip;
 
 mod anthropic;
 mod config;

@@ -3,8 +3,7 @@
 //! Run one area with `cargo test -p ontheia --test suite AREA::`.
 
 mod common;
-#[path = "../../test-support/skip.rs"]
-mod skip;
+use a2e_test_kit::skip;
 
 mod control;
 mod durable;

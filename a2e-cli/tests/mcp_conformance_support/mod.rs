@@ -4,8 +4,7 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
-#[path = "../../../test-support/skip.rs"]
-mod skip;
+use a2e_test_kit::skip;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -2,8 +2,7 @@
 //! temporary store directory, its own process group, killed on drop.
 #![allow(dead_code)]
 
-#[path = "../../../test-support/skip.rs"]
-mod skip;
+use a2e_test_kit::skip;
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;

@@ -1,8 +1,7 @@
 //! Shared test helpers: finding the packages `.ci/install-mcp.sh` installs.
 #![allow(dead_code)]
 
-#[path = "../../../test-support/skip.rs"]
-mod skip;
+use a2e_test_kit::skip;
 
 use std::path::PathBuf;
 

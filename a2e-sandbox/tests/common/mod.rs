@@ -1,8 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-#[path = "../../../test-support/skip.rs"]
-mod skip;
+use a2e_test_kit::skip;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -2,8 +2,7 @@
 //! command and servers, runs of the host suite.
 #![allow(dead_code)]
 
-#[path = "../../../test-support/skip.rs"]
-mod skip;
+use a2e_test_kit::skip;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

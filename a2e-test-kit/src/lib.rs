@@ -1,0 +1,8 @@
+//! Test support the workspace's crates share, taken as a dev-dependency
+//! (never published): what their integration tests, and the examples that
+//! reuse test fixtures, would otherwise include from each other's
+//! directories.
+//!
+//! - [`skip`]: how a test says it skipped for a missing package.
+
+pub mod skip;
