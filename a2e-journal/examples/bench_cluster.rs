@@ -32,8 +32,6 @@
 
 #[path = "../tests/common/chain.rs"]
 mod chain;
-#[path = "../tests/common/nats_server.rs"]
-mod nats_server;
 #[path = "common/sqlite_floor.rs"]
 mod sqlite_floor;
 #[path = "common/work_queue.rs"]
@@ -50,7 +48,7 @@ use a2e_journal::{
 };
 use a2e_proto::{ChainNode, ChainRequest, NodeKind};
 use chain::{JournalObserver, JournalSink};
-use nats_server::NatsServer;
+use a2e_test_kit::nats_server::NatsServer;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -4,5 +4,7 @@
 //! directories.
 //!
 //! - [`skip`]: how a test says it skipped for a missing package.
+//! - [`nats_server`]: a real nats-server with JetStream for one test.
 
+pub mod nats_server;
 pub mod skip;

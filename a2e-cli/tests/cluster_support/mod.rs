@@ -2,8 +2,7 @@
 //! shell commands that record their side effects.
 #![allow(dead_code)]
 
-#[path = "../../../a2e-journal/tests/common/nats_server.rs"]
-pub mod nats_server;
+pub use a2e_test_kit::nats_server;
 
 use std::process::Command;
 use std::sync::Mutex;

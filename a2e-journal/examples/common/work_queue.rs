@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::fail;
-use crate::nats_server::NatsServer;
+use a2e_test_kit::nats_server::NatsServer;
 
 /// A worker host: its own connection and worker on the shared consumer;
 /// once `go` fires it pulls `toolkit` nodes, runs each (a 10 ms sleep), up

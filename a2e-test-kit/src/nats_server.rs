@@ -1,8 +1,5 @@
 //! A real nats-server with JetStream for a test: a free loopback port, a
 //! temporary store directory, its own process group, killed on drop.
-#![allow(dead_code)]
-
-use a2e_test_kit::skip;
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -26,7 +23,9 @@ pub fn server_binary() -> Option<PathBuf> {
 /// A running server.
 pub struct NatsServer {
     child: Option<Child>,
+    /// The loopback port it listens on.
     pub port: u16,
+    /// Its JetStream store, removed when the server is dropped.
     pub store: tempfile::TempDir,
     binary: PathBuf,
 }
@@ -47,7 +46,7 @@ impl NatsServer {
             if std::env::var_os("CI").is_some() {
                 panic!("nats-server is missing (install it with .ci/install-nats.sh)");
             }
-            skip::skipped("nats-server is not installed (Debian package `nats-server`)");
+            crate::skip::skipped("nats-server is not installed (Debian package `nats-server`)");
             return None;
         };
         let mut server = Self {
@@ -86,6 +85,7 @@ impl NatsServer {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
+    /// The JetStream store's directory.
     pub fn store_dir(&self) -> &Path {
         self.store.path()
     }
