@@ -10,8 +10,11 @@ mod durable_support;
 mod fuzz_support;
 mod llm_support;
 mod mcp_conformance_support;
-#[path = "../../a2e-host/tests/net_support/mod.rs"]
-mod net_support;
+/// The process lookups the stdio transport tests share with a2e-host's
+/// network tests.
+mod net_support {
+    pub use a2e_test_kit::process::{alive, eventually};
+}
 mod otlp_support;
 use a2e_test_kit::skip;
 
@@ -45,6 +48,7 @@ mod memory;
 mod net_stdio;
 mod ontheia_run;
 mod plugin_misbehaving;
+mod plugin_python;
 mod run_id_wire;
 mod run_progress;
 mod runs_cli;

@@ -5,6 +5,8 @@
 //!
 //! - [`skip`]: how a test says it skipped for a missing package.
 //! - [`nats_server`]: a real nats-server with JetStream for one test.
+//! - [`process`]: whether a process runs, which run a command, polling.
 
 pub mod nats_server;
+pub mod process;
 pub mod skip;

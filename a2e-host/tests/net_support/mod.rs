@@ -1,6 +1,6 @@
 //! Shared by the network transport tests: test plugins, an in-process server,
-//! process lookups.
-#![allow(dead_code)]
+//! and the test kit's process lookups.
+#![allow(dead_code, unused_imports)] // each test binary uses a part
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,6 +13,8 @@ use a2e_host::transport::net::{self, NetOptions, NetState, Protocols};
 use a2e_host::{Host, HostConfig, HostError, HostResult};
 use a2e_proto::{SkillDefinition, ToolDefinition, ToolParameter};
 use serde_json::{Map, Value, json};
+
+pub use a2e_test_kit::process::{alive, eventually, pids_running};
 
 /// Counters the test tools keep.
 #[derive(Default)]
@@ -197,49 +199,6 @@ impl Server {
             .unwrap()
             .unwrap();
     }
-}
-
-/// Polls `check` until it holds, failing after `limit`.
-pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !check() {
-        assert!(
-            start.elapsed() < limit,
-            "condition not met within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Whether a process with `pid` still runs (zombies count as gone).
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-        Err(_) => false,
-    }
-}
-
-/// Pids of processes whose command line contains `needle`.
-pub fn pids_running(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in dir.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if text.contains(needle) && alive(pid) {
-                found.push(pid);
-            }
-        }
-    }
-    found
 }
 
 use a2e_client::{Client, ClientError, SkillCall, SkillQuery, ToolCall, ToolQuery};
