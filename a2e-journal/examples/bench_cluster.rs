@@ -30,8 +30,6 @@
 //! (default 40); `BENCH_MODES=sqlite` keeps only the named journal modes (and
 //! `none`), e.g. under `perf`.
 
-#[path = "../tests/common/chain.rs"]
-mod chain;
 #[path = "common/sqlite_floor.rs"]
 mod sqlite_floor;
 #[path = "common/work_queue.rs"]
@@ -47,7 +45,7 @@ use a2e_journal::{
     SqliteOptions,
 };
 use a2e_proto::{ChainNode, ChainRequest, NodeKind};
-use chain::{JournalObserver, JournalSink};
+use a2e_test_kit::journaled_chain::{JournalObserver, JournalSink};
 use a2e_test_kit::nats_server::NatsServer;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -6,7 +6,11 @@
 //! - [`skip`]: how a test says it skipped for a missing package.
 //! - [`nats_server`]: a real nats-server with JetStream for one test.
 //! - [`process`]: whether a process runs, which run a command, polling.
+//! - [`journaled_chain`] (feature `journal`): a chain run journaled the way a
+//!   host does it, and resumed from the journal.
 
+#[cfg(feature = "journal")]
+pub mod journaled_chain;
 pub mod nats_server;
 pub mod process;
 pub mod skip;

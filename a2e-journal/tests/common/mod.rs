@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, unused_imports)] // each test binary uses a part
 
-pub mod chain;
+pub use a2e_test_kit::journaled_chain as chain;
 pub use a2e_test_kit::nats_server;

@@ -1,7 +1,7 @@
 //! A chain run journaled the way a host does it: a `CallObserver` that
 //! journals each call's start and result (awaited), an `EventSink` that
-//! journals each event (queued), and the `Resume` built from a journaled run.
-#![allow(dead_code)]
+//! journals each event (queued), and the `Resume` built from a journaled run:
+//! what a2e-journal's tests and its cluster benchmark run chains through.
 
 use std::sync::Arc;
 
@@ -13,7 +13,9 @@ use a2e_proto::{ChainPhase, ErrorCode};
 
 /// Journals each call of run `run`.
 pub struct JournalObserver {
+    /// Where the calls are journaled.
     pub journal: Arc<dyn Journal>,
+    /// The run they belong to.
     pub run: RunId,
     /// Whether a call waits for its start to be durable before it runs.
     /// A host waits for calls of tools that are not idempotent (so that a
@@ -79,8 +81,11 @@ impl CallObserver for JournalObserver {
 /// Journals each event as its `chain/event` message; the writes are queued
 /// in `seq` order and not awaited.
 pub struct JournalSink {
+    /// Where the events are journaled.
     pub journal: Arc<dyn Journal>,
+    /// The run they belong to.
     pub run: RunId,
+    /// The id of the run's request, which each `chain/event` answers.
     pub req_id: String,
 }
 
