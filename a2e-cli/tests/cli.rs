@@ -49,7 +49,6 @@ mod net_stdio;
 mod ontheia_run;
 mod plugin_misbehaving;
 mod plugin_python;
-mod plugin_python;
 mod run_id_wire;
 mod run_progress;
 mod runs_cli;
