@@ -133,7 +133,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..NetOptions::default()
         },
     );
-    let router = a2e_host::transport::router(
+    let router = a2e_host::compose::router(
         state.clone(),
         Protocols {
             ws: true,

@@ -75,6 +75,9 @@ pub enum BuildError {
     /// A section of the configuration is invalid (memory, MCP servers, providers).
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The run journal could not be opened, or the cluster joined.
+    #[error("{0}")]
+    Runs(String),
 }
 
 /// Builds a [`Host`].
@@ -86,7 +89,9 @@ pub struct HostBuilder {
     memory: Option<Arc<Memory>>,
     #[cfg(feature = "llm")]
     providers: Option<Arc<a2e_llm::Providers>>,
-    telemetry: a2e_telemetry::Telemetry,
+    pub(crate) telemetry: a2e_telemetry::Telemetry,
+    /// Whether the host's listeners serve the live view (see `compose`).
+    pub(crate) live_view: bool,
 }
 
 impl HostBuilder {
@@ -261,6 +266,7 @@ impl Host {
             #[cfg(feature = "llm")]
             providers: None,
             telemetry: a2e_telemetry::Telemetry::disabled(),
+            live_view: false,
         }
     }
 

@@ -77,6 +77,7 @@ pub mod acmp_config;
 pub mod audit;
 pub mod builtins;
 pub mod chains;
+pub mod compose;
 pub mod config;
 mod error;
 mod host;

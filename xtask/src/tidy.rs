@@ -6,7 +6,8 @@
 //! registry, the outbound item, processes, built-in tools, memory),
 //! then `host`, then the adapters that run documents and skills on a host
 //! (`chains`, `acmp`, `ontheia_host`, `mcp`, `skills`, `plugins`, `runs`), then
-//! `session`, then `transport` (with the live view, `ui`). The command line lives in `a2e-cli`, above them all.
+//! `session`, then `transport` (with the live view, `ui`), then the composition root
+//! (`compose`). The command line lives in `a2e-cli`, above them all.
 
 use std::path::Path;
 
@@ -47,6 +48,7 @@ pub const HOST_LAYERS: &[(&str, &[&str])] = &[
     ),
     ("session", &["session"]),
     ("transport", &["transport", "ui"]),
+    ("root", &["compose"]),
 ];
 
 /// Files that belong to no layer: the crate root and test helpers.

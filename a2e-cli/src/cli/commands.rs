@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use a2e_host::config::HostConfig;
-use a2e_host::{Host, transport};
+use a2e_host::{Host, HostBuilder, transport};
 use a2e_telemetry::{Telemetry, TelemetryGuard};
 
 use super::signal::wait_for_signal;
@@ -72,37 +72,23 @@ pub fn telemetry(cli: &Cli) -> Result<(Telemetry, TelemetryGuard), String> {
     Telemetry::init(&config).map_err(|e| e.to_string())
 }
 
-/// The host of `cli`: built-ins, memory, skills, the plugin processes and the
-/// MCP servers of the configuration, mounted (the `eager` servers started and listed).
+/// The host of `cli`, as the configuration describes it
+/// ([`HostBuilder::from_config`]); `a2e serve` also opens its run journal and
+/// resumes its unfinished runs ([`HostBuilder::start`]).
 async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String> {
-    let config = load_config(cli)?;
-    let servers = config.mcp.servers.clone();
-    let metrics = telemetry.metrics().clone();
-    let mut builder =
-        a2e_host::plugins::with_plugin_processes(a2e_host::skills::builder_with_skills(
-            Host::builder(config)
-                .with_telemetry(telemetry)
-                .with_builtins(),
-        ));
-    if !servers.is_empty() {
-        let mut reserved: std::collections::HashSet<String> = a2e_host::builtins::definitions()
-            .into_iter()
-            .map(|d| d.name)
-            .collect();
-        reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
-        let mounts = a2e_host::mcp::mount(servers, reserved)
+    let builder = HostBuilder::from_config(load_config(cli)?).with_telemetry(telemetry);
+    match &cli.command {
+        Command::Serve { ws, http, .. } => builder
+            .serving_live_view(ws.is_some() || http.is_some())
+            .start()
             .await
-            .map_err(|e| e.to_string())?;
-        // A mounted server's sampling requests go to the host's providers
-        // (when its config allows it).
-        if let Some(providers) = builder.providers().map_err(|e| e.to_string())? {
-            mounts.set_sampler(Arc::new(a2e_host::mcp::HostSampler::new(providers)));
-        }
-        builder = builder.with_tool_plugin(
-            a2e_host::mcp::McpPlugin::new(Arc::new(mounts)).with_metrics(metrics),
-        );
+            .map_err(|e| e.to_string()),
+        _ => builder
+            .mount()
+            .await
+            .and_then(HostBuilder::build)
+            .map_err(|e| e.to_string()),
     }
-    builder.build().map_err(|e| e.to_string())
 }
 
 /// Makes the binary its own sandbox wrapper for every command it starts
@@ -180,9 +166,6 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             mcp_http,
             acmp_ws,
         } => {
-            if let Err(e) = super::runs::durable(&host, ws.is_some() || http.is_some()).await {
-                return fail(e);
-            }
             let _acmp = match acmp_ws {
                 Some(addr) => match super::acmp::start_acmp_ws(&host, addr).await {
                     Ok(server) => {
@@ -394,10 +377,10 @@ async fn start_net(
         if protocols.http {
             eprintln!("a2e: serving HTTP+SSE on http://{local}/");
         }
-        // `transport::router` serves the live view on every WebSocket and
-        // HTTP listener (the host is built with its `ui` feature).
+        // The live view is on every WebSocket and HTTP listener (the host
+        // is built with its `ui` feature).
         eprintln!("a2e: live view on http://{local}/ui");
-        let router = transport::router(state.clone(), protocols);
+        let router = a2e_host::compose::router(state.clone(), protocols);
         servers.push(tokio::spawn(net::serve(listener, router, state.clone())));
     }
     Ok((state, servers))

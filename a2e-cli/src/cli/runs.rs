@@ -10,7 +10,6 @@ use a2e_host::config::HostConfig;
 use a2e_journal::nats::{NatsJournal, NatsOptions};
 use a2e_journal::{Journal, NewRun, RunFilter, RunId, RunItem, RunKind, RunStatus};
 use futures::StreamExt;
-use tokio_util::sync::CancellationToken;
 
 use super::RunsCommand;
 use super::run::print_out;
@@ -24,30 +23,6 @@ const INVALID: u8 = 2;
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
     eprintln!("a2e: {message}");
     ExitCode::from(code)
-}
-
-/// Makes `a2e serve`'s chain runs durable when `[journal] enabled` (the
-/// default): opens the journal and resumes the runs it holds unfinished.
-/// With it off and `listening` (a WebSocket or HTTP listener, whose live
-/// view shows runs), the runs are kept in memory instead.
-pub async fn durable(host: &Arc<Host>, listening: bool) -> Result<(), String> {
-    if !host.config().journal.enabled && !host.config().cluster.enabled() {
-        // The live view of the listeners still shows the runs, kept in
-        // memory for a while.
-        if listening && a2e_host::runs::keep_in_memory(host) {
-            tracing::debug!("run journal off: runs kept in memory for the live view");
-        }
-        return Ok(());
-    }
-    a2e_host::runs::enable(host)
-        .await
-        .map_err(|e| e.to_string())?;
-    // The resumed runs live as long as the process.
-    let resumed = a2e_host::runs::resume_unfinished(host, &CancellationToken::new()).await;
-    if resumed > 0 {
-        tracing::info!(runs = resumed, "resuming unfinished runs from the journal");
-    }
-    Ok(())
 }
 
 /// Runs `a2e runs …` on the journal of `config` (the cluster's when one is

@@ -2,8 +2,9 @@
 //!
 //! Imports run one way: `http` and `ws` use the shared server state of `net`
 //! (which holds the HTTP session table of `http_sessions` and the pacing of
-//! `limits`, and the list of open sessions of `open_sessions`); [`router`]
-//! here composes the two protocols' routes (and the live view's, `crate::ui`).
+//! `limits`, and the list of open sessions of `open_sessions`); [`routes`]
+//! here composes the two protocols' routes (the live view's join them in
+//! `crate::compose`, above both).
 
 pub mod http;
 mod http_sessions;
@@ -21,21 +22,17 @@ use axum::Router;
 
 use net::{NetState, Protocols};
 
-/// The routes of the enabled protocols.
-pub fn router(state: Arc<NetState>, protocols: Protocols) -> Router {
+/// The routes of the enabled protocols, waiting for their state.
+pub fn routes(state: &NetState, protocols: Protocols) -> Router<Arc<NetState>> {
     let mut router = Router::new();
     if protocols.ws {
         router = router.merge(ws::routes());
     }
     if protocols.http {
-        router = router.merge(http::routes(&state));
+        router = router.merge(http::routes(state));
     }
     if protocols.ws || protocols.http {
         router = router.route("/metrics", axum::routing::get(net::metrics));
-        #[cfg(feature = "ui")]
-        {
-            router = router.merge(crate::ui::routes());
-        }
     }
-    router.with_state(state)
+    router
 }

@@ -163,7 +163,7 @@ impl Server {
         let listener = net::bind("127.0.0.1:0", &host).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let state = NetState::new(host, options);
-        let router = a2e_host::transport::router(
+        let router = a2e_host::compose::router(
             state.clone(),
             Protocols {
                 ws: true,

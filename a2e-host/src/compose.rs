@@ -1,0 +1,142 @@
+//! The composition root: the host a configuration describes, exactly as
+//! `a2e serve` runs it, and the routes of its listeners.
+//!
+//! Everything below this module is a part; this is the one place that
+//! knows them all and puts them together, so that the command line only
+//! parses arguments and an embedder gets the same host in a few lines:
+//!
+//! ```no_run
+//! use a2e_host::{HostBuilder, HostConfig};
+//!
+//! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = HostConfig::load(std::path::Path::new("a2e.toml"))?;
+//! // Built-in tools, memory, skills, plugin processes, MCP mounts, the
+//! // run journal, and the unfinished runs resumed.
+//! let host = HostBuilder::from_config(config).start().await?;
+//! a2e_host::transport::stdio::serve_stdio(host).await;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use crate::config::HostConfig;
+use crate::host::{BuildError, Host, HostBuilder};
+use crate::transport::net::{NetState, Protocols};
+
+impl HostBuilder {
+    /// The builder of the host `config` describes: the built-in tools (and
+    /// memory, unless `[memory] enabled = false`), the skills of its skill
+    /// directories, and its `[[plugins]]` processes. [`HostBuilder::start`]
+    /// adds what needs the runtime (MCP mounts, the run journal) and builds.
+    pub fn from_config(config: HostConfig) -> Self {
+        let builder = Host::builder(config).with_builtins();
+        crate::plugins::with_plugin_processes(crate::skills::builder_with_skills(builder))
+    }
+
+    /// The host's listeners serve the live view: with the run journal off,
+    /// runs are still kept in memory for a while so that the view shows them.
+    pub fn serving_live_view(mut self, serving: bool) -> Self {
+        self.live_view = serving;
+        self
+    }
+
+    /// Mounts the `[[mcp.servers]]` (the `eager` ones started and listed),
+    /// builds the host, opens its run journal (or joins its `[cluster]`) and
+    /// resumes the runs the journal holds unfinished. The resumed runs live
+    /// as long as the host.
+    pub async fn start(self) -> Result<Arc<Host>, BuildError> {
+        let builder = self.mount().await?;
+        let live_view = builder.live_view;
+        let host = builder.build()?;
+        start_runs(&host, live_view).await?;
+        Ok(host)
+    }
+
+    /// Mounts the `[[mcp.servers]]` of the configuration as one tool plugin
+    /// (the `eager` servers started and listed, the others start on first
+    /// use); for a host that runs no journal ([`HostBuilder::start`] mounts
+    /// them itself).
+    #[cfg(feature = "mcp")]
+    pub async fn mount(mut self) -> Result<Self, BuildError> {
+        let servers = self.config().mcp.servers.clone();
+        if servers.is_empty() {
+            return Ok(self);
+        }
+        let mut reserved: std::collections::HashSet<String> = crate::builtins::definitions()
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        #[cfg(feature = "memory")]
+        reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
+        let mounts = crate::mcp::mount(servers, reserved).await?;
+        // A mounted server's sampling requests go to the host's providers
+        // (when its config allows it).
+        #[cfg(feature = "llm")]
+        if let Some(providers) = self.providers()? {
+            mounts.set_sampler(Arc::new(crate::mcp::HostSampler::new(providers)));
+        }
+        let metrics = self.telemetry.metrics().clone();
+        Ok(self
+            .with_tool_plugin(crate::mcp::McpPlugin::new(Arc::new(mounts)).with_metrics(metrics)))
+    }
+
+    /// Mounts the `[[mcp.servers]]` of the configuration (none without the
+    /// `mcp` feature: the host refuses the section when it is built).
+    #[cfg(not(feature = "mcp"))]
+    pub async fn mount(self) -> Result<Self, BuildError> {
+        Ok(self)
+    }
+}
+
+/// Opens the run journal `host`'s configuration asks for and resumes its
+/// unfinished runs; with the journal off, keeps runs in memory for the live
+/// view when `live_view`.
+#[cfg(feature = "journal")]
+async fn start_runs(host: &Arc<Host>, live_view: bool) -> Result<(), BuildError> {
+    let config = host.config();
+    if !config.journal.enabled && !config.cluster.enabled() {
+        if live_view && crate::runs::keep_in_memory(host) {
+            tracing::debug!("run journal off: runs kept in memory for the live view");
+        }
+        return Ok(());
+    }
+    crate::runs::enable(host)
+        .await
+        .map_err(|e| BuildError::Runs(e.to_string()))?;
+    let resumed =
+        crate::runs::resume_unfinished(host, &tokio_util::sync::CancellationToken::new()).await;
+    if resumed > 0 {
+        tracing::info!(runs = resumed, "resuming unfinished runs from the journal");
+    }
+    Ok(())
+}
+
+/// Without the `journal` feature runs are not journaled; a `[cluster]`
+/// section is refused by name.
+#[cfg(not(feature = "journal"))]
+async fn start_runs(host: &Arc<Host>, _live_view: bool) -> Result<(), BuildError> {
+    if host.config().cluster.enabled() {
+        return Err(crate::error::ConfigError::MissingFeature {
+            section: "[cluster]",
+            feature: "journal",
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// The routes of a listener: the protocols it serves and, with the `ui`
+/// feature, the live view beside them.
+pub fn router(state: Arc<NetState>, protocols: Protocols) -> Router {
+    let routes = crate::transport::routes(&state, protocols);
+    #[cfg(feature = "ui")]
+    let routes = if protocols.ws || protocols.http {
+        routes.merge(crate::ui::routes())
+    } else {
+        routes
+    };
+    routes.with_state(state)
+}
