@@ -18,7 +18,7 @@ use crate::scenario::{Area, Transport};
 
 /// Checks an A2E host or client against every testable rule of the A2E
 /// specs (core, tools, skills, chains, proc), over stdio, WebSocket and
-/// HTTP+SSE.
+/// HTTP+SSE, and a plugin process against the plugin protocol.
 #[derive(Debug, Parser)]
 #[command(name = "a2e-conformance", version, about)]
 pub struct Cli {
@@ -35,6 +35,9 @@ pub enum Command {
     /// Check a client: `client -- CMD…`; the client gets the scenario in
     /// A2E_CONFORMANCE_SCENARIO and the host as its last argument.
     Client(ClientArgs),
+    /// Check a plugin process (what a `[[plugins]]` entry starts, in any
+    /// language): `plugin -- CMD…`.
+    Plugin(PluginArgs),
     /// List every check (`--markdown` for the README's table).
     List {
         /// Markdown tables per area.
@@ -121,6 +124,30 @@ pub struct HostArgs {
     pub command: Vec<String>,
 }
 
+/// `plugin`.
+#[derive(Debug, Args)]
+pub struct PluginArgs {
+    /// The tool to call (default: the first one the plugin lists).
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+    /// The arguments of that call, a JSON object (default: a value for each
+    /// required parameter).
+    #[arg(long, value_name = "JSON")]
+    pub arguments: Option<String>,
+    /// Seconds one answer may take.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    pub answer_timeout: u64,
+    /// Write `DIR/plugin/<scenario>/checks.json` for every scenario.
+    #[arg(long, value_name = "DIR")]
+    pub json: Option<PathBuf>,
+    /// Show the plugin's stderr (discarded by default).
+    #[arg(long)]
+    pub peer_stderr: bool,
+    /// The plugin command (after `--`).
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
 /// `client`.
 #[derive(Debug, Args)]
 pub struct ClientArgs {
@@ -195,6 +222,7 @@ async fn run(command: Command) -> ExitCode {
     match command {
         Command::Host(args) => host(args).await,
         Command::Client(args) => client(args).await,
+        Command::Plugin(args) => plugin(args).await,
         Command::ClientDriver { target } => crate::client::driver::main(&target).await,
         Command::ScriptedHost {
             scenario,
@@ -211,7 +239,7 @@ pub fn selection(common: &Common) -> Result<(Selection, BTreeSet<String>), Strin
     let mut suites = Vec::new();
     for name in &common.suites {
         suites.push(Area::parse(name).ok_or_else(|| {
-            format!("unknown suite `{name}` (core, tools, skills, chains, proc, transport, client)")
+            format!("unknown suite `{name}` (core, tools, skills, chains, proc, transport, client, plugin)")
         })?);
     }
     let entries = crate::catalog_entries();
@@ -344,6 +372,37 @@ async fn client(args: ClientArgs) -> ExitCode {
     }
     let mut all_results: Vec<CheckResult> = runs.into_iter().flat_map(|(_, r)| r).collect();
     finish(&mut all_results, &expected, None)
+}
+
+/// `a2e-conformance plugin`.
+async fn plugin(args: PluginArgs) -> ExitCode {
+    let arguments = match args.arguments.as_deref().map(serde_json::from_str) {
+        None => None,
+        Some(Ok(value @ serde_json::Value::Object(_))) => Some(value),
+        Some(Ok(_)) => return fail("--arguments is not a JSON object"),
+        Some(Err(e)) => return fail(&format!("--arguments is not JSON: {e}")),
+    };
+    let opts = crate::plugin::PluginOptions {
+        tool: args.tool,
+        arguments,
+        answer_timeout: Duration::from_secs(args.answer_timeout.max(1)),
+        stderr: if args.peer_stderr {
+            Stderr::Inherit
+        } else {
+            Stderr::Discard
+        },
+    };
+    println!("plugin: {}", args.command.join(" "));
+    let run = crate::plugin::run(&args.command, opts, |r| println!("{}", report::line(r))).await;
+    let mut results = match run {
+        Ok(results) => results,
+        Err(e) => return fail(&e),
+    };
+    finish(
+        &mut results,
+        &BTreeSet::new(),
+        args.json.as_deref().map(|d| (d, None)),
+    )
 }
 
 /// The host-run options of `common`.

@@ -53,6 +53,7 @@ pub mod json;
 pub mod link;
 pub mod mutant;
 pub mod negative;
+pub mod plugin;
 pub mod positive;
 pub mod profile;
 pub mod report;
@@ -70,6 +71,7 @@ use schemas::Schemas;
 pub fn catalog_entries() -> Vec<report::Entry> {
     let mut all = host::entries();
     all.extend(client::entries());
+    all.extend(plugin::entries());
     all
 }
 

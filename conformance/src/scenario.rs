@@ -27,6 +27,8 @@ pub enum Area {
     Transport,
     /// What a client sends and how it handles what it gets.
     Client,
+    /// What a plugin process (a `[[plugins]]` entry's program) answers.
+    Plugin,
 }
 
 impl Area {
@@ -39,6 +41,7 @@ impl Area {
         Area::Proc,
         Area::Transport,
         Area::Client,
+        Area::Plugin,
     ];
 
     /// Its name (`core`, `tools`, …).
@@ -51,6 +54,7 @@ impl Area {
             Self::Proc => "proc",
             Self::Transport => "transport",
             Self::Client => "client",
+            Self::Plugin => "plugin",
         }
     }
 

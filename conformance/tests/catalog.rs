@@ -20,7 +20,8 @@ fn there_are_at_least_150_checks_with_unique_well_formed_ids() {
                 "chains",
                 "proc",
                 "transport",
-                "client"
+                "client",
+                "plugin"
             ]
             .contains(&area),
             "`{}` has no area prefix",

@@ -17,6 +17,7 @@ mod framing;
 mod host_side;
 mod mutants;
 mod negative;
+mod plugin;
 mod properties;
 mod robust;
 mod spec_examples;
