@@ -13,19 +13,18 @@
 
 use std::path::PathBuf;
 
-/// Crates that are not packaged (not published).
-const UNPUBLISHED: [&str; 2] = ["xtask", "conformance"];
-
 /// Packages the workspace's library crates and verifies each builds alone.
 pub fn run() -> Result<(), String> {
-    let members = members()?;
+    let metadata = crate::workspace_metadata()?;
+    let members = members(&metadata)?;
     let removed = clear_stale_extractions(&members) + clear_compiled(&members);
     if removed > 0 {
         eprintln!("xtask: removed {removed} earlier extraction(s) and build(s) of our packages");
     }
+    let unpublished = unpublished(&metadata)?;
     let mut args = vec!["package", "--workspace"];
-    for name in UNPUBLISHED {
-        args.extend(["--exclude", name]);
+    for name in &unpublished {
+        args.extend(["--exclude", name.as_str()]);
     }
     args.extend(["--allow-dirty", "--quiet"]);
     // A packaged crate is built outside the workspace, so the workspace's
@@ -36,15 +35,28 @@ pub fn run() -> Result<(), String> {
 }
 
 /// `(name, version)` of every workspace member, from `cargo metadata`.
-fn members() -> Result<Vec<(String, String)>, String> {
-    let metadata = crate::workspace_metadata()?;
-    let packages = metadata["packages"]
-        .as_array()
-        .ok_or("cargo metadata has no `packages`")?;
-    Ok(packages
+fn members(metadata: &serde_json::Value) -> Result<Vec<(String, String)>, String> {
+    Ok(packages(metadata)?
         .iter()
         .filter_map(|p| Some((p["name"].as_str()?.into(), p["version"].as_str()?.into())))
         .collect())
+}
+
+/// The members that are not packaged: `publish = false` (xtask, the
+/// conformance suite, the test kit, the bench harness), which `cargo
+/// metadata` gives as an empty list of registries.
+fn unpublished(metadata: &serde_json::Value) -> Result<Vec<String>, String> {
+    Ok(packages(metadata)?
+        .iter()
+        .filter(|p| p["publish"].as_array().is_some_and(Vec::is_empty))
+        .filter_map(|p| Some(p["name"].as_str()?.to_owned()))
+        .collect())
+}
+
+fn packages(metadata: &serde_json::Value) -> Result<&Vec<serde_json::Value>, String> {
+    metadata["packages"]
+        .as_array()
+        .ok_or_else(|| "cargo metadata has no `packages`".to_owned())
 }
 
 /// Cargo's home: `$CARGO_HOME`, else `~/.cargo`.
@@ -120,4 +132,19 @@ fn clear_compiled(members: &[(String, String)]) -> usize {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unpublished_members_are_the_publish_false_ones() {
+        let metadata = crate::workspace_metadata().unwrap();
+        let unpublished = unpublished(&metadata).unwrap();
+        for name in ["xtask", "conformance", "a2e-test-kit", "a2e-bench"] {
+            assert!(unpublished.iter().any(|n| n == name), "{unpublished:?}");
+        }
+        assert!(!unpublished.iter().any(|n| n == "a2e-host"));
+    }
 }
