@@ -343,3 +343,55 @@ async fn a_line_that_is_not_json_fails_the_requests_waiting() {
     );
     assert!(!client.is_closed());
 }
+
+#[tokio::test]
+async fn attach_and_dag_requests_go_out_as_their_own_messages() {
+    let (client, mut host) = connect().await;
+    let attach = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let target = a2e_client::AttachTarget::ChainRequest("req-7".into());
+            let call = client
+                .chains()
+                .attach(target, 2, Duration::from_secs(10))
+                .await?;
+            call.finish().await
+        })
+    };
+    let req = host.recv().await;
+    assert_eq!(req["type"], "chain/attach");
+    assert_eq!(
+        (&req["chain_req_id"], &req["from_seq"]),
+        (&json!("req-7"), &json!(2))
+    );
+    assert!(req.get("run_id").is_none(), "{req}");
+    // The line decodes as the typed message, not as an unknown one.
+    let decoded = a2e_proto::decode(req.to_string().as_bytes()).unwrap();
+    assert!(matches!(decoded, Message::ChainAttach(_)), "{decoded:?}");
+    host.send(json!({"type": "chain/resp", "req_id": req["id"], "chain_id": "c", "success": true}))
+        .await;
+    assert!(attach.await.unwrap().unwrap().success);
+
+    let dag = json!({"dag_id": "d", "tasks": []});
+    let mut run = client
+        .chains()
+        .run_dag(
+            a2e_proto::DagRequest {
+                dag: dag.clone(),
+                streaming: true,
+                ..Default::default()
+            },
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    let req = host.recv().await;
+    assert_eq!((&req["type"], &req["dag"]), (&json!("dag/req"), &dag));
+    host.send(json!({"type": "chain/event", "req_id": req["id"], "chain_id": "c", "node_id": "x", "phase": "start", "seq": 1}))
+        .await;
+    host.send(json!({"type": "chain/resp", "req_id": req["id"], "chain_id": "c", "success": false, "error": {"code": "chain_failed"}}))
+        .await;
+    let nodes: Vec<String> = (&mut run).map(|e| e.node_id).collect().await;
+    assert_eq!(nodes, ["x"]);
+    assert!(!run.finish().await.unwrap().success);
+}

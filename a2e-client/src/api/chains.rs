@@ -2,12 +2,11 @@
 
 use std::time::Duration;
 
-use a2e_proto::{ChainEvent, ChainRequest, ChainResponse, Message};
-use serde_json::Value;
+use a2e_proto::{ChainAttach, ChainEvent, ChainRequest, ChainResponse, DagRequest, Message};
 
 use crate::call::Call;
 use crate::client::{Client, unexpected};
-use crate::error::{ClientError, ClientResult};
+use crate::error::ClientResult;
 
 /// The run [`ChainApi::attach`] re-attaches to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +80,7 @@ impl<'a> ChainApi<'a> {
         from_seq: u64,
         limit: Duration,
     ) -> ClientResult<Call<ChainEvent, ChainResponse>> {
-        let mut attach = a2e_proto::ChainAttach {
+        let mut attach = ChainAttach {
             from_seq,
             ..Default::default()
         };
@@ -89,13 +88,29 @@ impl<'a> ChainApi<'a> {
             AttachTarget::Run(id) => attach.run_id = id,
             AttachTarget::ChainRequest(id) => attach.chain_req_id = id,
         }
-        let msg = match serde_json::to_value(&attach) {
-            Ok(Value::Object(msg)) => msg,
-            Ok(_) => return Err(ClientError::Invalid("chain/attach: not an object".into())),
-            Err(e) => return Err(ClientError::Invalid(format!("chain/attach: {e}"))),
-        };
         self.client
-            .start(Message::Unknown(msg), true, limit, |msg| match msg {
+            .start(attach.into(), true, limit, |msg| match msg {
+                Message::ChainResponse(resp) => Ok(resp),
+                other => Err(unexpected("chain/resp", &other)),
+            })
+            .await
+    }
+
+    /// Runs an ACMP Layer 2 task DAG on the host (the `dag/req` wire
+    /// extension, `docs/durability.md`): its tasks' transitions as
+    /// `chain/event`s (when `req.streaming`), then [`Call::finish`] gives the
+    /// `chain/resp` (with the run's id when the host journals its runs, for
+    /// [`ChainApi::attach`]). A DAG the host cannot read is refused with
+    /// `schema_violation`; a host built without ACMP DAGs answers
+    /// `unavailable`. `limit` is how long the client waits for the answer.
+    pub async fn run_dag(
+        &self,
+        req: DagRequest,
+        limit: Duration,
+    ) -> ClientResult<Call<ChainEvent, ChainResponse>> {
+        let streaming = req.streaming;
+        self.client
+            .start(req.into(), streaming, limit, |msg| match msg {
                 Message::ChainResponse(resp) => Ok(resp),
                 other => Err(unexpected("chain/resp", &other)),
             })

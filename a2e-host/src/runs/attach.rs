@@ -1,6 +1,7 @@
 //! `chain/attach`: an agent re-attaches to a durable run by its id (or by
 //! the id of the `chain/req` that started it) and gets the events it missed,
-//! each `seq` once, then the live ones, then the final answer.
+//! each `seq` once, then the live ones, then the final answer. The request
+//! is [`a2e_proto::ChainAttach`]:
 //!
 //! ```json
 //! {"type": "chain/attach", "id": "a1", "version": "1.0", "ts": 1.0,
@@ -17,32 +18,15 @@
 use std::sync::Arc;
 
 use a2e_journal::{Journal, RunFilter, RunId, RunItem};
-use a2e_proto::{ChainEvent, ChainResponse, ErrorCode};
+use a2e_proto::{ChainAttach, ChainEvent, ChainResponse, ErrorCode};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::host::Host;
 
-/// The message type of the wire extension.
-pub const ATTACH_TYPE: &str = "chain/attach";
-
 /// Runs of an agent searched for a `chain_req_id`, newest first.
 const SEARCHED_RUNS: usize = 200;
-
-/// A `chain/attach` request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttachRequest {
-    /// The request's id: the `req_id` of everything answered.
-    pub id: String,
-    /// The run (empty: find it by `chain_req_id`).
-    pub run_id: String,
-    /// The id of the `chain/req` that started the run (its agent's newest
-    /// run of that id), when `run_id` is empty.
-    pub chain_req_id: String,
-    /// The first event wanted (default 0: every event).
-    pub from_seq: u64,
-}
 
 /// A refused attach: its wire code and message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,46 +55,6 @@ fn unknown(message: impl Into<String>) -> AttachError {
     AttachError::new(ErrorCode::new("unknown_run"), message)
 }
 
-impl AttachRequest {
-    /// Reads a `chain/attach` message ([`a2e_proto::ChainAttach`]); a field
-    /// of the wrong type is refused naming it.
-    pub fn parse(msg: &Map<String, Value>) -> Result<Self, AttachError> {
-        for key in ["id", "run_id", "chain_req_id"] {
-            match msg.get(key) {
-                None | Some(Value::Null | Value::String(_)) => {}
-                Some(other) => {
-                    return Err(schema(format!("`{key}`: expected a string, got {other}")));
-                }
-            }
-        }
-        if let Some(v) = msg.get("from_seq").filter(|v| !v.is_null())
-            && v.as_u64().is_none()
-        {
-            return Err(schema(format!("`from_seq`: expected a count, got {v}")));
-        }
-        let mut clean = msg.clone();
-        clean.retain(|_, v| !v.is_null());
-        let wire: a2e_proto::ChainAttach = serde_json::from_value(Value::Object(clean))
-            .map_err(|e| schema(format!("`chain/attach`: {e}")))?;
-        let req = Self {
-            id: msg
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            run_id: wire.run_id,
-            chain_req_id: wire.chain_req_id,
-            from_seq: wire.from_seq,
-        };
-        if req.run_id.is_empty() == req.chain_req_id.is_empty() {
-            return Err(schema(
-                "`chain/attach` names its run by exactly one of `run_id` and `chain_req_id`",
-            ));
-        }
-        Ok(req)
-    }
-}
-
 /// What an attached agent receives, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AttachItem {
@@ -123,11 +67,7 @@ pub enum AttachItem {
 }
 
 /// The run `req` names, if agent `agent` may attach to it.
-async fn find(
-    journal: &dyn Journal,
-    agent: &str,
-    req: &AttachRequest,
-) -> Result<RunId, AttachError> {
+async fn find(journal: &dyn Journal, agent: &str, req: &ChainAttach) -> Result<RunId, AttachError> {
     let unavailable = |e: a2e_journal::JournalError| {
         AttachError::new(ErrorCode::UNAVAILABLE, format!("run journal: {e}"))
     };
@@ -170,13 +110,19 @@ async fn find(
 
 /// Attaches agent `agent` to the run `req` names: its events from
 /// `from_seq` on, each once and in order (journaled ones, then live ones),
-/// then its answer. Refused when the host journals no runs, or the run is
-/// unknown or another agent's.
+/// then its answer. Refused when `req` names neither or both of `run_id` and
+/// `chain_req_id`, the host journals no runs, or the run is unknown or
+/// another agent's.
 pub async fn attach(
     host: &Arc<Host>,
     agent: &str,
-    req: &AttachRequest,
+    req: &ChainAttach,
 ) -> Result<BoxStream<'static, AttachItem>, AttachError> {
+    if req.run_id.is_empty() == req.chain_req_id.is_empty() {
+        return Err(schema(
+            "`chain/attach` names its run by exactly one of `run_id` and `chain_req_id`",
+        ));
+    }
     let Some(journal) = host.journal().cloned() else {
         return Err(AttachError::new(
             ErrorCode::UNAVAILABLE,

@@ -58,7 +58,7 @@ use crate::host::{CallOptions, Host};
 use cluster::Coordination;
 use journaled::{JournalObserver, JournalSink, node_of, resume_of};
 
-pub use attach::{ATTACH_TYPE, AttachError, AttachItem, AttachRequest, attach};
+pub use attach::{AttachError, AttachItem, attach};
 #[cfg(feature = "acmp")]
 pub use dag::run_dag;
 

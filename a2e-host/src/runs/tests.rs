@@ -241,11 +241,11 @@ async fn a_fresh_run_is_journaled_keyed_and_attached_to_by_its_agent_only() {
     assert_eq!(effects.calls(), keys);
 
     // By request id, from a seq: the rest of the events, then the answer.
-    let by_req = AttachRequest {
+    let by_req = a2e_proto::ChainAttach {
         id: "att".into(),
-        run_id: String::new(),
         chain_req_id: "req-1".into(),
         from_seq: 4,
+        ..a2e_proto::ChainAttach::default()
     };
     let items: Vec<AttachItem> = attach(&host, "ag", &by_req).await.unwrap().collect().await;
     assert_eq!(items.len(), 3, "{items:?}");
@@ -263,14 +263,14 @@ async fn a_fresh_run_is_journaled_keyed_and_attached_to_by_its_agent_only() {
     assert_eq!(answer.final_output, json!({"n": 3}));
 
     // Another agent's run, an unknown run, a malformed request.
-    let by_id = AttachRequest {
+    let by_id = a2e_proto::ChainAttach {
         run_id: run.to_string(),
         chain_req_id: String::new(),
         ..by_req.clone()
     };
     let e = attach(&host, "intruder", &by_id).await.err().unwrap();
     assert_eq!(e.code, ErrorCode::UNAUTHORIZED);
-    let unknown = AttachRequest {
+    let unknown = a2e_proto::ChainAttach {
         run_id: "nope".into(),
         ..by_id.clone()
     };
@@ -279,22 +279,19 @@ async fn a_fresh_run_is_journaled_keyed_and_attached_to_by_its_agent_only() {
     assert!(e.message.contains("nope"));
     let e = attach(&host, "intruder", &by_req).await.err().unwrap();
     assert_eq!(e.code.as_str(), "unknown_run");
-    let mut both = Map::new();
-    both.insert("id".into(), json!("x"));
-    both.insert("run_id".into(), json!("r"));
-    both.insert("chain_req_id".into(), json!("q"));
-    assert_eq!(
-        AttachRequest::parse(&both).unwrap_err().code,
-        ErrorCode::SCHEMA_VIOLATION
-    );
-    both.remove("chain_req_id");
-    both.insert("from_seq".into(), json!(-1));
-    assert!(
-        AttachRequest::parse(&both)
-            .unwrap_err()
-            .message
-            .contains("from_seq")
-    );
+    // Neither or both of `run_id` and `chain_req_id`.
+    let both = a2e_proto::ChainAttach {
+        run_id: run.to_string(),
+        ..by_req.clone()
+    };
+    let neither = a2e_proto::ChainAttach {
+        chain_req_id: String::new(),
+        ..by_req.clone()
+    };
+    for malformed in [both, neither] {
+        let e = attach(&host, "ag", &malformed).await.err().unwrap();
+        assert_eq!(e.code, ErrorCode::SCHEMA_VIOLATION, "{malformed:?}");
+    }
 }
 
 /// Per call of `seen`: its node and the calls with a result in the file.

@@ -48,7 +48,9 @@ fn needed_capability(msg: &Message) -> Option<A2ECapability> {
     Some(match msg {
         Message::ToolListRequest(_) | Message::ToolCallRequest(_) => A2ECapability::TOOLS,
         Message::SkillDiscoverRequest(_) | Message::SkillCallRequest(_) => A2ECapability::SKILL,
-        Message::ChainRequest(_) => A2ECapability::CHAINS,
+        Message::ChainRequest(_) | Message::ChainAttach(_) | Message::DagRequest(_) => {
+            A2ECapability::CHAINS
+        }
         Message::ProcSpawnRequest(_)
         | Message::ProcWriteRequest(_)
         | Message::ProcKillRequest(_)
@@ -75,22 +77,6 @@ pub(super) async fn handle(session: &Arc<Session>, msg: Message) {
             tokio::spawn(async move {
                 session.close(Duration::from_secs(req.timeout)).await;
             });
-        }
-        #[cfg(feature = "journal")]
-        Message::Unknown(map)
-            if map.get("type").and_then(Value::as_str) == Some(crate::runs::ATTACH_TYPE) =>
-        {
-            if admitted(session, &map, Some(A2ECapability::CHAINS)).await {
-                spawn_request(session, Message::Unknown(map)).await;
-            }
-        }
-        #[cfg(all(feature = "acmp", feature = "journal"))]
-        Message::Unknown(map)
-            if map.get("type").and_then(Value::as_str) == Some(crate::acmp::DAG_REQUEST_TYPE) =>
-        {
-            if admitted(session, &map, Some(A2ECapability::CHAINS)).await {
-                spawn_request(session, Message::Unknown(map)).await;
-            }
         }
         Message::Unknown(map) => {
             let id = map.get("id").and_then(Value::as_str).unwrap_or_default();
@@ -460,14 +446,25 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
             let result = host.procs().status(&session.id, &req);
             answer(session, &req.id, &req.proc_id, result).await
         }
-        #[cfg(all(feature = "acmp", feature = "journal"))]
-        Message::Unknown(map)
-            if map.get("type").and_then(Value::as_str) == Some(crate::acmp::DAG_REQUEST_TYPE) =>
-        {
-            Box::pin(dag::dag_request(session, map)).await
-        }
         #[cfg(feature = "journal")]
-        Message::Unknown(map) => Box::pin(attach_request(session, map)).await,
+        Message::ChainAttach(req) => Box::pin(attach::attach_request(session, req)).await,
+        #[cfg(all(feature = "acmp", feature = "journal"))]
+        Message::DagRequest(req) => Box::pin(dag::dag_request(session, req)).await,
+        #[cfg(not(feature = "journal"))]
+        Message::ChainAttach(req) => {
+            not_built(
+                session,
+                &req.id,
+                "`chain/attach` needs the run journal (feature `journal`)",
+            )
+            .await
+        }
+        #[cfg(not(all(feature = "acmp", feature = "journal")))]
+        Message::DagRequest(req) => {
+            let needs =
+                "`dag/req` needs ACMP DAGs and the run journal (features `acmp`, `journal`)";
+            not_built(session, &req.id, needs).await
+        }
         other => {
             let refusal =
                 HostError::InvalidMessage(format!("`{}` is not a request", other.type_str()));
@@ -475,6 +472,16 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
             Audited::ok("").outcome(false, Some(&refusal.code()))
         }
     }
+}
+
+/// Refuses a wire extension whose features this host is built without: a
+/// host built with them would serve it (`unavailable`, as a host that
+/// journals no runs answers `chain/attach`).
+#[cfg(not(all(feature = "acmp", feature = "journal")))]
+async fn not_built(session: &Session, req_id: &str, needs: &str) -> Audited {
+    let refusal = HostError::Unavailable(format!("{needs}, which this host is built without"));
+    refuse(session, req_id, &refusal).await;
+    Audited::ok("").outcome(false, Some(&refusal.code()))
 }
 
 /// `chain/req`: validates, runs, answers, then frees the plan.
@@ -564,8 +571,6 @@ async fn skill_request(
 
 #[cfg(feature = "journal")]
 mod attach;
-#[cfg(feature = "journal")]
-use attach::{admitted, attach_request};
 #[cfg(all(feature = "acmp", feature = "journal"))]
 mod dag;
 

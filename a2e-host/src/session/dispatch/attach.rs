@@ -1,78 +1,17 @@
 //! `chain/attach`: a session re-attaching to a journaled run (its missed
-//! events, then the live ones, then the final answer).
+//! events, then the live ones, then the final answer). The session has
+//! admitted it as every request (handshake, the `chains` capability).
 
 use std::sync::Arc;
 
-use a2e_proto::{A2ECapability, ErrorCode};
-use serde_json::Value;
+use a2e_proto::{ChainAttach, ErrorCode};
 
 use super::{Audited, Session};
 
-/// Whether a `chain/attach` may run: the session has shaken hands, accepted
-/// `capability`, and is not closing (refusals are answered).
-pub(super) async fn admitted(
-    session: &Arc<Session>,
-    map: &serde_json::Map<String, Value>,
-    capability: Option<A2ECapability>,
-) -> bool {
-    let id = map.get("id").and_then(Value::as_str).unwrap_or_default();
-    let (handshaken, accepted, closing) = match session.state.lock() {
-        Ok(s) => (
-            s.handshaken,
-            capability.is_none_or(|c| s.accepted.contains(&c)),
-            s.shutting_down,
-        ),
-        Err(_) => (false, false, true),
-    };
-    let refusal = if !handshaken {
-        Some((
-            ErrorCode::UNAUTHORIZED,
-            "send handshake/req first".to_owned(),
-        ))
-    } else if !accepted {
-        Some((
-            ErrorCode::UNAUTHORIZED,
-            "capability `chains` was not accepted for this session".to_owned(),
-        ))
-    } else if closing {
-        Some((
-            ErrorCode::UNAVAILABLE,
-            "the session is shutting down".to_owned(),
-        ))
-    } else {
-        None
-    };
-    match refusal {
-        Some((code, message)) => {
-            session
-                .send(a2e_proto::ErrorMessage::new(id, code, message))
-                .await;
-            false
-        }
-        None => true,
-    }
-}
-
 /// `chain/attach`: the run's events from `from_seq`, then its answer.
-pub(super) async fn attach_request(
-    session: &Arc<Session>,
-    map: serde_json::Map<String, Value>,
-) -> Audited {
+pub(super) async fn attach_request(session: &Arc<Session>, req: ChainAttach) -> Audited {
     use futures::StreamExt;
-    let id = map
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let req = match crate::runs::AttachRequest::parse(&map) {
-        Ok(req) => req,
-        Err(e) => {
-            session
-                .send(a2e_proto::ErrorMessage::new(&id, e.code.clone(), e.message))
-                .await;
-            return Audited::ok("").outcome(false, Some(&e.code));
-        }
-    };
+    let id = req.id.clone();
     let audited = Audited::ok(if req.run_id.is_empty() {
         req.chain_req_id.clone()
     } else {

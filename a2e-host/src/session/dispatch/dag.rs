@@ -4,35 +4,33 @@
 
 use std::sync::Arc;
 
-use a2e_proto::{ChainEvent, ErrorCode};
-use serde_json::{Map, Value};
+use a2e_proto::{ChainEvent, DagRequest, ErrorCode};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{Audited, Session};
 use crate::host::CallOptions;
 
 /// Runs the DAG of a `dag/req` and answers it.
-pub(super) async fn dag_request(session: &Arc<Session>, map: Map<String, Value>) -> Audited {
-    let id = map
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let dag = match map.get("dag") {
-        Some(v) => acmp_dag::decode::from_value::<acmp_dag::Dag>(v).map_err(|e| e.to_string()),
-        None => Err("`dag/req` carries its DAG in `dag`".to_owned()),
-    };
-    let dag = match dag {
+pub(super) async fn dag_request(session: &Arc<Session>, req: DagRequest) -> Audited {
+    let DagRequest {
+        id, dag, streaming, ..
+    } = req;
+    // The session's decoder read the envelope; the DAG is ACMP's to read.
+    let dag = match acmp_dag::decode::from_value::<acmp_dag::Dag>(&dag) {
         Ok(dag) => dag,
-        Err(message) => {
+        Err(e) => {
             let code = ErrorCode::SCHEMA_VIOLATION;
             session
-                .send(a2e_proto::ErrorMessage::new(&id, code.clone(), message))
+                .send(a2e_proto::ErrorMessage::new(
+                    &id,
+                    code.clone(),
+                    e.to_string(),
+                ))
                 .await;
             return Audited::ok("").outcome(false, Some(&code));
         }
     };
-    let streaming = map.get("streaming").and_then(Value::as_bool) == Some(true);
     let audited = Audited::ok(dag.dag_id.clone());
     let agent = session
         .state

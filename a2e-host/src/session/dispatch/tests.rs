@@ -109,3 +109,86 @@ mod future_size {
         assert!(task <= 8 * 1024, "a request's future is {task} bytes");
     }
 }
+
+mod extensions {
+    use serde_json::json;
+
+    use super::super::*;
+    use crate::session::Outbound;
+
+    /// The next message the session sends that is not a mark.
+    async fn next(rx: &mut crate::outbound::EventReceiver) -> Message {
+        loop {
+            match rx.recv().await {
+                Some(Outbound::Message(msg)) => return msg,
+                Some(_) => {}
+                None => panic!("the session sent nothing"),
+            }
+        }
+    }
+
+    fn line(value: serde_json::Value) -> Message {
+        a2e_proto::decode(value.to_string().as_bytes()).unwrap()
+    }
+
+    /// `chain/attach` and `dag/req` are admitted as every request (a
+    /// handshake, the `chains` capability) and reach their handlers.
+    #[tokio::test]
+    async fn attach_and_dag_requests_are_admitted_as_every_request() {
+        let host = crate::Host::builder(crate::HostConfig::default())
+            .build()
+            .unwrap();
+        let (tx, mut rx) = crate::EventStream::channel(8);
+        let session = Session::new(host, tx);
+        let attach = json!({"type": "chain/attach", "id": "a1", "run_id": "r"});
+        handle(&session, line(attach.clone())).await;
+        let Message::ErrorMessage(e) = next(&mut rx).await else {
+            panic!("no refusal")
+        };
+        assert_eq!(
+            (e.req_id.as_str(), &e.code),
+            ("a1", &ErrorCode::UNAUTHORIZED)
+        );
+
+        // Shaken hands without `chains`: refused naming the capability.
+        let hello = json!({"type": "handshake/req", "id": "h1", "agent_id": "ag",
+                           "agent_caps": ["tools"]});
+        handle(&session, line(hello)).await;
+        assert!(matches!(next(&mut rx).await, Message::HandshakeResponse(_)));
+        let dag = json!({"type": "dag/req", "id": "d1", "dag": {"dag_id": "x"}});
+        handle(&session, line(dag.clone())).await;
+        let Message::ErrorMessage(e) = next(&mut rx).await else {
+            panic!("no refusal")
+        };
+        assert_eq!(
+            (e.code, e.capability_name.as_str()),
+            (ErrorCode::UNAUTHORIZED, "chains")
+        );
+
+        // With `chains`: a host without a journal cannot attach; a DAG it
+        // cannot read is a schema violation (or, built without ACMP DAGs
+        // and the journal, unavailable).
+        let hello = json!({"type": "handshake/req", "id": "h2", "agent_id": "ag",
+                           "agent_caps": ["chains"]});
+        handle(&session, line(hello)).await;
+        assert!(matches!(next(&mut rx).await, Message::HandshakeResponse(_)));
+        handle(&session, line(attach)).await;
+        let Message::ErrorMessage(e) = next(&mut rx).await else {
+            panic!("no refusal")
+        };
+        assert_eq!(
+            (e.req_id.as_str(), &e.code),
+            ("a1", &ErrorCode::UNAVAILABLE)
+        );
+        handle(&session, line(dag)).await;
+        let Message::ErrorMessage(e) = next(&mut rx).await else {
+            panic!("no refusal")
+        };
+        let expected = if cfg!(all(feature = "acmp", feature = "journal")) {
+            ErrorCode::SCHEMA_VIOLATION
+        } else {
+            ErrorCode::UNAVAILABLE
+        };
+        assert_eq!((e.req_id.as_str(), e.code), ("d1", expected));
+    }
+}
