@@ -92,6 +92,7 @@ pub struct HostBuilder {
     pub(crate) telemetry: a2e_telemetry::Telemetry,
     /// Whether the host's listeners serve the live view (see `compose`).
     pub(crate) live_view: bool,
+    launcher: crate::proc::Launcher,
 }
 
 impl HostBuilder {
@@ -107,7 +108,10 @@ impl HostBuilder {
     /// `memory` feature).
     pub fn with_builtins(self) -> Self {
         let config = Arc::new(self.config.clone());
-        let builder = self.with_tool_plugin(crate::builtins::BuiltinTools::new(config));
+        let launcher = self.launcher.clone();
+        let builder = self.with_tool_plugin(crate::builtins::BuiltinTools::with_launcher(
+            config, launcher,
+        ));
         #[cfg(feature = "memory")]
         if builder.config.memory.enabled {
             return builder.with_memory();
@@ -143,6 +147,20 @@ impl HostBuilder {
             self.errors.push(e.into());
         }
         self
+    }
+
+    /// Starts the host's commands (`run_command`, processes, program
+    /// skills) through `sandbox` (see [`Launcher::set_sandbox`](crate::proc::Launcher::set_sandbox)).
+    #[cfg(feature = "sandbox")]
+    pub fn with_sandbox(self, sandbox: Arc<a2e_sandbox::Sandbox>) -> Self {
+        self.launcher.set_sandbox(sandbox);
+        self
+    }
+
+    /// How the host starts commands: shared by its built-in tools, its
+    /// process table and its program skills.
+    pub fn launcher(&self) -> &crate::proc::Launcher {
+        &self.launcher
     }
 
     /// Records a failure to report from [`HostBuilder::build`].
@@ -185,9 +203,10 @@ impl HostBuilder {
             .map_err(ConfigError::Acmp)?;
         let config = Arc::new(self.config);
         let registry = self.registry;
+        let launcher = self.launcher;
         Ok(Arc::new_cyclic(|me| Host {
             me: me.clone(),
-            procs: ProcManager::new(config.clone()),
+            procs: ProcManager::new(config.clone()).with_launcher(launcher),
             config,
             registry,
             started: StdInstant::now(),
@@ -267,6 +286,7 @@ impl Host {
             providers: None,
             telemetry: a2e_telemetry::Telemetry::disabled(),
             live_view: false,
+            launcher: crate::proc::Launcher::default(),
         }
     }
 

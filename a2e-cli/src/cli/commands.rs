@@ -76,7 +76,15 @@ pub fn telemetry(cli: &Cli) -> Result<(Telemetry, TelemetryGuard), String> {
 /// ([`HostBuilder::from_config`]); `a2e serve` also opens its run journal and
 /// resumes its unfinished runs ([`HostBuilder::start`]).
 async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String> {
-    let builder = HostBuilder::from_config(load_config(cli)?).with_telemetry(telemetry);
+    let mut builder = HostBuilder::from_config(load_config(cli)?).with_telemetry(telemetry);
+    // Only the commands that may start processes probe the sandbox.
+    if matches!(
+        cli.command,
+        Command::Serve { .. } | Command::Run { .. } | Command::Skill { .. }
+    ) && let Some(sandbox) = sandbox().await
+    {
+        builder = builder.with_sandbox(sandbox);
+    }
     match &cli.command {
         Command::Serve { ws, http, .. } => builder
             .serving_live_view(ws.is_some() || http.is_some())
@@ -94,17 +102,20 @@ async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String
 /// Makes the binary its own sandbox wrapper for every command it starts
 /// (unavailable layers are logged once; without a sandbox commands start
 /// directly).
-async fn install_sandbox() {
+async fn sandbox() -> Option<Arc<a2e_sandbox::Sandbox>> {
     let wrapper = match a2e_sandbox::Wrapper::current_exe(super::super::SANDBOX_EXEC) {
         Ok(w) => w,
         Err(e) => {
             tracing::warn!(error = %e, "no sandbox for commands: cannot find this binary");
-            return;
+            return None;
         }
     };
     match a2e_sandbox::Sandbox::new(wrapper, a2e_sandbox::SandboxConfig::default()).await {
-        Ok(sandbox) => a2e_host::proc::install_sandbox(Arc::new(sandbox)),
-        Err(e) => tracing::warn!(error = %e, "no sandbox for commands"),
+        Ok(sandbox) => Some(Arc::new(sandbox)),
+        Err(e) => {
+            tracing::warn!(error = %e, "no sandbox for commands");
+            None
+        }
     }
 }
 
@@ -145,13 +156,6 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             Ok(config) => super::runs::runs(&config, command).await,
             Err(e) => fail(e),
         };
-    }
-    // Only the commands that may start processes probe the sandbox.
-    if matches!(
-        cli.command,
-        Command::Serve { .. } | Command::Run { .. } | Command::Skill { .. }
-    ) {
-        install_sandbox().await;
     }
     let host = match build_host(&cli, telemetry).await {
         Ok(h) => h,

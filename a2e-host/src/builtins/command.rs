@@ -38,6 +38,7 @@ pub(crate) fn checked_argv(argv: Vec<String>, field: &str) -> HostResult<Vec<Str
 /// Runs `run_command`.
 pub(crate) async fn run_command(
     config: &HostConfig,
+    launcher: &process::Launcher,
     args: RunCommandArgs,
     ctx: &CallContext,
 ) -> HostResult<ToolOutput> {
@@ -69,6 +70,7 @@ pub(crate) async fn run_command(
         .ok_or_else(|| HostError::Tool(format!("command `{argv0}` not found")))?;
 
     let mut cmd = process::command(
+        launcher,
         &program,
         &argv,
         &cwd.path,

@@ -67,7 +67,7 @@ fn object_of(mut p: ToolParameter, props: &[(&str, &str, &str)]) -> ToolParamete
 /// its argument type) and the function that runs it.
 macro_rules! builtin {
     ($ty:ident, $args:ty, $def:expr, |$config:ident, $a:ident, $ctx:ident| $body:expr) => {
-        struct $ty(Arc<HostConfig>);
+        struct $ty(Arc<Env>);
 
         impl TypedTool for $ty {
             type Args = $args;
@@ -154,7 +154,7 @@ builtin!(
         "Run an allowed program (no shell) and return its exit code, stdout and stderr; output lines stream as log events",
     )
     .tags(&["process"]),
-    |config, args, ctx| command::run_command(config, args, &ctx).await
+    |env, args, ctx| command::run_command(env, &env.launcher, args, &ctx).await
 );
 
 builtin!(
@@ -205,8 +205,8 @@ builtin!(
 );
 
 /// Every built-in tool, whether enabled or not.
-fn toolbox(config: Arc<HostConfig>) -> Toolbox {
-    let c = || config.clone();
+fn toolbox(env: Arc<Env>) -> Toolbox {
+    let c = || env.clone();
     Toolbox::new("builtin")
         .with(ReadFile(c()))
         .with(WriteFile(c()))
@@ -222,7 +222,11 @@ fn toolbox(config: Arc<HostConfig>) -> Toolbox {
 
 /// Every built-in tool's definition, whether enabled or not.
 pub fn definitions() -> Vec<ToolDefinition> {
-    ToolPlugin::tools(&toolbox(Arc::new(HostConfig::default())))
+    let env = Env {
+        config: Arc::new(HostConfig::default()),
+        launcher: crate::proc::Launcher::default(),
+    };
+    ToolPlugin::tools(&toolbox(Arc::new(env)))
 }
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
@@ -290,15 +294,37 @@ fn outputs(tool: &str) -> Vec<ToolParameter> {
     }
 }
 
+/// What the built-in tools run with: the configuration (which they read
+/// through this, as `&HostConfig`) and how commands start.
+struct Env {
+    config: Arc<HostConfig>,
+    launcher: crate::proc::Launcher,
+}
+
+impl std::ops::Deref for Env {
+    type Target = HostConfig;
+
+    fn deref(&self) -> &HostConfig {
+        &self.config
+    }
+}
+
 /// The built-in tools the configuration enables.
 pub struct BuiltinTools {
     tools: Toolbox,
 }
 
 impl BuiltinTools {
-    /// Built-ins per `config`.
+    /// Built-ins per `config`, their commands started directly.
     pub fn new(config: Arc<HostConfig>) -> Self {
-        let tools = toolbox(config.clone()).retain(|d| config.builtin_enabled(&d.name));
+        Self::with_launcher(config, crate::proc::Launcher::default())
+    }
+
+    /// Built-ins per `config`, their commands started by `launcher`.
+    pub fn with_launcher(config: Arc<HostConfig>, launcher: crate::proc::Launcher) -> Self {
+        let enabled = config.clone();
+        let env = Arc::new(Env { config, launcher });
+        let tools = toolbox(env).retain(|d| enabled.builtin_enabled(&d.name));
         Self { tools }
     }
 }

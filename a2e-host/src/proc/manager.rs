@@ -177,6 +177,7 @@ impl Drop for RunRegistration {
 /// Processes of every session.
 pub struct ProcManager {
     config: Arc<HostConfig>,
+    launcher: process::Launcher,
     table: SharedTable,
     next_run: AtomicU64,
 }
@@ -230,9 +231,16 @@ impl ProcManager {
     pub fn new(config: Arc<HostConfig>) -> Self {
         Self {
             config,
+            launcher: process::Launcher::default(),
             table: SharedTable::default(),
             next_run: AtomicU64::new(0),
         }
+    }
+
+    /// The same table, its commands started by `launcher`.
+    pub fn with_launcher(mut self, launcher: process::Launcher) -> Self {
+        self.launcher = launcher;
+        self
     }
 
     /// Checks `argv`, `cwd` and `env` against the policy and builds the command.
@@ -265,6 +273,7 @@ impl ProcManager {
         Ok(Prepared {
             argv0: argv0.clone(),
             cmd: process::command(
+                &self.launcher,
                 &program,
                 argv,
                 &dir.path,

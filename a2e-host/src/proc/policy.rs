@@ -86,27 +86,54 @@ pub fn env_pairs(env: &Map<String, Value>) -> HostResult<Vec<(String, String)>> 
     }
 }
 
-/// The sandbox every command goes through, once installed (the `a2e` binary
-/// installs it at start: it is its own exec wrapper).
-#[cfg(feature = "sandbox")]
-static SANDBOX: std::sync::OnceLock<std::sync::Arc<a2e_sandbox::Sandbox>> =
-    std::sync::OnceLock::new();
-
-/// Starts every later command through `sandbox` with the process policy of
-/// `a2e-sandbox`: the parent-death signal on each child and, where the kernel
-/// allows a PID namespace (or bubblewrap is installed), its descendants
-/// contained, so that nothing a command started outlives the host, even when
-/// the host is killed outright. Without it commands start directly (process
-/// groups still end them with their call, session or host shutdown).
-#[cfg(feature = "sandbox")]
-pub fn install_sandbox(sandbox: std::sync::Arc<a2e_sandbox::Sandbox>) {
-    let _ = SANDBOX.set(sandbox);
+/// How a host starts commands: directly, or through its sandbox once it has
+/// one. Clones share the sandbox slot: the parts built before the sandbox is
+/// known (the built-in tools, the process table, program skills) start their
+/// commands through it from when it is set.
+#[derive(Clone, Default)]
+pub struct Launcher {
+    #[cfg(feature = "sandbox")]
+    sandbox: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<a2e_sandbox::Sandbox>>>,
 }
 
-/// The installed sandbox, if any.
-#[cfg(feature = "sandbox")]
-pub fn sandbox() -> Option<std::sync::Arc<a2e_sandbox::Sandbox>> {
-    SANDBOX.get().cloned()
+impl std::fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launcher")
+            .field("sandboxed", &self.sandboxed())
+            .finish()
+    }
+}
+
+impl Launcher {
+    /// Whether commands start through a sandbox.
+    pub fn sandboxed(&self) -> bool {
+        #[cfg(feature = "sandbox")]
+        {
+            self.sandbox.get().is_some()
+        }
+        #[cfg(not(feature = "sandbox"))]
+        {
+            false
+        }
+    }
+
+    /// Starts every later command through `sandbox` with the process policy
+    /// of `a2e-sandbox`: the parent-death signal on each child and, where the
+    /// kernel allows a PID namespace (or bubblewrap is installed), its
+    /// descendants contained, so that nothing a command started outlives the
+    /// host, even when the host is killed outright. Without it commands start
+    /// directly (process groups still end them with their call, session or
+    /// host shutdown). `false` when a sandbox is set already.
+    #[cfg(feature = "sandbox")]
+    pub fn set_sandbox(&self, sandbox: std::sync::Arc<a2e_sandbox::Sandbox>) -> bool {
+        self.sandbox.set(sandbox).is_ok()
+    }
+
+    /// The sandbox, once set.
+    #[cfg(feature = "sandbox")]
+    pub fn sandbox(&self) -> Option<std::sync::Arc<a2e_sandbox::Sandbox>> {
+        self.sandbox.get().cloned()
+    }
 }
 
 #[cfg(feature = "sandbox")]
@@ -139,6 +166,7 @@ pub const DEFAULT_INHERITED_ENV: &[&str] = &[
 /// [`DEFAULT_INHERITED_ENV`]), then the call's extra `env` — never the host's
 /// whole environment, so secrets in it do not reach commands.
 pub fn command(
+    launcher: &Launcher,
     program: &Path,
     argv: &[String],
     cwd: &Path,
@@ -147,7 +175,7 @@ pub fn command(
     inherit: &[String],
 ) -> Command {
     #[cfg(feature = "sandbox")]
-    if let Some(sandbox) = SANDBOX.get() {
+    if let Some(sandbox) = launcher.sandbox.get() {
         match sandboxed(sandbox, program, argv, cwd, env, inherit) {
             Ok(mut cmd) => {
                 cmd.stdin(if stdin_piped {
@@ -162,6 +190,8 @@ pub fn command(
             }
         }
     }
+    #[cfg(not(feature = "sandbox"))]
+    let _ = launcher;
     let mut cmd = Command::new(program);
     if let Some((argv0, rest)) = argv.split_first() {
         cmd.arg0(argv0);

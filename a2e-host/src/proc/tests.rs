@@ -21,7 +21,15 @@ fn inherit() -> Vec<String> {
 fn spawn_sh(script: &str) -> GroupChild {
     let sh = resolve_program("sh").unwrap();
     let argv = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
-    let mut cmd = command(&sh, &argv, Path::new("/"), &[], false, &inherit());
+    let mut cmd = command(
+        &Launcher::default(),
+        &sh,
+        &argv,
+        Path::new("/"),
+        &[],
+        false,
+        &inherit(),
+    );
     spawn_group(&mut cmd).unwrap()
 }
 
@@ -198,7 +206,15 @@ async fn a_slow_consumer_after_exit_loses_no_line() {
 async fn dropping_the_guard_kills_the_group() {
     let sleep = resolve_program("sleep").unwrap();
     let argv = vec!["sleep".to_owned(), "30".to_owned()];
-    let mut cmd = command(&sleep, &argv, Path::new("/"), &[], false, &inherit());
+    let mut cmd = command(
+        &Launcher::default(),
+        &sleep,
+        &argv,
+        Path::new("/"),
+        &[],
+        false,
+        &inherit(),
+    );
     let child = spawn_group(&mut cmd).unwrap();
     let pid = child.pid();
     assert!(pid_alive(pid));

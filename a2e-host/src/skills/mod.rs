@@ -148,7 +148,8 @@ pub fn builder_with_skills(builder: HostBuilder) -> HostBuilder {
     let mut builder = builder;
     #[cfg(feature = "sandbox")]
     if !programs.is_empty() {
-        builder = builder.with_skill_plugin(program_skill::ProgramSkills::new(programs));
+        let launcher = builder.launcher().clone();
+        builder = builder.with_skill_plugin(program_skill::ProgramSkills::new(programs, launcher));
     }
     #[cfg(feature = "ontheia")]
     if !ontheias.is_empty() {

@@ -83,12 +83,14 @@ impl ProgramSkill {
 /// The plugin serving program skills.
 pub struct ProgramSkills {
     skills: Vec<ProgramSkill>,
+    /// Its sandbox runs the skills (a host without one refuses them).
+    launcher: crate::proc::Launcher,
 }
 
 impl ProgramSkills {
-    /// A plugin over loaded skills.
-    pub fn new(skills: Vec<ProgramSkill>) -> Self {
-        Self { skills }
+    /// A plugin over loaded skills, run in `launcher`'s sandbox.
+    pub fn new(skills: Vec<ProgramSkill>, launcher: crate::proc::Launcher) -> Self {
+        Self { skills, launcher }
     }
 }
 
@@ -125,7 +127,7 @@ impl SkillPlugin for ProgramSkills {
             .find(|s| s.def.name == skill)
             .ok_or_else(|| HostError::UnknownSkill(skill.into()))?;
         let args = found.defaults.apply(args)?;
-        let sandbox = crate::proc::sandbox().ok_or_else(|| {
+        let sandbox = self.launcher.sandbox().ok_or_else(|| {
             HostError::Runtime(
                 "program skills need the sandbox, which this host has not installed".into(),
             )
