@@ -9,6 +9,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use a2e_bench::report::{emit, round};
+use a2e_bench::stats::median;
 use ontheia::{
     AgentPlan, AgentRequest, Backend, BackendError, Document, Engine, Globals, LlmReply,
     LlmRequest, MemorySearch, MemoryWrite, RestRequest, RestResponse, ToolCall,
@@ -110,11 +112,6 @@ fn document() -> Document {
         eprintln!("bench_ontheia: {e}");
         std::process::exit(1)
     })
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -263,17 +260,16 @@ fn main() {
     let validate_us = median(&mut t_validate) / 1e3;
     let engine_us = median(&mut t_engine) / 1e3;
     let direct_us = median(&mut t_direct) / 1e3;
-    let line = json!({
+    emit(&json!({
         "bench": "ontheia",
         "steps": steps_run,
         "samples": trials,
-        "run_us": (engine_us * 10.0).round() / 10.0,
-        "us_per_step": (engine_us / steps_run as f64 * 100.0).round() / 100.0,
-        "overhead_us_per_step": ((engine_us - direct_us) / steps_run as f64 * 100.0).round() / 100.0,
-        "validate_us": (validate_us * 10.0).round() / 10.0,
+        "run_us": round(engine_us, 1),
+        "us_per_step": round(engine_us / steps_run as f64, 2),
+        "overhead_us_per_step": round((engine_us - direct_us) / steps_run as f64, 2),
+        "validate_us": round(validate_us, 1),
         "vs": "the same backend calls made directly",
-        "vs_run_us": (direct_us * 10.0).round() / 10.0,
-        "ratio": ((engine_us / direct_us) * 10.0).round() / 10.0,
-    });
-    println!("{line}");
+        "vs_run_us": round(direct_us, 1),
+        "ratio": round(engine_us / direct_us, 1),
+    }));
 }

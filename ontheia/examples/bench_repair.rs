@@ -9,6 +9,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use a2e_bench::report::{emit, round};
+use a2e_bench::stats::{interleaved, median_of};
 use serde_json::json;
 
 const RECORD: &str = "{'id': 1, name: 'Ada \"the\" first', \"tags\": ['a' 'b',], ok: True, none: None, // note\n \"text\": \"line\nbreak\", n: .5,},\n";
@@ -21,11 +23,6 @@ fn input(bytes: usize) -> String {
     }
     s.push(']');
     s
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -53,53 +50,57 @@ fn main() {
         records.push(parsed.as_array().map_or(0, Vec::len));
     }
     // Trials alternate between the sizes, so that both see the same machine.
-    let mut t_repair = vec![Vec::new(); sizes.len()];
-    let mut t_parse = vec![Vec::new(); sizes.len()];
-    for _ in 0..trials {
-        for k in 0..sizes.len() {
-            let start = Instant::now();
-            black_box(
-                ontheia::repair::repair(black_box(&texts[k]))
-                    .map(|s| s.len())
-                    .unwrap_or(0),
-            );
-            t_repair[k].push(start.elapsed().as_secs_f64());
-            let start = Instant::now();
-            black_box(serde_json::from_str::<serde_json::Value>(black_box(&repaired[k])).is_ok());
-            t_parse[k].push(start.elapsed().as_secs_f64());
-        }
-    }
+    let repair = |k: usize| {
+        let start = Instant::now();
+        black_box(
+            ontheia::repair::repair(black_box(&texts[k]))
+                .map(|s| s.len())
+                .unwrap_or(0),
+        );
+        start.elapsed().as_secs_f64()
+    };
+    let parse = |k: usize| {
+        let start = Instant::now();
+        black_box(serde_json::from_str::<serde_json::Value>(black_box(&repaired[k])).is_ok());
+        start.elapsed().as_secs_f64()
+    };
+    let medians: Vec<f64> = interleaved(
+        0,
+        trials,
+        &mut [
+            &mut || repair(0),
+            &mut || parse(0),
+            &mut || repair(1),
+            &mut || parse(1),
+        ],
+    )
+    .into_iter()
+    .map(median_of)
+    .collect();
     let mut repair_med = Vec::new();
     let mut parse_med = Vec::new();
-    for k in 0..sizes.len() {
-        let repair_s = median(&mut t_repair[k]);
-        let parse_s = median(&mut t_parse[k]);
+    for (k, pair) in medians.chunks(2).enumerate() {
+        let (repair_s, parse_s) = (pair[0], pair[1]);
         let mb = texts[k].len() as f64 / 1e6;
-        println!(
-            "{}",
-            json!({
-                "bench": "repair",
-                "input_bytes": texts[k].len(),
-                "records": records[k],
-                "samples": trials,
-                "repair_ms": (repair_s * 1e4).round() / 10.0,
-                "repair_mb_per_s": (mb / repair_s * 10.0).round() / 10.0,
-                "vs": "serde_json parsing the repaired text",
-                "vs_parse_mb_per_s": (repaired[k].len() as f64 / 1e6 / parse_s * 10.0).round() / 10.0,
-                "ratio": (repair_s / parse_s * 10.0).round() / 10.0,
-            })
-        );
+        emit(&json!({
+            "bench": "repair",
+            "input_bytes": texts[k].len(),
+            "records": records[k],
+            "samples": trials,
+            "repair_ms": round(repair_s * 1e3, 1),
+            "repair_mb_per_s": round(mb / repair_s, 1),
+            "vs": "serde_json parsing the repaired text",
+            "vs_parse_mb_per_s": round(repaired[k].len() as f64 / 1e6 / parse_s, 1),
+            "ratio": round(repair_s / parse_s, 1),
+        }));
         repair_med.push(repair_s);
         parse_med.push(parse_s);
     }
-    println!(
-        "{}",
-        json!({
-            "bench": "repair_scaling",
-            "sizes_mib": sizes,
-            "time_ratio": (repair_med[1] / repair_med[0] * 100.0).round() / 100.0,
-            "vs_parse_time_ratio": (parse_med[1] / parse_med[0] * 100.0).round() / 100.0,
-            "linear_would_be": 10.0,
-        })
-    );
+    emit(&json!({
+        "bench": "repair_scaling",
+        "sizes_mib": sizes,
+        "time_ratio": round(repair_med[1] / repair_med[0], 2),
+        "vs_parse_time_ratio": round(parse_med[1] / parse_med[0], 2),
+        "linear_would_be": 10.0,
+    }));
 }
