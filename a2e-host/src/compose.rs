@@ -61,7 +61,7 @@ impl HostBuilder {
     /// them itself).
     #[cfg(feature = "mcp")]
     pub async fn mount(mut self) -> Result<Self, BuildError> {
-        let servers = self.config().mcp.servers.clone();
+        let servers = self.config().mcp.server_configs();
         if servers.is_empty() {
             return Ok(self);
         }

@@ -45,9 +45,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 mod cluster;
+mod entries;
 mod plugins;
 
 pub use cluster::ClusterConfig;
+pub use entries::{McpServerEntry, ProviderEntry};
 pub use plugins::PluginProcessConfig;
 
 /// Every built-in tool name.
@@ -185,18 +187,18 @@ impl HostConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
-    /// The providers skills may use, and which of them agents may pick.
+    /// The providers skills may use, and which of them agents may pick
+    /// ([`ProviderEntry`]: read only by a host built with `llm`).
     pub providers: Vec<ProviderEntry>,
 }
 
-/// One `[[llm.providers]]` entry (kept unread, and refused at build, in a host
-/// built without its `llm` feature).
-#[cfg(feature = "llm")]
-pub type ProviderEntry = a2e_llm::ProviderConfig;
-/// One `[[llm.providers]]` entry (kept unread, and refused at build, in a host
-/// built without its `llm` feature).
-#[cfg(not(feature = "llm"))]
-pub type ProviderEntry = toml::Value;
+impl LlmConfig {
+    /// The providers' configurations, in the order written.
+    #[cfg(feature = "llm")]
+    pub fn provider_configs(&self) -> Vec<a2e_llm::ProviderConfig> {
+        self.providers.iter().map(|p| p.config().clone()).collect()
+    }
+}
 
 /// Long-term memory (see `a2e-memory`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -292,18 +294,18 @@ pub struct OntheiaAgent {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
-    /// Each server becomes a toolkit named after it.
+    /// Each server becomes a toolkit named after it ([`McpServerEntry`]:
+    /// read only by a host built with `mcp`).
     pub servers: Vec<McpServerEntry>,
 }
 
-/// One `[[mcp.servers]]` entry (kept unread, and refused at build, in a host
-/// built without its `mcp` feature).
-#[cfg(feature = "mcp")]
-pub type McpServerEntry = a2e_mcp::McpServerConfig;
-/// One `[[mcp.servers]]` entry (kept unread, and refused at build, in a host
-/// built without its `mcp` feature).
-#[cfg(not(feature = "mcp"))]
-pub type McpServerEntry = toml::Value;
+impl McpConfig {
+    /// The servers' configurations, in the order written.
+    #[cfg(feature = "mcp")]
+    pub fn server_configs(&self) -> Vec<a2e_mcp::McpServerConfig> {
+        self.servers.iter().map(|s| s.config().clone()).collect()
+    }
+}
 
 /// Commands: what may run and within which limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -24,7 +24,7 @@ fn providers_with_env(
     config: &HostConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Providers, ConfigError> {
-    let mut configs = config.llm.providers.clone();
+    let mut configs = config.llm.provider_configs();
     let set = |var: &str| env(var).filter(|v| !v.trim().is_empty());
     if configs.is_empty()
         && let (Some(_), Some(_)) = (set(ENV_BASE_URL), set(ENV_MODEL))

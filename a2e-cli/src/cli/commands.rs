@@ -53,6 +53,7 @@ fn load_config(cli: &Cli) -> Result<HostConfig, String> {
     // OAuth tokens of mounted servers live in the data directory.
     let data = config.data_path();
     for server in &mut config.mcp.servers {
+        let server = server.config_mut();
         if let Some(oauth) = &mut server.oauth
             && oauth.token_file.is_none()
         {

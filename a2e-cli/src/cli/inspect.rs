@@ -39,7 +39,7 @@ pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
             }
             let mut code = ExitCode::SUCCESS;
             for server in servers {
-                let row = server_row(server).await;
+                let row = server_row(server.config()).await;
                 if row.error.is_some() {
                     code = ExitCode::from(1);
                 }

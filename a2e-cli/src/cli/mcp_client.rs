@@ -23,6 +23,7 @@ pub(super) fn server_config(config: &HostConfig, target: &str) -> Result<McpServ
         .mcp
         .servers
         .iter()
+        .map(|s| s.config())
         .find(|s| s.name == target || s.url.as_deref() == Some(target))
     {
         return Ok(s.clone());
