@@ -1,7 +1,8 @@
 //! `cargo xtask ci`: everything CI checks, in the order that fails fastest.
 //! It also checks that the plugin crate and the host without its features stay
-//! light (no store, MCP, model client or sandbox crate), and that the host's
-//! imports point down its layers.
+//! light (no store, MCP, model client or sandbox crate), that the host's
+//! imports point down its layers, and that its features are additive (it
+//! builds with none, each alone, and all).
 
 /// The seed of every property test under `cargo xtask ci`.
 const PROPTEST_SEED: &str = "0";
@@ -45,6 +46,7 @@ fn checks(skip_log: &str) -> Result<(), String> {
         "warnings",
     ])?;
     crate::cargo(&["test", "-p", "a2e-host", "--no-default-features", "--lib"])?;
+    feature_matrix("a2e-host")?;
     // Property tests run one fixed sequence of cases in CI, so that a run
     // fails only for a change; `cargo xtask fuzz --seed S` explores others.
     crate::cargo_env(
@@ -69,6 +71,46 @@ fn checks(skip_log: &str) -> Result<(), String> {
     crate::package::run()?;
     // Last: its closing line is the suite's `N passed, N failed`.
     crate::conformance::run(&[])
+}
+
+/// `cargo check` of `package` with no features, each feature of its
+/// `[features]` alone, and all of them: a feature that needs another it does
+/// not enable, or code that compiles only beside some feature, fails here.
+fn feature_matrix(package: &str) -> Result<(), String> {
+    let features = features_of(package)?;
+    let started = std::time::Instant::now();
+    let base = ["check", "-p", package, "--no-default-features"];
+    crate::cargo(&base)?;
+    for feature in &features {
+        crate::cargo(&[&base[..], &["--features", feature.as_str()]].concat())?;
+    }
+    crate::cargo(&["check", "-p", package, "--all-features"])?;
+    eprintln!(
+        "$ features of {package} (none, {} alone, all): {:.0} s",
+        features.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The features `package` declares, but `default`, in name order.
+fn features_of(package: &str) -> Result<Vec<String>, String> {
+    let metadata = crate::workspace_metadata()?;
+    let found = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == package)
+        .ok_or_else(|| format!("no package `{package}` in the workspace"))?;
+    let mut features: Vec<String> = found["features"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, _)| name.clone())
+        .filter(|name| name != "default")
+        .collect();
+    features.sort();
+    Ok(features)
 }
 
 /// Prints the tests that skipped for a missing package (the harness swallows
