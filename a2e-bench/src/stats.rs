@@ -5,7 +5,7 @@
 //! and a median over rounds ignores the rounds a busy moment slowed, where a
 //! mean would not.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The median of `xs`, which is sorted in place: the middle sample, or the
 /// mean of the two middle ones. NaN when there are none (a JSON line prints
@@ -88,26 +88,27 @@ impl Calls {
     }
 }
 
-/// Runs every case once per round, in turn, so that a busy moment of the
-/// machine weighs on all of them alike: `warm_ups` rounds unrecorded, then
-/// `rounds` recorded. Each case returns its own figure for the round (a
-/// time per call, say); the samples of each case come back in the cases'
-/// order.
+/// Runs every case once per round, in turn, and times each run, so that a
+/// busy moment of the machine weighs on all of them alike: `warm_ups`
+/// rounds unrecorded, then `rounds` recorded. The times of each case come
+/// back in the cases' order.
 pub fn interleaved(
     warm_ups: usize,
     rounds: usize,
-    cases: &mut [&mut dyn FnMut() -> f64],
-) -> Vec<Vec<f64>> {
-    let mut samples = vec![Vec::with_capacity(rounds); cases.len()];
+    cases: &mut [&mut dyn FnMut()],
+) -> Vec<Vec<Duration>> {
+    let mut times = vec![Vec::with_capacity(rounds); cases.len()];
     for round in 0..warm_ups + rounds {
-        for (case, figures) in cases.iter_mut().zip(samples.iter_mut()) {
-            let figure = case();
+        for (case, took) in cases.iter_mut().zip(times.iter_mut()) {
+            let started = Instant::now();
+            case();
+            let elapsed = started.elapsed();
             if round >= warm_ups {
-                figures.push(figure);
+                took.push(elapsed);
             }
         }
     }
-    samples
+    times
 }
 
 #[cfg(test)]
@@ -151,28 +152,17 @@ mod tests {
 
     #[test]
     fn interleaved_rounds_run_each_case_once_per_round_after_the_warm_ups() {
-        let mut order = Vec::new();
-        let (mut a, mut b) = (0.0, 100.0);
-        let samples = {
-            let order = std::cell::RefCell::new(&mut order);
-            interleaved(
-                1,
-                2,
-                &mut [
-                    &mut || {
-                        order.borrow_mut().push('a');
-                        a += 1.0;
-                        a
-                    },
-                    &mut || {
-                        order.borrow_mut().push('b');
-                        b += 1.0;
-                        b
-                    },
-                ],
-            )
-        };
-        assert_eq!(order, ['a', 'b', 'a', 'b', 'a', 'b']);
-        assert_eq!(samples, [vec![2.0, 3.0], vec![102.0, 103.0]]);
+        let order = std::cell::RefCell::new(Vec::new());
+        let times = interleaved(
+            1,
+            2,
+            &mut [&mut || order.borrow_mut().push('a'), &mut || {
+                order.borrow_mut().push('b');
+                std::thread::sleep(Duration::from_millis(2));
+            }],
+        );
+        assert_eq!(order.into_inner(), ['a', 'b', 'a', 'b', 'a', 'b']);
+        assert_eq!(times.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2]);
+        assert!(times[1].iter().all(|t| *t >= Duration::from_millis(2)));
     }
 }

@@ -7,7 +7,7 @@
 //! bench_repair [-- TRIALS]`). One JSON line per size, then the scaling line.
 
 use std::hint::black_box;
-use std::time::Instant;
+use std::time::Duration;
 
 use a2e_bench::report::{emit, round};
 use a2e_bench::stats::{interleaved, median_of};
@@ -51,18 +51,14 @@ fn main() {
     }
     // Trials alternate between the sizes, so that both see the same machine.
     let repair = |k: usize| {
-        let start = Instant::now();
         black_box(
             ontheia::repair::repair(black_box(&texts[k]))
                 .map(|s| s.len())
                 .unwrap_or(0),
         );
-        start.elapsed().as_secs_f64()
     };
     let parse = |k: usize| {
-        let start = Instant::now();
         black_box(serde_json::from_str::<serde_json::Value>(black_box(&repaired[k])).is_ok());
-        start.elapsed().as_secs_f64()
     };
     let medians: Vec<f64> = interleaved(
         0,
@@ -75,7 +71,7 @@ fn main() {
         ],
     )
     .into_iter()
-    .map(median_of)
+    .map(|times| median_of(times.iter().map(Duration::as_secs_f64)))
     .collect();
     let mut repair_med = Vec::new();
     let mut parse_med = Vec::new();
