@@ -16,8 +16,10 @@
 //! `added_ns` the difference.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use a2e_bench::report::{emit, round};
+use a2e_bench::stats::{interleaved, median_of, ns};
 use a2e_telemetry::metrics::OK;
 use a2e_telemetry::{CallKind, Parent, Telemetry, TelemetryConfig, WorkflowKind};
 use serde_json::{Value, json};
@@ -68,27 +70,14 @@ fn plain(calls: usize) {
     }
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
 /// Nanoseconds per call of each case (each makes `CALLS` calls): one warm-up
 /// round, then `TRIALS` rounds running every case once in turn, so that a
 /// busy machine weighs on all of them alike; the median of each.
 fn measure(cases: &mut [&mut dyn FnMut()]) -> Vec<f64> {
-    for case in cases.iter_mut() {
-        case();
-    }
-    let mut trials = vec![Vec::with_capacity(TRIALS); cases.len()];
-    for _ in 0..TRIALS {
-        for (case, times) in cases.iter_mut().zip(trials.iter_mut()) {
-            let start = Instant::now();
-            case();
-            times.push(start.elapsed().as_nanos() as f64 / CALLS as f64);
-        }
-    }
-    trials.into_iter().map(median).collect()
+    interleaved(1, TRIALS, cases)
+        .into_iter()
+        .map(|times| median_of(times.into_iter().map(|t| ns(t) / CALLS as f64)))
+        .collect()
 }
 
 /// An OTLP/HTTP receiver that reads and discards, on a thread of its own.
@@ -113,20 +102,16 @@ fn receiver() -> String {
     format!("http://{addr}")
 }
 
-fn report(case: &str, mode: &str, ns: f64, peer: f64, extra: Value) {
-    let mut line = json!({
+fn report(case: &str, mode: &str, ns: f64, peer: f64) {
+    emit(&json!({
         "bench": "telemetry",
         "case": case,
         "telemetry": mode,
-        "ns": (ns * 10.0).round() / 10.0,
-        "peer_ns": (peer * 10.0).round() / 10.0,
-        "added_ns": ((ns - peer) * 10.0).round() / 10.0,
-        "ratio": ((ns / peer) * 1000.0).round() / 1000.0,
-    });
-    if let (Some(line), Value::Object(extra)) = (line.as_object_mut(), extra) {
-        line.extend(extra);
-    }
-    println!("{line}");
+        "ns": round(ns, 1),
+        "peer_ns": round(peer, 1),
+        "added_ns": round(ns - peer, 1),
+        "ratio": round(ns / peer, 3),
+    }));
 }
 
 fn main() {
@@ -158,18 +143,17 @@ fn main() {
     let [peer, call_off, call_on, call_metrics, node_off, node_on] = times[..] else {
         unreachable!("six cases");
     };
-    report("tool_call", "off", call_off, peer, json!({}));
-    report("tool_call", "on", call_on, peer, json!({}));
-    report("tool_call", "metrics_only", call_metrics, peer, json!({}));
-    report("chain_node", "off", node_off, peer, json!({}));
-    report("chain_node", "on", node_on, peer, json!({}));
+    report("tool_call", "off", call_off, peer);
+    report("tool_call", "on", call_on, peer);
+    report("tool_call", "metrics_only", call_metrics, peer);
+    report("chain_node", "off", node_off, peer);
+    report("chain_node", "on", node_on, peer);
 
     on_guard.flush();
     std::thread::sleep(Duration::from_millis(100));
     let stats = on_guard.export_stats();
-    println!(
-        "{}",
-        json!({"bench": "telemetry", "case": "export", "requests_exported": stats.exported,
-            "requests_failed": stats.failed})
+    emit(
+        &json!({"bench": "telemetry", "case": "export", "requests_exported": stats.exported,
+        "requests_failed": stats.failed}),
     );
 }
