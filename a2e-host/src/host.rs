@@ -447,6 +447,8 @@ impl Host {
     ) -> HostResult<ToolResult> {
         let args = std::mem::take(&mut req.arguments);
         let key = options.key();
+        let mut options = options;
+        let extensions = options.take_extensions();
         let (session, events, cancel) = options.into_parts();
         let fresh;
         let cancel = match cancel {
@@ -459,6 +461,7 @@ impl Host {
         let mut caller =
             calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
         caller.idempotency_key = key;
+        caller.extensions = extensions;
         self.call::<calls::ToolCallKind>(caller, &req, args).await
     }
 
@@ -470,6 +473,8 @@ impl Host {
         options: CallOptions<'_>,
     ) -> HostResult<SkillResult> {
         let args = std::mem::take(&mut req.arguments);
+        let mut options = options;
+        let extensions = options.take_extensions();
         let (session, events, cancel) = options.into_parts();
         let fresh;
         let cancel = match cancel {
@@ -479,7 +484,9 @@ impl Host {
                 &fresh
             }
         };
-        let caller = calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
+        let mut caller =
+            calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
+        caller.extensions = extensions;
         self.call::<calls::SkillCallKind>(caller, &req, args).await
     }
 

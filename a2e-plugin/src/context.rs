@@ -95,8 +95,18 @@ pub struct CallContext {
     /// remembers the keys it has seen can leave out a side effect it
     /// already made.
     pub idempotency_key: Arc<str>,
+    /// What the call needs beyond its arguments, by type: the link to the
+    /// MCP client it came from, the host for the skills that are part of
+    /// it, a resumed run. Empty (and free) for most calls; a nested call
+    /// made through a [`HostHandle`](crate::HostHandle) carries its
+    /// caller's.
+    pub extensions: Extensions,
     events: EventSink,
 }
+
+/// Values of any type a call carries, at most one per type (`http`'s
+/// extension map: clonable values, no allocation while empty).
+pub type Extensions = http::Extensions;
 
 /// `s` as a shared string; the empty one is allocated once for all.
 #[doc(hidden)]
@@ -143,6 +153,7 @@ impl CallContext {
             agent_id: identity.agent_id.clone(),
             user_id: identity.user_id.clone(),
             idempotency_key: shared_str(""),
+            extensions: Extensions::new(),
             events,
         }
     }
@@ -151,6 +162,12 @@ impl CallContext {
     /// [`CallContext::idempotency_key`]).
     pub fn with_idempotency_key(mut self, key: &str) -> Self {
         self.idempotency_key = shared_str(key);
+        self
+    }
+
+    /// The same context, carrying `extensions`.
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
         self
     }
 

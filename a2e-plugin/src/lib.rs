@@ -72,7 +72,7 @@ pub use serde_json;
 
 pub use closure::FnTool;
 pub use content::{Content, EmbeddedResource};
-pub use context::{CallContext, EventSink, Identity, shared_str};
+pub use context::{CallContext, EventSink, Extensions, Identity, shared_str};
 pub use error::{Cause, HostError, HostResult};
 pub use serve::serve;
 pub use skill::{DynSkillPlugin, HostHandle, SkillCall, SkillOutput, SkillPlugin};

@@ -1,6 +1,5 @@
 //! The skill plugin trait.
 
-use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -59,10 +58,6 @@ pub trait HostHandle: Send + Sync + 'static {
         req: SkillCallRequest,
         ctx: &'a CallContext,
     ) -> BoxFuture<'a, HostResult<SkillResult>>;
-
-    /// The host itself, for skills that are part of it and need more than
-    /// calls (the chain and document engines).
-    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
 }
 
 /// Everything a skill call gets besides its arguments.

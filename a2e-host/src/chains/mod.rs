@@ -48,8 +48,9 @@ fn engine(
     op: &OpSpan,
     chain_id: &str,
     durable: Option<(&str, Option<Decorate>)>,
+    extensions: crate::plugin::Extensions,
 ) -> Engine {
-    let mut runner = HostRunner::new(host.clone(), session_id);
+    let mut runner = HostRunner::new(host.clone(), session_id).carrying(extensions);
     if op.is_recording() {
         runner = runner.traced(op.span().clone(), chain_id);
     }
@@ -244,6 +245,7 @@ async fn run_plan_in<S: EventSink>(
         op,
         &req.chain_id,
         run_id.as_deref().map(|id| (id, decorate)),
+        crate::plugin::Extensions::new(),
     );
     let Some(stream) = stream.filter(|_| req.streaming) else {
         return match journal {
@@ -319,15 +321,16 @@ fn explain_overflow(resp: &mut ChainResponse, limit: usize) {
 /// Progress callback: (nodes settled, total, node id).
 pub type ProgressFn = Box<dyn FnMut(usize, usize, &str) + Send>;
 
-/// Runs a chain for host-internal callers (chain skills, the CLI), reporting
-/// progress; `Err` is a refusal (invalid chain).
+/// Runs a chain as part of the call `ctx` (a chain skill's): in its session,
+/// cancelled with it, its nodes' calls carrying its extensions; reports
+/// progress. `Err` is a refusal (invalid chain).
 pub async fn run_chain(
     host: &Arc<Host>,
-    session_id: &str,
+    ctx: &crate::plugin::CallContext,
     req: &ChainRequest,
     mut progress: ProgressFn,
-    cancel: &CancellationToken,
 ) -> HostResult<ChainResponse> {
+    let session_id: &str = &ctx.session_id;
     let sink = move |event: &Event<'_>| {
         if event.item.is_none() && event.phase != a2e_proto::ChainPhase::START {
             progress(event.progress.settled, event.progress.total, event.node_id);
@@ -336,8 +339,15 @@ pub async fn run_chain(
     let op = chain_span(host, session_id, &req.chain_id);
     let timer = host.telemetry().metrics().timer();
     let _in_flight = host.telemetry().metrics().run_started("chain");
-    let engine = engine(host, session_id, &op, &req.chain_id, None);
-    let resp = traced(&op, engine.run(req, sink, cancel.clone()))
+    let engine = engine(
+        host,
+        session_id,
+        &op,
+        &req.chain_id,
+        None,
+        ctx.extensions.clone(),
+    );
+    let resp = traced(&op, engine.run(req, sink, ctx.cancel.clone()))
         .await
         .map_err(refusal)?;
     record(&op, timer, &resp);

@@ -32,6 +32,9 @@ pub struct HostRunner {
     /// The durable run the nodes belong to: their calls carry the
     /// idempotency key `run_id/node_id/attempt`.
     run_id: Option<Arc<str>>,
+    /// What the nodes' calls carry in their contexts: those of the call
+    /// the chain runs for (a chain skill's), empty for an agent's chain.
+    extensions: crate::plugin::Extensions,
 }
 
 impl HostRunner {
@@ -46,7 +49,14 @@ impl HostRunner {
             chain_id: String::new(),
             remote: None,
             run_id: None,
+            extensions: crate::plugin::Extensions::new(),
         }
+    }
+
+    /// The same runner, its nodes' calls carrying `extensions`.
+    pub fn carrying(mut self, extensions: crate::plugin::Extensions) -> Self {
+        self.extensions = extensions;
+        self
     }
 
     /// The host the nodes run on.
@@ -163,6 +173,7 @@ impl HostRunner {
                 }),
             },
             idempotency_key,
+            extensions: self.extensions.clone(),
         }
     }
 }

@@ -1,6 +1,5 @@
 //! The host as skills see it: [`HostHandle`], the narrow trait of the plugin API.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use a2e_proto::{SkillCallRequest, SkillResult, ToolCallRequest, ToolDefinition, ToolResult};
@@ -47,7 +46,8 @@ impl HostHandle for Host {
             let host = self.arc()?;
             nested(&mut req.id, &mut req.correlation_id, &mut req.timeout, ctx);
             let args = std::mem::take(&mut req.arguments);
-            let caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
+            let mut caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
+            caller.extensions = ctx.extensions.clone();
             host.call::<calls::ToolCallKind>(caller, &req, args).await
         })
     }
@@ -61,25 +61,22 @@ impl HostHandle for Host {
             let host = self.arc()?;
             nested(&mut req.id, &mut req.correlation_id, &mut req.timeout, ctx);
             let args = std::mem::take(&mut req.arguments);
-            let caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
+            let mut caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
+            caller.extensions = ctx.extensions.clone();
             host.call::<calls::SkillCallKind>(caller, &req, args).await
         })
-    }
-
-    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
-        self
     }
 }
 
 impl Host {
-    /// The host behind a skill call's [`HostHandle`], for the skills that are
-    /// part of the host (chains, documents, the model loop); a handle of
-    /// another kind is a runtime error.
-    pub fn of(handle: &Arc<dyn HostHandle>) -> HostResult<Arc<Host>> {
-        handle
-            .clone()
-            .as_any()
-            .downcast::<Host>()
-            .map_err(|_| HostError::Runtime("this skill runs only inside an a2e host".into()))
+    /// The host a skill call runs on, for the skills that are part of the
+    /// host (chains, documents, the model loop): the pipeline hands it to
+    /// every skill call in its context's extensions. A context without one
+    /// (a skill called by something else than an a2e host) is a runtime error.
+    pub fn of(ctx: &CallContext) -> HostResult<Arc<Host>> {
+        ctx.extensions
+            .get::<Arc<Host>>()
+            .cloned()
+            .ok_or_else(|| HostError::Runtime("this skill runs only inside an a2e host".into()))
     }
 }

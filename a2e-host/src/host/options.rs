@@ -4,6 +4,7 @@
 use tokio_util::sync::CancellationToken;
 
 use crate::outbound::EventStream;
+use crate::plugin::Extensions;
 
 /// The options of a [`Host::call_tool`](crate::Host::call_tool) or
 /// [`Host::call_skill`](crate::Host::call_skill): the session the call belongs
@@ -26,6 +27,7 @@ pub struct CallOptions<'a> {
     events: Option<EventStream>,
     cancel: Option<&'a CancellationToken>,
     idempotency_key: Option<&'a str>,
+    extensions: Extensions,
 }
 
 impl<'a> CallOptions<'a> {
@@ -61,6 +63,25 @@ impl<'a> CallOptions<'a> {
     pub fn idempotency_key(mut self, key: &'a str) -> Self {
         self.idempotency_key = Some(key);
         self
+    }
+
+    /// The call carries `value` in its context's
+    /// [`extensions`](crate::plugin::CallContext::extensions) (one value per
+    /// type: the link to the MCP client a call came from, say).
+    pub fn extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// The call carries `extensions` (those of the call it is part of).
+    pub fn extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// Takes the extensions the call carries out of the options.
+    pub(crate) fn take_extensions(&mut self) -> Extensions {
+        std::mem::take(&mut self.extensions)
     }
 
     /// The idempotency key the call carries, if any.

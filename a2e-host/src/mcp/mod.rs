@@ -67,7 +67,7 @@ use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 pub use backend::{HostBackend, McpExtras, SKILL_PREFIX, names};
 #[cfg(feature = "llm")]
 pub use client_model::{CLIENT_PROVIDER, ClientModel};
-pub use clients::{client_of, client_of_session};
+pub use clients::client_of;
 pub use prompts::{PromptProvider, SkillPrompts};
 pub use resources::{ResourceProvider, WorkspaceResources};
 #[cfg(feature = "llm")]

@@ -6,6 +6,7 @@
 
 pub(crate) use a2e_plugin::shared_str;
 pub use a2e_plugin::{
-    CallContext, DynSkillPlugin, DynToolPlugin, EventSink, HostHandle, Identity, SkillCall,
-    SkillOutput, SkillPlugin, ToolOutput, ToolPlugin, Toolbox, TypedTool, parse_args, schema_of,
+    CallContext, DynSkillPlugin, DynToolPlugin, EventSink, Extensions, HostHandle, Identity,
+    SkillCall, SkillOutput, SkillPlugin, ToolOutput, ToolPlugin, Toolbox, TypedTool, parse_args,
+    schema_of,
 };

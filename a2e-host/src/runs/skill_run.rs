@@ -26,7 +26,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use a2e_journal::{
     Journal, JournalError, NewRun, NodeKey, NodeOutcome, NodeRecord, RunId, RunKind, RunState,
@@ -41,14 +41,19 @@ use crate::error::{HostError, HostResult};
 use crate::host::{CallOptions, Host};
 use crate::plugin::{CallContext, SkillCall, SkillOutput};
 
-/// Runs being resumed, by the id of the `skill/call` that resumes them.
-static RESUMING: LazyLock<Mutex<std::collections::HashMap<String, Arc<SkillRun>>>> =
-    LazyLock::new(Default::default);
+/// The run a resuming `skill/call` takes over: it travels in the call's
+/// context, and the skill takes it out when it begins (what is left in it
+/// afterwards was not taken over).
+#[derive(Clone, Default)]
+struct Resuming(Arc<Mutex<Option<Arc<SkillRun>>>>);
 
-fn resuming() -> std::sync::MutexGuard<'static, std::collections::HashMap<String, Arc<SkillRun>>> {
-    RESUMING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+impl Resuming {
+    fn take(&self) -> Option<Arc<SkillRun>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
 }
 
 /// One durable skill run (see the module docs).
@@ -96,7 +101,7 @@ impl SkillRun {
         skill: &str,
         request: Value,
     ) -> Option<Arc<Self>> {
-        if let Some(run) = resuming().remove(ctx.req_id.as_ref()) {
+        if let Some(run) = ctx.extensions.get::<Resuming>().and_then(Resuming::take) {
             return Some(run);
         }
         let journal = host.journal().cloned()?;
@@ -428,7 +433,7 @@ pub(super) async fn resume_run(
         coordination: tokio::sync::Mutex::new(coordination),
         lost: Arc::default(),
     });
-    resuming().insert(call_id.clone(), skill_run);
+    let resuming = Resuming(Arc::new(Mutex::new(Some(skill_run))));
     tracing::info!(run = %run, skill = %skill, "resuming an unfinished skill run");
     let mut req = SkillCallRequest::new(
         &skill,
@@ -451,12 +456,18 @@ pub(super) async fn resume_run(
     let session = resumed_session(&run);
     host.register_session(&session, &state.summary.agent);
     let result = host
-        .call_skill(req, CallOptions::new().session(&session).cancel(&token))
+        .call_skill(
+            req,
+            CallOptions::new()
+                .session(&session)
+                .cancel(&token)
+                .extension(resuming.clone()),
+        )
         .await;
     host.end_session(&session);
     // A call refused before the skill ran (the skill is gone, …) leaves the
     // run here: it ends with the refusal.
-    let unclaimed = resuming().remove(&call_id);
+    let unclaimed = resuming.take();
     if let Some(unclaimed) = unclaimed {
         let error = match result {
             Err(e) => e,

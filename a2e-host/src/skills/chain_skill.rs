@@ -195,15 +195,14 @@ impl SkillPlugin for ChainSkills {
                     .await;
             }
         };
-        let host = crate::Host::of(&call.host)?;
+        let host = crate::Host::of(&call.ctx)?;
         let run = crate::chains::run_chain(
             &host,
-            &call.ctx.session_id,
+            &call.ctx,
             &req,
             Box::new(move |done, total, node: &str| {
                 let _ = tx.send((done as u64, total as u64, node.to_owned()));
             }),
-            &call.ctx.cancel,
         );
         let (resp, ()) = tokio::join!(run, forward);
         let resp = resp?;

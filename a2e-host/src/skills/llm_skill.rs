@@ -334,7 +334,7 @@ impl SkillPlugin for LlmSkills {
             ),
         };
         let cancel = call.ctx.cancel.child_token();
-        let host = crate::Host::of(&call.host)?;
+        let host = crate::Host::of(&call.ctx)?;
         let durable = llm_durable::begin(&host, &call, skill, &args, &found.def).await?;
         let cancel = llm_durable::cancel_token(&durable, cancel).await;
         let turns = super::llm_turns::ChatTurns::new(

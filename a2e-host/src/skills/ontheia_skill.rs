@@ -98,7 +98,7 @@ impl SkillPlugin for OntheiaSkills {
             &input,
             vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         );
-        let host = crate::Host::of(&call.host)?;
+        let host = crate::Host::of(&call.ctx)?;
         #[cfg(feature = "journal")]
         let durable = crate::runs::skill_run::begin_call(
             &host,

@@ -205,8 +205,11 @@ impl CallKind for SkillCallKind {
         req: &SkillCallRequest,
         args: Map<String, Value>,
         entry: &'a SkillEntry,
-        ctx: CallContext,
+        mut ctx: CallContext,
     ) -> BoxFuture<'a, HostResult<SkillOutput>> {
+        // The skills that are part of the host (chains, documents, the
+        // model loop) reach it through their context (`Host::of`).
+        ctx.extensions.insert(host.clone());
         let call = SkillCall {
             ctx,
             host: host.clone() as Arc<dyn crate::plugin::HostHandle>,

@@ -187,6 +187,8 @@ pub(crate) struct Caller<'a> {
     /// A durable run's idempotency key of the node the call runs for
     /// (`run_id/node_id/attempt`), handed to the plugin in its context.
     pub idempotency_key: Option<&'a str>,
+    /// What the call carries beyond its arguments, for its context.
+    pub extensions: crate::plugin::Extensions,
 }
 
 /// Where a chain node's call sits in its chain's trace.
@@ -217,6 +219,7 @@ impl<'a> Caller<'a> {
             full_result: true,
             trace: None,
             idempotency_key: None,
+            extensions: crate::plugin::Extensions::new(),
         }
     }
 }
@@ -412,7 +415,8 @@ impl Host {
         };
         let mut ctx =
             CallContext::for_identity(identity, spec.req_id, ctx_token, Some(deadline), sink)
-                .with_correlation_id(spec.correlation_id);
+                .with_correlation_id(spec.correlation_id)
+                .with_extensions(caller.extensions);
         if let Some(key) = caller.idempotency_key {
             ctx = ctx.with_idempotency_key(key);
         }

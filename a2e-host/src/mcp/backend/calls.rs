@@ -9,7 +9,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::HostBackend;
 use super::names::Target;
-use crate::mcp::clients;
 use crate::outbound::EventStream;
 
 /// The length of `value` as compact JSON, without building the text.
@@ -127,9 +126,14 @@ impl HostBackend {
         // need no progress token).
         let streaming = progress.is_connected();
         if let Some(client) = progress.client() {
-            clients::attach(&self.session_id, client.clone());
+            self.set_client(client.clone());
         }
         let client = progress.client().cloned();
+        // The call carries the client it came from (sampling, elicitation).
+        let mut extensions = crate::plugin::Extensions::new();
+        if let Some(link) = self.client() {
+            extensions.insert(link);
+        }
         let (tx, forward) = Self::forward_events(progress);
         let result = match self.resolve(&name) {
             Target::Skill(skill) => {
@@ -166,7 +170,8 @@ impl HostBackend {
                         crate::CallOptions::new()
                             .session(&self.session_id)
                             .events(tx)
-                            .cancel(&cancel),
+                            .cancel(&cancel)
+                            .extensions(extensions),
                     )
                     .await
                 {
@@ -201,7 +206,8 @@ impl HostBackend {
                         crate::CallOptions::new()
                             .session(&self.session_id)
                             .events(tx)
-                            .cancel(&cancel),
+                            .cancel(&cancel)
+                            .extensions(extensions),
                     )
                     .await
                 {

@@ -22,7 +22,6 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use self::calls::json_size;
-use super::clients;
 use super::prompts::{PromptProvider, SkillPrompts};
 use super::resources::{PAGE_SIZE, ResourceProvider, WorkspaceResources};
 use crate::host::Host;
@@ -85,6 +84,8 @@ pub struct HostBackend {
     acmp: Option<Arc<acmp_dag::serve::ProviderService>>,
     /// Counts the connection in `a2e.sessions.open` (transport `mcp`).
     _open: a2e_telemetry::Gauged,
+    /// The connected client, once it has initialized: its calls carry it.
+    client: Mutex<Option<ClientLink>>,
 }
 
 impl HostBackend {
@@ -109,6 +110,7 @@ impl HostBackend {
             extras,
             watches: Mutex::new(HashMap::new()),
             listed: Mutex::new(McpNames::default()),
+            client: Mutex::new(None),
             #[cfg(feature = "acmp")]
             acmp: None,
         }
@@ -146,7 +148,24 @@ impl HostBackend {
     /// Whether the connected client can answer `sampling/createMessage` (a
     /// client not yet known is taken to).
     fn client_samples(&self) -> bool {
-        clients::client_of_session(&self.session_id).is_none_or(|c| c.supports_sampling())
+        self.client().is_none_or(|c| c.supports_sampling())
+    }
+
+    /// The connected client, while its connection lasts.
+    fn client(&self) -> Option<ClientLink> {
+        self.client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+            .filter(|link| !link.is_closed())
+    }
+
+    /// The connected client is `client` (its calls carry it from now on).
+    fn set_client(&self, client: ClientLink) {
+        *self
+            .client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client);
     }
 
     /// What the tool name `name` of a call means: a name this connection was
@@ -165,7 +184,6 @@ impl Drop for HostBackend {
         for (_, stop) in self.watches().drain() {
             stop.cancel();
         }
-        clients::detach(&self.session_id);
         self.host.end_session(&self.session_id);
     }
 }
@@ -256,7 +274,7 @@ impl ToolBackend for HostBackend {
     }
 
     fn attach(&self, client: ClientLink) {
-        clients::attach(&self.session_id, client);
+        self.set_client(client);
     }
 
     async fn list_tools(&self) -> Vec<BackendTool> {
