@@ -29,7 +29,10 @@ pub mod live;
 mod options;
 pub(crate) use calls::{Caller, NodeTrace, SkillCallKind, ToolCallKind, panic_message};
 
-pub use calls::{CANCEL_GRACE, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout};
+pub use calls::{
+    CANCEL_GRACE, CallHead, CallLayer, CallTarget, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS,
+    effective_timeout,
+};
 pub use options::CallOptions;
 
 /// The host runtime shared by every session.
@@ -42,6 +45,8 @@ pub struct Host {
     procs: ProcManager,
     audit: Audit,
     identities: Mutex<HashMap<String, Identity>>,
+    /// The call pipeline's added layers, in order (see [`CallLayer`]).
+    layers: Vec<Arc<dyn CallLayer>>,
     #[cfg(feature = "memory")]
     memory: Option<Arc<Memory>>,
     #[cfg(feature = "llm")]
@@ -93,6 +98,7 @@ pub struct HostBuilder {
     /// Whether the host's listeners serve the live view (see `compose`).
     pub(crate) live_view: bool,
     launcher: crate::proc::Launcher,
+    layers: Vec<Arc<dyn CallLayer>>,
 }
 
 impl HostBuilder {
@@ -163,6 +169,13 @@ impl HostBuilder {
         &self.launcher
     }
 
+    /// Adds `layer` to the call pipeline: every call passes it before its
+    /// plugin runs, after the layers added before it.
+    pub fn with_layer(mut self, layer: impl CallLayer) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
+    }
+
     /// Records a failure to report from [`HostBuilder::build`].
     pub fn with_error(mut self, error: BuildError) -> Self {
         self.errors.push(error);
@@ -204,6 +217,7 @@ impl HostBuilder {
         let config = Arc::new(self.config);
         let registry = self.registry;
         let launcher = self.launcher;
+        let layers = self.layers;
         Ok(Arc::new_cyclic(|me| Host {
             me: me.clone(),
             procs: ProcManager::new(config.clone()).with_launcher(launcher),
@@ -212,6 +226,7 @@ impl HostBuilder {
             started: StdInstant::now(),
             audit,
             identities: Mutex::new(HashMap::new()),
+            layers,
             #[cfg(feature = "journal")]
             journal: std::sync::OnceLock::new(),
             #[cfg(feature = "journal")]
@@ -287,6 +302,7 @@ impl Host {
             telemetry: a2e_telemetry::Telemetry::disabled(),
             live_view: false,
             launcher: crate::proc::Launcher::default(),
+            layers: Vec::new(),
         }
     }
 

@@ -11,6 +11,7 @@ mod proc_support;
 mod builtins_command;
 mod builtins_fs;
 mod builtins_http;
+mod call_layers;
 mod host_handle;
 mod net_http;
 mod net_ws;

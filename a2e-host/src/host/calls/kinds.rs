@@ -39,6 +39,7 @@ impl CallKind for ToolCallKind {
     type Event = ToolEvent;
     type Result = ToolResult;
     const WHAT: &'static str = "tool";
+    const TARGET: super::CallTarget = super::CallTarget::Tool;
     const METRIC: a2e_telemetry::CallKind = a2e_telemetry::CallKind::Tool;
 
     fn span<'t>(
@@ -140,6 +141,7 @@ impl CallKind for SkillCallKind {
     type Event = SkillEvent;
     type Result = SkillResult;
     const WHAT: &'static str = "skill";
+    const TARGET: super::CallTarget = super::CallTarget::Skill;
     const METRIC: a2e_telemetry::CallKind = a2e_telemetry::CallKind::Skill;
 
     fn span<'t>(

@@ -21,7 +21,9 @@ use crate::plugin::{CallContext, EventSink};
 use crate::registry::ArgsValidator;
 
 mod kinds;
+mod layers;
 pub(crate) use kinds::{SkillCallKind, ToolCallKind};
+pub use layers::{CallHead, CallLayer, CallTarget};
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
 pub const MAX_COLLECTED_EVENTS: usize = 1000;
@@ -237,7 +239,7 @@ pub(crate) trait CallKind {
     /// The request.
     type Req: Sync;
     /// The registry entry the request names.
-    type Entry: Send;
+    type Entry: Send + Sync;
     /// What the plugin returns.
     type Output: Send + 'static;
     /// The event type.
@@ -246,6 +248,8 @@ pub(crate) trait CallKind {
     type Result;
     /// `tool` or `skill`, for messages.
     const WHAT: &'static str;
+    /// What the call targets, for the pipeline's layers.
+    const TARGET: CallTarget;
     /// The kind, for metrics.
     const METRIC: a2e_telemetry::CallKind;
 
@@ -433,7 +437,20 @@ impl Host {
         {
             self.journal_span(key, &op);
         }
-        let work = K::invoke(self, req, args, &entry, ctx);
+        // The added layers (none unless an embedder or a feature adds one,
+        // which then costs one allocation per call) run before the plugin,
+        // under the call's supervision.
+        let work = if self.layers.is_empty() {
+            K::invoke(self, req, args, &entry, ctx)
+        } else {
+            let mut args = args;
+            let entry = &entry;
+            Box::pin(async move {
+                layers::run_layers(&self.layers, K::TARGET, K::name(entry), &mut args, &ctx)
+                    .await?;
+                K::invoke(self, req, args, entry, ctx).await
+            })
+        };
         let work: BoxFuture<'_, HostResult<K::Output>> = if op.is_recording() {
             Box::pin(tracing::Instrument::instrument(work, op.span().clone()))
         } else {

@@ -1,0 +1,140 @@
+//! Layers added to the call pipeline see every call before its plugin runs:
+//! an agent's tool and skill calls, a skill's own tool calls, chain nodes.
+
+use std::sync::{Arc, Mutex};
+
+use a2e_host::plugin::{SkillCall, SkillOutput, SkillPlugin, Toolbox};
+use a2e_host::{
+    CallHead, CallLayer, CallOptions, CallTarget, Host, HostConfig, HostError, HostResult,
+};
+use a2e_proto::{ChainRequest, ErrorCode, SkillCallRequest, SkillDefinition, ToolCallRequest};
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+
+/// Records each call it sees, refuses `forbidden`, and doubles `n`.
+#[derive(Default, Clone)]
+struct Gate {
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl CallLayer for Gate {
+    fn before<'a>(&'a self, call: CallHead<'a>) -> BoxFuture<'a, HostResult<()>> {
+        Box::pin(async move {
+            let target = match call.target {
+                CallTarget::Tool => "tool",
+                CallTarget::Skill => "skill",
+                _ => "other",
+            };
+            self.seen
+                .lock()
+                .unwrap()
+                .push(format!("{target}:{}", call.name));
+            if call.name == "forbidden" {
+                return Err(HostError::Denied(
+                    "`forbidden` needs a person's approval".into(),
+                ));
+            }
+            if let Some(n) = call.args.get("n").and_then(Value::as_i64) {
+                call.args.insert("n".into(), json!(n * 2));
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A skill that calls `echo` through its host.
+struct Relay;
+
+impl SkillPlugin for Relay {
+    fn name(&self) -> &str {
+        "relay"
+    }
+
+    fn skills(&self) -> Vec<SkillDefinition> {
+        vec![SkillDefinition::new("relay", "Calls echo")]
+    }
+
+    async fn call(
+        &self,
+        _: &str,
+        _: Map<String, Value>,
+        call: SkillCall,
+    ) -> HostResult<SkillOutput> {
+        let out = call
+            .host
+            .call_tool(ToolCallRequest::new("echo", json!({"n": 1})), &call.ctx)
+            .await?;
+        Ok(out.data.into())
+    }
+}
+
+fn host(gate: &Gate) -> Arc<Host> {
+    let tools = Toolbox::new("t")
+        .tool("echo", "Echoes", |args: Value, _cx| async move { Ok(args) })
+        .tool("forbidden", "Never runs", |_args: Value, _cx| async move {
+            Ok::<Value, HostError>(json!({"ran": true}))
+        });
+    Host::builder(HostConfig::default())
+        .with_tool_plugin(tools)
+        .with_skill_plugin(Relay)
+        .with_layer(gate.clone())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_layer_changes_arguments_and_refuses_calls() {
+    let gate = Gate::default();
+    let host = host(&gate);
+    let echoed = host
+        .call_tool(
+            ToolCallRequest::new("echo", json!({"n": 21})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(echoed.data, json!({"n": 42}));
+    let refused = host
+        .call_tool(
+            ToolCallRequest::new("forbidden", json!({})),
+            CallOptions::new(),
+        )
+        .await
+        .err()
+        .map(|e| (e.code(), e.to_string()));
+    let (code, message) = refused.expect("the layer refuses the call");
+    assert_eq!(code, ErrorCode::TOOL_DENIED);
+    assert!(message.contains("approval"), "{message}");
+}
+
+#[tokio::test]
+async fn a_skills_own_tool_calls_and_chain_nodes_pass_the_layers() {
+    let gate = Gate::default();
+    let host = host(&gate);
+    let relayed = host
+        .call_skill(
+            SkillCallRequest::new("relay", json!({})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(relayed.data, json!({"n": 2}), "{relayed:?}");
+    let chain: ChainRequest = serde_json::from_value(json!({
+        "type": "chain/req", "id": "c1", "chain_id": "c1", "entry_node": "a",
+        "nodes": [
+            {"node_id": "a", "kind": "tool", "name": "echo", "input": {"n": 5}, "next_node": "b"},
+            {"node_id": "b", "kind": "tool", "name": "forbidden", "input": {}}
+        ]
+    }))
+    .unwrap();
+    let resp = a2e_host::chains::run_request(&host, &chain, CallOptions::new())
+        .await
+        .unwrap();
+    assert!(!resp.success, "the refused node fails the chain: {resp:?}");
+    let error = serde_json::to_string(&resp.error).unwrap();
+    assert!(error.contains("approval"), "{error}");
+    assert_eq!(
+        *gate.seen.lock().unwrap(),
+        ["skill:relay", "tool:echo", "tool:echo", "tool:forbidden"]
+    );
+}
