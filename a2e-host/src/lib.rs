@@ -8,9 +8,12 @@
 //! workspace root; commands and network access are off unless allowed.
 //!
 //! The surface, by what a user does with it:
-//! - embed a host: [`Host`], [`HostBuilder`], [`HostConfig`] ([`config`]),
-//!   [`HostError`]; calls take a [`CallOptions`] (session, [`EventStream`] for
-//!   events, cancellation);
+//! - embed a host: [`HostBuilder::from_config`] and [`HostBuilder::start`]
+//!   build the host a configuration describes, exactly as `a2e serve` runs
+//!   it ([`compose`]); or assemble one from parts with [`Host::builder`].
+//!   [`HostConfig`] ([`config`]), [`HostError`]; calls take a [`CallOptions`]
+//!   (session, [`EventStream`] for events, cancellation, typed extensions);
+//!   a concern every call passes is a [`CallLayer`];
 //! - write plugins: [`plugin`] (re-exported from the `a2e-plugin` crate: the
 //!   traits, typed and closure tools, the call context), [`registry`]; run a
 //!   plugin as a process of its own: [`plugins`] (`[[plugins]]`);
@@ -33,8 +36,8 @@
 //! Modules form layers and import only downward: the base (errors,
 //! configuration, plugins, registry, outbound items, processes, built-ins,
 //! memory), then [`Host`], then the adapters (chains, ACMP, Ontheia, MCP,
-//! skills, plugin processes, durable runs), then [`session`], then [`transport`]
-//! (`cargo xtask tidy` checks it).
+//! skills, plugin processes, durable runs), then [`session`], then [`transport`],
+//! then the composition root, [`compose`] (`cargo xtask tidy` checks it).
 //!
 //! Internals (the BM25 tokenizer, path resolution, text encoding) stay private.
 //!
