@@ -18,6 +18,8 @@ mod backend;
 use std::sync::Arc;
 use std::time::Instant;
 
+use a2e_bench::report::{emit, round};
+use a2e_bench::stats::{median, median_of, min, us};
 use a2e_mcp::{CallOptions, McpServerConfig, McpToolkit};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -63,11 +65,6 @@ async fn bridge_calls(kit: &McpToolkit, n: usize) -> Result<(), Box<dyn std::err
     Ok(())
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 async fn compare(
     transport: &str,
     direct: &Direct,
@@ -84,35 +81,29 @@ async fn compare(
             let start = Instant::now();
             if side == 0 {
                 direct_calls(direct, calls).await?;
-                d.push(start.elapsed().as_secs_f64() * 1e6 / calls as f64);
+                d.push(us(start.elapsed()) / calls as f64);
             } else {
                 bridge_calls(kit, calls).await?;
-                b.push(start.elapsed().as_secs_f64() * 1e6 / calls as f64);
+                b.push(us(start.elapsed()) / calls as f64);
             }
         }
     }
     // Each trial's pair gives one ratio; their median is the figure.
-    let paired: Vec<f64> = b.iter().zip(&d).map(|(b, d)| b / d).collect();
-    let ratio = median(paired);
-    let best = |xs: &[f64]| xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let (best_d, best_b) = (best(&d), best(&b));
-    let (direct_us, bridge_us) = (median(d), median(b));
-    let round = |x: f64, k: f64| (x * k).round() / k;
-    println!(
-        "{}",
-        json!({
-            "bench": "mcp",
-            "transport": transport,
-            "calls_per_trial": calls,
-            "trials": TRIALS,
-            "direct_rmcp_us_per_call": round(direct_us, 10.0),
-            "bridge_us_per_call": round(bridge_us, 10.0),
-            "ratio_bridge_over_direct": round(ratio, 1000.0),
-            "best_direct_us_per_call": round(best_d, 10.0),
-            "best_bridge_us_per_call": round(best_b, 10.0),
-            "ratio_of_best": round(best_b / best_d, 1000.0),
-        })
-    );
+    let ratio = median_of(b.iter().zip(&d).map(|(b, d)| b / d));
+    let (best_d, best_b) = (min(&d), min(&b));
+    let (direct_us, bridge_us) = (median(&mut d), median(&mut b));
+    emit(&json!({
+        "bench": "mcp",
+        "transport": transport,
+        "calls_per_trial": calls,
+        "trials": TRIALS,
+        "direct_rmcp_us_per_call": round(direct_us, 1),
+        "bridge_us_per_call": round(bridge_us, 1),
+        "ratio_bridge_over_direct": round(ratio, 3),
+        "best_direct_us_per_call": round(best_d, 1),
+        "best_bridge_us_per_call": round(best_b, 1),
+        "ratio_of_best": round(best_b / best_d, 3),
+    }));
     Ok(())
 }
 
