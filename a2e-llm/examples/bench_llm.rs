@@ -10,8 +10,10 @@
 //!
 //! Figures are medians of nine trials; `ratio` is ours / peer.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use a2e_bench::report::emit;
+use a2e_bench::stats::median;
 use a2e_llm::{
     CancellationToken, ChatProvider, EventSink, LoopEvent, LoopOptions, Message, NoDeltas,
     ProviderConfig, ProviderKind, Providers, RetryPolicy, ToolExecutor, ToolSpec, run_loop,
@@ -107,11 +109,6 @@ impl EventSink for Quiet {
     fn event(&self, _event: LoopEvent) {}
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 async fn peer_stream(client: &reqwest::Client, url: &str) -> String {
     let body =
         json!({"model": "bench", "stream": true, "messages": [{"role": "user", "content": "go"}]});
@@ -188,21 +185,18 @@ async fn main() {
             .chat(&request, &mut |_d| deltas += 1, &cancel)
             .await
             .unwrap();
-        ours.push(t.elapsed());
+        ours.push(t.elapsed().as_secs_f64());
         assert_eq!(deltas, chunks);
         let t = Instant::now();
         let text = peer_stream(&peer, &url).await;
-        theirs.push(t.elapsed());
+        theirs.push(t.elapsed().as_secs_f64());
         assert_eq!(text, answer.content);
     }
-    let (o, p) = (median(ours), median(theirs));
-    println!(
-        "{}",
-        json!({"bench": "llm", "case": "stream", "chunks": chunks,
-            "ours_ms": o.as_secs_f64() * 1e3, "peer_ms": p.as_secs_f64() * 1e3,
-            "ours_chunks_per_s": (chunks as f64 / o.as_secs_f64()).round(),
-            "ratio": o.as_secs_f64() / p.as_secs_f64()})
-    );
+    let (o, p) = (median(&mut ours), median(&mut theirs));
+    emit(&json!({"bench": "llm", "case": "stream", "chunks": chunks,
+        "ours_ms": o * 1e3, "peer_ms": p * 1e3,
+        "ours_chunks_per_s": (chunks as f64 / o).round(),
+        "ratio": o / p}));
 
     // loop
     const LOOPS: usize = 200;
@@ -230,7 +224,7 @@ async fn main() {
             .unwrap();
             assert_eq!(outcome.turns, 2);
         }
-        ours.push(t.elapsed());
+        ours.push(t.elapsed().as_secs_f64());
         let t = Instant::now();
         for _ in 0..LOOPS {
             let first = json!({"model": "bench", "messages": [{"role": "user", "content": "go"}]});
@@ -243,14 +237,13 @@ async fn main() {
             let b = peer_post(&peer, &url, &second).await;
             assert_eq!(b["choices"][0]["message"]["content"], "done");
         }
-        theirs.push(t.elapsed());
+        theirs.push(t.elapsed().as_secs_f64());
     }
-    let (o, p) = (median(ours), median(theirs));
-    println!(
-        "{}",
-        json!({"bench": "llm", "case": "loop", "loops": LOOPS, "turns_per_loop": 2,
-            "ours_us_per_loop": o.as_secs_f64() * 1e6 / LOOPS as f64,
-            "peer_us_per_loop": p.as_secs_f64() * 1e6 / LOOPS as f64,
-            "ratio": o.as_secs_f64() / p.as_secs_f64()})
+    let (o, p) = (median(&mut ours), median(&mut theirs));
+    emit(
+        &json!({"bench": "llm", "case": "loop", "loops": LOOPS, "turns_per_loop": 2,
+        "ours_us_per_loop": o * 1e6 / LOOPS as f64,
+        "peer_us_per_loop": p * 1e6 / LOOPS as f64,
+        "ratio": o / p}),
     );
 }
