@@ -11,7 +11,10 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use a2e_bench::report::{emit, round};
+use a2e_bench::stats;
 use a2e_sandbox::{BubblewrapUse, Policy, RunOptions, Sandbox, SandboxConfig, Wrapper, exec_main};
+use serde_json::json;
 
 const SUBCOMMAND: &str = "__sandbox-exec";
 
@@ -32,11 +35,10 @@ fn main() {
     rt.block_on(bench(runs));
 }
 
-fn stats(mut samples: Vec<Duration>) -> (f64, f64) {
-    samples.sort();
-    let mean = samples.iter().map(Duration::as_secs_f64).sum::<f64>() / samples.len() as f64;
-    let p50 = samples[samples.len() / 2].as_secs_f64();
-    (mean * 1e6, p50 * 1e6)
+/// The mean and the median start, in microseconds.
+fn stats(samples: &[Duration]) -> (f64, f64) {
+    let mut us: Vec<f64> = samples.iter().copied().map(stats::us).collect();
+    (stats::mean(&us), stats::median(&mut us))
 }
 
 async fn plain(runs: usize, dir: &std::path::Path) -> Vec<Duration> {
@@ -77,9 +79,10 @@ async fn sandboxed(sb: &Sandbox, policy: &Policy, runs: usize) -> Vec<Duration> 
 async fn bench(runs: usize) {
     let wrapper = Wrapper::current_exe(SUBCOMMAND).expect("own path");
     let dir = tempfile::tempdir().expect("tempdir");
-    let (peer_mean, peer_p50) = stats(plain(runs, dir.path()).await);
-    println!(
-        "{{\"bench\":\"sandbox\",\"variant\":\"plain_command\",\"runs\":{runs},\"mean_us\":{peer_mean:.1},\"p50_us\":{peer_p50:.1}}}"
+    let (peer_mean, peer_p50) = stats(&plain(runs, dir.path()).await);
+    emit(
+        &json!({"bench": "sandbox", "variant": "plain_command", "runs": runs,
+        "mean_us": round(peer_mean, 1), "p50_us": round(peer_p50, 1)}),
     );
     let direct = SandboxConfig {
         namespaces: false,
@@ -118,18 +121,17 @@ async fn bench(runs: usize) {
         let sb = Sandbox::new(wrapper.clone(), config).await.expect("probe");
         let applied = sb.applied(&policy);
         if name.ends_with("bwrap") && !sb.capabilities().bubblewrap.is_available() {
-            println!(
-                "{{\"bench\":\"sandbox\",\"variant\":\"{name}\",\"skipped\":\"bubblewrap unavailable\"}}"
+            emit(
+                &json!({"bench": "sandbox", "variant": name, "skipped": "bubblewrap unavailable"}),
             );
             continue;
         }
-        let (mean, p50) = stats(sandboxed(&sb, &policy, runs).await);
-        println!(
-            "{{\"bench\":\"sandbox\",\"variant\":\"{name}\",\"runs\":{runs},\"mean_us\":{mean:.1},\"p50_us\":{p50:.1},\"ratio_mean_vs_plain\":{:.2},\"containment\":\"{:?}\",\"network\":\"{:?}\",\"filesystem\":{}}}",
-            mean / peer_mean,
-            applied.containment,
-            applied.network,
-            applied.filesystem
-        );
+        let (mean, p50) = stats(&sandboxed(&sb, &policy, runs).await);
+        emit(&json!({"bench": "sandbox", "variant": name, "runs": runs,
+            "mean_us": round(mean, 1), "p50_us": round(p50, 1),
+            "ratio_mean_vs_plain": round(mean / peer_mean, 2),
+            "containment": format!("{:?}", applied.containment),
+            "network": format!("{:?}", applied.network),
+            "filesystem": applied.filesystem}));
     }
 }
