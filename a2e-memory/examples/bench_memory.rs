@@ -16,6 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use a2e_bench::args::flag;
+use a2e_bench::report::round;
+use a2e_bench::stats;
 use a2e_memory::{
     Durability, EmbedderConfig, MemoryStore, NewMemory, OpenAiEmbedder, SearchQuery, SqliteStore,
     StoreOptions,
@@ -114,9 +117,9 @@ fn file_bytes(db: &Path) -> u64 {
         .sum()
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i].as_secs_f64() * 1e6
+/// The percentile `p` of sorted latencies, in microseconds.
+fn percentile_us(sorted: &[Duration], p: f64) -> f64 {
+    stats::percentile(sorted, p).map_or(f64::NAN, stats::us)
 }
 
 struct Figures {
@@ -153,7 +156,7 @@ async fn search_latencies(
         hits += found.len();
     }
     times.sort();
-    let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
+    let (p50, p99) = (percentile_us(&times, 0.5), percentile_us(&times, 0.99));
     println!(
         "{}",
         json!({"bench": "memory", "store": label, "phase": "search", "memories": at, "queries": queries.len(),
@@ -210,7 +213,7 @@ async fn run(
     println!(
         "{}",
         json!({"bench": "memory", "store": label, "phase": "write", "memories": n, "batch": batch,
-               "secs": (write_time.as_secs_f64() * 1000.0).round() / 1000.0, "memories_per_sec": write_per_sec.round(),
+               "secs": round(write_time.as_secs_f64(), 3), "memories_per_sec": write_per_sec.round(),
                "memories_per_sec_first_tenth": first_tenth.round()})
     );
     let bytes = file_bytes(&db);
@@ -223,7 +226,7 @@ async fn run(
     println!(
         "{}",
         json!({"bench": "memory", "store": label, "ratio": "search_100k_over_10k",
-               "p50": (p50[1] / p50[0] * 100.0).round() / 100.0, "p99": (p99[1] / p99[0] * 100.0).round() / 100.0})
+               "p50": round(p50[1] / p50[0], 2), "p99": round(p99[1] / p99[0], 2)})
     );
     Figures {
         write_per_sec,
@@ -235,11 +238,7 @@ async fn run(
 }
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    flag(args, name).unwrap_or(default)
 }
 
 #[tokio::main]
@@ -288,7 +287,7 @@ async fn main() {
             "{}",
             json!({"bench": "memory", "store": "bm25", "durability": "process_crash", "phase": "write",
                    "memories": n / 10, "batch": 1, "memories_per_sec": per_sec.round(),
-                   "ratio_over_power_loss": (per_sec / bm25.write_per_sec_first_tenth * 100.0).round() / 100.0})
+                   "ratio_over_power_loss": round(per_sec / bm25.write_per_sec_first_tenth, 2)})
         );
     }
     if args.iter().any(|a| a == "--skip-hybrid") {
@@ -308,10 +307,10 @@ async fn main() {
     println!(
         "{}",
         json!({"bench": "memory", "ratio": "hybrid_over_bm25", "dims": dims,
-               "search_p50_10k": (hybrid.p50[0] / bm25.p50[0] * 100.0).round() / 100.0,
-               "search_p50_100k": (hybrid.p50[1] / bm25.p50[1] * 100.0).round() / 100.0,
-               "search_p99_100k": (hybrid.p99[1] / bm25.p99[1] * 100.0).round() / 100.0,
-               "bytes_per_memory": (hybrid.bytes_per_memory / bm25.bytes_per_memory * 100.0).round() / 100.0,
-               "batched_writes_per_sec_over_single": (hybrid.write_per_sec / bm25.write_per_sec * 100.0).round() / 100.0})
+               "search_p50_10k": round(hybrid.p50[0] / bm25.p50[0], 2),
+               "search_p50_100k": round(hybrid.p50[1] / bm25.p50[1], 2),
+               "search_p99_100k": round(hybrid.p99[1] / bm25.p99[1], 2),
+               "bytes_per_memory": round(hybrid.bytes_per_memory / bm25.bytes_per_memory, 2),
+               "batched_writes_per_sec_over_single": round(hybrid.write_per_sec / bm25.write_per_sec, 2)})
     );
 }
