@@ -28,6 +28,14 @@ pub fn median_of(xs: impl IntoIterator<Item = f64>) -> f64 {
     median(&mut xs)
 }
 
+/// The median run of `runs` by `key` (sorted here in place; of an even
+/// count, the upper of the two middle ones), so that the run's other figures
+/// come from the same run as its key. `None` when there are none.
+pub fn median_run<T>(runs: &mut [T], key: impl Fn(&T) -> f64) -> Option<&T> {
+    runs.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    runs.get(runs.len() / 2)
+}
+
 /// The smallest sample (NaN when there are none): the run the machine
 /// disturbed least.
 pub fn min(xs: &[f64]) -> f64 {
@@ -122,6 +130,9 @@ mod tests {
         assert_eq!(median(&mut [7.0]), 7.0);
         assert!(median(&mut []).is_nan());
         assert_eq!(median_of([9.0, 8.0, 1.0, 2.0, 3.0]), 3.0);
+        let mut runs = [(3.0, 'c'), (1.0, 'a'), (2.0, 'b')];
+        assert_eq!(median_run(&mut runs, |r| r.0), Some(&(2.0, 'b')));
+        assert_eq!(median_run(&mut [] as &mut [(f64, char)], |r| r.0), None);
     }
 
     #[test]

@@ -41,6 +41,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use a2e_bench::args::flag;
+use a2e_bench::process;
+use a2e_bench::report::{emit, round};
+use a2e_bench::stats::{median, median_run};
 use acmp_dag::path::FieldPath;
 use acmp_dag::{
     CapabilityRouter, Dag, DagStatus, Edge, Invocation, InvokeParams, InvokeResult, Orchestrator,
@@ -261,59 +265,11 @@ fn chain_peer(
             return Err(format!("the chain peer failed: {:?}", resp.error).into());
         }
     }
-    walls.sort_by(f64::total_cmp);
-    Ok(walls.get(walls.len() / 2).copied().unwrap_or_default())
-}
-
-fn peak_rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
-/// CPU time of every thread of the process so far, in nanoseconds (`schedstat`).
-fn cpu_ns() -> u64 {
-    // The kernel brings a running thread's count up to date only at a tick or a switch: a
-    // yield makes this thread's exact.
-    std::thread::yield_now();
-    let Ok(threads) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    threads
-        .filter_map(Result::ok)
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| {
-            s.split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<u64>().ok())
-        })
-        .sum()
-}
-
-/// Minor page faults of the process so far (`/proc/self/stat`, field 10).
-fn minor_faults() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn reset_peak_rss() {
-    // "5" resets the peak resident set size (Linux ≥ 4.0); harmless where refused.
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    Ok(median(&mut walls))
 }
 
 fn arg(args: &[String], name: &str, default: &str) -> String {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_owned())
+    flag(args, name).unwrap_or_else(|| default.to_owned())
 }
 
 /// The DAG of one run.
@@ -363,22 +319,24 @@ fn measure(
 
     // Warm-up: allocator, runtime threads, code paths.
     runtime.block_on(orchestrator.run(layered(2_000, &mut SmallRng::seed_from_u64(7))))?;
-    reset_peak_rss();
+    process::reset_peak_rss();
 
     let mut samples = Vec::with_capacity(runs);
     for run in 0..runs.max(1) {
         let dag = build(shape, tasks, run)?;
-        let cpu_started = cpu_ns();
+        let cpu_started = process::cpu_time();
         let allocs_started = ALLOCS.load(Ordering::Relaxed);
-        let faults_started = minor_faults();
+        let faults_started = process::minor_faults();
         let started = Instant::now();
         let valid = ValidatedDag::new(dag, &orchestrator.config().limits)?;
         let validated = started.elapsed().as_secs_f64();
         let outcome = runtime.block_on(orchestrator.execute(valid));
         let elapsed = started.elapsed().as_secs_f64();
-        let cpu = cpu_ns().saturating_sub(cpu_started) as f64 / 1e9;
+        let cpu = process::cpu_time()
+            .saturating_sub(cpu_started)
+            .as_secs_f64();
         let allocs = ALLOCS.load(Ordering::Relaxed) - allocs_started;
-        let faults = minor_faults().saturating_sub(faults_started);
+        let faults = process::minor_faults().saturating_sub(faults_started);
         if outcome.status != DagStatus::Completed {
             return Err(format!("{shape}/{tasks}: run ended {:?}", outcome.status).into());
         }
@@ -391,16 +349,17 @@ fn measure(
         });
         drop(outcome);
     }
-    samples.sort_by(|a, b| a.wall.total_cmp(&b.wall));
     let Sample {
         wall,
         validate,
         cpu,
         allocs,
         faults,
-    } = samples.get(samples.len() / 2).copied().unwrap_or_default();
+    } = median_run(&mut samples, |s| s.wall)
+        .copied()
+        .unwrap_or_default();
     // Before the bare loop's runs, which would add theirs.
-    let peak_rss = peak_rss_mb();
+    let peak_rss = process::peak_rss_kb() as f64 / 1024.0;
     let mut floor_walls = Vec::new();
     for run in 0..if floor { runs.max(1) } else { 0 } {
         let dag = build(shape, tasks, run)?;
@@ -409,26 +368,26 @@ fn measure(
         floor_walls.push(started.elapsed().as_secs_f64());
         drop(results);
     }
-    floor_walls.sort_by(f64::total_cmp);
     let mut line = json!({
         "shape": shape,
         "tasks": tasks,
-        "total_ms": (wall * 1e6).round() / 1e3,
-        "ns_per_task": (wall * 1e9 / tasks as f64).round(),
-        "peak_rss_mb": (peak_rss * 10.0).round() / 10.0,
-        "cpu_ms": (cpu * 1e6).round() / 1e3,
-        "validate_ms": (validate * 1e6).round() / 1e3,
-        "run_ms": ((wall - validate) * 1e6).round() / 1e3,
-        "allocs_per_task": (allocs as f64 / tasks as f64 * 100.0).round() / 100.0,
+        "total_ms": round(wall * 1e3, 3),
+        "ns_per_task": round(wall * 1e9 / tasks as f64, 0),
+        "peak_rss_mb": round(peak_rss, 1),
+        "cpu_ms": round(cpu * 1e3, 3),
+        "validate_ms": round(validate * 1e3, 3),
+        "run_ms": round((wall - validate) * 1e3, 3),
+        "allocs_per_task": round(allocs as f64 / tasks as f64, 2),
         "page_faults": faults,
     });
-    if let Some(floor) = floor_walls.get(floor_walls.len() / 2) {
-        line["floor_ns_per_task"] = json!((floor * 1e9 / tasks as f64).round());
+    if !floor_walls.is_empty() {
+        let floor = median(&mut floor_walls);
+        line["floor_ns_per_task"] = json!(round(floor * 1e9 / tasks as f64, 0));
     }
     let peer = chain_peer(&runtime, &build(shape, tasks, 0)?, runs)?;
-    line["peer_ns_per_task"] = json!((peer * 1e9 / tasks as f64).round());
-    line["ratio"] = json!((wall / peer * 100.0).round() / 100.0);
-    println!("{line}");
+    line["peer_ns_per_task"] = json!(round(peer * 1e9 / tasks as f64, 0));
+    line["ratio"] = json!(round(wall / peer, 2));
+    emit(&line);
     Ok(())
 }
 
