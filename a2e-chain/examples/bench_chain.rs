@@ -19,6 +19,10 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use a2e_bench::args::env;
+use a2e_bench::process;
+use a2e_bench::report::{emit, round};
+use a2e_bench::stats::{median, min};
 use a2e_chain::{ChainConfig, Engine, Event, NodeCall, runner_fn};
 use a2e_proto::{ChainNode, ChainRequest, NodeKind};
 use dagx::{DagRunner, Task, task};
@@ -66,24 +70,6 @@ fn main() {
 fn fail(msg: &str) -> ! {
     eprintln!("bench_chain: {msg}");
     std::process::exit(1)
-}
-
-/// A field of /proc/self/status in kB.
-fn status_kb(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// Resets VmHWM to the current RSS (Linux: `5` to clear_refs).
-fn reset_peak() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 fn node(id: String, reads: &[String]) -> ChainNode {
@@ -182,29 +168,12 @@ struct Trial {
     nodes_run: usize,
 }
 
-/// CPU time of the whole process so far (all threads), from schedstat.
-fn cpu_time() -> Duration {
-    let mut ns = 0u64;
-    if let Ok(dir) = std::fs::read_dir("/proc/self/task") {
-        for t in dir.flatten() {
-            if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
-                ns += s
-                    .split_whitespace()
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0);
-            }
-        }
-    }
-    Duration::from_nanos(ns)
-}
-
 /// Runs `req` `reps` times (validation included).
 async fn ours(engine: &Engine, req: &ChainRequest, reps: usize) -> Trial {
     let mut events = 0u64;
     let mut nodes_run = 0;
     let mut validate = Duration::ZERO;
-    let cpu0 = cpu_time();
+    let cpu0 = process::cpu_time();
     let start = Instant::now();
     for _ in 0..reps {
         events = 0;
@@ -224,7 +193,7 @@ async fn ours(engine: &Engine, req: &ChainRequest, reps: usize) -> Trial {
     Trial {
         total: start.elapsed(),
         validate,
-        cpu: cpu_time().saturating_sub(cpu0),
+        cpu: process::cpu_time().saturating_sub(cpu0),
         events,
         nodes_run,
     }
@@ -314,23 +283,6 @@ async fn peer(shape: &str, n: usize, reps: usize, edges: &[Vec<usize>]) -> Durat
     start.elapsed()
 }
 
-/// The median of `xs` (sorted here).
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    match xs.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => xs.get(n / 2).copied().unwrap_or(0.0),
-        n => {
-            (xs.get(n / 2 - 1).copied().unwrap_or(0.0) + xs.get(n / 2).copied().unwrap_or(0.0))
-                / 2.0
-        }
-    }
-}
-
-fn env_usize(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
-}
-
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -345,7 +297,7 @@ fn runtime() -> tokio::runtime::Runtime {
 /// medians is the figure.
 fn run_scaling() {
     let rt = runtime();
-    let trials = env_usize("BENCH_TRIALS").unwrap_or(9).max(1) * 2 + 1;
+    let trials = env::<usize>("BENCH_TRIALS").unwrap_or(9).max(1) * 2 + 1;
     let engine = engine();
     let small = linear(10_000);
     let large = linear(100_000);
@@ -379,7 +331,7 @@ fn run_scaling() {
         "vs_ns_per_node": round(small_ms * 1e6 / 10_000.0, 1),
         "time_ratio": round(large_ms / small_ms, 2),
     });
-    println!("{line}");
+    emit(&line);
 }
 
 fn run_shape(shape: &str) {
@@ -396,8 +348,8 @@ fn run_shape(shape: &str) {
         "dag100k" => ("dag", 100_000, 1),
         other => fail(&format!("unknown shape {other}")),
     };
-    let reps = env_usize("BENCH_REPS").unwrap_or(reps);
-    let trials = env_usize("BENCH_TRIALS").unwrap_or(9).max(1);
+    let reps = env::<usize>("BENCH_REPS").unwrap_or(reps);
+    let trials = env::<usize>("BENCH_TRIALS").unwrap_or(9).max(1);
     let edges = if kind == "dag" {
         dag_edges(n)
     } else {
@@ -420,19 +372,15 @@ fn run_shape(shape: &str) {
     });
     drop(warm);
 
-    let before_build = status_kb("VmRSS:");
+    let before_build = process::rss_kb();
     let req = match kind {
         "map" => map_shape(n),
         "dag" => dag_shape(&edges),
         _ => linear(n),
     };
-    let after_build = status_kb("VmRSS:");
-    reset_peak();
-    let base = status_kb("VmRSS:");
-    // The request moves into the task (a clone would count as engine
-    // memory). One cold run first, alone, for the memory figure: later runs
-    // reuse what the allocator kept (and may run on the other worker
-    // thread, with a heap of its own).
+    let after_build = process::rss_kb();
+    process::reset_peak_rss();
+    let base = process::rss_kb();
     // The request moves into the task (a clone would count as engine
     // memory). One cold run first, alone, for the memory figure: later runs
     // reuse what the allocator kept (and may run on the other worker
@@ -445,7 +393,7 @@ fn run_shape(shape: &str) {
         async move {
             tokio::spawn(async move {
                 let cold = ours(&engine, &req, 1).await;
-                let first_peak = status_kb("VmHWM:");
+                let first_peak = process::peak_rss_kb();
                 let mut results = Vec::with_capacity(trials);
                 for _ in 0..trials {
                     results.push(ours(&engine, &req, reps).await);
@@ -460,7 +408,7 @@ fn run_shape(shape: &str) {
     let per_node = |d: Duration| d.as_nanos() as f64 / (reps * n) as f64;
     let mut totals: Vec<f64> = results.iter().map(|t| per_node(t.total)).collect();
     let first = cold.total.as_nanos() as f64 / n as f64;
-    let min = totals.iter().copied().fold(f64::INFINITY, f64::min);
+    let best = min(&totals);
     let ns_per_node = median(&mut totals);
     let validate = median(
         &mut results
@@ -495,7 +443,7 @@ fn run_shape(shape: &str) {
         "trials": trials,
         "total_ms": round(ns_per_node * (reps * n) as f64 / 1e6, 3),
         "ns_per_node": round(ns_per_node, 1),
-        "ns_per_node_min": round(min, 1),
+        "ns_per_node_min": round(best, 1),
         "ns_per_node_cold": round(first, 1),
         // The process after the request was built and ran once (dagx not yet).
         "peak_rss_mb": round(first_peak as f64 / 1024.0, 1),
@@ -515,10 +463,5 @@ fn run_shape(shape: &str) {
         line["peer_ns_per_node"] = json!(round(peer_ns, 1));
         line["ratio"] = json!(round(ns_per_node / peer_ns, 2));
     }
-    println!("{line}");
-}
-
-fn round(x: f64, digits: i32) -> f64 {
-    let f = 10f64.powi(digits);
-    (x * f).round() / f
+    emit(&line);
 }
