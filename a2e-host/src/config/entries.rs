@@ -11,135 +11,124 @@
 
 use serde::{Deserialize, Deserializer};
 
-/// The `name` of an entry whose feature this host is built without; the
-/// other keys are not read.
+/// An entry whose feature this host is built without: its `name`; the other
+/// keys are not read.
+#[derive(Debug, Clone, PartialEq)]
 #[cfg(any(not(feature = "llm"), not(feature = "mcp")))]
-fn unread_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
-    let table = toml::Table::deserialize(deserializer)?;
-    Ok(table
-        .get("name")
-        .and_then(toml::Value::as_str)
-        .unwrap_or_default()
-        .to_owned())
+struct Unread {
+    name: String,
 }
 
+#[cfg(any(not(feature = "llm"), not(feature = "mcp")))]
+impl<'de> Deserialize<'de> for Unread {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let table = toml::Table::deserialize(deserializer)?;
+        let name = table.get("name").and_then(toml::Value::as_str);
+        Ok(Self {
+            name: name.unwrap_or_default().to_owned(),
+        })
+    }
+}
+
+/// What a [`ProviderEntry`] holds.
+#[cfg(feature = "llm")]
+type Provider = a2e_llm::ProviderConfig;
+#[cfg(not(feature = "llm"))]
+type Provider = Unread;
+
 /// One `[[llm.providers]]` entry: a model provider of LLM skills, Ontheia
-/// `llm` steps and MCP sampling.
+/// `llm` steps and MCP sampling. Its `Debug` form leaves out credentials.
 #[derive(Clone)]
 pub struct ProviderEntry {
-    #[cfg(feature = "llm")]
-    config: a2e_llm::ProviderConfig,
-    #[cfg(not(feature = "llm"))]
-    name: String,
+    inner: Provider,
 }
 
 impl ProviderEntry {
     /// The provider's name (`LLMConfig.provider_name`).
     pub fn name(&self) -> &str {
-        #[cfg(feature = "llm")]
-        return &self.config.name;
-        #[cfg(not(feature = "llm"))]
-        return &self.name;
+        &self.inner.name
     }
 
     /// The provider's configuration.
     #[cfg(feature = "llm")]
     pub fn config(&self) -> &a2e_llm::ProviderConfig {
-        &self.config
+        &self.inner
     }
 
     /// The provider's configuration, to change.
     #[cfg(feature = "llm")]
     pub fn config_mut(&mut self) -> &mut a2e_llm::ProviderConfig {
-        &mut self.config
+        &mut self.inner
     }
 }
 
 #[cfg(feature = "llm")]
 impl From<a2e_llm::ProviderConfig> for ProviderEntry {
-    fn from(config: a2e_llm::ProviderConfig) -> Self {
-        Self { config }
+    fn from(inner: a2e_llm::ProviderConfig) -> Self {
+        Self { inner }
     }
 }
 
 impl<'de> Deserialize<'de> for ProviderEntry {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[cfg(feature = "llm")]
-        return a2e_llm::ProviderConfig::deserialize(deserializer).map(Self::from);
-        #[cfg(not(feature = "llm"))]
-        return unread_name(deserializer).map(|name| Self { name });
+        Provider::deserialize(deserializer).map(|inner| Self { inner })
     }
 }
 
-/// Credentials stay out of logs: the provider's configuration redacts them.
+/// The provider's configuration redacts its credentials.
 impl std::fmt::Debug for ProviderEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        #[cfg(feature = "llm")]
-        return self.config.fmt(f);
-        #[cfg(not(feature = "llm"))]
-        return f
-            .debug_struct("ProviderEntry")
-            .field("name", &self.name)
-            .finish_non_exhaustive();
+        self.inner.fmt(f)
     }
 }
+
+/// What an [`McpServerEntry`] holds.
+#[cfg(feature = "mcp")]
+type McpServer = a2e_mcp::McpServerConfig;
+#[cfg(not(feature = "mcp"))]
+type McpServer = Unread;
 
 /// One `[[mcp.servers]]` entry: an MCP server mounted as a toolkit.
 #[derive(Clone, PartialEq)]
 pub struct McpServerEntry {
-    #[cfg(feature = "mcp")]
-    config: a2e_mcp::McpServerConfig,
-    #[cfg(not(feature = "mcp"))]
-    name: String,
+    inner: McpServer,
 }
 
 impl McpServerEntry {
     /// The server's name: the toolkit name of its tools.
     pub fn name(&self) -> &str {
-        #[cfg(feature = "mcp")]
-        return &self.config.name;
-        #[cfg(not(feature = "mcp"))]
-        return &self.name;
+        &self.inner.name
     }
 
     /// The server's configuration.
     #[cfg(feature = "mcp")]
     pub fn config(&self) -> &a2e_mcp::McpServerConfig {
-        &self.config
+        &self.inner
     }
 
     /// The server's configuration, to change.
     #[cfg(feature = "mcp")]
     pub fn config_mut(&mut self) -> &mut a2e_mcp::McpServerConfig {
-        &mut self.config
+        &mut self.inner
     }
 }
 
 #[cfg(feature = "mcp")]
 impl From<a2e_mcp::McpServerConfig> for McpServerEntry {
-    fn from(config: a2e_mcp::McpServerConfig) -> Self {
-        Self { config }
+    fn from(inner: a2e_mcp::McpServerConfig) -> Self {
+        Self { inner }
     }
 }
 
 impl<'de> Deserialize<'de> for McpServerEntry {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[cfg(feature = "mcp")]
-        return a2e_mcp::McpServerConfig::deserialize(deserializer).map(Self::from);
-        #[cfg(not(feature = "mcp"))]
-        return unread_name(deserializer).map(|name| Self { name });
+        McpServer::deserialize(deserializer).map(|inner| Self { inner })
     }
 }
 
 impl std::fmt::Debug for McpServerEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        #[cfg(feature = "mcp")]
-        return self.config.fmt(f);
-        #[cfg(not(feature = "mcp"))]
-        return f
-            .debug_struct("McpServerEntry")
-            .field("name", &self.name)
-            .finish_non_exhaustive();
+        self.inner.fmt(f)
     }
 }
 
