@@ -60,6 +60,8 @@ impl HostBuilder {
     /// use); for a host that runs no journal ([`HostBuilder::start`] mounts
     /// them itself).
     #[cfg(feature = "mcp")]
+    // `self` changes only with `llm` (the sampler), `reserved` only with `memory`.
+    #[cfg_attr(not(all(feature = "llm", feature = "memory")), allow(unused_mut))]
     pub async fn mount(mut self) -> Result<Self, BuildError> {
         let servers = self.config().mcp.server_configs();
         if servers.is_empty() {
