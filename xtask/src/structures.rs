@@ -14,6 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use a2e_bench::report::round;
+use a2e_bench::stats::median;
 use serde_json::{Value, json};
 
 /// Each structure, the feature that swaps it for its peer, and the peer.
@@ -157,15 +159,6 @@ fn field(line: &Value, name: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("no `{name}` in {line}"))
 }
 
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    match xs.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => xs[n / 2],
-        n => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
-    }
-}
-
 fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+    round(x, 2)
 }
