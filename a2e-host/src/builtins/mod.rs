@@ -357,6 +357,49 @@ mod tests {
     use super::*;
     use crate::error::HostError;
 
+    /// What clients are told of every built-in: its A2E definition, the
+    /// schema its arguments are validated against and its hints, as one JSON
+    /// document (key order as on the wire).
+    fn listing() -> String {
+        let config = HostConfig {
+            builtins: crate::config::ALL_BUILTINS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            ..HostConfig::default()
+        };
+        let enabled = BuiltinTools::new(Arc::new(config));
+        let tools: Vec<Value> = definitions()
+            .into_iter()
+            .map(|def| {
+                let input_schema = ToolPlugin::input_schema(&enabled, &def);
+                let hints = builtin_hints(&def.name).map(|h| {
+                    serde_json::json!({
+                        "title": h.title,
+                        "read_only": h.read_only,
+                        "destructive": h.destructive,
+                        "open_world": h.open_world,
+                        "output_schema": h.output_schema,
+                    })
+                });
+                serde_json::json!({"definition": def, "input_schema": input_schema, "hints": hints})
+            })
+            .collect();
+        serde_json::to_string_pretty(&tools).unwrap() + "\n"
+    }
+
+    /// The built-ins' listing is pinned byte for byte: a change to a name,
+    /// description, parameter, tag, hint or output schema shows up here first.
+    #[test]
+    fn the_listing_matches_its_snapshot() {
+        let actual = listing();
+        let expected = include_str!("listing.snapshot.json");
+        assert!(
+            actual == expected,
+            "the built-ins' listing changed; it is now:\n{actual}"
+        );
+    }
+
     #[test]
     fn only_enabled_tools_are_listed() {
         let config = HostConfig {
