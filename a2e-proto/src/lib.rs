@@ -1,9 +1,10 @@
 //! Wire types of the A2E protocol.
 //!
 //! Every message of the core, tools, skills, chains and proc specifications is
-//! a typed struct here, with the specification's field names and defaults.
-//! [`Message`] holds any of them, dispatched on `type`; a message of a type
-//! this crate does not know is kept whole as [`Message::Unknown`]. Codes,
+//! a typed struct here, with the specification's field names and defaults, and
+//! so are this implementation's wire extensions ([`extensions`]: `chain/attach`,
+//! `dag/req`). [`Message`] holds any of them, dispatched on `type`; a message of
+//! a type this crate does not know is kept whole as [`Message::Unknown`]. Codes,
 //! capabilities, event kinds, statuses and phases are open enums: unknown
 //! values survive a round trip.
 //!
