@@ -6,30 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-/// How bytes come back: `text` (UTF-8, invalid bytes replaced and labelled
-/// `utf-8-lossy`) or `base64` (the exact bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Encoding {
-    /// UTF-8 text (the default).
-    #[default]
-    Text,
-    /// The exact bytes, base64-encoded.
-    Base64,
-}
-
-/// `read_file`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadFileArgs {
-    /// File path, relative to the workspace root.
-    pub path: String,
-    /// Byte offset to start at (default 0).
-    pub offset: Option<u64>,
-    /// Most bytes to read (capped by the host).
-    pub limit: Option<u64>,
-    /// `text` (default: UTF-8, invalid bytes replaced and labelled utf-8-lossy) or `base64` (exact bytes).
-    pub encoding: Option<Encoding>,
-}
+pub use super::fs::ReadFileArgs;
+pub use super::text::Encoding;
 
 /// `write_file`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -70,16 +70,12 @@ fn nullable(ty: &str) -> Value {
     json!({"type": [ty, "null"]})
 }
 
-/// The hints of the built-in tool `tool`, if it is one.
-pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
+/// The hints of a built-in tool not yet defined by a [`super::tool::Builtin`].
+pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
     let string = json!({"type": "string"});
     let integer = json!({"type": "integer"});
     let boolean = json!({"type": "boolean"});
     let hints = match tool {
-        "read_file" => ToolHints::new("Read file").read_only().output(json!({
-            "path": string, "content": string, "size": integer, "offset": integer,
-            "bytes_read": integer, "encoding": string, "truncated": boolean,
-        })),
         // Replaces the file whole.
         "write_file" => ToolHints::new("Write file").destructive().output(json!({
             "path": string, "bytes_written": integer, "created": boolean,
@@ -135,12 +131,13 @@ pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::builtin_hints;
 
     #[test]
     fn every_builtin_has_hints_and_an_output_schema() {
         for def in super::super::definitions() {
-            let hints = builtin_hints(&def.name).unwrap_or_else(|| panic!("{}", def.name));
+            let hints =
+                super::super::builtin_hints(&def.name).unwrap_or_else(|| panic!("{}", def.name));
             assert!(hints.output_schema.is_some(), "{}", def.name);
             assert!(!hints.title.is_empty());
         }

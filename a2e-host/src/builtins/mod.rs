@@ -33,8 +33,10 @@ mod compute;
 mod fs;
 mod hints;
 mod http;
+mod output;
 pub(crate) mod paths;
 pub(crate) mod text;
+mod tool;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -46,8 +48,9 @@ use crate::config::HostConfig;
 use crate::error::HostResult;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox, TypedTool};
 use args::*;
+use tool::{Entry, Env, entry};
 
-pub use hints::{ToolHints, builtin_hints};
+pub use hints::ToolHints;
 pub use http::{MAX_REDIRECTS, host_allowed};
 
 fn param(name: &str, ty: &str, description: &str) -> ToolParameter {
@@ -85,18 +88,6 @@ macro_rules! builtin {
         }
     };
 }
-
-builtin!(
-    ReadFile,
-    ReadFileArgs,
-    ToolDefinition::new(
-        "read_file",
-        "Read a file in the workspace: text (or base64), from a byte offset, up to a byte limit",
-    )
-    .tags(&["fs", "read"])
-    .idempotent(),
-    |config, args, _ctx| fs::read_file(config, args).await
-);
 
 builtin!(
     WriteFile,
@@ -207,8 +198,11 @@ builtin!(
 /// Every built-in tool, whether enabled or not.
 fn toolbox(env: Arc<Env>) -> Toolbox {
     let c = || env.clone();
-    Toolbox::new("builtin")
-        .with(ReadFile(c()))
+    // The defined ones come first in the listing.
+    let defined = DEFINED
+        .iter()
+        .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
+    defined
         .with(WriteFile(c()))
         .with(ListDir(c()))
         .with(Glob(c()))
@@ -231,13 +225,6 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
     match tool {
-        "read_file" => vec![
-            param("content", "string", "The bytes read, as text or base64"),
-            param("size", "integer", "File size in bytes"),
-            param("offset", "integer", "Where reading started"),
-            param("bytes_read", "integer", "Bytes returned"),
-            param("encoding", "string", "utf-8, utf-8-lossy or base64"),
-        ],
         "write_file" => vec![
             param("path", "string", "The path written, relative to the root"),
             param("bytes_written", "integer", "Bytes written"),
@@ -294,19 +281,16 @@ fn outputs(tool: &str) -> Vec<ToolParameter> {
     }
 }
 
-/// What the built-in tools run with: the configuration (which they read
-/// through this, as `&HostConfig`) and how commands start.
-struct Env {
-    config: Arc<HostConfig>,
-    launcher: crate::proc::Launcher,
-}
+/// The built-ins defined by a [`tool::Builtin`], in listing order.
+const DEFINED: &[Entry] = &[entry::<fs::ReadFile>()];
 
-impl std::ops::Deref for Env {
-    type Target = HostConfig;
-
-    fn deref(&self) -> &HostConfig {
-        &self.config
-    }
+/// The hints of the built-in tool `tool`, if it is one.
+pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
+    DEFINED
+        .iter()
+        .find(|e| e.name == tool)
+        .map(Entry::hints)
+        .or_else(|| hints::legacy_hints(tool))
 }
 
 /// The built-in tools the configuration enables.

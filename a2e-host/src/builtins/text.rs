@@ -8,6 +8,21 @@
 //! - `base64`: the exact bytes in standard base64 with padding, labelled
 //!   `"encoding": "base64"`.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// How bytes come back: `text` (UTF-8, invalid bytes replaced and labelled
+/// `utf-8-lossy`) or `base64` (the exact bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// UTF-8 text (the default).
+    #[default]
+    Text,
+    /// The exact bytes, base64-encoded.
+    Base64,
+}
+
 /// Bytes as JSON text: `(content, encoding label)`.
 pub fn encode(bytes: &[u8], base64: bool) -> (String, &'static str) {
     if base64 {

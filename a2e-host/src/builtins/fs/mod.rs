@@ -1,4 +1,5 @@
-//! File tools: `read_file`, `write_file`, `list_dir`, `glob`, `grep`.
+//! File tools: `read_file`, `write_file`, `list_dir`, `glob`, `grep`, and
+//! what they share.
 //!
 //! Every path goes through [`super::paths::resolve`]; directory walks never
 //! follow symbolic links, so they cannot leave the root either. File system
@@ -6,6 +7,11 @@
 
 use std::fs::{self, File, FileType};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+
+mod read_file;
+
+pub(crate) use read_file::ReadFile;
+pub use read_file::ReadFileArgs;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -15,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::*;
 use super::paths::{Resolved, relative_to, resolve};
-use super::text;
 use crate::config::HostConfig;
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput};
@@ -50,73 +55,6 @@ fn io_error(what: &str, rel: &str, e: &io::Error) -> HostError {
             io::Error::new(e.kind(), e.to_string()),
         ),
     }
-}
-
-/// `read_file`: `{path, content, size, offset, bytes_read, encoding, truncated}`.
-pub(crate) async fn read_file(config: &HostConfig, args: ReadFileArgs) -> HostResult<ToolOutput> {
-    let path = args.path.as_str();
-    let offset = args.offset.unwrap_or(0);
-    let limit = args.limit;
-    let base64 = args.encoding == Some(Encoding::Base64);
-    let max = limit.map_or(config.files.read_max_bytes, |l| {
-        usize::try_from(l).map_or(config.files.read_max_bytes, |l| {
-            l.min(config.files.read_max_bytes)
-        })
-    });
-    let resolved = resolve(&config.root, path)?;
-    blocking(move || read_blocking(&resolved, offset, max, base64)).await
-}
-
-fn read_blocking(
-    resolved: &Resolved,
-    offset: u64,
-    max: usize,
-    base64: bool,
-) -> HostResult<ToolOutput> {
-    let rel = resolved.relative();
-    let meta = fs::metadata(&resolved.path).map_err(|e| io_error("read", &rel, &e))?;
-    if meta.is_dir() {
-        return Err(HostError::Tool(format!(
-            "`{rel}` is a directory (use list_dir)"
-        )));
-    }
-    let size = meta.len();
-    let mut file = File::open(&resolved.path).map_err(|e| io_error("read", &rel, &e))?;
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| io_error("read", &rel, &e))?;
-    let want = u64::try_from(max).unwrap_or(u64::MAX);
-    let mut buf = Vec::with_capacity(
-        max.min(usize::try_from(size.saturating_sub(offset)).unwrap_or(max)) + 1,
-    );
-    file.take(want.saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(|e| io_error("read", &rel, &e))?;
-    let more = buf.len() > max;
-    buf.truncate(max);
-    if more && !base64 {
-        let keep = text::utf8_cut(&buf);
-        if keep > 0 {
-            buf.truncate(keep);
-        }
-    }
-    let (content, encoding) = text::encode(&buf, base64);
-    Ok(ToolOutput {
-        data: json!({
-            "path": rel,
-            "content": content,
-            "size": size,
-            "offset": offset,
-            "bytes_read": buf.len(),
-            "encoding": encoding,
-            "truncated": more,
-        }),
-        summary: Value::String(format!(
-            "read {} of {size} bytes of {rel} from offset {offset}",
-            buf.len()
-        )),
-        truncated: more,
-        exit_code: None,
-    })
 }
 
 /// `write_file`: atomic replace through a temporary file in the same directory.
