@@ -14,6 +14,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use a2e_bench::args::flag;
+use a2e_bench::report::emit;
+use a2e_bench::stats::Calls;
 use a2e_client::Client;
 use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
 use a2e_host::transport::net::{self, NetOptions, NetState, Protocols};
@@ -63,7 +66,7 @@ async fn measure(client: &Client, transport: &str, mode: &str, calls: usize, in_
         let _ = client.tools().call("echo", json!({"i": i})).await;
     }
     let started = Instant::now();
-    let mut latencies: Vec<Duration> = futures::stream::iter(0..calls)
+    let latencies: Vec<Duration> = futures::stream::iter(0..calls)
         .map(|i| {
             let client = client.clone();
             async move {
@@ -76,23 +79,15 @@ async fn measure(client: &Client, transport: &str, mode: &str, calls: usize, in_
         .buffer_unordered(in_flight)
         .collect()
         .await;
-    let total = started.elapsed();
-    latencies.sort();
-    let pct = |p: f64| {
-        let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
-        latencies.get(i).map_or(0, |d| d.as_micros())
-    };
-    println!(
-        "{}",
-        json!({
-            "transport": transport,
-            "mode": mode,
-            "calls": calls,
-            "calls_per_sec": (calls as f64 / total.as_secs_f64()).round(),
-            "p50_us": pct(0.50),
-            "p99_us": pct(0.99),
-        })
-    );
+    let run = Calls::of(started.elapsed(), latencies);
+    emit(&json!({
+        "transport": transport,
+        "mode": mode,
+        "calls": calls,
+        "calls_per_sec": run.per_sec.round(),
+        "p50_us": run.p50_us,
+        "p99_us": run.p99_us,
+    }));
 }
 
 async fn run_modes(client: &Client, transport: &str, calls: usize) {
@@ -107,12 +102,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         a2e_host::transport::stdio::serve_stdio(host()?).await;
         return Ok(());
     }
-    let calls: usize = args
-        .iter()
-        .position(|a| a == "--calls")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(2000);
+    let calls: usize = flag(&args, "--calls").unwrap_or(2000);
 
     // stdio: this program, as a child host.
     let mut child = tokio::process::Command::new(std::env::current_exe()?);
