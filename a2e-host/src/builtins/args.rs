@@ -6,19 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use super::fs::ReadFileArgs;
+pub use super::fs::{ReadFileArgs, WriteFileArgs};
 pub use super::text::Encoding;
-
-/// `write_file`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WriteFileArgs {
-    /// File path, relative to the workspace root.
-    pub path: String,
-    /// The complete new content (UTF-8 text).
-    pub content: String,
-    /// Create missing parent directories (default false).
-    pub create_dirs: Option<bool>,
-}
 
 /// `list_dir`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -76,10 +76,6 @@ pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
     let integer = json!({"type": "integer"});
     let boolean = json!({"type": "boolean"});
     let hints = match tool {
-        // Replaces the file whole.
-        "write_file" => ToolHints::new("Write file").destructive().output(json!({
-            "path": string, "bytes_written": integer, "created": boolean,
-        })),
         "list_dir" => ToolHints::new("List directory").read_only().output(json!({
             "path": string,
             "entries": {"type": "array", "items": {"type": "object", "properties": {

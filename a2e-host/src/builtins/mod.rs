@@ -90,18 +90,6 @@ macro_rules! builtin {
 }
 
 builtin!(
-    WriteFile,
-    WriteFileArgs,
-    ToolDefinition::new(
-        "write_file",
-        "Write a file in the workspace atomically (replaces it whole)",
-    )
-    .tags(&["fs", "write"])
-    .idempotent(),
-    |config, args, _ctx| fs::write_file(config, args).await
-);
-
-builtin!(
     ListDir,
     ListDirArgs,
     ToolDefinition::new(
@@ -203,7 +191,6 @@ fn toolbox(env: Arc<Env>) -> Toolbox {
         .iter()
         .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
     defined
-        .with(WriteFile(c()))
         .with(ListDir(c()))
         .with(Glob(c()))
         .with(Grep(c()))
@@ -225,10 +212,6 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
     match tool {
-        "write_file" => vec![
-            param("path", "string", "The path written, relative to the root"),
-            param("bytes_written", "integer", "Bytes written"),
-        ],
         "list_dir" => vec![object_of(
             param("entries", "array", "Entries, sorted by name"),
             &[
@@ -282,7 +265,7 @@ fn outputs(tool: &str) -> Vec<ToolParameter> {
 }
 
 /// The built-ins defined by a [`tool::Builtin`], in listing order.
-const DEFINED: &[Entry] = &[entry::<fs::ReadFile>()];
+const DEFINED: &[Entry] = &[entry::<fs::ReadFile>(), entry::<fs::WriteFile>()];
 
 /// The hints of the built-in tool `tool`, if it is one.
 pub fn builtin_hints(tool: &str) -> Option<ToolHints> {

@@ -6,13 +6,16 @@
 //! work runs on the blocking pool and stops early when the call is cancelled.
 
 use std::fs::{self, File, FileType};
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
 mod read_file;
+mod write_file;
 
 pub(crate) use read_file::ReadFile;
 pub use read_file::ReadFileArgs;
 use std::path::{Path, PathBuf};
+pub(crate) use write_file::WriteFile;
+pub use write_file::WriteFileArgs;
 
 use globset::{GlobBuilder, GlobMatcher};
 use regex::RegexBuilder;
@@ -55,71 +58,6 @@ fn io_error(what: &str, rel: &str, e: &io::Error) -> HostError {
             io::Error::new(e.kind(), e.to_string()),
         ),
     }
-}
-
-/// `write_file`: atomic replace through a temporary file in the same directory.
-pub(crate) async fn write_file(config: &HostConfig, args: WriteFileArgs) -> HostResult<ToolOutput> {
-    let path = args.path.as_str();
-    let content = args.content;
-    let create_dirs = args.create_dirs.unwrap_or(false);
-    if content.len() > config.files.write_max_bytes {
-        return Err(HostError::Denied(format!(
-            "content is {} bytes, over the write limit of {} bytes",
-            content.len(),
-            config.files.write_max_bytes
-        )));
-    }
-    let resolved = resolve(&config.root, path)?;
-    blocking(move || write_blocking(&resolved, content.as_bytes(), create_dirs)).await
-}
-
-fn write_blocking(
-    resolved: &Resolved,
-    content: &[u8],
-    create_dirs: bool,
-) -> HostResult<ToolOutput> {
-    let rel = resolved.relative();
-    let target = &resolved.path;
-    if target.is_dir() {
-        return Err(HostError::Tool(format!("`{rel}` is a directory")));
-    }
-    let parent = target
-        .parent()
-        .filter(|p| p.starts_with(&resolved.root))
-        .ok_or_else(|| HostError::Tool(format!("`{rel}` has no parent directory")))?;
-    if !parent.is_dir() {
-        if create_dirs {
-            fs::create_dir_all(parent).map_err(|e| io_error("create directories for", &rel, &e))?;
-        } else {
-            return Err(HostError::Tool(format!(
-                "directory `{}` does not exist (set create_dirs to create it)",
-                relative_to(&resolved.root, parent)
-            )));
-        }
-    }
-    let previous = fs::metadata(target).ok().map(|m| m.permissions());
-    let created = previous.is_none();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".a2e-write-")
-        .suffix(".tmp")
-        .tempfile_in(parent)
-        .map_err(|e| io_error("write", &rel, &e))?;
-    let permissions = previous.unwrap_or_else(|| {
-        use std::os::unix::fs::PermissionsExt;
-        fs::Permissions::from_mode(0o644)
-    });
-    tmp.write_all(content)
-        .and_then(|()| tmp.as_file().set_permissions(permissions))
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| io_error("write", &rel, &e))?;
-    // On failure the temporary file is removed when `tmp` drops.
-    tmp.persist(target)
-        .map_err(|e| io_error("write", &rel, &e.error))?;
-    Ok(ToolOutput {
-        data: json!({"path": rel, "bytes_written": content.len(), "created": created}),
-        summary: Value::String(format!("wrote {} bytes to {rel}", content.len())),
-        ..ToolOutput::default()
-    })
 }
 
 fn kind_name(ft: &FileType) -> &'static str {
