@@ -6,15 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use super::fs::{ReadFileArgs, WriteFileArgs};
+pub use super::fs::{ListDirArgs, ReadFileArgs, WriteFileArgs};
 pub use super::text::Encoding;
-
-/// `list_dir`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ListDirArgs {
-    /// Directory, relative to the workspace root (default: the root).
-    pub path: Option<String>,
-}
 
 /// `glob`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -76,12 +76,6 @@ pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
     let integer = json!({"type": "integer"});
     let boolean = json!({"type": "boolean"});
     let hints = match tool {
-        "list_dir" => ToolHints::new("List directory").read_only().output(json!({
-            "path": string,
-            "entries": {"type": "array", "items": {"type": "object", "properties": {
-                "name": string, "kind": string, "size": integer}}},
-            "total": integer,
-        })),
         "glob" => ToolHints::new("Find files").read_only().output(json!({
             "matches": {"type": "array", "items": string}, "total": integer,
         })),

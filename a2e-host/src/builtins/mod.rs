@@ -38,7 +38,6 @@ pub(crate) mod paths;
 pub(crate) mod text;
 mod tool;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use a2e_proto::{ToolDefinition, ToolParameter};
@@ -55,15 +54,6 @@ pub use http::{MAX_REDIRECTS, host_allowed};
 
 fn param(name: &str, ty: &str, description: &str) -> ToolParameter {
     ToolParameter::new(name, ty, description)
-}
-
-fn object_of(mut p: ToolParameter, props: &[(&str, &str, &str)]) -> ToolParameter {
-    let map: BTreeMap<String, ToolParameter> = props
-        .iter()
-        .map(|(n, t, d)| ((*n).to_owned(), param(n, t, d)))
-        .collect();
-    p.properties = Some(map);
-    p
 }
 
 /// A built-in tool: its definition (without input parameters, which come from
@@ -88,18 +78,6 @@ macro_rules! builtin {
         }
     };
 }
-
-builtin!(
-    ListDir,
-    ListDirArgs,
-    ToolDefinition::new(
-        "list_dir",
-        "List a directory of the workspace: name, kind (file, dir, symlink) and size of each entry",
-    )
-    .tags(&["fs"])
-    .idempotent(),
-    |config, args, _ctx| fs::list_dir(config, args).await
-);
 
 builtin!(
     Glob,
@@ -191,7 +169,6 @@ fn toolbox(env: Arc<Env>) -> Toolbox {
         .iter()
         .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
     defined
-        .with(ListDir(c()))
         .with(Glob(c()))
         .with(Grep(c()))
         .with(RunCommand(c()))
@@ -212,18 +189,6 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
     match tool {
-        "list_dir" => vec![object_of(
-            param("entries", "array", "Entries, sorted by name"),
-            &[
-                ("name", "string", "Entry name"),
-                ("kind", "string", "file, dir, symlink or other"),
-                (
-                    "size",
-                    "integer",
-                    "Size in bytes (of the link itself for a symlink)",
-                ),
-            ],
-        )],
         "glob" => vec![param(
             "matches",
             "array",
@@ -265,7 +230,11 @@ fn outputs(tool: &str) -> Vec<ToolParameter> {
 }
 
 /// The built-ins defined by a [`tool::Builtin`], in listing order.
-const DEFINED: &[Entry] = &[entry::<fs::ReadFile>(), entry::<fs::WriteFile>()];
+const DEFINED: &[Entry] = &[
+    entry::<fs::ReadFile>(),
+    entry::<fs::WriteFile>(),
+    entry::<fs::ListDir>(),
+];
 
 /// The hints of the built-in tool `tool`, if it is one.
 pub fn builtin_hints(tool: &str) -> Option<ToolHints> {

@@ -8,9 +8,12 @@
 use std::fs::{self, File, FileType};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
+mod list_dir;
 mod read_file;
 mod write_file;
 
+pub(crate) use list_dir::ListDir;
+pub use list_dir::ListDirArgs;
 pub(crate) use read_file::ReadFile;
 pub use read_file::ReadFileArgs;
 use std::path::{Path, PathBuf};
@@ -23,7 +26,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::args::*;
-use super::paths::{Resolved, relative_to, resolve};
+use super::paths::{relative_to, resolve};
 use crate::config::HostConfig;
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput};
@@ -58,56 +61,6 @@ fn io_error(what: &str, rel: &str, e: &io::Error) -> HostError {
             io::Error::new(e.kind(), e.to_string()),
         ),
     }
-}
-
-fn kind_name(ft: &FileType) -> &'static str {
-    if ft.is_symlink() {
-        "symlink"
-    } else if ft.is_dir() {
-        "dir"
-    } else if ft.is_file() {
-        "file"
-    } else {
-        "other"
-    }
-}
-
-/// `list_dir`: `{path, entries: [{name, kind, size}]}`, sorted by name.
-pub(crate) async fn list_dir(config: &HostConfig, args: ListDirArgs) -> HostResult<ToolOutput> {
-    let path = args.path.as_deref().unwrap_or("");
-    let max = config.files.max_results;
-    let resolved = resolve(&config.root, path)?;
-    blocking(move || list_blocking(&resolved, max)).await
-}
-
-fn list_blocking(resolved: &Resolved, max: usize) -> HostResult<ToolOutput> {
-    let rel = resolved.relative();
-    let reader = fs::read_dir(&resolved.path).map_err(|e| io_error("list", &rel, &e))?;
-    let mut entries: Vec<(String, &'static str, u64)> = Vec::new();
-    for entry in reader {
-        let entry = entry.map_err(|e| io_error("list", &rel, &e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        // DirEntry::metadata does not follow symbolic links.
-        let (kind, size) = match entry.metadata() {
-            Ok(m) => (kind_name(&m.file_type()), m.len()),
-            Err(_) => ("other", 0),
-        };
-        entries.push((name, kind, size));
-    }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let total = entries.len();
-    let truncated = total > max;
-    entries.truncate(max);
-    let list: Vec<Value> = entries
-        .into_iter()
-        .map(|(name, kind, size)| json!({"name": name, "kind": kind, "size": size}))
-        .collect();
-    Ok(ToolOutput {
-        data: json!({"path": rel, "entries": list, "total": total}),
-        summary: Value::String(format!("{total} entries in {rel}")),
-        truncated,
-        exit_code: None,
-    })
 }
 
 /// Visits every entry under `dir` depth first (entries of a directory in name
