@@ -6,17 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use super::fs::{ListDirArgs, ReadFileArgs, WriteFileArgs};
+pub use super::fs::{GlobArgs, ListDirArgs, ReadFileArgs, WriteFileArgs};
 pub use super::text::Encoding;
-
-/// `glob`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct GlobArgs {
-    /// Glob, e.g. `**/*.rs`, matched against paths relative to `path`.
-    pub pattern: String,
-    /// Directory to search (default: the root).
-    pub path: Option<String>,
-}
 
 /// `grep`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -76,9 +76,6 @@ pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
     let integer = json!({"type": "integer"});
     let boolean = json!({"type": "boolean"});
     let hints = match tool {
-        "glob" => ToolHints::new("Find files").read_only().output(json!({
-            "matches": {"type": "array", "items": string}, "total": integer,
-        })),
         "grep" => ToolHints::new("Search file contents")
             .read_only()
             .output(json!({

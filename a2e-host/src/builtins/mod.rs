@@ -80,18 +80,6 @@ macro_rules! builtin {
 }
 
 builtin!(
-    Glob,
-    GlobArgs,
-    ToolDefinition::new(
-        "glob",
-        "Find workspace paths matching a glob pattern (`*` within a directory, `**` across directories)",
-    )
-    .tags(&["fs", "search"])
-    .idempotent(),
-    |config, args, ctx| fs::glob(config, args, &ctx).await
-);
-
-builtin!(
     Grep,
     GrepArgs,
     ToolDefinition::new(
@@ -169,7 +157,6 @@ fn toolbox(env: Arc<Env>) -> Toolbox {
         .iter()
         .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
     defined
-        .with(Glob(c()))
         .with(Grep(c()))
         .with(RunCommand(c()))
         .with(HttpRequest(c()))
@@ -189,11 +176,6 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
     match tool {
-        "glob" => vec![param(
-            "matches",
-            "array",
-            "Matching paths relative to the root, sorted",
-        )],
         "grep" => vec![param(
             "matches",
             "array",
@@ -234,6 +216,7 @@ const DEFINED: &[Entry] = &[
     entry::<fs::ReadFile>(),
     entry::<fs::WriteFile>(),
     entry::<fs::ListDir>(),
+    entry::<fs::Glob>(),
 ];
 
 /// The hints of the built-in tool `tool`, if it is one.

@@ -8,10 +8,13 @@
 use std::fs::{self, File, FileType};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
+mod glob;
 mod list_dir;
 mod read_file;
 mod write_file;
 
+pub(crate) use glob::Glob;
+pub use glob::GlobArgs;
 pub(crate) use list_dir::ListDir;
 pub use list_dir::ListDirArgs;
 pub(crate) use read_file::ReadFile;
@@ -103,49 +106,6 @@ fn glob_matcher(field: &str, pattern: &str) -> HostResult<GlobMatcher> {
         .build()
         .map(|g| g.compile_matcher())
         .map_err(|e| HostError::schema(vec![format!("{field}: {e}")]))
-}
-
-/// `glob`: `{matches: [path]}` relative to the root, sorted. The pattern is
-/// matched against paths relative to `path` (default: the root); `*` stays
-/// within one directory, `**` crosses directories.
-pub(crate) async fn glob(
-    config: &HostConfig,
-    args: GlobArgs,
-    ctx: &CallContext,
-) -> HostResult<ToolOutput> {
-    let pattern = args.pattern.as_str();
-    let matcher = glob_matcher("pattern", pattern)?;
-    let path = args.path.as_deref().unwrap_or("");
-    let resolved = resolve(&config.root, path)?;
-    let max = config.files.max_results;
-    let cancel = ctx.cancel.clone();
-    blocking(move || {
-        let rel = resolved.relative();
-        if !resolved.path.is_dir() {
-            return Err(HostError::Tool(format!("`{rel}` is not a directory")));
-        }
-        let mut found: Vec<String> = Vec::new();
-        let mut budget = MAX_WALK_ENTRIES;
-        walk(&resolved.path, &cancel, &mut budget, &mut |p, _| {
-            if let Ok(under_base) = p.strip_prefix(&resolved.path)
-                && matcher.is_match(under_base)
-            {
-                found.push(relative_to(&resolved.root, p));
-            }
-            Ok(())
-        })?;
-        found.sort();
-        let total = found.len();
-        let truncated = total > max;
-        found.truncate(max);
-        Ok(ToolOutput {
-            data: json!({"matches": found, "total": total}),
-            summary: Value::String(format!("{total} paths match")),
-            truncated,
-            exit_code: None,
-        })
-    })
-    .await
 }
 
 fn is_binary(file: &mut File) -> io::Result<bool> {
