@@ -6,23 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use super::fs::{GlobArgs, ListDirArgs, ReadFileArgs, WriteFileArgs};
+pub use super::fs::{GlobArgs, GrepArgs, ListDirArgs, ReadFileArgs, WriteFileArgs};
 pub use super::text::Encoding;
-
-/// `grep`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct GrepArgs {
-    /// Regular expression (Rust regex syntax).
-    pub pattern: String,
-    /// File or directory to search (default: the root).
-    pub path: Option<String>,
-    /// Only files matching this glob (by name, or by relative path when it has a `/`).
-    pub glob: Option<String>,
-    /// Most matching lines to return (capped by the host).
-    pub max_matches: Option<u64>,
-    /// Match case-insensitively (default false).
-    pub ignore_case: Option<bool>,
-}
 
 /// `run_command`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -76,13 +76,6 @@ pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
     let integer = json!({"type": "integer"});
     let boolean = json!({"type": "boolean"});
     let hints = match tool {
-        "grep" => ToolHints::new("Search file contents")
-            .read_only()
-            .output(json!({
-                "matches": {"type": "array", "items": {"type": "object", "properties": {
-                    "path": string, "line": integer, "text": string}}},
-                "files_searched": integer,
-            })),
         // What an allowed program does is up to the program.
         "run_command" => ToolHints::new("Run command")
             .destructive()

@@ -80,18 +80,6 @@ macro_rules! builtin {
 }
 
 builtin!(
-    Grep,
-    GrepArgs,
-    ToolDefinition::new(
-        "grep",
-        "Search workspace files for lines matching a regular expression",
-    )
-    .tags(&["fs", "search"])
-    .idempotent(),
-    |config, args, ctx| fs::grep(config, args, &ctx).await
-);
-
-builtin!(
     RunCommand,
     RunCommandArgs,
     ToolDefinition::new(
@@ -157,7 +145,6 @@ fn toolbox(env: Arc<Env>) -> Toolbox {
         .iter()
         .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
     defined
-        .with(Grep(c()))
         .with(RunCommand(c()))
         .with(HttpRequest(c()))
         .with(SplitText(c()))
@@ -176,11 +163,6 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
     match tool {
-        "grep" => vec![param(
-            "matches",
-            "array",
-            "{path, line, text} of each matching line",
-        )],
         "run_command" => vec![
             param(
                 "exit_code",
@@ -217,6 +199,7 @@ const DEFINED: &[Entry] = &[
     entry::<fs::WriteFile>(),
     entry::<fs::ListDir>(),
     entry::<fs::Glob>(),
+    entry::<fs::Grep>(),
 ];
 
 /// The hints of the built-in tool `tool`, if it is one.
