@@ -7,22 +7,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 pub use super::fs::{GlobArgs, GrepArgs, ListDirArgs, ReadFileArgs, WriteFileArgs};
+pub use super::run_command::RunCommandArgs;
 pub use super::text::Encoding;
-
-/// `run_command`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RunCommandArgs {
-    /// Program and arguments, e.g. ["ls", "-l"]; the program must be allowed.
-    pub argv: Vec<String>,
-    /// Working directory, relative to the workspace root (default: the root).
-    pub cwd: Option<String>,
-    /// Seconds before the process group is killed (default: host setting).
-    pub timeout: Option<u64>,
-    /// Text written to the program's standard input.
-    pub stdin: Option<String>,
-    /// Extra environment variables (name → value).
-    pub env: Option<Map<String, Value>>,
-}
 
 /// An HTTP method `http_request` sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]

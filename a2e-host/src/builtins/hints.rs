@@ -66,25 +66,12 @@ impl ToolHints {
     }
 }
 
-fn nullable(ty: &str) -> Value {
-    json!({"type": [ty, "null"]})
-}
-
 /// The hints of a built-in tool not yet defined by a [`super::tool::Builtin`].
 pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
     let string = json!({"type": "string"});
     let integer = json!({"type": "integer"});
     let boolean = json!({"type": "boolean"});
     let hints = match tool {
-        // What an allowed program does is up to the program.
-        "run_command" => ToolHints::new("Run command")
-            .destructive()
-            .open_world()
-            .output(json!({
-                "exit_code": nullable("integer"), "signal": nullable("integer"),
-                "stdout": string, "stderr": string,
-                "stdout_truncated": boolean, "stderr_truncated": boolean,
-            })),
         // A PUT or DELETE changes what the server holds.
         "http_request" => ToolHints::new("HTTP request")
             .destructive()

@@ -28,13 +28,13 @@
 //! cancellation is a failure (`timeout`).
 
 pub mod args;
-mod command;
 mod compute;
 mod fs;
 mod hints;
 mod http;
 mod output;
 pub(crate) mod paths;
+mod run_command;
 pub(crate) mod text;
 mod tool;
 
@@ -78,17 +78,6 @@ macro_rules! builtin {
         }
     };
 }
-
-builtin!(
-    RunCommand,
-    RunCommandArgs,
-    ToolDefinition::new(
-        "run_command",
-        "Run an allowed program (no shell) and return its exit code, stdout and stderr; output lines stream as log events",
-    )
-    .tags(&["process"]),
-    |env, args, ctx| command::run_command(env, &env.launcher, args, &ctx).await
-);
 
 builtin!(
     HttpRequest,
@@ -145,7 +134,6 @@ fn toolbox(env: Arc<Env>) -> Toolbox {
         .iter()
         .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
     defined
-        .with(RunCommand(c()))
         .with(HttpRequest(c()))
         .with(SplitText(c()))
         .with(TextStats(c()))
@@ -163,15 +151,6 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
     match tool {
-        "run_command" => vec![
-            param(
-                "exit_code",
-                "integer",
-                "Exit code (null when a signal ended the program)",
-            ),
-            param("stdout", "string", "Standard output (capped)"),
-            param("stderr", "string", "Standard error (capped)"),
-        ],
         "split_text" => vec![
             param("chunks", "array", "The chunks, in order"),
             param("count", "integer", "Number of chunks"),
@@ -200,6 +179,7 @@ const DEFINED: &[Entry] = &[
     entry::<fs::ListDir>(),
     entry::<fs::Glob>(),
     entry::<fs::Grep>(),
+    entry::<run_command::RunCommand>(),
 ];
 
 /// The hints of the built-in tool `tool`, if it is one.

@@ -9,19 +9,83 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tokio::io::AsyncWriteExt;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::args::*;
 use super::paths::resolve;
-use crate::config::HostConfig;
+use super::tool::{Builtin, Done, Env, Spec};
 use crate::error::{HostError, HostResult};
-use crate::plugin::{CallContext, ToolOutput};
+use crate::plugin::CallContext;
 use crate::proc::{self as process, Ending, RunLimits, StreamKind};
 
+/// `run_command`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RunCommandArgs {
+    /// Program and arguments, e.g. ["ls", "-l"]; the program must be allowed.
+    pub argv: Vec<String>,
+    /// Working directory, relative to the workspace root (default: the root).
+    pub cwd: Option<String>,
+    /// Seconds before the process group is killed (default: host setting).
+    pub timeout: Option<u64>,
+    /// Text written to the program's standard input.
+    pub stdin: Option<String>,
+    /// Extra environment variables (name → value).
+    pub env: Option<Map<String, Value>>,
+}
+
+/// `run_command`'s result.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RunCommandOutput {
+    /// Exit code (null when a signal ended the program)
+    pub exit_code: Option<i32>,
+    /// The signal that ended the program (null when it exited)
+    #[schemars(extend("x-unlisted" = true))]
+    pub signal: Option<i32>,
+    /// Standard output (capped)
+    pub stdout: String,
+    /// Standard error (capped)
+    pub stderr: String,
+    /// Standard output was cut at the cap
+    #[schemars(extend("x-unlisted" = true))]
+    pub stdout_truncated: bool,
+    /// Standard error was cut at the cap
+    #[schemars(extend("x-unlisted" = true))]
+    pub stderr_truncated: bool,
+}
+
+/// The `run_command` tool.
+pub(crate) struct RunCommand;
+
+impl Builtin for RunCommand {
+    const SPEC: Spec = Spec {
+        name: "run_command",
+        title: "Run command",
+        description: "Run an allowed program (no shell) and return its exit code, stdout and stderr; output lines stream as log events",
+        tags: &["process"],
+        idempotent: false,
+        read_only: false,
+        // What an allowed program does is up to the program.
+        destructive: true,
+        open_world: true,
+    };
+
+    type Args = RunCommandArgs;
+    type Output = RunCommandOutput;
+
+    async fn run(
+        env: &Env,
+        args: RunCommandArgs,
+        ctx: &CallContext,
+    ) -> HostResult<Done<RunCommandOutput>> {
+        run_command(env, args, ctx).await
+    }
+}
+
 /// Checks a parsed argv: not empty, no NUL in any argument.
-pub(crate) fn checked_argv(argv: Vec<String>, field: &str) -> HostResult<Vec<String>> {
+fn checked_argv(argv: Vec<String>, field: &str) -> HostResult<Vec<String>> {
     if argv.is_empty() {
         return Err(HostError::schema(vec![format!(
             "{field}: expected a non-empty array of strings"
@@ -35,13 +99,11 @@ pub(crate) fn checked_argv(argv: Vec<String>, field: &str) -> HostResult<Vec<Str
     Ok(argv)
 }
 
-/// Runs `run_command`.
-pub(crate) async fn run_command(
-    config: &HostConfig,
-    launcher: &process::Launcher,
+async fn run_command(
+    config: &Env,
     args: RunCommandArgs,
     ctx: &CallContext,
-) -> HostResult<ToolOutput> {
+) -> HostResult<Done<RunCommandOutput>> {
     let argv = checked_argv(args.argv, "argv")?;
     let argv0 = argv.first().cloned().unwrap_or_default();
     process::check_allowed(&config.commands.allow, &argv0)?;
@@ -70,7 +132,7 @@ pub(crate) async fn run_command(
         .ok_or_else(|| HostError::Tool(format!("command `{argv0}` not found")))?;
 
     let mut cmd = process::command(
-        launcher,
+        &config.launcher,
         &program,
         &argv,
         &cwd.path,
@@ -144,16 +206,17 @@ pub(crate) async fn run_command(
         (None, Some(s)) => format!("`{argv0}` was killed by signal {s}"),
         (None, None) => format!("`{argv0}` ended"),
     };
-    Ok(ToolOutput {
-        data: json!({
-            "exit_code": code,
-            "signal": signal,
-            "stdout": outcome.stdout.text,
-            "stderr": outcome.stderr.text,
-            "stdout_truncated": outcome.stdout.truncated,
-            "stderr_truncated": outcome.stderr.truncated,
-        }),
-        summary: Value::String(summary),
+    let data = RunCommandOutput {
+        exit_code: code,
+        signal,
+        stdout: outcome.stdout.text,
+        stderr: outcome.stderr.text,
+        stdout_truncated: outcome.stdout.truncated,
+        stderr_truncated: outcome.stderr.truncated,
+    };
+    Ok(Done {
+        data,
+        summary: Some(summary),
         truncated,
         exit_code: code.map(i64::from),
     })
