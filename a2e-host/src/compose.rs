@@ -12,7 +12,8 @@
 //! let config = HostConfig::load(std::path::Path::new("a2e.toml"))?;
 //! // Built-in tools, memory, skills, plugin processes, MCP mounts, the
 //! // run journal, and the unfinished runs resumed.
-//! let host = HostBuilder::from_config(config).start().await?;
+//! let telemetry = a2e_telemetry::Telemetry::disabled();
+//! let host = HostBuilder::from_config(config, telemetry).start().await?;
 //! a2e_host::transport::stdio::serve_stdio(host).await;
 //! # Ok(())
 //! # }
@@ -31,8 +32,12 @@ impl HostBuilder {
     /// memory, unless `[memory] enabled = false`), the skills of its skill
     /// directories, and its `[[plugins]]` processes. [`HostBuilder::start`]
     /// adds what needs the runtime (MCP mounts, the run journal) and builds.
-    pub fn from_config(config: HostConfig) -> Self {
-        let builder = Host::builder(config).with_builtins();
+    /// Spans and metrics go to `telemetry`, given first so that every part
+    /// (the memory store's size, the mounted servers' calls) reports to it.
+    pub fn from_config(config: HostConfig, telemetry: a2e_telemetry::Telemetry) -> Self {
+        let builder = Host::builder(config)
+            .with_telemetry(telemetry)
+            .with_builtins();
         crate::plugins::with_plugin_processes(crate::skills::builder_with_skills(builder))
     }
 

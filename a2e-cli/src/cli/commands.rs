@@ -77,7 +77,7 @@ pub fn telemetry(cli: &Cli) -> Result<(Telemetry, TelemetryGuard), String> {
 /// ([`HostBuilder::from_config`]); `a2e serve` also opens its run journal and
 /// resumes its unfinished runs ([`HostBuilder::start`]).
 async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String> {
-    let mut builder = HostBuilder::from_config(load_config(cli)?).with_telemetry(telemetry);
+    let mut builder = HostBuilder::from_config(load_config(cli)?, telemetry);
     // Only the commands that may start processes probe the sandbox.
     if matches!(
         cli.command,
