@@ -58,7 +58,13 @@ mod tests {
             .unwrap();
         let pid = child.id();
         assert!(alive(pid));
-        assert!(pids_running("sleep 30").contains(&pid));
+        // The child shows its own command line once it has executed `sleep`,
+        // which may be a moment after `spawn` returned.
+        let start = std::time::Instant::now();
+        while !pids_running("sleep 30").contains(&pid) {
+            assert!(start.elapsed() < Duration::from_secs(5), "{pid} never listed");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(!alive(pid));
