@@ -4,56 +4,12 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub use super::fs::{GlobArgs, GrepArgs, ListDirArgs, ReadFileArgs, WriteFileArgs};
+pub use super::http_request::{HttpMethod, HttpRequestArgs};
 pub use super::run_command::RunCommandArgs;
 pub use super::text::Encoding;
-
-/// An HTTP method `http_request` sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "UPPERCASE")]
-#[allow(missing_docs)]
-pub enum HttpMethod {
-    #[default]
-    Get,
-    Post,
-    Put,
-    Delete,
-    Patch,
-    Head,
-}
-
-impl HttpMethod {
-    /// The method's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HttpMethod::Get => "GET",
-            HttpMethod::Post => "POST",
-            HttpMethod::Put => "PUT",
-            HttpMethod::Delete => "DELETE",
-            HttpMethod::Patch => "PATCH",
-            HttpMethod::Head => "HEAD",
-        }
-    }
-}
-
-/// `http_request`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct HttpRequestArgs {
-    /// http:// or https:// URL.
-    pub url: String,
-    /// HTTP method (default GET).
-    pub method: Option<HttpMethod>,
-    /// Request headers (name → value).
-    pub headers: Option<Map<String, Value>>,
-    /// Request body.
-    pub body: Option<String>,
-    /// Seconds for the whole exchange (default: host setting).
-    pub timeout: Option<u64>,
-    /// `text` (default: UTF-8, invalid bytes replaced and labelled utf-8-lossy) or `base64` (exact bytes).
-    pub encoding: Option<Encoding>,
-}
 
 /// The unit `split_text` cuts at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]

@@ -28,7 +28,7 @@ pub struct ToolHints {
 impl ToolHints {
     /// Titled `title`: a tool that changes something, but deletes nothing
     /// and stays within the host, until said otherwise.
-    pub(crate) fn new(title: &'static str) -> Self {
+    pub(crate) const fn new(title: &'static str) -> Self {
         Self {
             title,
             read_only: false,
@@ -39,19 +39,19 @@ impl ToolHints {
     }
 
     /// Changes nothing.
-    pub(crate) fn read_only(mut self) -> Self {
+    pub(crate) const fn read_only(mut self) -> Self {
         self.read_only = true;
         self
     }
 
     /// May overwrite or delete.
-    pub(crate) fn destructive(mut self) -> Self {
+    pub(crate) const fn destructive(mut self) -> Self {
         self.destructive = true;
         self
     }
 
     /// Reaches beyond the host.
-    pub(crate) fn open_world(mut self) -> Self {
+    pub(crate) const fn open_world(mut self) -> Self {
         self.open_world = true;
         self
     }
@@ -70,16 +70,7 @@ impl ToolHints {
 pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
     let string = json!({"type": "string"});
     let integer = json!({"type": "integer"});
-    let boolean = json!({"type": "boolean"});
     let hints = match tool {
-        // A PUT or DELETE changes what the server holds.
-        "http_request" => ToolHints::new("HTTP request")
-            .destructive()
-            .open_world()
-            .output(json!({
-                "status": integer, "headers": {"type": "object"}, "body": string,
-                "encoding": string, "url": string, "redirects": integer, "truncated": boolean,
-            })),
         "split_text" => ToolHints::new("Split text").read_only().output(json!({
             "chunks": {"type": "array", "items": string}, "count": integer,
         })),

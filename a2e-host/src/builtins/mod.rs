@@ -31,7 +31,7 @@ pub mod args;
 mod compute;
 mod fs;
 mod hints;
-mod http;
+mod http_request;
 mod output;
 pub(crate) mod paths;
 mod run_command;
@@ -50,7 +50,7 @@ use args::*;
 use tool::{Entry, Env, entry};
 
 pub use hints::ToolHints;
-pub use http::{MAX_REDIRECTS, host_allowed};
+pub use http_request::{MAX_REDIRECTS, host_allowed};
 
 fn param(name: &str, ty: &str, description: &str) -> ToolParameter {
     ToolParameter::new(name, ty, description)
@@ -78,17 +78,6 @@ macro_rules! builtin {
         }
     };
 }
-
-builtin!(
-    HttpRequest,
-    HttpRequestArgs,
-    ToolDefinition::new(
-        "http_request",
-        "Make an HTTP request to an allowed host and return status, headers and body",
-    )
-    .tags(&["network", "http"]),
-    |config, args, ctx| http::http_request(config, args, &ctx).await
-);
 
 builtin!(
     SplitText,
@@ -130,11 +119,10 @@ builtin!(
 fn toolbox(env: Arc<Env>) -> Toolbox {
     let c = || env.clone();
     // The defined ones come first in the listing.
-    let defined = DEFINED
+    let defined = defined()
         .iter()
         .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
     defined
-        .with(HttpRequest(c()))
         .with(SplitText(c()))
         .with(TextStats(c()))
         .with(Transform(c()))
@@ -163,28 +151,26 @@ fn outputs(tool: &str) -> Vec<ToolParameter> {
             param("top_words", "array", "{word, count}, most frequent first"),
         ],
         "transform" => vec![param("result", "", "The expression's value (any JSON)")],
-        "http_request" => vec![
-            param("status", "integer", "HTTP status"),
-            param("headers", "object", "Response headers (lower-case names)"),
-            param("body", "string", "Response body (capped)"),
-        ],
         _ => Vec::new(),
     }
 }
 
 /// The built-ins defined by a [`tool::Builtin`], in listing order.
-const DEFINED: &[Entry] = &[
-    entry::<fs::ReadFile>(),
-    entry::<fs::WriteFile>(),
-    entry::<fs::ListDir>(),
-    entry::<fs::Glob>(),
-    entry::<fs::Grep>(),
-    entry::<run_command::RunCommand>(),
-];
+fn defined() -> Vec<Entry> {
+    vec![
+        entry::<fs::ReadFile>(),
+        entry::<fs::WriteFile>(),
+        entry::<fs::ListDir>(),
+        entry::<fs::Glob>(),
+        entry::<fs::Grep>(),
+        entry::<run_command::RunCommand>(),
+        entry::<http_request::HttpRequest>(),
+    ]
+}
 
 /// The hints of the built-in tool `tool`, if it is one.
 pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
-    DEFINED
+    defined()
         .iter()
         .find(|e| e.name == tool)
         .map(Entry::hints)

@@ -9,8 +9,8 @@
 //!   listing has never named: the output schema has them). A field marked
 //!   `#[schemars(extend("x-list-items" = true))]`, an array of objects, lists
 //!   its items' fields as its own properties;
-//! - the output schema of its hints ([`schema`]): an object with every field,
-//!   reduced to `type`, `properties` and `items`. No field is required, so a
+//! - the output schema of its hints ([`properties`]): an object with every
+//!   field, reduced to `type`, `properties` and `items`. No field is required, so a
 //!   schema stays true of results when a field is added; a field that may be
 //!   `null` says so, since MCP clients check every successful result's
 //!   `structuredContent` against it; a field of any JSON is `{}`.
@@ -61,11 +61,12 @@ fn unrequire(param: &mut ToolParameter) {
     }
 }
 
-/// The output schema of a result of type `T` (see the module docs).
-pub(crate) fn schema<T: JsonSchema>() -> Map<String, Value> {
-    match shape(&schema_of::<T>()) {
-        Value::Object(map) => map,
-        _ => Map::new(),
+/// The properties of the output schema of a result of type `T` (see the
+/// module docs), each by its name.
+pub(crate) fn properties<T: JsonSchema>() -> Value {
+    match shape(&schema_of::<T>()).get_mut("properties") {
+        Some(properties) => properties.take(),
+        None => Value::Object(Map::new()),
     }
 }
 
@@ -138,14 +139,14 @@ mod tests {
     #[test]
     fn the_schema_keeps_types_properties_and_items_only() {
         assert_eq!(
-            Value::Object(schema::<Out>()),
-            json!({"type": "object", "properties": {
+            properties::<Out>(),
+            json!({
                 "items": {"type": "array", "items": {"type": "object", "properties": {
                     "name": {"type": "string"}}}},
                 "code": {"type": ["integer", "null"]},
                 "any": {},
                 "truncated": {"type": "boolean"},
-            }})
+            })
         );
     }
 }

@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use tokio::io::AsyncWriteExt;
 use tokio_util::task::AbortOnDropHandle;
 
+use super::hints::ToolHints;
 use super::paths::resolve;
 use super::tool::{Builtin, Done, Env, Spec};
 use crate::error::{HostError, HostResult};
@@ -62,14 +63,11 @@ pub(crate) struct RunCommand;
 impl Builtin for RunCommand {
     const SPEC: Spec = Spec {
         name: "run_command",
-        title: "Run command",
         description: "Run an allowed program (no shell) and return its exit code, stdout and stderr; output lines stream as log events",
         tags: &["process"],
         idempotent: false,
-        read_only: false,
         // What an allowed program does is up to the program.
-        destructive: true,
-        open_world: true,
+        hints: ToolHints::new("Run command").destructive().open_world(),
     };
 
     type Args = RunCommandArgs;

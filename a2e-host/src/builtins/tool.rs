@@ -25,20 +25,15 @@ use crate::plugin::{CallContext, ToolOutput, Toolbox, TypedTool};
 pub(crate) struct Spec {
     /// The tool's name on the wire.
     pub name: &'static str,
-    /// A name for people (MCP's `title`).
-    pub title: &'static str,
     /// What the tool does.
     pub description: &'static str,
     /// Classification tags, in listing order.
     pub tags: &'static [&'static str],
     /// Calling it twice with the same arguments has the effect of calling it once.
     pub idempotent: bool,
-    /// The tool changes nothing.
-    pub read_only: bool,
-    /// The tool may overwrite or delete what was there.
-    pub destructive: bool,
-    /// The tool reaches beyond the host (the network, whatever a program does).
-    pub open_world: bool,
+    /// Its title and what it does to its world; the output schema is filled
+    /// in from the result type.
+    pub hints: ToolHints,
 }
 
 /// What a run of a built-in yields: its typed data, and what the host reports
@@ -124,16 +119,9 @@ fn definition<B: Builtin>() -> ToolDefinition {
     def
 }
 
-/// The hints of `B`.
+/// The hints of `B`, with its output schema.
 fn hints<B: Builtin>() -> ToolHints {
-    let spec = &B::SPEC;
-    ToolHints {
-        title: spec.title,
-        read_only: spec.read_only,
-        destructive: spec.destructive,
-        open_world: spec.open_world,
-        output_schema: Some(output::schema::<B::Output>()),
-    }
+    B::SPEC.hints.output(output::properties::<B::Output>())
 }
 
 /// `B` as a [`TypedTool`] of a toolbox.
@@ -181,7 +169,7 @@ impl Entry {
 }
 
 /// The entry of `B`.
-pub(crate) const fn entry<B: Builtin>() -> Entry {
+pub(crate) fn entry<B: Builtin>() -> Entry {
     Entry {
         name: B::SPEC.name,
         hints: hints::<B>,

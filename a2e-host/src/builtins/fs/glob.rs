@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{MAX_WALK_ENTRIES, blocking, glob_matcher, walk};
+use crate::builtins::hints::ToolHints;
 use crate::builtins::paths::{relative_to, resolve};
 use crate::builtins::tool::{Builtin, Done, Env, Spec};
 use crate::error::{HostError, HostResult};
@@ -35,13 +36,10 @@ pub(crate) struct Glob;
 impl Builtin for Glob {
     const SPEC: Spec = Spec {
         name: "glob",
-        title: "Find files",
         description: "Find workspace paths matching a glob pattern (`*` within a directory, `**` across directories)",
         tags: &["fs", "search"],
         idempotent: true,
-        read_only: true,
-        destructive: false,
-        open_world: false,
+        hints: ToolHints::new("Find files").read_only(),
     };
 
     type Args = GlobArgs;

@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{MAX_WALK_ENTRIES, blocking, glob_matcher, io_error, walk};
+use crate::builtins::hints::ToolHints;
 use crate::builtins::paths::{relative_to, resolve};
 use crate::builtins::tool::{Builtin, Done, Env, Spec};
 use crate::error::{HostError, HostResult};
@@ -65,13 +66,10 @@ pub(crate) struct Grep;
 impl Builtin for Grep {
     const SPEC: Spec = Spec {
         name: "grep",
-        title: "Search file contents",
         description: "Search workspace files for lines matching a regular expression",
         tags: &["fs", "search"],
         idempotent: true,
-        read_only: true,
-        destructive: false,
-        open_world: false,
+        hints: ToolHints::new("Search file contents").read_only(),
     };
 
     type Args = GrepArgs;

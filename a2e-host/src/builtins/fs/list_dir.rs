@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{blocking, io_error};
+use crate::builtins::hints::ToolHints;
 use crate::builtins::paths::{Resolved, resolve};
 use crate::builtins::tool::{Builtin, Done, Env, Spec};
 use crate::error::HostResult;
@@ -50,13 +51,10 @@ pub(crate) struct ListDir;
 impl Builtin for ListDir {
     const SPEC: Spec = Spec {
         name: "list_dir",
-        title: "List directory",
         description: "List a directory of the workspace: name, kind (file, dir, symlink) and size of each entry",
         tags: &["fs"],
         idempotent: true,
-        read_only: true,
-        destructive: false,
-        open_world: false,
+        hints: ToolHints::new("List directory").read_only(),
     };
 
     type Args = ListDirArgs;

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{blocking, io_error};
+use crate::builtins::hints::ToolHints;
 use crate::builtins::paths::{Resolved, resolve};
 use crate::builtins::text::{self, Encoding};
 use crate::builtins::tool::{Builtin, Done, Env, Spec};
@@ -55,13 +56,10 @@ pub(crate) struct ReadFile;
 impl Builtin for ReadFile {
     const SPEC: Spec = Spec {
         name: "read_file",
-        title: "Read file",
         description: "Read a file in the workspace: text (or base64), from a byte offset, up to a byte limit",
         tags: &["fs", "read"],
         idempotent: true,
-        read_only: true,
-        destructive: false,
-        open_world: false,
+        hints: ToolHints::new("Read file").read_only(),
     };
 
     type Args = ReadFileArgs;

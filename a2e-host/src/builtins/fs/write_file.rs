@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{blocking, io_error};
+use crate::builtins::hints::ToolHints;
 use crate::builtins::paths::{Resolved, relative_to, resolve};
 use crate::builtins::tool::{Builtin, Done, Env, Spec};
 use crate::error::{HostError, HostResult};
@@ -42,14 +43,11 @@ pub(crate) struct WriteFile;
 impl Builtin for WriteFile {
     const SPEC: Spec = Spec {
         name: "write_file",
-        title: "Write file",
         description: "Write a file in the workspace atomically (replaces it whole)",
         tags: &["fs", "write"],
         idempotent: true,
-        read_only: false,
         // Replaces the file whole.
-        destructive: true,
-        open_world: false,
+        hints: ToolHints::new("Write file").destructive(),
     };
 
     type Args = WriteFileArgs;

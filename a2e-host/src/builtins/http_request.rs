@@ -19,13 +19,108 @@ use std::time::Duration;
 use a2e_http::{ClientOptions, HostAllowList, HttpError, Pool, RedirectPolicy, Redirects};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use super::args::*;
-use super::text;
-use crate::config::HostConfig;
+use super::hints::ToolHints;
+use super::text::{self, Encoding};
+use super::tool::{Builtin, Done, Env, Spec};
 use crate::error::{HostError, HostResult};
-use crate::plugin::{CallContext, ToolOutput};
+use crate::plugin::CallContext;
+
+/// An HTTP method `http_request` sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+#[allow(missing_docs)]
+pub enum HttpMethod {
+    #[default]
+    Get,
+    Post,
+    Put,
+    Delete,
+    Patch,
+    Head,
+}
+
+impl HttpMethod {
+    /// The method's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
+            HttpMethod::Delete => "DELETE",
+            HttpMethod::Patch => "PATCH",
+            HttpMethod::Head => "HEAD",
+        }
+    }
+}
+
+/// `http_request`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct HttpRequestArgs {
+    /// http:// or https:// URL.
+    pub url: String,
+    /// HTTP method (default GET).
+    pub method: Option<HttpMethod>,
+    /// Request headers (name → value).
+    pub headers: Option<Map<String, Value>>,
+    /// Request body.
+    pub body: Option<String>,
+    /// Seconds for the whole exchange (default: host setting).
+    pub timeout: Option<u64>,
+    /// `text` (default: UTF-8, invalid bytes replaced and labelled utf-8-lossy) or `base64` (exact bytes).
+    pub encoding: Option<Encoding>,
+}
+
+/// `http_request`'s result.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct HttpRequestOutput {
+    /// HTTP status
+    pub status: u16,
+    /// Response headers (lower-case names)
+    pub headers: Map<String, Value>,
+    /// Response body (capped)
+    pub body: String,
+    /// utf-8, utf-8-lossy or base64
+    #[schemars(extend("x-unlisted" = true))]
+    pub encoding: &'static str,
+    /// The URL that answered, after redirects
+    #[schemars(extend("x-unlisted" = true))]
+    pub url: String,
+    /// Redirects followed
+    #[schemars(extend("x-unlisted" = true))]
+    pub redirects: usize,
+    /// The body was cut at the cap
+    #[schemars(extend("x-unlisted" = true))]
+    pub truncated: bool,
+}
+
+/// The `http_request` tool.
+pub(crate) struct HttpRequest;
+
+impl Builtin for HttpRequest {
+    const SPEC: Spec = Spec {
+        name: "http_request",
+        description: "Make an HTTP request to an allowed host and return status, headers and body",
+        tags: &["network", "http"],
+        idempotent: false,
+        // A PUT or DELETE changes what the server holds.
+        hints: ToolHints::new("HTTP request").destructive().open_world(),
+    };
+
+    type Args = HttpRequestArgs;
+    type Output = HttpRequestOutput;
+
+    async fn run(
+        env: &Env,
+        args: HttpRequestArgs,
+        ctx: &CallContext,
+    ) -> HostResult<Done<HttpRequestOutput>> {
+        http_request(env, args, ctx).await
+    }
+}
 
 /// Most redirects followed for one request.
 pub const MAX_REDIRECTS: usize = 5;
@@ -151,12 +246,11 @@ fn trace_headers(headers: &mut HeaderMap) {
     }
 }
 
-/// Runs `http_request`: `{status, headers, body, encoding, url, redirects}`.
-pub(crate) async fn http_request(
-    config: &HostConfig,
+async fn http_request(
+    config: &Env,
     args: HttpRequestArgs,
     ctx: &CallContext,
-) -> HostResult<ToolOutput> {
+) -> HostResult<Done<HttpRequestOutput>> {
     let allow = HostAllowList::new(&config.http.allow_hosts);
     let url = parse_url(&args.url, &allow)?;
     let method_name = args.method.unwrap_or_default().as_str();
@@ -207,20 +301,17 @@ pub(crate) async fn http_request(
     let status = response.status();
     let final_url = response.url().to_string();
     let (content, encoding) = text::encode(&bytes, base64);
-    Ok(ToolOutput {
-        data: json!({
-            "status": status.as_u16(),
-            "headers": headers,
-            "body": content,
-            "encoding": encoding,
-            "url": final_url,
-            "redirects": redirects,
-            "truncated": truncated,
-        }),
-        summary: Value::String(format!("{method_name} {final_url} → {status}")),
+    let summary = format!("{method_name} {final_url} → {status}");
+    let data = HttpRequestOutput {
+        status: status.as_u16(),
+        headers,
+        body: content,
+        encoding,
+        url: final_url,
+        redirects,
         truncated,
-        exit_code: None,
-    })
+    };
+    Ok(Done::new(data).summary(summary).truncated(truncated))
 }
 
 #[cfg(test)]
