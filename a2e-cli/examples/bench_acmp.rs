@@ -30,6 +30,9 @@ mod allocator;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use a2e_bench::args::flag;
+use a2e_bench::report::{self, Target, emit, round};
+use a2e_bench::stats::{median, ms, us};
 use a2e_host::acmp_config::{AcmpProviderConfig, CapabilityConfig, RemoteProviderConfig};
 use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
 use a2e_host::{Host, HostConfig, HostResult};
@@ -197,15 +200,6 @@ fn layered_dag(i: usize, side: &str) -> Dag {
     dag
 }
 
-fn median(samples: &mut [f64]) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
-}
-
-fn us(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
-
 async fn run_ok(orchestrator: &Orchestrator, dag: Dag) -> Result<Duration, Error> {
     let started = Instant::now();
     let outcome = orchestrator.run(dag).await?;
@@ -222,11 +216,7 @@ async fn run_ok(orchestrator: &Orchestrator, dag: Dag) -> Result<Duration, Error
 }
 
 fn ratio(name: &str, value: f64, target: f64) {
-    println!(
-        "{}",
-        json!({"ratio": name, "value": (value * 100.0).round() / 100.0,
-               "target": format!("<= {target}"), "met": value <= target})
-    );
+    emit(&report::ratio(name, value, Some(Target::AtMost(target))));
 }
 
 async fn one_task(calls: usize) -> Result<(), Error> {
@@ -280,9 +270,8 @@ async fn one_task(calls: usize) -> Result<(), Error> {
         ("one_task_acmp_invoke", invoke_med),
         ("one_task_dag_over_acmp", task_med),
     ] {
-        println!(
-            "{}",
-            json!({"figure": figure, "us": (value * 10.0).round() / 10.0, "calls": n, "transport": "mcp-stdio"})
+        emit(
+            &json!({"figure": figure, "us": round(value, 1), "calls": n, "transport": "mcp-stdio"}),
         );
     }
     direct.cancel().await?;
@@ -307,8 +296,8 @@ async fn dag_100(trials: usize) -> Result<(), Error> {
         let r = run_ok(&remote, layered_dag(trial, "remote")).await?;
         let l = run_ok(&local, layered_dag(trial, "local")).await?;
         if trial > 0 {
-            remote_ms.push(r.as_secs_f64() * 1e3);
-            local_ms.push(l.as_secs_f64() * 1e3);
+            remote_ms.push(ms(r));
+            local_ms.push(ms(l));
         }
     }
     let remote_med = median(&mut remote_ms);
@@ -318,19 +307,13 @@ async fn dag_100(trials: usize) -> Result<(), Error> {
         ("dag_100_two_remote_providers", remote_med),
         ("dag_100_local_provider", local_med),
     ] {
-        println!(
-            "{}",
-            json!({"figure": figure, "ms": (value * 100.0).round() / 100.0, "tasks": LAYERS * WIDTH,
-                   "layers": LAYERS, "tool_ms": 10, "sleep_floor_ms": floor, "trials": trials})
+        emit(
+            &json!({"figure": figure, "ms": round(value, 2), "tasks": LAYERS * WIDTH,
+               "layers": LAYERS, "tool_ms": 10, "sleep_floor_ms": floor, "trials": trials}),
         );
     }
     ratio("dag_100_remote_vs_local", remote_med / local_med, 1.3);
     Ok(())
-}
-
-fn flag<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
-    let at = args.iter().position(|a| a == name)?;
-    args.get(at + 1)?.parse().ok()
 }
 
 fn main() -> Result<(), Error> {

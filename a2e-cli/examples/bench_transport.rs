@@ -52,7 +52,10 @@ mod peers;
 
 use std::time::Duration;
 
-use client::{Peer, PeerKind, median};
+use a2e_bench::args::{flag, has};
+use a2e_bench::report::{Target, emit, extend, ratio, round};
+use a2e_bench::stats::{median, median_of, ms};
+use client::{Peer, PeerKind};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde_json::{Value, json};
@@ -74,15 +77,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every process of the bench allocates as the `a2e` binary does.
     allocator::tune();
     let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--serve") {
-        return peers::serve(&flag_value::<String>(&args, "--serve").unwrap_or_default());
+    if has(&args, "--serve") {
+        return peers::serve(&flag::<String>(&args, "--serve").unwrap_or_default());
     }
-    let calls: usize = flag_value(&args, "--calls").unwrap_or(5000);
-    let nodes: usize = flag_value(&args, "--nodes").unwrap_or(CHAIN_NODES);
+    let calls: usize = flag(&args, "--calls").unwrap_or(5000);
+    let nodes: usize = flag(&args, "--nodes").unwrap_or(CHAIN_NODES);
 
     // For profiling: the chain's request decoded, many times.
-    if args.iter().any(|a| a == "--only-decode") {
-        let n = flag_value(&args, "--only-decode").unwrap_or(2000);
+    if has(&args, "--only-decode") {
+        let n = flag(&args, "--only-decode").unwrap_or(2000);
         let framed = linear_chain(nodes, false);
         // As the host's codec hands it on: without its newline.
         let line = framed.trim_end();
@@ -94,21 +97,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             drop(std::hint::black_box(msg));
         }
         let us = median(&mut took);
-        println!(
-            "{}",
-            json!({"figure": format!("decode_chain_req_{nodes}_nodes"), "us": (us * 10.0).round() / 10.0, "bytes": line.len(), "trials": n})
+        emit(
+            &json!({"figure": format!("decode_chain_req_{nodes}_nodes"), "us": round(us, 1), "bytes": line.len(), "trials": n}),
         );
         return Ok(());
     }
     // For profiling: the in-process chain alone, many times.
-    if args.iter().any(|a| a == "--only-host-chain") {
-        let n = flag_value(&args, "--only-host-chain").unwrap_or(500);
+    if has(&args, "--only-host-chain") {
+        let n = flag(&args, "--only-host-chain").unwrap_or(500);
         let in_process = peers::InProcess::new(&linear_chain(nodes, false))?;
         let mut host_ms = Vec::new();
         let mut engine_ms = Vec::new();
         let mut events_ms = Vec::new();
-        let only_events = args.iter().any(|a| a == "--events");
-        let only_plain = args.iter().any(|a| a == "--plain");
+        let only_events = has(&args, "--events");
+        let only_plain = has(&args, "--plain");
         let pause = pause_flag(&args);
         for _ in 0..n {
             pause_for(pause);
@@ -133,8 +135,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         return Ok(());
     }
-    if args.iter().any(|a| a == "--only-calls") {
-        let kind = match flag_value::<String>(&args, "--only-calls").as_deref() {
+    if has(&args, "--only-calls") {
+        let kind = match flag::<String>(&args, "--only-calls").as_deref() {
             Some("raw") => PeerKind::Raw,
             Some("rmcp") => PeerKind::Rmcp,
             _ => PeerKind::A2e,
@@ -144,17 +146,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let seq = peer.sequential(calls)?;
         let par = peer.in_flight(calls * 10, IN_FLIGHT)?;
         for (mode, run) in [("sequential", seq), ("inflight64", par)] {
-            println!(
-                "{}",
-                json!({"peer": kind.name(), "mode": mode, "calls_per_sec": run.calls_per_sec.round(), "p50_us": run.p50_us})
+            emit(
+                &json!({"peer": kind.name(), "mode": mode, "calls_per_sec": run.per_sec.round(), "p50_us": run.p50_us}),
             );
         }
         peer.close();
         return Ok(());
     }
-    if args.iter().any(|a| a == "--only-stdio-chain") {
-        let n = flag_value(&args, "--only-stdio-chain").unwrap_or(500);
-        let events = args.iter().any(|a| a == "--events");
+    if has(&args, "--only-stdio-chain") {
+        let n = flag(&args, "--only-stdio-chain").unwrap_or(500);
+        let events = has(&args, "--events");
         let mut a2e = Peer::spawn(PeerKind::A2e)?;
         let chain = linear_chain(nodes, events);
         let pause = pause_flag(&args);
@@ -184,7 +185,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // `--only-chains`: the chain figures alone (the calls' ratios read 0).
-    let call_rounds = if args.iter().any(|a| a == "--only-chains") {
+    let call_rounds = if has(&args, "--only-chains") {
         0
     } else {
         ROUNDS
@@ -199,27 +200,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .iter_mut()
                     .find(|f| f.kind == peer.kind && f.mode == mode)
                     .ok_or("no slot")?;
-                slot.rates.push(run.calls_per_sec);
+                slot.rates.push(run.per_sec);
                 slot.p50.push(run.p50_us);
                 slot.p99.push(run.p99_us);
             }
         }
     }
-    for f in &mut figures {
+    for f in &figures {
         let n = if f.mode == "sequential" {
             calls
         } else {
             calls * 10
         };
-        println!(
-            "{}",
-            json!({
-                "peer": f.kind.name(), "mode": f.mode, "calls": n,
-                "calls_per_sec": f.rate().round(),
-                "p50_us": median_u64(&mut f.p50), "p99_us": median_u64(&mut f.p99),
-                "rounds": ROUNDS,
-            })
-        );
+        emit(&json!({
+            "peer": f.kind.name(), "mode": f.mode, "calls": n,
+            "calls_per_sec": f.rate().round(),
+            "p50_us": median_us(&f.p50), "p99_us": median_us(&f.p99),
+            "rounds": ROUNDS,
+        }));
     }
     let get = |k: PeerKind, m: &str| {
         figures
@@ -318,85 +316,68 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Peak RSS of each child, after everything above.
     for peer in [&a2e, &raw, &rmcp] {
-        println!(
-            "{}",
-            json!({"peer": peer.kind.name(), "peak_rss_kb": peer.peak_rss_kb()})
-        );
+        emit(&json!({"peer": peer.kind.name(), "peak_rss_kb": peer.peak_rss_kb()}));
     }
 
     let ratios = [
         (
             "sequential_vs_raw",
             get(PeerKind::A2e, "sequential") / get(PeerKind::Raw, "sequential"),
-            ">=",
-            0.6,
+            Some(Target::AtLeast(0.6)),
         ),
         (
             "inflight64_vs_raw",
             get(PeerKind::A2e, "inflight64") / get(PeerKind::Raw, "inflight64"),
-            ">=",
-            0.6,
+            Some(Target::AtLeast(0.6)),
         ),
-        ("chain_stdio_vs_host", stdio_ms / host_ms, "", 0.0),
-        ("chain_host_vs_engine", host_ms / engine_ms, "<=", 2.0),
+        ("chain_stdio_vs_host", stdio_ms / host_ms, None),
+        (
+            "chain_host_vs_engine",
+            host_ms / engine_ms,
+            Some(Target::AtMost(2.0)),
+        ),
         // Where the stdio chain's cost beyond the run is: decoding its line
         // (in-process, from the line) against carrying it.
         (
             "chain_stdio_vs_line_in_process",
             stdio_ms / from_line_ms,
-            "",
-            0.0,
+            None,
         ),
-        ("chain_events_vs_none", events_ms / stdio_ms, "", 0.0),
+        ("chain_events_vs_none", events_ms / stdio_ms, None),
         // The same ratio if making the events cost nothing and carrying
         // them no more than the raw peer's prebuilt lines take over a pipe
         // to this client: the limit of the ratio on this machine.
         (
             "chain_events_vs_none_carry_limit",
             (stdio_ms + (raw_events_ms - raw_ms).max(0.0)) / stdio_ms,
-            "",
-            0.0,
+            None,
         ),
         // Where the events' cost is: making them (in-process, into a
         // channel a task drains) against carrying them.
         (
             "chain_events_vs_none_in_process",
             host_events_ms / host_ms,
-            "",
-            0.0,
+            None,
         ),
-        ("map_vs_ideal", map_ms / ideal_ms, "<=", 1.3),
+        ("map_vs_ideal", map_ms / ideal_ms, Some(Target::AtMost(1.3))),
         (
             "sequential_vs_rmcp",
             get(PeerKind::A2e, "sequential") / get(PeerKind::Rmcp, "sequential"),
-            "",
-            0.0,
+            None,
         ),
         (
             "inflight64_vs_rmcp",
             get(PeerKind::A2e, "inflight64") / get(PeerKind::Rmcp, "inflight64"),
-            "",
-            0.0,
+            None,
         ),
         (
             "peak_rss_vs_rmcp",
             a2e.peak_rss_kb() as f64 / rmcp.peak_rss_kb().max(1) as f64,
-            "",
-            0.0,
+            None,
         ),
     ];
-    for (name, value, op, target) in ratios {
-        let value = (value * 100.0).round() / 100.0;
-        let line = match op {
-            ">=" => {
-                json!({"ratio": name, "value": value, "target": format!(">= {target}"), "met": value >= target})
-            }
-            "<=" => {
-                json!({"ratio": name, "value": value, "target": format!("<= {target}"), "met": value <= target})
-            }
-            _ => json!({"ratio": name, "value": value}),
-        };
-        println!("{line}");
+    for (name, value, target) in ratios {
+        emit(&ratio(name, value, target));
     }
     for peer in [a2e, raw, rmcp] {
         peer.close();
@@ -426,40 +407,26 @@ impl Figure {
 
     /// The median calls per second.
     fn rate(&self) -> f64 {
-        median(&mut self.rates.clone())
+        median_of(self.rates.iter().copied())
     }
-}
-
-/// The value after `flag` in `args`, parsed.
-fn flag_value<T: std::str::FromStr>(args: &[String], flag: &str) -> Option<T> {
-    let at = args.iter().position(|a| a == flag)?;
-    args.get(at + 1)?.parse().ok()
 }
 
 /// `--pause-ms M`: a pause before each trial of the single-figure modes
 /// (the full run's [`settle`] is one).
 fn pause_flag(args: &[String]) -> Duration {
-    Duration::from_millis(flag_value(args, "--pause-ms").unwrap_or(0))
+    Duration::from_millis(flag(args, "--pause-ms").unwrap_or(0))
 }
 
-/// Milliseconds.
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-fn median_u64(v: &mut [u64]) -> u64 {
-    v.sort_unstable();
-    v.get(v.len() / 2).copied().unwrap_or(0)
+/// The median of round trips in whole microseconds.
+fn median_us(v: &[u64]) -> u64 {
+    median_of(v.iter().map(|&us| us as f64)).round() as u64
 }
 
 fn print_ms(figure: &str, ms: f64, extra: Value) {
     // Microseconds too: a short chain takes a fraction of a millisecond.
-    let us = (ms * 1e4).round() / 10.0;
-    let mut line = json!({"figure": figure, "ms": (ms * 100.0).round() / 100.0, "us": us, "trials": CHAIN_ROUNDS});
-    if let (Some(obj), Value::Object(more)) = (line.as_object_mut(), extra) {
-        obj.extend(more);
-    }
-    println!("{line}");
+    let mut line = json!({"figure": figure, "ms": round(ms, 2), "us": round(ms * 1e3, 1), "trials": CHAIN_ROUNDS});
+    extend(&mut line, extra);
+    emit(&line);
 }
 
 /// A pause before each chain figure, so that none starts while the

@@ -8,6 +8,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use a2e_bench::stats::Calls;
 use memchr::memmem::Finder;
 
 use crate::lines::LineReader;
@@ -55,16 +56,6 @@ impl PeerKind {
         line.push('\n');
         (line, token)
     }
-}
-
-/// One run's figures.
-pub struct Run {
-    /// Calls answered per second.
-    pub calls_per_sec: f64,
-    /// Median round trip.
-    pub p50_us: u64,
-    /// 99th percentile round trip.
-    pub p99_us: u64,
 }
 
 /// A child of this program and the client's ends of its pipes.
@@ -149,7 +140,7 @@ impl Peer {
     }
 
     /// `n` calls, each sent when the one before was answered.
-    pub fn sequential(&mut self, n: usize) -> Result<Run, Error> {
+    pub fn sequential(&mut self, n: usize) -> Result<Calls, Error> {
         let lines: Vec<(String, String)> = (0..n).map(|i| self.kind.call(i)).collect();
         let mut lat = Vec::with_capacity(n);
         let started = Instant::now();
@@ -159,12 +150,12 @@ impl Peer {
             self.expect(token)?;
             lat.push(t.elapsed());
         }
-        Ok(figures(started.elapsed(), lat))
+        Ok(Calls::of(started.elapsed(), lat))
     }
 
     /// `n` calls with `window` in flight: a writer thread keeps the window
     /// full, this thread reads the answers.
-    pub fn in_flight(&mut self, n: usize, window: usize) -> Result<Run, Error> {
+    pub fn in_flight(&mut self, n: usize, window: usize) -> Result<Calls, Error> {
         let lines: Vec<(String, String)> = (0..n).map(|i| self.kind.call(i)).collect();
         let received = AtomicUsize::new(0);
         // When each call was sent, in nanoseconds since `epoch`.
@@ -210,7 +201,7 @@ impl Peer {
             writer.join().map_err(|_| "writer panicked")??;
             Ok(())
         })?;
-        Ok(figures(epoch.elapsed(), lat))
+        Ok(Calls::of(epoch.elapsed(), lat))
     }
 
     /// Sends a chain (a line with its newline) and waits for its
@@ -238,15 +229,7 @@ impl Peer {
 
     /// The child's peak resident set (VmHWM), in kB.
     pub fn peak_rss_kb(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("VmHWM:"))
-                    .and_then(|l| l.split_whitespace().nth(1))
-                    .and_then(|v| v.parse().ok())
-            })
-            .unwrap_or(0)
+        a2e_bench::process::peak_rss_kb_of(self.child.id())
     }
 
     /// Closes the child's input and waits for it.
@@ -267,23 +250,4 @@ fn answered_index(kind: PeerKind, line: &[u8]) -> Option<usize> {
     let digits = line.get(at..)?;
     let len = digits.iter().take_while(|b| b.is_ascii_digit()).count();
     std::str::from_utf8(digits.get(..len)?).ok()?.parse().ok()
-}
-
-fn figures(total: Duration, mut lat: Vec<Duration>) -> Run {
-    lat.sort_unstable();
-    let pct = |p: f64| {
-        let i = ((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len().max(1)) - 1;
-        lat.get(i).map_or(0, |d| d.as_micros() as u64)
-    };
-    Run {
-        calls_per_sec: lat.len() as f64 / total.as_secs_f64(),
-        p50_us: pct(0.50),
-        p99_us: pct(0.99),
-    }
-}
-
-/// The median of `v` (sorted in place).
-pub fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
