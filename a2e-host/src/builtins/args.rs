@@ -9,30 +9,8 @@ use serde_json::Value;
 pub use super::fs::{GlobArgs, GrepArgs, ListDirArgs, ReadFileArgs, WriteFileArgs};
 pub use super::http_request::{HttpMethod, HttpRequestArgs};
 pub use super::run_command::RunCommandArgs;
+pub use super::split_text::{SplitTextArgs, SplitUnit};
 pub use super::text::Encoding;
-
-/// The unit `split_text` cuts at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[allow(missing_docs)]
-pub enum SplitUnit {
-    #[default]
-    Paragraph,
-    Line,
-    Sentence,
-    Word,
-}
-
-/// `split_text`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SplitTextArgs {
-    /// The text.
-    pub text: String,
-    /// Unit to cut at (default paragraph).
-    pub by: Option<SplitUnit>,
-    /// Pack consecutive units into chunks of at most this many characters.
-    pub size: Option<u64>,
-}
 
 /// `text_stats`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -1,8 +1,5 @@
 //! Pure compute tools: no file, process or network access.
 //!
-//! - `split_text` cuts a text into chunks: by paragraph (blank lines), line,
-//!   sentence or word, then packs consecutive units into chunks of at most
-//!   `size` characters when `size` is given.
 //! - `text_stats` counts words, lines, sentences and characters, and lists the
 //!   most frequent words.
 //! - `transform` evaluates a JMESPath expression over `data` (any JSON).
@@ -12,109 +9,9 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::args::*;
+use super::split_text::sentences;
 use crate::error::{HostError, HostResult};
 use crate::plugin::ToolOutput;
-
-fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        current.push(c);
-        let ends = matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace());
-        if ends {
-            let s = current.trim();
-            if !s.is_empty() {
-                out.push(s.to_owned());
-            }
-            current.clear();
-        }
-    }
-    let s = current.trim();
-    if !s.is_empty() {
-        out.push(s.to_owned());
-    }
-    out
-}
-
-fn units(text: &str, by: &str) -> Vec<String> {
-    match by {
-        "line" => text
-            .lines()
-            .map(str::trim_end)
-            .filter(|l| !l.trim().is_empty())
-            .map(str::to_owned)
-            .collect(),
-        "sentence" => sentences(text),
-        "word" => text.split_whitespace().map(str::to_owned).collect(),
-        _ => {
-            let mut paras = Vec::new();
-            let mut current: Vec<&str> = Vec::new();
-            for line in text.lines() {
-                if line.trim().is_empty() {
-                    if !current.is_empty() {
-                        paras.push(current.join("\n"));
-                        current.clear();
-                    }
-                } else {
-                    current.push(line.trim_end());
-                }
-            }
-            if !current.is_empty() {
-                paras.push(current.join("\n"));
-            }
-            paras
-        }
-    }
-}
-
-fn pack(units: Vec<String>, size: usize, sep: &str) -> Vec<String> {
-    let mut chunks: Vec<String> = Vec::new();
-    let mut current = String::new();
-    for unit in units {
-        let extra = if current.is_empty() {
-            0
-        } else {
-            sep.chars().count()
-        };
-        if !current.is_empty() && current.chars().count() + extra + unit.chars().count() > size {
-            chunks.push(std::mem::take(&mut current));
-        }
-        if !current.is_empty() {
-            current.push_str(sep);
-        }
-        current.push_str(&unit);
-    }
-    if !current.is_empty() {
-        chunks.push(current);
-    }
-    chunks
-}
-
-/// `split_text`.
-pub(crate) fn split_text(args: SplitTextArgs) -> HostResult<ToolOutput> {
-    let text = args.text.as_str();
-    let by = match args.by.unwrap_or_default() {
-        SplitUnit::Paragraph => "paragraph",
-        SplitUnit::Line => "line",
-        SplitUnit::Sentence => "sentence",
-        SplitUnit::Word => "word",
-    };
-    let parts = units(text, by);
-    let chunks = match args.size {
-        Some(0) => return Err(HostError::schema(vec!["size: must be at least 1".into()])),
-        Some(size) => {
-            let sep = match by {
-                "paragraph" => "\n\n",
-                "line" => "\n",
-                _ => " ",
-            };
-            pack(parts, usize::try_from(size).unwrap_or(usize::MAX), sep)
-        }
-        None => parts,
-    };
-    Ok(json!({"count": chunks.len(), "chunks": chunks}).into())
-}
 
 /// `text_stats`.
 pub(crate) fn text_stats(args: TextStatsArgs) -> HostResult<ToolOutput> {
@@ -190,32 +87,6 @@ mod tests {
         tool(crate::plugin::parse_args(
             args.as_object().unwrap().clone(),
         )?)
-    }
-
-    #[test]
-    fn splits_by_unit_and_packs_by_size() {
-        let text = "One. Two!\nThree?\n\nFour five.\n\n\nSix";
-        let out = run(split_text, json!({"text": text})).unwrap().data;
-        assert_eq!(
-            out["chunks"],
-            json!(["One. Two!\nThree?", "Four five.", "Six"])
-        );
-        let out = run(split_text, json!({"text": text, "by": "sentence"}))
-            .unwrap()
-            .data;
-        assert_eq!(
-            out["chunks"],
-            json!(["One.", "Two!", "Three?", "Four five.", "Six"])
-        );
-        let out = run(split_text, json!({"text": text, "by": "word", "size": 9}))
-            .unwrap()
-            .data;
-        assert_eq!(
-            out["chunks"],
-            json!(["One. Two!", "Three?", "Four", "five. Six"])
-        );
-        assert!(run(split_text, json!({"text": text, "by": "page"})).is_err());
-        assert!(run(split_text, json!({"text": text, "size": 0})).is_err());
     }
 
     #[test]

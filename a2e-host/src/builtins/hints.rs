@@ -71,9 +71,6 @@ pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
     let string = json!({"type": "string"});
     let integer = json!({"type": "integer"});
     let hints = match tool {
-        "split_text" => ToolHints::new("Split text").read_only().output(json!({
-            "chunks": {"type": "array", "items": string}, "count": integer,
-        })),
         "text_stats" => ToolHints::new("Text statistics").read_only().output(json!({
             "words": integer, "lines": integer, "sentences": integer, "chars": integer,
             "top_words": {"type": "array", "items": {"type": "object", "properties": {

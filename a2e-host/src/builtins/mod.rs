@@ -35,6 +35,7 @@ mod http_request;
 mod output;
 pub(crate) mod paths;
 mod run_command;
+mod split_text;
 pub(crate) mod text;
 mod tool;
 
@@ -80,18 +81,6 @@ macro_rules! builtin {
 }
 
 builtin!(
-    SplitText,
-    SplitTextArgs,
-    ToolDefinition::new(
-        "split_text",
-        "Split a text into chunks by paragraph, line, sentence or word, optionally packed to a size",
-    )
-    .tags(&["text"])
-    .idempotent(),
-    |_config, args, _ctx| compute::split_text(args)
-);
-
-builtin!(
     TextStats,
     TextStatsArgs,
     ToolDefinition::new(
@@ -122,10 +111,7 @@ fn toolbox(env: Arc<Env>) -> Toolbox {
     let defined = defined()
         .iter()
         .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
-    defined
-        .with(SplitText(c()))
-        .with(TextStats(c()))
-        .with(Transform(c()))
+    defined.with(TextStats(c())).with(Transform(c()))
 }
 
 /// Every built-in tool's definition, whether enabled or not.
@@ -139,10 +125,6 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
     match tool {
-        "split_text" => vec![
-            param("chunks", "array", "The chunks, in order"),
-            param("count", "integer", "Number of chunks"),
-        ],
         "text_stats" => vec![
             param("words", "integer", "Words (whitespace-separated)"),
             param("lines", "integer", "Lines"),
@@ -165,6 +147,7 @@ fn defined() -> Vec<Entry> {
         entry::<fs::Grep>(),
         entry::<run_command::RunCommand>(),
         entry::<http_request::HttpRequest>(),
+        entry::<split_text::SplitText>(),
     ]
 }
 
