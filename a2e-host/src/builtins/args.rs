@@ -11,15 +11,7 @@ pub use super::http_request::{HttpMethod, HttpRequestArgs};
 pub use super::run_command::RunCommandArgs;
 pub use super::split_text::{SplitTextArgs, SplitUnit};
 pub use super::text::Encoding;
-
-/// `text_stats`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct TextStatsArgs {
-    /// The text.
-    pub text: String,
-    /// How many frequent words to list (default 5).
-    pub top: Option<u64>,
-}
+pub use super::text_stats::TextStatsArgs;
 
 /// `transform`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -1,47 +1,12 @@
 //! Pure compute tools: no file, process or network access.
 //!
-//! - `text_stats` counts words, lines, sentences and characters, and lists the
-//!   most frequent words.
 //! - `transform` evaluates a JMESPath expression over `data` (any JSON).
-
-use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
 use super::args::*;
-use super::split_text::sentences;
 use crate::error::{HostError, HostResult};
 use crate::plugin::ToolOutput;
-
-/// `text_stats`.
-pub(crate) fn text_stats(args: TextStatsArgs) -> HostResult<ToolOutput> {
-    let text = args.text.as_str();
-    let top = args.top.unwrap_or(5).min(100) as usize;
-    let mut counts: HashMap<String, u64> = HashMap::new();
-    let mut words = 0u64;
-    for word in text.split_whitespace() {
-        words += 1;
-        let w: String = word
-            .chars()
-            .filter(|c| c.is_alphanumeric() || *c == '\'')
-            .flat_map(char::to_lowercase)
-            .collect();
-        if !w.is_empty() {
-            *counts.entry(w).or_default() += 1;
-        }
-    }
-    let mut freq: Vec<(String, u64)> = counts.into_iter().collect();
-    freq.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    freq.truncate(top);
-    Ok(json!({
-        "words": words,
-        "lines": text.lines().count(),
-        "sentences": sentences(text).len(),
-        "chars": text.chars().count(),
-        "top_words": freq.into_iter().map(|(word, count)| json!({"word": word, "count": count})).collect::<Vec<_>>(),
-    })
-    .into())
-}
 
 /// `transform`.
 pub(crate) fn transform(args: TransformArgs) -> HostResult<ToolOutput> {
@@ -87,22 +52,6 @@ mod tests {
         tool(crate::plugin::parse_args(
             args.as_object().unwrap().clone(),
         )?)
-    }
-
-    #[test]
-    fn counts_words_and_frequencies() {
-        let out = run(
-            text_stats,
-            json!({"text": "The cat. The dog, the END!", "top": 2}),
-        )
-        .unwrap()
-        .data;
-        assert_eq!(out["words"], 6);
-        assert_eq!(out["sentences"], 2);
-        assert_eq!(
-            out["top_words"],
-            json!([{"word": "the", "count": 3}, {"word": "cat", "count": 1}])
-        );
     }
 
     #[test]

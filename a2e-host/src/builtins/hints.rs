@@ -68,14 +68,7 @@ impl ToolHints {
 
 /// The hints of a built-in tool not yet defined by a [`super::tool::Builtin`].
 pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
-    let string = json!({"type": "string"});
-    let integer = json!({"type": "integer"});
     let hints = match tool {
-        "text_stats" => ToolHints::new("Text statistics").read_only().output(json!({
-            "words": integer, "lines": integer, "sentences": integer, "chars": integer,
-            "top_words": {"type": "array", "items": {"type": "object", "properties": {
-                "word": string, "count": integer}}},
-        })),
         "transform" => ToolHints::new("Transform JSON")
             .read_only()
             .output(json!({"result": {}})),

@@ -37,6 +37,7 @@ pub(crate) mod paths;
 mod run_command;
 mod split_text;
 pub(crate) mod text;
+mod text_stats;
 mod tool;
 
 use std::sync::Arc;
@@ -81,18 +82,6 @@ macro_rules! builtin {
 }
 
 builtin!(
-    TextStats,
-    TextStatsArgs,
-    ToolDefinition::new(
-        "text_stats",
-        "Count the words, lines, sentences and characters of a text and list its most frequent words",
-    )
-    .tags(&["text"])
-    .idempotent(),
-    |_config, args, _ctx| compute::text_stats(args)
-);
-
-builtin!(
     Transform,
     TransformArgs,
     ToolDefinition::new(
@@ -111,7 +100,7 @@ fn toolbox(env: Arc<Env>) -> Toolbox {
     let defined = defined()
         .iter()
         .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
-    defined.with(TextStats(c())).with(Transform(c()))
+    defined.with(Transform(c()))
 }
 
 /// Every built-in tool's definition, whether enabled or not.
@@ -125,13 +114,6 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 fn outputs(tool: &str) -> Vec<ToolParameter> {
     match tool {
-        "text_stats" => vec![
-            param("words", "integer", "Words (whitespace-separated)"),
-            param("lines", "integer", "Lines"),
-            param("sentences", "integer", "Sentences"),
-            param("chars", "integer", "Characters"),
-            param("top_words", "array", "{word, count}, most frequent first"),
-        ],
         "transform" => vec![param("result", "", "The expression's value (any JSON)")],
         _ => Vec::new(),
     }
@@ -148,6 +130,7 @@ fn defined() -> Vec<Entry> {
         entry::<run_command::RunCommand>(),
         entry::<http_request::HttpRequest>(),
         entry::<split_text::SplitText>(),
+        entry::<text_stats::TextStats>(),
     ]
 }
 
