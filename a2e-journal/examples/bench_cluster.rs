@@ -38,6 +38,9 @@ mod work_queue;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use a2e_bench::args::env;
+use a2e_bench::report::{emit, round};
+use a2e_bench::stats::{median, median_of, us};
 use a2e_chain::{Engine, NodeCall, RunOptions, runner_fn};
 use a2e_journal::nats::{NatsJournal, NatsOptions};
 use a2e_journal::{
@@ -99,10 +102,7 @@ fn fail(msg: &str) -> ! {
 }
 
 fn skipped(part: &str) {
-    println!(
-        "{}",
-        json!({"part": part, "skipped": "nats-server is not installed"})
-    );
+    emit(&json!({"part": part, "skipped": "nats-server is not installed"}));
 }
 
 fn linear(n: usize) -> ChainRequest {
@@ -192,11 +192,6 @@ async fn one_run(engine: &Engine, req: &ChainRequest, journal: Option<&Mode>) ->
     started.elapsed()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 /// A journal, and whether calls wait for their start to be durable.
 struct Mode {
     journal: Arc<dyn Journal>,
@@ -216,16 +211,13 @@ async fn measure(engine: &Engine, req: &ChainRequest, journal: Option<&Mode>, ru
     let mut per_node = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t = one_run(engine, req, journal).await;
-        per_node.push(t.as_secs_f64() * 1e6 / NODES as f64);
+        per_node.push(us(t) / NODES as f64);
     }
-    median(per_node)
+    median(&mut per_node)
 }
 
 async fn journal(server: Option<&NatsServer>) {
-    let runs: usize = std::env::var("BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+    let runs: usize = env("BENCH_RUNS").unwrap_or(40);
     let engine = Engine::new(echo());
     let req = linear(NODES);
     let dir = tempfile::tempdir().unwrap_or_else(|e| fail(&format!("tempdir: {e}")));
@@ -325,29 +317,25 @@ async fn journal(server: Option<&NatsServer>) {
         }
         unsynced.push(floor("NORMAL", format!("floor_normal_{round}.db")));
     }
-    let (synced, unsynced) = (median(synced), median(unsynced));
-    println!(
-        "{}",
-        json!({
-            "part": "journal",
-            "floor": "one commit of one row, SQLite WAL, its own connection",
-            "synced_commit_us": round2(synced),
-            "unsynced_commit_us": round2(unsynced),
-        })
-    );
+    let (synced, unsynced) = (median(&mut synced), median(&mut unsynced));
+    emit(&json!({
+        "part": "journal",
+        "floor": "one commit of one row, SQLite WAL, its own connection",
+        "synced_commit_us": round2(synced),
+        "unsynced_commit_us": round2(unsynced),
+    }));
     let base_rounds = figures.first().cloned().unwrap_or_default();
-    let base = median(base_rounds.clone());
+    let base = median_of(base_rounds.iter().copied());
     for ((((name, mode), f), fl), (stats, nodes)) in
         modes.iter().zip(figures).zip(floors).zip(counted)
     {
-        let to_floor = median(
+        let to_floor = median_of(
             f.iter()
                 .zip(&base_rounds)
                 .zip(&fl)
-                .map(|((us, b), floor)| (us - b) / floor)
-                .collect(),
+                .map(|((us, b), floor)| (us - b) / floor),
         );
-        let us = median(f);
+        let us = median_of(f);
         let mut line = json!({
             "part": "journal",
             "mode": name,
@@ -369,7 +357,7 @@ async fn journal(server: Option<&NatsServer>) {
                 json!(per_node(syncs(&stats, *durability))),
             );
         }
-        println!("{line}");
+        emit(&line);
     }
 }
 
@@ -382,5 +370,5 @@ fn syncs(stats: &CommitStats, durability: Durability) -> u64 {
 }
 
 fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+    round(x, 2)
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use a2e_bench::report::{emit, round};
 use a2e_journal::nats::{NatsJournal, NatsOptions, WorkConfig, WorkItem, WorkQueue};
 use a2e_journal::{Journal, NewRun, NodeKey, NodeOutcome, RunId, RunKind};
 use serde_json::json;
@@ -150,20 +151,17 @@ pub(crate) async fn scaleout(server: &NatsServer) {
         let base = rates.first().copied().unwrap_or(rate);
         // The physical limit: every worker's slots always busy with a 10 ms call.
         let limit = (workers * PARALLEL) as f64 * 100.0;
-        println!(
-            "{}",
-            json!({
-                "part": "scaleout",
-                "workers": workers,
-                "calls": CALLS,
-                "tool_ms": 10,
-                "parallel_per_worker": PARALLEL,
-                "seconds": (secs * 1000.0).round() / 1000.0,
-                "calls_per_s": rate.round(),
-                "ratio_to_one_worker": (rate / base * 100.0).round() / 100.0,
-                "share_of_limit": (rate / limit * 100.0).round() / 100.0,
-            })
-        );
+        emit(&json!({
+            "part": "scaleout",
+            "workers": workers,
+            "calls": CALLS,
+            "tool_ms": 10,
+            "parallel_per_worker": PARALLEL,
+            "seconds": round(secs, 3),
+            "calls_per_s": rate.round(),
+            "ratio_to_one_worker": round(rate / base, 2),
+            "share_of_limit": round(rate / limit, 2),
+        }));
     }
 }
 
@@ -218,13 +216,10 @@ pub(crate) async fn recovery(server: &NatsServer) {
     let job = survivor.next().await;
     let took = died.elapsed();
     let delivered = job.and_then(Result::ok).map_or(0, |j| j.delivered());
-    println!(
-        "{}",
-        json!({
-            "part": "recovery",
-            "ack_wait_ms": ack_wait.as_millis() as u64,
-            "redelivered_after_ms": took.as_millis() as u64,
-            "delivery": delivered,
-        })
-    );
+    emit(&json!({
+        "part": "recovery",
+        "ack_wait_ms": ack_wait.as_millis() as u64,
+        "redelivered_after_ms": took.as_millis() as u64,
+        "delivery": delivered,
+    }));
 }
