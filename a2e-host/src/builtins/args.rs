@@ -1,10 +1,7 @@
 //! The built-in tools' arguments, as types: each tool's parameters and the JSON
 //! Schema its calls are validated against are derived from these, and a call's
-//! arguments are parsed into them (see [`crate::plugin::TypedTool`]).
-
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::Value;
+//! arguments are parsed into them (see [`crate::plugin::TypedTool`]). Each is
+//! defined in the file of its tool.
 
 pub use super::fs::{GlobArgs, GrepArgs, ListDirArgs, ReadFileArgs, WriteFileArgs};
 pub use super::http_request::{HttpMethod, HttpRequestArgs};
@@ -12,13 +9,4 @@ pub use super::run_command::RunCommandArgs;
 pub use super::split_text::{SplitTextArgs, SplitUnit};
 pub use super::text::Encoding;
 pub use super::text_stats::TextStatsArgs;
-
-/// `transform`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct TransformArgs {
-    /// JMESPath expression.
-    pub expression: String,
-    /// The JSON value to evaluate against.
-    #[serde(default)]
-    pub data: Value,
-}
+pub use super::transform::TransformArgs;

@@ -7,7 +7,7 @@
 //! result's `structuredContent` against it. No field is required: a schema
 //! that names fewer fields than a result has stays true when a field is added.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// A tool's title, hints and output schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,17 +64,6 @@ impl ToolHints {
         self.output_schema = Some(schema);
         self
     }
-}
-
-/// The hints of a built-in tool not yet defined by a [`super::tool::Builtin`].
-pub(crate) fn legacy_hints(tool: &str) -> Option<ToolHints> {
-    let hints = match tool {
-        "transform" => ToolHints::new("Transform JSON")
-            .read_only()
-            .output(json!({"result": {}})),
-        _ => return None,
-    };
-    Some(hints)
 }
 
 #[cfg(test)]

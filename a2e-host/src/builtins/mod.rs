@@ -1,5 +1,11 @@
 //! Built-in tools, confined to the workspace root.
 //!
+//! Each tool is one file (the file tools under `fs/`) holding all of it: its
+//! argument type, its result type, its spec (name, description, tags, hints)
+//! and its run, as a `Builtin` (`tool.rs`); what clients are told of it is
+//! derived from there (`output.rs`). A new tool is such a file, an entry in
+//! `all()` and its name in `config::ALL_BUILTINS`.
+//!
 //! | tool | tags | what |
 //! |---|---|---|
 //! | `read_file` | fs | bytes of a file from `offset`, up to `limit` and `files.read_max_bytes` |
@@ -28,7 +34,6 @@
 //! cancellation is a failure (`timeout`).
 
 pub mod args;
-mod compute;
 mod fs;
 mod hints;
 mod http_request;
@@ -39,68 +44,42 @@ mod split_text;
 pub(crate) mod text;
 mod text_stats;
 mod tool;
+mod transform;
 
 use std::sync::Arc;
 
-use a2e_proto::{ToolDefinition, ToolParameter};
+use a2e_proto::ToolDefinition;
 use serde_json::{Map, Value};
 
 use crate::config::HostConfig;
 use crate::error::HostResult;
-use crate::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox, TypedTool};
-use args::*;
+use crate::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox};
 use tool::{Entry, Env, entry};
 
 pub use hints::ToolHints;
 pub use http_request::{MAX_REDIRECTS, host_allowed};
 
-fn param(name: &str, ty: &str, description: &str) -> ToolParameter {
-    ToolParameter::new(name, ty, description)
+/// Every built-in, in listing order.
+fn all() -> [Entry; 10] {
+    [
+        entry::<fs::ReadFile>(),
+        entry::<fs::WriteFile>(),
+        entry::<fs::ListDir>(),
+        entry::<fs::Glob>(),
+        entry::<fs::Grep>(),
+        entry::<run_command::RunCommand>(),
+        entry::<http_request::HttpRequest>(),
+        entry::<split_text::SplitText>(),
+        entry::<text_stats::TextStats>(),
+        entry::<transform::Transform>(),
+    ]
 }
-
-/// A built-in tool: its definition (without input parameters, which come from
-/// its argument type) and the function that runs it.
-macro_rules! builtin {
-    ($ty:ident, $args:ty, $def:expr, |$config:ident, $a:ident, $ctx:ident| $body:expr) => {
-        struct $ty(Arc<Env>);
-
-        impl TypedTool for $ty {
-            type Args = $args;
-
-            fn definition(&self) -> ToolDefinition {
-                let mut def: ToolDefinition = $def;
-                def.output_parameters = outputs(&def.name);
-                def
-            }
-
-            async fn call(&self, $a: $args, $ctx: CallContext) -> HostResult<ToolOutput> {
-                let $config = &*self.0;
-                $body
-            }
-        }
-    };
-}
-
-builtin!(
-    Transform,
-    TransformArgs,
-    ToolDefinition::new(
-        "transform",
-        "Evaluate a JMESPath expression over JSON data (select, reshape, sum, sort, join)",
-    )
-    .tags(&["data", "json"])
-    .idempotent(),
-    |_config, args, _ctx| compute::transform(args)
-);
 
 /// Every built-in tool, whether enabled or not.
 fn toolbox(env: Arc<Env>) -> Toolbox {
-    let c = || env.clone();
-    // The defined ones come first in the listing.
-    let defined = defined()
+    all()
         .iter()
-        .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, c()));
-    defined.with(Transform(c()))
+        .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, env.clone()))
 }
 
 /// Every built-in tool's definition, whether enabled or not.
@@ -112,35 +91,9 @@ pub fn definitions() -> Vec<ToolDefinition> {
     ToolPlugin::tools(&toolbox(Arc::new(env)))
 }
 
-fn outputs(tool: &str) -> Vec<ToolParameter> {
-    match tool {
-        "transform" => vec![param("result", "", "The expression's value (any JSON)")],
-        _ => Vec::new(),
-    }
-}
-
-/// The built-ins defined by a [`tool::Builtin`], in listing order.
-fn defined() -> Vec<Entry> {
-    vec![
-        entry::<fs::ReadFile>(),
-        entry::<fs::WriteFile>(),
-        entry::<fs::ListDir>(),
-        entry::<fs::Glob>(),
-        entry::<fs::Grep>(),
-        entry::<run_command::RunCommand>(),
-        entry::<http_request::HttpRequest>(),
-        entry::<split_text::SplitText>(),
-        entry::<text_stats::TextStats>(),
-    ]
-}
-
 /// The hints of the built-in tool `tool`, if it is one.
 pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
-    defined()
-        .iter()
-        .find(|e| e.name == tool)
-        .map(Entry::hints)
-        .or_else(|| hints::legacy_hints(tool))
+    all().iter().find(|e| e.name == tool).map(Entry::hints)
 }
 
 /// The built-in tools the configuration enables.
