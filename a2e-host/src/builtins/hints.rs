@@ -1,11 +1,10 @@
-//! What a client is told about a built-in tool beyond its A2E definition: a
-//! title, what the tool does to its world (MCP's `readOnlyHint`,
-//! `destructiveHint`, `openWorldHint`) and the JSON Schema of its result.
+//! What a client is told about a tool beyond its A2E definition: a title,
+//! what the tool does to its world (MCP's `readOnlyHint`, `destructiveHint`,
+//! `openWorldHint`) and the JSON Schema of its result.
 //!
-//! Every built-in answers an object, so each has an output schema; a field
-//! that may be `null` says so, since MCP clients check every successful
-//! result's `structuredContent` against it. No field is required: a schema
-//! that names fewer fields than a result has stays true when a field is added.
+//! A built-in's title and flags are in its spec, its output schema is derived
+//! from its result type (`output.rs`); every built-in answers an object, so
+//! each has one.
 
 use serde_json::{Map, Value};
 
@@ -68,13 +67,12 @@ impl ToolHints {
 
 #[cfg(test)]
 mod tests {
-    use super::super::builtin_hints;
+    use super::super::{builtin_hints, definitions};
 
     #[test]
     fn every_builtin_has_hints_and_an_output_schema() {
-        for def in super::super::definitions() {
-            let hints =
-                super::super::builtin_hints(&def.name).unwrap_or_else(|| panic!("{}", def.name));
+        for def in definitions() {
+            let hints = builtin_hints(&def.name).unwrap_or_else(|| panic!("{}", def.name));
             assert!(hints.output_schema.is_some(), "{}", def.name);
             assert!(!hints.title.is_empty());
         }
