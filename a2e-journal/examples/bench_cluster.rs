@@ -321,8 +321,8 @@ async fn journal(server: Option<&NatsServer>) {
     emit(&json!({
         "part": "journal",
         "floor": "one commit of one row, SQLite WAL, its own connection",
-        "synced_commit_us": round2(synced),
-        "unsynced_commit_us": round2(unsynced),
+        "synced_commit_us": round(synced, 2),
+        "unsynced_commit_us": round(unsynced, 2),
     }));
     let base_rounds = figures.first().cloned().unwrap_or_default();
     let base = median_of(base_rounds.iter().copied());
@@ -341,16 +341,16 @@ async fn journal(server: Option<&NatsServer>) {
             "mode": name,
             "nodes": NODES,
             "runs": runs * 3,
-            "us_per_node": round2(us),
-            "us_added_per_node": round2(us - base),
-            "ratio_to_none": round2(us / base),
-            "ratio_to_synced_commit": round2(to_floor),
+            "us_per_node": round(us, 2),
+            "us_added_per_node": round(us - base, 2),
+            "ratio_to_none": round(us / base, 2),
+            "ratio_to_synced_commit": round(to_floor, 2),
         });
         if let (Some((_, durability)), Some(obj)) = (
             mode.as_ref().and_then(|m| m.sqlite.as_ref()),
             line.as_object_mut(),
         ) {
-            let per_node = |n: u64| round2(n as f64 / nodes.max(1) as f64);
+            let per_node = |n: u64| round(n as f64 / nodes.max(1) as f64, 2);
             obj.insert("commits_per_node".into(), json!(per_node(stats.commits)));
             obj.insert(
                 "syncs_per_node".into(),
@@ -367,8 +367,4 @@ async fn journal(server: Option<&NatsServer>) {
 fn syncs(stats: &CommitStats, durability: Durability) -> u64 {
     let per_commit = u64::from(durability == Durability::PowerLoss);
     stats.commits * per_commit + 2 * stats.checkpoints
-}
-
-fn round2(x: f64) -> f64 {
-    round(x, 2)
 }

@@ -87,18 +87,18 @@ pub fn run(args: &[&str]) -> Result<(), String> {
                 "feature": feature,
                 "shape": shape,
                 "rounds": rounds,
-                "own_ns_per_node": round2(own),
-                "peer_ns_per_node": round2(theirs),
-                "own_validate_ns_per_node": round2(median_of(0, s, |x| x.1)),
-                "peer_validate_ns_per_node": round2(median_of(p + 1, s, |x| x.1)),
-                "speedup": round2(speedup),
+                "own_ns_per_node": round(own, 2),
+                "peer_ns_per_node": round(theirs, 2),
+                "own_validate_ns_per_node": round(median_of(0, s, |x| x.1), 2),
+                "peer_validate_ns_per_node": round(median_of(p + 1, s, |x| x.1), 2),
+                "speedup": round(speedup, 2),
             });
             println!("{line}");
         }
         let verdict = json!({
             "structure": structure,
             "peer": peer,
-            "best_speedup": round2(best),
+            "best_speedup": round(best, 2),
             "keep": best >= 1.10,
         });
         println!("{verdict}");
@@ -157,8 +157,4 @@ fn field(line: &Value, name: &str) -> Result<f64, String> {
     line.get(name)
         .and_then(Value::as_f64)
         .ok_or_else(|| format!("no `{name}` in {line}"))
-}
-
-fn round2(x: f64) -> f64 {
-    round(x, 2)
 }

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use a2e_bench::stats::{median, us};
 use rusqlite::{Connection, params};
 
 /// Commits timed per figure.
@@ -31,9 +32,8 @@ pub fn commit_us(path: &Path, synchronous: &str) -> Result<f64, rusqlite::Error>
         conn.execute_batch("COMMIT")?;
         // The first commits warm the cache and grow the WAL.
         if i >= 10 {
-            times.push(t.elapsed().as_secs_f64() * 1e6);
+            times.push(us(t.elapsed()));
         }
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times.get(times.len() / 2).copied().unwrap_or(f64::NAN))
+    Ok(median(&mut times))
 }
