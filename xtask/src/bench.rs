@@ -1,4 +1,5 @@
-//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in [`BENCHES`], and `structures`: chain, dag, acmp, transport, mcp, ontheia, repair, memory, llm, sandbox, telemetry).
+//! `cargo xtask bench <name|all>`: benchmarks in release mode, as JSON lines (names in
+//! [`BENCHES`], and `structures`). Their statistics come from the `a2e-bench` crate.
 
 const BENCHES: &[(&str, &str, &str)] = &[
     ("chain", "a2e-chain", "bench_chain"),
@@ -27,8 +28,11 @@ pub fn run(args: &[&str]) -> Result<(), String> {
         .filter(|(name, _, _)| which == "all" || *name == which)
         .collect();
     if selected.is_empty() {
+        let mut names: Vec<&str> = BENCHES.iter().map(|(name, _, _)| *name).collect();
+        names.dedup();
         return Err(format!(
-            "unknown benchmark `{which}`; choose one of: chain, structures, dag, acmp, transport, mcp, ontheia, repair, memory, llm, sandbox, telemetry, all"
+            "unknown benchmark `{which}`; choose one of: {}, structures, all",
+            names.join(", ")
         ));
     }
     let extra: Vec<&str> = args.iter().skip(1).copied().collect();
