@@ -46,7 +46,7 @@ mod text_stats;
 mod tool;
 mod transform;
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use a2e_proto::ToolDefinition;
 use serde_json::{Map, Value};
@@ -93,7 +93,13 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 /// The hints of the built-in tool `tool`, if it is one.
 pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
-    all().iter().find(|e| e.name == tool).map(Entry::hints)
+    // Derived once: every MCP `tools/list` asks for each built-in's.
+    static HINTS: LazyLock<Vec<(&str, ToolHints)>> =
+        LazyLock::new(|| all().iter().map(|e| (e.name, e.hints())).collect());
+    HINTS
+        .iter()
+        .find(|(name, _)| *name == tool)
+        .map(|(_, hints)| hints.clone())
 }
 
 /// The built-in tools the configuration enables.
