@@ -62,7 +62,10 @@ mod tests {
         // which may be a moment after `spawn` returned.
         let start = std::time::Instant::now();
         while !pids_running("sleep 30").contains(&pid) {
-            assert!(start.elapsed() < Duration::from_secs(5), "{pid} never listed");
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{pid} never listed"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
         child.kill().unwrap();
