@@ -86,6 +86,8 @@ mod error;
 mod host;
 #[cfg(feature = "llm")]
 pub mod llm;
+#[cfg(feature = "llm")]
+pub mod llm_tools;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "memory")]

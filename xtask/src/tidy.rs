@@ -33,7 +33,7 @@ pub const HOST_LAYERS: &[(&str, &[&str])] = &[
             "memory",
         ],
     ),
-    ("host", &["host"]),
+    ("host", &["host", "llm_tools"]),
     (
         "adapters",
         &[

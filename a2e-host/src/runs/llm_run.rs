@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use super::skill_run::SkillRun;
 use crate::host::Host;
-use crate::skills::llm_tools::HostTools;
+use crate::llm_tools::HostTools;
 
 /// The code of a journaled tool call or model turn that failed.
 const FAILED: &str = "failed";

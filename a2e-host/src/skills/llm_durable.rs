@@ -9,7 +9,7 @@ use a2e_llm::{
 use a2e_proto::SkillDefinition;
 use serde_json::{Map, Value};
 
-use super::llm_tools::HostTools;
+use crate::llm_tools::HostTools;
 use crate::error::HostResult;
 use crate::host::Host;
 use crate::plugin::{SkillCall, SkillOutput};

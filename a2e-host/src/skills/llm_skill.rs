@@ -26,8 +26,8 @@ use serde_json::{Map, Value};
 use super::defaults::Defaults;
 use super::front_matter::SkillFile;
 use super::llm_durable;
-use super::llm_tools::HostTools;
-pub use super::llm_tools::{AUDIT_TYPE, offered_tools};
+use crate::llm_tools::HostTools;
+pub use crate::llm_tools::{AUDIT_TYPE, offered_tools};
 use crate::error::{HostError, HostResult, SkillError};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
 

@@ -14,8 +14,6 @@ pub(crate) mod llm_durable;
 #[cfg(feature = "llm")]
 pub mod llm_skill;
 #[cfg(feature = "llm")]
-pub(crate) mod llm_tools;
-#[cfg(feature = "llm")]
 pub(crate) mod llm_turns;
 #[cfg(feature = "ontheia")]
 pub mod ontheia_skill;
