@@ -6,6 +6,11 @@ use a2e_llm::{ProviderConfig, ProviderKind, Providers};
 use crate::config::HostConfig;
 use crate::error::ConfigError;
 
+/// The provider name that makes an LLM skill run on the connected MCP
+/// client's model through its `sampling/createMessage` (`llm_config:
+/// mcp-client`).
+pub const CLIENT_PROVIDER: &str = "mcp-client";
+
 /// Environment variables that configure a provider named `env` when the configuration
 /// names none: the API root (OpenAI-compatible) and the model, and optionally its key.
 pub const ENV_BASE_URL: &str = "A2E_LLM_BASE_URL";

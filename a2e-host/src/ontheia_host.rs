@@ -525,3 +525,37 @@ pub fn globals<'a>(
     }
     g
 }
+
+/// A document's outcome as a skill's result (an Ontheia skill's, or a
+/// document an ACMP provider serves): every stored step
+/// result as `data`, the last step's output as `summary`; a failed step
+/// fails the call.
+pub fn output_of(
+    outcome: Result<ontheia::RunOutcome, ontheia::RunError>,
+) -> crate::error::HostResult<crate::plugin::SkillOutput> {
+    let outcome = outcome.map_err(|e| match e {
+        ontheia::RunError::Cancelled => crate::error::HostError::Cancelled,
+        other => crate::error::HostError::skill_failed("the ontheia chain failed", other),
+    })?;
+    let summary = outcome
+        .last_result()
+        .map(|r| r.output.clone())
+        .unwrap_or(Value::Null);
+    if outcome.any_failed() {
+        let failed: Vec<String> = outcome
+            .results
+            .iter()
+            .filter(|(_, r)| r.status == ontheia::StepStatus::Failed)
+            .map(|(id, r)| format!("{id}: {}", r.error.clone().unwrap_or_default()))
+            .collect();
+        return Err(crate::error::HostError::Skill(format!(
+            "steps failed: {}",
+            failed.join("; ")
+        )));
+    }
+    Ok(crate::plugin::SkillOutput {
+        data: outcome.to_value(),
+        summary,
+        truncated: false,
+    })
+}

@@ -206,7 +206,7 @@ impl OfferedProvider {
         }
         // The same outcome an Ontheia skill answers: the last step's output,
         // or the failed steps named.
-        match crate::skills::ontheia_skill::output_of(outcome) {
+        match crate::ontheia_host::output_of(outcome) {
             Ok(out) => Ok(InvokeResult::new(task_id, payload(out.summary))),
             Err(crate::error::HostError::Cancelled) => Err(AcmpError::cancelled(&task_id)),
             Err(e) => Err(AcmpError::internal(&task_id, e.to_string())),

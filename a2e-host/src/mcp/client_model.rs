@@ -26,7 +26,7 @@ use a2e_mcp::rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-pub use crate::skills::llm_skill::CLIENT_PROVIDER;
+pub use crate::llm::CLIENT_PROVIDER;
 
 /// Most tokens a sampled answer may have when the skill does not say
 /// (`maxTokens` is required in `sampling/createMessage`).

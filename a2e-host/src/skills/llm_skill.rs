@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use super::defaults::Defaults;
 use super::front_matter::SkillFile;
 use super::llm_durable;
+pub use crate::llm::CLIENT_PROVIDER;
 use crate::llm_tools::HostTools;
 pub use crate::llm_tools::{AUDIT_TYPE, offered_tools};
 use crate::error::{HostError, HostResult, SkillError};
@@ -222,11 +223,6 @@ impl Model {
         }
     }
 }
-
-/// The provider name that makes an LLM skill run on the connected MCP
-/// client's model through its `sampling/createMessage` (`llm_config:
-/// mcp-client`).
-pub const CLIENT_PROVIDER: &str = "mcp-client";
 
 /// The connected MCP client's model for this call, when the call runs on
 /// it: the skill names the provider `mcp-client` (and no provider of that

@@ -155,7 +155,7 @@ impl SkillPlugin for OntheiaSkills {
         )
         .await;
         let _ = forward.await;
-        let result = output_of(outcome);
+        let result = crate::ontheia_host::output_of(outcome);
         #[cfg(feature = "journal")]
         if let Some(run) = &durable {
             return run.finish(result).await;
@@ -164,35 +164,3 @@ impl SkillPlugin for OntheiaSkills {
     }
 }
 
-/// The skill's result from the document's outcome: every stored step
-/// result as `data`, the last step's output as `summary`; a failed step
-/// fails the call.
-pub(crate) fn output_of(
-    outcome: Result<ontheia::RunOutcome, ontheia::RunError>,
-) -> HostResult<SkillOutput> {
-    let outcome = outcome.map_err(|e| match e {
-        ontheia::RunError::Cancelled => HostError::Cancelled,
-        other => HostError::skill_failed("the ontheia chain failed", other),
-    })?;
-    let summary = outcome
-        .last_result()
-        .map(|r| r.output.clone())
-        .unwrap_or(Value::Null);
-    if outcome.any_failed() {
-        let failed: Vec<String> = outcome
-            .results
-            .iter()
-            .filter(|(_, r)| r.status == ontheia::StepStatus::Failed)
-            .map(|(id, r)| format!("{id}: {}", r.error.clone().unwrap_or_default()))
-            .collect();
-        return Err(HostError::Skill(format!(
-            "steps failed: {}",
-            failed.join("; ")
-        )));
-    }
-    Ok(SkillOutput {
-        data: outcome.to_value(),
-        summary,
-        truncated: false,
-    })
-}
