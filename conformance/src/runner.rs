@@ -9,25 +9,10 @@ use tokio::time::Instant;
 
 use crate::check::{CheckDef, CheckResult, Recorder, Status};
 use crate::host::{self, Cx, Env, Fixtures, Options, Target};
-use crate::scenario::{Abort, Area, Fixture, Transport};
+use crate::scenario::{Abort, Fixture, Transport};
 use crate::schemas::Schemas;
 
-/// Which scenarios run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selection {
-    /// Scenario names (empty: all).
-    pub scenarios: Vec<String>,
-    /// Areas (empty: all).
-    pub suites: Vec<Area>,
-}
-
-impl Selection {
-    /// Whether the scenario `name` of `area` is selected.
-    pub fn includes(&self, name: &str, area: Area) -> bool {
-        (self.scenarios.is_empty() || self.scenarios.iter().any(|s| s == name))
-            && (self.suites.is_empty() || self.suites.contains(&area))
-    }
-}
+pub use crate::scenario::Selection;
 
 /// A scenario as the runner sees it, whatever its context type.
 pub(crate) struct Plan {

@@ -70,6 +70,23 @@ impl fmt::Display for Area {
     }
 }
 
+/// Which scenarios run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Scenario names (empty: all).
+    pub scenarios: Vec<String>,
+    /// Areas (empty: all).
+    pub suites: Vec<Area>,
+}
+
+impl Selection {
+    /// Whether the scenario `name` of `area` is selected.
+    pub fn includes(&self, name: &str, area: Area) -> bool {
+        (self.scenarios.is_empty() || self.scenarios.iter().any(|s| s == name))
+            && (self.suites.is_empty() || self.suites.contains(&area))
+    }
+}
+
 /// A transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
