@@ -42,7 +42,6 @@ pub mod blackbox;
 pub mod catalog;
 pub mod child;
 pub mod cli;
-pub mod client;
 pub mod defaults;
 pub mod fixtures;
 pub mod framing;
@@ -56,7 +55,9 @@ pub mod runner;
 pub mod snapshots;
 
 // The parts the host, client and plugin checkers share live in
-// `conformance-harness`; they stay reachable here under their old paths.
+// `conformance-harness`, and the client checker in `conformance-client`;
+// they stay reachable here under their old paths.
+pub use conformance_client as client;
 #[doc(hidden)]
 pub use conformance_harness::run_fn;
 pub use conformance_harness::{

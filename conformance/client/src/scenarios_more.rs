@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 use super::peer::result;
 use super::script::{done, judge, open};
 use super::{ClientCx, ClientRun, ClientScenario};
-use crate::check::{CheckDef, Recorder, must, should};
-use crate::scenario::{Area, On, Outcome, Scenario};
-use crate::wire::Field as _;
-use crate::wire::{s, show, ty};
+use conformance_harness::check::{CheckDef, Recorder, must, should};
+use conformance_harness::scenario::{Area, On, Outcome, Scenario};
+use conformance_harness::wire::Field as _;
+use conformance_harness::wire::{s, show, ty};
 
 /// Bytes of the large result.
 const LARGE: usize = 4 * 1024 * 1024;
@@ -26,7 +26,7 @@ macro_rules! scenario {
                 needs: &[],
                 on: $on,
                 checks: $checks,
-                run: crate::run_fn!(ClientCx, $run),
+                run: conformance_harness::run_fn!(ClientCx, $run),
             },
             asks: $asks,
             judge: $judge,
@@ -275,7 +275,7 @@ async fn unknown(cx: &mut ClientCx) -> Outcome {
         .send(json!({"type": "conformance/notice", "note": "a message of a later version"}))
         .await?;
     let mut data = result("echo", json!({"text": "u"}));
-    crate::wire::set(&mut data, "x_later", json!({"nested": [1, 2]}));
+    conformance_harness::wire::set(&mut data, "x_later", json!({"nested": [1, 2]}));
     cx.peer
         .answer(
             &call,

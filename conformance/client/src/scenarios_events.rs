@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 use super::peer::result;
 use super::script::{done, judge, open};
 use super::{ClientCx, ClientRun};
-use crate::check::{CheckDef, Recorder, must, should};
-use crate::scenario::Outcome;
-use crate::wire::Field as _;
-use crate::wire::{s, show, ty};
+use conformance_harness::check::{CheckDef, Recorder, must, should};
+use conformance_harness::scenario::Outcome;
+use conformance_harness::wire::Field as _;
+use conformance_harness::wire::{s, show, ty};
 
 #[rustfmt::skip]
 pub(super) const STREAMING: &[CheckDef] = &[

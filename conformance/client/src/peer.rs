@@ -1,6 +1,7 @@
 //! The scripted host's side of one client connection: what the client sends
-//! (every message inspected against the rules of [`crate::wire`]), what the
-//! script answers, every wait bounded.
+//! (every message inspected against the rules of
+//! [`conformance_harness::wire`]), what the script answers, every wait
+//! bounded.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -8,11 +9,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::link::serve::Facts;
-use crate::link::{Incoming, Link};
-use crate::scenario::{Abort, Transport};
-use crate::schemas::Schemas;
-use crate::wire::{self, WireLog, s};
+use conformance_harness::link::serve::Facts;
+use conformance_harness::link::{Incoming, Link};
+use conformance_harness::scenario::{Abort, Transport};
+use conformance_harness::schemas::Schemas;
+use conformance_harness::wire::{self, WireLog, s};
 
 /// The session id the scripted host hands out.
 pub const SESSION_ID: &str = "cf-session-1";

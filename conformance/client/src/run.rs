@@ -15,12 +15,12 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use super::{ClientCx, ClientRun, ClientScenario, FRAMING, Peer, WIRE, WIRE_RULES, all};
-use crate::check::{CheckResult, Recorder, Status};
-use crate::link::serve::{self, Facts};
-use crate::link::stdio;
-use crate::runner::Selection;
-use crate::scenario::Transport;
-use crate::wire::{Rule, WireLog, report_rules};
+use conformance_harness::check::{CheckResult, Recorder, Status};
+use conformance_harness::link::serve::{self, Facts};
+use conformance_harness::link::stdio;
+use conformance_harness::scenario::Selection;
+use conformance_harness::scenario::Transport;
+use conformance_harness::wire::{Rule, WireLog, report_rules};
 
 /// Largest report read from a client's stdout.
 const MAX_STDOUT: u64 = 64 * 1024 * 1024;
@@ -386,7 +386,7 @@ pub async fn run_all(
                 results.push(r);
             }
         }
-        if selection.includes("client/wire", crate::scenario::Area::Client) {
+        if selection.includes("client/wire", conformance_harness::scenario::Area::Client) {
             for r in wire_results(&log, t) {
                 seen(t, &r);
                 results.push(r);

@@ -6,9 +6,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{ClientCx, ClientRun};
-use crate::check::Recorder;
-use crate::scenario::Abort;
-use crate::wire::{show, ty};
+use conformance_harness::check::Recorder;
+use conformance_harness::scenario::Abort;
+use conformance_harness::wire::{show, ty};
 
 /// How long the client may take to close when it is done.
 pub(super) const CLOSE_WAIT: Duration = Duration::from_secs(10);

@@ -9,6 +9,56 @@
 //! host (with no arguments). The client does what the scenario asks (see
 //! `a2e-conformance list`) and prints one JSON object, its report, as the last
 //! line of its stdout.
+//!
+//! [`driver`] is such a client, built on `a2e-client`. The parts a scenario
+//! is made of (checks, scenarios, links, the wire rules) come from
+//! `conformance-harness`; `a2e-conformance client -- CMD…` runs this suite.
+//!
+//! Every scenario, as the catalog lists it:
+//!
+//! ```
+//! let entries = conformance_client::entries();
+//! assert!(entries.iter().any(|e| e.name == "client/handshake"));
+//! for scenario in conformance_client::all() {
+//!     println!("{}: {}", scenario.short(), scenario.asks);
+//! }
+//! ```
+//!
+//! A run of a client over stdio; the scripted host is `a2e-conformance`,
+//! which must be this program or lie beside it:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use conformance_client::{ClientOptions, run_all, this_program};
+//! use conformance_harness::scenario::{Selection, Transport};
+//!
+//! # async fn demo() -> Result<(), String> {
+//! let opts = ClientOptions {
+//!     token: "secret".into(),
+//!     answer_timeout: Duration::from_secs(5),
+//!     scenario_timeout: Duration::from_secs(30),
+//!     stderr: false,
+//!     me: this_program()?,
+//! };
+//! let command = vec!["my-client".to_owned()];
+//! let runs = run_all(
+//!     &command,
+//!     &[Transport::Stdio],
+//!     &Selection::default(),
+//!     &opts,
+//!     Duration::from_secs(600),
+//!     |transport, result| println!("{transport} {}: {:?}", result.def.id, result.status),
+//! )
+//! .await;
+//! # let _ = runs;
+//! # Ok(())
+//! # }
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod driver;
 mod peer;
@@ -24,10 +74,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::check::{CheckDef, Recorder, must, should};
-use crate::report::Entry;
-use crate::scenario::{Area, On, Scenario};
-use crate::wire::Rule;
+use conformance_harness::check::{CheckDef, Recorder, must, should};
+use conformance_harness::report::Entry;
+use conformance_harness::scenario::{Area, On, Scenario};
+use conformance_harness::wire::Rule;
 
 pub use peer::Peer;
 pub use run::{ClientOptions, run_all, run_client, this_program};
@@ -68,7 +118,7 @@ impl ClientRun {
     /// The report, shown.
     pub fn shown(&self) -> String {
         match &self.report {
-            Some(r) => crate::wire::show(r),
+            Some(r) => conformance_harness::wire::show(r),
             None => "no report on stdout".into(),
         }
     }

@@ -11,10 +11,10 @@ use super::scenarios_events::{
 };
 use super::script::{done, judge, open};
 use super::{ClientCx, ClientRun, ClientScenario};
-use crate::check::{CheckDef, Recorder, must, should};
-use crate::scenario::{Area, On, Outcome, Scenario};
-use crate::wire::Field as _;
-use crate::wire::{s, show, ty};
+use conformance_harness::check::{CheckDef, Recorder, must, should};
+use conformance_harness::scenario::{Area, On, Outcome, Scenario};
+use conformance_harness::wire::Field as _;
+use conformance_harness::wire::{s, show, ty};
 
 pub(super) const SCENARIOS: &[ClientScenario] = &[
     ClientScenario {
@@ -25,7 +25,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::All,
             checks: HANDSHAKE,
-            run: crate::run_fn!(ClientCx, handshake),
+            run: conformance_harness::run_fn!(ClientCx, handshake),
         },
         asks: "Connect as agent `conformance-client` asking for [\"tools\"], ping, close; report {\"session_id\", \"max_parallel\"}.",
         judge: judge_handshake,
@@ -39,7 +39,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::All,
             checks: REFUSED_HANDSHAKE,
-            run: crate::run_fn!(ClientCx, handshake_refused),
+            run: conformance_harness::run_fn!(ClientCx, handshake_refused),
         },
         asks: "Connect asking for [\"tools\"]; the host refuses; report {\"reason\"} (the reason the host gave) and exit.",
         judge: judge_handshake_refused,
@@ -53,7 +53,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::All,
             checks: AUTH,
-            run: crate::run_fn!(ClientCx, auth),
+            run: conformance_harness::run_fn!(ClientCx, auth),
         },
         asks: "Connect with the token of A2E_CONFORMANCE_AUTH_TOKEN, ping, close; report {}.",
         judge: |_, _| {},
@@ -67,7 +67,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::Network,
             checks: BEARER,
-            run: crate::run_fn!(ClientCx, bearer),
+            run: conformance_harness::run_fn!(ClientCx, bearer),
         },
         asks: "Connect with the token of A2E_CONFORMANCE_AUTH_TOKEN, ping, close; report {}.",
         judge: |_, _| {},
@@ -81,7 +81,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::All,
             checks: TOOLS,
-            run: crate::run_fn!(ClientCx, tools),
+            run: conformance_harness::run_fn!(ClientCx, tools),
         },
         asks: "List the tools, call `echo` with {\"text\": \"hello\"}; report {\"tools\": [names], \"result\": the result's data}.",
         judge: judge_tools,
@@ -95,7 +95,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::All,
             checks: STREAMING,
-            run: crate::run_fn!(ClientCx, streaming),
+            run: conformance_harness::run_fn!(ClientCx, streaming),
         },
         asks: "Call `stream` with {} and streaming on; report {\"events\": [{\"seq\", \"kind\", \"data\"}…] in the order received, \"result\": data}.",
         judge: judge_streaming,
@@ -109,7 +109,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::All,
             checks: INTERLEAVED,
-            run: crate::run_fn!(ClientCx, interleaved),
+            run: conformance_harness::run_fn!(ClientCx, interleaved),
         },
         asks: "Call `slow` with {\"n\": 1} and `fast` with {\"n\": 2} at once, both streaming; report {\"slow\": {\"events\": [data…], \"result\": data}, \"fast\": {…}}.",
         judge: judge_interleaved,
@@ -123,7 +123,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::All,
             checks: REFUSED,
-            run: crate::run_fn!(ClientCx, refused),
+            run: conformance_harness::run_fn!(ClientCx, refused),
         },
         asks: "Call `missing` with {}, then `echo` with {\"text\": \"after\"}; report {\"error_code\": the first call's error code, \"after\": the second's data}.",
         judge: judge_refused,
@@ -137,7 +137,7 @@ pub(super) const SCENARIOS: &[ClientScenario] = &[
             needs: &[],
             on: On::All,
             checks: FAILED,
-            run: crate::run_fn!(ClientCx, failed),
+            run: conformance_harness::run_fn!(ClientCx, failed),
         },
         asks: "Call `flaky` with {}; report {\"success\", \"error_code\", \"error\"} of its result.",
         judge: judge_failed,
