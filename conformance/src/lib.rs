@@ -23,6 +23,12 @@
 //! [`run_all`] runs every one of these checks and returns one [`Outcome`]
 //! each; the integration tests and `cargo xtask conformance` both use it.
 //!
+//! The host checker ([`host`], run by [`runner`]), the plugin checker
+//! ([`plugin`]) and the client checker ([`client`], the crate
+//! `conformance-client`) are built on the parts of `conformance-harness`
+//! (checks, scenarios, links, sessions, wire rules, reports), which this
+//! crate re-exports under their old paths ([`check`], [`link`], …).
+//!
 //! ```no_run
 //! let outcomes = conformance::run_all();
 //! for outcome in &outcomes {
