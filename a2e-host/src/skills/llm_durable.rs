@@ -9,9 +9,9 @@ use a2e_llm::{
 use a2e_proto::SkillDefinition;
 use serde_json::{Map, Value};
 
-use crate::llm_tools::HostTools;
 use crate::error::HostResult;
 use crate::host::Host;
+use crate::llm_tools::HostTools;
 use crate::plugin::{SkillCall, SkillOutput};
 
 /// The journaling of a durable call, if it is one.

@@ -26,10 +26,10 @@ use serde_json::{Map, Value};
 use super::defaults::Defaults;
 use super::front_matter::SkillFile;
 use super::llm_durable;
+use crate::error::{HostError, HostResult, SkillError};
 pub use crate::llm::CLIENT_PROVIDER;
 use crate::llm_tools::HostTools;
 pub use crate::llm_tools::{AUDIT_TYPE, offered_tools};
-use crate::error::{HostError, HostResult, SkillError};
 use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// Most violations of `output_schema` listed in an error.

@@ -163,4 +163,3 @@ impl SkillPlugin for OntheiaSkills {
         result
     }
 }
-
