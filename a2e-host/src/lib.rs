@@ -88,6 +88,8 @@ mod host;
 pub mod llm;
 #[cfg(feature = "llm")]
 pub mod llm_tools;
+#[cfg(feature = "llm")]
+mod llm_turns;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "memory")]

@@ -323,15 +323,10 @@ impl OntheiaBackend {
         }
         // The step's trace context goes to the provider as `traceparent`.
         let trace = a2e_telemetry::TraceContext::current();
-        let answer = crate::skills::llm_turns::chat_traced(
-            &model.client,
-            &request,
-            &mut NoDeltas,
-            &cancel,
-            trace,
-        )
-        .await
-        .map_err(|e| BackendError::failed(e.to_string()))?;
+        let answer =
+            crate::llm_turns::chat_traced(&model.client, &request, &mut NoDeltas, &cancel, trace)
+                .await
+                .map_err(|e| BackendError::failed(e.to_string()))?;
         Ok(LlmReply::text(answer.content))
     }
 

@@ -33,7 +33,7 @@ pub const HOST_LAYERS: &[(&str, &[&str])] = &[
             "memory",
         ],
     ),
-    ("host", &["host", "llm_tools"]),
+    ("host", &["host", "llm_tools", "llm_turns"]),
     (
         "adapters",
         &[

@@ -335,7 +335,7 @@ impl SkillPlugin for LlmSkills {
         let host = crate::Host::of(&call.ctx)?;
         let durable = llm_durable::begin(&host, &call, skill, &args, &found.def).await?;
         let cancel = llm_durable::cancel_token(&durable, cancel).await;
-        let turns = super::llm_turns::ChatTurns::new(
+        let turns = crate::llm_turns::ChatTurns::new(
             host.telemetry(),
             match &model {
                 Model::Provider(m) => self.providers.config(&m.provider).map(|c| c.kind),
@@ -390,7 +390,7 @@ impl SkillPlugin for LlmSkills {
         let run = async {
             let result = match &model {
                 Model::Provider(m) => {
-                    let traced = super::llm_turns::TracedModel {
+                    let traced = crate::llm_turns::TracedModel {
                         client: &m.client,
                         turns: turns.as_ref(),
                     };

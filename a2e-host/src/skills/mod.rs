@@ -13,8 +13,6 @@ pub mod front_matter;
 pub(crate) mod llm_durable;
 #[cfg(feature = "llm")]
 pub mod llm_skill;
-#[cfg(feature = "llm")]
-pub(crate) mod llm_turns;
 #[cfg(feature = "ontheia")]
 pub mod ontheia_skill;
 #[cfg(feature = "sandbox")]
