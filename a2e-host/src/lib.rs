@@ -107,8 +107,6 @@ pub mod runs;
 mod search;
 pub mod session;
 pub mod skills;
-#[cfg(test)]
-mod test_support;
 pub mod transport;
 #[cfg(feature = "ui")]
 pub mod ui;

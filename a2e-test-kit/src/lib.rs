@@ -8,9 +8,13 @@
 //! - [`process`]: whether a process runs, which run a command, polling.
 //! - [`journaled_chain`] (feature `journal`): a chain run journaled the way a
 //!   host does it, and resumed from the journal.
+//! - [`plugin`] (feature `plugin`): a tool plugin and a counting waker for
+//!   the host crates' unit tests.
 
 #[cfg(feature = "journal")]
 pub mod journaled_chain;
 pub mod nats_server;
+#[cfg(feature = "plugin")]
+pub mod plugin;
 pub mod process;
 pub mod skip;

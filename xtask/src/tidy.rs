@@ -52,7 +52,7 @@ pub const HOST_LAYERS: &[(&str, &[&str])] = &[
 ];
 
 /// Files that belong to no layer: the crate root and test helpers.
-const UNLAYERED: &[&str] = &["lib", "test_support"];
+const UNLAYERED: &[&str] = &["lib"];
 
 /// One import that points up, or a module missing from [`HOST_LAYERS`].
 #[derive(Debug, PartialEq, Eq)]

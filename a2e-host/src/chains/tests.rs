@@ -9,7 +9,7 @@ use super::runner::MAX_KEPT_REQUESTS;
 use super::sink::{EVENT_AGE, EVENT_CHUNK, EVENT_SEGMENT, EVENT_SLACK};
 use super::*;
 use crate::config::HostConfig;
-use crate::test_support::Named;
+use a2e_test_kit::plugin::Named;
 
 /// A streaming linear chain of `n` nodes of tool `a` with `input`.
 fn streaming_chain(n: usize, input: Value) -> ChainRequest {

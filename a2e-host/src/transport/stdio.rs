@@ -339,7 +339,7 @@ mod order_tests {
 
     use tokio::sync::mpsc;
 
-    use crate::test_support::Wakes;
+    use a2e_test_kit::plugin::Wakes;
 
     /// A writer that records the last number it took.
     async fn taking(mut rx: mpsc::Receiver<u32>, taken: Arc<AtomicU32>) {

@@ -40,7 +40,7 @@ mod first_poll {
 
     use super::super::*;
     use crate::session::Outbound;
-    use crate::test_support::{Named, Wakes};
+    use a2e_test_kit::plugin::{Named, Wakes};
 
     /// A chain answered inline then waits for its answer to be written, on
     /// a task of its own: the writer passing its mark wakes that task, not

@@ -1,4 +1,4 @@
-//! What the crate's unit tests share: a tool plugin and a counting waker.
+//! What the host crates' unit tests share: a tool plugin and a counting waker.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -8,11 +8,10 @@ use std::time::Duration;
 use a2e_proto::ToolDefinition;
 use serde_json::{Map, Value, json};
 
-use crate::HostResult;
-use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
+use a2e_plugin::{CallContext, HostResult, ToolOutput, ToolPlugin};
 
 /// Tools `a` and `b`: each answers with its name and its arguments.
-pub(crate) struct Named;
+pub struct Named;
 
 impl ToolPlugin for Named {
     fn name(&self) -> &str {
@@ -39,18 +38,18 @@ impl ToolPlugin for Named {
 
 /// A waker that counts its wakes.
 #[derive(Default)]
-pub(crate) struct Wakes(AtomicU32);
+pub struct Wakes(AtomicU32);
 
 impl Wakes {
     /// A fresh counter and its waker.
-    pub(crate) fn waker() -> (Arc<Self>, Waker) {
+    pub fn waker() -> (Arc<Self>, Waker) {
         let wakes = Arc::new(Self::default());
         let waker = futures::task::waker(wakes.clone());
         (wakes, waker)
     }
 
     /// The wakes so far.
-    pub(crate) fn count(&self) -> u32 {
+    pub fn count(&self) -> u32 {
         self.0.load(Ordering::SeqCst)
     }
 }
