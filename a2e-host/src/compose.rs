@@ -6,7 +6,7 @@
 //! parses arguments and an embedder gets the same host in a few lines:
 //!
 //! ```no_run
-//! use a2e_host::{HostBuilder, HostConfig};
+//! use a2e_host::{Compose, HostBuilder, HostConfig};
 //!
 //! # async fn start() -> Result<(), Box<dyn std::error::Error>> {
 //! let config = HostConfig::load(std::path::Path::new("a2e.toml"))?;
@@ -27,75 +27,84 @@ use crate::config::HostConfig;
 use crate::host::{BuildError, Host, HostBuilder};
 use crate::transport::net::{NetState, Protocols};
 
-impl HostBuilder {
+/// The composition root as [`HostBuilder`]'s methods: bring it into scope
+/// (`use a2e_host::Compose`) and `HostBuilder::from_config(…).start()`
+/// builds the host `a2e serve` runs.
+pub trait Compose: Sized {
     /// The builder of the host `config` describes: the built-in tools (and
     /// memory, unless `[memory] enabled = false`), the skills of its skill
-    /// directories, and its `[[plugins]]` processes. [`HostBuilder::start`]
+    /// directories, and its `[[plugins]]` processes. [`Compose::start`]
     /// adds what needs the runtime (MCP mounts, the run journal) and builds.
     /// Spans and metrics go to `telemetry`, given first so that every part
     /// (the memory store's size, the mounted servers' calls) reports to it.
-    pub fn from_config(config: HostConfig, telemetry: a2e_telemetry::Telemetry) -> Self {
+    fn from_config(config: HostConfig, telemetry: a2e_telemetry::Telemetry) -> Self;
+
+    /// Mounts the `[[mcp.servers]]` of the configuration as one tool plugin
+    /// (the `eager` servers started and listed, the others start on first
+    /// use); for a host that runs no journal ([`Compose::start`] mounts
+    /// them itself). Without the `mcp` feature there is nothing to mount
+    /// (the host refuses the section when it is built).
+    fn mount(self) -> impl Future<Output = Result<Self, BuildError>> + Send;
+
+    /// Mounts the `[[mcp.servers]]` (the `eager` ones started and listed),
+    /// builds the host, opens its run journal (or joins its `[cluster]`) and
+    /// resumes the runs the journal holds unfinished. The resumed runs live
+    /// as long as the host.
+    fn start(self) -> impl Future<Output = Result<Arc<Host>, BuildError>> + Send;
+}
+
+impl Compose for HostBuilder {
+    fn from_config(config: HostConfig, telemetry: a2e_telemetry::Telemetry) -> Self {
         let builder = Host::builder(config)
             .with_telemetry(telemetry)
             .with_builtins();
         crate::plugins::with_plugin_processes(crate::skills::builder_with_skills(builder))
     }
 
-    /// The host's listeners serve the live view: with the run journal off,
-    /// runs are still kept in memory for a while so that the view shows them.
-    pub fn serving_live_view(mut self, serving: bool) -> Self {
-        self.live_view = serving;
-        self
+    async fn mount(self) -> Result<Self, BuildError> {
+        mount(self).await
     }
 
-    /// Mounts the `[[mcp.servers]]` (the `eager` ones started and listed),
-    /// builds the host, opens its run journal (or joins its `[cluster]`) and
-    /// resumes the runs the journal holds unfinished. The resumed runs live
-    /// as long as the host.
-    pub async fn start(self) -> Result<Arc<Host>, BuildError> {
-        let builder = self.mount().await?;
-        let live_view = builder.live_view;
+    async fn start(self) -> Result<Arc<Host>, BuildError> {
+        let builder = mount(self).await?;
+        let live_view = builder.serves_live_view();
         let host = builder.build()?;
         start_runs(&host, live_view).await?;
         Ok(host)
     }
+}
 
-    /// Mounts the `[[mcp.servers]]` of the configuration as one tool plugin
-    /// (the `eager` servers started and listed, the others start on first
-    /// use); for a host that runs no journal ([`HostBuilder::start`] mounts
-    /// them itself).
-    #[cfg(feature = "mcp")]
-    // `self` changes only with `llm` (the sampler), `reserved` only with `memory`.
-    #[cfg_attr(not(all(feature = "llm", feature = "memory")), allow(unused_mut))]
-    pub async fn mount(mut self) -> Result<Self, BuildError> {
-        let servers = self.config().mcp.server_configs();
-        if servers.is_empty() {
-            return Ok(self);
-        }
-        let mut reserved: std::collections::HashSet<String> = crate::builtins::definitions()
-            .into_iter()
-            .map(|d| d.name)
-            .collect();
-        #[cfg(feature = "memory")]
-        reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
-        let mounts = crate::mcp::mount(servers, reserved).await?;
-        // A mounted server's sampling requests go to the host's providers
-        // (when its config allows it).
-        #[cfg(feature = "llm")]
-        if let Some(providers) = self.providers()? {
-            mounts.set_sampler(Arc::new(crate::mcp::HostSampler::new(providers)));
-        }
-        let metrics = self.telemetry.metrics().clone();
-        Ok(self
-            .with_tool_plugin(crate::mcp::McpPlugin::new(Arc::new(mounts)).with_metrics(metrics)))
+#[cfg(feature = "mcp")]
+// `builder` changes only with `llm` (the sampler), `reserved` only with `memory`.
+#[cfg_attr(not(all(feature = "llm", feature = "memory")), allow(unused_mut))]
+async fn mount(mut builder: HostBuilder) -> Result<HostBuilder, BuildError> {
+    let servers = builder.config().mcp.server_configs();
+    if servers.is_empty() {
+        return Ok(builder);
     }
+    let mut reserved: std::collections::HashSet<String> = crate::builtins::definitions()
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    #[cfg(feature = "memory")]
+    reserved.extend(a2e_memory::TOOL_NAMES.iter().map(|n| (*n).to_owned()));
+    let mounts = crate::mcp::mount(servers, reserved).await?;
+    // A mounted server's sampling requests go to the host's providers
+    // (when its config allows it).
+    #[cfg(feature = "llm")]
+    if let Some(providers) = builder.providers()? {
+        mounts.set_sampler(Arc::new(crate::mcp::HostSampler::new(providers)));
+    }
+    let metrics = builder.telemetry().metrics().clone();
+    Ok(
+        builder
+            .with_tool_plugin(crate::mcp::McpPlugin::new(Arc::new(mounts)).with_metrics(metrics)),
+    )
+}
 
-    /// Mounts the `[[mcp.servers]]` of the configuration (none without the
-    /// `mcp` feature: the host refuses the section when it is built).
-    #[cfg(not(feature = "mcp"))]
-    pub async fn mount(self) -> Result<Self, BuildError> {
-        Ok(self)
-    }
+#[cfg(not(feature = "mcp"))]
+async fn mount(builder: HostBuilder) -> Result<HostBuilder, BuildError> {
+    Ok(builder)
 }
 
 /// Opens the run journal `host`'s configuration asks for and resumes its

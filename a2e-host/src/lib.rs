@@ -76,47 +76,37 @@
 
 #[cfg(feature = "acmp")]
 pub mod acmp;
-pub mod acmp_config;
-pub mod audit;
-pub mod builtins;
-pub mod chains;
 pub mod compose;
-pub mod config;
-mod error;
-mod host;
-#[cfg(feature = "llm")]
-pub mod llm;
-#[cfg(feature = "llm")]
-pub mod llm_tools;
-#[cfg(feature = "llm")]
-mod llm_turns;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-#[cfg(feature = "memory")]
-pub mod memory;
-#[cfg(feature = "ontheia")]
-pub mod ontheia_host;
-pub mod outbound;
-pub mod plugin;
-pub mod plugins;
-pub mod proc;
-pub mod redact;
-pub mod registry;
 #[cfg(feature = "journal")]
 pub mod runs;
-mod search;
 pub mod session;
 pub mod skills;
 pub mod transport;
 #[cfg(feature = "ui")]
 pub mod ui;
 
-pub use config::HostConfig;
-pub use error::{Cause, ConfigError, FieldError, HostError, HostResult, SkillError};
-#[cfg(feature = "ui")]
-pub use host::live;
-pub use host::{
-    BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget, Host, HostBuilder,
-    Identity, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout,
+// The core's modules keep their paths here (`a2e_host::config`, …), and the
+// modules above them name them as `crate::…`.
+#[cfg(feature = "llm")]
+use a2e_host_core::llm_turns;
+#[cfg(feature = "memory")]
+pub use a2e_host_core::memory;
+#[cfg(feature = "ontheia")]
+pub use a2e_host_core::ontheia_host;
+pub use a2e_host_core::{
+    acmp_config, audit, builtins, chains, config, outbound, plugin, plugins, proc, redact, registry,
 };
-pub use outbound::{EventReceiver, EventStream, Outbound};
+use a2e_host_core::{error, host};
+#[cfg(feature = "llm")]
+pub use a2e_host_core::{llm, llm_tools};
+
+#[cfg(feature = "ui")]
+pub use a2e_host_core::live;
+pub use a2e_host_core::{
+    BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget, Cause, ConfigError,
+    EventReceiver, EventStream, FieldError, Host, HostBuilder, HostConfig, HostError, HostResult,
+    Identity, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, Outbound, SkillError, effective_timeout,
+};
+pub use compose::Compose;

@@ -39,13 +39,23 @@ fn checks(skip_log: &str) -> Result<(), String> {
         "clippy",
         "-p",
         "a2e-host",
+        "-p",
+        "a2e-host-core",
         "--no-default-features",
         "--all-targets",
         "--",
         "-D",
         "warnings",
     ])?;
-    crate::cargo(&["test", "-p", "a2e-host", "--no-default-features", "--lib"])?;
+    crate::cargo(&[
+        "test",
+        "-p",
+        "a2e-host",
+        "-p",
+        "a2e-host-core",
+        "--no-default-features",
+        "--lib",
+    ])?;
     feature_matrix("a2e-host")?;
     // Property tests run one fixed sequence of cases in CI, so that a run
     // fails only for a change; `cargo xtask fuzz --seed S` explores others.

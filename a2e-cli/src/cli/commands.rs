@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use a2e_host::config::HostConfig;
-use a2e_host::{Host, HostBuilder, transport};
+use a2e_host::{Compose, Host, HostBuilder, transport};
 use a2e_telemetry::{Telemetry, TelemetryGuard};
 
 use super::signal::wait_for_signal;

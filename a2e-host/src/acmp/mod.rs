@@ -38,7 +38,7 @@ pub use self::offered::{OfferedProvider, Target, provider_token, service};
 use a2e_telemetry::WorkflowKind;
 
 use crate::error::HostError;
-use crate::host::{Caller, Host, SkillCallKind, ToolCallKind};
+use crate::host::{CallOptions, Host};
 
 /// Serves ACMP capabilities from a host's tools and skills.
 #[derive(Clone)]
@@ -138,10 +138,12 @@ impl HostProvider {
             .run_id
             .as_ref()
             .map(|run| format!("{run}/{task_id}/{}", invocation.attempt));
-        let caller = || {
-            let mut caller = Caller::session(&self.session_id, None, &cancel);
-            caller.idempotency_key = key.as_deref();
-            caller
+        let options = || {
+            let options = CallOptions::new().session(&self.session_id).cancel(&cancel);
+            match key.as_deref() {
+                Some(key) => options.idempotency_key(key),
+                None => options,
+            }
         };
         let args = arguments(params.input.as_ref());
         let timeout = params.timeout_ms.map_or(0, |ms| ms.div_ceil(1000).max(1));
@@ -156,12 +158,12 @@ impl HostProvider {
             registry.load_tools(true).await;
         }
         let data = if registry.tool(&params.capability).is_some() {
-            let mut req = ToolCallRequest::new(&params.capability, Value::Null);
+            let mut req = ToolCallRequest::new(&params.capability, Value::Object(args));
             req.session_id = self.session_id.clone();
             req.timeout = timeout;
             let result = self
                 .host
-                .call::<ToolCallKind>(caller(), &req, args)
+                .call_tool(req, options())
                 .await
                 .map_err(|e| refusal(&task_id, &e))?;
             if !result.success {
@@ -177,12 +179,12 @@ impl HostProvider {
             }
             result.data
         } else if registry.skill(&params.capability).is_some() {
-            let mut req = SkillCallRequest::new(&params.capability, Value::Null);
+            let mut req = SkillCallRequest::new(&params.capability, Value::Object(args));
             req.timeout = timeout;
             req.streaming = false;
             let result = self
                 .host
-                .call::<SkillCallKind>(caller(), &req, args)
+                .call_skill(req, options())
                 .await
                 .map_err(|e| refusal(&task_id, &e))?;
             if !result.success {

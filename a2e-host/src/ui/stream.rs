@@ -37,18 +37,6 @@ struct Feed {
     sessions: Option<Vec<SessionView>>,
 }
 
-/// The run an item is about.
-fn run_of(item: &LiveItem) -> &str {
-    match item {
-        LiveItem::RunStarted { run_id, .. }
-        | LiveItem::NodeStarted { run_id, .. }
-        | LiveItem::NodeFinished { run_id, .. }
-        | LiveItem::NodeTraced { run_id, .. }
-        | LiveItem::Event { run_id, .. }
-        | LiveItem::RunFinished { run_id, .. } => run_id,
-    }
-}
-
 fn data(text: String) -> Event {
     Event::default().data(text)
 }
@@ -57,7 +45,7 @@ fn data(text: String) -> Event {
 fn item_event(item: &LiveItem) -> Event {
     match serde_json::to_string(item) {
         Ok(text) if text.len() <= MAX_ITEM_BYTES => data(text),
-        _ => data(json!({ "kind": "stale", "run_id": run_of(item) }).to_string()),
+        _ => data(json!({ "kind": "stale", "run_id": item.run_id() }).to_string()),
     }
 }
 

@@ -81,7 +81,7 @@ fn take<E>(collected: &Collected<E>) -> Vec<E> {
 }
 
 /// A panic's message, when it has one.
-pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

@@ -110,6 +110,20 @@ pub enum LiveItem {
     },
 }
 
+impl LiveItem {
+    /// The run the item is about.
+    pub fn run_id(&self) -> &str {
+        match self {
+            Self::RunStarted { run_id, .. }
+            | Self::NodeStarted { run_id, .. }
+            | Self::NodeFinished { run_id, .. }
+            | Self::NodeTraced { run_id, .. }
+            | Self::Event { run_id, .. }
+            | Self::RunFinished { run_id, .. } => run_id,
+        }
+    }
+}
+
 /// The feed: a broadcast channel and the trace ids of recent runs.
 #[derive(Debug)]
 pub struct LiveFeed {

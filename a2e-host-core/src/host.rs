@@ -27,7 +27,8 @@ mod handle;
 #[cfg(feature = "ui")]
 pub mod live;
 mod options;
-pub(crate) use calls::{Caller, NodeTrace, SkillCallKind, ToolCallKind, panic_message};
+pub use calls::panic_message;
+pub(crate) use calls::{Caller, NodeTrace, SkillCallKind, ToolCallKind};
 
 pub use calls::{
     CANCEL_GRACE, CallHead, CallLayer, CallTarget, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS,
@@ -94,9 +95,9 @@ pub struct HostBuilder {
     memory: Option<Arc<Memory>>,
     #[cfg(feature = "llm")]
     providers: Option<Arc<a2e_llm::Providers>>,
-    pub(crate) telemetry: a2e_telemetry::Telemetry,
-    /// Whether the host's listeners serve the live view (see `compose`).
-    pub(crate) live_view: bool,
+    telemetry: a2e_telemetry::Telemetry,
+    /// Whether the host's listeners serve the live view.
+    live_view: bool,
     launcher: crate::proc::Launcher,
     layers: Vec<Arc<dyn CallLayer>>,
 }
@@ -107,6 +108,23 @@ impl HostBuilder {
     pub fn with_telemetry(mut self, telemetry: a2e_telemetry::Telemetry) -> Self {
         self.telemetry = telemetry;
         self
+    }
+
+    /// Where spans and metrics go.
+    pub fn telemetry(&self) -> &a2e_telemetry::Telemetry {
+        &self.telemetry
+    }
+
+    /// The host's listeners serve the live view: with the run journal off,
+    /// runs are still kept in memory for a while so that the view shows them.
+    pub fn serving_live_view(mut self, serving: bool) -> Self {
+        self.live_view = serving;
+        self
+    }
+
+    /// Whether the host's listeners serve the live view.
+    pub fn serves_live_view(&self) -> bool {
+        self.live_view
     }
 
     /// Adds the built-in tools the configuration enables, and the memory tools
@@ -489,6 +507,7 @@ impl Host {
         options: CallOptions<'_>,
     ) -> HostResult<SkillResult> {
         let args = std::mem::take(&mut req.arguments);
+        let key = options.key();
         let mut options = options;
         let extensions = options.take_extensions();
         let (session, events, cancel) = options.into_parts();
@@ -502,6 +521,7 @@ impl Host {
         };
         let mut caller =
             calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
+        caller.idempotency_key = key;
         caller.extensions = extensions;
         self.call::<calls::SkillCallKind>(caller, &req, args).await
     }
@@ -529,7 +549,7 @@ impl Host {
 
     /// Installs the run journal; `false` when one is installed already.
     #[cfg(feature = "journal")]
-    pub(crate) fn set_journal(&self, journal: Arc<dyn a2e_journal::Journal>) -> bool {
+    pub fn set_journal(&self, journal: Arc<dyn a2e_journal::Journal>) -> bool {
         // Its writes also go to the live feed.
         #[cfg(feature = "ui")]
         let journal: Arc<dyn a2e_journal::Journal> = Arc::new(live::Tapped {
@@ -547,7 +567,7 @@ impl Host {
 
     /// Joins `cluster`; `false` when the host is in one already.
     #[cfg(feature = "journal")]
-    pub(crate) fn set_cluster(&self, cluster: Arc<a2e_journal::nats::Cluster>) -> bool {
+    pub fn set_cluster(&self, cluster: Arc<a2e_journal::nats::Cluster>) -> bool {
         self.cluster.set(cluster).is_ok()
     }
 

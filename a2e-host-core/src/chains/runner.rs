@@ -108,7 +108,7 @@ impl HostRunner {
     /// call span under `parent`, a span of another host (the coordinator's
     /// `send` span of the node), or a root without one.
     #[cfg(feature = "journal")]
-    pub(crate) fn remote_parent(
+    pub fn remote_parent(
         mut self,
         parent: Option<a2e_telemetry::TraceContext>,
         chain_id: &str,
@@ -249,7 +249,7 @@ impl NodeRunner for HostRunner {
 impl HostRunner {
     /// Runs `call` on this host, without the node metrics [`NodeRunner::run`]
     /// records (a cluster worker's node).
-    pub(crate) async fn run_local(&self, call: NodeCall) -> NodeResult {
+    pub async fn run_local(&self, call: NodeCall) -> NodeResult {
         // The tool path inline, the others boxed: a runner's future is
         // allocated and moved per node, and the largest path sets its size
         // (the proc path would more than double it).

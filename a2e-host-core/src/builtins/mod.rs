@@ -38,7 +38,7 @@ mod fs;
 mod hints;
 mod http_request;
 mod output;
-pub(crate) mod paths;
+pub mod paths;
 mod run_command;
 mod split_text;
 pub(crate) mod text;

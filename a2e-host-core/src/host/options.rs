@@ -80,7 +80,7 @@ impl<'a> CallOptions<'a> {
     }
 
     /// Takes the extensions the call carries out of the options.
-    pub(crate) fn take_extensions(&mut self) -> Extensions {
+    pub fn take_extensions(&mut self) -> Extensions {
         std::mem::take(&mut self.extensions)
     }
 
@@ -95,9 +95,7 @@ impl<'a> CallOptions<'a> {
     }
 
     /// Its parts: the session, where events go, and the cancellation token.
-    pub(crate) fn into_parts(
-        self,
-    ) -> (&'a str, Option<EventStream>, Option<&'a CancellationToken>) {
+    pub fn into_parts(self) -> (&'a str, Option<EventStream>, Option<&'a CancellationToken>) {
         (self.session, self.events, self.cancel)
     }
 }

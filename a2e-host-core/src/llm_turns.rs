@@ -15,7 +15,7 @@ use a2e_llm::{
 use a2e_telemetry::{ModelCall, OpSpan, Telemetry, TraceContext};
 
 /// The turns of one skill call.
-pub(crate) struct ChatTurns {
+pub struct ChatTurns {
     telemetry: Telemetry,
     /// `gen_ai.provider.name`: `openai` or `anthropic`.
     provider: &'static str,
@@ -26,7 +26,7 @@ pub(crate) struct ChatTurns {
 
 impl ChatTurns {
     /// Turns of `model` on a provider of `kind`; `None` with telemetry off.
-    pub(crate) fn new(
+    pub fn new(
         telemetry: &Telemetry,
         kind: Option<ProviderKind>,
         model: &str,
@@ -45,7 +45,7 @@ impl ChatTurns {
     }
 
     /// Follows the loop: a turn opens a span, its usage closes it.
-    pub(crate) fn observe(&self, event: &LoopEvent) {
+    pub fn observe(&self, event: &LoopEvent) {
         let Ok(mut open) = self.open.lock() else {
             return;
         };
@@ -76,7 +76,7 @@ impl ChatTurns {
     }
 
     /// The loop ended; `error` is its code when it failed.
-    pub(crate) fn end(&self, error: Option<&str>) {
+    pub fn end(&self, error: Option<&str>) {
         let Ok(mut open) = self.open.lock() else {
             return;
         };
@@ -113,7 +113,7 @@ impl ChatTurns {
 }
 
 /// `traceparent` (and `tracestate`) headers of `trace`, none without one.
-pub(crate) fn trace_headers(trace: Option<TraceContext>) -> Vec<(&'static str, String)> {
+pub fn trace_headers(trace: Option<TraceContext>) -> Vec<(&'static str, String)> {
     let mut headers = Vec::new();
     if let Some(trace) = trace {
         trace.inject(|name, value| headers.push((name, value)));
@@ -123,7 +123,7 @@ pub(crate) fn trace_headers(trace: Option<TraceContext>) -> Vec<(&'static str, S
 
 /// A model call with the headers of `trace` (the current span's context when
 /// the caller passes [`TraceContext::current`]).
-pub(crate) async fn chat_traced(
+pub async fn chat_traced(
     client: &ModelClient,
     request: &ChatRequest,
     deltas: &mut dyn DeltaSink,
@@ -139,11 +139,11 @@ pub(crate) async fn chat_traced(
 
 /// A skill's model client whose calls carry the open chat span's trace
 /// context: the model provider (or a gateway in front of it) joins the trace.
-pub(crate) struct TracedModel<'a> {
+pub struct TracedModel<'a> {
     /// The configured client.
-    pub(crate) client: &'a ModelClient,
+    pub client: &'a ModelClient,
     /// The turns, when telemetry is on.
-    pub(crate) turns: Option<&'a ChatTurns>,
+    pub turns: Option<&'a ChatTurns>,
 }
 
 impl ChatProvider for TracedModel<'_> {

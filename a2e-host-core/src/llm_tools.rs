@@ -54,14 +54,21 @@ pub fn offered_tools(host: &Host, def: &SkillDefinition) -> Vec<ToolSpec> {
 }
 
 /// Runs the model's tool calls through the host, in the skill call's session.
-pub(crate) struct HostTools {
-    pub(crate) host: Arc<Host>,
-    pub(crate) skill: String,
-    pub(crate) session_id: Arc<str>,
-    pub(crate) correlation_id: Arc<str>,
-    pub(crate) cancel: CancellationToken,
-    pub(crate) deadline: Option<Instant>,
-    pub(crate) specs: Vec<ToolSpec>,
+pub struct HostTools {
+    /// The host the calls run on.
+    pub host: Arc<Host>,
+    /// The skill whose model asks for the calls (named in the audit log).
+    pub skill: String,
+    /// The skill call's session.
+    pub session_id: Arc<str>,
+    /// The skill call's correlation id (named in the audit log).
+    pub correlation_id: Arc<str>,
+    /// Fires when the skill call is cancelled.
+    pub cancel: CancellationToken,
+    /// The skill call's deadline, which no tool call outlives.
+    pub deadline: Option<Instant>,
+    /// The tools offered to the model.
+    pub specs: Vec<ToolSpec>,
 }
 
 impl ToolExecutor for HostTools {
@@ -81,7 +88,7 @@ impl ToolExecutor for HostTools {
 impl HostTools {
     /// Runs one tool call, carrying the idempotency key `key` of a durable
     /// run's node when it has one.
-    pub(crate) fn call_keyed(
+    pub fn call_keyed(
         &self,
         name: &str,
         arguments: Value,

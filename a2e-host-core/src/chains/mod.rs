@@ -68,7 +68,7 @@ fn engine(
 
 /// Wraps a durable run's node runner before its engine takes it (the
 /// cluster sends nodes to its workers this way; see `crate::runs`).
-pub(crate) type Decorate = Box<dyn FnOnce(HostRunner) -> Arc<dyn DynNodeRunner> + Send>;
+pub type Decorate = Box<dyn FnOnce(HostRunner) -> Arc<dyn DynNodeRunner> + Send>;
 
 /// The span of chain `chain_id` (`invoke_workflow`) of `session_id`.
 fn chain_span(host: &Host, session_id: &str, chain_id: &str) -> OpSpan {
@@ -180,8 +180,7 @@ pub async fn run_plan(
 
 /// A durable run of a chain: its id, what it resumes from and who observes
 /// its calls, and the sink that journals its events (see `crate::runs`).
-#[cfg_attr(not(feature = "journal"), allow(dead_code))]
-pub(crate) struct Durable<S> {
+pub struct Durable<S> {
     /// The run's id (the nodes' idempotency keys start with it).
     pub run_id: String,
     /// Resume and call observer.
@@ -195,8 +194,7 @@ pub(crate) struct Durable<S> {
 
 /// Runs a chain validated by [`plan`] durably, as [`run_plan`] does, with
 /// its events also going to `durable.sink` and its calls observed.
-#[cfg_attr(not(feature = "journal"), allow(dead_code))]
-pub(crate) async fn run_plan_durable<S: EventSink>(
+pub async fn run_plan_durable<S: EventSink>(
     host: &Arc<Host>,
     plan: &Plan<'_>,
     options: CallOptions<'_>,
