@@ -74,8 +74,6 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
-#[cfg(feature = "acmp")]
-pub mod acmp;
 pub mod compose;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -89,6 +87,8 @@ pub mod ui;
 
 // The core's modules keep their paths here (`a2e_host::config`, …), and the
 // modules above them name them as `crate::…`.
+#[cfg(feature = "acmp")]
+pub use a2e_host_acmp as acmp;
 #[cfg(feature = "llm")]
 use a2e_host_core::llm_turns;
 #[cfg(feature = "memory")]

@@ -8,6 +8,39 @@
 //! `json` payload (`text` when it is a string). Errors: a failed call is an
 //! `acmp/error` — `timeout` → -33003, cancellation → -33004, anything else
 //! -33099 with `data.code` set to the A2E error code.
+//!
+//! A DAG whose tasks are the host's built-in tools, run on the host:
+//!
+//! ```
+//! use a2e_host_core::{Host, HostConfig};
+//! use acmp_dag::{Dag, DagStatus};
+//! use serde_json::json;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = tokio::runtime::Runtime::new()?;
+//! rt.block_on(async {
+//!     let host = Host::builder(HostConfig::default()).with_builtins().build()?;
+//!     let dag: Dag = serde_json::from_value(json!({
+//!         "dag_id": "stats",
+//!         "tasks": [{
+//!             "task_id": "count",
+//!             "capability": "text_stats",
+//!             "input": {"type": "text", "data": "one two three"},
+//!             "output_type": "json"
+//!         }],
+//!         "edges": []
+//!     }))?;
+//!     let cancel = tokio_util::sync::CancellationToken::new();
+//!     let outcome = a2e_host_acmp::run_dag(&host, dag, |_| {}, &cancel).await?;
+//!     assert_eq!(outcome.status, DagStatus::Completed);
+//!     Ok(())
+//! })
+//! # }
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 mod answer;
 mod buyer;
@@ -29,12 +62,13 @@ use acmp_dag::{
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-#[cfg(feature = "journal")]
-pub(crate) use self::answer::state_of;
-pub use self::answer::{DAG_REQUEST_TYPE, answer_of, event_of};
-pub(crate) use self::buyer::pool_router;
+pub use self::answer::{DAG_REQUEST_TYPE, answer_of, event_of, state_of};
+use self::buyer::pool_router;
 pub use self::buyer::remote_provider;
 pub use self::offered::{OfferedProvider, Target, provider_token, service};
+#[cfg(feature = "ontheia")]
+use a2e_host_core::ontheia_host;
+use a2e_host_core::{acmp_config, chains, error, host, proc};
 use a2e_telemetry::WorkflowKind;
 
 use crate::error::HostError;

@@ -49,8 +49,7 @@ pub fn event_of(event: &Event, req_id: &str, seq: u64) -> Option<ChainEvent> {
 
 /// The state a task entered that a journaled `chain/event` phase reports
 /// (the inverse of [`event_of`]): what a resumed run does not report again.
-#[cfg(feature = "journal")]
-pub(crate) fn state_of(phase: &str) -> Option<TaskState> {
+pub fn state_of(phase: &str) -> Option<TaskState> {
     Some(match phase {
         "start" => TaskState::Running,
         "done" => TaskState::Completed,
@@ -126,7 +125,7 @@ pub fn answer_of(
     resp
 }
 
-#[cfg(all(test, feature = "journal"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
