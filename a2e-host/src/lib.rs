@@ -75,8 +75,6 @@
 )]
 
 pub mod compose;
-#[cfg(feature = "mcp")]
-pub mod mcp;
 #[cfg(feature = "journal")]
 pub mod runs;
 pub mod session;
@@ -101,6 +99,8 @@ pub use a2e_host_core::{
 use a2e_host_core::{error, host};
 #[cfg(feature = "llm")]
 pub use a2e_host_core::{llm, llm_tools};
+#[cfg(feature = "mcp")]
+pub use a2e_host_mcp as mcp;
 
 #[cfg(feature = "ui")]
 pub use a2e_host_core::live;

@@ -74,8 +74,8 @@ fn skill_unusable(host: &Host, def: &SkillDefinition, sampling: bool) -> Option<
     let config = def.llm_config.as_ref();
     let on_client = providers.is_none_or(|p| p.names().next().is_none())
         || config.is_some_and(|c| {
-            c.provider_name == crate::mcp::CLIENT_PROVIDER
-                && providers.is_none_or(|p| p.config(crate::mcp::CLIENT_PROVIDER).is_none())
+            c.provider_name == crate::CLIENT_PROVIDER
+                && providers.is_none_or(|p| p.config(crate::CLIENT_PROVIDER).is_none())
         });
     if on_client {
         return (!sampling).then(|| {

@@ -35,7 +35,7 @@ fn image_read(name: &str, arguments: &mut Map<String, Value>) -> Option<&'static
         return None;
     }
     let path = arguments.get("path")?.as_str()?;
-    let mime = crate::mcp::resources::mime_of(std::path::Path::new(path));
+    let mime = crate::resources::mime_of(std::path::Path::new(path));
     if !mime.starts_with("image/") {
         return None;
     }
@@ -139,12 +139,8 @@ impl HostBackend {
             Target::Skill(skill) => {
                 let arguments = match self.host.registry().skill(&skill) {
                     Some(entry) => {
-                        match crate::mcp::elicit::fill_missing(
-                            &entry.def,
-                            arguments,
-                            client.as_ref(),
-                        )
-                        .await
+                        match crate::elicit::fill_missing(&entry.def, arguments, client.as_ref())
+                            .await
                         {
                             Ok(arguments) => arguments,
                             Err((code, message)) => {
@@ -167,7 +163,7 @@ impl HostBackend {
                     .host
                     .call_skill(
                         req,
-                        crate::CallOptions::new()
+                        crate::host::CallOptions::new()
                             .session(&self.session_id)
                             .events(tx)
                             .cancel(&cancel)
@@ -203,7 +199,7 @@ impl HostBackend {
                     .host
                     .call_tool(
                         req,
-                        crate::CallOptions::new()
+                        crate::host::CallOptions::new()
                             .session(&self.session_id)
                             .events(tx)
                             .cancel(&cancel)

@@ -17,8 +17,8 @@
 //!   APIs' `^[a-zA-Z0-9_-]{1,64}$` ([`names`]), with titles, annotations and
 //!   output schemas where the host knows them, and without the tools that
 //!   cannot run under the configuration, with progress and log events as
-//!   notifications and cancellation, through the same [`Host::call_tool`](crate::Host::call_tool) /
-//!   [`Host::call_skill`](crate::Host::call_skill) as A2E sessions: the same confinement, allow-lists
+//!   notifications and cancellation, through the same [`Host::call_tool`](a2e_host_core::Host::call_tool) /
+//!   [`Host::call_skill`](a2e_host_core::Host::call_skill) as A2E sessions: the same confinement, allow-lists
 //!   and audit. The workspace's files are resources ([`resources`]); more
 //!   resource and prompt providers come with [`McpExtras`]. Each MCP
 //!   connection is an A2E session of its own, and a tool or skill reaches the
@@ -41,6 +41,29 @@
 //! `unknown_tool`). A server that fails to start is logged and tried again
 //! at the next use, after its restart backoff. `a2e mcp list` and `a2e mcp
 //! tools SERVER` help setting one up.
+//!
+//! The host's tools as an MCP server sees them, with their MCP names:
+//!
+//! ```
+//! use a2e_host_core::{Host, HostConfig};
+//! use a2e_host_mcp::HostBackend;
+//! use a2e_mcp::ToolBackend;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = tokio::runtime::Runtime::new()?;
+//! rt.block_on(async {
+//!     let host = Host::builder(HostConfig::default()).with_builtins().build()?;
+//!     let backend = HostBackend::new(host, "agent");
+//!     let tools = backend.list_tools().await;
+//!     assert!(tools.iter().any(|t| t.definition.name == "read_file"));
+//!     Ok(())
+//! })
+//! # }
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 mod backend;
 #[cfg(feature = "llm")]
@@ -60,6 +83,14 @@ use a2e_mcp::{CallOptions, McpMounts, McpProgress};
 use a2e_proto::{ErrorCode, EventKind, ToolDefinition};
 use futures::FutureExt;
 use serde_json::{Map, Value};
+
+#[cfg(feature = "acmp")]
+use a2e_host_acmp as acmp;
+#[cfg(feature = "llm")]
+use a2e_host_core::llm;
+#[cfg(feature = "memory")]
+use a2e_host_core::memory;
+use a2e_host_core::{builtins, error, host, outbound, plugin};
 
 use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
