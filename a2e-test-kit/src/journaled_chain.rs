@@ -4,12 +4,15 @@
 //! what a2e-journal's tests and its cluster benchmark run chains through.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use a2e_chain::{
     CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume,
 };
-use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, RunId, RunState};
+use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, RunId, RunState, RunStatus};
 use a2e_proto::{ChainPhase, ErrorCode};
+use futures::StreamExt;
+use serde_json::Value;
 
 /// Journals each call of run `run`.
 pub struct JournalObserver {
@@ -157,4 +160,32 @@ pub async fn resume_of(
     }
     resume.next_seq(state.summary.next_seq);
     resume
+}
+
+/// The run's events (as `node:phase`, checking each seq comes once and in
+/// order) and its end, once it finished (within 20 s, else it panics).
+pub async fn outcome(journal: &dyn Journal, run: &RunId) -> (Vec<String>, RunStatus, Value) {
+    let items = tokio::time::timeout(
+        Duration::from_secs(20),
+        journal.subscribe(run, 0).collect::<Vec<_>>(),
+    )
+    .await
+    .expect("the run finishes");
+    let mut phases = Vec::new();
+    let mut end = None;
+    for (i, item) in items.into_iter().enumerate() {
+        match item.unwrap() {
+            a2e_journal::RunItem::Event(e) => {
+                assert_eq!(e.seq, i as u64);
+                phases.push(format!(
+                    "{}:{}",
+                    e.event["node_id"].as_str().unwrap(),
+                    e.event["phase"].as_str().unwrap()
+                ));
+            }
+            a2e_journal::RunItem::Finished { status, answer } => end = Some((status, answer)),
+        }
+    }
+    let (status, answer) = end.expect("an answer");
+    (phases, status, answer)
 }

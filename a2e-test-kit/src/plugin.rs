@@ -1,7 +1,7 @@
-//! What the host crates' unit tests share: a tool plugin and a counting waker.
+//! What the host crates' unit tests share: tool plugins and a counting waker.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -57,5 +57,41 @@ impl Wakes {
 impl futures::task::ArcWake for Wakes {
     fn wake_by_ref(arc_self: &Arc<Self>) {
         arc_self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Tools `step` (idempotent) and `once` (not): each records its call's
+/// node key and answers `{"n": input n + 1}`.
+#[derive(Clone, Default)]
+pub struct Effects(Arc<Mutex<Vec<String>>>);
+
+impl Effects {
+    /// The node keys of the calls so far, in order.
+    pub fn calls(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl ToolPlugin for Effects {
+    fn name(&self) -> &str {
+        "effects"
+    }
+
+    fn tools(&self) -> Vec<ToolDefinition> {
+        vec![
+            ToolDefinition::new("step", "a step").idempotent(),
+            ToolDefinition::new("once", "a step not to repeat"),
+        ]
+    }
+
+    async fn call(
+        &self,
+        _tool: &str,
+        args: Map<String, Value>,
+        ctx: CallContext,
+    ) -> HostResult<ToolOutput> {
+        self.0.lock().unwrap().push(ctx.idempotency_key.to_string());
+        let n = args.get("n").and_then(Value::as_u64).unwrap_or(0);
+        Ok(json!({"n": n + 1}).into())
     }
 }

@@ -10,9 +10,10 @@ use a2e_proto::{ChainEvent, ChainPhase, SkillCallRequest};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::tests::{Effects, outcome};
 use super::*;
 use crate::config::HostConfig;
+use a2e_test_kit::journaled_chain::outcome;
+use a2e_test_kit::plugin::Effects;
 
 /// An Ontheia skill whose steps `s1`, `s2` call the idempotent tool `step`.
 fn ontheia_doc() -> Value {

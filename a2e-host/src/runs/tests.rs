@@ -5,7 +5,6 @@
 //! `interrupted`.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use a2e_journal::{Journal, NewRun, NodeKey, NodeOutcome, RunId, RunKind, RunStatus};
 use a2e_proto::{ChainEvent, ChainNode, ChainPhase, ChainRequest, NodeKind, ToolDefinition};
@@ -14,44 +13,12 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use a2e_test_kit::journaled_chain::outcome;
+use a2e_test_kit::plugin::Effects;
+
 use crate::HostResult;
 use crate::config::HostConfig;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
-
-/// Tools `step` (idempotent) and `once` (not): each records its call's
-/// node key and answers `{"n": input n + 1}`.
-#[derive(Clone, Default)]
-pub(super) struct Effects(Arc<Mutex<Vec<String>>>);
-
-impl Effects {
-    pub(super) fn calls(&self) -> Vec<String> {
-        self.0.lock().unwrap().clone()
-    }
-}
-
-impl ToolPlugin for Effects {
-    fn name(&self) -> &str {
-        "effects"
-    }
-
-    fn tools(&self) -> Vec<ToolDefinition> {
-        vec![
-            ToolDefinition::new("step", "a step").idempotent(),
-            ToolDefinition::new("once", "a step not to repeat"),
-        ]
-    }
-
-    async fn call(
-        &self,
-        _tool: &str,
-        args: Map<String, Value>,
-        ctx: CallContext,
-    ) -> HostResult<ToolOutput> {
-        self.0.lock().unwrap().push(ctx.idempotency_key.to_string());
-        let n = args.get("n").and_then(Value::as_u64).unwrap_or(0);
-        Ok(json!({"n": n + 1}).into())
-    }
-}
 
 async fn host(root: &std::path::Path, effects: &Effects) -> (Arc<Host>, Arc<dyn Journal>) {
     let config = HostConfig {
@@ -142,34 +109,6 @@ async fn crashed_run(journal: &dyn Journal, req: &ChainRequest) -> RunId {
     let c = NodeKey::new(run.clone(), "c", 1).unwrap();
     journal.node_started(&c).await.unwrap();
     run
-}
-
-/// The run's events (as `node:phase`, checking each seq comes once and in
-/// order) and its end, once it finished.
-pub(super) async fn outcome(journal: &dyn Journal, run: &RunId) -> (Vec<String>, RunStatus, Value) {
-    let items = tokio::time::timeout(
-        Duration::from_secs(20),
-        journal.subscribe(run, 0).collect::<Vec<_>>(),
-    )
-    .await
-    .expect("the run finishes");
-    let mut phases = Vec::new();
-    let mut end = None;
-    for (i, item) in items.into_iter().enumerate() {
-        match item.unwrap() {
-            a2e_journal::RunItem::Event(e) => {
-                assert_eq!(e.seq, i as u64);
-                phases.push(format!(
-                    "{}:{}",
-                    e.event["node_id"].as_str().unwrap(),
-                    e.event["phase"].as_str().unwrap()
-                ));
-            }
-            a2e_journal::RunItem::Finished { status, answer } => end = Some((status, answer)),
-        }
-    }
-    let (status, answer) = end.expect("an answer");
-    (phases, status, answer)
 }
 
 #[tokio::test]
