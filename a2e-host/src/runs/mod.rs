@@ -537,7 +537,5 @@ async fn resume_run(
     tracing::info!(run = %run, success = ?success, "resumed run finished (or was taken over)");
 }
 
-#[cfg(all(test, feature = "ontheia", feature = "llm"))]
-mod skill_tests;
 #[cfg(test)]
 mod tests;

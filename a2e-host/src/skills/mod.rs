@@ -8,6 +8,8 @@
 
 pub mod chain_skill;
 pub mod defaults;
+#[cfg(all(test, feature = "journal", feature = "llm", feature = "ontheia"))]
+mod durable_tests;
 pub mod front_matter;
 #[cfg(feature = "llm")]
 pub(crate) mod llm_durable;

@@ -10,8 +10,9 @@ use a2e_proto::{ChainEvent, ChainPhase, SkillCallRequest};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::*;
 use crate::config::HostConfig;
+use crate::host::{CallOptions, Host};
+use crate::runs::*;
 use a2e_test_kit::journaled_chain::outcome;
 use a2e_test_kit::plugin::Effects;
 
@@ -46,7 +47,7 @@ async fn skill_host(
     config.root = root.to_path_buf();
     config.builtins = Vec::new();
     let builder = Host::builder(config).with_tool_plugin(effects.clone());
-    let host = crate::skills::builder_with_skills(builder).build().unwrap();
+    let host = super::builder_with_skills(builder).build().unwrap();
     let journal = enable(&host).await.unwrap();
     host.register_session("s", "ag");
     (host, journal)
