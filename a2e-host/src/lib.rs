@@ -75,8 +75,6 @@
 )]
 
 pub mod compose;
-#[cfg(feature = "journal")]
-pub mod runs;
 pub mod session;
 pub mod skills;
 pub mod transport;
@@ -101,6 +99,8 @@ use a2e_host_core::{error, host};
 pub use a2e_host_core::{llm, llm_tools};
 #[cfg(feature = "mcp")]
 pub use a2e_host_mcp as mcp;
+#[cfg(feature = "journal")]
+pub use a2e_host_runs as runs;
 
 #[cfg(feature = "ui")]
 pub use a2e_host_core::live;

@@ -29,6 +29,42 @@
 //!   coordinator's runs are taken over.
 //!
 //! See `docs/durability.md` at the workspace root.
+//!
+//! A chain run on a host with a journal file, and the run it left there:
+//!
+//! ```
+//! use a2e_host_core::{CallOptions, Host, HostConfig, chains};
+//! use a2e_journal::{RunFilter, RunStatus};
+//! use a2e_proto::ChainRequest;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = tokio::runtime::Runtime::new()?;
+//! rt.block_on(async {
+//!     let dir = tempfile::tempdir()?;
+//!     let config = HostConfig { root: dir.path().to_path_buf(), ..HostConfig::default() };
+//!     let host = Host::builder(config).with_builtins().build()?;
+//!     let journal = a2e_host_runs::enable(&host).await?;
+//!
+//!     let req: ChainRequest = serde_json::from_value(serde_json::json!({
+//!         "type": "chain/req", "id": "1", "entry_node": "count",
+//!         "nodes": [{"node_id": "count", "kind": "tool", "name": "text_stats",
+//!                    "input": {"text": "one two three"}}]
+//!     }))?;
+//!     let plan = chains::plan(&host, &req)?;
+//!     let resp = a2e_host_runs::run_plan(&host, &plan, CallOptions::new(), "agent").await;
+//!     assert!(resp.success);
+//!
+//!     let runs = journal.list_runs(&RunFilter::default()).await?;
+//!     assert_eq!(runs.items.len(), 1);
+//!     assert_eq!(runs.items[0].status, RunStatus::Succeeded);
+//!     Ok(())
+//! })
+//! # }
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 mod attach;
 pub mod cluster;
@@ -53,7 +89,13 @@ use a2e_proto::{ChainRequest, ChainResponse, ErrorCode, NodeKind};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::chains::{self, Durable};
+#[cfg(feature = "acmp")]
+use a2e_host_acmp as acmp;
+#[cfg(feature = "llm")]
+use a2e_host_core::llm_tools;
+use a2e_host_core::{chains, config, error, host, plugin, redact};
+
+use crate::chains::Durable;
 use crate::host::{CallOptions, Host};
 use cluster::Coordination;
 use journaled::{JournalObserver, JournalSink, node_of, resume_of};

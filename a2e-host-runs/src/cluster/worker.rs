@@ -152,7 +152,7 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
     tracing::debug!(key = %key, delivered = job.delivered(), "cluster: running a node");
     // Its start again, with what it runs with (the coordinator's detail
     // would otherwise be replaced by a bare start).
-    let mut start = crate::runs::journaled::node_start(crate::redact::redact(&item.input));
+    let mut start = crate::journaled::node_start(crate::redact::redact(&item.input));
     // Who ran it, for `a2e runs show` and the live view.
     start.host = host.cluster().map(|c| c.name().to_owned());
     let _ = journal.node_started_with(&key, &start).await;

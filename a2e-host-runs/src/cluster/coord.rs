@@ -173,17 +173,17 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
             #[cfg(feature = "acmp")]
             RunKind::AcmpDag => {
                 tokio::spawn(async move {
-                    super::super::dag::resume_run(&host, journal, state, token, c).await;
+                    crate::dag::resume_run(&host, journal, state, token, c).await;
                 });
             }
             RunKind::Ontheia | RunKind::LlmSkill => {
                 tokio::spawn(async move {
-                    super::super::skill_run::resume_run(&host, journal, state, token, c).await;
+                    crate::skill_run::resume_run(&host, journal, state, token, c).await;
                 });
             }
             _ => {
                 tokio::spawn(async move {
-                    super::super::resume_run(&host, journal, state, token, c).await;
+                    crate::resume_run(&host, journal, state, token, c).await;
                 });
             }
         }

@@ -16,8 +16,8 @@ use super::*;
 use a2e_test_kit::journaled_chain::outcome;
 use a2e_test_kit::plugin::Effects;
 
-use crate::HostResult;
 use crate::config::HostConfig;
+use crate::error::HostResult;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 
 async fn host(root: &std::path::Path, effects: &Effects) -> (Arc<Host>, Arc<dyn Journal>) {

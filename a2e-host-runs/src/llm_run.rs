@@ -124,7 +124,7 @@ impl LoopJournal {
     }
 
     /// The tools `inner`, their calls journaled and keyed.
-    pub(crate) fn tools<'a>(&'a self, inner: &'a HostTools, host: &'a Host) -> JournaledTools<'a> {
+    pub fn tools<'a>(&'a self, inner: &'a HostTools, host: &'a Host) -> JournaledTools<'a> {
         JournaledTools {
             inner,
             journal: self,
@@ -188,7 +188,7 @@ impl<P: ChatProvider> ChatProvider for JournaledModel<'_, P> {
 
 /// Tools whose results are journaled and, on resume, replayed; each call
 /// carries its node's idempotency key `run_id/turn-N/<call id>/1`.
-pub(crate) struct JournaledTools<'a> {
+pub struct JournaledTools<'a> {
     inner: &'a HostTools,
     journal: &'a LoopJournal,
     host: &'a Host,
