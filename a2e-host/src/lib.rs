@@ -76,7 +76,6 @@
 
 pub mod compose;
 pub mod session;
-pub mod skills;
 pub mod transport;
 #[cfg(feature = "ui")]
 pub mod ui;
@@ -85,8 +84,6 @@ pub mod ui;
 // modules above them name them as `crate::…`.
 #[cfg(feature = "acmp")]
 pub use a2e_host_acmp as acmp;
-#[cfg(feature = "llm")]
-use a2e_host_core::llm_turns;
 #[cfg(feature = "memory")]
 pub use a2e_host_core::memory;
 #[cfg(feature = "ontheia")]
@@ -101,6 +98,7 @@ pub use a2e_host_core::{llm, llm_tools};
 pub use a2e_host_mcp as mcp;
 #[cfg(feature = "journal")]
 pub use a2e_host_runs as runs;
+pub use a2e_host_skills as skills;
 
 #[cfg(feature = "ui")]
 pub use a2e_host_core::live;

@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 
 use super::defaults::Defaults;
 use super::front_matter::{SkillFile, field};
-use crate::error::{FieldError, HostError, HostResult, SkillError};
-use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
+use a2e_host_core::error::{FieldError, HostError, HostResult, SkillError};
+use a2e_host_core::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// A loaded program skill.
 #[derive(Debug, Clone)]
@@ -84,12 +84,12 @@ impl ProgramSkill {
 pub struct ProgramSkills {
     skills: Vec<ProgramSkill>,
     /// Its sandbox runs the skills (a host without one refuses them).
-    launcher: crate::proc::Launcher,
+    launcher: a2e_host_core::proc::Launcher,
 }
 
 impl ProgramSkills {
     /// A plugin over loaded skills, run in `launcher`'s sandbox.
-    pub fn new(skills: Vec<ProgramSkill>, launcher: crate::proc::Launcher) -> Self {
+    pub fn new(skills: Vec<ProgramSkill>, launcher: a2e_host_core::proc::Launcher) -> Self {
         Self { skills, launcher }
     }
 }

@@ -9,8 +9,8 @@
 use a2e_proto::SkillDefinition;
 use serde_json::{Map, Value};
 
-use crate::error::{HostResult, SkillError};
-use crate::registry::ArgsValidator;
+use a2e_host_core::error::{HostResult, SkillError};
+use a2e_host_core::registry::ArgsValidator;
 
 /// A skill's default arguments and its full input schema, compiled once.
 #[derive(Clone)]

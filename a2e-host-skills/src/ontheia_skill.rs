@@ -1,6 +1,6 @@
 //! Ontheia skills: a skill file whose body holds a ```` ```ontheia ```` block
 //! (an Ontheia chain document). `skill/call` runs it on the host
-//! ([`crate::ontheia_host`]): the argument `input` (a string, else the
+//! ([`a2e_host_core::ontheia_host`]): the argument `input` (a string, else the
 //! arguments as JSON) is `${input}`; other string arguments are globals
 //! (`${name}`); `agent_id`/`user_id` are the calling session's unless given.
 //! Each step event is a `skill/event` (`status` with `{step_id, event, output|error}`);
@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::defaults::Defaults;
 use super::front_matter::{SkillFile, fenced_block};
-use crate::error::{HostError, HostResult, SkillError};
-use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
+use a2e_host_core::error::{HostError, HostResult, SkillError};
+use a2e_host_core::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// A loaded Ontheia skill.
 #[derive(Debug, Clone)]
@@ -85,7 +85,7 @@ impl SkillPlugin for OntheiaSkills {
             .find(|s| s.def.name == skill)
             .ok_or_else(|| HostError::UnknownSkill(skill.into()))?;
         let args = found.defaults.apply(args)?;
-        let (input, given) = crate::ontheia_host::input_of(&args, &["input"]);
+        let (input, given) = a2e_host_core::ontheia_host::input_of(&args, &["input"]);
         let mut vars: Vec<(String, String)> = vec![
             ("agent_id".into(), call.ctx.agent_id.to_string()),
             ("user_id".into(), call.ctx.user_id.to_string()),
@@ -94,13 +94,13 @@ impl SkillPlugin for OntheiaSkills {
             vars.retain(|(name, _)| *name != k);
             vars.push((k, v));
         }
-        let globals = crate::ontheia_host::globals(
+        let globals = a2e_host_core::ontheia_host::globals(
             &input,
             vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         );
-        let host = crate::Host::of(&call.ctx)?;
+        let host = a2e_host_core::host::Host::of(&call.ctx)?;
         #[cfg(feature = "journal")]
-        let durable = crate::runs::skill_run::begin_call(
+        let durable = a2e_host_runs::skill_run::begin_call(
             &host,
             a2e_journal::RunKind::Ontheia,
             &call,
@@ -111,7 +111,7 @@ impl SkillPlugin for OntheiaSkills {
         )
         .await?;
         #[cfg(feature = "journal")]
-        let (cancel, options, run_id) = crate::runs::ontheia_run::prepare(
+        let (cancel, options, run_id) = a2e_host_runs::ontheia_run::prepare(
             &host,
             durable.as_ref(),
             &call.ctx.cancel,
@@ -135,7 +135,7 @@ impl SkillPlugin for OntheiaSkills {
                 }
             }
         });
-        let outcome = crate::ontheia_host::run_with(
+        let outcome = a2e_host_core::ontheia_host::run_with(
             &host,
             &call.ctx.session_id,
             &found.document,
@@ -143,19 +143,19 @@ impl SkillPlugin for OntheiaSkills {
             move |e| {
                 #[cfg(feature = "journal")]
                 if let Some(run) = &journaled {
-                    crate::runs::ontheia_run::journal_event(run, &e);
+                    a2e_host_runs::ontheia_run::journal_event(run, &e);
                 }
                 let _ = tx.send(e);
             },
             cancel,
-            crate::ontheia_host::DurableRun {
+            a2e_host_core::ontheia_host::DurableRun {
                 options,
                 run_id: run_id.as_deref(),
             },
         )
         .await;
         let _ = forward.await;
-        let result = crate::ontheia_host::output_of(outcome);
+        let result = a2e_host_core::ontheia_host::output_of(outcome);
         #[cfg(feature = "journal")]
         if let Some(run) = &durable {
             return run.finish(result).await;

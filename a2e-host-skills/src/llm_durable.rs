@@ -1,5 +1,5 @@
 //! An LLM skill call as a durable run when the host journals runs (feature
-//! `journal`; see [`crate::runs::llm_run`]); without the feature every
+//! `journal`; see [`a2e_host_runs::llm_run`]); without the feature every
 //! function here lets the loop run as it is.
 
 use a2e_llm::{
@@ -9,14 +9,14 @@ use a2e_llm::{
 use a2e_proto::SkillDefinition;
 use serde_json::{Map, Value};
 
-use crate::error::HostResult;
-use crate::host::Host;
-use crate::llm_tools::HostTools;
-use crate::plugin::{SkillCall, SkillOutput};
+use a2e_host_core::error::HostResult;
+use a2e_host_core::host::Host;
+use a2e_host_core::llm_tools::HostTools;
+use a2e_host_core::plugin::{SkillCall, SkillOutput};
 
 /// The journaling of a durable call, if it is one.
 #[cfg(feature = "journal")]
-pub(crate) type Durable = Option<crate::runs::llm_run::LoopJournal>;
+pub(crate) type Durable = Option<a2e_host_runs::llm_run::LoopJournal>;
 /// Calls are never durable without the journal.
 #[cfg(not(feature = "journal"))]
 pub(crate) type Durable = Option<std::convert::Infallible>;
@@ -33,8 +33,9 @@ pub(crate) async fn begin(
     def: &SkillDefinition,
 ) -> HostResult<Durable> {
     let kind = a2e_journal::RunKind::LlmSkill;
-    let run = crate::runs::skill_run::begin_call(host, kind, call, skill, args, def, false).await?;
-    Ok(run.map(crate::runs::llm_run::LoopJournal::new))
+    let run =
+        a2e_host_runs::skill_run::begin_call(host, kind, call, skill, args, def, false).await?;
+    Ok(run.map(a2e_host_runs::llm_run::LoopJournal::new))
 }
 
 /// Without the journal no call is durable.

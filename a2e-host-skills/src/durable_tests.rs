@@ -10,9 +10,9 @@ use a2e_proto::{ChainEvent, ChainPhase, SkillCallRequest};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::HostConfig;
-use crate::host::{CallOptions, Host};
-use crate::runs::*;
+use a2e_host_core::config::HostConfig;
+use a2e_host_core::host::{CallOptions, Host};
+use a2e_host_runs::*;
 use a2e_test_kit::journaled_chain::outcome;
 use a2e_test_kit::plugin::Effects;
 

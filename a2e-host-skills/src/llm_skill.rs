@@ -7,7 +7,7 @@
 //!   first configured provider.
 //! * The tools offered are those the skill lists in `tools` and those whose `toolkit` is
 //!   in `toolkits`; calls of any other tool are answered to the model as refused. Tool
-//!   calls go through [`Host::call_tool`](crate::Host::call_tool) in the call's session, under a child of its
+//!   calls go through [`Host::call_tool`](a2e_host_core::Host::call_tool) in the call's session, under a child of its
 //!   cancellation token and within its remaining time.
 //! * Turns, tool calls, tool results, streamed text (`artifact`) and token usage are
 //!   `skill/event`s. `max_turns` bounds the model calls (`skill_error` naming the limit).
@@ -26,11 +26,11 @@ use serde_json::{Map, Value};
 use super::defaults::Defaults;
 use super::front_matter::SkillFile;
 use super::llm_durable;
-use crate::error::{HostError, HostResult, SkillError};
-pub use crate::llm::CLIENT_PROVIDER;
-use crate::llm_tools::HostTools;
-pub use crate::llm_tools::{AUDIT_TYPE, offered_tools};
-use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
+use a2e_host_core::error::{HostError, HostResult, SkillError};
+pub use a2e_host_core::llm::CLIENT_PROVIDER;
+use a2e_host_core::llm_tools::HostTools;
+pub use a2e_host_core::llm_tools::{AUDIT_TYPE, offered_tools};
+use a2e_host_core::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// Most violations of `output_schema` listed in an error.
 const MAX_VIOLATIONS: usize = 20;
@@ -135,7 +135,7 @@ enum Model {
 
 /// The connected MCP client's model, with the model name the skill asks for.
 #[cfg(feature = "mcp")]
-struct ClientModel(crate::mcp::ClientModel, ClientHint);
+struct ClientModel(a2e_host_mcp::ClientModel, ClientHint);
 
 /// What a skill's `llm_config` asks of the client's model: a model name (a
 /// hint to the client), a temperature, a token limit.
@@ -248,10 +248,13 @@ fn client_model(
     }
     #[cfg(feature = "mcp")]
     {
-        match crate::mcp::client_of(&call.ctx) {
+        match a2e_host_mcp::client_of(&call.ctx) {
             Some(link) if link.supports_sampling() => {
                 let hint = ClientHint::of(config.and_then(|c| c.provider_config.as_ref()));
-                return Ok(Some(ClientModel(crate::mcp::ClientModel::new(link), hint)));
+                return Ok(Some(ClientModel(
+                    a2e_host_mcp::ClientModel::new(link),
+                    hint,
+                )));
             }
             Some(link) => {
                 return Err(HostError::Skill(format!(
@@ -332,10 +335,10 @@ impl SkillPlugin for LlmSkills {
             ),
         };
         let cancel = call.ctx.cancel.child_token();
-        let host = crate::Host::of(&call.ctx)?;
+        let host = a2e_host_core::host::Host::of(&call.ctx)?;
         let durable = llm_durable::begin(&host, &call, skill, &args, &found.def).await?;
         let cancel = llm_durable::cancel_token(&durable, cancel).await;
-        let turns = crate::llm_turns::ChatTurns::new(
+        let turns = a2e_host_core::llm_turns::ChatTurns::new(
             host.telemetry(),
             match &model {
                 Model::Provider(m) => self.providers.config(&m.provider).map(|c| c.kind),
@@ -390,7 +393,7 @@ impl SkillPlugin for LlmSkills {
         let run = async {
             let result = match &model {
                 Model::Provider(m) => {
-                    let traced = crate::llm_turns::TracedModel {
+                    let traced = a2e_host_core::llm_turns::TracedModel {
                         client: &m.client,
                         turns: turns.as_ref(),
                     };

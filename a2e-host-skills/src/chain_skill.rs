@@ -35,8 +35,8 @@ use serde_json::{Map, Value};
 use super::defaults::Defaults;
 use super::front_matter::{SkillFile, parse_file};
 
-use crate::error::{HostError, HostResult, SkillError};
-use crate::plugin::{SkillCall, SkillOutput, SkillPlugin};
+use a2e_host_core::error::{HostError, HostResult, SkillError};
+use a2e_host_core::plugin::{SkillCall, SkillOutput, SkillPlugin};
 
 /// The chain a skill runs.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -195,8 +195,8 @@ impl SkillPlugin for ChainSkills {
                     .await;
             }
         };
-        let host = crate::Host::of(&call.ctx)?;
-        let run = crate::chains::run_chain(
+        let host = a2e_host_core::host::Host::of(&call.ctx)?;
+        let run = a2e_host_core::chains::run_chain(
             &host,
             &call.ctx,
             &req,
@@ -283,11 +283,11 @@ mod tests {
 
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("notes.md"), "three small words").unwrap();
-        let config = crate::HostConfig {
+        let config = a2e_host_core::HostConfig {
             root: root.path().to_path_buf(),
-            ..crate::HostConfig::default()
+            ..a2e_host_core::HostConfig::default()
         };
-        let host = crate::Host::builder(config)
+        let host = a2e_host_core::Host::builder(config)
             .with_builtins()
             .with_skill_plugin(ChainSkills::new(vec![skill]))
             .build()
@@ -298,7 +298,7 @@ mod tests {
             ..Default::default()
         };
         let result = host
-            .call_skill(req, crate::CallOptions::new())
+            .call_skill(req, a2e_host_core::CallOptions::new())
             .await
             .unwrap();
         assert!(result.success, "{result:?}");

@@ -22,7 +22,7 @@
 
 use std::path::Path;
 
-use crate::error::{FieldError, SkillError};
+use a2e_host_core::error::{FieldError, SkillError};
 use a2e_proto::{LLMConfig, SkillDefinition, SkillStatus};
 use serde::Deserialize;
 use serde_json::{Map, Value};

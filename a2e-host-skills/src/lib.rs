@@ -5,6 +5,39 @@
 //! [`front_matter::SkillFileKind`] tells the kinds apart: a file with `command:` in its front
 //! matter is a sandboxed program skill ([`program_skill`]), one with an ```` ```ontheia ````
 //! block an Ontheia chain ([`ontheia_skill`]).
+//!
+//! A chain skill from a file, called on the host it joins:
+//!
+//! ```
+//! use a2e_host_core::{CallOptions, Host, HostConfig};
+//! use a2e_proto::SkillCallRequest;
+//! use serde_json::json;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = tokio::runtime::Runtime::new()?;
+//! rt.block_on(async {
+//!     let dir = tempfile::tempdir()?;
+//!     std::fs::create_dir_all(dir.path().join("skills"))?;
+//!     std::fs::write(
+//!         dir.path().join("skills/count.md"),
+//!         "---\nname: count\ndescription: Counts words\n---\n\n```chain\n\
+//!          {\"entry_node\": \"n\", \"nodes\": [{\"node_id\": \"n\", \"kind\": \"tool\", \
+//!          \"name\": \"text_stats\", \"input_map\": {\"text\": \"input.text\"}}]}\n```\n",
+//!     )?;
+//!     let config = HostConfig { root: dir.path().to_path_buf(), ..HostConfig::default() };
+//!     let builder = Host::builder(config).with_builtins();
+//!     let host = a2e_host_skills::builder_with_skills(builder).build()?;
+//!     let req = SkillCallRequest::new("count", json!({"text": "one two three"}));
+//!     let result = host.call_skill(req, CallOptions::new()).await?;
+//!     assert!(result.success, "{result:?}");
+//!     Ok(())
+//! })
+//! # }
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod chain_skill;
 pub mod defaults;
@@ -22,8 +55,8 @@ pub mod program_skill;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::SkillError;
-use crate::host::{BuildError, HostBuilder};
+use a2e_host_core::error::SkillError;
+use a2e_host_core::host::{BuildError, HostBuilder};
 use chain_skill::ChainSkill;
 use front_matter::SkillFileKind;
 #[cfg(feature = "llm")]
