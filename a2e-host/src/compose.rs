@@ -24,8 +24,8 @@ use std::sync::Arc;
 use axum::Router;
 
 use crate::config::HostConfig;
-use crate::host::{BuildError, Host, HostBuilder};
 use crate::transport::net::{NetState, Protocols};
+use crate::{BuildError, Host, HostBuilder};
 
 /// The composition root as [`HostBuilder`]'s methods: bring it into scope
 /// (`use a2e_host::Compose`) and `HostBuilder::from_config(…).start()`
@@ -135,7 +135,7 @@ async fn start_runs(host: &Arc<Host>, live_view: bool) -> Result<(), BuildError>
 #[cfg(not(feature = "journal"))]
 async fn start_runs(host: &Arc<Host>, _live_view: bool) -> Result<(), BuildError> {
     if host.config().cluster.enabled() {
-        return Err(crate::error::ConfigError::MissingFeature {
+        return Err(crate::ConfigError::MissingFeature {
             section: "[cluster]",
             feature: "journal",
         }

@@ -8,9 +8,10 @@
 //! workspace root; commands and network access are off unless allowed.
 //!
 //! The surface, by what a user does with it:
-//! - embed a host: [`HostBuilder::from_config`] and [`HostBuilder::start`]
-//!   build the host a configuration describes, exactly as `a2e serve` runs
-//!   it ([`compose`]); or assemble one from parts with [`Host::builder`].
+//! - embed a host: [`Compose::from_config`] and [`Compose::start`]
+//!   (methods of [`HostBuilder`] once `a2e_host::Compose` is in scope) build
+//!   the host a configuration describes, exactly as `a2e serve` runs it
+//!   ([`compose`]); or assemble one from parts with [`Host::builder`].
 //!   [`HostConfig`] ([`config`]), [`HostError`]; calls take a [`CallOptions`]
 //!   (session, [`EventStream`] for events, cancellation, typed extensions);
 //!   a concern every call passes is a [`CallLayer`];
@@ -33,11 +34,15 @@
 //! processes, transports) that refuses the configuration sections and skill
 //! kinds of a missing feature by name.
 //!
-//! Modules form layers and import only downward: the base (errors,
-//! configuration, plugins, registry, outbound items, processes, built-ins,
-//! memory), then [`Host`], then the adapters (chains, ACMP, Ontheia, MCP,
-//! skills, plugin processes, durable runs), then [`session`], then [`transport`],
-//! then the composition root, [`compose`] (`cargo xtask tidy` checks it).
+//! The host is built of crates in layers, each importing only the ones
+//! below it, so that cargo keeps the arrows: `a2e-host-core` (errors,
+//! configuration, plugins, registry, processes, built-ins, memory, [`Host`]
+//! and its call pipeline, chains, Ontheia documents, plugin processes), then
+//! the adapters `a2e-host-acmp` and `a2e-host-mcp`, then durable runs and
+//! the cluster (`a2e-host-runs`), then skills (`a2e-host-skills`), then
+//! sessions, transports and the live view (`a2e-host-serve`), and this
+//! crate on top: the composition root, [`compose`], and the paths an
+//! embedder uses (`a2e_host::session`, `a2e_host::runs`, …).
 //!
 //! Internals (the BM25 tokenizer, path resolution, text encoding) stay private.
 //!
@@ -75,13 +80,9 @@
 )]
 
 pub mod compose;
-pub mod session;
-pub mod transport;
-#[cfg(feature = "ui")]
-pub mod ui;
 
-// The core's modules keep their paths here (`a2e_host::config`, …), and the
-// modules above them name them as `crate::…`.
+// The crates of the host keep the paths their modules had when they were
+// modules of this one (`a2e_host::config`, `a2e_host::session`, …).
 #[cfg(feature = "acmp")]
 pub use a2e_host_acmp as acmp;
 #[cfg(feature = "memory")]
@@ -91,13 +92,15 @@ pub use a2e_host_core::ontheia_host;
 pub use a2e_host_core::{
     acmp_config, audit, builtins, chains, config, outbound, plugin, plugins, proc, redact, registry,
 };
-use a2e_host_core::{error, host};
 #[cfg(feature = "llm")]
 pub use a2e_host_core::{llm, llm_tools};
 #[cfg(feature = "mcp")]
 pub use a2e_host_mcp as mcp;
 #[cfg(feature = "journal")]
 pub use a2e_host_runs as runs;
+#[cfg(feature = "ui")]
+pub use a2e_host_serve::ui;
+pub use a2e_host_serve::{session, transport};
 pub use a2e_host_skills as skills;
 
 #[cfg(feature = "ui")]

@@ -43,8 +43,8 @@ use tokio::sync::mpsc::error::SendTimeoutError;
 use super::http_sessions::{Attach, HttpSession, Numbered};
 use super::net::{NetState, SessionSlot};
 use super::open_sessions::Listed;
-use crate::outbound::{EventReceiver, EventStream, Outbound};
 use crate::session::{OUTBOUND_CAPACITY, Session};
+use a2e_host_core::outbound::{EventReceiver, EventStream, Outbound};
 
 /// The header naming the session.
 pub const SESSION_HEADER: &str = "x-session-id";

@@ -32,10 +32,10 @@
 //!
 //! Runs come from the host's run journal (`[journal]`), or from the
 //! bounded memory a host keeps with it off
-//! ([`keep_in_memory`](crate::runs::keep_in_memory)); without either the
+//! ([`keep_in_memory`](a2e_host_runs::keep_in_memory)); without either the
 //! runs panel says so. A node's detail shows what it was called with and
 //! its call's span as journaled with its start. Live updates come from the
-//! host's [`LiveFeed`](crate::live::LiveFeed).
+//! host's [`LiveFeed`](a2e_host_core::live::LiveFeed).
 
 mod api;
 mod stream;
@@ -71,7 +71,7 @@ const STYLE: &str = include_str!("assets/app.css");
 pub const PAGE_BYTES: usize = PAGE.len() + SCRIPT.len() + STYLE.len();
 
 /// The view's routes.
-pub(crate) fn routes() -> Router<Arc<NetState>> {
+pub fn routes() -> Router<Arc<NetState>> {
     Router::new()
         .route("/ui", get(page))
         .route("/ui/", get(page))

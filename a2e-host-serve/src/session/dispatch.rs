@@ -14,10 +14,10 @@ use a2e_proto::{
 use serde_json::Value;
 
 use super::Session;
-use crate::audit::AuditRecord;
-use crate::error::HostError;
-use crate::host::{CallOptions, Host};
-use crate::outbound::EventStream;
+use a2e_host_core::audit::AuditRecord;
+use a2e_host_core::error::HostError;
+use a2e_host_core::host::{CallOptions, Host};
+use a2e_host_core::outbound::EventStream;
 
 /// What a finished request reports to the audit log.
 struct Audited {
@@ -308,7 +308,7 @@ fn guarded<'a>(
             match outcome {
                 Ok(audited) => audited,
                 Err(panic) => {
-                    let message = crate::host::panic_message(panic.as_ref());
+                    let message = a2e_host_core::host::panic_message(panic.as_ref());
                     tracing::error!(session = %session.id, req_id = %req_id, r#type = %msg_type, "request panicked: {message}");
                     let error = HostError::Runtime(format!(
                         "internal error while handling `{msg_type}`: {message}"
@@ -493,7 +493,7 @@ async fn chain_request(
 ) -> Audited {
     let cancel = &session.cancel;
     let audited = Audited::ok(req.chain_id.clone());
-    match crate::chains::plan(&host, &req) {
+    match a2e_host_core::chains::plan(&host, &req) {
         Ok(plan) => {
             let options = CallOptions::new()
                 .session(&session.id)
@@ -506,10 +506,10 @@ async fn chain_request(
                     .lock()
                     .map(|s| s.agent_id.clone())
                     .unwrap_or_default();
-                crate::runs::run_plan(&host, &plan, options, &agent).await
+                a2e_host_runs::run_plan(&host, &plan, options, &agent).await
             };
             #[cfg(not(feature = "journal"))]
-            let resp = crate::chains::run_plan(&host, &plan, options).await;
+            let resp = a2e_host_core::chains::run_plan(&host, &plan, options).await;
             let code = resp
                 .error
                 .as_ref()

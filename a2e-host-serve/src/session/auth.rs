@@ -4,7 +4,7 @@ use a2e_proto::{A2ECapability, Capability};
 use serde_json::{Map, Value};
 use subtle::ConstantTimeEq;
 
-use crate::host::Host;
+use a2e_host_core::host::Host;
 
 /// Compares a presented token with the configured one in constant time
 /// (for equal lengths; the length itself is not secret-dependent here).

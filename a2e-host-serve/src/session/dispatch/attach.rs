@@ -22,7 +22,7 @@ pub(super) async fn attach_request(session: &Arc<Session>, req: ChainAttach) -> 
         .lock()
         .map(|s| s.agent_id.clone())
         .unwrap_or_default();
-    let mut items = match crate::runs::attach(&session.host, &agent, &req).await {
+    let mut items = match a2e_host_runs::attach(&session.host, &agent, &req).await {
         Ok(items) => items,
         Err(e) => {
             session
@@ -37,14 +37,14 @@ pub(super) async fn attach_request(session: &Arc<Session>, req: ChainAttach) -> 
             () = session.cancel.cancelled() => return audited.outcome(false, Some(&ErrorCode::CANCELLED)),
         };
         match item {
-            Some(crate::runs::AttachItem::Event(event)) => {
+            Some(a2e_host_runs::AttachItem::Event(event)) => {
                 session.send(event).await;
             }
-            Some(crate::runs::AttachItem::Answer(resp)) => {
+            Some(a2e_host_runs::AttachItem::Answer(resp)) => {
                 session.send(resp).await;
                 return audited;
             }
-            Some(crate::runs::AttachItem::Failed(e)) => {
+            Some(a2e_host_runs::AttachItem::Failed(e)) => {
                 session
                     .send(a2e_proto::ErrorMessage::new(&id, e.code.clone(), e.message))
                     .await;

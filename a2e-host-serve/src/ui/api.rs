@@ -210,7 +210,7 @@ fn chain_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) 
                 "node_id": n.node_id,
                 "kind": n.kind,
                 "name": n.name,
-                "input": crate::redact::redact_map(&n.input),
+                "input": a2e_host_core::redact::redact_map(&n.input),
                 "input_map": n.input_map,
                 "on_error": n.on_error,
             })
@@ -246,7 +246,7 @@ fn ontheia_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>
         .map(|s| {
             let input = serde_json::to_value(&s.params).unwrap_or(Value::Null);
             json!({"node_id": s.id, "kind": s.kind.as_str(), "name": s.param_str("tool"),
-                   "input": crate::redact::redact(&input)})
+                   "input": a2e_host_core::redact::redact(&input)})
         })
         .collect();
     let drawn = a2e_graph::ontheia::ontheia_graph(&doc).and_then(|g| g.render(Format::Svg, None));
@@ -333,7 +333,7 @@ fn dag_view(shown: &RunState) -> (Vec<Value>, Option<String>, Option<String>) {
         .map(|t| {
             let input = serde_json::to_value(&t.input).unwrap_or(Value::Null);
             json!({"node_id": t.task_id, "kind": "acmp_task", "name": t.capability,
-                   "input": crate::redact::redact(&input)})
+                   "input": a2e_host_core::redact::redact(&input)})
         })
         .collect();
     let drawn = a2e_graph::dag::dag_graph(&dag, &acmp_dag::ValidationLimits::default())

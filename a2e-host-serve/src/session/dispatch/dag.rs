@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{Audited, Session};
-use crate::host::CallOptions;
+use a2e_host_core::host::CallOptions;
 
 /// Runs the DAG of a `dag/req` and answers it.
 pub(super) async fn dag_request(session: &Arc<Session>, req: DagRequest) -> Audited {
@@ -47,7 +47,7 @@ pub(super) async fn dag_request(session: &Arc<Session>, req: DagRequest) -> Audi
         .session(&session.id)
         .cancel(&session.cancel);
     let host = session.host.clone();
-    let run = crate::runs::run_dag(&host, dag, &id, options, &agent, on_event);
+    let run = a2e_host_runs::run_dag(&host, dag, &id, options, &agent, on_event);
     tokio::pin!(run);
     let resp = loop {
         tokio::select! {

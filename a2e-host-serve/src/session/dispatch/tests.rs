@@ -9,7 +9,7 @@ mod panic_net {
     #[tokio::test]
     async fn a_panicking_request_is_answered_once_and_audited_as_failed() {
         let host = Host::builder(HostConfig::default()).build().unwrap();
-        let (tx, mut rx) = crate::EventStream::channel(8);
+        let (tx, mut rx) = a2e_host_core::EventStream::channel(8);
         let session = Session::new(host, tx);
         let work = async {
             if session.id().is_empty() {
@@ -47,11 +47,11 @@ mod first_poll {
     /// the reader's.
     #[tokio::test]
     async fn a_request_that_goes_on_to_its_own_task_leaves_no_waker_of_the_reader() {
-        let host = crate::Host::builder(crate::HostConfig::default())
+        let host = a2e_host_core::Host::builder(a2e_host_core::HostConfig::default())
             .with_tool_plugin(Named)
             .build()
             .unwrap();
-        let (tx, mut rx) = crate::EventStream::channel(8);
+        let (tx, mut rx) = a2e_host_core::EventStream::channel(8);
         let session = Session::new(host, tx);
         let line = json!({
             "type": "chain/req", "id": "c1", "version": "1.0", "entry_node": "n0",
@@ -87,10 +87,10 @@ mod future_size {
     /// and the panic net keeps the work once.
     #[tokio::test]
     async fn a_requests_future_stays_small() {
-        let host = crate::Host::builder(crate::HostConfig::default())
+        let host = a2e_host_core::Host::builder(a2e_host_core::HostConfig::default())
             .build()
             .unwrap();
-        let (tx, _rx) = crate::EventStream::channel(8);
+        let (tx, _rx) = a2e_host_core::EventStream::channel(8);
         let session = Session::new(host, tx);
         let msg = Message::Ping(a2e_proto::Ping::default());
         let run = std::mem::size_of_val(&run_request(&session, msg.clone()));
@@ -117,7 +117,7 @@ mod extensions {
     use crate::session::Outbound;
 
     /// The next message the session sends that is not a mark.
-    async fn next(rx: &mut crate::outbound::EventReceiver) -> Message {
+    async fn next(rx: &mut a2e_host_core::outbound::EventReceiver) -> Message {
         loop {
             match rx.recv().await {
                 Some(Outbound::Message(msg)) => return msg,
@@ -135,10 +135,10 @@ mod extensions {
     /// handshake, the `chains` capability) and reach their handlers.
     #[tokio::test]
     async fn attach_and_dag_requests_are_admitted_as_every_request() {
-        let host = crate::Host::builder(crate::HostConfig::default())
+        let host = a2e_host_core::Host::builder(a2e_host_core::HostConfig::default())
             .build()
             .unwrap();
-        let (tx, mut rx) = crate::EventStream::channel(8);
+        let (tx, mut rx) = a2e_host_core::EventStream::channel(8);
         let session = Session::new(host, tx);
         let attach = json!({"type": "chain/attach", "id": "a1", "run_id": "r"});
         handle(&session, line(attach.clone())).await;

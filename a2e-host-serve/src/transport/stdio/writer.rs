@@ -11,7 +11,7 @@ use tokio_util::codec::{Encoder, FramedWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::pipe::PipeRoom;
-use crate::outbound::{EventReceiver, Outbound};
+use a2e_host_core::outbound::{EventReceiver, Outbound};
 
 /// How long output may still be written once the input side has closed the
 /// session (answers of calls that finished in the drain).
@@ -201,8 +201,8 @@ mod tests {
 
     use tokio::io::AsyncWrite;
 
-    use crate::outbound::EventStream;
     use crate::session::{Mark, Outbound};
+    use a2e_host_core::outbound::EventStream;
 
     /// Runs of lines larger than the output pipe grow it first, and arrive
     /// whole and in order.

@@ -11,9 +11,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
-use crate::host::Host;
-use crate::outbound::EventStream;
 use crate::session::{OUTBOUND_CAPACITY, Session};
+use a2e_host_core::host::Host;
+use a2e_host_core::outbound::EventStream;
 
 mod pipe;
 mod writer;

@@ -20,9 +20,9 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{allowed, guarded, unauthorized};
-use crate::live::LiveItem;
 use crate::transport::SessionView;
 use crate::transport::net::NetState;
+use a2e_host_core::live::LiveItem;
 
 /// How often the open sessions are looked at (sent only when they changed).
 const SESSIONS_EVERY: Duration = Duration::from_millis(500);

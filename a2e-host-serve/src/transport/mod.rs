@@ -4,7 +4,7 @@
 //! (which holds the HTTP session table of `http_sessions` and the pacing of
 //! `limits`, and the list of open sessions of `open_sessions`); [`routes`]
 //! here composes the two protocols' routes (the live view's join them in
-//! `crate::compose`, above both).
+//! `a2e_host::compose`, above both).
 
 pub mod http;
 mod http_sessions;

@@ -26,8 +26,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::limits::RateLimit;
-use crate::host::Host;
 use crate::session::token_matches;
+use a2e_host_core::host::Host;
 
 /// Limits and timings of the network transports.
 #[derive(Debug, Clone)]

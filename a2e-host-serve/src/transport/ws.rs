@@ -21,8 +21,8 @@ use futures::{SinkExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use super::net::{NetState, SessionSlot};
-use crate::outbound::{EventReceiver, EventStream};
 use crate::session::{OUTBOUND_CAPACITY, Session};
+use a2e_host_core::outbound::{EventReceiver, EventStream};
 
 /// Close codes.
 const GOING_AWAY: u16 = 1001;

@@ -20,10 +20,10 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::host::Host;
-use crate::outbound::EventStream;
+use a2e_host_core::host::Host;
+use a2e_host_core::outbound::EventStream;
 
-pub use crate::outbound::{Mark, Outbound};
+pub use a2e_host_core::outbound::{Mark, Outbound};
 pub use auth::{loaded_capabilities, token_matches};
 
 /// How many requests may wait for a slot, per allowed concurrent request,
