@@ -28,6 +28,7 @@ mod structures;
 mod tidy;
 mod tidy_errors;
 mod tidy_paths;
+mod tidy_sizes;
 mod tidy_tests;
 
 use std::process::ExitCode;

@@ -3,8 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-/// Every `.rs` file under `dir`, sorted.
+/// Every `.rs` file under `dir` but the test modules (`tests.rs`), sorted.
 pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = all_rust_files(dir);
+    files.retain(|path| path.file_name().is_some_and(|n| n != "tests.rs"));
+    files
+}
+
+/// Every `.rs` file under `dir`, sorted.
+pub fn all_rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -15,9 +22,7 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs")
-                && path.file_name().is_some_and(|n| n != "tests.rs")
-            {
+            } else if path.extension().is_some_and(|e| e == "rs") {
                 files.push(path);
             }
         }
