@@ -4,7 +4,7 @@
 mod panic_net {
     use super::super::*;
     use crate::session::Outbound;
-    use crate::{Host, HostConfig};
+    use a2e_host_core::{Host, HostConfig};
 
     #[tokio::test]
     async fn a_panicking_request_is_answered_once_and_audited_as_failed() {
