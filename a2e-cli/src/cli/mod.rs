@@ -328,7 +328,7 @@ type OtelLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry>
 /// The log filter without `A2E_LOG`: warnings, and what happens to durable
 /// runs (a run resumed, a cluster joined, a run taken over from a dead
 /// host), which a person running hosts needs to see.
-const DEFAULT_LOG: &str = "warn,a2e_host::runs=info";
+const DEFAULT_LOG: &str = "warn,a2e_host_runs=info";
 
 /// Log lines to stderr (`A2E_LOG`, default [`DEFAULT_LOG`]), and the
 /// OpenTelemetry layer when telemetry is on (its own filter: the spans of

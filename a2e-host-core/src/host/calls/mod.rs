@@ -22,8 +22,10 @@ use crate::registry::ArgsValidator;
 
 mod kinds;
 mod layers;
+mod stages;
 pub(crate) use kinds::{SkillCallKind, ToolCallKind};
 pub use layers::{CallHead, CallLayer, CallTarget};
+use stages::{Clock, Observed};
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
 pub const MAX_COLLECTED_EVENTS: usize = 1000;
@@ -346,169 +348,60 @@ impl Host {
     }
 
     /// Runs a call of kind `K` with `args` (the request's arguments, taken
-    /// out of it by an owner, or a copy): lookup and checks, then the shared
-    /// pipeline. `Err` is a refusal; a call that ran and failed is `Ok` with
-    /// `success: false`.
+    /// out of it by an owner, or a copy) through the pipeline's stages:
+    /// lookup, validation, clock, events, context, observation, the work
+    /// (layers, then the plugin), supervision and the result. `Err` is a
+    /// refusal; a call that ran and failed is `Ok` with `success: false`.
     pub(crate) async fn call<K: CallKind>(
         self: &Arc<Self>,
-        caller: Caller<'_>,
+        mut caller: Caller<'_>,
         req: &K::Req,
         args: Map<String, Value>,
     ) -> HostResult<K::Result> {
-        let entry = match K::find(self, req) {
-            // A tool that loads on first use (a mounted MCP server not
-            // started yet), or a skill blocked only for want of one: load,
-            // then look again (also when this load added nothing: a
-            // concurrent call's load may have added the tool meanwhile).
+        let entry = self.lookup::<K>(req).await?;
+        let args = K::validator(&entry).check_owned(args)?;
+        let spec = K::spec(self, req, &entry);
+        let clock = Clock::start(&caller, spec.timeout_secs);
+        let (sink, collected) = stages::events::<K>(&mut caller, &spec);
+        let (ctx, own_token) = self.context(&mut caller, &spec, &clock, sink);
+        let observed = Observed::start::<K>(self, &entry, &caller, &args);
+        let work = self.work::<K>(req, args, &entry, ctx, &observed.op);
+        let outcome = stages::supervised(
+            work,
+            own_token,
+            caller.cancel,
+            &clock,
+            spec.timeout_secs,
+            K::WHAT,
+        )
+        .await;
+        let duration_ms = clock.duration_ms(caller.full_result);
+        let events = stages::collected(collected.as_ref());
+        observed.finish::<K>(
+            req,
+            &entry,
+            outcome,
+            duration_ms,
+            events,
+            caller.full_result,
+        )
+    }
+
+    /// The entry `req` names. A tool that loads on first use (a mounted MCP
+    /// server not started yet), or a skill blocked only for want of one:
+    /// load, then look again (also when this load added nothing: a
+    /// concurrent call's load may have added the tool meanwhile).
+    async fn lookup<K: CallKind>(&self, req: &K::Req) -> HostResult<K::Entry> {
+        match K::find(self, req) {
             Err(HostError::UnknownTool(_)) => {
                 self.registry.load_tools(true).await;
-                K::find(self, req)?
+                K::find(self, req)
             }
             Err(HostError::SkillUnavailable(_)) => {
                 self.load_tools_for_skills().await;
-                K::find(self, req)?
+                K::find(self, req)
             }
-            found => found?,
-        };
-        let args = K::validator(&entry).check_owned(args)?;
-        let spec = K::spec(self, req, &entry);
-        let (started, inherited, deadline) = match caller.deadline {
-            // A call without a timeout of its own (the longest) under its
-            // caller's deadline, whose duration nobody reads (a chain
-            // node's), reads no clock: a chain's deadline is never further
-            // than the longest timeout from now.
-            Some(theirs) if spec.timeout_secs >= MAX_TIMEOUT_SECS && !caller.full_result => {
-                (None, Some(theirs), theirs)
-            }
-            _ => {
-                let started = Instant::now();
-                // Checked: a deadline past the clock's range means "no
-                // deadline this century".
-                let own_deadline = started
-                    .checked_add(Duration::from_secs(spec.timeout_secs))
-                    .unwrap_or_else(|| started + Duration::from_secs(MAX_TIMEOUT_SECS));
-                // The caller's deadline bounds the call when it comes first
-                // (a skill's own shorter timeout still applies inside a chain).
-                let inherited = caller.deadline.filter(|d| *d <= own_deadline);
-                (Some(started), inherited, inherited.unwrap_or(own_deadline))
-            }
-        };
-        let stream = if spec.streaming { caller.stream } else { None };
-        let (sink, collected) = if stream.is_none() && !caller.full_result {
-            (EventSink::discard(), None)
-        } else {
-            let (sink, collected) = collecting_sink(spec.req_id, stream, K::event);
-            (sink, Some(collected))
-        };
-        // A caller that enforces the deadline itself lends its token; any
-        // other call gets one of its own, which the supervisor fires at the
-        // call's own timeout.
-        let (ctx_token, own_token) = if inherited.is_some() {
-            (caller.cancel.clone(), None)
-        } else {
-            let own = caller.cancel.child_token();
-            (own.clone(), Some(own))
-        };
-        let looked_up;
-        let identity = match caller.identity {
-            Some(identity) => identity,
-            None => {
-                looked_up = self.identity(caller.session_id);
-                &looked_up
-            }
-        };
-        let mut ctx =
-            CallContext::for_identity(identity, spec.req_id, ctx_token, Some(deadline), sink)
-                .with_correlation_id(spec.correlation_id)
-                .with_extensions(caller.extensions);
-        if let Some(key) = caller.idempotency_key {
-            ctx = ctx.with_idempotency_key(key);
-        }
-        let telemetry = &self.telemetry;
-        let timer = telemetry.metrics().timer();
-        let _in_flight = telemetry.metrics().run_started(match K::METRIC {
-            a2e_telemetry::CallKind::Tool => "tool",
-            a2e_telemetry::CallKind::Skill => "skill",
-        });
-        let op = call_span::<K>(telemetry, &entry, caller.session_id, caller.trace, &args);
-        #[cfg(feature = "journal")]
-        if op.is_recording()
-            && let Some(key) = caller.idempotency_key
-        {
-            self.journal_span(key, &op);
-        }
-        // The added layers (none unless an embedder or a feature adds one,
-        // which then costs one allocation per call) run before the plugin,
-        // under the call's supervision.
-        let work = if self.layers.is_empty() {
-            K::invoke(self, req, args, &entry, ctx)
-        } else {
-            let mut args = args;
-            let entry = &entry;
-            Box::pin(async move {
-                layers::run_layers(&self.layers, K::TARGET, K::name(entry), &mut args, &ctx)
-                    .await?;
-                K::invoke(self, req, args, entry, ctx).await
-            })
-        };
-        let work: BoxFuture<'_, HostResult<K::Output>> = if op.is_recording() {
-            Box::pin(tracing::Instrument::instrument(work, op.span().clone()))
-        } else {
-            work
-        };
-        let outcome = match own_token {
-            None => AssertUnwindSafe(work)
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|panic| Err(panicked(K::WHAT, panic.as_ref()))),
-            // Boxed: its timer and select state would otherwise widen every
-            // call's future, the chain nodes' included, which never use them.
-            Some(own_token) => {
-                Box::pin(supervise(
-                    work,
-                    own_token,
-                    caller.cancel,
-                    deadline,
-                    spec.timeout_secs,
-                    K::WHAT,
-                ))
-                .await
-            }
-        };
-        let duration_ms = match started {
-            Some(started) if caller.full_result => {
-                u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-            }
-            _ => 0,
-        };
-        let events = collected.as_deref().map(take).unwrap_or_default();
-        match outcome {
-            Ok(out) => {
-                op.result(K::data(&out));
-                timer.call(K::METRIC, K::name(&entry), a2e_telemetry::metrics::OK);
-                Ok(K::success(
-                    req,
-                    out,
-                    duration_ms,
-                    events,
-                    caller.full_result,
-                ))
-            }
-            Err(e) if e.is_refusal() => {
-                op.error(e.code().as_str(), &e.to_string());
-                timer.call(K::METRIC, K::name(&entry), e.code().as_str());
-                Err(e)
-            }
-            Err(e) => {
-                let code = match &e {
-                    HostError::Runtime(_) | HostError::Io { .. } | HostError::Tool(_) => K::FAILED,
-                    other => other.code(),
-                };
-                let message = e.to_string();
-                op.error(code.as_str(), &message);
-                timer.call(K::METRIC, K::name(&entry), code.as_str());
-                Ok(K::failure(req, code, message, duration_ms, events))
-            }
+            found => found,
         }
     }
 }

@@ -1,0 +1,269 @@
+//! The stages of the call pipeline, in the order a call passes them (see
+//! [`Host::call`]): its clock (the deadline it runs under), where its events
+//! go, its context (identity, cancellation, extensions), what observes it
+//! (span, metrics, the journal's trace of a node), the work (the added
+//! layers, then the plugin), its supervision (panics, timeout,
+//! cancellation), and its result.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+use super::{CallKind, CallSpec, Caller, Collected, MAX_TIMEOUT_SECS, layers};
+use crate::error::{HostError, HostResult};
+use crate::host::Host;
+use crate::plugin::{CallContext, EventSink};
+
+/// When a call must end, and from when its duration counts.
+pub(super) struct Clock {
+    /// When the call started: `None` for a call whose duration nobody reads,
+    /// under its caller's deadline.
+    started: Option<Instant>,
+    /// The caller's deadline, when it bounds the call: the caller enforces
+    /// it, and the call sets no timer of its own.
+    inherited: Option<Instant>,
+    /// When the call must end.
+    deadline: Instant,
+}
+
+impl Clock {
+    /// The clock of a call with `timeout_secs` under `caller`.
+    pub(super) fn start(caller: &Caller<'_>, timeout_secs: u64) -> Self {
+        match caller.deadline {
+            // A call without a timeout of its own (the longest) under its
+            // caller's deadline, whose duration nobody reads (a chain
+            // node's), reads no clock: a chain's deadline is never further
+            // than the longest timeout from now.
+            Some(theirs) if timeout_secs >= MAX_TIMEOUT_SECS && !caller.full_result => Self {
+                started: None,
+                inherited: Some(theirs),
+                deadline: theirs,
+            },
+            _ => {
+                let started = Instant::now();
+                // Checked: a deadline past the clock's range means "no
+                // deadline this century".
+                let own = started
+                    .checked_add(Duration::from_secs(timeout_secs))
+                    .unwrap_or_else(|| started + Duration::from_secs(MAX_TIMEOUT_SECS));
+                // The caller's deadline bounds the call when it comes first
+                // (a skill's own shorter timeout still applies inside a chain).
+                let inherited = caller.deadline.filter(|d| *d <= own);
+                Self {
+                    started: Some(started),
+                    inherited,
+                    deadline: inherited.unwrap_or(own),
+                }
+            }
+        }
+    }
+
+    /// The call's duration so far, when `measured` (else 0).
+    pub(super) fn duration_ms(&self, measured: bool) -> u64 {
+        match self.started {
+            Some(started) if measured => {
+                u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// Where a call's events go: nowhere when nobody reads them (a chain node's
+/// call that does not stream), else numbered, kept for the result and
+/// streamed when the request streams.
+pub(super) fn events<K: CallKind>(
+    caller: &mut Caller<'_>,
+    spec: &CallSpec<'_>,
+) -> (EventSink, Option<Arc<Collected<K::Event>>>) {
+    let stream = caller.stream.take().filter(|_| spec.streaming);
+    if stream.is_none() && !caller.full_result {
+        return (EventSink::discard(), None);
+    }
+    let (sink, collected) = super::collecting_sink(spec.req_id, stream, K::event);
+    (sink, Some(collected))
+}
+
+/// The events a call's result carries.
+pub(super) fn collected<E>(collected: Option<&Arc<Collected<E>>>) -> Vec<E> {
+    collected.map(|c| super::take(c)).unwrap_or_default()
+}
+
+impl Host {
+    /// The context the plugin gets: who calls, the request's ids, the
+    /// deadline, the token that stops the call, the events' sink and the
+    /// caller's extensions. The token is the caller's when the caller
+    /// enforces the deadline itself; else one of the call's own (returned
+    /// too), which its supervision fires.
+    pub(super) fn context(
+        &self,
+        caller: &mut Caller<'_>,
+        spec: &CallSpec<'_>,
+        clock: &Clock,
+        sink: EventSink,
+    ) -> (CallContext, Option<CancellationToken>) {
+        let (token, own) = if clock.inherited.is_some() {
+            (caller.cancel.clone(), None)
+        } else {
+            let own = caller.cancel.child_token();
+            (own.clone(), Some(own))
+        };
+        let looked_up;
+        let identity = match caller.identity {
+            Some(identity) => identity,
+            None => {
+                looked_up = self.identity(caller.session_id);
+                &looked_up
+            }
+        };
+        let mut ctx =
+            CallContext::for_identity(identity, spec.req_id, token, Some(clock.deadline), sink)
+                .with_correlation_id(spec.correlation_id)
+                .with_extensions(std::mem::take(&mut caller.extensions));
+        if let Some(key) = caller.idempotency_key {
+            ctx = ctx.with_idempotency_key(key);
+        }
+        (ctx, own)
+    }
+
+    /// The work of a call: the added layers (none unless an embedder or a
+    /// feature adds one, which then costs one allocation per call), then the
+    /// plugin, in the call's span when it records.
+    pub(super) fn work<'a, K: CallKind>(
+        self: &'a Arc<Self>,
+        req: &'a K::Req,
+        args: Map<String, Value>,
+        entry: &'a K::Entry,
+        ctx: CallContext,
+        op: &a2e_telemetry::OpSpan,
+    ) -> BoxFuture<'a, HostResult<K::Output>> {
+        let work = if self.layers.is_empty() {
+            K::invoke(self, req, args, entry, ctx)
+        } else {
+            let mut args = args;
+            Box::pin(async move {
+                layers::run_layers(&self.layers, K::TARGET, K::name(entry), &mut args, &ctx)
+                    .await?;
+                K::invoke(self, req, args, entry, ctx).await
+            })
+        };
+        if op.is_recording() {
+            Box::pin(tracing::Instrument::instrument(work, op.span().clone()))
+        } else {
+            work
+        }
+    }
+}
+
+/// Runs `work` to its end: under the call's own token and deadline when it
+/// has one (`own`), else (its caller enforces the deadline) catching only
+/// its panics.
+pub(super) async fn supervised<T>(
+    work: BoxFuture<'_, HostResult<T>>,
+    own: Option<CancellationToken>,
+    cancel: &CancellationToken,
+    clock: &Clock,
+    timeout_secs: u64,
+    what: &str,
+) -> HostResult<T> {
+    match own {
+        None => AssertUnwindSafe(work)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(super::panicked(what, panic.as_ref()))),
+        // Boxed: its timer and select state would otherwise widen every
+        // call's future, the chain nodes' included, which never use them.
+        Some(own) => {
+            Box::pin(super::supervise(
+                work,
+                own,
+                cancel,
+                clock.deadline,
+                timeout_secs,
+                what,
+            ))
+            .await
+        }
+    }
+}
+
+/// What observes a call: its span, its duration in the metrics, and the
+/// gauge of calls in flight (which it leaves when dropped).
+pub(super) struct Observed<'h> {
+    pub(super) op: a2e_telemetry::OpSpan,
+    timer: a2e_telemetry::Timer<'h>,
+    _in_flight: a2e_telemetry::Gauged,
+}
+
+impl<'h> Observed<'h> {
+    /// Starts observing a call of `entry` with `args`; a durable run's node
+    /// call also gives the journal its span's ids.
+    pub(super) fn start<K: CallKind>(
+        host: &'h Host,
+        entry: &K::Entry,
+        caller: &Caller<'_>,
+        args: &Map<String, Value>,
+    ) -> Self {
+        let telemetry = &host.telemetry;
+        let timer = telemetry.metrics().timer();
+        let in_flight = telemetry.metrics().run_started(match K::METRIC {
+            a2e_telemetry::CallKind::Tool => "tool",
+            a2e_telemetry::CallKind::Skill => "skill",
+        });
+        let op = super::call_span::<K>(telemetry, entry, caller.session_id, caller.trace, args);
+        #[cfg(feature = "journal")]
+        if op.is_recording()
+            && let Some(key) = caller.idempotency_key
+        {
+            host.journal_span(key, &op);
+        }
+        Self {
+            op,
+            timer,
+            _in_flight: in_flight,
+        }
+    }
+
+    /// The call's answer from its outcome: a result (`success: true`, or
+    /// `false` with the code of a call that ran and failed) or a refusal,
+    /// each reported to the span and the metrics.
+    pub(super) fn finish<K: CallKind>(
+        self,
+        req: &K::Req,
+        entry: &K::Entry,
+        outcome: HostResult<K::Output>,
+        duration_ms: u64,
+        events: Vec<K::Event>,
+        whole: bool,
+    ) -> HostResult<K::Result> {
+        match outcome {
+            Ok(out) => {
+                self.op.result(K::data(&out));
+                self.timer
+                    .call(K::METRIC, K::name(entry), a2e_telemetry::metrics::OK);
+                Ok(K::success(req, out, duration_ms, events, whole))
+            }
+            Err(e) if e.is_refusal() => {
+                self.op.error(e.code().as_str(), &e.to_string());
+                self.timer
+                    .call(K::METRIC, K::name(entry), e.code().as_str());
+                Err(e)
+            }
+            Err(e) => {
+                let code = match &e {
+                    HostError::Runtime(_) | HostError::Io { .. } | HostError::Tool(_) => K::FAILED,
+                    other => other.code(),
+                };
+                let message = e.to_string();
+                self.op.error(code.as_str(), &message);
+                self.timer.call(K::METRIC, K::name(entry), code.as_str());
+                Ok(K::failure(req, code, message, duration_ms, events))
+            }
+        }
+    }
+}
