@@ -115,7 +115,7 @@ pub struct HostConfig {
     pub mcp: McpConfig,
     /// Ontheia documents: the agents `agent` steps delegate to (`[[ontheia.agents]]`).
     pub ontheia: OntheiaConfig,
-    /// Plugin processes mounted as toolkits (`[[plugins]]`, see [`crate::plugins`]).
+    /// Plugin processes mounted as toolkits (`[[plugins]]`, see `a2e_host::plugins`).
     pub plugins: Vec<PluginProcessConfig>,
     /// OpenTelemetry traces and metrics (`[telemetry]`, off by default; the
     /// `OTEL_*` variables apply over it; docs/observability.md).

@@ -7,8 +7,7 @@
 //! call pipeline ([`Host::call_tool`], [`CallLayer`]); built-in tools
 //! ([`builtins`]) are confined to a workspace root, commands and network
 //! access are off unless allowed. Chains run on the host's node runner
-//! ([`chains`]), Ontheia documents on its backend (`ontheia_host`), plugin
-//! processes are mounted from `[[plugins]]` ([`plugins`]).
+//! ([`chains`]), Ontheia documents on its backend (`ontheia_host`).
 //!
 //! The crates above it add a layer each: ACMP and MCP adapters
 //! (`a2e-host-acmp`, `a2e-host-mcp`), durable runs and the cluster
@@ -63,7 +62,6 @@ pub mod memory;
 pub mod ontheia_host;
 pub mod outbound;
 pub mod plugin;
-pub mod plugins;
 pub mod proc;
 pub mod redact;
 pub mod registry;

@@ -80,6 +80,7 @@
 )]
 
 pub mod compose;
+pub mod plugins;
 
 // The crates of the host keep the paths their modules had when they were
 // modules of this one (`a2e_host::config`, `a2e_host::session`, …).
@@ -90,7 +91,7 @@ pub use a2e_host_core::memory;
 #[cfg(feature = "ontheia")]
 pub use a2e_host_core::ontheia_host;
 pub use a2e_host_core::{
-    acmp_config, audit, builtins, chains, config, outbound, plugin, plugins, proc, redact, registry,
+    acmp_config, audit, builtins, chains, config, outbound, plugin, proc, redact, registry,
 };
 #[cfg(feature = "llm")]
 pub use a2e_host_core::{llm, llm_tools};

@@ -1,5 +1,5 @@
 //! `[[plugins]]`: plugin processes mounted as toolkits (see
-//! [`crate::plugins`]).
+//! `a2e_host::plugins`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -11,7 +11,7 @@ use crate::plugin::Extensions;
 /// to, where its events go (when the request streams), and what cancels it.
 ///
 /// ```
-/// # use a2e_host::{CallOptions, EventStream};
+/// # use a2e_host_core::{CallOptions, EventStream};
 /// # use tokio_util::sync::CancellationToken;
 /// let cancel = CancellationToken::new();
 /// let (events, _received) = EventStream::channel(64);

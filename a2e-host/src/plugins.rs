@@ -34,10 +34,9 @@ use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
 use crate::config::PluginProcessConfig;
-use crate::error::{Cause, HostError, HostResult};
-use crate::host::HostBuilder;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 use crate::proc::GroupGuard;
+use crate::{Cause, HostBuilder, HostError, HostResult};
 
 /// Adds a [`PluginProcess`] for every `[[plugins]]` entry of the builder's
 /// configuration (none starts before its first use).
