@@ -1,5 +1,5 @@
 //! Progress events: what the engine reports while a chain runs, and where it
-//! reports it ([`EventSink`]).
+//! reports it ([`ChainEventSink`]).
 
 use a2e_proto::{ChainEvent, ChainEventRef, ChainPhase};
 use serde_json::Value;
@@ -84,7 +84,7 @@ impl Event<'_> {
 
 /// Receives events, synchronously and in `seq` order, on the task that runs
 /// the chain. Must not block: forward to a channel to do slow work elsewhere.
-pub trait EventSink: Send {
+pub trait ChainEventSink: Send {
     /// One event.
     fn event(&mut self, event: &Event<'_>);
 
@@ -105,11 +105,11 @@ pub trait EventSink: Send {
 }
 
 /// Drops every event.
-impl EventSink for () {
+impl ChainEventSink for () {
     fn event(&mut self, _: &Event<'_>) {}
 }
 
-impl<F: FnMut(&Event<'_>) + Send> EventSink for F {
+impl<F: FnMut(&Event<'_>) + Send> ChainEventSink for F {
     fn event(&mut self, event: &Event<'_>) {
         self(event)
     }
@@ -132,7 +132,7 @@ impl<F: FnMut(ChainEvent) + Send> WireEvents<F> {
     }
 }
 
-impl<F: FnMut(ChainEvent) + Send> EventSink for WireEvents<F> {
+impl<F: FnMut(ChainEvent) + Send> ChainEventSink for WireEvents<F> {
     fn event(&mut self, event: &Event<'_>) {
         (self.deliver)(event.to_wire(&self.req_id));
     }
@@ -143,7 +143,7 @@ impl<F: FnMut(ChainEvent) + Send> EventSink for WireEvents<F> {
 pub fn channel_sink(
     req_id: impl Into<String>,
     tx: tokio::sync::mpsc::UnboundedSender<ChainEvent>,
-) -> impl EventSink {
+) -> impl ChainEventSink {
     WireEvents::new(req_id, move |ev| {
         let _ = tx.send(ev);
     })

@@ -6,7 +6,7 @@
 //! `proc` nodes go to a [`NodeRunner`] the host provides; `branch` and `map`
 //! nodes are the engine's own. Inputs are resolved with JMESPath
 //! expressions compiled once at validation and evaluated on shared values.
-//! Progress is reported as [`Event`]s to an [`EventSink`]; the result is a
+//! Progress is reported as [`Event`]s to an [`ChainEventSink`]; the result is a
 //! [`ChainResponse`](a2e_proto::ChainResponse).
 //!
 //! The exact semantics (dependencies, skips, `on_error`, timeouts, events,
@@ -79,7 +79,7 @@ mod validate;
 pub use config::{ChainConfig, MAX_TIMEOUT_SECS, clamp_timeout, deadline_after};
 pub use engine::Engine;
 pub use error::{NodeError, ValidationError};
-pub use events::{Event, EventSink, Progress, WireEvents, channel_sink};
+pub use events::{ChainEventSink, Event, Progress, WireEvents, channel_sink};
 pub use graph::Plan;
 pub use input::NodeInput;
 pub use references::{ExprField, Reference};

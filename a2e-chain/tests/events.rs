@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use a2e_chain::{Engine, Event, EventSink};
+use a2e_chain::{ChainEventSink, Engine, Event};
 use a2e_proto::{Message, decode};
 use common::*;
 use serde_json::json;
@@ -21,7 +21,7 @@ struct Log {
 #[derive(Clone, Default)]
 struct Batching(Arc<Mutex<Log>>);
 
-impl EventSink for Batching {
+impl ChainEventSink for Batching {
     fn event(&mut self, event: &Event<'_>) {
         self.0.lock().unwrap().event(event);
     }
@@ -121,7 +121,7 @@ struct Handing {
     beside_at: Arc<Mutex<Vec<usize>>>,
 }
 
-impl EventSink for Handing {
+impl ChainEventSink for Handing {
     fn event(&mut self, _: &Event<'_>) {
         self.seen += 1;
         if self.seen.is_multiple_of(self.every) {

@@ -89,7 +89,7 @@ pub mod error;
 mod transport;
 
 pub use api::{
-    AttachTarget, CallOptions, ChainApi, ProcApi, ProcExit, Process, SkillApi, SkillCall,
+    AttachTarget, ChainApi, InvokeOptions, ProcApi, ProcExit, Process, SkillApi, SkillCall,
     SkillQuery, ToolApi, ToolCall, ToolQuery,
 };
 pub use call::{Call, FromMessage};

@@ -17,7 +17,7 @@ use crate::error::{ConfigError, HostResult, SkillError};
 #[cfg(feature = "memory")]
 use crate::memory::Memory;
 use crate::outbound::EventStream;
-pub use crate::plugin::Identity;
+use crate::plugin::Identity;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
 use crate::registry::{Registry, RegistryError};

@@ -73,6 +73,6 @@ pub use error::{Cause, ConfigError, FieldError, HostError, HostResult, SkillErro
 pub use host::live;
 pub use host::{
     BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget, Host, HostBuilder,
-    Identity, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout,
+    MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout,
 };
 pub use outbound::{EventReceiver, EventStream, Outbound};

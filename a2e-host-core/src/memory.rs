@@ -5,7 +5,7 @@
 //!
 //! A session may touch only the namespaces that `[memory] namespaces` allows
 //! for it: patterns with `${agent_id}` and `${user_id}`, filled from the
-//! session's [`Identity`](crate::Identity); anything else is `unauthorized`.
+//! session's [`Identity`](crate::plugin::Identity); anything else is `unauthorized`.
 //! The store opens on first use, so a host that never touches memory never
 //! creates the file. The tools are typed ([`TypedTool`]): their schemas come
 //! from `a2e-memory`'s argument types, the Ontheia step parameters. With

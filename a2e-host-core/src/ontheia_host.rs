@@ -19,7 +19,7 @@ use a2e_llm::{Message as ChatMessage, NoDeltas};
 use a2e_proto::{ErrorCode, ToolCallRequest};
 use ontheia::{
     AgentPlan, AgentRequest, Backend, BackendError, LlmReply, LlmRequest, MemorySearch,
-    MemoryWrite, RestRequest, RestResponse, ToolCall,
+    MemoryWrite, RestRequest, RestResponse, ToolStepCall,
 };
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -164,7 +164,11 @@ impl Backend for OntheiaBackend {
         }
     }
 
-    async fn tool(&self, call: ToolCall, cancel: CancellationToken) -> Result<Value, BackendError> {
+    async fn tool(
+        &self,
+        call: ToolStepCall,
+        cancel: CancellationToken,
+    ) -> Result<Value, BackendError> {
         let name = match self.tool_name(&call.server, &call.tool) {
             Ok(name) => name,
             // A mounted server that starts on first use: start it, look again.

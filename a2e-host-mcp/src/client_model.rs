@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use a2e_llm::{
     CancellationToken, ChatProvider, ChatRequest, ChatResponse, DeltaSink, FinishReason, LlmError,
-    Message, ToolCall, ToolChoice, Usage,
+    Message, ModelToolCall, ToolChoice, Usage,
 };
 use a2e_mcp::ClientLink;
 use a2e_mcp::rmcp::model::{
@@ -164,7 +164,7 @@ pub fn chat_response(result: CreateMessageResult) -> ChatResponse {
     for block in result.message.content.into_vec() {
         match block {
             SamplingMessageContentBlock::Text(t) => content.push_str(&t.text),
-            SamplingMessageContentBlock::ToolUse(u) => tool_calls.push(ToolCall {
+            SamplingMessageContentBlock::ToolUse(u) => tool_calls.push(ModelToolCall {
                 id: u.id,
                 name: u.name,
                 arguments: Value::Object(u.input).to_string(),
@@ -235,12 +235,12 @@ mod tests {
                 Message::Assistant {
                     content: String::new(),
                     tool_calls: vec![
-                        ToolCall {
+                        ModelToolCall {
                             id: "c1".into(),
                             name: "read_file".into(),
                             arguments: r#"{"path":"a.md"}"#.into(),
                         },
-                        ToolCall {
+                        ModelToolCall {
                             id: "c2".into(),
                             name: "list_dir".into(),
                             arguments: "not json".into(),

@@ -79,7 +79,7 @@ mod serve;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use a2e_mcp::{CallOptions, McpMounts, McpProgress};
+use a2e_mcp::{McpCallOptions, McpMounts, McpProgress};
 use a2e_proto::{ErrorCode, EventKind, ToolDefinition};
 use futures::FutureExt;
 use serde_json::{Map, Value};
@@ -192,7 +192,7 @@ impl ToolPlugin for McpPlugin {
         if let Some(trace) = a2e_telemetry::TraceContext::current() {
             trace.to_meta(&mut meta);
         }
-        let options = CallOptions {
+        let options = McpCallOptions {
             timeout: ctx.remaining(),
             cancel: Some(ctx.cancel.clone()),
             progress: Some(progress),

@@ -1,12 +1,13 @@
 //! A chain run as the journal sees it: each call's start and result through
-//! a [`CallObserver`], each event through an [`EventSink`], and the
+//! a [`CallObserver`], each event through an [`ChainEventSink`], and the
 //! [`Resume`] a resumed run starts from.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use a2e_chain::{
-    CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume,
+    CallKey, CallObserver, ChainEventSink, Event, NodeCall, NodeError, NodeResult, ObserveFuture,
+    Resume,
 };
 use a2e_journal::{
     Journal, JournalError, NodeKey, NodeOutcome, NodeRecord, NodeStart, RunId, RunState,
@@ -131,7 +132,7 @@ pub(super) struct JournalSink {
     pub req_id: String,
 }
 
-impl EventSink for JournalSink {
+impl ChainEventSink for JournalSink {
     fn event(&mut self, event: &Event<'_>) {
         let wire = event.to_wire(&self.req_id);
         match serde_json::to_value(&wire) {

@@ -3,7 +3,7 @@
 //! function here lets the loop run as it is.
 
 use a2e_llm::{
-    CancellationToken, ChatProvider, ChatRequest, EventSink, LoopError, LoopEvent, LoopOptions,
+    CancellationToken, ChatProvider, ChatRequest, LoopError, LoopEvent, LoopEventSink, LoopOptions,
     LoopOutcome, run_loop,
 };
 use a2e_proto::SkillDefinition;
@@ -79,7 +79,7 @@ pub(crate) fn observe(durable: &Durable, event: &LoopEvent) {
 }
 
 /// Runs the loop on `model` and `tools`, journaled when the call is durable.
-pub(crate) async fn drive<P: ChatProvider, S: EventSink>(
+pub(crate) async fn drive<P: ChatProvider, S: LoopEventSink>(
     durable: &Durable,
     model: &P,
     request: ChatRequest,

@@ -109,6 +109,6 @@ pub use a2e_host_core::live;
 pub use a2e_host_core::{
     BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget, Cause, ConfigError,
     EventReceiver, EventStream, FieldError, Host, HostBuilder, HostConfig, HostError, HostResult,
-    Identity, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, Outbound, SkillError, effective_timeout,
+    MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, Outbound, SkillError, effective_timeout,
 };
 pub use compose::Compose;

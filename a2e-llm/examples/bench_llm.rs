@@ -15,7 +15,7 @@ use std::time::Instant;
 use a2e_bench::report::emit;
 use a2e_bench::stats::median;
 use a2e_llm::{
-    CancellationToken, ChatProvider, EventSink, LoopEvent, LoopOptions, Message, NoDeltas,
+    CancellationToken, ChatProvider, LoopEvent, LoopEventSink, LoopOptions, Message, NoDeltas,
     ProviderConfig, ProviderKind, Providers, RetryPolicy, ToolExecutor, ToolSpec, run_loop,
 };
 use axum::body::{Body, Bytes};
@@ -105,7 +105,7 @@ impl ToolExecutor for Echo {
 
 struct Quiet;
 
-impl EventSink for Quiet {
+impl LoopEventSink for Quiet {
     fn event(&self, _event: LoopEvent) {}
 }
 

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::LoopError;
 use crate::events::LoopEvent;
 use crate::provider::ChatProvider;
-use crate::types::{ChatRequest, Delta, Message, ToolCall, ToolChoice, ToolSpec, Usage};
+use crate::types::{ChatRequest, Delta, Message, ModelToolCall, ToolChoice, ToolSpec, Usage};
 
 /// Runs the tools the model calls. The host implements it over its tool registry.
 pub trait ToolExecutor: Send + Sync {
@@ -28,12 +28,12 @@ pub trait ToolExecutor: Send + Sync {
 
 /// Receives [`LoopEvent`]s as the loop runs. Closures `Fn(LoopEvent) + Send + Sync`
 /// implement it.
-pub trait EventSink: Send + Sync {
+pub trait LoopEventSink: Send + Sync {
     /// One event.
     fn event(&self, event: LoopEvent);
 }
 
-impl<F: Fn(LoopEvent) + Send + Sync> EventSink for F {
+impl<F: Fn(LoopEvent) + Send + Sync> LoopEventSink for F {
     fn event(&self, event: LoopEvent) {
         self(event)
     }
@@ -115,7 +115,7 @@ pub async fn run_loop<P, T, S>(
 where
     P: ChatProvider,
     T: ToolExecutor,
-    S: EventSink,
+    S: LoopEventSink,
 {
     let work = turns(provider, request, executor, sink, options, cancel);
     let bounded = async {
@@ -133,7 +133,7 @@ where
     }
 }
 
-async fn turns<P: ChatProvider, T: ToolExecutor, S: EventSink>(
+async fn turns<P: ChatProvider, T: ToolExecutor, S: LoopEventSink>(
     provider: &P,
     mut request: ChatRequest,
     executor: &T,
@@ -237,7 +237,7 @@ fn compile_validators(tools: &[ToolSpec]) -> HashMap<String, jsonschema::Validat
 
 /// Answers one tool call: (content, is_error, refused).
 async fn answer_call<T: ToolExecutor>(
-    call: &ToolCall,
+    call: &ModelToolCall,
     offered: &[ToolSpec],
     validators: &HashMap<String, jsonschema::Validator>,
     executor: &T,

@@ -12,7 +12,8 @@ use crate::http::{SseReader, Transport};
 use crate::provider::ChatProvider;
 use crate::secret::Secret;
 use crate::types::{
-    ChatRequest, ChatResponse, Delta, DeltaSink, FinishReason, Message, ToolCall, ToolChoice, Usage,
+    ChatRequest, ChatResponse, Delta, DeltaSink, FinishReason, Message, ModelToolCall, ToolChoice,
+    Usage,
 };
 
 /// The `anthropic-version` sent when the configuration names none.
@@ -194,7 +195,7 @@ impl AnthropicProvider {
         for (i, block) in wire.content.iter().flatten().enumerate() {
             match str_field(block, "type") {
                 "text" => content.push_str(str_field(block, "text")),
-                "tool_use" => tool_calls.push(ToolCall {
+                "tool_use" => tool_calls.push(ModelToolCall {
                     id: non_empty(str_field(block, "id"), i),
                     name: str_field(block, "name").to_owned(),
                     arguments: block.get("input").map(Value::to_string).unwrap_or_default(),
@@ -224,7 +225,7 @@ impl AnthropicProvider {
         let mut content = String::new();
         // Content block index -> position in `calls`.
         let mut blocks: Vec<Option<usize>> = Vec::new();
-        let mut calls: Vec<ToolCall> = Vec::new();
+        let mut calls: Vec<ModelToolCall> = Vec::new();
         let mut usage = Usage::default();
         let mut reason: Option<String> = None;
         let mut model = String::new();
@@ -256,7 +257,7 @@ impl AnthropicProvider {
                         blocks.resize(index + 1, None);
                     }
                     if str_field(&block, "type") == "tool_use" {
-                        let call = ToolCall {
+                        let call = ModelToolCall {
                             id: non_empty(str_field(&block, "id"), index),
                             name: str_field(&block, "name").to_owned(),
                             arguments: String::new(),
@@ -358,7 +359,7 @@ fn non_empty(id: &str, index: usize) -> String {
     }
 }
 
-fn finish(reason: Option<&str>, calls: &[ToolCall]) -> FinishReason {
+fn finish(reason: Option<&str>, calls: &[ModelToolCall]) -> FinishReason {
     match reason {
         Some(r) if !r.is_empty() => FinishReason::from_wire(r),
         _ if !calls.is_empty() => FinishReason::ToolCalls,

@@ -67,8 +67,8 @@ mod skill;
 mod types;
 
 pub use agent::{
-    ArgumentsError, EventSink, LoopOptions, LoopOutcome, ToolExecutor, parse_arguments, run_loop,
-    truncate,
+    ArgumentsError, LoopEventSink, LoopOptions, LoopOutcome, ToolExecutor, parse_arguments,
+    run_loop, truncate,
 };
 pub use anthropic::{AnthropicProvider, DEFAULT_ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS};
 pub use client::ModelClient;
@@ -84,6 +84,6 @@ pub use secret::{REDACTED, Secret};
 pub use skill::{DEFAULT_MAX_TURNS, SkillEventSink, run_metadata, skill_messages};
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    ChatRequest, ChatResponse, Delta, DeltaSink, FinishReason, Message, NoDeltas, ToolCall,
+    ChatRequest, ChatResponse, Delta, DeltaSink, FinishReason, Message, ModelToolCall, NoDeltas,
     ToolChoice, ToolSpec, Usage,
 };

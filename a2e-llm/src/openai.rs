@@ -13,7 +13,8 @@ use crate::http::{SseReader, Transport};
 use crate::provider::ChatProvider;
 use crate::secret::Secret;
 use crate::types::{
-    ChatRequest, ChatResponse, Delta, DeltaSink, FinishReason, Message, ToolCall, ToolChoice, Usage,
+    ChatRequest, ChatResponse, Delta, DeltaSink, FinishReason, Message, ModelToolCall, ToolChoice,
+    Usage,
 };
 
 /// A client of one OpenAI-compatible endpoint.
@@ -222,7 +223,7 @@ fn arguments_text(arguments: &Value) -> String {
 /// Tool calls being assembled from stream fragments.
 #[derive(Default)]
 struct Calls {
-    calls: Vec<ToolCall>,
+    calls: Vec<ModelToolCall>,
 }
 
 impl Calls {
@@ -238,7 +239,7 @@ impl Calls {
         }
         let function = wire.function.as_ref();
         if index >= self.calls.len() {
-            self.calls.resize_with(index + 1, || ToolCall {
+            self.calls.resize_with(index + 1, || ModelToolCall {
                 id: String::new(),
                 name: String::new(),
                 arguments: String::new(),
@@ -270,7 +271,7 @@ impl Calls {
         }
     }
 
-    fn finish(self) -> Vec<ToolCall> {
+    fn finish(self) -> Vec<ModelToolCall> {
         self.calls
             .into_iter()
             .enumerate()
@@ -399,7 +400,7 @@ impl OpenAiProvider {
     }
 }
 
-fn finish(reason: Option<&str>, calls: &[ToolCall]) -> FinishReason {
+fn finish(reason: Option<&str>, calls: &[ModelToolCall]) -> FinishReason {
     match reason {
         Some(r) if !r.is_empty() => FinishReason::from_wire(r),
         _ if !calls.is_empty() => FinishReason::ToolCalls,

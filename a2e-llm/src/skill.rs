@@ -6,7 +6,7 @@ use std::time::Duration;
 use a2e_proto::{ErrorCode, EventKind};
 use serde_json::{Map, Value, json};
 
-use crate::agent::{EventSink, LoopOptions, LoopOutcome};
+use crate::agent::{LoopEventSink, LoopOptions, LoopOutcome};
 use crate::config::ResolvedModel;
 use crate::error::{ConfigError, LlmError, LoopError};
 use crate::events::LoopEvent;
@@ -117,11 +117,11 @@ pub fn run_metadata(model: &ResolvedModel, outcome: &LoopOutcome) -> Map<String,
     map
 }
 
-/// An [`EventSink`] handing each event on as a `skill/event` kind and payload
+/// An [`LoopEventSink`] handing each event on as a `skill/event` kind and payload
 /// ([`LoopEvent::to_skill_event`]).
 pub struct SkillEventSink<F>(pub F);
 
-impl<F: Fn(EventKind, Map<String, Value>) + Send + Sync> EventSink for SkillEventSink<F> {
+impl<F: Fn(EventKind, Map<String, Value>) + Send + Sync> LoopEventSink for SkillEventSink<F> {
     fn event(&self, event: LoopEvent) {
         let (kind, data) = event.to_skill_event();
         (self.0)(kind, data)

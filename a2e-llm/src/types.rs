@@ -23,11 +23,11 @@ pub enum Message {
         content: String,
         /// The tool calls asked for.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        tool_calls: Vec<ToolCall>,
+        tool_calls: Vec<ModelToolCall>,
     },
     /// The result of one tool call, answered back to the model.
     Tool {
-        /// The [`ToolCall::id`] answered.
+        /// The [`ModelToolCall::id`] answered.
         tool_call_id: String,
         /// The tool's name.
         name: String,
@@ -109,7 +109,7 @@ pub enum ToolChoice {
 /// A tool call in a model answer. `arguments` is the raw text the model produced, which
 /// need not be valid JSON: the loop parses it and answers a parse failure to the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolCall {
+pub struct ModelToolCall {
     /// Call id, echoed in the tool result.
     pub id: String,
     /// Tool name.
@@ -194,7 +194,7 @@ pub struct ChatResponse {
     /// The text.
     pub content: String,
     /// The tool calls asked for, in order.
-    pub tool_calls: Vec<ToolCall>,
+    pub tool_calls: Vec<ModelToolCall>,
     /// Why it stopped.
     pub finish_reason: FinishReason,
     /// Tokens used by this call (zero when the provider did not say).

@@ -224,7 +224,7 @@ async fn malformed_tool_input_from_history_stays_a_valid_transcript() {
     let mut messages = opening();
     messages.push(Message::Assistant {
         content: String::new(),
-        tool_calls: vec![a2e_llm::ToolCall {
+        tool_calls: vec![a2e_llm::ModelToolCall {
             id: "t1".into(),
             name: "add".into(),
             arguments: "{\"a\": 1,".into(),

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use a2e_bench::report::{emit, round};
 use a2e_bench::stats::{median, median_of, min, us};
-use a2e_mcp::{CallOptions, McpServerConfig, McpToolkit};
+use a2e_mcp::{McpCallOptions, McpServerConfig, McpToolkit};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -56,7 +56,7 @@ async fn direct_calls(client: &Direct, n: usize) -> Result<(), Box<dyn std::erro
 async fn bridge_calls(kit: &McpToolkit, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..n {
         let out = kit
-            .call("greet", arguments(), CallOptions::default())
+            .call("greet", arguments(), McpCallOptions::default())
             .await?;
         if out.is_error {
             return Err("bridge call failed".into());

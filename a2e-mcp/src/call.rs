@@ -52,7 +52,7 @@ pub type ProgressFn = Arc<dyn Fn(McpProgress) -> BoxFuture<'static, ()> + Send +
 /// Per-call options: a time limit, a cancellation token, a progress callback,
 /// entries for the request's `params._meta`.
 #[derive(Clone, Default)]
-pub struct CallOptions {
+pub struct McpCallOptions {
     /// Time limit (the server's `call_timeout_secs` caps it).
     pub timeout: Option<Duration>,
     /// Cancels the call: `notifications/cancelled` goes to the server.
@@ -65,9 +65,9 @@ pub struct CallOptions {
     pub meta: Map<String, Value>,
 }
 
-impl std::fmt::Debug for CallOptions {
+impl std::fmt::Debug for McpCallOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallOptions")
+        f.debug_struct("McpCallOptions")
             .field("timeout", &self.timeout)
             .field("cancel", &self.cancel.is_some())
             .field("progress", &self.progress.is_some())
@@ -76,7 +76,7 @@ impl std::fmt::Debug for CallOptions {
     }
 }
 
-impl CallOptions {
+impl McpCallOptions {
     /// With a time limit.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);

@@ -51,7 +51,7 @@ pub mod server;
 pub mod tool;
 pub mod toolkit;
 
-pub use call::{CallOptions, McpProgress, ProgressFn};
+pub use call::{McpCallOptions, McpProgress, ProgressFn};
 pub use config::{CommandLine, ElicitationPolicy, McpServerConfig, McpTransport, SamplingConfig};
 pub use error::{McpError, ServeError};
 pub use mounts::McpMounts;

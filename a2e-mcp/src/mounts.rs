@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use a2e_proto::{ErrorCode, ToolDefinition, ToolResult};
 use serde_json::{Map, Value};
 
-use crate::call::CallOptions;
+use crate::call::McpCallOptions;
 use crate::config::McpServerConfig;
 use crate::error::McpError;
 use crate::names::NameTable;
@@ -196,7 +196,7 @@ impl McpMounts {
         &self,
         exposed: &str,
         args: Map<String, Value>,
-        options: CallOptions,
+        options: McpCallOptions,
     ) -> ToolResult {
         let target = match self.resolve(exposed) {
             Some((kit, tool)) => Some((kit, tool)),
@@ -226,7 +226,7 @@ impl McpMounts {
         server: &str,
         tool: &str,
         args: Map<String, Value>,
-        options: CallOptions,
+        options: McpCallOptions,
     ) -> ToolResult {
         match self.toolkit(server) {
             Some(kit) => kit.call_result(tool, args, options).await,

@@ -6,7 +6,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2e_mcp::{CallOptions, McpError, McpServerConfig, McpToolkit};
+use a2e_mcp::{McpCallOptions, McpError, McpServerConfig, McpToolkit};
 use serde_json::{Map, Value, json};
 
 fn args(v: Value) -> Map<String, Value> {
@@ -56,7 +56,7 @@ async fn a_server_that_never_answers_initialize_fails_clearly_and_is_killed() {
         time.call(
             "get_current_time",
             args(json!({"timezone": "UTC"})),
-            CallOptions::default()
+            McpCallOptions::default()
         )
     );
     let err = hung.unwrap_err();
@@ -117,7 +117,7 @@ async fn an_eager_server_starts_at_mount_and_restarts_after_a_crash() {
         .call(
             "echo",
             args(json!({"message": "again"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -179,7 +179,7 @@ async fn everything_over_streamable_http() {
         .call(
             "get-sum",
             args(json!({"a": 1.5, "b": 2})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -191,7 +191,7 @@ async fn everything_over_streamable_http() {
         .call(
             "trigger-long-running-operation",
             args(json!({"duration": 0.3, "steps": 3})),
-            CallOptions::default().on_progress(move |p| {
+            McpCallOptions::default().on_progress(move |p| {
                 sink.lock().unwrap().push(p.pct());
                 async {}
             }),

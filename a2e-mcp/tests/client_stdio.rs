@@ -6,7 +6,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2e_mcp::{CallOptions, McpError, McpServerConfig, McpToolkit, NameTable};
+use a2e_mcp::{McpCallOptions, McpError, McpServerConfig, McpToolkit, NameTable};
 use a2e_proto::ErrorCode;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -57,7 +57,7 @@ async fn time_server_tools_are_listed_and_called() {
         .call(
             "get_current_time",
             args(json!({"timezone": "Europe/Oslo"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -70,7 +70,7 @@ async fn time_server_tools_are_listed_and_called() {
             args(
                 json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
             ),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await;
     assert!(converted.success, "{converted:?}");
@@ -87,7 +87,7 @@ async fn tool_errors_and_bad_arguments_fail_with_codes() {
         .call_result(
             "get_current_time",
             args(json!({"timezone": "Mars/Olympus"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await;
     assert!(!bad_zone.success);
@@ -95,7 +95,7 @@ async fn tool_errors_and_bad_arguments_fail_with_codes() {
     assert!(bad_zone.error.unwrap().contains("Mars/Olympus"));
     // Checked against the full schema before anything is sent.
     let missing = kit
-        .call("get_current_time", Map::new(), CallOptions::default())
+        .call("get_current_time", Map::new(), McpCallOptions::default())
         .await
         .unwrap_err();
     assert!(
@@ -104,7 +104,7 @@ async fn tool_errors_and_bad_arguments_fail_with_codes() {
     );
     assert_eq!(missing.code(), ErrorCode::SCHEMA_VIOLATION);
     let unknown = kit
-        .call_result("no_such_tool", Map::new(), CallOptions::default())
+        .call_result("no_such_tool", Map::new(), McpCallOptions::default())
         .await;
     assert_eq!(unknown.error_code, Some(ErrorCode::UNKNOWN_TOOL));
     assert!(unknown.error.unwrap().contains("`time`"));
@@ -145,7 +145,7 @@ async fn everything_server_echo_structured_and_enums() {
         .call(
             "echo",
             args(json!({"message": "hi there"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -154,7 +154,7 @@ async fn everything_server_echo_structured_and_enums() {
         .call(
             "get-sum",
             args(json!({"a": 2, "b": 40})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -163,7 +163,7 @@ async fn everything_server_echo_structured_and_enums() {
         .call(
             "get-structured-content",
             args(json!({"location": "Chicago"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -173,7 +173,7 @@ async fn everything_server_echo_structured_and_enums() {
         .call(
             "get-structured-content",
             args(json!({"location": "Paris"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap_err();
@@ -187,7 +187,7 @@ async fn progress_of_a_long_running_operation_reaches_the_callback() {
     };
     let seen: Seen = Arc::default();
     let sink = seen.clone();
-    let opts = CallOptions::default().on_progress(move |p| {
+    let opts = McpCallOptions::default().on_progress(move |p| {
         let sink = sink.clone();
         async move {
             sink.lock().unwrap().push((p.pct(), p.event_data()));
@@ -215,10 +215,12 @@ async fn cancelling_a_call_sends_cancelled_and_the_server_keeps_serving() {
     };
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    let opts = CallOptions::default().cancel(cancel).on_progress(move |_| {
-        trigger.cancel();
-        async {}
-    });
+    let opts = McpCallOptions::default()
+        .cancel(cancel)
+        .on_progress(move |_| {
+            trigger.cancel();
+            async {}
+        });
     let err = kit
         .call(
             "trigger-long-running-operation",
@@ -238,7 +240,7 @@ async fn cancelling_a_call_sends_cancelled_and_the_server_keeps_serving() {
         .call(
             "echo",
             args(json!({"message": "still here"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -249,7 +251,7 @@ async fn cancelling_a_call_sends_cancelled_and_the_server_keeps_serving() {
         .call(
             "trigger-long-running-operation",
             args(json!({"duration": 60, "steps": 2})),
-            CallOptions::default().timeout(Duration::from_millis(300)),
+            McpCallOptions::default().timeout(Duration::from_millis(300)),
         )
         .await
         .unwrap_err();
@@ -266,7 +268,7 @@ async fn a_crash_fails_the_call_in_flight_and_the_server_restarts() {
     kit.start().await.unwrap();
     let pid = kit.server_pid().await.unwrap();
     let killer = CancellationToken::new();
-    let opts = CallOptions::default().on_progress({
+    let opts = McpCallOptions::default().on_progress({
         let killer = killer.clone();
         move |_| {
             if !killer.is_cancelled() {
@@ -298,7 +300,7 @@ async fn a_crash_fails_the_call_in_flight_and_the_server_restarts() {
         .call(
             "echo",
             args(json!({"message": "back"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -327,7 +329,7 @@ async fn two_servers_with_the_same_tool_names_are_qualified() {
         .call(
             tool,
             args(json!({"message": "via ev2"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -366,7 +368,7 @@ async fn shutdown_kills_the_whole_process_group() {
         "server {server_pid} survived"
     );
     let err = kit
-        .call("get_current_time", Map::new(), CallOptions::default())
+        .call("get_current_time", Map::new(), McpCallOptions::default())
         .await
         .unwrap_err();
     assert!(matches!(err, McpError::Shutdown { .. }));

@@ -4,7 +4,7 @@ use crate::common;
 
 use std::collections::HashSet;
 
-use a2e_mcp::{CallOptions, McpMounts, McpServerConfig};
+use a2e_mcp::{McpCallOptions, McpMounts, McpServerConfig};
 use a2e_proto::ErrorCode;
 use serde_json::{Map, Value, json};
 
@@ -56,7 +56,7 @@ async fn three_servers_one_deferred_under_one_name_table() {
         .call(
             "ev2.echo",
             args(json!({"message": "two"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await;
     assert!(r.success, "{r:?}");
@@ -66,7 +66,7 @@ async fn three_servers_one_deferred_under_one_name_table() {
         .call(
             "time.get_current_time",
             args(json!({"timezone": "UTC"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await;
     assert!(r.success, "{r:?}");
@@ -74,16 +74,16 @@ async fn three_servers_one_deferred_under_one_name_table() {
         .call(
             "echo",
             args(json!({"message": "one"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await;
     assert!(r.success, "{r:?}");
     let r = mounts
-        .call("no_such_tool", Map::new(), CallOptions::default())
+        .call("no_such_tool", Map::new(), McpCallOptions::default())
         .await;
     assert_eq!(r.error_code, Some(ErrorCode::UNKNOWN_TOOL));
     let r = mounts
-        .call_on("nowhere", "echo", Map::new(), CallOptions::default())
+        .call_on("nowhere", "echo", Map::new(), McpCallOptions::default())
         .await;
     assert_eq!(r.error_code, Some(ErrorCode::SERVER_NOT_FOUND));
     mounts.shutdown().await;
@@ -101,7 +101,7 @@ async fn a_qualified_name_starts_a_server_not_listed_yet() {
         .call(
             "clock.get_current_time",
             args(json!({"timezone": "Asia/Tokyo"})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await;
     assert!(r.success, "{r:?}");

@@ -8,7 +8,7 @@ use crate::common;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use a2e_mcp::{CallOptions, McpError, McpServerConfig, McpToolkit, ServeError};
+use a2e_mcp::{McpCallOptions, McpError, McpServerConfig, McpToolkit, ServeError};
 use backend::DemoBackend;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
@@ -138,7 +138,7 @@ async fn our_client_mounts_our_server_over_http_with_a_token() {
         .call(
             "nested",
             args(json!({"order": {"id": 3, "address": {"city": "Oslo"}}})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap();
@@ -151,7 +151,7 @@ async fn our_client_mounts_our_server_over_http_with_a_token() {
         .call(
             "nested",
             args(json!({"order": {"id": 3, "address": {}}})),
-            CallOptions::default(),
+            McpCallOptions::default(),
         )
         .await
         .unwrap_err();
@@ -162,7 +162,7 @@ async fn our_client_mounts_our_server_over_http_with_a_token() {
     kit.call(
         "slow",
         args(json!({"steps": 4})),
-        CallOptions::default().on_progress(move |p| {
+        McpCallOptions::default().on_progress(move |p| {
             sink.lock()
                 .unwrap()
                 .push((p.pct(), p.message.clone().unwrap_or_default()));
@@ -188,10 +188,12 @@ async fn our_client_mounts_our_server_over_http_with_a_token() {
         .call(
             "wait_for_cancel",
             Map::new(),
-            CallOptions::default().cancel(cancel).on_progress(move |_| {
-                trigger.cancel();
-                async {}
-            }),
+            McpCallOptions::default()
+                .cancel(cancel)
+                .on_progress(move |_| {
+                    trigger.cancel();
+                    async {}
+                }),
         )
         .await
         .unwrap_err();
@@ -209,7 +211,7 @@ async fn our_client_mounts_our_server_over_http_with_a_token() {
         .call(
             "wait_for_cancel",
             Map::new(),
-            CallOptions::default().timeout(std::time::Duration::from_millis(200)),
+            McpCallOptions::default().timeout(std::time::Duration::from_millis(200)),
         )
         .await
         .unwrap_err();

@@ -1,5 +1,5 @@
 //! A chain run journaled the way a host does it: a `CallObserver` that
-//! journals each call's start and result (awaited), an `EventSink` that
+//! journals each call's start and result (awaited), an `ChainEventSink` that
 //! journals each event (queued), and the `Resume` built from a journaled run:
 //! what a2e-journal's tests and its cluster benchmark run chains through.
 
@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2e_chain::{
-    CallKey, CallObserver, Event, EventSink, NodeCall, NodeError, NodeResult, ObserveFuture, Resume,
+    CallKey, CallObserver, ChainEventSink, Event, NodeCall, NodeError, NodeResult, ObserveFuture,
+    Resume,
 };
 use a2e_journal::{Journal, JournalError, NodeKey, NodeOutcome, RunId, RunState, RunStatus};
 use a2e_proto::{ChainPhase, ErrorCode};
@@ -92,7 +93,7 @@ pub struct JournalSink {
     pub req_id: String,
 }
 
-impl EventSink for JournalSink {
+impl ChainEventSink for JournalSink {
     fn event(&mut self, event: &Event<'_>) {
         let wire = event.to_wire(&self.req_id);
         if let Ok(v) = serde_json::to_value(&wire) {

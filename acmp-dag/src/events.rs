@@ -87,18 +87,18 @@ pub enum FallbackReason {
 
 /// Receives the events of a run, synchronously and in order, from the orchestrator's loop:
 /// keep `emit` cheap (forward to a channel for slow work).
-pub trait EventSink: Send + Sync + 'static {
+pub trait DagEventSink: Send + Sync + 'static {
     /// One event.
     fn emit(&self, event: &Event);
 }
 
-impl<F: Fn(&Event) + Send + Sync + 'static> EventSink for F {
+impl<F: Fn(&Event) + Send + Sync + 'static> DagEventSink for F {
     fn emit(&self, event: &Event) {
         self(event);
     }
 }
 
-impl EventSink for mpsc::UnboundedSender<Event> {
+impl DagEventSink for mpsc::UnboundedSender<Event> {
     fn emit(&self, event: &Event) {
         let _ = self.send(event.clone());
     }

@@ -87,7 +87,7 @@ pub mod validate;
 
 pub use crate::dag::{Dag, Edge};
 pub use crate::error_code::{AcmpError, ErrorCode, ErrorData};
-pub use crate::events::{Event, EventKind, EventSink, FallbackReason, TransitionCause};
+pub use crate::events::{DagEventSink, Event, EventKind, FallbackReason, TransitionCause};
 pub use crate::idempotent::Idempotent;
 pub use crate::input::{InputReference, Source, SourceTasks, TaskInput};
 pub use crate::layer1::{

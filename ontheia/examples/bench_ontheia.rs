@@ -13,7 +13,7 @@ use a2e_bench::report::{emit, round};
 use a2e_bench::stats::median;
 use ontheia::{
     AgentPlan, AgentRequest, Backend, BackendError, Document, Engine, Globals, LlmReply,
-    LlmRequest, MemorySearch, MemoryWrite, RestRequest, RestResponse, ToolCall,
+    LlmRequest, MemorySearch, MemoryWrite, RestRequest, RestResponse, ToolStepCall,
 };
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -26,7 +26,7 @@ impl Backend for NoOp {
         black_box(&req);
         Ok(LlmReply::text("{\"ok\": true, \"n\": 1}"))
     }
-    async fn tool(&self, call: ToolCall, _: CancellationToken) -> Result<Value, BackendError> {
+    async fn tool(&self, call: ToolStepCall, _: CancellationToken) -> Result<Value, BackendError> {
         black_box(&call);
         Ok(json!({"content": [{"type": "text", "text": "{\"value\": 42}"}]}))
     }
@@ -179,7 +179,7 @@ fn main() {
                     1 => drop(black_box(
                         backend
                             .tool(
-                                ToolCall {
+                                ToolStepCall {
                                     step_id: format!("s{i}"),
                                     key: format!("s{i}"),
                                     attempt: 1,

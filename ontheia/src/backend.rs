@@ -64,7 +64,7 @@ impl LlmReply {
 
 /// A `tool` step's call.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+pub struct ToolStepCall {
     /// The step's id.
     pub step_id: String,
     /// The step's place in the run ([`crate::StepCall::key`]): with the run's
@@ -198,7 +198,7 @@ pub trait Backend: Send + Sync + 'static {
     /// (`{"content":[{"type":"text","text":…}], "isError": false}`).
     fn tool(
         &self,
-        call: ToolCall,
+        call: ToolStepCall,
         cancel: CancellationToken,
     ) -> impl Future<Output = Result<Value, BackendError>> + Send {
         let _ = (call, cancel);
@@ -260,7 +260,11 @@ pub trait DynBackend: Send + Sync + 'static {
         cancel: CancellationToken,
     ) -> BoxFuture<LlmReply>;
     /// See [`Backend::tool`].
-    fn tool_boxed(self: Arc<Self>, call: ToolCall, cancel: CancellationToken) -> BoxFuture<Value>;
+    fn tool_boxed(
+        self: Arc<Self>,
+        call: ToolStepCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Value>;
     /// See [`Backend::memory_search`].
     fn memory_search_boxed(
         self: Arc<Self>,
@@ -295,7 +299,11 @@ impl<B: Backend> DynBackend for B {
     ) -> BoxFuture<LlmReply> {
         Box::pin(async move { self.llm(req, cancel).await })
     }
-    fn tool_boxed(self: Arc<Self>, call: ToolCall, cancel: CancellationToken) -> BoxFuture<Value> {
+    fn tool_boxed(
+        self: Arc<Self>,
+        call: ToolStepCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Value> {
         Box::pin(async move { self.tool(call, cancel).await })
     }
     fn memory_search_boxed(
@@ -348,7 +356,7 @@ impl Backend for SharedBackend {
     }
     fn tool(
         &self,
-        call: ToolCall,
+        call: ToolStepCall,
         cancel: CancellationToken,
     ) -> impl Future<Output = Result<Value, BackendError>> + Send {
         Arc::clone(&self.0).tool_boxed(call, cancel)

@@ -56,17 +56,17 @@ pub struct Event<'a> {
 
 /// Receives events in order, on the task that runs the chain. Must not
 /// block: forward to a channel for slow work.
-pub trait EventSink: Send {
+pub trait OntheiaEventSink: Send {
     /// One event.
     fn event(&mut self, event: &Event<'_>);
 }
 
 /// Drops every event.
-impl EventSink for () {
+impl OntheiaEventSink for () {
     fn event(&mut self, _: &Event<'_>) {}
 }
 
-impl<F: FnMut(&Event<'_>) + Send> EventSink for F {
+impl<F: FnMut(&Event<'_>) + Send> OntheiaEventSink for F {
     fn event(&mut self, event: &Event<'_>) {
         self(event)
     }

@@ -6,7 +6,7 @@
 //! anything runs (each error names its JSON path and rule). [`Engine::run`]
 //! runs it: steps in order, each `when` checked, each result stored as
 //! `{output, data, result, error, status}` for later `${steps.<id>.<path>}`
-//! references, events for every step to an [`EventSink`], cancellation
+//! references, events for every step to an [`OntheiaEventSink`], cancellation
 //! through a `CancellationToken`. `llm`, `tool`, `memory_search`,
 //! `memory_write`, `rest_call` and `agent` steps go to the [`Backend`];
 //! `router`, `branch`, `parallel`, `loop`, `retry`, `delay` and
@@ -65,7 +65,7 @@ pub mod validate;
 
 pub use backend::{
     AgentPlan, AgentRequest, Backend, DynBackend, LlmReply, LlmRequest, MemorySearch, MemoryWrite,
-    NATIVE_TOOL_SERVER, RestRequest, RestResponse, SharedBackend, ToolCall,
+    NATIVE_TOOL_SERVER, RestRequest, RestResponse, SharedBackend, ToolStepCall,
 };
 pub use context::{Clock, FixedClock, Globals, SystemClock};
 pub use doc::{Case, Document, Edge, Step, StepType, When};
@@ -74,7 +74,7 @@ pub use engine::{
     StepObserver, StepReply, is_journaled,
 };
 pub use error::{BackendError, Rule, RunError, StepError, ValidationError, ValidationErrors};
-pub use events::{Event, EventKind, EventSink};
+pub use events::{Event, EventKind, OntheiaEventSink};
 pub use result::{StepResult, StepStatus};
 pub use validate::{parse, parse_value, validate};
 

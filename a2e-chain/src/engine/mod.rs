@@ -21,7 +21,7 @@ use self::scheduler::Run;
 use self::state::Status;
 use crate::config::ChainConfig;
 use crate::error::ValidationError;
-use crate::events::EventSink;
+use crate::events::ChainEventSink;
 use crate::graph::Plan;
 use crate::resume::RunOptions;
 use crate::runner::{DynNodeRunner, NodeRunner};
@@ -84,7 +84,7 @@ impl Engine {
     pub async fn run(
         &self,
         req: &ChainRequest,
-        events: impl EventSink,
+        events: impl ChainEventSink,
         cancel: CancellationToken,
     ) -> Result<ChainResponse, ValidationError> {
         let started = Instant::now();
@@ -98,7 +98,7 @@ impl Engine {
     pub async fn run_plan(
         &self,
         plan: &Plan<'_>,
-        events: impl EventSink,
+        events: impl ChainEventSink,
         cancel: CancellationToken,
     ) -> ChainResponse {
         self.execute(plan, events, cancel, Instant::now(), RunOptions::default())
@@ -111,7 +111,7 @@ impl Engine {
     pub async fn run_plan_with(
         &self,
         plan: &Plan<'_>,
-        events: impl EventSink,
+        events: impl ChainEventSink,
         cancel: CancellationToken,
         options: RunOptions,
     ) -> ChainResponse {
@@ -122,7 +122,7 @@ impl Engine {
     async fn execute(
         &self,
         plan: &Plan<'_>,
-        events: impl EventSink,
+        events: impl ChainEventSink,
         cancel: CancellationToken,
         started: Instant,
         options: RunOptions,

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::NodeError;
-use crate::events::{Event, EventSink, Progress};
+use crate::events::{ChainEventSink, Event, Progress};
 use crate::resume::Resume;
 
 /// Where a node is in its life.
@@ -118,7 +118,7 @@ pub(crate) struct Emitter<S> {
     pub resume: Option<Box<Resume>>,
 }
 
-impl<S: EventSink> Emitter<S> {
+impl<S: ChainEventSink> Emitter<S> {
     /// Emits one event.
     pub(crate) fn emit(
         &mut self,

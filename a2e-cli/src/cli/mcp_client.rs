@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use a2e_host::config::HostConfig;
-use a2e_mcp::{CallOptions, McpServerConfig, McpToolkit};
+use a2e_mcp::{McpCallOptions, McpServerConfig, McpToolkit};
 use serde_json::{Map, Value};
 
 use super::run::print_out;
@@ -65,7 +65,7 @@ pub(super) async fn call(
             Err(e) => return fail(e),
         }
     }
-    let result = kit.call_result(tool, args, CallOptions::default()).await;
+    let result = kit.call_result(tool, args, McpCallOptions::default()).await;
     kit.shutdown().await;
     print_out(&serde_json::to_string(&result).unwrap_or_default());
     if result.success {

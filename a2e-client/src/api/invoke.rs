@@ -11,7 +11,7 @@ use crate::error::ClientResult;
 
 /// Options every call has.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct CallOptions {
+pub struct InvokeOptions {
     /// Ask for events.
     pub streaming: bool,
     /// Wall-clock limit the host enforces, in seconds (0: the host's or skill's default).
@@ -34,7 +34,7 @@ pub(crate) trait Invocation {
     const ANSWER: &'static str;
 
     /// The shared options.
-    fn options(&self) -> &CallOptions;
+    fn options(&self) -> &InvokeOptions;
     /// The request message.
     fn into_request(self, client: &Client, streaming: bool) -> Message;
     /// The result in an answer.

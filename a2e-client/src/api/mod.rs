@@ -7,7 +7,7 @@ mod skills;
 mod tools;
 
 pub use chains::{AttachTarget, ChainApi};
-pub use invoke::CallOptions;
+pub use invoke::InvokeOptions;
 pub use proc::{ProcApi, ProcExit, Process};
 pub use skills::{SkillApi, SkillCall, SkillQuery};
 pub use tools::{ToolApi, ToolCall, ToolQuery};

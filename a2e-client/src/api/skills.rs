@@ -6,7 +6,7 @@ use a2e_proto::{
 };
 use serde_json::{Map, Value};
 
-use super::invoke::{self, CallOptions, Invocation, call_options};
+use super::invoke::{self, Invocation, InvokeOptions, call_options};
 use crate::call::Call;
 use crate::client::{Client, unexpected};
 use crate::error::{ClientError, ClientResult};
@@ -43,7 +43,7 @@ pub struct SkillCall {
     /// Its arguments.
     pub arguments: Map<String, Value>,
     /// Streaming (the spec's default: on), timeouts (default 60 s), correlation id.
-    pub options: CallOptions,
+    pub options: InvokeOptions,
     /// Another model or provider for this call.
     pub llm_override: Option<LLMConfig>,
     /// More metadata.
@@ -56,10 +56,10 @@ impl SkillCall {
         Self {
             name: name.into(),
             arguments: super::object(arguments),
-            options: CallOptions {
+            options: InvokeOptions {
                 streaming: true,
                 timeout_secs: 60,
-                ..CallOptions::default()
+                ..InvokeOptions::default()
             },
             llm_override: None,
             metadata: Map::new(),
@@ -81,7 +81,7 @@ impl Invocation for SkillCall {
     const DEFAULT_TIMEOUT_SECS: u64 = 60;
     const ANSWER: &'static str = "skill/call/resp";
 
-    fn options(&self) -> &CallOptions {
+    fn options(&self) -> &InvokeOptions {
         &self.options
     }
 

@@ -5,7 +5,7 @@ use std::sync::{Arc, PoisonError};
 use a2e_proto::{Message, ToolCallRequest, ToolDefinition, ToolEvent, ToolListRequest, ToolResult};
 use serde_json::{Map, Value};
 
-use super::invoke::{self, CallOptions, Invocation, call_options};
+use super::invoke::{self, Invocation, InvokeOptions, call_options};
 use crate::call::Call;
 use crate::client::{Client, unexpected};
 use crate::error::ClientResult;
@@ -59,7 +59,7 @@ pub struct ToolCall {
     /// Its arguments.
     pub arguments: Map<String, Value>,
     /// Streaming (default off), timeouts (default 30 s), correlation id.
-    pub options: CallOptions,
+    pub options: InvokeOptions,
 }
 
 impl ToolCall {
@@ -68,9 +68,9 @@ impl ToolCall {
         Self {
             name: name.into(),
             arguments: super::object(arguments),
-            options: CallOptions {
+            options: InvokeOptions {
                 timeout_secs: 30,
-                ..CallOptions::default()
+                ..InvokeOptions::default()
             },
         }
     }
@@ -84,7 +84,7 @@ impl Invocation for ToolCall {
     const DEFAULT_TIMEOUT_SECS: u64 = 30;
     const ANSWER: &'static str = "tool/call/resp";
 
-    fn options(&self) -> &CallOptions {
+    fn options(&self) -> &InvokeOptions {
         &self.options
     }
 

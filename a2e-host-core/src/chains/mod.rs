@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use a2e_chain::{ChainConfig, DynNodeRunner, Engine, Event, EventSink, Plan, RunOptions};
+use a2e_chain::{ChainConfig, ChainEventSink, DynNodeRunner, Engine, Event, Plan, RunOptions};
 use a2e_proto::{ChainRequest, ChainResponse, ErrorCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -194,7 +194,7 @@ pub struct Durable<S> {
 
 /// Runs a chain validated by [`plan`] durably, as [`run_plan`] does, with
 /// its events also going to `durable.sink` and its calls observed.
-pub async fn run_plan_durable<S: EventSink>(
+pub async fn run_plan_durable<S: ChainEventSink>(
     host: &Arc<Host>,
     plan: &Plan<'_>,
     options: CallOptions<'_>,
@@ -223,7 +223,7 @@ pub async fn run_plan_durable<S: EventSink>(
     resp
 }
 
-async fn run_plan_in<S: EventSink>(
+async fn run_plan_in<S: ChainEventSink>(
     host: &Arc<Host>,
     session_id: &str,
     plan: &Plan<'_>,

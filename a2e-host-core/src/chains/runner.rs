@@ -9,7 +9,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::HostError;
-use crate::host::{Caller, Host, Identity, NodeTrace, SkillCallKind, ToolCallKind};
+use crate::host::{Caller, Host, NodeTrace, SkillCallKind, ToolCallKind};
+use crate::plugin::Identity;
 
 /// Runs chain nodes on a host, within one session.
 pub struct HostRunner {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use a2e_chain::{Event, EventSink};
+use a2e_chain::{ChainEventSink, Event};
 use a2e_proto::ChainEventRef;
 use a2e_proto::ndjson::NdjsonCodec;
 use bytes::{Bytes, BytesMut};
@@ -45,7 +45,7 @@ pub(super) const EVENT_AGE: Duration = Duration::from_millis(5);
 /// instead of one per event; the engine flushes at the end of the run, so
 /// every event precedes the response.
 /// After handing a run on, the sink has the engine yield
-/// ([`EventSink::handed_on`]): the writer, woken on the chain's thread,
+/// ([`ChainEventSink::handed_on`]): the writer, woken on the chain's thread,
 /// writes the run while the chain goes on, instead of all runs at its end.
 /// A run is gathered in segments of [`EVENT_SEGMENT`] bytes, handed on one
 /// item each. More than `limit` bytes queued (an agent that does not read)
@@ -140,7 +140,7 @@ impl LineSink {
     }
 }
 
-impl EventSink for LineSink {
+impl ChainEventSink for LineSink {
     fn event(&mut self, event: &Event<'_>) {
         if self.overflowed {
             return;
@@ -209,7 +209,7 @@ impl EventSink for LineSink {
 /// sink that journals a durable run's events.
 pub(super) struct Tee<A, B>(pub A, pub B);
 
-impl<A: EventSink, B: EventSink> EventSink for Tee<A, B> {
+impl<A: ChainEventSink, B: ChainEventSink> ChainEventSink for Tee<A, B> {
     fn event(&mut self, event: &Event<'_>) {
         self.1.event(event);
         self.0.event(event);

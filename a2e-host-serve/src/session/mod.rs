@@ -23,7 +23,7 @@ use tokio_util::task::TaskTracker;
 use a2e_host_core::host::Host;
 use a2e_host_core::outbound::EventStream;
 
-pub use a2e_host_core::outbound::{Mark, Outbound};
+use a2e_host_core::outbound::{Mark, Outbound};
 pub use auth::{loaded_capabilities, token_matches};
 
 /// How many requests may wait for a slot, per allowed concurrent request,

@@ -321,7 +321,7 @@ impl ToolExecutor for Tools {
 #[derive(Default)]
 pub struct Collect(pub Mutex<Vec<LoopEvent>>);
 
-impl a2e_llm::EventSink for Collect {
+impl a2e_llm::LoopEventSink for Collect {
     fn event(&self, event: LoopEvent) {
         self.0.lock().unwrap().push(event);
     }

@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::CallOptions;
+use crate::call::McpCallOptions;
 use crate::config::{McpServerConfig, McpTransport};
 use crate::error::McpError;
 use crate::output::McpOutput;
@@ -253,7 +253,7 @@ impl McpToolkit {
         &self,
         tool: &str,
         args: Map<String, Value>,
-        options: CallOptions,
+        options: McpCallOptions,
     ) -> Result<McpOutput, McpError> {
         self.reauthorizing(|| self.call_once(tool, args.clone(), options.clone()))
             .await
@@ -301,7 +301,7 @@ impl McpToolkit {
         &self,
         tool: &str,
         args: Map<String, Value>,
-        options: CallOptions,
+        options: McpCallOptions,
     ) -> Result<McpOutput, McpError> {
         let server = self.name().to_owned();
         let catalog = self.tools_once().await?;
@@ -346,7 +346,7 @@ impl McpToolkit {
         &self,
         tool: &str,
         args: Map<String, Value>,
-        options: CallOptions,
+        options: McpCallOptions,
     ) -> ToolResult {
         let started = Instant::now();
         let mut result = match self.call(tool, args, options).await {

@@ -266,7 +266,7 @@ impl Inner {
         conn: &Connection,
         tool: &str,
         args: Map<String, Value>,
-        options: CallOptions,
+        options: McpCallOptions,
     ) -> Result<McpOutput, McpError> {
         let server = &self.config.name;
         let what = format!("tools/call {tool}");

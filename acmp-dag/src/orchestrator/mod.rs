@@ -22,7 +22,7 @@ use self::msg::Msg;
 use self::outcome::DagOutcome;
 use self::plan::Plan;
 use self::run::RunLoop;
-use crate::events::EventSink;
+use crate::events::DagEventSink;
 use crate::{Dag, Router, ValidatedDag, ValidationLimits, ValidationReport};
 
 /// What happens to the rest of the DAG when a task fails. Either way the failed task's
@@ -67,7 +67,7 @@ impl Default for OrchestratorConfig {
 pub struct Orchestrator {
     router: Arc<dyn Router>,
     config: OrchestratorConfig,
-    events: Option<Arc<dyn EventSink>>,
+    events: Option<Arc<dyn DagEventSink>>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -105,7 +105,7 @@ impl Orchestrator {
 
     /// Receives every event of every run.
     #[must_use]
-    pub fn with_event_sink(mut self, sink: impl EventSink) -> Self {
+    pub fn with_event_sink(mut self, sink: impl DagEventSink) -> Self {
         self.events = Some(Arc::new(sink));
         self
     }

@@ -20,7 +20,7 @@ use super::outcome::{CancelReason, DagOutcome, DagStatus, TaskEnd, TaskError};
 use super::plan::Plan;
 use super::stream::OutStream;
 use super::{FailurePolicy, OrchestratorConfig};
-use crate::events::{Event, EventKind, EventSink};
+use crate::events::{DagEventSink, Event, EventKind};
 use crate::hash::IdxMap;
 use crate::{InputChunk, InvokeResult, TaskState};
 
@@ -47,7 +47,7 @@ pub(crate) struct RunLoop {
     policy: FailurePolicy,
     default_timeout: Option<Duration>,
     cancel_grace: Duration,
-    events: Option<Arc<dyn EventSink>>,
+    events: Option<Arc<dyn DagEventSink>>,
     seq: u64,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
@@ -74,7 +74,7 @@ impl RunLoop {
     pub(crate) fn new(
         plan: Arc<Plan>,
         config: &OrchestratorConfig,
-        events: Option<Arc<dyn EventSink>>,
+        events: Option<Arc<dyn DagEventSink>>,
         tx: mpsc::UnboundedSender<Msg>,
         rx: mpsc::UnboundedReceiver<Msg>,
         options: DagRunOptions,

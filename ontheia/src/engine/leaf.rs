@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 use super::{Cx, Engine, Frame, Outcome, lock, truncate_chars};
 use crate::backend::{
     AgentPlan, AgentRequest, Backend, LlmReply, LlmRequest, MemorySearch, MemoryWrite, RestRequest,
-    ToolCall,
+    ToolStepCall,
 };
 use crate::doc::Step;
 use crate::error::StepError;
@@ -141,7 +141,7 @@ impl<B: Backend> Engine<B> {
                 },
                 _ => Map::new(),
             };
-            ToolCall {
+            ToolStepCall {
                 step_id: step.id.clone(),
                 key: super::durable::key(&frame.path, &step.id).into_owned(),
                 attempt: frame.attempt.max(1),

@@ -26,7 +26,7 @@ use crate::condition;
 use crate::context::Globals;
 use crate::doc::{Document, Step, StepType};
 use crate::error::{RunError, StepError};
-use crate::events::{Event, EventKind, EventSink};
+use crate::events::{Event, EventKind, OntheiaEventSink};
 use crate::result::{StepResult, StepStatus};
 use crate::template::{Expander, Vars};
 use crate::validate::validate;
@@ -88,7 +88,7 @@ type EdgesIn<'a> = HashMap<&'a str, Vec<(&'a str, &'a Map<String, Value>)>>;
 
 /// Shared by a run and the sub-chains of its agents.
 struct Run<'r> {
-    sink: Mutex<Box<dyn EventSink + 'r>>,
+    sink: Mutex<Box<dyn OntheiaEventSink + 'r>>,
     seq: AtomicU64,
     cancel: CancellationToken,
     /// Answers of journaled steps an earlier run finished, by key.
@@ -169,7 +169,7 @@ impl<B: Backend> Engine<B> {
         &self,
         doc: &Document,
         globals: &Globals,
-        sink: impl EventSink,
+        sink: impl OntheiaEventSink,
         cancel: CancellationToken,
     ) -> Result<RunOutcome, RunError> {
         self.run_with(doc, globals, sink, cancel, RunOptions::default())
@@ -183,7 +183,7 @@ impl<B: Backend> Engine<B> {
         &self,
         doc: &Document,
         globals: &Globals,
-        sink: impl EventSink,
+        sink: impl OntheiaEventSink,
         cancel: CancellationToken,
         options: RunOptions,
     ) -> Result<RunOutcome, RunError> {

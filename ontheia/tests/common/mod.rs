@@ -12,7 +12,7 @@ use std::time::Duration;
 use ontheia::{
     AgentPlan, AgentRequest, Backend, BackendError, Document, Engine, EngineConfig, Event,
     FixedClock, Globals, LlmReply, LlmRequest, MemorySearch, MemoryWrite, RestRequest,
-    RestResponse, RunOutcome, ToolCall,
+    RestResponse, RunOutcome, ToolStepCall,
 };
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone)]
 pub enum Call {
     Llm(LlmRequest),
-    Tool(ToolCall),
+    Tool(ToolStepCall),
     Search(MemorySearch),
     Write(MemoryWrite),
     Rest(RestRequest),
@@ -77,7 +77,7 @@ impl Host {
             .collect()
     }
 
-    pub fn tool_calls(&self) -> Vec<ToolCall> {
+    pub fn tool_calls(&self) -> Vec<ToolStepCall> {
         self.calls()
             .into_iter()
             .filter_map(|c| if let Call::Tool(r) = c { Some(r) } else { None })
@@ -103,7 +103,11 @@ impl Backend for Host {
         (self.llm)(&req)
     }
 
-    async fn tool(&self, call: ToolCall, cancel: CancellationToken) -> Result<Value, BackendError> {
+    async fn tool(
+        &self,
+        call: ToolStepCall,
+        cancel: CancellationToken,
+    ) -> Result<Value, BackendError> {
         self.record(Call::Tool(call.clone()));
         match (call.server.as_str(), call.tool.as_str()) {
             (_, "echo") => Ok(text_result(Value::Object(call.args).to_string())),

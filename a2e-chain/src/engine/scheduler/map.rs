@@ -10,11 +10,11 @@ use crate::context::Expr;
 use crate::engine::resolve::Env;
 use crate::engine::state::{Item, MapRun};
 use crate::error::NodeError;
-use crate::events::EventSink;
+use crate::events::ChainEventSink;
 use crate::graph::{Policy, Spec};
 use crate::runner::{NodeCall, NodeResult};
 
-impl<S: EventSink> Run<'_, '_, S> {
+impl<S: ChainEventSink> Run<'_, '_, S> {
     pub(super) fn start_map(&mut self, i: u32, items: &Expr) {
         let mut env = Env::new(
             &self.slots,

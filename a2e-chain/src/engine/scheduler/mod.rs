@@ -22,7 +22,7 @@ use super::state::{Emitter, MapRun, Out, Slot, Status};
 use crate::config::{ChainConfig, MAX_TIMEOUT_SECS, deadline_after};
 use crate::context::{Expr, Root};
 use crate::error::NodeError;
-use crate::events::{EventSink, Progress};
+use crate::events::{ChainEventSink, Progress};
 use crate::graph::{BranchSpec, Plan, Spec};
 use crate::input::node_timeout;
 use crate::prefetch::prefetch;
@@ -78,7 +78,7 @@ pub(crate) struct Run<'p, 'r, S> {
     observer: Option<Arc<dyn CallObserver>>,
 }
 
-impl<'p, 'r, S: EventSink> Run<'p, 'r, S> {
+impl<'p, 'r, S: ChainEventSink> Run<'p, 'r, S> {
     pub(crate) fn new(
         plan: &'p Plan<'r>,
         cfg: &'p ChainConfig,

@@ -6,12 +6,12 @@ use serde_json::{Map, Value};
 
 use super::{Run, Stop, Work};
 use crate::engine::state::Status;
-use crate::events::EventSink;
+use crate::events::ChainEventSink;
 use crate::graph::{ANY_CONTROL, CONTROL, DATA, FALLBACK, ON_FALSE, ON_TRUE, Policy, Spec};
 use crate::prefetch::prefetch;
 use crate::runner::NodeResult;
 
-impl<S: EventSink> Run<'_, '_, S> {
+impl<S: ChainEventSink> Run<'_, '_, S> {
     pub(super) fn finish_node(&mut self, i: u32, result: NodeResult) {
         let plan = self.plan;
         let Some(node) = plan.nodes.get(i as usize) else {

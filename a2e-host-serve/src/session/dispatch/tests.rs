@@ -3,7 +3,7 @@
 
 mod panic_net {
     use super::super::*;
-    use crate::session::Outbound;
+    use a2e_host_core::outbound::Outbound;
     use a2e_host_core::{Host, HostConfig};
 
     #[tokio::test]
@@ -39,7 +39,7 @@ mod first_poll {
     use serde_json::json;
 
     use super::super::*;
-    use crate::session::Outbound;
+    use a2e_host_core::outbound::Outbound;
     use a2e_test_kit::plugin::{Named, Wakes};
 
     /// A chain answered inline then waits for its answer to be written, on
@@ -114,7 +114,7 @@ mod extensions {
     use serde_json::json;
 
     use super::super::*;
-    use crate::session::Outbound;
+    use a2e_host_core::outbound::Outbound;
 
     /// The next message the session sends that is not a mark.
     async fn next(rx: &mut a2e_host_core::outbound::EventReceiver) -> Message {

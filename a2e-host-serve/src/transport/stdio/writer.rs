@@ -201,8 +201,8 @@ mod tests {
 
     use tokio::io::AsyncWrite;
 
-    use crate::session::{Mark, Outbound};
     use a2e_host_core::outbound::EventStream;
+    use a2e_host_core::outbound::{Mark, Outbound};
 
     /// Runs of lines larger than the output pipe grow it first, and arrive
     /// whole and in order.
