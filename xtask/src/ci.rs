@@ -57,6 +57,19 @@ fn checks(skip_log: &str) -> Result<(), String> {
         "--lib",
     ])?;
     feature_matrix("a2e-host")?;
+    // A user may depend on one crate of the host alone: each builds, and
+    // passes clippy, without its default features.
+    for package in HOST_CRATES {
+        crate::cargo(&[
+            "clippy",
+            "-p",
+            package,
+            "--no-default-features",
+            "--",
+            "-D",
+            "warnings",
+        ])?;
+    }
     // Property tests run one fixed sequence of cases in CI, so that a run
     // fails only for a change; `cargo xtask fuzz --seed S` explores others.
     crate::cargo_env(
@@ -159,6 +172,17 @@ const HEAVY: &[&str] = &[
     "clap",
 ];
 
+/// The crates of the host below `a2e-host`, which `a2e-host`'s features
+/// reach only together.
+const HOST_CRATES: &[&str] = &[
+    "a2e-host-core",
+    "a2e-host-acmp",
+    "a2e-host-mcp",
+    "a2e-host-runs",
+    "a2e-host-skills",
+    "a2e-host-serve",
+];
+
 /// What `a2e-host` without its default features (the embeddable runtime)
 /// must not compile: the stores, MCP, the sandbox and the command line. (Its
 /// `http_request` tool sends with reqwest, the client every crate shares.)
@@ -189,5 +213,27 @@ fn is_light(selection: &[&str], heavy: &[&str]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("{shown} depends on {}", found.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_crate_of_the_host_is_checked_alone() {
+        let metadata = crate::workspace_metadata().unwrap();
+        let mut found: Vec<String> = metadata["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["name"].as_str())
+            .filter(|name| name.starts_with("a2e-host-"))
+            .map(str::to_owned)
+            .collect();
+        found.sort();
+        let mut listed: Vec<String> = HOST_CRATES.iter().map(|s| (*s).to_owned()).collect();
+        listed.sort();
+        assert_eq!(found, listed);
     }
 }
