@@ -6,17 +6,14 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant as StdInstant;
 
 use a2e_proto::{
-    SkillCallRequest, SkillDefinition, SkillDiscoverRequest, SkillResult, SkillStatus,
-    ToolCallRequest, ToolDefinition, ToolListRequest, ToolResult,
+    SkillDefinition, SkillDiscoverRequest, SkillStatus, ToolDefinition, ToolListRequest,
 };
-use tokio_util::sync::CancellationToken;
 
 use crate::audit::Audit;
 use crate::config::HostConfig;
 use crate::error::{ConfigError, HostResult, SkillError};
 #[cfg(feature = "memory")]
 use crate::memory::Memory;
-use crate::outbound::EventStream;
 use crate::plugin::Identity;
 use crate::plugin::{SkillPlugin, ToolPlugin};
 use crate::proc::ProcManager;
@@ -468,62 +465,6 @@ impl Host {
             })
             .map(|s| self.effective_skill(&s))
             .collect()
-    }
-
-    /// `tool/call`: validates, runs under the timeout, and returns the result.
-    /// `Err` is a refusal (unknown tool, invalid arguments, denied) to answer
-    /// with an `error` message; a call that ran and failed is `Ok` with
-    /// `success: false`. The arguments go to the plugin without a copy.
-    pub async fn call_tool(
-        self: &Arc<Self>,
-        mut req: ToolCallRequest,
-        options: CallOptions<'_>,
-    ) -> HostResult<ToolResult> {
-        let args = std::mem::take(&mut req.arguments);
-        let key = options.key();
-        let mut options = options;
-        let extensions = options.take_extensions();
-        let (session, events, cancel) = options.into_parts();
-        let fresh;
-        let cancel = match cancel {
-            Some(token) => token,
-            None => {
-                fresh = CancellationToken::new();
-                &fresh
-            }
-        };
-        let mut caller =
-            calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
-        caller.idempotency_key = key;
-        caller.extensions = extensions;
-        self.call::<calls::ToolCallKind>(caller, &req, args).await
-    }
-
-    /// `skill/call`: checks status and arguments, runs under the timeout.
-    /// `Err` is a refusal; a skill that ran and failed is `Ok` with `success: false`.
-    pub async fn call_skill(
-        self: &Arc<Self>,
-        mut req: SkillCallRequest,
-        options: CallOptions<'_>,
-    ) -> HostResult<SkillResult> {
-        let args = std::mem::take(&mut req.arguments);
-        let key = options.key();
-        let mut options = options;
-        let extensions = options.take_extensions();
-        let (session, events, cancel) = options.into_parts();
-        let fresh;
-        let cancel = match cancel {
-            Some(token) => token,
-            None => {
-                fresh = CancellationToken::new();
-                &fresh
-            }
-        };
-        let mut caller =
-            calls::Caller::session(session, events.map(EventStream::into_sender), cancel);
-        caller.idempotency_key = key;
-        caller.extensions = extensions;
-        self.call::<calls::SkillCallKind>(caller, &req, args).await
     }
 
     /// Records who session `session_id` acts for (at its handshake): calls of

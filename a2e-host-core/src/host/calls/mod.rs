@@ -6,7 +6,9 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
-use a2e_proto::{ErrorCode, EventKind, Message};
+use a2e_proto::{
+    ErrorCode, EventKind, Message, SkillCallRequest, SkillResult, ToolCallRequest, ToolResult,
+};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -16,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Host;
 use crate::error::{HostError, HostResult};
-use crate::outbound::Outbound;
+use crate::host::CallOptions;
+use crate::outbound::{EventStream, Outbound};
 use crate::plugin::{CallContext, EventSink};
 use crate::registry::ArgsValidator;
 
@@ -345,6 +348,60 @@ impl Host {
         if let Ok(key) = a2e_journal::NodeKey::parse(key) {
             drop(journal.node_traced(&key, &cx.trace_id(), &cx.span_id()));
         }
+    }
+
+    /// `tool/call`: validates, runs under the timeout, and returns the result.
+    /// `Err` is a refusal (unknown tool, invalid arguments, denied) to answer
+    /// with an `error` message; a call that ran and failed is `Ok` with
+    /// `success: false`. The arguments go to the plugin without a copy.
+    pub async fn call_tool(
+        self: &Arc<Self>,
+        mut req: ToolCallRequest,
+        options: CallOptions<'_>,
+    ) -> HostResult<ToolResult> {
+        let args = std::mem::take(&mut req.arguments);
+        let key = options.key();
+        let mut options = options;
+        let extensions = options.take_extensions();
+        let (session, events, cancel) = options.into_parts();
+        let fresh;
+        let cancel = match cancel {
+            Some(token) => token,
+            None => {
+                fresh = CancellationToken::new();
+                &fresh
+            }
+        };
+        let mut caller = Caller::session(session, events.map(EventStream::into_sender), cancel);
+        caller.idempotency_key = key;
+        caller.extensions = extensions;
+        self.call::<ToolCallKind>(caller, &req, args).await
+    }
+
+    /// `skill/call`: checks status and arguments, runs under the timeout.
+    /// `Err` is a refusal; a skill that ran and failed is `Ok` with `success: false`.
+    pub async fn call_skill(
+        self: &Arc<Self>,
+        mut req: SkillCallRequest,
+        options: CallOptions<'_>,
+    ) -> HostResult<SkillResult> {
+        let args = std::mem::take(&mut req.arguments);
+        let key = options.key();
+        let mut options = options;
+        let extensions = options.take_extensions();
+        let (session, events, cancel) = options.into_parts();
+        let fresh;
+        let cancel = match cancel {
+            Some(token) => token,
+            None => {
+                fresh = CancellationToken::new();
+                &fresh
+            }
+        };
+        let mut caller = Caller::session(session, events.map(EventStream::into_sender), cancel);
+        caller.idempotency_key = key;
+        caller.extensions = extensions;
+        self.call::<SkillCallKind>(caller, &req, args).await
     }
 
     /// Runs a call of kind `K` with `args` (the request's arguments, taken
