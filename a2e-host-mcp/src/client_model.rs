@@ -9,7 +9,10 @@
 //! when the client declared `sampling.tools`; the tool calls it asks for run
 //! on the host, as with any provider, and their results go back as
 //! `tool_result` blocks. A client without `sampling.tools` gets the
-//! conversation without tools.
+//! conversation without tools. The tools are offered under the names the
+//! host's MCP server gives them ([`crate::names`]): a tool the tool APIs
+//! would refuse (`server.tool`) goes as `server__tool`, and the model's
+//! calls of it come back under the host's name.
 #![allow(deprecated)] // sampling: deprecated only for protocol versions after the ones spoken here
 
 use std::sync::Arc;
@@ -25,6 +28,8 @@ use a2e_mcp::rmcp::model::{
     ToolResultContent,
 };
 use serde_json::{Map, Value};
+
+use crate::names::{McpNames, Target};
 
 pub use crate::llm::CLIENT_PROVIDER;
 
@@ -68,6 +73,13 @@ impl ClientModel {
 /// ones in one user message) `tool_result` blocks. `tools` says whether the
 /// tools are offered.
 pub fn sampling_request(request: &ChatRequest, tools: bool) -> CreateMessageRequestParams {
+    let names = offered_names(request);
+    let wire = |name: &str| -> String {
+        names
+            .name_of(&Target::Tool(name.to_owned()))
+            .unwrap_or(name)
+            .to_owned()
+    };
     let mut system = Vec::new();
     let mut messages: Vec<SamplingMessage> = Vec::new();
     let mut results: Vec<SamplingMessageContentBlock> = Vec::new();
@@ -99,7 +111,9 @@ pub fn sampling_request(request: &ChatRequest, tools: bool) -> CreateMessageRequ
                     let input = serde_json::from_str::<Map<String, Value>>(&call.arguments)
                         .unwrap_or_default();
                     blocks.push(SamplingMessageContentBlock::tool_use(
-                        &call.id, &call.name, input,
+                        &call.id,
+                        wire(&call.name),
+                        input,
                     ));
                 }
                 messages.push(SamplingMessage::new_multiple(Role::Assistant, blocks));
@@ -143,7 +157,7 @@ pub fn sampling_request(request: &ChatRequest, tools: bool) -> CreateMessageRequ
                         Value::Object(o) => o.clone(),
                         _ => Map::new(),
                     };
-                    Tool::new(t.name.clone(), t.description.clone(), Arc::new(schema))
+                    Tool::new(wire(&t.name), t.description.clone(), Arc::new(schema))
                 })
                 .collect(),
         );
@@ -154,6 +168,25 @@ pub fn sampling_request(request: &ChatRequest, tools: bool) -> CreateMessageRequ
         });
     }
     params
+}
+
+/// The names `request`'s tools are offered under to the client's model:
+/// the host's MCP server's names for them ([`crate::names`]).
+pub fn offered_names(request: &ChatRequest) -> McpNames {
+    McpNames::build(
+        request.tools.iter().map(|t| t.name.clone()),
+        std::iter::empty(),
+    )
+}
+
+/// `answer`'s tool calls under the host's names again (a name the model
+/// made up is left as it is: the loop answers it as an unknown tool).
+pub fn host_names(answer: &mut ChatResponse, names: &McpNames) {
+    for call in &mut answer.tool_calls {
+        if let Some(Target::Tool(name)) = names.get(&call.name) {
+            call.name.clone_from(name);
+        }
+    }
 }
 
 /// The chat answer of a sampling result: text blocks joined, `tool_use`
@@ -202,13 +235,15 @@ impl ChatProvider for ClientModel {
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, LlmError> {
         let params = sampling_request(request, self.link.supports_sampling_tools());
+        let names = offered_names(request);
         tokio::select! {
             () = cancel.cancelled() => Err(LlmError::Cancelled),
             answer = self.link.sample(params) => {
-                let answer = answer.map(chat_response).map_err(|e| LlmError::Transport {
+                let mut answer = answer.map(chat_response).map_err(|e| LlmError::Transport {
                     provider: CLIENT_PROVIDER.to_owned(),
                     message: e.to_string(),
                 })?;
+                host_names(&mut answer, &names);
                 *self
                     .answered
                     .lock()
@@ -285,6 +320,47 @@ mod tests {
         assert_eq!(wire["toolChoice"]["mode"], "auto");
         let without = serde_json::to_value(sampling_request(&request, false)).unwrap();
         assert!(without.get("tools").is_none(), "{without}");
+    }
+
+    #[test]
+    fn a_dotted_tool_is_offered_under_its_mcp_name_and_called_back_under_its_own() {
+        let request = ChatRequest {
+            messages: vec![
+                Message::user("Read a.md"),
+                Message::Assistant {
+                    content: String::new(),
+                    tool_calls: vec![ModelToolCall {
+                        id: "c1".into(),
+                        name: "files.read_file".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+            ],
+            tools: vec![
+                ToolSpec::new("files.read_file", "Reads", json!({"type": "object"})),
+                ToolSpec::new("list_dir", "Lists", json!({"type": "object"})),
+            ],
+            ..ChatRequest::default()
+        };
+        let wire = serde_json::to_value(sampling_request(&request, true)).unwrap();
+        assert_eq!(wire["tools"][0]["name"], "files__read_file", "{wire}");
+        assert_eq!(wire["tools"][1]["name"], "list_dir");
+        assert_eq!(
+            wire["messages"][1]["content"][0]["name"],
+            "files__read_file"
+        );
+        let result: CreateMessageResult = serde_json::from_value(json!({
+            "model": "m", "role": "assistant", "stopReason": "toolUse",
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "files__read_file", "input": {}},
+                {"type": "tool_use", "id": "t2", "name": "made_up", "input": {}}
+            ]
+        }))
+        .unwrap();
+        let mut answer = chat_response(result);
+        host_names(&mut answer, &offered_names(&request));
+        assert_eq!(answer.tool_calls[0].name, "files.read_file");
+        assert_eq!(answer.tool_calls[1].name, "made_up");
     }
 
     #[test]
