@@ -20,9 +20,8 @@
 //! When a process's leader exits, what is left of its process group
 //! (background children) is killed with it.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2e_proto::{
@@ -33,146 +32,21 @@ use a2e_proto::{
 use nix::sys::signal::Signal;
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt;
-use tokio::process::ChildStdin;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{self as process, Ending, GroupChild, RunLimits, StreamKind};
 use stream::supervise_proc;
+use table::{Proc, ProcStatus, Run, RunRegistration, SessionProcs, SharedTable, lock};
 
 mod stream;
+mod table;
 use crate::builtins::paths;
 use crate::config::HostConfig;
 use crate::error::{HostError, HostResult};
 
 /// How long `kill` waits for the process to end before it answers.
 const KILL_WAIT: Duration = Duration::from_secs(3);
-
-/// Finished processes a session keeps for `status` before the oldest are forgotten.
-const FINISHED_KEPT: usize = 64;
-
-/// One spawned process.
-struct Proc {
-    id: String,
-    pid: u32,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    status: Mutex<ProcStatus>,
-    /// Fired by `end_session`: the supervisor kills the group and finishes.
-    cancel: CancellationToken,
-    /// Becomes `true` once the process has ended and its state is final.
-    done: watch::Sender<bool>,
-}
-
-struct ProcStatus {
-    state: ProcState,
-    kill_requested: bool,
-}
-
-impl Proc {
-    fn status(&self) -> MutexGuard<'_, ProcStatus> {
-        self.status.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn state(&self) -> ProcState {
-        self.status().state.clone()
-    }
-
-    fn is_running(&self) -> bool {
-        self.status().state == ProcState::RUNNING
-    }
-
-    async fn finished(&self) {
-        let mut rx = self.done.subscribe();
-        let _ = rx.wait_for(|done| *done).await;
-    }
-
-    /// Kills the group if it still runs (session end, manager dropped).
-    fn stop(&self) {
-        {
-            let mut status = self.status();
-            if status.state != ProcState::RUNNING {
-                return;
-            }
-            status.kill_requested = true;
-        }
-        if let Err(e) = process::kill_group(self.pid, Signal::SIGKILL) {
-            tracing::warn!(proc_id = %self.id, error = %e, "cannot kill process group");
-        }
-        self.cancel.cancel();
-    }
-}
-
-/// A `run_to_exit` in progress.
-struct Run {
-    pgid: u32,
-    cancel: CancellationToken,
-}
-
-#[derive(Default)]
-struct SessionProcs {
-    procs: Vec<Arc<Proc>>,
-    runs: HashMap<u64, Run>,
-}
-
-impl SessionProcs {
-    fn live(&self) -> usize {
-        self.procs.iter().filter(|p| p.is_running()).count() + self.runs.len()
-    }
-
-    /// Forgets the oldest finished processes beyond [`FINISHED_KEPT`].
-    fn prune(&mut self) {
-        let mut finished = self.procs.iter().filter(|p| !p.is_running()).count();
-        if finished <= FINISHED_KEPT {
-            return;
-        }
-        self.procs.retain(|p| {
-            if finished > FINISHED_KEPT && !p.is_running() {
-                finished -= 1;
-                false
-            } else {
-                true
-            }
-        });
-    }
-
-    fn stop_all(self) {
-        for p in &self.procs {
-            p.stop();
-        }
-        for run in self.runs.values() {
-            if let Err(e) = process::kill_group(run.pgid, Signal::SIGKILL) {
-                tracing::warn!(pgid = run.pgid, error = %e, "cannot kill process group");
-            }
-            run.cancel.cancel();
-        }
-    }
-}
-
-#[derive(Default)]
-struct Table {
-    sessions: HashMap<String, SessionProcs>,
-}
-
-type SharedTable = Arc<Mutex<Table>>;
-
-fn lock(table: &SharedTable) -> MutexGuard<'_, Table> {
-    table.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Removes a `run_to_exit` from its session's table when the run ends or is dropped.
-struct RunRegistration {
-    table: SharedTable,
-    session: String,
-    id: u64,
-}
-
-impl Drop for RunRegistration {
-    fn drop(&mut self) {
-        if let Some(s) = lock(&self.table).sessions.get_mut(&self.session) {
-            s.runs.remove(&self.id);
-        }
-    }
-}
 
 /// Processes of every session.
 pub struct ProcManager {
