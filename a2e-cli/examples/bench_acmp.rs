@@ -34,8 +34,8 @@ use a2e_bench::args::flag;
 use a2e_bench::report::{self, Target, emit, round};
 use a2e_bench::stats::{median, ms, us};
 use a2e_host::acmp_config::{AcmpProviderConfig, CapabilityConfig, RemoteProviderConfig};
-use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
-use a2e_host::{Host, HostConfig, HostResult};
+use a2e_host::plugin::{self, CallContext, ToolOutput, ToolPlugin};
+use a2e_host::{Host, HostConfig};
 use a2e_proto::ToolDefinition;
 use acmp_dag::remote::PoolRouter;
 use acmp_dag::{
@@ -80,7 +80,7 @@ impl ToolPlugin for Tools {
         tool: &str,
         args: Map<String, Value>,
         _: CallContext,
-    ) -> HostResult<ToolOutput> {
+    ) -> Result<ToolOutput, plugin::Error> {
         let mut out = args;
         if tool != "echo" {
             tokio::time::sleep(Duration::from_millis(10)).await;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
-use a2e_host::{Host, HostConfig, HostResult};
+use a2e_host::{Host, HostConfig, HostError, HostResult};
 use a2e_proto::{SkillCallRequest, ToolDefinition, ToolParameter};
 use llm_support::*;
 use serde_json::{Map, Value, json};
@@ -18,7 +18,7 @@ struct Kits {
     counted: Arc<AtomicUsize>,
 }
 
-impl ToolPlugin for Kits {
+impl ToolPlugin<HostError> for Kits {
     fn name(&self) -> &str {
         "kits"
     }

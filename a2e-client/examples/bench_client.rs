@@ -18,9 +18,9 @@ use a2e_bench::args::flag;
 use a2e_bench::report::emit;
 use a2e_bench::stats::Calls;
 use a2e_client::Client;
-use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
+use a2e_host::plugin::{self, CallContext, ToolOutput, ToolPlugin};
 use a2e_host::transport::net::{self, NetOptions, NetState, Protocols};
-use a2e_host::{Host, HostConfig, HostResult};
+use a2e_host::{Host, HostConfig};
 use a2e_proto::ToolDefinition;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
@@ -42,7 +42,7 @@ impl ToolPlugin for Echo {
         _: &str,
         args: Map<String, Value>,
         _: CallContext,
-    ) -> HostResult<ToolOutput> {
+    ) -> Result<ToolOutput, plugin::Error> {
         Ok(Value::Object(args).into())
     }
 }

@@ -11,7 +11,7 @@ use a2e_proto::{
 
 use crate::audit::Audit;
 use crate::config::HostConfig;
-use crate::error::{ConfigError, HostResult, SkillError};
+use crate::error::{ConfigError, HostResult, PluginError, SkillError};
 #[cfg(feature = "memory")]
 use crate::memory::Memory;
 use crate::plugin::Identity;
@@ -154,17 +154,19 @@ impl HostBuilder {
         }
     }
 
-    /// Adds a tool plugin.
-    pub fn with_tool_plugin(mut self, plugin: impl ToolPlugin) -> Self {
-        if let Err(e) = self.registry.add_tool_plugin(Arc::new(plugin)) {
+    /// Adds a tool plugin: one written against the plugin SDK, or one of the
+    /// host's own (whose errors are [`HostError`](crate::HostError)s).
+    pub fn with_tool_plugin<E: PluginError>(mut self, plugin: impl ToolPlugin<E>) -> Self {
+        if let Err(e) = self.registry.add_tool_plugin(E::tools(Arc::new(plugin))) {
             self.errors.push(e.into());
         }
         self
     }
 
-    /// Adds a skill plugin.
-    pub fn with_skill_plugin(mut self, plugin: impl SkillPlugin) -> Self {
-        if let Err(e) = self.registry.add_skill_plugin(Arc::new(plugin)) {
+    /// Adds a skill plugin: one written against the plugin SDK, or one of the
+    /// host's own (whose errors are [`HostError`](crate::HostError)s).
+    pub fn with_skill_plugin<E: PluginError>(mut self, plugin: impl SkillPlugin<E>) -> Self {
+        if let Err(e) = self.registry.add_skill_plugin(E::skills(Arc::new(plugin))) {
             self.errors.push(e.into());
         }
         self

@@ -167,8 +167,8 @@ impl Memory {
     }
 
     /// The three tools as a plugin.
-    pub fn plugin(self: &Arc<Self>) -> Toolbox {
-        Toolbox::new("memory")
+    pub fn plugin(self: &Arc<Self>) -> Toolbox<HostError> {
+        Toolbox::returning("memory")
             .with(WriteTool(self.clone()))
             .with(SearchTool(self.clone()))
             .with(DeleteTool(self.clone()))
@@ -224,7 +224,7 @@ struct WriteTool(Arc<Memory>);
 struct SearchTool(Arc<Memory>);
 struct DeleteTool(Arc<Memory>);
 
-impl TypedTool for WriteTool {
+impl TypedTool<HostError> for WriteTool {
     type Args = MemoryWriteArgs;
 
     fn definition(&self) -> ToolDefinition {
@@ -246,7 +246,7 @@ impl TypedTool for WriteTool {
     }
 }
 
-impl TypedTool for SearchTool {
+impl TypedTool<HostError> for SearchTool {
     type Args = MemorySearchArgs;
 
     fn definition(&self) -> ToolDefinition {
@@ -268,7 +268,7 @@ impl TypedTool for SearchTool {
     }
 }
 
-impl TypedTool for DeleteTool {
+impl TypedTool<HostError> for DeleteTool {
     type Args = MemoryDeleteArgs;
 
     fn definition(&self) -> ToolDefinition {

@@ -152,7 +152,7 @@ impl McpPlugin {
     }
 }
 
-impl ToolPlugin for McpPlugin {
+impl ToolPlugin<HostError> for McpPlugin {
     fn name(&self) -> &str {
         "mcp"
     }

@@ -334,7 +334,7 @@ impl SkillRun {
 pub async fn begin_call(
     host: &Host,
     kind: RunKind,
-    call: &SkillCall,
+    call: &SkillCall<HostError>,
     skill: &str,
     arguments: &Map<String, Value>,
     definition: &impl serde::Serialize,

@@ -17,6 +17,7 @@ use a2e_test_kit::journaled_chain::outcome;
 use a2e_test_kit::plugin::Effects;
 
 use crate::config::HostConfig;
+use crate::error::HostError;
 use crate::error::HostResult;
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin};
 
@@ -244,7 +245,7 @@ struct Seen {
     seen: SeenLog,
 }
 
-impl ToolPlugin for Seen {
+impl ToolPlugin<HostError> for Seen {
     fn name(&self) -> &str {
         "seen"
     }

@@ -150,7 +150,7 @@ impl ChainSkills {
     }
 }
 
-impl SkillPlugin for ChainSkills {
+impl SkillPlugin<HostError> for ChainSkills {
     fn name(&self) -> &str {
         "chain_skills"
     }
@@ -166,7 +166,7 @@ impl SkillPlugin for ChainSkills {
         &self,
         skill: &str,
         args: Map<String, Value>,
-        call: SkillCall,
+        call: SkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         let found = self
             .skills

@@ -9,7 +9,7 @@ use a2e_llm::{
 use a2e_proto::SkillDefinition;
 use serde_json::{Map, Value};
 
-use a2e_host_core::error::HostResult;
+use a2e_host_core::error::{HostError, HostResult};
 use a2e_host_core::host::Host;
 use a2e_host_core::llm_tools::HostTools;
 use a2e_host_core::plugin::{SkillCall, SkillOutput};
@@ -27,7 +27,7 @@ pub(crate) type Durable = Option<std::convert::Infallible>;
 #[cfg(feature = "journal")]
 pub(crate) async fn begin(
     host: &Host,
-    call: &SkillCall,
+    call: &SkillCall<HostError>,
     skill: &str,
     args: &Map<String, Value>,
     def: &SkillDefinition,
@@ -42,7 +42,7 @@ pub(crate) async fn begin(
 #[cfg(not(feature = "journal"))]
 pub(crate) async fn begin(
     _host: &Host,
-    _call: &SkillCall,
+    _call: &SkillCall<HostError>,
     _skill: &str,
     _args: &Map<String, Value>,
     _def: &SkillDefinition,

@@ -234,7 +234,7 @@ impl Model {
 fn client_model(
     providers: &Providers,
     def: &SkillDefinition,
-    call: &SkillCall,
+    call: &SkillCall<HostError>,
 ) -> HostResult<Option<ClientModel>> {
     if call.llm_override.is_some() {
         return Ok(None);
@@ -302,7 +302,7 @@ fn loop_error(e: LoopError) -> HostError {
     }
 }
 
-impl SkillPlugin for LlmSkills {
+impl SkillPlugin<HostError> for LlmSkills {
     fn name(&self) -> &str {
         "llm_skills"
     }
@@ -318,7 +318,7 @@ impl SkillPlugin for LlmSkills {
         &self,
         skill: &str,
         args: Map<String, Value>,
-        call: SkillCall,
+        call: SkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         let found = self
             .skills

@@ -61,7 +61,7 @@ impl OntheiaSkills {
     }
 }
 
-impl SkillPlugin for OntheiaSkills {
+impl SkillPlugin<HostError> for OntheiaSkills {
     fn name(&self) -> &str {
         "ontheia_skills"
     }
@@ -77,7 +77,7 @@ impl SkillPlugin for OntheiaSkills {
         &self,
         skill: &str,
         args: Map<String, Value>,
-        call: SkillCall,
+        call: SkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         let found = self
             .skills

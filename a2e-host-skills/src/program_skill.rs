@@ -103,7 +103,7 @@ fn event_kind(kind: &str) -> EventKind {
     }
 }
 
-impl SkillPlugin for ProgramSkills {
+impl SkillPlugin<HostError> for ProgramSkills {
     fn name(&self) -> &str {
         "program_skills"
     }
@@ -119,7 +119,7 @@ impl SkillPlugin for ProgramSkills {
         &self,
         skill: &str,
         args: Map<String, Value>,
-        call: SkillCall,
+        call: SkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         let found = self
             .skills

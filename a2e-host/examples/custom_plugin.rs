@@ -5,8 +5,8 @@
 //! it); `cargo run -p a2e-host --example custom_plugin -- --serve` serves them (and
 //! the built-ins) over stdio, ready for an agent.
 
-use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox, TypedTool};
-use a2e_host::{CallOptions, Host, HostConfig, HostError, HostResult};
+use a2e_host::plugin::{CallContext, Error, ToolOutput, ToolPlugin, Toolbox, TypedTool};
+use a2e_host::{CallOptions, Host, HostConfig};
 use a2e_proto::{ToolCallRequest, ToolDefinition, ToolParameter};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -35,7 +35,7 @@ impl TypedTool for Repeat {
         ToolDefinition::new("repeat", "Repeat a text a few times").tags(&["text"])
     }
 
-    async fn call(&self, args: RepeatArgs, ctx: CallContext) -> HostResult<ToolOutput> {
+    async fn call(&self, args: RepeatArgs, ctx: CallContext) -> Result<ToolOutput, Error> {
         ctx.progress(50, "repeating").await;
         let times = usize::from(args.times.unwrap_or(2));
         Ok(json!({ "text": args.text.repeat(times) }).into())
@@ -68,7 +68,7 @@ impl ToolPlugin for TextStats {
         tool: &str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> HostResult<ToolOutput> {
+    ) -> Result<ToolOutput, Error> {
         let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
         ctx.progress(50, "counting").await;
         match tool {
@@ -78,7 +78,7 @@ impl ToolPlugin for TextStats {
                 "chars": text.chars().count(),
             })
             .into()),
-            other => Err(HostError::UnknownTool(other.into())),
+            other => Err(Error::unknown_tool(other)),
         }
     }
 }

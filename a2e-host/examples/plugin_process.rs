@@ -12,7 +12,7 @@ use std::time::Duration;
 use a2e_plugin::schemars::JsonSchema;
 use a2e_plugin::serde::Deserialize;
 use a2e_plugin::serde_json::json;
-use a2e_plugin::{HostError, Toolbox};
+use a2e_plugin::{Error, Toolbox};
 
 /// What `echo` takes.
 #[derive(Deserialize, JsonSchema)]
@@ -67,14 +67,14 @@ fn main() -> std::io::Result<()> {
                         .create(true)
                         .append(true)
                         .open(path)
-                        .map_err(|e| HostError::io("open the done file", e))?;
-                    writeln!(file, "done").map_err(|e| HostError::io("write the done file", e))?;
+                        .map_err(|e| Error::io("open the done file", e))?;
+                    writeln!(file, "done").map_err(|e| Error::io("write the done file", e))?;
                 }
                 Ok(json!({"slept_ms": args.ms}))
             },
         )
         .tool("fail", "Fail", |_args: Nothing, _cx| async move {
-            Err::<String, _>(HostError::failed("failed on purpose"))
+            Err::<String, _>(Error::failed("failed on purpose"))
         })
         .tool(
             "exit",

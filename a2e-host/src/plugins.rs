@@ -175,7 +175,7 @@ impl PluginProcess {
     }
 }
 
-impl ToolPlugin for PluginProcess {
+impl ToolPlugin<HostError> for PluginProcess {
     fn name(&self) -> &str {
         &self.config.name
     }

@@ -45,7 +45,7 @@ impl CallLayer for Gate {
 /// A skill that calls `echo` through its host.
 struct Relay;
 
-impl SkillPlugin for Relay {
+impl SkillPlugin<HostError> for Relay {
     fn name(&self) -> &str {
         "relay"
     }
@@ -58,7 +58,7 @@ impl SkillPlugin for Relay {
         &self,
         _: &str,
         _: Map<String, Value>,
-        call: SkillCall,
+        call: SkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         let out = call
             .host
@@ -72,7 +72,7 @@ fn host(gate: &Gate) -> Arc<Host> {
     let tools = Toolbox::new("t")
         .tool("echo", "Echoes", |args: Value, _cx| async move { Ok(args) })
         .tool("forbidden", "Never runs", |_args: Value, _cx| async move {
-            Ok::<Value, HostError>(json!({"ran": true}))
+            Ok::<Value, a2e_host::plugin::Error>(json!({"ran": true}))
         });
     Host::builder(HostConfig::default())
         .with_tool_plugin(tools)

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 struct Caller;
 
-impl SkillPlugin for Caller {
+impl SkillPlugin<HostError> for Caller {
     fn name(&self) -> &str {
         "caller"
     }
@@ -24,7 +24,7 @@ impl SkillPlugin for Caller {
         &self,
         skill: &str,
         _: Map<String, Value>,
-        call: SkillCall,
+        call: SkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         if skill == "inner" {
             return Ok(json!({"inner_session": call.ctx.session_id.to_string()}).into());
@@ -114,7 +114,7 @@ async fn a_calls_extensions_reach_the_calls_it_makes() {
 #[tokio::test]
 async fn a_skill_call_carries_its_host_and_other_contexts_do_not() {
     struct Reach;
-    impl SkillPlugin for Reach {
+    impl SkillPlugin<HostError> for Reach {
         fn name(&self) -> &str {
             "reach"
         }
@@ -125,7 +125,7 @@ async fn a_skill_call_carries_its_host_and_other_contexts_do_not() {
             &self,
             _: &str,
             _: Map<String, Value>,
-            call: SkillCall,
+            call: SkillCall<HostError>,
         ) -> HostResult<SkillOutput> {
             let host = Host::of(&call.ctx)?;
             Ok(json!({"uptime": host.uptime_seconds() >= 0.0}).into())

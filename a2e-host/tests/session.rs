@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
 use a2e_host::transport::stdio::{StdioOptions, serve};
-use a2e_host::{Host, HostConfig, HostResult};
+use a2e_host::{Host, HostConfig, HostError, HostResult};
 use a2e_proto::{ToolDefinition, ToolParameter};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -19,7 +19,7 @@ struct TestTools {
     cancelled: Arc<AtomicUsize>,
 }
 
-impl ToolPlugin for TestTools {
+impl ToolPlugin<HostError> for TestTools {
     fn name(&self) -> &str {
         "test"
     }

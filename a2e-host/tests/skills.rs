@@ -22,7 +22,7 @@ fn skill(name: &str, tags: &[&str], category: &str) -> SkillDefinition {
     s
 }
 
-impl SkillPlugin for Skills {
+impl SkillPlugin<HostError> for Skills {
     fn name(&self) -> &str {
         "test_skills"
     }
@@ -54,7 +54,7 @@ impl SkillPlugin for Skills {
         &self,
         skill: &str,
         args: Map<String, Value>,
-        call: SkillCall,
+        call: SkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         match skill {
             "greet" => {
@@ -333,7 +333,7 @@ struct LazyTools {
     loads_anything: bool,
 }
 
-impl ToolPlugin for LazyTools {
+impl ToolPlugin<HostError> for LazyTools {
     fn name(&self) -> &str {
         "lazy"
     }
@@ -359,7 +359,7 @@ impl ToolPlugin for LazyTools {
 /// One skill, `deploy`, that declares the lazy tool and calls it.
 struct DeploySkill;
 
-impl SkillPlugin for DeploySkill {
+impl SkillPlugin<HostError> for DeploySkill {
     fn name(&self) -> &str {
         "deploy_skills"
     }
@@ -374,7 +374,7 @@ impl SkillPlugin for DeploySkill {
         &self,
         _: &str,
         _: Map<String, Value>,
-        call: SkillCall,
+        call: SkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         let tool = call
             .host

@@ -7,7 +7,7 @@
 //! agent with `a2e_client::Client::stdio`.
 
 use a2e_plugin::serde_json::json;
-use a2e_plugin::{HostError, Toolbox};
+use a2e_plugin::{Error, Toolbox};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -34,7 +34,7 @@ fn main() -> std::io::Result<()> {
             "Repeat a text",
             |args: RepeatArgs, cx| async move {
                 if args.times > 100 {
-                    return Err(HostError::invalid_argument("$.times", "at most 100"));
+                    return Err(Error::invalid_argument("$.times", "at most 100"));
                 }
                 cx.progress(50, "repeating").await;
                 Ok(args.text.repeat(args.times as usize))

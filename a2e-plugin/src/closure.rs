@@ -7,7 +7,7 @@ use a2e_proto::ToolDefinition;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use crate::{CallContext, HostResult, ToolOutput, Toolbox, TypedTool};
+use crate::{CallContext, Error, ToolOutput, Toolbox, TypedTool};
 
 /// A typed tool made of a definition and an async function of its arguments
 /// (built by [`Toolbox::tool`]).
@@ -35,11 +35,11 @@ impl<A, F> FnTool<A, F> {
     }
 }
 
-impl<A, F, Fut, O> TypedTool for FnTool<A, F>
+impl<A, F, Fut, O, E> TypedTool<E> for FnTool<A, F>
 where
     A: DeserializeOwned + JsonSchema + Send + 'static,
     F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HostResult<O>> + Send,
+    Fut: Future<Output = Result<O, E>> + Send,
     O: Into<ToolOutput>,
 {
     type Args = A;
@@ -48,12 +48,12 @@ where
         self.definition.clone()
     }
 
-    async fn call(&self, args: A, ctx: CallContext) -> HostResult<ToolOutput> {
+    async fn call(&self, args: A, ctx: CallContext) -> Result<ToolOutput, E> {
         (self.f)(args, ctx).await.map(Into::into)
     }
 }
 
-impl Toolbox {
+impl<E: From<Error> + Send + 'static> Toolbox<E> {
     /// Adds a tool made of a closure: its name and description, and an async
     /// function of its typed arguments and the call's context. The arguments'
     /// type gives the tool's parameters and JSON Schema; what the function
@@ -63,7 +63,7 @@ impl Toolbox {
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = HostResult<O>> + Send,
+        Fut: Future<Output = Result<O, E>> + Send,
         O: Into<ToolOutput>,
     {
         self.with(FnTool::new(name, description, f))

@@ -1,116 +1,224 @@
-//! Host errors and the one place where they map to wire codes.
+//! The error a plugin's call returns: refused (with a kind), failed (with a
+//! source), cancelled or timed out.
+//!
+//! It is small on purpose: a plugin says what happened, and the host that
+//! runs the plugin decides how that is answered on the wire (its own error
+//! type is the one place where wire codes are chosen). [`serve`](crate::serve),
+//! which answers an agent directly, uses [`Error::code`].
 
 use std::sync::Arc;
 
 use a2e_proto::{ErrorCode, ErrorMessage};
 
-/// Why a request was refused or a call failed.
+/// Why a plugin's call did not succeed.
 ///
-/// Plugins build theirs with the named constructors, which say whether the call
-/// was refused before it did anything ([`HostError::denied`],
-/// [`HostError::invalid_argument`], [`HostError::unauthorized`]) or ran and
-/// failed ([`HostError::failed`], [`HostError::io`]).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// Build one with the named constructors: [`Error::denied`],
+/// [`Error::invalid_argument`], [`Error::unauthorized`] refuse the call
+/// before it did anything; [`Error::failed`], [`Error::failed_because`] and
+/// [`Error::io`] say it ran and failed.
+///
+/// ```
+/// use a2e_plugin::{Error, Refusal};
+///
+/// let e = Error::invalid_argument("$.times", "must be at most 10");
+/// assert!(e.is_refusal());
+/// assert_eq!(e.code().as_str(), "schema_violation");
+/// assert!(matches!(e, Error::Refused { kind: Refusal::InvalidArguments(_), .. }));
+///
+/// let io = std::io::Error::other("disk full");
+/// let e = Error::io("writing the notes", io);
+/// assert_eq!(e.to_string(), "writing the notes: disk full");
+/// assert!(std::error::Error::source(&e).is_some());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum HostError {
-    /// No tool of that name.
-    #[error("unknown tool `{0}`")]
-    UnknownTool(String),
-    /// No skill of that name.
-    #[error("unknown skill `{0}`")]
-    UnknownSkill(String),
-    /// A skill that exists but may not be called (not `Published`, or `Blocked`).
-    #[error("{0}")]
-    SkillUnavailable(String),
-    /// A chain refused at validation (`chain_cycle` or `schema_violation`).
-    #[error("{message}")]
-    InvalidChain {
-        /// `chain_cycle` or `schema_violation`.
-        code: ErrorCode,
-        /// What is wrong, naming the node and field.
+pub enum Error {
+    /// Refused before it did anything (answered with an `error` message; a
+    /// retry with the same input fails the same way).
+    Refused {
+        /// Why it was refused.
+        kind: Refusal,
+        /// What is wrong (for [`Refusal::UnknownTool`] and
+        /// [`Refusal::UnknownSkill`], the name).
         message: String,
-        /// `{node_id, field}` (and `cycle` for a cycle).
-        detail: serde_json::Map<String, serde_json::Value>,
     },
-    /// Refused by policy (allow-lists, path confinement, disabled tool).
-    #[error("denied: {0}")]
-    Denied(String),
-    /// Arguments or a message of the wrong shape.
-    #[error("{message}")]
-    Schema {
-        /// Summary.
+    /// Ran and failed (answered in the result, `success: false`).
+    Failed {
+        /// What was being done, or what went wrong.
         message: String,
-        /// Every violation: `path: what`.
-        violations: Vec<String>,
+        /// The underlying error, if there is one.
+        source: Option<Cause>,
     },
-    /// Not allowed in this session (no handshake, capability not accepted).
-    #[error("unauthorized: {0}")]
-    Unauthorized(String),
-    /// A capability the request needs was not accepted at the handshake.
-    #[error("capability `{0}` was not accepted for this session")]
-    CapabilityNotAccepted(String),
-    /// A message that is not a request the receiver takes (an unknown type, a
-    /// message only a host sends).
-    #[error("{0}")]
-    InvalidMessage(String),
-    /// The receiver cannot take the request now (shutting down); it may be
-    /// sent again elsewhere or later.
-    #[error("{0}")]
-    Unavailable(String),
-    /// A wall-clock limit ran out.
-    #[error("timed out after {0} s")]
-    Timeout(u64),
-    /// Cancelled (session ended, chain aborted).
-    #[error("cancelled")]
+    /// Cancelled (the caller went away, the session ended, a chain aborted).
     Cancelled,
-    /// A tool ran and failed.
-    #[error("{0}")]
-    Tool(String),
-    /// A skill ran and failed.
-    #[error("{0}")]
-    Skill(String),
-    /// A tool ran and failed because of an underlying error, kept as the
-    /// source (`tool_error`).
-    #[error("{context}: {source}")]
-    ToolFailed {
-        /// What was being done.
-        context: String,
-        /// The underlying error.
-        #[source]
-        source: Cause,
+    /// A wall-clock limit ran out.
+    TimedOut {
+        /// The limit, in seconds.
+        secs: u64,
     },
-    /// A skill ran and failed because of an underlying error (`skill_error`).
-    #[error("{context}: {source}")]
-    SkillFailed {
-        /// What was being done.
-        context: String,
-        /// The underlying error.
-        #[source]
-        source: Cause,
-    },
-    /// Process capability errors.
-    #[error("{message}")]
-    Proc {
-        /// `unknown_proc`, `proc_dead` or `proc_limit`.
-        code: ErrorCode,
-        /// What happened.
-        message: String,
-    },
-    /// An I/O operation failed (a file, a pipe, a socket, a task).
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The underlying error.
-        #[source]
-        source: Cause,
-    },
-    /// Anything else that went wrong inside the host.
-    #[error("{0}")]
-    Runtime(String),
 }
 
-/// The underlying error of a [`HostError`], shared by clones of it; two causes
+/// Why a call was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// Refused by policy: an allow-list, a confinement, a disabled tool
+    /// (`tool_denied`).
+    Denied,
+    /// Arguments of the wrong shape (`schema_violation`): every violation as
+    /// `path: what`.
+    InvalidArguments(Vec<String>),
+    /// The caller may not do this (`unauthorized`).
+    Unauthorized,
+    /// No tool of that name (`unknown_tool`).
+    UnknownTool,
+    /// No skill of that name (`unknown_skill`).
+    UnknownSkill,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Refused { kind, message } => match kind {
+                Refusal::Denied => write!(f, "denied: {message}"),
+                Refusal::Unauthorized => write!(f, "unauthorized: {message}"),
+                Refusal::UnknownTool => write!(f, "unknown tool `{message}`"),
+                Refusal::UnknownSkill => write!(f, "unknown skill `{message}`"),
+                Refusal::InvalidArguments(_) => f.write_str(message),
+            },
+            Self::Failed {
+                message,
+                source: Some(source),
+            } => write!(f, "{message}: {source}"),
+            Self::Failed {
+                message,
+                source: None,
+            } => f.write_str(message),
+            Self::Cancelled => f.write_str("cancelled"),
+            Self::TimedOut { secs } => write!(f, "timed out after {secs} s"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Failed {
+                source: Some(source),
+                ..
+            } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// Refused by policy (`tool_denied`): an allow-list, a confinement.
+    pub fn denied(why: impl Into<String>) -> Self {
+        Self::refused(Refusal::Denied, why)
+    }
+
+    /// Refused: the caller may not do this (`unauthorized`).
+    pub fn unauthorized(why: impl Into<String>) -> Self {
+        Self::refused(Refusal::Unauthorized, why)
+    }
+
+    /// Refused: the argument at `path` is wrong (`schema_violation`).
+    pub fn invalid_argument(path: &str, what: impl std::fmt::Display) -> Self {
+        Self::invalid_arguments(vec![format!("{path}: {what}")])
+    }
+
+    /// Refused: the arguments are wrong, each violation as `path: what`
+    /// (`schema_violation`).
+    pub fn invalid_arguments(violations: Vec<String>) -> Self {
+        let message = match violations.as_slice() {
+            [one] => format!("invalid arguments: {one}"),
+            many => format!(
+                "invalid arguments ({} problems): {}",
+                many.len(),
+                many.join("; ")
+            ),
+        };
+        Self::refused(Refusal::InvalidArguments(violations), message)
+    }
+
+    /// Refused: no tool named `name` (`unknown_tool`).
+    pub fn unknown_tool(name: impl Into<String>) -> Self {
+        Self::refused(Refusal::UnknownTool, name)
+    }
+
+    fn refused(kind: Refusal, message: impl Into<String>) -> Self {
+        Self::Refused {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The call ran and failed.
+    pub fn failed(why: impl Into<String>) -> Self {
+        Self::Failed {
+            message: why.into(),
+            source: None,
+        }
+    }
+
+    /// The call ran and failed while `context`, because of `error` (kept as
+    /// the source).
+    pub fn failed_because(
+        context: impl Into<String>,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Failed {
+            message: context.into(),
+            source: Some(Cause::new(error)),
+        }
+    }
+
+    /// An I/O operation failed while the call ran.
+    pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
+        Self::failed_because(context, error)
+    }
+
+    /// Whether the call was refused before anything ran, rather than failed.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Self::Refused { .. })
+    }
+
+    /// The wire code a plugin served by [`serve`](crate::serve) answers with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Refused { kind, .. } => match kind {
+                Refusal::Denied => ErrorCode::TOOL_DENIED,
+                Refusal::InvalidArguments(_) => ErrorCode::SCHEMA_VIOLATION,
+                Refusal::Unauthorized => ErrorCode::UNAUTHORIZED,
+                Refusal::UnknownTool => ErrorCode::UNKNOWN_TOOL,
+                Refusal::UnknownSkill => ErrorCode::UNKNOWN_SKILL,
+            },
+            Self::Failed { .. } => ErrorCode::TOOL_ERROR,
+            Self::Cancelled => ErrorCode::CANCELLED,
+            Self::TimedOut { .. } => ErrorCode::TIMEOUT,
+        }
+    }
+
+    /// The `error` message refusing request `req_id` (for a refusal; a
+    /// failure is answered in the result instead).
+    pub fn to_error_message(&self, req_id: &str) -> ErrorMessage {
+        let mut msg = ErrorMessage::new(req_id, self.code(), self.to_string());
+        if let Self::Refused { kind, .. } = self {
+            // Refused input does not get better by retrying.
+            msg.retryable = false;
+            if let Refusal::InvalidArguments(violations) = kind {
+                msg.detail.insert(
+                    "violations".into(),
+                    serde_json::Value::from(violations.clone()),
+                );
+            }
+        }
+        msg
+    }
+}
+
+/// The underlying error of a failure, shared by clones of it; two causes
 /// are equal when they say the same.
 #[derive(Debug, Clone)]
 pub struct Cause(Arc<dyn std::error::Error + Send + Sync>);
@@ -140,134 +248,5 @@ impl PartialEq for Cause {
     }
 }
 
-impl HostError {
-    /// The wire code of this error.
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            Self::UnknownTool(_) => ErrorCode::UNKNOWN_TOOL,
-            Self::UnknownSkill(_) => ErrorCode::UNKNOWN_SKILL,
-            Self::SkillUnavailable(_) => ErrorCode::SKILL_ERROR,
-            Self::Denied(_) => ErrorCode::TOOL_DENIED,
-            Self::Schema { .. } => ErrorCode::SCHEMA_VIOLATION,
-            Self::Unauthorized(_) | Self::CapabilityNotAccepted(_) => ErrorCode::UNAUTHORIZED,
-            Self::InvalidMessage(_) => ErrorCode::INVALID_MESSAGE,
-            Self::Unavailable(_) => ErrorCode::UNAVAILABLE,
-            Self::Timeout(_) => ErrorCode::TIMEOUT,
-            Self::Cancelled => ErrorCode::CANCELLED,
-            Self::Tool(_) | Self::ToolFailed { .. } => ErrorCode::TOOL_ERROR,
-            Self::Skill(_) | Self::SkillFailed { .. } => ErrorCode::SKILL_ERROR,
-            Self::Proc { code, .. } | Self::InvalidChain { code, .. } => code.clone(),
-            Self::Runtime(_) | Self::Io { .. } => ErrorCode::RUNTIME_ERROR,
-        }
-    }
-
-    /// Refused by policy (`tool_denied`): an allow-list, the workspace confinement.
-    pub fn denied(why: impl Into<String>) -> Self {
-        Self::Denied(why.into())
-    }
-
-    /// Refused: the caller may not do this in this session (`unauthorized`).
-    pub fn unauthorized(why: impl Into<String>) -> Self {
-        Self::Unauthorized(why.into())
-    }
-
-    /// Refused: the argument at `path` is wrong (`schema_violation`).
-    pub fn invalid_argument(path: &str, what: impl std::fmt::Display) -> Self {
-        Self::schema(vec![format!("{path}: {what}")])
-    }
-
-    /// The call ran and failed (`tool_error` for a tool, `skill_error` for a skill).
-    pub fn failed(why: impl Into<String>) -> Self {
-        Self::Tool(why.into())
-    }
-
-    /// The tool ran and failed while `context`, because of `error` (kept as
-    /// the source; `tool_error`).
-    pub fn tool_failed(
-        context: impl Into<String>,
-        error: impl std::error::Error + Send + Sync + 'static,
-    ) -> Self {
-        Self::ToolFailed {
-            context: context.into(),
-            source: Cause::new(error),
-        }
-    }
-
-    /// The skill ran and failed while `context`, because of `error`
-    /// (`skill_error`).
-    pub fn skill_failed(
-        context: impl Into<String>,
-        error: impl std::error::Error + Send + Sync + 'static,
-    ) -> Self {
-        Self::SkillFailed {
-            context: context.into(),
-            source: Cause::new(error),
-        }
-    }
-
-    /// An I/O operation failed while the call ran.
-    pub fn io(context: impl Into<String>, error: std::io::Error) -> Self {
-        Self::Io {
-            context: context.into(),
-            source: Cause::new(error),
-        }
-    }
-
-    /// Whether this refuses the request before anything ran (answered with an `error`
-    /// message) rather than a failure of a call that ran (answered in-band).
-    pub fn is_refusal(&self) -> bool {
-        matches!(
-            self,
-            Self::UnknownTool(_)
-                | Self::UnknownSkill(_)
-                | Self::SkillUnavailable(_)
-                | Self::InvalidChain { .. }
-                | Self::Denied(_)
-                | Self::Schema { .. }
-                | Self::Unauthorized(_)
-                | Self::CapabilityNotAccepted(_)
-                | Self::InvalidMessage(_)
-        )
-    }
-
-    /// A schema violation listing every problem.
-    pub fn schema(violations: Vec<String>) -> Self {
-        let message = match violations.as_slice() {
-            [one] => format!("invalid arguments: {one}"),
-            many => format!(
-                "invalid arguments ({} problems): {}",
-                many.len(),
-                many.join("; ")
-            ),
-        };
-        Self::Schema {
-            message,
-            violations,
-        }
-    }
-
-    /// The `error` message answering request `req_id`.
-    pub fn to_error_message(&self, req_id: &str) -> ErrorMessage {
-        let mut msg = ErrorMessage::new(req_id, self.code(), self.to_string());
-        if self.is_refusal() {
-            // Refused input does not get better by retrying.
-            msg.retryable = false;
-        }
-        if let Self::CapabilityNotAccepted(name) = self {
-            msg.capability_name = name.clone();
-        }
-        if let Self::InvalidChain { detail, .. } = self {
-            msg.detail = detail.clone();
-        }
-        if let Self::Schema { violations, .. } = self {
-            msg.detail.insert(
-                "violations".into(),
-                serde_json::Value::from(violations.clone()),
-            );
-        }
-        msg
-    }
-}
-
-/// Shorthand for host results.
-pub type HostResult<T> = Result<T, HostError>;
+/// The result of a plugin's call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,5 +1,6 @@
 //! What an A2E plugin author needs: the tool and skill plugin traits, typed
-//! tools, the call context, the error a call returns, and [`serve`], which
+//! tools, the call context, the small error a call returns ([`Error`]:
+//! refused with a kind, failed with a source, cancelled, timed out), and [`serve`], which
 //! serves a plugin's tools over stdio — with [`a2e_proto`], [`schemars`],
 //! [`serde`] and [`serde_json`] re-exported.
 //!
@@ -12,7 +13,7 @@
 //! where those crates are.
 //!
 //! ```
-//! use a2e_plugin::{HostError, Toolbox};
+//! use a2e_plugin::{Error, Toolbox};
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //!
@@ -26,7 +27,7 @@
 //! }
 //!
 //! let notes = Toolbox::new("notes").tool("repeat", "Repeat a text", |args: RepeatArgs, _cx| async move {
-//!     let times = usize::try_from(args.times).map_err(|_| HostError::failed("too many"))?;
+//!     let times = usize::try_from(args.times).map_err(|_| Error::failed("too many"))?;
 //!     Ok(args.text.repeat(times))
 //! });
 //! # use a2e_plugin::{CallContext, DynToolPlugin};
@@ -73,14 +74,8 @@ pub use serde_json;
 pub use closure::FnTool;
 pub use content::{Content, EmbeddedResource};
 pub use context::{CallContext, EventSink, Extensions, Identity, shared_str};
-pub use error::{Cause, HostError, HostResult};
+pub use error::{Cause, Error, Refusal, Result};
 pub use serve::serve;
 pub use skill::{DynSkillPlugin, HostHandle, SkillCall, SkillOutput, SkillPlugin};
 pub use tool::{DynToolPlugin, ToolOutput, ToolPlugin};
 pub use typed::{Toolbox, TypedTool, parse_args, schema_of};
-
-/// The error of a plugin call (the host's own error type: each variant maps to
-/// one wire code, and says whether the call was refused or ran and failed).
-pub type Error = HostError;
-/// The result of a plugin call.
-pub type Result<T> = HostResult<T>;

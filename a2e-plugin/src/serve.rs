@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::{CallContext, DynToolPlugin, EventSink, HostError, ToolOutput, ToolPlugin};
+use crate::{CallContext, DynToolPlugin, Error, EventSink, ToolOutput, ToolPlugin};
 
 #[cfg(test)]
 mod tests;
@@ -302,7 +302,7 @@ impl Session {
             return;
         }
         if !self.plugin.tools().iter().any(|t| t.name == req.tool_name) {
-            let why = HostError::UnknownTool(req.tool_name.clone());
+            let why = Error::unknown_tool(&req.tool_name);
             self.send(why.to_error_message(&req.id).into()).await;
             return;
         }
@@ -366,7 +366,7 @@ async fn run_call(
     let (outcome, finished) = tokio::select! {
         outcome = &mut call => (Some(outcome), true),
         () = tokio::time::sleep(limit) => (None, false),
-        () = cancel.cancelled() => (Some(Err(HostError::Cancelled)), false),
+        () = cancel.cancelled() => (Some(Err(Error::Cancelled)), false),
     };
     if !finished {
         // A call that is stopped gets a moment to wind down before it is dropped.
@@ -383,7 +383,7 @@ async fn run_call(
         Some(Err(e)) if e.is_refusal() => return e.to_error_message(&req.id).into(),
         Some(Err(e)) => ToolResult::failed(&req.tool_name, e.code(), e.to_string()),
         None => {
-            let e = HostError::Timeout(secs);
+            let e = Error::TimedOut { secs };
             ToolResult::failed(&req.tool_name, e.code(), e.to_string())
         }
     };

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::CallContext;
-use crate::error::HostResult;
+use crate::error::Error;
 
 /// What a skill returns on success.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -40,7 +40,7 @@ impl From<Value> for SkillOutput {
 ///
 /// Calls answer as the wire does: `Err` is a refusal (unknown name, invalid
 /// arguments, denied), `Ok` a result that may say `success: false`.
-pub trait HostHandle: Send + Sync + 'static {
+pub trait HostHandle<E = Error>: Send + Sync + 'static {
     /// The tools the host offers (deferred ones included once loaded).
     fn tools(&self) -> Vec<ToolDefinition>;
 
@@ -50,31 +50,44 @@ pub trait HostHandle: Send + Sync + 'static {
         &'a self,
         req: ToolCallRequest,
         ctx: &'a CallContext,
-    ) -> BoxFuture<'a, HostResult<ToolResult>>;
+    ) -> BoxFuture<'a, Result<ToolResult, E>>;
 
     /// Runs a skill in the session and under the cancellation of `ctx`.
     fn call_skill<'a>(
         &'a self,
         req: SkillCallRequest,
         ctx: &'a CallContext,
-    ) -> BoxFuture<'a, HostResult<SkillResult>>;
+    ) -> BoxFuture<'a, Result<SkillResult, E>>;
 }
 
 /// Everything a skill call gets besides its arguments.
-#[derive(Clone)]
-pub struct SkillCall {
+pub struct SkillCall<E = Error> {
     /// Session, cancellation, deadline and events.
     pub ctx: CallContext,
     /// The host, to call its tools and skills.
-    pub host: Arc<dyn HostHandle>,
+    pub host: Arc<dyn HostHandle<E>>,
     /// Model/provider override from the request.
     pub llm_override: Option<LLMConfig>,
     /// Request metadata.
     pub metadata: Map<String, Value>,
 }
 
+impl<E> Clone for SkillCall<E> {
+    fn clone(&self) -> Self {
+        Self {
+            ctx: self.ctx.clone(),
+            host: self.host.clone(),
+            llm_override: self.llm_override.clone(),
+            metadata: self.metadata.clone(),
+        }
+    }
+}
+
 /// A provider of skills.
-pub trait SkillPlugin: Send + Sync + 'static {
+///
+/// A call's error is the plugin's [`Error`]; `E` is there for the host, whose
+/// own skills return its richer error.
+pub trait SkillPlugin<E = Error>: Send + Sync + 'static {
     /// Plugin name (unique among plugins).
     fn name(&self) -> &str;
 
@@ -96,12 +109,12 @@ pub trait SkillPlugin: Send + Sync + 'static {
         &self,
         skill: &str,
         args: Map<String, Value>,
-        call: SkillCall,
-    ) -> impl Future<Output = HostResult<SkillOutput>> + Send;
+        call: SkillCall<E>,
+    ) -> impl Future<Output = Result<SkillOutput, E>> + Send;
 }
 
 /// The object-safe form of [`SkillPlugin`], implemented for every `SkillPlugin`.
-pub trait DynSkillPlugin: Send + Sync + 'static {
+pub trait DynSkillPlugin<E = Error>: Send + Sync + 'static {
     /// See [`SkillPlugin::name`].
     fn name(&self) -> &str;
     /// See [`SkillPlugin::priority`].
@@ -115,29 +128,29 @@ pub trait DynSkillPlugin: Send + Sync + 'static {
         &'a self,
         skill: &'a str,
         args: Map<String, Value>,
-        call: SkillCall,
-    ) -> BoxFuture<'a, HostResult<SkillOutput>>;
+        call: SkillCall<E>,
+    ) -> BoxFuture<'a, Result<SkillOutput, E>>;
 }
 
-impl<T: SkillPlugin> DynSkillPlugin for T {
+impl<E: 'static, T: SkillPlugin<E>> DynSkillPlugin<E> for T {
     fn name(&self) -> &str {
-        SkillPlugin::name(self)
+        SkillPlugin::<E>::name(self)
     }
     fn priority(&self) -> i32 {
-        SkillPlugin::priority(self)
+        SkillPlugin::<E>::priority(self)
     }
     fn exclusive(&self) -> bool {
-        SkillPlugin::exclusive(self)
+        SkillPlugin::<E>::exclusive(self)
     }
     fn skills(&self) -> Vec<SkillDefinition> {
-        SkillPlugin::skills(self)
+        SkillPlugin::<E>::skills(self)
     }
     fn call_dyn<'a>(
         &'a self,
         skill: &'a str,
         args: Map<String, Value>,
-        call: SkillCall,
-    ) -> BoxFuture<'a, HostResult<SkillOutput>> {
-        Box::pin(SkillPlugin::call(self, skill, args, call))
+        call: SkillCall<E>,
+    ) -> BoxFuture<'a, Result<SkillOutput, E>> {
+        Box::pin(SkillPlugin::<E>::call(self, skill, args, call))
     }
 }

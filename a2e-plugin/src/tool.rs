@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::CallContext;
-use crate::error::HostResult;
+use crate::error::Error;
 
 /// What a tool returns on success.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -45,9 +45,12 @@ impl From<&str> for ToolOutput {
 
 /// A provider of tools.
 ///
+/// A call's error is the plugin's [`Error`] (refused, failed, cancelled, timed
+/// out); `E` is there for the host, whose own tools return its richer error.
+///
 /// ```
 /// use a2e_plugin::{CallContext, ToolOutput, ToolPlugin};
-/// use a2e_plugin::HostResult;
+/// use a2e_plugin::Error;
 /// use a2e_proto::{ToolDefinition, ToolParameter};
 /// use serde_json::{Map, Value};
 ///
@@ -59,12 +62,12 @@ impl From<&str> for ToolOutput {
 ///         vec![ToolDefinition::new("echo", "Returns its arguments")
 ///             .param(ToolParameter::new("text", "string", "What to echo").required())]
 ///     }
-///     async fn call(&self, _tool: &str, args: Map<String, Value>, _ctx: CallContext) -> HostResult<ToolOutput> {
+///     async fn call(&self, _tool: &str, args: Map<String, Value>, _ctx: CallContext) -> Result<ToolOutput, Error> {
 ///         Ok(Value::Object(args).into())
 ///     }
 /// }
 /// ```
-pub trait ToolPlugin: Send + Sync + 'static {
+pub trait ToolPlugin<E = Error>: Send + Sync + 'static {
     /// Plugin name (unique among plugins).
     fn name(&self) -> &str;
 
@@ -95,7 +98,7 @@ pub trait ToolPlugin: Send + Sync + 'static {
         tool: &str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> impl Future<Output = HostResult<ToolOutput>> + Send;
+    ) -> impl Future<Output = Result<ToolOutput, E>> + Send;
 
     /// Brings in tools that load on first use (mounted MCP servers that are
     /// not `eager`): the host asks before a `tool/list` (`include_deferred`
@@ -112,7 +115,7 @@ pub trait ToolPlugin: Send + Sync + 'static {
 }
 
 /// The object-safe form of [`ToolPlugin`], implemented for every `ToolPlugin`.
-pub trait DynToolPlugin: Send + Sync + 'static {
+pub trait DynToolPlugin<E = Error>: Send + Sync + 'static {
     /// See [`ToolPlugin::name`].
     fn name(&self) -> &str;
     /// See [`ToolPlugin::priority`].
@@ -129,36 +132,36 @@ pub trait DynToolPlugin: Send + Sync + 'static {
         tool: &'a str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> BoxFuture<'a, HostResult<ToolOutput>>;
+    ) -> BoxFuture<'a, Result<ToolOutput, E>>;
     /// See [`ToolPlugin::load_tools`].
     fn load_tools_dyn(&self, include_deferred: bool) -> BoxFuture<'_, bool>;
 }
 
-impl<T: ToolPlugin> DynToolPlugin for T {
+impl<E: 'static, T: ToolPlugin<E>> DynToolPlugin<E> for T {
     fn name(&self) -> &str {
-        ToolPlugin::name(self)
+        ToolPlugin::<E>::name(self)
     }
     fn priority(&self) -> i32 {
-        ToolPlugin::priority(self)
+        ToolPlugin::<E>::priority(self)
     }
     fn exclusive(&self) -> bool {
-        ToolPlugin::exclusive(self)
+        ToolPlugin::<E>::exclusive(self)
     }
     fn tools(&self) -> Vec<ToolDefinition> {
-        ToolPlugin::tools(self)
+        ToolPlugin::<E>::tools(self)
     }
     fn input_schema(&self, tool: &ToolDefinition) -> Value {
-        ToolPlugin::input_schema(self, tool)
+        ToolPlugin::<E>::input_schema(self, tool)
     }
     fn call_dyn<'a>(
         &'a self,
         tool: &'a str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> BoxFuture<'a, HostResult<ToolOutput>> {
-        Box::pin(ToolPlugin::call(self, tool, args, ctx))
+    ) -> BoxFuture<'a, Result<ToolOutput, E>> {
+        Box::pin(ToolPlugin::<E>::call(self, tool, args, ctx))
     }
     fn load_tools_dyn(&self, include_deferred: bool) -> BoxFuture<'_, bool> {
-        Box::pin(ToolPlugin::load_tools(self, include_deferred))
+        Box::pin(ToolPlugin::<E>::load_tools(self, include_deferred))
     }
 }

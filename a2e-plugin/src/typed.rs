@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use a2e_plugin::{CallContext, ToolOutput, Toolbox, TypedTool};
-//! use a2e_plugin::HostResult;
+//! use a2e_plugin::Error;
 //! use a2e_proto::ToolDefinition;
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
@@ -30,7 +30,7 @@
 //!     fn definition(&self) -> ToolDefinition {
 //!         ToolDefinition::new("greet", "Greets someone")
 //!     }
-//!     async fn call(&self, args: Greet, _ctx: CallContext) -> HostResult<ToolOutput> {
+//!     async fn call(&self, args: Greet, _ctx: CallContext) -> Result<ToolOutput, Error> {
 //!         let line = format!("hello, {}", args.name);
 //!         Ok(serde_json::json!(vec![line; args.times.unwrap_or(1) as usize]).into())
 //!     }
@@ -50,10 +50,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{CallContext, ToolOutput, ToolPlugin};
-use crate::error::{HostError, HostResult};
+use crate::error::Error;
 
-/// A tool whose arguments are the type [`TypedTool::Args`].
-pub trait TypedTool: Send + Sync + 'static {
+/// A tool whose arguments are the type [`TypedTool::Args`]; its error is the
+/// plugin's [`Error`] (`E` is there for the host's own tools).
+pub trait TypedTool<E = Error>: Send + Sync + 'static {
     /// The arguments: their JSON Schema becomes the tool's parameters.
     type Args: DeserializeOwned + JsonSchema + Send;
 
@@ -66,7 +67,7 @@ pub trait TypedTool: Send + Sync + 'static {
         &self,
         args: Self::Args,
         ctx: CallContext,
-    ) -> impl Future<Output = HostResult<ToolOutput>> + Send;
+    ) -> impl Future<Output = Result<ToolOutput, E>> + Send;
 }
 
 /// The JSON Schema (draft 2020-12) of `T`, inlined where schemars allows.
@@ -85,32 +86,32 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 }
 
 /// Parses `args` into `T`; a wrong shape is a schema violation naming its path.
-pub fn parse_args<T: DeserializeOwned>(args: Map<String, Value>) -> HostResult<T> {
+pub fn parse_args<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, Error> {
     serde_path_to_error::deserialize(Value::Object(args)).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { "$".to_owned() } else { path };
-        HostError::schema(vec![format!("{path}: {}", e.into_inner())])
+        Error::invalid_arguments(vec![format!("{path}: {}", e.into_inner())])
     })
 }
 
 /// One typed tool, erased.
-trait ErasedTool: Send + Sync {
+trait ErasedTool<E>: Send + Sync {
     fn definition(&self) -> &ToolDefinition;
     fn schema(&self) -> &Value;
     fn call<'a>(
         &'a self,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> BoxFuture<'a, HostResult<ToolOutput>>;
+    ) -> BoxFuture<'a, Result<ToolOutput, E>>;
 }
 
-struct Erased<T: TypedTool> {
+struct Erased<T> {
     tool: T,
     definition: ToolDefinition,
     schema: Value,
 }
 
-impl<T: TypedTool> ErasedTool for Erased<T> {
+impl<E: From<Error>, T: TypedTool<E>> ErasedTool<E> for Erased<T> {
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
@@ -121,7 +122,7 @@ impl<T: TypedTool> ErasedTool for Erased<T> {
         &'a self,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> BoxFuture<'a, HostResult<ToolOutput>> {
+    ) -> BoxFuture<'a, Result<ToolOutput, E>> {
         Box::pin(async move {
             let args = parse_args::<T::Args>(args)?;
             self.tool.call(args, ctx).await
@@ -130,15 +131,23 @@ impl<T: TypedTool> ErasedTool for Erased<T> {
 }
 
 /// A [`ToolPlugin`] made of [`TypedTool`]s.
-pub struct Toolbox {
+pub struct Toolbox<E = Error> {
     name: String,
     priority: i32,
-    tools: Vec<Arc<dyn ErasedTool>>,
+    tools: Vec<Arc<dyn ErasedTool<E>>>,
 }
 
 impl Toolbox {
     /// An empty toolbox named `name` (the plugin name).
     pub fn new(name: impl Into<String>) -> Self {
+        Self::returning(name)
+    }
+}
+
+impl<E: From<Error> + Send + 'static> Toolbox<E> {
+    /// An empty toolbox named `name` whose tools return the error `E` rather
+    /// than the plugin's [`Error`] (the host's own tools return its error).
+    pub fn returning(name: impl Into<String>) -> Self {
         Self {
             name: name.into(),
             priority: 0,
@@ -153,13 +162,13 @@ impl Toolbox {
     }
 
     /// Adds a typed tool.
-    pub fn with<T: TypedTool>(mut self, tool: T) -> Self {
+    pub fn with<T: TypedTool<E>>(mut self, tool: T) -> Self {
         self.push(tool);
         self
     }
 
     /// Adds a typed tool in place.
-    pub fn push<T: TypedTool>(&mut self, tool: T) {
+    pub fn push<T: TypedTool<E>>(&mut self, tool: T) {
         let schema = schema_of::<T::Args>();
         let mut definition = tool.definition();
         definition.input_parameters = a2e_proto::params_from_schema(&schema);
@@ -176,12 +185,12 @@ impl Toolbox {
         self
     }
 
-    fn find(&self, name: &str) -> Option<&Arc<dyn ErasedTool>> {
+    fn find(&self, name: &str) -> Option<&Arc<dyn ErasedTool<E>>> {
         self.tools.iter().find(|t| t.definition().name == name)
     }
 }
 
-impl ToolPlugin for Toolbox {
+impl<E: From<Error> + Send + 'static> ToolPlugin<E> for Toolbox<E> {
     fn name(&self) -> &str {
         &self.name
     }
@@ -205,9 +214,9 @@ impl ToolPlugin for Toolbox {
         tool: &str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> HostResult<ToolOutput> {
+    ) -> Result<ToolOutput, E> {
         let Some(found) = self.find(tool).cloned() else {
-            return Err(HostError::UnknownTool(tool.to_owned()));
+            return Err(Error::unknown_tool(tool).into());
         };
         found.call(args, ctx).await
     }

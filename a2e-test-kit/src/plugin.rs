@@ -8,7 +8,7 @@ use std::time::Duration;
 use a2e_proto::ToolDefinition;
 use serde_json::{Map, Value, json};
 
-use a2e_plugin::{CallContext, HostResult, ToolOutput, ToolPlugin};
+use a2e_plugin::{CallContext, Result, ToolOutput, ToolPlugin};
 
 /// Tools `a` and `b`: each answers with its name and its arguments.
 pub struct Named;
@@ -27,7 +27,7 @@ impl ToolPlugin for Named {
         tool: &str,
         args: Map<String, Value>,
         _: CallContext,
-    ) -> HostResult<ToolOutput> {
+    ) -> Result<ToolOutput> {
         if let Some(ms) = args.get("block_ms").and_then(Value::as_u64) {
             // Busy on the chain's thread, finishing without a wait.
             std::thread::sleep(Duration::from_millis(ms));
@@ -89,7 +89,7 @@ impl ToolPlugin for Effects {
         _tool: &str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> HostResult<ToolOutput> {
+    ) -> Result<ToolOutput> {
         self.0.lock().unwrap().push(ctx.idempotency_key.to_string());
         let n = args.get("n").and_then(Value::as_u64).unwrap_or(0);
         Ok(json!({"n": n + 1}).into())

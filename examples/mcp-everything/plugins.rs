@@ -6,8 +6,7 @@
 use std::time::Duration;
 
 use a2e_host::mcp::{PromptProvider, ResourceProvider, client_of};
-use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
-use a2e_host::{HostError, HostResult};
+use a2e_host::plugin::{CallContext, Error, ToolOutput, ToolPlugin};
 use a2e_mcp::rmcp::model::{
     ContentBlock, CreateMessageRequestParams, ErrorData, GetPromptResult, Prompt, PromptArgument,
     PromptMessage, Resource, ResourceContents, ResourceTemplate, Role, SamplingMessage,
@@ -78,12 +77,12 @@ fn arg<'a>(args: &'a Map<String, Value>, name: &str) -> &'a str {
     args.get(name).and_then(Value::as_str).unwrap_or_default()
 }
 
-async fn elicit(ctx: &CallContext, message: &str, schema: Value) -> HostResult<ToolOutput> {
-    let client = client_of(ctx).ok_or_else(|| HostError::failed("no MCP client to ask"))?;
+async fn elicit(ctx: &CallContext, message: &str, schema: Value) -> Result<ToolOutput, Error> {
+    let client = client_of(ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
     let answer = client
         .elicit(message, schema)
         .await
-        .map_err(|e| HostError::failed(e.to_string()))?;
+        .map_err(|e| Error::failed(e.to_string()))?;
     let content = answer.content.unwrap_or(Value::Null);
     Ok(text(format!(
         "Elicitation completed: action={}, content={content}",
@@ -138,7 +137,7 @@ impl ToolPlugin for ConformanceTools {
         tool: &str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> HostResult<ToolOutput> {
+    ) -> Result<ToolOutput, Error> {
         let pause = || tokio::time::sleep(Duration::from_millis(50));
         match tool {
             "test_simple_text" => Ok(text("This is a simple text response for testing.")),
@@ -166,7 +165,7 @@ impl ToolPlugin for ConformanceTools {
                 ctx.log("info", "Tool execution completed").await;
                 Ok(text("Logging completed"))
             }
-            "test_error_handling" => Err(HostError::failed(
+            "test_error_handling" => Err(Error::failed(
                 "This tool intentionally returns an error for testing",
             )),
             "test_tool_with_progress" => {
@@ -184,7 +183,7 @@ impl ToolPlugin for ConformanceTools {
             }
             "test_sampling" => {
                 let client =
-                    client_of(&ctx).ok_or_else(|| HostError::failed("no MCP client to ask"))?;
+                    client_of(&ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
                 #[allow(deprecated)]
                 let params = CreateMessageRequestParams::new(
                     vec![SamplingMessage::user_text(arg(&args, "prompt"))],
@@ -193,7 +192,7 @@ impl ToolPlugin for ConformanceTools {
                 let answer = client
                     .sample(params)
                     .await
-                    .map_err(|e| HostError::failed(e.to_string()))?;
+                    .map_err(|e| Error::failed(e.to_string()))?;
                 let said = serde_json::to_value(&answer.message.content).unwrap_or(Value::Null);
                 let said = said
                     .get("text")
@@ -235,7 +234,7 @@ impl ToolPlugin for ConformanceTools {
                 elicit(&ctx, "Please choose", schema).await
             }
             "json_schema_2020_12_tool" => Ok(text(format!("received {}", Value::Object(args)))),
-            other => Err(HostError::UnknownTool(other.to_owned())),
+            other => Err(Error::unknown_tool(other.to_owned())),
         }
     }
 }

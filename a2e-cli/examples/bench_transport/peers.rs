@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use a2e_chain::{Engine, Event, NodeCall, runner_fn};
-use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
-use a2e_host::{Host, HostConfig, HostResult};
+use a2e_host::plugin::{self, CallContext, ToolOutput, ToolPlugin};
+use a2e_host::{Host, HostConfig};
 use a2e_proto::{ChainRequest, Message, ToolDefinition};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ServerCapabilities,
@@ -41,7 +41,7 @@ impl ToolPlugin for Tools {
         tool: &str,
         args: Map<String, Value>,
         _: CallContext,
-    ) -> HostResult<ToolOutput> {
+    ) -> Result<ToolOutput, plugin::Error> {
         if tool == "sleep10" {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

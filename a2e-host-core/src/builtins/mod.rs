@@ -52,7 +52,7 @@ use a2e_proto::ToolDefinition;
 use serde_json::{Map, Value};
 
 use crate::config::HostConfig;
-use crate::error::HostResult;
+use crate::error::{HostError, HostResult};
 use crate::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox};
 use tool::{Entry, Env, entry};
 
@@ -76,10 +76,10 @@ fn all() -> [Entry; 10] {
 }
 
 /// Every built-in tool, whether enabled or not.
-fn toolbox(env: Arc<Env>) -> Toolbox {
-    all()
-        .iter()
-        .fold(Toolbox::new("builtin"), |t, e| e.add_to(t, env.clone()))
+fn toolbox(env: Arc<Env>) -> Toolbox<HostError> {
+    all().iter().fold(Toolbox::returning("builtin"), |t, e| {
+        e.add_to(t, env.clone())
+    })
 }
 
 /// Every built-in tool's definition, whether enabled or not.
@@ -104,7 +104,7 @@ pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
 
 /// The built-in tools the configuration enables.
 pub struct BuiltinTools {
-    tools: Toolbox,
+    tools: Toolbox<HostError>,
 }
 
 impl BuiltinTools {
@@ -122,7 +122,7 @@ impl BuiltinTools {
     }
 }
 
-impl ToolPlugin for BuiltinTools {
+impl ToolPlugin<HostError> for BuiltinTools {
     fn name(&self) -> &str {
         "builtin"
     }
@@ -148,7 +148,6 @@ impl ToolPlugin for BuiltinTools {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::HostError;
 
     /// What clients are told of every built-in: its A2E definition, the
     /// schema its arguments are validated against and its hints, as one JSON

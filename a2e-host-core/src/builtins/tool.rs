@@ -127,7 +127,7 @@ fn hints<B: Builtin>() -> ToolHints {
 /// `B` as a [`TypedTool`] of a toolbox.
 struct Tool<B>(Arc<Env>, PhantomData<fn() -> B>);
 
-impl<B: Builtin> TypedTool for Tool<B> {
+impl<B: Builtin> TypedTool<HostError> for Tool<B> {
     type Args = B::Args;
 
     fn definition(&self) -> ToolDefinition {
@@ -153,7 +153,7 @@ pub(crate) struct Entry {
     /// The tool's name.
     pub name: &'static str,
     hints: fn() -> ToolHints,
-    add: fn(Toolbox, Arc<Env>) -> Toolbox,
+    add: fn(Toolbox<HostError>, Arc<Env>) -> Toolbox<HostError>,
 }
 
 impl Entry {
@@ -163,7 +163,7 @@ impl Entry {
     }
 
     /// `toolbox` with the tool added, running with `env`.
-    pub fn add_to(&self, toolbox: Toolbox, env: Arc<Env>) -> Toolbox {
+    pub fn add_to(&self, toolbox: Toolbox<HostError>, env: Arc<Env>) -> Toolbox<HostError> {
         (self.add)(toolbox, env)
     }
 }

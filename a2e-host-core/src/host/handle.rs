@@ -28,7 +28,7 @@ fn nested(id: &mut String, correlation_id: &mut String, timeout: &mut u64, ctx: 
     }
 }
 
-impl HostHandle for Host {
+impl HostHandle<HostError> for Host {
     fn tools(&self) -> Vec<ToolDefinition> {
         self.registry
             .tools()

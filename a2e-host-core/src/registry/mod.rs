@@ -6,6 +6,7 @@ use std::sync::Arc;
 use a2e_proto::{SkillDefinition, ToolDefinition};
 use serde_json::Value;
 
+use crate::error::HostError;
 use crate::plugin::{DynSkillPlugin, DynToolPlugin};
 
 pub mod schema_check;
@@ -65,8 +66,8 @@ pub trait PluginInfo: Send + Sync {
 
 /// `PluginInfo` for a plugin trait object with `name`, `priority` and `exclusive`.
 macro_rules! plugin_info {
-    ($($t:path),+) => {$(
-        impl PluginInfo for dyn $t {
+    ($($t:ty),+) => {$(
+        impl PluginInfo for $t {
             fn plugin_name(&self) -> &str {
                 self.name()
             }
@@ -80,7 +81,7 @@ macro_rules! plugin_info {
     )+};
 }
 
-plugin_info!(DynToolPlugin, DynSkillPlugin);
+plugin_info!(dyn DynToolPlugin<HostError>, dyn DynSkillPlugin<HostError>);
 
 /// A registered tool or skill: its definition, the plugin that serves it, and
 /// the compiled validator of its arguments.
@@ -104,14 +105,14 @@ impl<P: ?Sized, D> Clone for Entry<P, D> {
 }
 
 /// A registered tool.
-pub type ToolEntry = Entry<dyn DynToolPlugin, ToolDefinition>;
+pub type ToolEntry = Entry<dyn DynToolPlugin<HostError>, ToolDefinition>;
 /// A registered skill.
-pub type SkillEntry = Entry<dyn DynSkillPlugin, SkillDefinition>;
+pub type SkillEntry = Entry<dyn DynSkillPlugin<HostError>, SkillDefinition>;
 
 /// A tool plugin's tools as `(name, definition, argument schema)`, each
 /// schema checked against the meta-schema.
 fn tool_items(
-    plugin: &dyn DynToolPlugin,
+    plugin: &dyn DynToolPlugin<HostError>,
 ) -> Vec<(String, ToolDefinition, Value, Result<(), InvalidSchema>)> {
     plugin
         .tools()
@@ -126,7 +127,7 @@ fn tool_items(
 
 /// The tools that a plugin offers later (a mounted server's): a tool with an
 /// invalid schema is left out, with a warning naming it and the place.
-fn valid_late_items(plugin: &dyn DynToolPlugin) -> Vec<(String, ToolDefinition, Value)> {
+fn valid_late_items(plugin: &dyn DynToolPlugin<HostError>) -> Vec<(String, ToolDefinition, Value)> {
     tool_items(plugin)
         .into_iter()
         .filter_map(|(name, def, schema, checked)| match checked {
@@ -142,8 +143,8 @@ fn valid_late_items(plugin: &dyn DynToolPlugin) -> Vec<(String, ToolDefinition, 
 /// Tool and skill plugins, in dispatch order.
 #[derive(Default, Clone)]
 pub struct Registry {
-    tools: Table<dyn DynToolPlugin, ToolDefinition>,
-    skills: Table<dyn DynSkillPlugin, SkillDefinition>,
+    tools: Table<dyn DynToolPlugin<HostError>, ToolDefinition>,
+    skills: Table<dyn DynSkillPlugin<HostError>, SkillDefinition>,
     /// One [`Registry::load_tools`] at a time: a caller that waits for a
     /// plugin another caller is starting sees its tools registered after.
     loading: Arc<tokio::sync::Mutex<()>>,
@@ -159,7 +160,10 @@ impl Registry {
     /// argument schema is compiled here, once.
     /// A tool whose input or output schema is not valid JSON Schema is refused
     /// ([`RegistryError::InvalidSchema`]).
-    pub fn add_tool_plugin(&mut self, plugin: Arc<dyn DynToolPlugin>) -> Result<(), RegistryError> {
+    pub fn add_tool_plugin(
+        &mut self,
+        plugin: Arc<dyn DynToolPlugin<HostError>>,
+    ) -> Result<(), RegistryError> {
         let plugin_name = plugin.name().to_owned();
         let mut items = Vec::new();
         for (name, def, schema, checked) in tool_items(plugin.as_ref()) {
@@ -200,7 +204,7 @@ impl Registry {
     /// skill's `input_schema` is compiled here, once.
     pub fn add_skill_plugin(
         &mut self,
-        plugin: Arc<dyn DynSkillPlugin>,
+        plugin: Arc<dyn DynSkillPlugin<HostError>>,
     ) -> Result<(), RegistryError> {
         let plugin_name = plugin.name().to_owned();
         let mut items = Vec::new();
@@ -222,12 +226,12 @@ impl Registry {
     }
 
     /// Tool plugins that serve, highest priority first: only the first when it is exclusive.
-    pub fn serving_tool_plugins(&self) -> &[Arc<dyn DynToolPlugin>] {
+    pub fn serving_tool_plugins(&self) -> &[Arc<dyn DynToolPlugin<HostError>>] {
         self.tools.serving()
     }
 
     /// Skill plugins that serve, highest priority first: only the first when it is exclusive.
-    pub fn serving_skill_plugins(&self) -> &[Arc<dyn DynSkillPlugin>] {
+    pub fn serving_skill_plugins(&self) -> &[Arc<dyn DynSkillPlugin<HostError>>] {
         self.skills.serving()
     }
 
@@ -283,7 +287,7 @@ mod tests {
         loaded: AtomicBool,
     }
 
-    impl ToolPlugin for P {
+    impl ToolPlugin<HostError> for P {
         fn name(&self) -> &str {
             self.name
         }
@@ -323,7 +327,7 @@ mod tests {
         tools: &'static [&'static str],
         priority: i32,
         exclusive: bool,
-    ) -> Arc<dyn DynToolPlugin> {
+    ) -> Arc<dyn DynToolPlugin<HostError>> {
         Arc::new(plugin(name, tools, priority, exclusive))
     }
 
@@ -416,7 +420,7 @@ mod tests {
         }
     }
 
-    impl ToolPlugin for Shifting {
+    impl ToolPlugin<HostError> for Shifting {
         fn name(&self) -> &str {
             "shifting"
         }

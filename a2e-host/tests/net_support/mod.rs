@@ -27,7 +27,7 @@ pub struct Counters {
 /// Tools for the tests: echo, slow, hang, chatty.
 pub struct TestTools(pub Arc<Counters>);
 
-impl ToolPlugin for TestTools {
+impl ToolPlugin<HostError> for TestTools {
     fn name(&self) -> &str {
         "test"
     }
@@ -83,7 +83,7 @@ impl ToolPlugin for TestTools {
 /// A skill that greets, with a progress event.
 pub struct TestSkills;
 
-impl SkillPlugin for TestSkills {
+impl SkillPlugin<HostError> for TestSkills {
     fn name(&self) -> &str {
         "test_skills"
     }
@@ -107,7 +107,7 @@ impl SkillPlugin for TestSkills {
         &self,
         _skill: &str,
         args: Map<String, Value>,
-        call: HostSkillCall,
+        call: HostSkillCall<HostError>,
     ) -> HostResult<SkillOutput> {
         call.ctx.progress(50, "thinking").await;
         let name = args.get("name").and_then(Value::as_str).unwrap_or("nobody");

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::{MAX_LINE_BYTES, serve_io};
-use crate::{HostError, Toolbox};
+use crate::{Error, Toolbox};
 
 #[derive(Deserialize, JsonSchema)]
 struct RepeatArgs {
@@ -33,11 +33,11 @@ fn toolbox() -> Toolbox {
         .tool("sleep", "Sleep", |a: SleepArgs, cx| async move {
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_millis(a.ms)) => Ok(json!("woke")),
-                () = cx.cancel.cancelled() => Err(HostError::Cancelled),
+                () = cx.cancel.cancelled() => Err(Error::Cancelled),
             }
         })
         .tool("fail", "Always fails", |_: Value, _cx| async move {
-            Err::<Value, _>(HostError::failed("it broke"))
+            Err::<Value, _>(Error::failed("it broke"))
         })
 }
 
@@ -189,7 +189,7 @@ async fn the_end_of_input_cancels_the_calls_in_flight() {
             if let Some(tx) = ended.lock().unwrap().take() {
                 let _ = tx.send(true);
             }
-            Err::<Value, _>(HostError::Cancelled)
+            Err::<Value, _>(Error::Cancelled)
         }
     });
     let (client_side, server_side) = tokio::io::duplex(1 << 16);

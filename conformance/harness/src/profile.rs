@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
-use a2e_plugin::{CallContext, FnTool, HostError, Toolbox};
+use a2e_plugin::{CallContext, Error, FnTool, Toolbox};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -154,16 +154,16 @@ fn tagged(
     move |d| d.tags(tags)
 }
 
-async fn echo(args: EchoArgs, _cx: CallContext) -> Result<Value, HostError> {
+async fn echo(args: EchoArgs, _cx: CallContext) -> Result<Value, Error> {
     let mut out = Map::new();
     out.insert("text".into(), Value::String(args.text));
     out.extend(args.rest);
     Ok(Value::Object(out))
 }
 
-async fn sleep(args: SleepArgs, cx: CallContext) -> Result<Value, HostError> {
+async fn sleep(args: SleepArgs, cx: CallContext) -> Result<Value, Error> {
     if args.ms > MAX_SLEEP_MS {
-        return Err(HostError::invalid_argument(
+        return Err(Error::invalid_argument(
             "$.ms",
             format!("at most {MAX_SLEEP_MS}"),
         ));
@@ -171,14 +171,14 @@ async fn sleep(args: SleepArgs, cx: CallContext) -> Result<Value, HostError> {
     let (_guard, concurrent) = InFlight::enter(args.group.unwrap_or_default());
     tokio::select! {
         () = tokio::time::sleep(Duration::from_millis(args.ms)) => {}
-        () = cx.cancel.cancelled() => return Err(HostError::Cancelled),
+        () = cx.cancel.cancelled() => return Err(Error::Cancelled),
     }
     Ok(json!({"slept": args.ms, "concurrent": concurrent}))
 }
 
-async fn stream(args: StreamArgs, cx: CallContext) -> Result<Value, HostError> {
+async fn stream(args: StreamArgs, cx: CallContext) -> Result<Value, Error> {
     if args.count > MAX_EVENTS {
-        return Err(HostError::invalid_argument(
+        return Err(Error::invalid_argument(
             "$.count",
             format!("at most {MAX_EVENTS}"),
         ));
@@ -193,16 +193,16 @@ async fn stream(args: StreamArgs, cx: CallContext) -> Result<Value, HostError> {
     Ok(json!({"events": args.count}))
 }
 
-async fn fail(args: FailArgs, _cx: CallContext) -> Result<Value, HostError> {
-    Err(HostError::failed(
+async fn fail(args: FailArgs, _cx: CallContext) -> Result<Value, Error> {
+    Err(Error::failed(
         args.message.unwrap_or_else(|| "failed as asked".into()),
     ))
 }
 
-async fn large(args: LargeArgs, _cx: CallContext) -> Result<Value, HostError> {
+async fn large(args: LargeArgs, _cx: CallContext) -> Result<Value, Error> {
     let bytes = usize::try_from(args.bytes).unwrap_or(usize::MAX);
     if bytes > MAX_LARGE {
-        return Err(HostError::invalid_argument(
+        return Err(Error::invalid_argument(
             "$.bytes",
             format!("at most {MAX_LARGE}"),
         ));
@@ -210,7 +210,7 @@ async fn large(args: LargeArgs, _cx: CallContext) -> Result<Value, HostError> {
     Ok(Value::String("x".repeat(bytes)))
 }
 
-async fn deferred(_args: NoArgs, _cx: CallContext) -> Result<Value, HostError> {
+async fn deferred(_args: NoArgs, _cx: CallContext) -> Result<Value, Error> {
     Ok(json!({"found": true}))
 }
 

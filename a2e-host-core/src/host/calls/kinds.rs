@@ -214,7 +214,7 @@ impl CallKind for SkillCallKind {
         ctx.extensions.insert(host.clone());
         let call = SkillCall {
             ctx,
-            host: host.clone() as Arc<dyn crate::plugin::HostHandle>,
+            host: host.clone() as Arc<dyn crate::plugin::HostHandle<HostError>>,
             llm_override: req.llm_override.clone(),
             metadata: req.metadata.clone(),
         };

@@ -1,11 +1,17 @@
-//! Host errors: the plugin-facing error of `a2e-plugin`, which maps every
-//! error to its wire code, and the typed errors of building a host: a
+//! Host errors: [`HostError`], every way a request is refused or a call
+//! fails, with the one place where they map to wire codes; how a plugin's
+//! small error becomes one (`plugin.rs`); and the typed errors of building a host: a
 //! configuration section that does not build ([`ConfigError`]) and a skill
 //! file that does not load ([`SkillError`]).
 
 use std::path::PathBuf;
 
-pub use a2e_plugin::{Cause, HostError, HostResult};
+mod host_error;
+mod plugin;
+
+pub use a2e_plugin::Cause;
+pub use host_error::{HostError, HostResult};
+pub use plugin::PluginError;
 
 /// A section of the configuration that does not build; the message names the
 /// section.
