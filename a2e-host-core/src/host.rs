@@ -130,9 +130,7 @@ impl HostBuilder {
     pub fn with_builtins(self) -> Self {
         let config = Arc::new(self.config.clone());
         let launcher = self.launcher.clone();
-        let builder = self.with_tool_plugin(crate::builtins::BuiltinTools::with_launcher(
-            config, launcher,
-        ));
+        let builder = self.with_tool_plugin(crate::builtins::tools_with_launcher(config, launcher));
         #[cfg(feature = "memory")]
         if builder.config.memory.enabled {
             return builder.with_memory();
@@ -157,7 +155,7 @@ impl HostBuilder {
     /// Adds a tool plugin: one written against the plugin SDK, or one of the
     /// host's own (whose errors are [`HostError`](crate::HostError)s).
     pub fn with_tool_plugin<E: PluginError>(mut self, plugin: impl ToolPlugin<E>) -> Self {
-        if let Err(e) = self.registry.add_tool_plugin(E::tools(Arc::new(plugin))) {
+        if let Err(e) = self.registry.add_tool_plugin(E::tools(plugin)) {
             self.errors.push(e.into());
         }
         self
@@ -166,7 +164,7 @@ impl HostBuilder {
     /// Adds a skill plugin: one written against the plugin SDK, or one of the
     /// host's own (whose errors are [`HostError`](crate::HostError)s).
     pub fn with_skill_plugin<E: PluginError>(mut self, plugin: impl SkillPlugin<E>) -> Self {
-        if let Err(e) = self.registry.add_skill_plugin(E::skills(Arc::new(plugin))) {
+        if let Err(e) = self.registry.add_skill_plugin(E::skills(plugin)) {
             self.errors.push(e.into());
         }
         self

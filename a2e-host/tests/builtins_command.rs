@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2e_host::builtins::BuiltinTools;
+use a2e_host::builtins;
 use a2e_host::plugin::{CallContext, EventSink, ToolOutput, ToolPlugin};
 use a2e_host::proc::pid_alive;
 use a2e_host::{CallOptions, Host, HostConfig, HostError, HostResult};
@@ -48,7 +48,7 @@ fn object(args: Value) -> Map<String, Value> {
 }
 
 async fn run(config: HostConfig, args: Value) -> HostResult<ToolOutput> {
-    let tools = BuiltinTools::new(Arc::new(config));
+    let tools = builtins::tools(Arc::new(config));
     tools
         .call("run_command", object(args), CallContext::detached())
         .await
@@ -183,7 +183,7 @@ async fn a_full_path_entry_allows_that_path_only() {
 #[tokio::test]
 async fn output_lines_stream_as_log_events_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = BuiltinTools::new(Arc::new(config(dir.path())));
+    let tools = builtins::tools(Arc::new(config(dir.path())));
     let (ctx, events) = context(CancellationToken::new());
     let script = "for i in 1 2 3 4 5 6 7 8 9 10; do echo line$i; done; echo oops >&2";
     let out = tools
@@ -243,7 +243,7 @@ async fn each_stream_is_capped() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
     cfg.commands.output_max_bytes = 10;
-    let tools = BuiltinTools::new(Arc::new(cfg));
+    let tools = builtins::tools(Arc::new(cfg));
     let (ctx, events) = context(CancellationToken::new());
     let out = tools
         .call(
@@ -270,7 +270,7 @@ async fn each_stream_is_capped() {
 #[tokio::test]
 async fn timeout_kills_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = BuiltinTools::new(Arc::new(config(dir.path())));
+    let tools = builtins::tools(Arc::new(config(dir.path())));
     let (ctx, events) = context(CancellationToken::new());
     let started = std::time::Instant::now();
     let err = tools
@@ -293,7 +293,7 @@ async fn start_background_sleeper(
     root: &Path,
     cancel: CancellationToken,
 ) -> (tokio::task::JoinHandle<HostResult<ToolOutput>>, u32) {
-    let tools = Arc::new(BuiltinTools::new(Arc::new(config(root))));
+    let tools = Arc::new(builtins::tools(Arc::new(config(root))));
     let (ctx, events) = context(cancel);
     let task = tokio::spawn(async move {
         tools
@@ -334,7 +334,7 @@ async fn dropping_the_call_kills_the_whole_group() {
 #[tokio::test]
 async fn background_children_do_not_outlive_the_command() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = BuiltinTools::new(Arc::new(config(dir.path())));
+    let tools = builtins::tools(Arc::new(config(dir.path())));
     let (ctx, events) = context(CancellationToken::new());
     let out = tools
         .call(

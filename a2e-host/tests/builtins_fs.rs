@@ -5,7 +5,7 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 use std::sync::Arc;
 
-use a2e_host::builtins::BuiltinTools;
+use a2e_host::builtins;
 use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
 use a2e_host::{CallOptions, Host, HostConfig, HostError, HostResult};
 use a2e_proto::{ErrorCode, ToolCallRequest};
@@ -20,7 +20,7 @@ fn config(root: &Path) -> HostConfig {
 }
 
 async fn call_with(config: HostConfig, tool: &str, args: Value) -> HostResult<ToolOutput> {
-    let tools = BuiltinTools::new(Arc::new(config));
+    let tools = builtins::tools(Arc::new(config));
     let Value::Object(args) = args else {
         panic!("arguments must be an object")
     };

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2e_host::builtins::BuiltinTools;
+use a2e_host::builtins;
 use a2e_host::plugin::{CallContext, ToolOutput, ToolPlugin};
 use a2e_host::{HostConfig, HostError, HostResult};
 use serde_json::{Map, Value, json};
@@ -159,7 +159,7 @@ fn config(root: &Path, allow: &[&str]) -> HostConfig {
 }
 
 async fn request(config: HostConfig, args: Value) -> HostResult<ToolOutput> {
-    let tools = BuiltinTools::new(Arc::new(config));
+    let tools = builtins::tools(Arc::new(config));
     let Value::Object(args) = args else {
         panic!("not an object")
     };
@@ -356,7 +356,7 @@ async fn a_slow_server_times_out() {
 async fn cancellation_stops_the_request() {
     let dir = tempfile::tempdir().unwrap();
     let s = server().await;
-    let tools = BuiltinTools::new(Arc::new(config(dir.path(), &["127.0.0.1"])));
+    let tools = builtins::tools(Arc::new(config(dir.path(), &["127.0.0.1"])));
     let cancel = CancellationToken::new();
     let ctx = CallContext::new("s", "r", cancel.clone(), None, Default::default());
     let mut args = Map::new();

@@ -49,11 +49,10 @@ mod transform;
 use std::sync::{Arc, LazyLock};
 
 use a2e_proto::ToolDefinition;
-use serde_json::{Map, Value};
 
 use crate::config::HostConfig;
-use crate::error::{HostError, HostResult};
-use crate::plugin::{CallContext, ToolOutput, ToolPlugin, Toolbox};
+use crate::error::HostError;
+use crate::plugin::{ToolPlugin, Toolbox};
 use tool::{Entry, Env, entry};
 
 pub use hints::ToolHints;
@@ -102,52 +101,28 @@ pub fn builtin_hints(tool: &str) -> Option<ToolHints> {
         .map(|(_, hints)| hints.clone())
 }
 
-/// The built-in tools the configuration enables.
-pub struct BuiltinTools {
-    tools: Toolbox<HostError>,
+/// The built-in tools the configuration enables, as one toolbox (the plugin
+/// `builtin`), their commands started directly.
+pub fn tools(config: Arc<HostConfig>) -> Toolbox<HostError> {
+    tools_with_launcher(config, crate::proc::Launcher::default())
 }
 
-impl BuiltinTools {
-    /// Built-ins per `config`, their commands started directly.
-    pub fn new(config: Arc<HostConfig>) -> Self {
-        Self::with_launcher(config, crate::proc::Launcher::default())
-    }
-
-    /// Built-ins per `config`, their commands started by `launcher`.
-    pub fn with_launcher(config: Arc<HostConfig>, launcher: crate::proc::Launcher) -> Self {
-        let enabled = config.clone();
-        let env = Arc::new(Env { config, launcher });
-        let tools = toolbox(env).retain(|d| enabled.builtin_enabled(&d.name));
-        Self { tools }
-    }
-}
-
-impl ToolPlugin<HostError> for BuiltinTools {
-    fn name(&self) -> &str {
-        "builtin"
-    }
-
-    fn tools(&self) -> Vec<ToolDefinition> {
-        ToolPlugin::tools(&self.tools)
-    }
-
-    fn input_schema(&self, tool: &ToolDefinition) -> Value {
-        ToolPlugin::input_schema(&self.tools, tool)
-    }
-
-    async fn call(
-        &self,
-        tool: &str,
-        args: Map<String, Value>,
-        ctx: CallContext,
-    ) -> HostResult<ToolOutput> {
-        ToolPlugin::call(&self.tools, tool, args, ctx).await
-    }
+/// The built-in tools the configuration enables, their commands started by
+/// `launcher`.
+pub fn tools_with_launcher(
+    config: Arc<HostConfig>,
+    launcher: crate::proc::Launcher,
+) -> Toolbox<HostError> {
+    let enabled = config.clone();
+    let env = Arc::new(Env { config, launcher });
+    toolbox(env).retain(|d| enabled.builtin_enabled(&d.name))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::CallContext;
+    use serde_json::{Map, Value};
 
     /// What clients are told of every built-in: its A2E definition, the
     /// schema its arguments are validated against and its hints, as one JSON
@@ -160,7 +135,7 @@ mod tests {
                 .collect(),
             ..HostConfig::default()
         };
-        let enabled = BuiltinTools::new(Arc::new(config));
+        let enabled = tools(Arc::new(config));
         let tools: Vec<Value> = definitions()
             .into_iter()
             .map(|def| {
@@ -198,7 +173,7 @@ mod tests {
             builtins: vec!["read_file".into(), "grep".into()],
             ..HostConfig::default()
         };
-        let tools = BuiltinTools::new(Arc::new(config));
+        let tools = tools(Arc::new(config));
         let names: Vec<String> = ToolPlugin::tools(&tools)
             .into_iter()
             .map(|t| t.name)
@@ -241,7 +216,7 @@ mod tests {
             builtins: vec!["read_file".into()],
             ..HostConfig::default()
         };
-        let tools = BuiltinTools::new(Arc::new(config));
+        let tools = tools(Arc::new(config));
         let err = ToolPlugin::call(&tools, "list_dir", Map::new(), CallContext::detached())
             .await
             .unwrap_err();
@@ -250,7 +225,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_wrong_shape_is_a_schema_violation_naming_its_path() {
-        let tools = BuiltinTools::new(Arc::new(HostConfig::default()));
+        let tools = tools(Arc::new(HostConfig::default()));
         let args: Map<String, Value> =
             serde_json::from_str(r#"{"text": "a b", "top": -1}"#).unwrap();
         let err = ToolPlugin::call(&tools, "text_stats", args, CallContext::detached())

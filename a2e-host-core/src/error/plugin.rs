@@ -9,10 +9,12 @@
 //! errors become the host's and the handle its skills get answers with its
 //! own error type.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use a2e_plugin::{
-    DynSkillPlugin, DynToolPlugin, Error, HostHandle, Refusal, SkillCall, SkillOutput, ToolOutput,
+    DynSkillPlugin, DynToolPlugin, Error, HostHandle, Refusal, SkillCall, SkillOutput, SkillPlugin,
+    ToolOutput, ToolPlugin,
 };
 use a2e_proto::{
     SkillCallRequest, SkillDefinition, SkillResult, ToolCallRequest, ToolDefinition, ToolResult,
@@ -120,33 +122,34 @@ impl From<HostError> for Error {
 /// (stored as they are).
 pub trait PluginError: Sized + Send + 'static {
     /// `plugin`'s tools, answering with the host's error.
-    fn tools(plugin: Arc<dyn DynToolPlugin<Self>>) -> Arc<dyn DynToolPlugin<HostError>>;
+    fn tools(plugin: impl ToolPlugin<Self>) -> Arc<dyn DynToolPlugin<HostError>>;
     /// `plugin`'s skills, answering with the host's error.
-    fn skills(plugin: Arc<dyn DynSkillPlugin<Self>>) -> Arc<dyn DynSkillPlugin<HostError>>;
+    fn skills(plugin: impl SkillPlugin<Self>) -> Arc<dyn DynSkillPlugin<HostError>>;
 }
 
 impl PluginError for HostError {
-    fn tools(plugin: Arc<dyn DynToolPlugin<Self>>) -> Arc<dyn DynToolPlugin<HostError>> {
-        plugin
+    fn tools(plugin: impl ToolPlugin<Self>) -> Arc<dyn DynToolPlugin<HostError>> {
+        Arc::new(plugin)
     }
-    fn skills(plugin: Arc<dyn DynSkillPlugin<Self>>) -> Arc<dyn DynSkillPlugin<HostError>> {
-        plugin
+    fn skills(plugin: impl SkillPlugin<Self>) -> Arc<dyn DynSkillPlugin<HostError>> {
+        Arc::new(plugin)
     }
 }
 
 impl PluginError for Error {
-    fn tools(plugin: Arc<dyn DynToolPlugin<Self>>) -> Arc<dyn DynToolPlugin<HostError>> {
+    fn tools(plugin: impl ToolPlugin<Self>) -> Arc<dyn DynToolPlugin<HostError>> {
         Arc::new(Authored(plugin))
     }
-    fn skills(plugin: Arc<dyn DynSkillPlugin<Self>>) -> Arc<dyn DynSkillPlugin<HostError>> {
+    fn skills(plugin: impl SkillPlugin<Self>) -> Arc<dyn DynSkillPlugin<HostError>> {
         Arc::new(Authored(plugin))
     }
 }
 
-/// A plugin written against the SDK, its errors turned into the host's.
-struct Authored<P: ?Sized>(Arc<P>);
+/// A plugin written against the SDK, its errors turned into the host's (in
+/// the same future as its call: no second allocation per call).
+struct Authored<P>(P);
 
-impl DynToolPlugin<HostError> for Authored<dyn DynToolPlugin<Error>> {
+impl<P: ToolPlugin<Error>> ToolPlugin<HostError> for Authored<P> {
     fn name(&self) -> &str {
         self.0.name()
     }
@@ -162,21 +165,23 @@ impl DynToolPlugin<HostError> for Authored<dyn DynToolPlugin<Error>> {
     fn input_schema(&self, tool: &ToolDefinition) -> Value {
         self.0.input_schema(tool)
     }
-    fn call_dyn<'a>(
-        &'a self,
-        tool: &'a str,
+    async fn call(
+        &self,
+        tool: &str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, HostError>> {
-        let call = self.0.call_dyn(tool, args, ctx);
-        Box::pin(async move { call.await.map_err(HostError::of_tool) })
+    ) -> Result<ToolOutput, HostError> {
+        self.0
+            .call(tool, args, ctx)
+            .await
+            .map_err(HostError::of_tool)
     }
-    fn load_tools_dyn(&self, include_deferred: bool) -> BoxFuture<'_, bool> {
-        self.0.load_tools_dyn(include_deferred)
+    fn load_tools(&self, include_deferred: bool) -> impl Future<Output = bool> + Send {
+        self.0.load_tools(include_deferred)
     }
 }
 
-impl DynSkillPlugin<HostError> for Authored<dyn DynSkillPlugin<Error>> {
+impl<P: SkillPlugin<Error>> SkillPlugin<HostError> for Authored<P> {
     fn name(&self) -> &str {
         self.0.name()
     }
@@ -189,20 +194,22 @@ impl DynSkillPlugin<HostError> for Authored<dyn DynSkillPlugin<Error>> {
     fn skills(&self) -> Vec<SkillDefinition> {
         self.0.skills()
     }
-    fn call_dyn<'a>(
-        &'a self,
-        skill: &'a str,
+    async fn call(
+        &self,
+        skill: &str,
         args: Map<String, Value>,
         call: SkillCall<HostError>,
-    ) -> BoxFuture<'a, Result<SkillOutput, HostError>> {
+    ) -> Result<SkillOutput, HostError> {
         let call = SkillCall {
             ctx: call.ctx,
             host: Arc::new(AuthoredHandle(call.host)),
             llm_override: call.llm_override,
             metadata: call.metadata,
         };
-        let run = self.0.call_dyn(skill, args, call);
-        Box::pin(async move { run.await.map_err(HostError::of_skill) })
+        self.0
+            .call(skill, args, call)
+            .await
+            .map_err(HostError::of_skill)
     }
 }
 
