@@ -66,9 +66,9 @@ pub use self::answer::{DAG_REQUEST_TYPE, answer_of, event_of, state_of};
 use self::buyer::pool_router;
 pub use self::buyer::remote_provider;
 pub use self::offered::{OfferedProvider, Target, provider_token, service};
-#[cfg(feature = "ontheia")]
-use a2e_host_core::ontheia_host;
 use a2e_host_core::{acmp_config, chains, error, host, proc};
+#[cfg(feature = "ontheia")]
+use a2e_host_ontheia as ontheia_host;
 use a2e_telemetry::WorkflowKind;
 
 use crate::error::HostError;

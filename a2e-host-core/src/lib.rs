@@ -7,7 +7,7 @@
 //! call pipeline ([`Host::call_tool`], [`CallLayer`]); built-in tools
 //! ([`builtins`]) are confined to a workspace root, commands and network
 //! access are off unless allowed. Chains run on the host's node runner
-//! ([`chains`]), Ontheia documents on its backend (`ontheia_host`).
+//! ([`chains`]); Ontheia documents run on it in the crate `a2e-host-ontheia`.
 //!
 //! The crates above it add a layer each: ACMP and MCP adapters
 //! (`a2e-host-acmp`, `a2e-host-mcp`), durable runs and the cluster
@@ -58,8 +58,6 @@ pub mod llm_tools;
 pub mod llm_turns;
 #[cfg(feature = "memory")]
 pub mod memory;
-#[cfg(feature = "ontheia")]
-pub mod ontheia_host;
 pub mod outbound;
 pub mod plugin;
 pub mod proc;

@@ -160,7 +160,7 @@ pub async fn options(host: &Host, run: &Arc<SkillRun>, doc: &Document) -> RunOpt
     }
 }
 
-/// Journals one of the run's events (as [`a2e_host_core::ontheia_host::event_json`]
+/// Journals one of the run's events (as `a2e_host_ontheia::event_json`
 /// gives it); chat messages are not journaled.
 pub fn journal_event(run: &SkillRun, event: &Value) {
     let text = |key: &str| event.get(key).and_then(Value::as_str);

@@ -1,6 +1,6 @@
 //! Ontheia skills: a skill file whose body holds a ```` ```ontheia ```` block
 //! (an Ontheia chain document). `skill/call` runs it on the host
-//! ([`a2e_host_core::ontheia_host`]): the argument `input` (a string, else the
+//! ([`a2e_host_ontheia`]): the argument `input` (a string, else the
 //! arguments as JSON) is `${input}`; other string arguments are globals
 //! (`${name}`); `agent_id`/`user_id` are the calling session's unless given.
 //! Each step event is a `skill/event` (`status` with `{step_id, event, output|error}`);
@@ -85,7 +85,7 @@ impl SkillPlugin<HostError> for OntheiaSkills {
             .find(|s| s.def.name == skill)
             .ok_or_else(|| HostError::UnknownSkill(skill.into()))?;
         let args = found.defaults.apply(args)?;
-        let (input, given) = a2e_host_core::ontheia_host::input_of(&args, &["input"]);
+        let (input, given) = a2e_host_ontheia::input_of(&args, &["input"]);
         let mut vars: Vec<(String, String)> = vec![
             ("agent_id".into(), call.ctx.agent_id.to_string()),
             ("user_id".into(), call.ctx.user_id.to_string()),
@@ -94,10 +94,8 @@ impl SkillPlugin<HostError> for OntheiaSkills {
             vars.retain(|(name, _)| *name != k);
             vars.push((k, v));
         }
-        let globals = a2e_host_core::ontheia_host::globals(
-            &input,
-            vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        );
+        let globals =
+            a2e_host_ontheia::globals(&input, vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let host = a2e_host_core::host::Host::of(&call.ctx)?;
         #[cfg(feature = "journal")]
         let durable = a2e_host_runs::skill_run::begin_call(
@@ -135,7 +133,7 @@ impl SkillPlugin<HostError> for OntheiaSkills {
                 }
             }
         });
-        let outcome = a2e_host_core::ontheia_host::run_with(
+        let outcome = a2e_host_ontheia::run_with(
             &host,
             &call.ctx.session_id,
             &found.document,
@@ -148,14 +146,14 @@ impl SkillPlugin<HostError> for OntheiaSkills {
                 let _ = tx.send(e);
             },
             cancel,
-            a2e_host_core::ontheia_host::DurableRun {
+            a2e_host_ontheia::DurableRun {
                 options,
                 run_id: run_id.as_deref(),
             },
         )
         .await;
         let _ = forward.await;
-        let result = a2e_host_core::ontheia_host::output_of(outcome);
+        let result = a2e_host_ontheia::output_of(outcome);
         #[cfg(feature = "journal")]
         if let Some(run) = &durable {
             return run.finish(result).await;

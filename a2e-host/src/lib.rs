@@ -88,8 +88,6 @@ pub mod plugins;
 pub use a2e_host_acmp as acmp;
 #[cfg(feature = "memory")]
 pub use a2e_host_core::memory;
-#[cfg(feature = "ontheia")]
-pub use a2e_host_core::ontheia_host;
 pub use a2e_host_core::{
     acmp_config, audit, builtins, chains, config, outbound, plugin, proc, redact, registry,
 };
@@ -97,6 +95,8 @@ pub use a2e_host_core::{
 pub use a2e_host_core::{llm, llm_tools};
 #[cfg(feature = "mcp")]
 pub use a2e_host_mcp as mcp;
+#[cfg(feature = "ontheia")]
+pub use a2e_host_ontheia as ontheia_host;
 #[cfg(feature = "journal")]
 pub use a2e_host_runs as runs;
 #[cfg(feature = "ui")]

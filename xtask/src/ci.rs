@@ -176,6 +176,7 @@ const HEAVY: &[&str] = &[
 /// reach only together.
 const HOST_CRATES: &[&str] = &[
     "a2e-host-core",
+    "a2e-host-ontheia",
     "a2e-host-acmp",
     "a2e-host-mcp",
     "a2e-host-runs",

@@ -11,6 +11,36 @@
 //!
 //! Every tool call goes through [`Host::call_tool`] with the run's session, so
 //! confinement, allow-lists, timeouts and the audit log apply as over the wire.
+//!
+//! A document run on a host with its built-in tools:
+//!
+//! ```
+//! use a2e_host_core::{Host, HostConfig};
+//! use serde_json::json;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = tokio::runtime::Runtime::new()?;
+//! rt.block_on(async {
+//!     let host = Host::builder(HostConfig::default()).with_builtins().build()?;
+//!     let doc = ontheia::parse(
+//!         r#"{"steps": [{"id": "count", "type": "tool", "server": "a2e",
+//!             "tool": "text_stats", "args": {"text": "one two three"}}]}"#,
+//!     )?;
+//!     let globals = a2e_host_ontheia::globals("", []);
+//!     let cancel = tokio_util::sync::CancellationToken::new();
+//!     let outcome = a2e_host_ontheia::run(&host, "", &doc, &globals, |_| {}, cancel).await;
+//!     let output = a2e_host_ontheia::output_of(outcome)?;
+//!     // A step's output is text: the tool's result as JSON.
+//!     let stats: serde_json::Value = serde_json::from_str(output.summary.as_str().unwrap_or(""))?;
+//!     assert_eq!(stats["words"], json!(3));
+//!     Ok(())
+//! })
+//! # }
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 use std::sync::Arc;
 
@@ -26,8 +56,8 @@ use tokio_util::sync::CancellationToken;
 
 use a2e_telemetry::WorkflowKind;
 
-use crate::config::OntheiaAgent;
-use crate::host::{CallOptions, Host};
+use a2e_host_core::config::OntheiaAgent;
+use a2e_host_core::host::{CallOptions, Host};
 
 mod trace;
 
@@ -327,10 +357,15 @@ impl OntheiaBackend {
         }
         // The step's trace context goes to the provider as `traceparent`.
         let trace = a2e_telemetry::TraceContext::current();
-        let answer =
-            crate::llm_turns::chat_traced(&model.client, &request, &mut NoDeltas, &cancel, trace)
-                .await
-                .map_err(|e| BackendError::failed(e.to_string()))?;
+        let answer = a2e_host_core::llm_turns::chat_traced(
+            &model.client,
+            &request,
+            &mut NoDeltas,
+            &cancel,
+            trace,
+        )
+        .await
+        .map_err(|e| BackendError::failed(e.to_string()))?;
         Ok(LlmReply::text(answer.content))
     }
 
@@ -531,10 +566,10 @@ pub fn globals<'a>(
 /// fails the call.
 pub fn output_of(
     outcome: Result<ontheia::RunOutcome, ontheia::RunError>,
-) -> crate::error::HostResult<crate::plugin::SkillOutput> {
+) -> a2e_host_core::error::HostResult<a2e_host_core::plugin::SkillOutput> {
     let outcome = outcome.map_err(|e| match e {
-        ontheia::RunError::Cancelled => crate::error::HostError::Cancelled,
-        other => crate::error::HostError::skill_failed("the ontheia chain failed", other),
+        ontheia::RunError::Cancelled => a2e_host_core::error::HostError::Cancelled,
+        other => a2e_host_core::error::HostError::skill_failed("the ontheia chain failed", other),
     })?;
     let summary = outcome
         .last_result()
@@ -547,12 +582,12 @@ pub fn output_of(
             .filter(|(_, r)| r.status == ontheia::StepStatus::Failed)
             .map(|(id, r)| format!("{id}: {}", r.error.clone().unwrap_or_default()))
             .collect();
-        return Err(crate::error::HostError::Skill(format!(
+        return Err(a2e_host_core::error::HostError::Skill(format!(
             "steps failed: {}",
             failed.join("; ")
         )));
     }
-    Ok(crate::plugin::SkillOutput {
+    Ok(a2e_host_core::plugin::SkillOutput {
         data: outcome.to_value(),
         summary,
         truncated: false,
