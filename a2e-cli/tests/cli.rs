@@ -9,6 +9,7 @@ mod cluster_support;
 mod durable_support;
 mod fuzz_support;
 mod llm_support;
+mod local_model;
 mod mcp_conformance_support;
 /// The process lookups the stdio transport tests share with a2e-host's
 /// network tests.

