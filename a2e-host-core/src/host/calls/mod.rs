@@ -3,7 +3,6 @@
 //! supervision (panics, timeout, cancellation), duration, collected events —
 //! and the kind's result.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
 use a2e_proto::{
@@ -102,44 +101,37 @@ fn panicked(what: &str, panic: &(dyn std::any::Any + Send)) -> HostError {
 /// How long a cancelled call may take to wind down before it is dropped.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(200);
 
-/// Runs `fut` under `deadline` and `cancel` on the caller's task, turning
-/// panics, timeouts and cancellation into errors. On timeout or cancellation
-/// the call's token fires, the call gets [`CANCEL_GRACE`] to wind down, and
-/// is then dropped (its drop guards kill what it started).
+/// Runs `fut` (a call already polled once, its panics caught) under
+/// `deadline` and `outer` (the caller's token) on the caller's task, turning
+/// timeouts and cancellation into errors. On timeout or cancellation the
+/// call's token fires, the call gets [`CANCEL_GRACE`] to wind down, and is
+/// then dropped (its drop guards kill what it started); dropped itself, it
+/// fires the call's token too, so what the call spawned stops with it.
 ///
 /// No task is spawned: the caller (a session's request task, a chain node)
-/// already runs on its own, and a call that finishes on its first poll
-/// registers no timer either. Plugins must not block the thread, the rule
-/// for any async code.
+/// already runs on its own. Plugins must not block the thread, the rule for
+/// any async code.
 async fn supervise<T>(
-    fut: impl std::future::Future<Output = HostResult<T>>,
+    fut: impl std::future::Future<Output = std::thread::Result<HostResult<T>>>,
     call_token: CancellationToken,
     outer: &CancellationToken,
     deadline: Instant,
     timeout_secs: u64,
     what: &str,
 ) -> HostResult<T> {
-    let caught = |joined: std::thread::Result<HostResult<T>>| {
-        joined.unwrap_or_else(|panic| Err(panicked(what, panic.as_ref())))
+    let guard = call_token.clone().drop_guard();
+    let mut fut = std::pin::pin!(fut);
+    let outcome = tokio::select! {
+        joined = fut.as_mut() => {
+            guard.disarm();
+            return joined.unwrap_or_else(|panic| Err(panicked(what, panic.as_ref())));
+        }
+        _ = tokio::time::sleep_until(deadline) => Err(HostError::Timeout(timeout_secs)),
+        _ = outer.cancelled() => Err(HostError::Cancelled),
     };
-    let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
-    if outer.is_cancelled() {
-        return Err(HostError::Cancelled);
-    }
-    if let std::task::Poll::Ready(joined) = futures::poll!(fut.as_mut()) {
-        return caught(joined);
-    }
-    tokio::select! {
-        joined = fut.as_mut() => caught(joined),
-        _ = tokio::time::sleep_until(deadline) => {
-            stop(fut, &call_token).await;
-            Err(HostError::Timeout(timeout_secs))
-        }
-        _ = outer.cancelled() => {
-            stop(fut, &call_token).await;
-            Err(HostError::Cancelled)
-        }
-    }
+    stop(fut, &call_token).await;
+    guard.disarm();
+    outcome
 }
 
 /// Fires the call's token and lets the call wind down for [`CANCEL_GRACE`];

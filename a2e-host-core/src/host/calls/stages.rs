@@ -107,10 +107,15 @@ impl Host {
         clock: &Clock,
         sink: EventSink,
     ) -> (CallContext, Option<CancellationToken>) {
+        // A call with a deadline of its own gets a token of its own, not a
+        // child of the caller's: its supervision forwards the caller's
+        // cancellation (it watches both tokens, and fires the call's when
+        // dropped), which spares every call locking the caller's token to
+        // join and again to leave its children.
         let (token, own) = if clock.inherited.is_some() {
             (caller.cancel.clone(), None)
         } else {
-            let own = caller.cancel.child_token();
+            let own = CancellationToken::new();
             (own.clone(), Some(own))
         };
         let looked_up;
@@ -171,14 +176,23 @@ pub(super) async fn supervised<T>(
     timeout_secs: u64,
     what: &str,
 ) -> HostResult<T> {
+    let caught = |joined: std::thread::Result<HostResult<T>>| {
+        joined.unwrap_or_else(|panic| Err(super::panicked(what, panic.as_ref())))
+    };
+    let mut work = AssertUnwindSafe(work).catch_unwind();
     match own {
-        None => AssertUnwindSafe(work)
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|panic| Err(super::panicked(what, panic.as_ref()))),
-        // Boxed: its timer and select state would otherwise widen every
-        // call's future, the chain nodes' included, which never use them.
+        None => caught(work.await),
         Some(own) => {
+            if cancel.is_cancelled() {
+                return Err(HostError::Cancelled);
+            }
+            // A call that ends on its first poll (a built-in's, most
+            // in-process tools') needs no timer and no watch.
+            if let std::task::Poll::Ready(joined) = futures::poll!(&mut work) {
+                return caught(joined);
+            }
+            // Boxed: its timer and select state would otherwise widen every
+            // call's future, the chain nodes' included, which never use them.
             Box::pin(super::supervise(
                 work,
                 own,
@@ -265,5 +279,88 @@ impl<'h> Observed<'h> {
                 Ok(K::failure(req, code, message, duration_ms, events))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock_in(secs: u64) -> Clock {
+        let started = Instant::now();
+        Clock {
+            started: Some(started),
+            inherited: None,
+            deadline: started + Duration::from_secs(secs),
+        }
+    }
+
+    /// A call that waits on its token until it fires.
+    fn waits_on(token: CancellationToken) -> BoxFuture<'static, HostResult<u32>> {
+        Box::pin(async move {
+            token.cancelled().await;
+            Err(HostError::Cancelled)
+        })
+    }
+
+    #[tokio::test]
+    async fn a_call_that_ends_at_once_keeps_its_token_unfired() {
+        let (caller, own) = (CancellationToken::new(), CancellationToken::new());
+        let work: BoxFuture<'static, HostResult<u32>> = Box::pin(async { Ok(7) });
+        let out = supervised(work, Some(own.clone()), &caller, &clock_in(5), 5, "tool").await;
+        assert_eq!(out.unwrap(), 7);
+        assert!(!own.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn the_callers_cancellation_reaches_the_calls_own_token() {
+        let (caller, own) = (CancellationToken::new(), CancellationToken::new());
+        let fire = caller.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            fire.cancel();
+        });
+        let work = waits_on(own.clone());
+        let out = supervised(work, Some(own.clone()), &caller, &clock_in(30), 30, "tool").await;
+        assert!(matches!(out, Err(HostError::Cancelled)), "{out:?}");
+        assert!(own.is_cancelled());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_past_its_deadline_times_out_and_its_token_fires() {
+        let (caller, own) = (CancellationToken::new(), CancellationToken::new());
+        let work = waits_on(own.clone());
+        let out = supervised(work, Some(own.clone()), &caller, &clock_in(2), 2, "tool").await;
+        assert!(matches!(out, Err(HostError::Timeout(2))), "{out:?}");
+        assert!(own.is_cancelled());
+        assert!(!caller.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_call_dropped_while_it_runs_fires_its_token() {
+        let (caller, own) = (CancellationToken::new(), CancellationToken::new());
+        let work: BoxFuture<'static, HostResult<u32>> = Box::pin(std::future::pending());
+        let clock = clock_in(30);
+        let call = supervised(work, Some(own.clone()), &caller, &clock, 30, "tool");
+        let gave_up = tokio::time::timeout(Duration::from_millis(20), call).await;
+        assert!(gave_up.is_err());
+        assert!(
+            own.is_cancelled(),
+            "what the call started must stop with it"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panicking_call_fails_with_its_message() {
+        let (caller, own) = (CancellationToken::new(), CancellationToken::new());
+        let work: BoxFuture<'static, HostResult<u32>> = Box::pin(async {
+            tokio::task::yield_now().await;
+            panic!("boom")
+        });
+        let out = supervised(work, Some(own), &caller, &clock_in(30), 30, "tool").await;
+        let Err(HostError::Runtime(message)) = out else {
+            panic!("{out:?}")
+        };
+        assert!(message.contains("tool panicked: boom"), "{message}");
     }
 }
