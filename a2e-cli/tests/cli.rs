@@ -40,6 +40,7 @@ mod llm_skill_local;
 mod llm_skill_toolkits;
 mod mcp_client_model;
 mod mcp_conformance_client;
+mod mcp_conformance_revisions;
 mod mcp_conformance_server;
 mod mcp_host;
 mod mcp_sampling;
