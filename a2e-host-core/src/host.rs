@@ -25,7 +25,7 @@ mod handle;
 pub mod live;
 mod options;
 pub use calls::panic_message;
-pub(crate) use calls::{Caller, NodeTrace, SkillCallKind, ToolCallKind};
+pub(crate) use calls::{CallKind, Caller, Finished, NodeTrace, SkillCallKind, ToolCallKind};
 
 pub use calls::{
     CANCEL_GRACE, CallHead, CallLayer, CallTarget, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS,

@@ -5,11 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use a2e_chain::{NodeCall, NodeError, NodeResult, NodeRunner};
 use a2e_proto::{ErrorCode, NodeKind, SkillCallRequest, ToolCallRequest};
+use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::HostError;
-use crate::host::{Caller, Host, NodeTrace, SkillCallKind, ToolCallKind};
+use crate::host::{CallKind, Caller, Finished, Host, NodeTrace, SkillCallKind, ToolCallKind};
 use crate::plugin::Identity;
 
 /// Runs chain nodes on a host, within one session.
@@ -220,29 +221,28 @@ fn node_error(e: HostError) -> NodeError {
     NodeError::new(e.code(), e.to_string())
 }
 
-/// A tool or skill result as the node's: its data, or its error.
-fn outcome(success: bool, data: Value, code: ErrorCode, error: Option<String>) -> NodeResult {
-    if success {
-        Ok(data)
-    } else {
-        Err(NodeError::new(code, error.unwrap_or_default()))
-    }
+/// A tool or skill call's outcome as the node's: its data, or its error.
+fn outcome<K: CallKind>(finished: Finished<K>) -> NodeResult {
+    finished
+        .outcome
+        .map(K::into_data)
+        .map_err(|(code, message)| NodeError::new(code, message))
 }
 
 impl NodeRunner for HostRunner {
     async fn run(&self, call: NodeCall) -> NodeResult {
         let metrics = self.host.telemetry().metrics();
-        if !metrics.is_enabled() {
-            return self.run_local(call).await;
-        }
-        let timer = metrics.timer();
-        let kind = call.kind.clone();
+        let timer = metrics
+            .is_enabled()
+            .then(|| (metrics.timer(), call.kind.clone()));
         let result = self.run_local(call).await;
-        let outcome = match &result {
-            Ok(_) => a2e_telemetry::metrics::OK,
-            Err(e) => e.code.as_str(),
-        };
-        timer.node(kind.as_str(), outcome);
+        if let Some((timer, kind)) = timer {
+            let outcome = match &result {
+                Ok(_) => a2e_telemetry::metrics::OK,
+                Err(e) => e.code.as_str(),
+            };
+            timer.node(kind.as_str(), outcome);
+        }
         result
     }
 }
@@ -250,36 +250,42 @@ impl NodeRunner for HostRunner {
 impl HostRunner {
     /// Runs `call` on this host, without the node metrics [`NodeRunner::run`]
     /// records (a cluster worker's node).
-    pub async fn run_local(&self, call: NodeCall) -> NodeResult {
-        // The tool path inline, the others boxed: a runner's future is
-        // allocated and moved per node, and the largest path sets its size
-        // (the proc path would more than double it).
+    ///
+    /// Every path is boxed: a future is moved whole (its size, not what it
+    /// holds) each time it is built into its caller's and into the engine's
+    /// box, so a node's call, which holds a whole call pipeline, is built
+    /// once in its own allocation and the futures around it stay small.
+    pub fn run_local(&self, call: NodeCall) -> BoxFuture<'_, NodeResult> {
         if call.kind == NodeKind::TOOL {
-            self.run_tool(call).await
+            Box::pin(self.run_tool(call))
         } else if call.kind == NodeKind::SKILL {
-            Box::pin(self.run_skill(call)).await
+            Box::pin(self.run_skill(call))
         } else if call.kind == NodeKind::PROC {
-            let op = self
-                .host
-                .telemetry()
-                .step("proc", &call.node_id)
-                .chain(&self.chain_id)
-                .parent(a2e_telemetry::Parent::Span(&self.span))
-                .start();
-            let result = Box::pin(tracing::Instrument::instrument(
-                run_proc(&self.host, &self.session_id, call),
-                op.span().clone(),
-            ))
-            .await;
-            if let Err(e) = &result {
-                op.error(e.code.as_str(), &e.message);
-            }
-            result
+            Box::pin(async move {
+                let op = self
+                    .host
+                    .telemetry()
+                    .step("proc", &call.node_id)
+                    .chain(&self.chain_id)
+                    .parent(a2e_telemetry::Parent::Span(&self.span))
+                    .start();
+                let result = tracing::Instrument::instrument(
+                    run_proc(&self.host, &self.session_id, call),
+                    op.span().clone(),
+                )
+                .await;
+                if let Err(e) = &result {
+                    op.error(e.code.as_str(), &e.message);
+                }
+                result
+            })
         } else {
-            Err(NodeError::runtime(format!(
-                "node kind `{}` cannot be run by the host",
-                call.kind
-            )))
+            let kind = call.kind;
+            Box::pin(async move {
+                Err(NodeError::runtime(format!(
+                    "node kind `{kind}` cannot be run by the host"
+                )))
+            })
         }
     }
 }
@@ -289,7 +295,7 @@ impl HostRunner {
         let timeout = node_call_timeout(&call);
         let req = self.tool_request(&call.name, timeout);
         let key = self.key(&call);
-        let result = self
+        let finished = self
             .host
             .call::<ToolCallKind>(
                 self.caller(&call.cancel, call.deadline, &call.node_id, key.as_deref()),
@@ -298,12 +304,7 @@ impl HostRunner {
             )
             .await
             .map_err(node_error)?;
-        outcome(
-            result.success,
-            result.data,
-            result.error_code.unwrap_or(ErrorCode::TOOL_ERROR),
-            result.error,
-        )
+        outcome::<ToolCallKind>(finished)
     }
 
     async fn run_skill(&self, call: NodeCall) -> NodeResult {
@@ -320,7 +321,7 @@ impl HostRunner {
         req.timeout = timeout;
         req.streaming = false;
         let key = self.key(&call);
-        let result = self
+        let finished = self
             .host
             .call::<SkillCallKind>(
                 self.caller(&call.cancel, call.deadline, &call.node_id, key.as_deref()),
@@ -329,12 +330,7 @@ impl HostRunner {
             )
             .await
             .map_err(node_error)?;
-        outcome(
-            result.success,
-            result.data,
-            result.error_code.unwrap_or(ErrorCode::SKILL_ERROR),
-            result.error,
-        )
+        outcome::<SkillCallKind>(finished)
     }
 }
 

@@ -19,6 +19,7 @@ use a2e_plugin::{
 use a2e_proto::{
     SkillCallRequest, SkillDefinition, SkillResult, ToolCallRequest, ToolDefinition, ToolResult,
 };
+use futures::TryFutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
@@ -165,16 +166,16 @@ impl<P: ToolPlugin<Error>> ToolPlugin<HostError> for Authored<P> {
     fn input_schema(&self, tool: &ToolDefinition) -> Value {
         self.0.input_schema(tool)
     }
-    async fn call(
+    // A combinator, not an `async` block: the plugin's future is built at
+    // once with the arguments and context moved into it, instead of both
+    // waiting in a wrapper's state to be moved again at its first poll.
+    fn call(
         &self,
         tool: &str,
         args: Map<String, Value>,
         ctx: CallContext,
-    ) -> Result<ToolOutput, HostError> {
-        self.0
-            .call(tool, args, ctx)
-            .await
-            .map_err(HostError::of_tool)
+    ) -> impl Future<Output = Result<ToolOutput, HostError>> + Send {
+        self.0.call(tool, args, ctx).map_err(HostError::of_tool)
     }
     fn load_tools(&self, include_deferred: bool) -> impl Future<Output = bool> + Send {
         self.0.load_tools(include_deferred)
@@ -194,22 +195,19 @@ impl<P: SkillPlugin<Error>> SkillPlugin<HostError> for Authored<P> {
     fn skills(&self) -> Vec<SkillDefinition> {
         self.0.skills()
     }
-    async fn call(
+    fn call(
         &self,
         skill: &str,
         args: Map<String, Value>,
         call: SkillCall<HostError>,
-    ) -> Result<SkillOutput, HostError> {
+    ) -> impl Future<Output = Result<SkillOutput, HostError>> + Send {
         let call = SkillCall {
             ctx: call.ctx,
             host: Arc::new(AuthoredHandle(call.host)),
             llm_override: call.llm_override,
             metadata: call.metadata,
         };
-        self.0
-            .call(skill, args, call)
-            .await
-            .map_err(HostError::of_skill)
+        self.0.call(skill, args, call).map_err(HostError::of_skill)
     }
 }
 

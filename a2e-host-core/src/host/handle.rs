@@ -48,7 +48,8 @@ impl HostHandle<HostError> for Host {
             let args = std::mem::take(&mut req.arguments);
             let mut caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
             caller.extensions = ctx.extensions.clone();
-            host.call::<calls::ToolCallKind>(caller, &req, args).await
+            let finished = host.call::<calls::ToolCallKind>(caller, &req, args).await?;
+            Ok(finished.answer(&req))
         })
     }
 
@@ -63,7 +64,10 @@ impl HostHandle<HostError> for Host {
             let args = std::mem::take(&mut req.arguments);
             let mut caller = calls::Caller::session(&ctx.session_id, None, &ctx.cancel);
             caller.extensions = ctx.extensions.clone();
-            host.call::<calls::SkillCallKind>(caller, &req, args).await
+            let finished = host
+                .call::<calls::SkillCallKind>(caller, &req, args)
+                .await?;
+            Ok(finished.answer(&req))
         })
     }
 }

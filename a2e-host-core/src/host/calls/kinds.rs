@@ -92,20 +92,19 @@ impl CallKind for ToolCallKind {
 
     const FAILED: ErrorCode = ErrorCode::TOOL_ERROR;
 
+    fn into_data(out: ToolOutput) -> Value {
+        out.data
+    }
+
     fn success(
         req: &ToolCallRequest,
         out: ToolOutput,
         duration_ms: u64,
         events: Vec<ToolEvent>,
-        whole: bool,
     ) -> ToolResult {
         ToolResult {
             success: true,
-            tool_name: if whole {
-                req.tool_name.clone()
-            } else {
-                String::new()
-            },
+            tool_name: req.tool_name.clone(),
             data: out.data,
             summary: out.summary,
             truncated: out.truncated,
@@ -227,12 +226,15 @@ impl CallKind for SkillCallKind {
 
     const FAILED: ErrorCode = ErrorCode::SKILL_ERROR;
 
+    fn into_data(out: SkillOutput) -> Value {
+        out.data
+    }
+
     fn success(
         _req: &SkillCallRequest,
         out: SkillOutput,
         duration_ms: u64,
         events: Vec<SkillEvent>,
-        _whole: bool,
     ) -> SkillResult {
         SkillResult {
             success: true,

@@ -231,6 +231,29 @@ pub(crate) struct CallSpec<'a> {
     streaming: bool,
 }
 
+/// What a call that ran came to, before it takes the shape its caller reads:
+/// a wire answer ([`Finished::answer`]) or a chain node's data, which needs
+/// none of the rest.
+pub(crate) struct Finished<K: CallKind> {
+    /// The plugin's output, or the code and message of a call that ran and
+    /// failed.
+    pub outcome: Result<K::Output, (ErrorCode, String)>,
+    /// How long it ran (0 when its caller reads no duration).
+    pub duration_ms: u64,
+    /// Its events, when its caller keeps them.
+    pub events: Vec<K::Event>,
+}
+
+impl<K: CallKind> Finished<K> {
+    /// The result that answers `req`.
+    pub(crate) fn answer(self, req: &K::Req) -> K::Result {
+        match self.outcome {
+            Ok(out) => K::success(req, out, self.duration_ms, self.events),
+            Err((code, message)) => K::failure(req, code, message, self.duration_ms, self.events),
+        }
+    }
+}
+
 /// What differs between a tool call and a skill call.
 pub(crate) trait CallKind {
     /// The request.
@@ -281,15 +304,14 @@ pub(crate) trait CallKind {
     fn event(kind: EventKind, data: Map<String, Value>, seq: u64, req_id: String) -> Self::Event;
     /// The code of a call that ran and failed inside the host or its plugin.
     const FAILED: ErrorCode;
-    /// The result of a call that ran and succeeded; `whole` is false when
-    /// only its data is read (a chain node's), which spares copying what
-    /// the request already says.
+    /// What a chain node reads of the output: its data.
+    fn into_data(out: Self::Output) -> Value;
+    /// The result of a call that ran and succeeded.
     fn success(
         req: &Self::Req,
         out: Self::Output,
         duration_ms: u64,
         events: Vec<Self::Event>,
-        whole: bool,
     ) -> Self::Result;
     /// The result of a call that ran and failed.
     fn failure(
@@ -367,7 +389,8 @@ impl Host {
         let mut caller = Caller::session(session, events.map(EventStream::into_sender), cancel);
         caller.idempotency_key = key;
         caller.extensions = extensions;
-        self.call::<ToolCallKind>(caller, &req, args).await
+        let finished = self.call::<ToolCallKind>(caller, &req, args).await?;
+        Ok(finished.answer(&req))
     }
 
     /// `skill/call`: checks status and arguments, runs under the timeout.
@@ -393,20 +416,22 @@ impl Host {
         let mut caller = Caller::session(session, events.map(EventStream::into_sender), cancel);
         caller.idempotency_key = key;
         caller.extensions = extensions;
-        self.call::<SkillCallKind>(caller, &req, args).await
+        let finished = self.call::<SkillCallKind>(caller, &req, args).await?;
+        Ok(finished.answer(&req))
     }
 
     /// Runs a call of kind `K` with `args` (the request's arguments, taken
     /// out of it by an owner, or a copy) through the pipeline's stages:
     /// lookup, validation, clock, events, context, observation, the work
     /// (layers, then the plugin), supervision and the result. `Err` is a
-    /// refusal; a call that ran and failed is `Ok` with `success: false`.
+    /// refusal; a call that ran and failed is `Ok`, its outcome the code
+    /// and message (which [`Finished::answer`] turns into `success: false`).
     pub(crate) async fn call<K: CallKind>(
         self: &Arc<Self>,
         mut caller: Caller<'_>,
         req: &K::Req,
         args: Map<String, Value>,
-    ) -> HostResult<K::Result> {
+    ) -> HostResult<Finished<K>> {
         let entry = self.lookup::<K>(req).await?;
         let args = K::validator(&entry).check_owned(args)?;
         let spec = K::spec(self, req, &entry);
@@ -424,16 +449,11 @@ impl Host {
             K::WHAT,
         )
         .await;
-        let duration_ms = clock.duration_ms(caller.full_result);
-        let events = stages::collected(collected.as_ref());
-        observed.finish::<K>(
-            req,
-            &entry,
-            outcome,
-            duration_ms,
-            events,
-            caller.full_result,
-        )
+        Ok(Finished {
+            duration_ms: clock.duration_ms(caller.full_result),
+            events: stages::collected(collected.as_ref()),
+            outcome: observed.finish::<K>(&entry, outcome)?,
+        })
     }
 
     /// The entry `req` names. A tool that loads on first use (a mounted MCP

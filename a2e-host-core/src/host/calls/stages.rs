@@ -15,6 +15,8 @@ use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{CallKind, CallSpec, Caller, Collected, MAX_TIMEOUT_SECS, layers};
+use a2e_proto::ErrorCode;
+
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
 use crate::plugin::{CallContext, EventSink};
@@ -243,24 +245,20 @@ impl<'h> Observed<'h> {
         }
     }
 
-    /// The call's answer from its outcome: a result (`success: true`, or
-    /// `false` with the code of a call that ran and failed) or a refusal,
-    /// each reported to the span and the metrics.
+    /// What the call came to: its output, or the code and message of a
+    /// call that ran and failed; `Err` is a refusal. Each is reported to the
+    /// span and the metrics.
     pub(super) fn finish<K: CallKind>(
         self,
-        req: &K::Req,
         entry: &K::Entry,
         outcome: HostResult<K::Output>,
-        duration_ms: u64,
-        events: Vec<K::Event>,
-        whole: bool,
-    ) -> HostResult<K::Result> {
+    ) -> HostResult<Result<K::Output, (ErrorCode, String)>> {
         match outcome {
             Ok(out) => {
                 self.op.result(K::data(&out));
                 self.timer
                     .call(K::METRIC, K::name(entry), a2e_telemetry::metrics::OK);
-                Ok(K::success(req, out, duration_ms, events, whole))
+                Ok(Ok(out))
             }
             Err(e) if e.is_refusal() => {
                 self.op.error(e.code().as_str(), &e.to_string());
@@ -276,7 +274,7 @@ impl<'h> Observed<'h> {
                 let message = e.to_string();
                 self.op.error(code.as_str(), &message);
                 self.timer.call(K::METRIC, K::name(entry), code.as_str());
-                Ok(K::failure(req, code, message, duration_ms, events))
+                Ok(Err((code, message)))
             }
         }
     }
