@@ -1,7 +1,8 @@
 //! The official MCP conformance suite's 0.2 line, which freezes the scenarios
 //! each protocol revision requires (`--requirements 2025-11-25`,
 //! `--requirements 2026-07-28`), against a2e as a server (the example plugin
-//! set, `examples/mcp-everything`) and as a client (`tests/mcp/conformance_client.sh`),
+//! set, `examples/mcp-everything`, and for the scenarios any host answers a
+//! plain `a2e serve --mcp-http`) and as a client (`tests/mcp/conformance_client.sh`),
 //! each against a baseline of expected failures under
 //! `tests/mcp/expected-failures/`. The suite fails a run on a failure outside
 //! the baseline and on a baseline entry that now passes (a stale one), so the
@@ -136,4 +137,59 @@ fn the_client_meets_each_revisions_requirements_but_its_baseline() {
             expected.display()
         );
     }
+}
+
+/// The 2026-07-28 scenarios any host answers, with only the built-ins.
+const HOST_GENERIC_2026: [&str; 9] = [
+    "server-stateless",
+    "tools-list",
+    "tools-call-error",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+    "caching",
+    "sep-2164-resource-not-found",
+    "input-required-result-unsupported-methods",
+    "input-required-result-ignore-extra-params",
+];
+
+#[test]
+fn a_plain_host_meets_the_host_generic_scenarios_of_2026_07_28_but_its_baseline() {
+    let test = "a_plain_host_meets_the_host_generic_scenarios_of_2026_07_28_but_its_baseline";
+    let Some((node, entry)) = suite_next(test) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args(["serve", "--mcp-http", "127.0.0.1:0", "--root"])
+        .arg(root.path());
+    let server = start(cmd);
+    let expected = baseline("host", "2026-07-28");
+    let mut failing = Vec::new();
+    for scenario in HOST_GENERIC_2026 {
+        let (ok, output) = run(
+            &node,
+            &entry,
+            &[
+                "server",
+                "--url",
+                &server.url,
+                "--scenario",
+                scenario,
+                "--spec-version",
+                "2026-07-28",
+                "--expected-failures",
+                expected.to_str().unwrap(),
+            ],
+            &[],
+        );
+        if !ok {
+            failing.push(format!("{scenario}\n{output}"));
+        }
+    }
+    assert!(
+        failing.is_empty(),
+        "outside {} or stale in it:\n{}",
+        expected.display(),
+        failing.join("\n")
+    );
 }
