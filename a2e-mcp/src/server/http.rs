@@ -39,7 +39,11 @@ pub fn http_router<B: ToolBackend>(
             Arc::default(),
             config,
         );
-    let router = Router::new().nest_service("/mcp", service);
+    let router = Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(
+            super::removed::refuse_removed_methods,
+        ));
     match bearer_token {
         Some(token) => {
             let expected: Arc<str> = format!("Bearer {token}").into();

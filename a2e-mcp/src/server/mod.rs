@@ -15,6 +15,7 @@ mod client;
 mod handler;
 mod http;
 mod progress;
+mod removed;
 
 use std::sync::Arc;
 
