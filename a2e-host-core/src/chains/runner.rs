@@ -280,12 +280,10 @@ impl HostRunner {
                 result
             })
         } else {
-            let kind = call.kind;
-            Box::pin(async move {
-                Err(NodeError::runtime(format!(
-                    "node kind `{kind}` cannot be run by the host"
-                )))
-            })
+            Box::pin(std::future::ready(Err(NodeError::runtime(format!(
+                "node kind `{}` cannot be run by the host",
+                call.kind
+            )))))
         }
     }
 }

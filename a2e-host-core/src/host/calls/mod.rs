@@ -93,9 +93,14 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
-/// A call's panic, as the call's error.
-fn panicked(what: &str, panic: &(dyn std::any::Any + Send)) -> HostError {
-    HostError::Runtime(format!("{what} panicked: {}", panic_message(panic)))
+/// A call's outcome with its panic caught: the panic as the call's error.
+fn caught<T>(what: &str, joined: std::thread::Result<HostResult<T>>) -> HostResult<T> {
+    joined.unwrap_or_else(|panic| {
+        Err(HostError::Runtime(format!(
+            "{what} panicked: {}",
+            panic_message(panic.as_ref())
+        )))
+    })
 }
 
 /// How long a cancelled call may take to wind down before it is dropped.
@@ -124,7 +129,7 @@ async fn supervise<T>(
     let outcome = tokio::select! {
         joined = fut.as_mut() => {
             guard.disarm();
-            return joined.unwrap_or_else(|panic| Err(panicked(what, panic.as_ref())));
+            return caught(what, joined);
         }
         _ = tokio::time::sleep_until(deadline) => Err(HostError::Timeout(timeout_secs)),
         _ = outer.cancelled() => Err(HostError::Cancelled),

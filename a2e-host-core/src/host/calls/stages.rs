@@ -8,6 +8,7 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use a2e_proto::ErrorCode;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -15,8 +16,6 @@ use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{CallKind, CallSpec, Caller, Collected, MAX_TIMEOUT_SECS, layers};
-use a2e_proto::ErrorCode;
-
 use crate::error::{HostError, HostResult};
 use crate::host::Host;
 use crate::plugin::{CallContext, EventSink};
@@ -178,12 +177,9 @@ pub(super) async fn supervised<T>(
     timeout_secs: u64,
     what: &str,
 ) -> HostResult<T> {
-    let caught = |joined: std::thread::Result<HostResult<T>>| {
-        joined.unwrap_or_else(|panic| Err(super::panicked(what, panic.as_ref())))
-    };
     let mut work = AssertUnwindSafe(work).catch_unwind();
     match own {
-        None => caught(work.await),
+        None => super::caught(what, work.await),
         Some(own) => {
             if cancel.is_cancelled() {
                 return Err(HostError::Cancelled);
@@ -191,7 +187,7 @@ pub(super) async fn supervised<T>(
             // A call that ends on its first poll (a built-in's, most
             // in-process tools') needs no timer and no watch.
             if let std::task::Poll::Ready(joined) = futures::poll!(&mut work) {
-                return caught(joined);
+                return super::caught(what, joined);
             }
             // Boxed: its timer and select state would otherwise widen every
             // call's future, the chain nodes' included, which never use them.
