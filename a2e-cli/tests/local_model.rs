@@ -3,28 +3,8 @@
 //! The installer runs it under a loop that starts it again if it exits, so a test that
 //! finds it down waits a while for it to come back before it fails.
 
-use std::path::PathBuf;
+pub use a2e_test_kit::ci_tools::setting;
 use std::time::{Duration, Instant};
-
-/// `$A2E_CI_TOOLS` (default `<workspace>/.ci-tools`).
-pub fn ci_tools() -> PathBuf {
-    std::env::var_os("A2E_CI_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.ci-tools"))
-}
-
-/// A variable from the environment, else from the `export` lines of `$A2E_CI_TOOLS/env`.
-pub fn setting(name: &str) -> Option<String> {
-    if let Some(v) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
-        return Some(v);
-    }
-    let text = std::fs::read_to_string(ci_tools().join("env")).ok()?;
-    let prefix = format!("export {name}=");
-    text.lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .map(|v| v.trim().trim_matches('"').to_owned())
-}
 
 /// Whether `url`'s `/models` answers (a stale URL is as good as none).
 pub fn answers(url: &str) -> bool {
@@ -60,10 +40,12 @@ pub fn wait_until_answering(url: &str, limit: Duration) -> Result<(), String> {
             return Ok(());
         }
         if Instant::now() >= deadline {
-            let log = std::fs::read_to_string(ci_tools().join("llm-server/server.log"))
-                .unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(30).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            let log = std::fs::read_to_string(
+                a2e_test_kit::ci_tools::dir().join("llm-server/server.log"),
+            )
+            .unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(30)..];
             return Err(format!(
                 "the local model server at {url} did not answer within {limit:?}; its log ends:\n{}",
                 tail.join("\n")

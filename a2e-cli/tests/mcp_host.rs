@@ -16,17 +16,10 @@ use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(60);
 
-fn tools_dir() -> PathBuf {
-    std::env::var_os("A2E_CI_TOOLS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci-tools"),
-        PathBuf::from,
-    )
-}
-
 /// `relative` under the tools dir, or: with `CI` set a failure naming the
 /// package, without a SKIPPED line and `None`.
 fn need(test: &str, package: &str, relative: &str) -> Option<PathBuf> {
-    let path = tools_dir().join(relative);
+    let path = a2e_test_kit::ci_tools::dir().join(relative);
     if path.exists() {
         return Some(path);
     }

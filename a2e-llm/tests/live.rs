@@ -7,7 +7,7 @@ use crate::skip;
 
 use crate::common;
 
-use std::path::PathBuf;
+use a2e_test_kit::ci_tools::setting;
 use std::time::Duration;
 
 use a2e_llm::{
@@ -17,26 +17,6 @@ use a2e_llm::{
 };
 use common::Collect;
 use serde_json::{Value, json};
-
-/// `$A2E_CI_TOOLS` (default `<workspace>/.ci-tools`).
-fn ci_tools() -> PathBuf {
-    std::env::var_os("A2E_CI_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.ci-tools"))
-}
-
-/// A variable from the environment, else from the `export` lines of `$A2E_CI_TOOLS/env`.
-fn setting(name: &str) -> Option<String> {
-    if let Some(v) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
-        return Some(v);
-    }
-    let text = std::fs::read_to_string(ci_tools().join("env")).ok()?;
-    let prefix = format!("export {name}=");
-    text.lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .map(|v| v.trim().trim_matches('"').to_owned())
-}
 
 /// The local server runs one generation at a time; its tests take turns.
 static LOCAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

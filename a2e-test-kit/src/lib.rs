@@ -4,6 +4,7 @@
 //! directories.
 //!
 //! - [`skip`]: how a test says it skipped for a missing package.
+//! - [`ci_tools`]: where the installers put packages, and their settings.
 //! - [`nats_server`]: a real nats-server with JetStream for one test.
 //! - [`process`]: whether a process runs, which run a command, polling.
 //! - [`journaled_chain`] (feature `journal`): a chain run journaled the way a
@@ -11,6 +12,7 @@
 //! - [`plugin`] (feature `plugin`): a tool plugin and a counting waker for
 //!   the host crates' unit tests.
 
+pub mod ci_tools;
 #[cfg(feature = "journal")]
 pub mod journaled_chain;
 pub mod nats_server;

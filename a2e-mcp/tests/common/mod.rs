@@ -1,19 +1,10 @@
 //! Shared test helpers: finding the packages `.ci/install-mcp.sh` installs.
 #![allow(dead_code)]
 
+use a2e_test_kit::ci_tools::dir as tools_dir;
 use a2e_test_kit::skip;
 
 use std::path::PathBuf;
-
-/// `A2E_CI_TOOLS`, or `<workspace>/.ci-tools`.
-pub fn tools_dir() -> PathBuf {
-    match std::env::var_os("A2E_CI_TOOLS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(".ci-tools"),
-    }
-}
 
 /// `path` under the tools dir if it exists. Otherwise: with `CI` set, a
 /// panic naming the package; without, a SKIPPED line and `None`.
