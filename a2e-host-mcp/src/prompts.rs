@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use a2e_mcp::rmcp;
+use a2e_mcp::{ClientLink, rmcp};
 use futures::future::BoxFuture;
 use rmcp::model::{ErrorData, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 use serde_json::{Map, Value};
@@ -24,11 +24,14 @@ pub trait PromptProvider: Send + Sync + 'static {
     /// Its prompts.
     fn list(&self) -> Vec<Prompt>;
 
-    /// Renders prompt `name` with `arguments` (`None`: not one of its prompts).
+    /// Renders prompt `name` with `arguments` (`None`: not one of its
+    /// prompts); `client` reaches the client that asks (its user, for input
+    /// the prompt needs).
     fn get<'a>(
         &'a self,
         name: &'a str,
         arguments: &'a Map<String, Value>,
+        client: &'a ClientLink,
     ) -> BoxFuture<'a, Option<Result<GetPromptResult, ErrorData>>>;
 
     /// Values for argument `argument` of prompt `name` starting with `prefix`.
@@ -148,6 +151,7 @@ impl PromptProvider for SkillPrompts {
         &'a self,
         name: &'a str,
         arguments: &'a Map<String, Value>,
+        _client: &'a ClientLink,
     ) -> BoxFuture<'a, Option<Result<GetPromptResult, ErrorData>>> {
         Box::pin(async move {
             let def = self.skills().into_iter().find(|d| d.name == name)?;

@@ -13,6 +13,7 @@
 //! connections, and stops on SIGINT.
 
 mod plugins;
+mod rounds;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,7 +44,8 @@ async fn main() {
         ..HostConfig::default()
     };
     let builder = a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins())
-        .with_tool_plugin(plugins::ConformanceTools);
+        .with_tool_plugin(plugins::ConformanceTools)
+        .with_tool_plugin(rounds::RoundTools);
     let host: Arc<Host> = match builder.build() {
         Ok(h) => h,
         Err(e) => {
@@ -53,7 +55,10 @@ async fn main() {
     };
     let extras = McpExtras::standard(&host).with(McpExtras {
         resources: vec![Arc::new(plugins::ConformanceResources)],
-        prompts: vec![Arc::new(plugins::ConformancePrompts)],
+        prompts: vec![
+            Arc::new(plugins::ConformancePrompts),
+            Arc::new(rounds::RoundPrompts),
+        ],
     });
     let listener = match tokio::net::TcpListener::bind(&listen).await {
         Ok(l) => l,

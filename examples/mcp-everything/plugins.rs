@@ -350,6 +350,7 @@ impl PromptProvider for ConformancePrompts {
         &'a self,
         name: &'a str,
         arguments: &'a Map<String, Value>,
+        _client: &'a a2e_mcp::ClientLink,
     ) -> BoxFuture<'a, Option<Result<GetPromptResult, ErrorData>>> {
         Box::pin(async move {
             let prompt = self.list().into_iter().find(|p| p.name == name)?;

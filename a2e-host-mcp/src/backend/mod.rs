@@ -405,9 +405,10 @@ impl ToolBackend for HostBackend {
         &self,
         name: String,
         arguments: Map<String, Value>,
+        client: ClientLink,
     ) -> Result<GetPromptResult, ErrorData> {
         for provider in &self.extras.prompts {
-            if let Some(result) = provider.get(&name, &arguments).await {
+            if let Some(result) = provider.get(&name, &arguments, &client).await {
                 return result;
             }
         }

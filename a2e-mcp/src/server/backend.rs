@@ -223,13 +223,15 @@ pub trait ToolBackend: Send + Sync + 'static {
         async { Ok(ListPromptsResult::default()) }
     }
 
-    /// `prompts/get`.
+    /// `prompts/get`; `client` reaches the client that asks (a prompt may
+    /// need its user's input: [`ClientLink::elicit`]).
     fn get_prompt(
         &self,
         name: String,
         arguments: Map<String, Value>,
+        client: ClientLink,
     ) -> impl Future<Output = Result<GetPromptResult, ErrorData>> + Send {
-        let _ = arguments;
+        let _ = (arguments, client);
         async move {
             Err(ErrorData::invalid_params(
                 format!("unknown prompt `{name}` (params.name)"),

@@ -9,12 +9,15 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationSchema, LoggingLevel, LoggingMessageNotificationParam,
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema, InputRequest,
+    ListRootsRequest, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam,
     ResourceUpdatedNotificationParam,
 };
-use rmcp::service::{Peer, ServiceError};
+use rmcp::service::{Peer, RequestContext, ServiceError};
 use serde_json::Value;
+
+use super::rounds::Rounds;
 
 /// How long a request to the client (sampling, elicitation) may take at most:
 /// a person may be answering it.
@@ -30,6 +33,14 @@ pub enum ClientRequestError {
     #[error("invalid {what}: {reason}")]
     Invalid {
         /// What was wrong (`elicitation schema`).
+        what: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The client's answer did not have the shape of the request's result.
+    #[error("the MCP client's answer to {what} is not one: {reason}")]
+    Answer {
+        /// `sampling/createMessage`, `elicitation/create` or `roots/list`.
         what: &'static str,
         /// Why.
         reason: String,
@@ -91,7 +102,16 @@ impl Default for LogLevel {
     }
 }
 
+/// Above every level: nothing is sent.
+const OFF: u8 = u8::MAX;
+
 impl LogLevel {
+    /// A level for one request: `level`, or nothing sent without one (MCP
+    /// 2026-07-28: a request that sets no `logLevel` gets no log messages).
+    pub fn for_request(level: Option<LoggingLevel>) -> Self {
+        Self(Arc::new(AtomicU8::new(level.map_or(OFF, rank))))
+    }
+
     /// Sets the level.
     pub fn set(&self, level: LoggingLevel) {
         self.0.store(rank(level), Ordering::Relaxed);
@@ -103,11 +123,16 @@ impl LogLevel {
     }
 }
 
-/// One connected MCP client, as the backend reaches it.
+/// One connected MCP client, as the backend reaches it: the connection (a
+/// 2025-11-25 session), or one request of a 2026-07-28 client, whose
+/// questions (sampling, elicitation, roots) become the rounds of that
+/// request ([`super::rounds`]).
 #[derive(Clone)]
 pub struct ClientLink {
     peer: Peer<RoleServer>,
     level: LogLevel,
+    /// The request's rounds and declared capabilities, for a 2026-07-28 request.
+    rounds: Option<Arc<Rounds>>,
 }
 
 impl std::fmt::Debug for ClientLink {
@@ -120,7 +145,21 @@ impl std::fmt::Debug for ClientLink {
 
 impl ClientLink {
     pub(crate) fn new(peer: Peer<RoleServer>, level: LogLevel) -> Self {
-        Self { peer, level }
+        Self {
+            peer,
+            level,
+            rounds: None,
+        }
+    }
+
+    /// The link of one 2026-07-28 request: its questions go to `rounds`, its
+    /// log messages at the level the request set.
+    pub(crate) fn for_rounds(context: &RequestContext<RoleServer>, rounds: Arc<Rounds>) -> Self {
+        Self {
+            peer: context.peer.clone(),
+            level: LogLevel::for_request(context.meta.log_level()),
+            rounds: Some(rounds),
+        }
     }
 
     /// The client's name from its `initialize`, if it gave one.
@@ -130,30 +169,99 @@ impl ClientLink {
             .map(|info| info.client_info.name.clone())
     }
 
+    /// Whether the client declared what `test` looks for: in the request's
+    /// `_meta` (2026-07-28) or at `initialize`.
+    fn declares(&self, test: impl Fn(&ClientCapabilities) -> bool) -> bool {
+        match &self.rounds {
+            Some(rounds) => test(rounds.capabilities()),
+            None => self.peer.peer_info().is_some_and(|i| test(&i.capabilities)),
+        }
+    }
+
     /// Whether the client declared `sampling`.
     pub fn supports_sampling(&self) -> bool {
-        self.peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.sampling.is_some())
+        self.declares(|c| c.sampling.is_some())
     }
 
     /// Whether the client declared `sampling` with `tools`: it takes `tools`
     /// and `toolChoice` in `sampling/createMessage` and answers with tool
     /// use.
     pub fn supports_sampling_tools(&self) -> bool {
-        self.peer.peer_info().is_some_and(|info| {
-            info.capabilities
-                .sampling
-                .as_ref()
-                .is_some_and(|s| s.tools.is_some())
-        })
+        self.declares(|c| c.sampling.as_ref().is_some_and(|s| s.tools.is_some()))
     }
 
     /// Whether the client declared `elicitation`.
     pub fn supports_elicitation(&self) -> bool {
-        self.peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some())
+        self.declares(|c| c.elicitation.is_some())
+    }
+
+    /// Whether the client declared `roots`.
+    pub fn supports_roots(&self) -> bool {
+        self.declares(|c| c.roots.is_some())
+    }
+
+    /// Whether the client is asked in rounds (a 2026-07-28 request): a
+    /// question without an answer yet ends the call's round (its future
+    /// never finishes) and the call runs again with the answer.
+    pub fn in_rounds(&self) -> bool {
+        self.rounds.is_some()
+    }
+
+    /// Asks the client `request`, under `key` when the client is asked in
+    /// rounds (`None`: the n-th of its kind): its answer as JSON.
+    pub async fn ask(
+        &self,
+        key: Option<&str>,
+        request: InputRequest,
+    ) -> Result<Value, ClientRequestError> {
+        let (what, supported) = match &request {
+            InputRequest::CreateMessage(_) => ("sampling", self.supports_sampling()),
+            InputRequest::Elicitation(_) => ("elicitation", self.supports_elicitation()),
+            _ => ("roots", self.supports_roots()),
+        };
+        if let Some(rounds) = &self.rounds {
+            if !supported {
+                rounds.needs(needed(what));
+                return Err(ClientRequestError::Unsupported(what));
+            }
+            let key = key.map_or_else(|| rounds.next_key(&request), str::to_owned);
+            return Ok(rounds.ask(key, request).await);
+        }
+        if !supported {
+            return Err(ClientRequestError::Unsupported(what));
+        }
+        let limit = Some(CLIENT_REQUEST_LIMIT);
+        let failed = |what| move |source| ClientRequestError::Failed { what, source };
+        let answer = match request {
+            InputRequest::CreateMessage(r) => {
+                let sent =
+                    tokio::time::timeout(CLIENT_REQUEST_LIMIT, self.peer.create_message(r.params));
+                match sent.await {
+                    Ok(answer) => answer
+                        .map_err(failed("sampling/createMessage"))
+                        .map(to_json),
+                    Err(_) => Err(failed("sampling/createMessage")(ServiceError::Timeout {
+                        timeout: CLIENT_REQUEST_LIMIT,
+                    })),
+                }
+            }
+            InputRequest::Elicitation(r) => self
+                .peer
+                .create_elicitation_with_timeout(r.params, limit)
+                .await
+                .map_err(failed("elicitation/create"))
+                .map(to_json),
+            _ => {
+                let sent = tokio::time::timeout(CLIENT_REQUEST_LIMIT, self.peer.list_roots());
+                match sent.await {
+                    Ok(answer) => answer.map_err(failed("roots/list")).map(to_json),
+                    Err(_) => Err(failed("roots/list")(ServiceError::Timeout {
+                        timeout: CLIENT_REQUEST_LIMIT,
+                    })),
+                }
+            }
+        };
+        answer
     }
 
     /// Sends `notifications/message` when `level` is at or above the
@@ -172,22 +280,17 @@ impl ClientLink {
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ClientRequestError> {
-        if !self.supports_sampling() {
-            return Err(ClientRequestError::Unsupported("sampling"));
-        }
-        match tokio::time::timeout(CLIENT_REQUEST_LIMIT, self.peer.create_message(params)).await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(source)) => Err(ClientRequestError::Failed {
-                what: "sampling/createMessage",
-                source,
-            }),
-            Err(_) => Err(ClientRequestError::Failed {
-                what: "sampling/createMessage",
-                source: ServiceError::Timeout {
-                    timeout: CLIENT_REQUEST_LIMIT,
-                },
-            }),
-        }
+        self.sample_as(None, params).await
+    }
+
+    /// [`sample`](Self::sample) under `key` (see [`ask`](Self::ask)).
+    pub async fn sample_as(
+        &self,
+        key: Option<&str>,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ClientRequestError> {
+        let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+        from_json("sampling/createMessage", self.ask(key, request).await?)
     }
 
     /// Asks the client's user for input (`elicitation/create`, form mode):
@@ -198,9 +301,16 @@ impl ClientLink {
         message: &str,
         schema: Value,
     ) -> Result<ElicitResult, ClientRequestError> {
-        if !self.supports_elicitation() {
-            return Err(ClientRequestError::Unsupported("elicitation"));
-        }
+        self.elicit_as(None, message, schema).await
+    }
+
+    /// [`elicit`](Self::elicit) under `key` (see [`ask`](Self::ask)).
+    pub async fn elicit_as(
+        &self,
+        key: Option<&str>,
+        message: &str,
+        schema: Value,
+    ) -> Result<ElicitResult, ClientRequestError> {
         let requested_schema: ElicitationSchema =
             serde_json::from_value(schema).map_err(|e| ClientRequestError::Invalid {
                 what: "elicitation schema",
@@ -211,14 +321,18 @@ impl ClientLink {
             message: message.to_owned(),
             requested_schema,
         };
-        let limit = Some(CLIENT_REQUEST_LIMIT);
-        self.peer
-            .create_elicitation_with_timeout(params, limit)
-            .await
-            .map_err(|source| ClientRequestError::Failed {
-                what: "elicitation/create",
-                source,
-            })
+        let request = InputRequest::Elicitation(ElicitRequest::new(params));
+        from_json("elicitation/create", self.ask(key, request).await?)
+    }
+
+    /// Asks the client for its roots (`roots/list`), under `key` (see
+    /// [`ask`](Self::ask)).
+    pub async fn list_roots_as(
+        &self,
+        key: Option<&str>,
+    ) -> Result<ListRootsResult, ClientRequestError> {
+        let request = InputRequest::ListRoots(ListRootsRequest::default());
+        from_json("roots/list", self.ask(key, request).await?)
     }
 
     /// Sends `notifications/resources/updated` for `uri`; `false` when the
@@ -234,6 +348,30 @@ impl ClientLink {
     pub fn is_closed(&self) -> bool {
         self.peer.is_transport_closed()
     }
+}
+
+/// The capabilities object naming `what` (`sampling`, `elicitation`, `roots`).
+fn needed(what: &str) -> ClientCapabilities {
+    let caps = ClientCapabilities::builder();
+    match what {
+        "sampling" => caps.enable_sampling().build(),
+        "elicitation" => caps.enable_elicitation().build(),
+        _ => caps.enable_roots().build(),
+    }
+}
+
+fn to_json<T: serde::Serialize>(answer: T) -> Value {
+    serde_json::to_value(answer).unwrap_or(Value::Null)
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    answer: Value,
+) -> Result<T, ClientRequestError> {
+    serde_json::from_value(answer).map_err(|e| ClientRequestError::Answer {
+        what,
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -19,14 +19,16 @@ use serde_json::{Map, Value};
 use super::backend::{BackendTool, ToolBackend};
 use super::client::{ClientLink, LogLevel};
 use super::progress::ProgressSink;
+use super::rounds::{Binding, Round, Rounds, StateSeal};
 use crate::output::to_mcp_result;
 
 /// The rmcp handler around a backend. Each connection has its own (and its
-/// own logging level).
+/// own logging level); the seal of multi-round requests is the server's.
 pub(crate) struct Handler<B> {
     backend: Arc<B>,
     name: Arc<str>,
     level: LogLevel,
+    seal: Arc<StateSeal>,
 }
 
 impl<B> Clone for Handler<B> {
@@ -35,21 +37,57 @@ impl<B> Clone for Handler<B> {
             backend: self.backend.clone(),
             name: self.name.clone(),
             level: self.level.clone(),
+            seal: self.seal.clone(),
         }
     }
 }
 
+/// A 2026-07-28 request's rounds and what its state is bound to.
+struct Stateless {
+    binding: Binding,
+    rounds: Arc<Rounds>,
+}
+
 impl<B: ToolBackend> Handler<B> {
-    pub(crate) fn new(backend: Arc<B>, name: &str) -> Self {
+    pub(crate) fn new(backend: Arc<B>, name: &str, seal: Arc<StateSeal>) -> Self {
         Self {
             backend,
             name: name.into(),
             level: LogLevel::default(),
+            seal,
         }
     }
 
     fn link(&self, context: &RequestContext<RoleServer>) -> ClientLink {
         ClientLink::new(context.peer.clone(), self.level.clone())
+    }
+
+    /// The rounds of a request of a 2026-07-28 client (`None` for a
+    /// session's request): the answers it brings, checked against the state
+    /// it echoes.
+    fn stateless(
+        &self,
+        context: &RequestContext<RoleServer>,
+        (method, name, arguments): (&str, &str, &Value),
+        state: Option<&str>,
+        responses: Option<rmcp::model::InputResponses>,
+    ) -> Result<Option<Stateless>, ErrorData> {
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        if !modern {
+            return Ok(None);
+        }
+        let caller = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.headers.get(axum::http::header::AUTHORIZATION))
+            .and_then(|v| v.to_str().ok());
+        let binding = Binding::new(caller, method, name, arguments);
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let rounds = self.seal.open(&binding, state, responses, capabilities)?;
+        Ok(Some(Stateless { binding, rounds }))
     }
 }
 
@@ -220,19 +258,36 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let sink = ProgressSink::for_call(
-            context.peer.clone(),
-            context.meta.get_progress_token(),
-            self.link(&context),
-        );
         let name = request.name.into_owned();
         let args = request.arguments.unwrap_or_default();
         self.backend.check_call(&name, &args)?;
+        let whole = Value::Object(args.clone());
+        let stateless = self.stateless(
+            &context,
+            ("tools/call", &name, &whole),
+            request.request_state.as_deref(),
+            request.input_responses,
+        )?;
+        let link = match &stateless {
+            Some(s) => ClientLink::for_rounds(&context, s.rounds.clone()),
+            None => self.link(&context),
+        };
+        let sink = ProgressSink::for_call(
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+            link,
+        );
         let meta = request_meta(&context);
-        let result = self
+        let call = self
             .backend
-            .call_tool(name, args, sink.clone(), context.ct.clone(), meta)
-            .await;
+            .call_tool(name, args, sink.clone(), context.ct.clone(), meta);
+        let result = match stateless {
+            None => call.await,
+            Some(s) => match self.seal.run(&s.binding, &s.rounds, call).await? {
+                Round::Done(result) => result,
+                Round::Input(input) => return Ok(CallToolResponse::InputRequired(input)),
+            },
+        };
         sink.flush().await;
         Ok(CallToolResponse::Complete(to_mcp_result(&result)))
     }
@@ -293,13 +348,28 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let args: Map<String, Value> = request.arguments.unwrap_or_default().into_iter().collect();
-        self.backend
-            .get_prompt(request.name, args)
-            .await
-            .map(GetPromptResponse::Complete)
+        let whole = Value::Object(args.clone());
+        let stateless = self.stateless(
+            &context,
+            ("prompts/get", &request.name, &whole),
+            request.request_state.as_deref(),
+            request.input_responses,
+        )?;
+        let Some(s) = stateless else {
+            let get = self
+                .backend
+                .get_prompt(request.name, args, self.link(&context));
+            return get.await.map(GetPromptResponse::Complete);
+        };
+        let link = ClientLink::for_rounds(&context, s.rounds.clone());
+        let get = self.backend.get_prompt(request.name, args, link);
+        match self.seal.run(&s.binding, &s.rounds, get).await? {
+            Round::Done(result) => result.map(GetPromptResponse::Complete),
+            Round::Input(input) => Ok(GetPromptResponse::InputRequired(input)),
+        }
     }
 
     async fn complete(

@@ -29,13 +29,14 @@ pub fn http_router<B: ToolBackend>(
     shutdown: CancellationToken,
 ) -> Router {
     let name: Arc<str> = name.into();
+    let seal = Arc::new(super::rounds::StateSeal::random());
     let mut config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
     if bearer_token.is_some() {
         config = config.disable_allowed_hosts();
     }
     let service: StreamableHttpService<Handler<B>, LocalSessionManager> =
         StreamableHttpService::new(
-            move || Ok(Handler::new(backend.for_connection(), &name)),
+            move || Ok(Handler::new(backend.for_connection(), &name, seal.clone())),
             Arc::default(),
             config,
         );

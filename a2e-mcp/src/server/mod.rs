@@ -16,6 +16,7 @@ mod handler;
 mod http;
 mod progress;
 mod removed;
+mod rounds;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ pub use backend::{BackendTool, Features, ToolBackend, resource_not_found};
 pub use client::{CLIENT_REQUEST_LIMIT, ClientLink, ClientRequestError, LogLevel, level_named};
 pub use http::{http_router, serve_http};
 pub use progress::ProgressSink;
+pub use rounds::{Rounds, STATE_LIFETIME};
 
 use crate::error::ServeError;
 use handler::Handler;
@@ -45,7 +47,8 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let running = Handler::new(backend, name)
+    let seal = Arc::new(rounds::StateSeal::random());
+    let running = Handler::new(backend, name, seal)
         .serve_with_ct((reader, writer), shutdown)
         .await
         .map_err(|e| ServeError::Init(e.to_string()))?;
