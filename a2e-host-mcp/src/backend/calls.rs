@@ -129,9 +129,10 @@ impl HostBackend {
             self.set_client(client.clone());
         }
         let client = progress.client().cloned();
-        // The call carries the client it came from (sampling, elicitation).
+        // The call carries the client it came from (sampling, elicitation):
+        // this request's link (a 2026-07-28 request's rounds are its own).
         let mut extensions = crate::plugin::Extensions::new();
-        if let Some(link) = self.client() {
+        if let Some(link) = client.clone().or_else(|| self.client()) {
             extensions.insert(link);
         }
         let (tx, forward) = Self::forward_events(progress);

@@ -15,6 +15,7 @@ use a2e_mcp::rmcp::model::{
     CompleteRequestParams, CompletionInfo, ErrorData, GetPromptResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Reference,
 };
+use a2e_mcp::server::ResourceUpdates;
 use a2e_mcp::server::resource_not_found;
 use a2e_mcp::{BackendTool, ClientLink, Features, ProgressSink, ToolBackend};
 use a2e_proto::ToolResult;
@@ -351,7 +352,7 @@ impl ToolBackend for HostBackend {
         Ok(ReadResourceResult::new(provider.read(&uri).await?))
     }
 
-    async fn subscribe(&self, uri: String, client: ClientLink) -> Result<(), ErrorData> {
+    async fn subscribe(&self, uri: String, updates: ResourceUpdates) -> Result<(), ErrorData> {
         let provider = self
             .resource_owner(&uri)
             .ok_or_else(|| resource_not_found(&uri))?
@@ -367,15 +368,16 @@ impl ToolBackend for HostBackend {
             loop {
                 tokio::select! {
                     () = stop.cancelled() => return,
+                    () = updates.ended() => return,
                     () = tokio::time::sleep(WATCH_EVERY) => {}
                 }
-                if client.is_closed() {
+                if updates.is_closed() {
                     return;
                 }
                 let now = provider.fingerprint(&uri).await;
                 if now != last {
                     last = now;
-                    if !client.resource_updated(&uri).await {
+                    if !updates.updated(&uri).await {
                         return;
                     }
                 }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::ClientLink;
 use super::progress::ProgressSink;
+use super::updates::ResourceUpdates;
 use crate::schema::schema_from_params;
 
 /// A tool offered to MCP clients: its definition and, when the backend has
@@ -193,14 +194,16 @@ pub trait ToolBackend: Send + Sync + 'static {
         async move { Err(resource_not_found(&uri)) }
     }
 
-    /// `resources/subscribe`: `client` is to get
-    /// `notifications/resources/updated` when `uri` changes.
+    /// `resources/subscribe`, or a resource of a `subscriptions/listen`
+    /// stream's filter: `updates` are to get
+    /// `notifications/resources/updated` when `uri` changes, while they
+    /// listen.
     fn subscribe(
         &self,
         uri: String,
-        client: ClientLink,
+        updates: ResourceUpdates,
     ) -> impl Future<Output = Result<(), ErrorData>> + Send {
-        let _ = client;
+        let _ = updates;
         async move { Err(resource_not_found(&uri)) }
     }
 

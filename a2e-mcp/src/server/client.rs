@@ -232,7 +232,7 @@ impl ClientLink {
         }
         let limit = Some(CLIENT_REQUEST_LIMIT);
         let failed = |what| move |source| ClientRequestError::Failed { what, source };
-        let answer = match request {
+        match request {
             InputRequest::CreateMessage(r) => {
                 let sent =
                     tokio::time::timeout(CLIENT_REQUEST_LIMIT, self.peer.create_message(r.params));
@@ -260,8 +260,7 @@ impl ClientLink {
                     })),
                 }
             }
-        };
-        answer
+        }
     }
 
     /// Sends `notifications/message` when `level` is at or above the

@@ -9,10 +9,10 @@ use rmcp::model::{
     GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
     ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, ToolsCapability,
-    UnsubscribeRequestParams,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    ToolsCapability, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
@@ -20,6 +20,7 @@ use super::backend::{BackendTool, ToolBackend};
 use super::client::{ClientLink, LogLevel};
 use super::progress::ProgressSink;
 use super::rounds::{Binding, Round, Rounds, StateSeal};
+use super::updates::ResourceUpdates;
 use crate::output::to_mcp_result;
 
 /// The rmcp handler around a backend. Each connection has its own (and its
@@ -59,6 +60,10 @@ impl<B: ToolBackend> Handler<B> {
     }
 
     fn link(&self, context: &RequestContext<RoleServer>) -> ClientLink {
+        if is_stateless(context) {
+            let capabilities = context.client_capabilities().unwrap_or_default();
+            return ClientLink::for_rounds(context, Rounds::declared(capabilities));
+        }
         ClientLink::new(context.peer.clone(), self.level.clone())
     }
 
@@ -72,11 +77,7 @@ impl<B: ToolBackend> Handler<B> {
         state: Option<&str>,
         responses: Option<rmcp::model::InputResponses>,
     ) -> Result<Option<Stateless>, ErrorData> {
-        let modern = context
-            .meta
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
-        if !modern {
+        if !is_stateless(context) {
             return Ok(None);
         }
         let caller = context
@@ -89,6 +90,15 @@ impl<B: ToolBackend> Handler<B> {
         let rounds = self.seal.open(&binding, state, responses, capabilities)?;
         Ok(Some(Stateless { binding, rounds }))
     }
+}
+
+/// Whether `context` is a request of a 2026-07-28 client (its version in
+/// its `_meta`, no session behind it).
+fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .meta
+        .protocol_version()
+        .is_some_and(|v| !v.has_initialize())
 }
 
 /// What is wrong with `params` as a `T` (`params.FIELD: …`).
@@ -324,8 +334,39 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let link = self.link(&context);
-        self.backend.subscribe(request.uri, link).await
+        let updates = ResourceUpdates::Session(self.link(&context));
+        self.backend.subscribe(request.uri, updates).await
+    }
+
+    /// `subscriptions/listen` (2026-07-28) is served when resources can be
+    /// subscribed to: what it delivers is their updates (rmcp keeps to the
+    /// filter, acknowledges it and tags each notification).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let features = self.backend.features();
+        (features.resources && features.subscribe).then(|| {
+            let mut accepted = SubscriptionFilter::new();
+            accepted
+                .resource_subscriptions
+                .clone_from(&requested.resource_subscriptions);
+            accepted
+        })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let ends = context.request_context().ct.child_token();
+        let _end = ends.clone().drop_guard();
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let updates = ResourceUpdates::Listen {
+                sink: context.sink().clone(),
+                ends: ends.clone(),
+            };
+            self.backend.subscribe(uri.clone(), updates).await?;
+        }
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn unsubscribe(

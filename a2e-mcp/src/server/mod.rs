@@ -17,6 +17,7 @@ mod http;
 mod progress;
 mod removed;
 mod rounds;
+mod updates;
 
 use std::sync::Arc;
 
@@ -29,6 +30,7 @@ pub use client::{CLIENT_REQUEST_LIMIT, ClientLink, ClientRequestError, LogLevel,
 pub use http::{http_router, serve_http};
 pub use progress::ProgressSink;
 pub use rounds::{Rounds, STATE_LIFETIME};
+pub use updates::ResourceUpdates;
 
 use crate::error::ServeError;
 use handler::Handler;

@@ -267,6 +267,18 @@ fn answers(request: &InputRequest, answer: &Value) -> bool {
 }
 
 impl Rounds {
+    /// The first round of a request that brings no answers: what the client
+    /// declared is all that is known of it.
+    pub(crate) fn declared(capabilities: ClientCapabilities) -> Arc<Self> {
+        Arc::new(Self {
+            round: 0,
+            answers: BTreeMap::new(),
+            capabilities,
+            asked: Mutex::default(),
+            signal: Notify::new(),
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Asked> {
         self.asked.lock().unwrap_or_else(PoisonError::into_inner)
     }
