@@ -40,6 +40,10 @@ use tokio::net::TcpListener;
 use crate::error::McpError;
 
 mod legacy;
+mod probe;
+
+pub use probe::challenge;
+use probe::scopes_to_ask;
 
 /// How long the loopback redirect is waited for.
 pub const CONSENT_LIMIT: Duration = Duration::from_secs(300);
@@ -277,33 +281,6 @@ pub async fn manager(
     Ok((manager, stored))
 }
 
-/// The `WWW-Authenticate` challenge of the server's answer to an
-/// unauthenticated `initialize` (`None` when it needs no authorization).
-pub async fn challenge(client: &reqwest::Client, url: &str) -> Option<String> {
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": crate::protocol::PROTOCOL_VERSION.to_string(),
-        "capabilities": {}, "clientInfo": {"name": "a2e-mcp", "version": env!("CARGO_PKG_VERSION")}}});
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_string())
-        .send()
-        .await
-        .ok()?;
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED
-        && response.status() != reqwest::StatusCode::FORBIDDEN
-    {
-        return None;
-    }
-    let header = response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    Some(header.unwrap_or_else(|| "Bearer".to_owned()))
-}
-
 /// Where the authorization URL goes: printed, and handed to `$BROWSER`.
 pub fn show_url(server: &str, url: &str) {
     eprintln!("To authorize a2e for the MCP server `{server}`, open:\n  {url}");
@@ -349,6 +326,13 @@ pub async fn authorize(
         .await
         .map_err(|e| failed(server, "setup", e))?;
     manager.set_credential_store(FileCredentialStore::new(token_file.to_path_buf()));
+    // What an earlier authorization left: its scopes are asked again with the
+    // challenged ones (the union, SEP-2350), and its authorization server is
+    // known, so that a server that moved to another one is registered with
+    // anew (SEP-2352).
+    if let Err(e) = manager.initialize_from_store().await {
+        tracing::debug!(server, "stored OAuth credentials not used: {e}");
+    }
     let metadata = match manager
         .resolve_metadata_from_challenge(challenge.as_deref())
         .await
@@ -361,8 +345,9 @@ pub async fn authorize(
     };
     manager.set_metadata(metadata);
     let mut request = AuthorizationRequest::new(redirect).with_client_name("a2e");
-    if !oauth.scopes.is_empty() {
-        request = request.with_scopes(oauth.scopes.iter().map(String::as_str));
+    let scopes = scopes_to_ask(oauth, token_file, challenge.as_deref()).await;
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes.iter().map(String::as_str));
     }
     if let Some(id) = &oauth.client_id {
         request = request.with_preregistered_client(id.clone());

@@ -275,6 +275,8 @@ impl ArgumentsMismatch {
 /// nothing: the server validates its own input anyway.
 pub struct InputValidator {
     validator: Option<jsonschema::Validator>,
+    /// The top-level properties the schema requires.
+    required: Vec<String>,
 }
 
 impl std::fmt::Debug for InputValidator {
@@ -288,6 +290,14 @@ impl std::fmt::Debug for InputValidator {
 impl InputValidator {
     /// Compiles `schema`.
     pub fn new(schema: &Map<String, Value>) -> Self {
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect();
         let schema = Value::Object(schema.clone());
         let validator = match jsonschema::validator_for(&schema) {
             Ok(v) => Some(v),
@@ -296,7 +306,27 @@ impl InputValidator {
                 None
             }
         };
-        Self { validator }
+        Self {
+            validator,
+            required,
+        }
+    }
+
+    /// `args` without the `null`s of properties the schema does not require:
+    /// such a `null` means the argument is not given (as clients send it, and
+    /// as MCP's `Mcp-Param-*` headers read it); `None` when there is none.
+    fn without_optional_nulls(&self, args: &Value) -> Option<Value> {
+        let object = args.as_object()?;
+        let optional_null = |(k, v): (&String, &Value)| v.is_null() && !self.required.contains(k);
+        if !object.iter().any(optional_null) {
+            return None;
+        }
+        let kept = object
+            .iter()
+            .filter(|entry| !optional_null(*entry))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Some(Value::Object(kept))
     }
 
     /// `Ok` when `args` match; otherwise the first few violations, each with
@@ -314,6 +344,12 @@ impl InputValidator {
             return Ok(());
         };
         if validator.is_valid(args) {
+            return Ok(());
+        }
+        if self
+            .without_optional_nulls(args)
+            .is_some_and(|given| validator.is_valid(&given))
+        {
             return Ok(());
         }
         let violations: Vec<String> = validator
@@ -427,5 +463,24 @@ mod tests {
         assert!(err.violations[0].starts_with("/a/b:"), "{err:?}");
         let missing = v.check(&obj(json!({}))).unwrap_err();
         assert!(missing.to_string().contains("\"a\""), "{missing}");
+    }
+
+    #[test]
+    fn a_null_for_an_optional_argument_is_an_argument_not_given() {
+        let v = InputValidator::new(&obj(json!({
+            "type": "object",
+            "properties": {"region": {"type": "string"}, "verbose": {"type": "boolean"}},
+            "required": ["region"]
+        })));
+        assert!(
+            v.check(&obj(json!({"region": "eu", "verbose": null})))
+                .is_ok()
+        );
+        let err = v.check(&obj(json!({"region": null}))).unwrap_err();
+        assert!(err.to_string().contains("/region"), "{err}");
+        assert!(
+            v.check(&obj(json!({"region": "eu", "verbose": "yes"})))
+                .is_err()
+        );
     }
 }

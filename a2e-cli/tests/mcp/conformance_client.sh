@@ -47,10 +47,34 @@ case "$scenario" in
   tools_call) run call suite add_numbers --input '{"a": 5, "b": 3}' ;;
   sse-retry) run call suite test_reconnection ;;
   elicitation-sep1034-client-defaults) run call suite test_client_elicitation_defaults ;;
+  sep-2322-client-request-state)
+    for tool in test_mrtr_echo_state test_mrtr_no_state test_mrtr_unrelated test_mrtr_no_result_type; do
+      run call suite "$tool"
+    done
+    ;;
   auth/*)
     BROWSER="$dir/browser.sh" run login suite
     BROWSER="$dir/browser.sh" run tools suite
     BROWSER="$dir/browser.sh" run call suite test-tool
     ;;
-  *) run tools suite ;;
+  http-invalid-tool-headers)
+    # The valid tool is called; the ones with a malformed x-mcp-header must not be.
+    run call suite valid_tool --input '{"region": "us-west1"}'
+    for tool in invalid_empty_header invalid_object_header invalid_array_header; do
+      run call suite "$tool" --input '{}' || true
+    done
+    ;;
+  *)
+    # A scenario that names calls in its context gets them, in order.
+    calls="$(python3 -c 'import json,os; [print(json.dumps([c["name"], c.get("arguments", {})])) for c in json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}").get("toolCalls", [])]')"
+    if [ -z "$calls" ]; then
+      run tools suite
+    fi
+    while IFS= read -r call; do
+      [ -n "$call" ] || continue
+      name="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0])' "$call")"
+      input="$(python3 -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])[1]))' "$call")"
+      run call suite "$name" --input "$input"
+    done <<<"$calls"
+    ;;
 esac

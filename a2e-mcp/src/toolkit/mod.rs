@@ -1,6 +1,7 @@
 //! One mounted MCP server: connection lifecycle, tool listing and calls.
 
 mod client_side;
+mod rounds;
 mod session;
 
 pub use crate::protocol::PROTOCOL_VERSION;
@@ -53,6 +54,9 @@ impl Drop for RouteGuard {
 /// A live connection to the server.
 struct Connection {
     peer: Peer<RoleClient>,
+    /// What answers the server's questions (its requests in a session, the
+    /// `input_required` rounds of a 2026-07-28 server).
+    answers: ClientSide,
     stop: CancellationToken,
     alive: Arc<AtomicBool>,
     group: Option<ProcessGroupGuard>,

@@ -199,9 +199,17 @@ impl Inner {
                 let client = http_client().map_err(|e| init_failed(a2e_http::error_chain(&e)))?;
                 let started = match &self.config.oauth {
                     None => {
-                        let transport = StreamableHttpClientTransport::with_client(client, config);
-                        tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
-                            .await
+                        let transport = || {
+                            StreamableHttpClientTransport::with_client(
+                                client.clone(),
+                                config.clone(),
+                            )
+                        };
+                        tokio::time::timeout(
+                            limit,
+                            serve_over_http(handler, transport, stop.clone()),
+                        )
+                        .await
                     }
                     Some(oauth) => {
                         let manager = self.authorized(url, oauth, &client).await?;
@@ -209,9 +217,17 @@ impl Inner {
                             rmcp::transport::auth::AuthClient::new(client, manager),
                             self.challenge.clone(),
                         );
-                        let transport = StreamableHttpClientTransport::with_client(client, config);
-                        tokio::time::timeout(limit, handler.serve_with_ct(transport, stop.clone()))
-                            .await
+                        let transport = || {
+                            StreamableHttpClientTransport::with_client(
+                                client.clone(),
+                                config.clone(),
+                            )
+                        };
+                        tokio::time::timeout(
+                            limit,
+                            serve_over_http(handler, transport, stop.clone()),
+                        )
+                        .await
                     }
                 };
                 match started {
@@ -223,6 +239,7 @@ impl Inner {
         };
         let alive = Arc::new(AtomicBool::new(true));
         let conn = Arc::new(Connection {
+            answers: running.service().clone(),
             peer: running.peer().clone(),
             stop,
             alive: alive.clone(),
@@ -273,9 +290,67 @@ impl Inner {
         let limit = options.timeout.map_or(self.config.call_timeout(), |t| {
             t.min(self.config.call_timeout())
         });
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new(tool.to_owned()).with_arguments(args),
-        ));
+        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let deadline = tokio::time::sleep(limit);
+        tokio::pin!(deadline);
+        for _ in 0..super::rounds::MAX_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let answer = self
+                .round(conn, tool, request, &options, deadline.as_mut(), limit)
+                .await?;
+            match answer {
+                ServerResult::CallToolResult(r) => return Ok(McpOutput::from_mcp(&r)),
+                // A 2026-07-28 server's questions: answered, then the call again.
+                ServerResult::InputRequiredResult(r) => {
+                    let requests = r.input_requests.unwrap_or_default();
+                    if requests.is_empty() && r.request_state.is_none() {
+                        return Err(protocol(
+                            server,
+                            &what,
+                            "input_required without questions or state",
+                        ));
+                    }
+                    let answers = super::rounds::answer(&conn.answers, &conn.peer, requests)
+                        .await
+                        .map_err(|e| {
+                            protocol(
+                                server,
+                                &what,
+                                &format!("answering its questions: {}", e.message),
+                            )
+                        })?;
+                    params.input_responses = (!answers.is_empty()).then_some(answers);
+                    params.request_state = r.request_state;
+                }
+                other => {
+                    return Err(protocol(
+                        server,
+                        &what,
+                        &format!("unexpected answer: {}", short_debug(&other)),
+                    ));
+                }
+            }
+        }
+        Err(protocol(
+            server,
+            &what,
+            &format!("still asking after {} rounds", super::rounds::MAX_ROUNDS),
+        ))
+    }
+
+    /// One request of a call: sent, its progress routed, ended by its
+    /// answer, the caller's cancellation or the call's `deadline`.
+    async fn round(
+        &self,
+        conn: &Connection,
+        tool: &str,
+        request: ClientRequest,
+        options: &McpCallOptions,
+        mut deadline: std::pin::Pin<&mut tokio::time::Sleep>,
+        limit: Duration,
+    ) -> Result<ServerResult, McpError> {
+        let server = &self.config.name;
+        let what = format!("tools/call {tool}");
         let (tx, mut progress_rx) = mpsc::unbounded_channel();
         // `_meta` entries (the caller's trace context) ride along; the
         // progress token rmcp adds goes next to them.
@@ -301,8 +376,6 @@ impl Inner {
         let id = handle.id.clone();
         let response = handle.await_response();
         tokio::pin!(response);
-        let deadline = tokio::time::sleep(limit);
-        tokio::pin!(deadline);
         let cancel = options.cancel.clone().unwrap_or_default();
         let result = loop {
             tokio::select! {
@@ -317,7 +390,7 @@ impl Inner {
                     send_cancel(&conn.peer, id, "cancelled by the caller").await;
                     return Err(McpError::Cancelled { server: server.clone(), tool: tool.into() });
                 }
-                _ = &mut deadline => {
+                _ = deadline.as_mut() => {
                     send_cancel(&conn.peer, id, "timed out").await;
                     return Err(McpError::Timeout {
                         server: server.clone(),
@@ -333,16 +406,56 @@ impl Inner {
                 f(p).await;
             }
         }
-        match result.map_err(|e| service_error(server, &what, conn, e))? {
-            ServerResult::CallToolResult(r) => Ok(McpOutput::from_mcp(&r)),
-            other => Err(McpError::Protocol {
-                server: server.clone(),
-                what,
-                reason: format!("unexpected answer: {}", short_debug(&other)),
-            }),
-        }
+        result.map_err(|e| service_error(server, &what, conn, e))
     }
 }
+
+fn protocol(server: &str, what: &str, reason: &str) -> McpError {
+    McpError::Protocol {
+        server: server.into(),
+        what: what.into(),
+        reason: reason.into(),
+    }
+}
+
+/// Starts a session over Streamable HTTP: `server/discover` at MCP
+/// 2026-07-28 first (such a server is stateless and refuses `initialize`);
+/// with a server that does not answer it with a discovery result (an
+/// earlier revision's), `initialize` at [`PROTOCOL_VERSION`] on a new
+/// transport. (rmcp's own fallback takes only a refusal it recognises; a
+/// server that answers any request with an empty result is an earlier one
+/// too.)
+async fn serve_over_http<T, E, A>(
+    handler: ClientSide,
+    transport: impl Fn() -> T,
+    stop: CancellationToken,
+) -> Result<RunningService<RoleClient, ClientSide>, rmcp::service::ClientInitializeError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle_and_ct};
+    let discover = ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    let attempt =
+        serve_client_with_lifecycle_and_ct(handler.clone(), transport(), discover, stop.clone());
+    match tokio::time::timeout(DISCOVER_LIMIT, attempt).await {
+        Ok(Ok(running)) => return Ok(running),
+        Ok(Err(e)) => {
+            tracing::debug!(server = %handler.server, "server/discover: {e}; initialize instead")
+        }
+        Err(_) => {
+            tracing::debug!(server = %handler.server, "server/discover unanswered; initialize instead")
+        }
+    }
+    serve_client_with_lifecycle_and_ct(handler, transport(), ClientLifecycleMode::Initialize, stop)
+        .await
+}
+
+/// How long a server may take to answer `server/discover` before the
+/// session starts with `initialize` instead (as rmcp's own probe waits).
+const DISCOVER_LIMIT: Duration = Duration::from_secs(10);
 
 async fn send_cancel(peer: &Peer<RoleClient>, id: rmcp::model::RequestId, reason: &str) {
     let params = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
