@@ -110,6 +110,13 @@ impl ToolPlugin for ConformanceTools {
         );
         tools.push(
             ToolDefinition::new(
+                "test_header_param",
+                "Echoes its region, which an HTTP client also sends as the Mcp-Param-Region header",
+            )
+            .param(ToolParameter::new("region", "string", "The region").required()),
+        );
+        tools.push(
+            ToolDefinition::new(
                 "json_schema_2020_12_tool",
                 "Tool with JSON Schema 2020-12 features",
             )
@@ -123,10 +130,27 @@ impl ToolPlugin for ConformanceTools {
             return json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {
+                "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {
                     "street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
+            });
+        }
+        if tool.name == "test_header_param" {
+            return json!({
+                "type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+                "required": ["region"]
             });
         }
         tool.input_schema()
@@ -234,6 +258,7 @@ impl ToolPlugin for ConformanceTools {
                 elicit(&ctx, "Please choose", schema).await
             }
             "json_schema_2020_12_tool" => Ok(text(format!("received {}", Value::Object(args)))),
+            "test_header_param" => Ok(text(format!("region: {}", arg(&args, "region")))),
             other => Err(Error::unknown_tool(other.to_owned())),
         }
     }

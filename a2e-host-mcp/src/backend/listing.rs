@@ -232,6 +232,22 @@ pub(super) async fn list(host: &Host, sampling: bool) -> (Vec<BackendTool>, McpN
     (out, names)
 }
 
+/// The input schema of what the MCP name `name` means now (a tool's, from
+/// its plugin; a skill's): `None` when it is unknown or its schema is
+/// derived from its parameters.
+pub(super) fn input_schema_of(host: &Host, name: &str) -> Option<Map<String, Value>> {
+    match current_names(host).resolve(name) {
+        Target::Tool(tool) => {
+            let entry = host.registry().tool(&tool)?;
+            entry.plugin.input_schema(&entry.def).as_object().cloned()
+        }
+        Target::Skill(skill) => {
+            let def = host.registry().skill(&skill)?.def;
+            (!def.input_schema.is_empty()).then(|| def.input_schema.clone())
+        }
+    }
+}
+
 /// The names of every tool and Published skill now, those that cannot run
 /// too (what a call is resolved by when its name is not one the connection
 /// was listed: a call of one that cannot run reaches the host, which says

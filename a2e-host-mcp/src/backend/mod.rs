@@ -278,6 +278,10 @@ impl ToolBackend for HostBackend {
         self.set_client(client);
     }
 
+    fn input_schema_of(&self, name: &str) -> Option<Map<String, Value>> {
+        listing::input_schema_of(&self.host, name)
+    }
+
     async fn list_tools(&self) -> Vec<BackendTool> {
         let (tools, names) = listing::list(&self.host, self.client_samples()).await;
         *self.listed() = names;

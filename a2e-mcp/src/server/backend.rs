@@ -126,6 +126,15 @@ pub trait ToolBackend: Send + Sync + 'static {
         self.clone()
     }
 
+    /// The input schema of the tool `name` as it is offered (`None`: unknown,
+    /// or derived from its parameters): a 2026-07-28 request's `Mcp-Param-*`
+    /// headers are checked against the arguments its `x-mcp-header`
+    /// properties name.
+    fn input_schema_of(&self, name: &str) -> Option<Map<String, Value>> {
+        let _ = name;
+        None
+    }
+
     /// Checks a call before it runs: an `Err` is the call's JSON-RPC error
     /// (arguments too large, say), and the tool does not run.
     fn check_call(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), ErrorData> {

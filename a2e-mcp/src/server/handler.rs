@@ -189,6 +189,17 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         ))
     }
 
+    /// The tool rmcp checks a 2026-07-28 request's `Mcp-Param-*` headers
+    /// against (only its input schema is read).
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        let schema = self.backend.input_schema_of(name)?;
+        Some(rmcp::model::Tool::new(
+            name.to_owned(),
+            "",
+            Arc::new(schema),
+        ))
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.backend
             .attach(ClientLink::new(context.peer, self.level.clone()));
