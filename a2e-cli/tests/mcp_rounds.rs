@@ -74,12 +74,43 @@ impl ClientHandler for Person {
 }
 
 fn host(ws: &Workspace) -> Server {
+    host_with_key(ws, None)
+}
+
+/// The variable the hosts of the shared-key test read their key from.
+const KEY_VAR: &str = "A2E_TEST_REQUEST_STATE_KEY";
+
+/// `a2e serve --mcp-http` on `ws`, sealing with `key` when given.
+fn host_with_key(ws: &Workspace, key: Option<&str>) -> Server {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2e"));
+    let extra = format!("[mcp]\nrequest_state_key_env = \"{KEY_VAR}\"\n");
+    let config = ws.config(if key.is_some() { &extra } else { "" });
     cmd.args(["serve", "--mcp-http", "127.0.0.1:0", "--config"])
-        .arg(ws.config(""))
+        .arg(config)
         .env_remove("A2E_LLM_BASE_URL")
         .env_remove("A2E_LLM_MODEL");
+    if let Some(key) = key {
+        cmd.env(KEY_VAR, key);
+    }
     start(cmd)
+}
+
+/// A stateless rmcp client of `server`.
+async fn connect(
+    server: &Server,
+    person: Person,
+) -> rmcp::service::RunningService<RoleClient, Person> {
+    // The host's own HTTP client (rustls on ring).
+    let http = a2e_http::ClientOptions::default().build().unwrap();
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    person
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .expect("server/discover")
 }
 
 fn call(name: &str) -> CallToolRequestParams {
@@ -92,18 +123,7 @@ async fn a_stateless_client_answers_the_hosts_questions_in_rounds() {
     ws.skill("write_about", WRITE_ABOUT);
     let server = host(&ws);
     let person = Person::default();
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    // The host's own HTTP client (rustls on ring).
-    let http = a2e_http::ClientOptions::default().build().unwrap();
-    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
-    let transport = StreamableHttpClientTransport::with_client(http, config);
-    let client = person
-        .clone()
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .expect("server/discover");
+    let client = connect(&server, person.clone()).await;
     let tools = client.list_all_tools().await.unwrap();
     let name = tools
         .iter()
@@ -172,4 +192,85 @@ async fn a_stateless_client_answers_the_hosts_questions_in_rounds() {
     assert_eq!(person.forms.lock().unwrap().len(), 1);
     assert_eq!(person.prompts.lock().unwrap().len(), 1);
     client.cancel().await.unwrap();
+}
+
+/// The skill's first answer (the user's topic) as an input response.
+fn topic_answer() -> Value {
+    serde_json::to_value(
+        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"topic": "tides"})),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosts_that_share_the_key_take_each_others_rounds() {
+    let ws = Workspace::new();
+    ws.skill("write_about", WRITE_ABOUT);
+    let key = "a key of forty bytes for the two hosts!!";
+    let (one, two) = (host_with_key(&ws, Some(key)), host_with_key(&ws, Some(key)));
+    let other = host_with_key(&ws, Some("another key, of forty bytes, elsewhere!"));
+    let (a, b) = (
+        connect(&one, Person::default()).await,
+        connect(&two, Person::default()).await,
+    );
+    let c = connect(&other, Person::default()).await;
+    let tools = a.list_all_tools().await.unwrap();
+    let name = tools
+        .iter()
+        .map(|t| t.name.to_string())
+        .find(|n| n.contains("write_about"))
+        .unwrap();
+
+    // Round 1 on the first host, round 2 on the second, round 3 on the first.
+    let CallToolResponse::InputRequired(first) = a.call_tool_once(call(&name)).await.unwrap()
+    else {
+        panic!("the topic is asked")
+    };
+    let key1 = first.input_requests.unwrap().into_keys().next().unwrap();
+    let state = first.request_state.unwrap();
+    let retry = call(&name)
+        .with_input_responses([(key1.clone(), topic_answer())].into())
+        .with_request_state(state.clone());
+    let CallToolResponse::InputRequired(second) = b.call_tool_once(retry.clone()).await.unwrap()
+    else {
+        panic!("the second host takes the first one's state and asks the model")
+    };
+    let key2 = second.input_requests.unwrap().into_keys().next().unwrap();
+    let said = CreateMessageResult::new(
+        SamplingMessage::assistant_text("Tides follow the moon."),
+        "client-model".into(),
+    );
+    let last = call(&name)
+        .with_input_responses([(key2, serde_json::to_value(said).unwrap())].into())
+        .with_request_state(second.request_state.unwrap());
+    let CallToolResponse::Complete(result) = a.call_tool_once(last).await.unwrap() else {
+        panic!("the first host finishes what the second asked")
+    };
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(text.contains("Tides follow the moon."), "{text}");
+
+    // A host with another key refuses the state.
+    let err = c.call_tool_once(retry).await.unwrap_err();
+    assert!(err.to_string().contains("requestState"), "{err}");
+    for client in [a, b, c] {
+        client.cancel().await.unwrap();
+    }
+}
+
+#[test]
+fn a_key_too_short_stops_the_server_naming_the_variable() {
+    let ws = Workspace::new();
+    let extra = format!("[mcp]\nrequest_state_key_env = \"{KEY_VAR}\"\n");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .args(["serve", "--mcp-http", "127.0.0.1:0", "--config"])
+        .arg(ws.config(&extra))
+        .env(KEY_VAR, "short")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(KEY_VAR) && stderr.contains("at least 32"),
+        "{stderr}"
+    );
 }

@@ -297,9 +297,35 @@ pub struct McpConfig {
     /// Each server becomes a toolkit named after it ([`McpServerEntry`]:
     /// read only by a host built with `mcp`).
     pub servers: Vec<McpServerEntry>,
+    /// The environment variable holding the key that seals the `requestState`
+    /// of MCP 2026-07-28 multi-round requests (at least 32 bytes). Hosts that
+    /// share it (a cluster behind one address) accept each other's retries;
+    /// without it each host process seals with a key of its own.
+    pub request_state_key_env: Option<String>,
 }
 
+/// The least length of the `requestState` key, in bytes.
+pub const REQUEST_STATE_KEY_MIN: usize = 32;
+
 impl McpConfig {
+    /// The `requestState` key from [`request_state_key_env`](Self::request_state_key_env):
+    /// `None` without one; an error naming the variable when it is unset or
+    /// shorter than [`REQUEST_STATE_KEY_MIN`] bytes.
+    pub fn request_state_key(&self) -> Result<Option<Vec<u8>>, String> {
+        let Some(var) = &self.request_state_key_env else {
+            return Ok(None);
+        };
+        let key = std::env::var(var)
+            .map_err(|_| format!("mcp.request_state_key_env: `{var}` is not set"))?;
+        if key.len() < REQUEST_STATE_KEY_MIN {
+            return Err(format!(
+                "mcp.request_state_key_env: `{var}` holds {} bytes; the key needs at least {REQUEST_STATE_KEY_MIN}",
+                key.len()
+            ));
+        }
+        Ok(Some(key.into_bytes()))
+    }
+
     /// The servers' configurations, in the order written.
     #[cfg(feature = "mcp")]
     pub fn server_configs(&self) -> Vec<a2e_mcp::McpServerConfig> {

@@ -255,6 +255,9 @@ pub(super) async fn memory(host: &Arc<Host>, command: &MemoryCommand) -> ExitCod
 /// `a2e serve --mcp-stdio`: the host's tools and skills to one MCP client on
 /// stdin/stdout until it goes away (or SIGTERM/SIGINT).
 pub(super) async fn serve_mcp_stdio(host: Arc<Host>) -> ExitCode {
+    if let Err(e) = host.config().mcp.request_state_key() {
+        return fail(e);
+    }
     let extras = a2e_host::mcp::McpExtras::standard(&host);
     let shutdown = CancellationToken::new();
     let stop = shutdown.clone();
@@ -275,6 +278,9 @@ pub(super) async fn serve_mcp_stdio(host: Arc<Host>) -> ExitCode {
 /// `a2e serve --mcp-http ADDR`: Streamable HTTP on `/mcp`; loopback only
 /// unless the configuration has an `auth_token` (then a bearer token).
 pub(super) async fn serve_mcp_http(host: Arc<Host>, addr: &str) -> ExitCode {
+    if let Err(e) = host.config().mcp.request_state_key() {
+        return fail(e);
+    }
     let listener = match a2e_host::transport::net::bind(addr, &host).await {
         Ok(l) => l,
         Err(e) => return fail(e),

@@ -278,6 +278,17 @@ impl ToolBackend for HostBackend {
         self.set_client(client);
     }
 
+    fn request_state_key(&self) -> Option<Vec<u8>> {
+        self.host
+            .config()
+            .mcp
+            .request_state_key()
+            .unwrap_or_else(|e| {
+                tracing::error!("{e}");
+                None
+            })
+    }
+
     fn input_schema_of(&self, name: &str) -> Option<Map<String, Value>> {
         listing::input_schema_of(&self.host, name)
     }

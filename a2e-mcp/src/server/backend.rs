@@ -135,6 +135,13 @@ pub trait ToolBackend: Send + Sync + 'static {
         None
     }
 
+    /// The key that seals the `requestState` of 2026-07-28 multi-round
+    /// requests, shared by every server that may get a retry (`None`: a key
+    /// of this server's own).
+    fn request_state_key(&self) -> Option<Vec<u8>> {
+        None
+    }
+
     /// Checks a call before it runs: an `Err` is the call's JSON-RPC error
     /// (arguments too large, say), and the tool does not run.
     fn check_call(&self, name: &str, arguments: &Map<String, Value>) -> Result<(), ErrorData> {

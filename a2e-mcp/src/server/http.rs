@@ -29,7 +29,9 @@ pub fn http_router<B: ToolBackend>(
     shutdown: CancellationToken,
 ) -> Router {
     let name: Arc<str> = name.into();
-    let seal = Arc::new(super::rounds::StateSeal::random());
+    let seal = Arc::new(super::rounds::StateSeal::with_key(
+        backend.request_state_key(),
+    ));
     let mut config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
     if bearer_token.is_some() {
         config = config.disable_allowed_hosts();

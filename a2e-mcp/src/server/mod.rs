@@ -49,7 +49,7 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let seal = Arc::new(rounds::StateSeal::random());
+    let seal = Arc::new(rounds::StateSeal::with_key(backend.request_state_key()));
     let running = Handler::new(backend, name, seal)
         .serve_with_ct((reader, writer), shutdown)
         .await

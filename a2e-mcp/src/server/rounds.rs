@@ -119,6 +119,24 @@ fn canonical(value: &Value, out: &mut String) {
 }
 
 impl StateSeal {
+    /// A seal with `key` (shared by the servers that may get a retry), or
+    /// with a key of its own when there is none or it is too short (which
+    /// is logged).
+    pub(crate) fn with_key(key: Option<Vec<u8>>) -> Self {
+        let Some(key) = key else {
+            return Self::random();
+        };
+        match RequestStateCodec::try_new(key) {
+            Ok(codec) => Self { codec },
+            Err(e) => {
+                tracing::error!(
+                    "requestState key refused ({e}); sealing with a key of this process"
+                );
+                Self::random()
+            }
+        }
+    }
+
     /// A seal with a key of its own (a server process's).
     pub(crate) fn random() -> Self {
         let key: [u8; 32] = rand::random();
