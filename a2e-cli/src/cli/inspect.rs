@@ -51,7 +51,7 @@ pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
             }
             code
         }
-        McpCommand::Tools { server } => {
+        McpCommand::Tools { server, json } => {
             let config = match super::mcp_client::server_config(config, server) {
                 Ok(c) => c,
                 Err(e) => return fail(e),
@@ -60,6 +60,28 @@ pub(super) async fn mcp(config: &HostConfig, command: &McpCommand) -> ExitCode {
                 Ok(kit) => kit,
                 Err(e) => return fail(e),
             };
+            if *json {
+                let listed = kit.tools().await;
+                kit.shutdown().await;
+                return match listed {
+                    Ok(catalog) => {
+                        for tool in catalog.iter() {
+                            let line = serde_json::json!({
+                                "name": tool.definition.name,
+                                "description": tool.definition.description,
+                                "inputSchema": *tool.input_schema,
+                                "outputSchema": tool.output_schema.as_deref(),
+                            });
+                            print_out(&line.to_string());
+                        }
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("a2e: {e}");
+                        ExitCode::from(1)
+                    }
+                };
+            }
             let defs = kit.definitions().await;
             kit.shutdown().await;
             match defs {

@@ -201,6 +201,10 @@ pub enum McpCommand {
     Tools {
         /// The server's name.
         server: String,
+        /// One JSON object per line: each tool's name, description, and its
+        /// input (and output) schema exactly as the server gave them.
+        #[arg(long)]
+        json: bool,
     },
     /// Authorize the host for a server behind OAuth (the first consent):
     /// prints the URL to open, waits for the redirect, stores the tokens.

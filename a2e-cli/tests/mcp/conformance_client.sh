@@ -57,6 +57,11 @@ case "$scenario" in
     BROWSER="$dir/browser.sh" run tools suite
     BROWSER="$dir/browser.sh" run call suite test-tool
     ;;
+  json-schema-2020-12-preservation)
+    # The focal tool's input schema as a2e holds it, sent back through the echo tool.
+    schema="$(run tools suite --json | python3 -c 'import json,sys; print(next(json.dumps(t["inputSchema"]) for t in map(json.loads, sys.stdin) if t["name"] == "json_schema_2020_12_tool"))')"
+    run call suite json_schema_echo --input "{\"schema\": $schema}"
+    ;;
   http-invalid-tool-headers)
     # The valid tool is called; the ones with a malformed x-mcp-header must not be.
     run call suite valid_tool --input '{"region": "us-west1"}'
