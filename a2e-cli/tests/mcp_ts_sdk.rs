@@ -123,3 +123,95 @@ fn the_typescript_sdk_lists_and_calls_every_built_in_tool_over_stdio() {
     // The session went on.
     assert_eq!(seen["after"]["is_error"], false, "{}", seen["after"]);
 }
+
+/// The TypeScript SDK's v2 client (npm `@modelcontextprotocol/client`, its
+/// stable line since MCP 2026-07-28) at both revisions against `a2e serve
+/// --mcp-http`: a 2025-11-25 session and a stateless 2026-07-28 client each
+/// list, call a tool, and call a skill without its required argument — the
+/// host asks the user, then the skill asks the client's model: in the session
+/// as requests, at 2026-07-28 as `input_required` rounds the SDK answers
+/// through the same handlers.
+#[test]
+fn the_typescript_v2_client_works_at_both_revisions() {
+    let test = "the_typescript_v2_client_works_at_both_revisions";
+    let Some((node, _)) = mcp_conformance_support::suite(test) else {
+        return;
+    };
+    let client = mcp_conformance_support::tools_dir()
+        .join("mcp-ts-client/node_modules/@modelcontextprotocol/client");
+    if !client.join("dist/index.mjs").exists() {
+        let why = format!(
+            "{test} needs the TypeScript v2 client ({} is missing; run .ci/install-mcp-conformance.sh)",
+            client.display()
+        );
+        assert!(std::env::var_os("CI").is_none(), "{why}");
+        crate::skip::skipped(&why);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("skills")).unwrap();
+    std::fs::write(root.join("notes.md"), "# Notes about the sea\n").unwrap();
+    std::fs::write(
+        root.join("skills/write_about.md"),
+        "---\nname: write_about\nversion: 1.0.0\ndescription: Write about a topic\n\
+         input_schema:\n  type: object\n  required: [topic]\n  properties:\n    \
+         topic: { type: string, description: What to write about }\n---\nWrite about the topic.\n",
+    )
+    .unwrap();
+    let config = dir.path().join("a2e.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "root = {:?}\nskill_dirs = [\"skills\"]\n\n[memory]\nenabled = false\n",
+            root.display().to_string()
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args(["serve", "--mcp-http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env_remove("A2E_LLM_BASE_URL")
+        .env_remove("A2E_LLM_MODEL");
+    let server = mcp_conformance_support::start(cmd);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_client_v2.mjs");
+    for revision in ["2025-11-25", "2026-07-28"] {
+        let out = Command::new(&node)
+            .arg(&script)
+            .arg(&client)
+            .arg(&server.url)
+            .arg(revision)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{revision}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(seen["version"], revision, "{seen}");
+        assert_eq!(seen["read"]["isError"], false, "{seen}");
+        assert!(
+            seen["read"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("Notes about the sea"),
+            "{seen}"
+        );
+        assert_eq!(seen["skill"]["name"], "skill__write_about", "{seen}");
+        assert_eq!(seen["skill"]["isError"], false, "{seen}");
+        assert_eq!(
+            seen["skill"]["text"], "The tides rise twice a day.",
+            "{seen}"
+        );
+        let forms = seen["forms"].as_array().unwrap();
+        assert_eq!(forms.len(), 1, "{seen}");
+        assert!(forms[0].as_str().unwrap().contains("topic"), "{seen}");
+        let prompts = seen["prompts"].as_array().unwrap();
+        assert_eq!(prompts.len(), 1, "{seen}");
+        assert!(
+            prompts[0].as_str().unwrap().contains("tides"),
+            "the user's answer reached the skill: {seen}"
+        );
+    }
+}
