@@ -307,21 +307,39 @@ pub struct McpConfig {
 /// The least length of the `requestState` key, in bytes.
 pub const REQUEST_STATE_KEY_MIN: usize = 32;
 
+/// Why the `requestState` key of [`McpConfig::request_state_key_env`] cannot
+/// be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestStateKeyError {
+    /// The variable is not set.
+    #[error("mcp.request_state_key_env: `{0}` is not set")]
+    Unset(String),
+    /// The key is shorter than [`REQUEST_STATE_KEY_MIN`] bytes.
+    #[error(
+        "mcp.request_state_key_env: `{var}` holds {len} bytes; the key needs at least {REQUEST_STATE_KEY_MIN}"
+    )]
+    TooShort {
+        /// The variable.
+        var: String,
+        /// The key's length in bytes.
+        len: usize,
+    },
+}
+
 impl McpConfig {
     /// The `requestState` key from [`request_state_key_env`](Self::request_state_key_env):
     /// `None` without one; an error naming the variable when it is unset or
     /// shorter than [`REQUEST_STATE_KEY_MIN`] bytes.
-    pub fn request_state_key(&self) -> Result<Option<Vec<u8>>, String> {
+    pub fn request_state_key(&self) -> Result<Option<Vec<u8>>, RequestStateKeyError> {
         let Some(var) = &self.request_state_key_env else {
             return Ok(None);
         };
-        let key = std::env::var(var)
-            .map_err(|_| format!("mcp.request_state_key_env: `{var}` is not set"))?;
+        let key = std::env::var(var).map_err(|_| RequestStateKeyError::Unset(var.clone()))?;
         if key.len() < REQUEST_STATE_KEY_MIN {
-            return Err(format!(
-                "mcp.request_state_key_env: `{var}` holds {} bytes; the key needs at least {REQUEST_STATE_KEY_MIN}",
-                key.len()
-            ));
+            return Err(RequestStateKeyError::TooShort {
+                var: var.clone(),
+                len: key.len(),
+            });
         }
         Ok(Some(key.into_bytes()))
     }
