@@ -75,6 +75,8 @@ pub mod resources;
 #[cfg(feature = "llm")]
 pub mod sampling;
 mod serve;
+#[cfg(feature = "tasks")]
+pub mod tasks;
 
 use std::collections::HashSet;
 use std::sync::Arc;

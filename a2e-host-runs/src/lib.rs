@@ -76,6 +76,7 @@ pub mod llm_run;
 #[cfg(feature = "ontheia")]
 pub mod ontheia_run;
 pub mod skill_run;
+pub mod task_run;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -468,6 +469,9 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
                 tokio::spawn(
                     async move { dag::resume_run(&host, journal, state, token, None).await },
                 );
+            }
+            RunKind::McpTask => {
+                tokio::spawn(async move { task_run::end_orphan(journal, state, None).await });
             }
             kind if skill_run::resumes(kind) => {
                 tokio::spawn(async move {

@@ -21,16 +21,20 @@ pub enum RunKind {
     Ontheia,
     /// An LLM skill's agentic loop.
     LlmSkill,
+    /// A tool call an MCP client asked to run as a task (the
+    /// `io.modelcontextprotocol/tasks` extension).
+    McpTask,
 }
 
 impl RunKind {
-    /// `chain`, `acmp_dag`, `ontheia` or `llm_skill`.
+    /// `chain`, `acmp_dag`, `ontheia`, `llm_skill` or `mcp_task`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Chain => "chain",
             Self::AcmpDag => "acmp_dag",
             Self::Ontheia => "ontheia",
             Self::LlmSkill => "llm_skill",
+            Self::McpTask => "mcp_task",
         }
     }
 
@@ -41,6 +45,7 @@ impl RunKind {
             "acmp_dag" => Self::AcmpDag,
             "ontheia" => Self::Ontheia,
             "llm_skill" => Self::LlmSkill,
+            "mcp_task" => Self::McpTask,
             _ => return None,
         })
     }

@@ -14,6 +14,7 @@
 
 mod plugins;
 mod rounds;
+mod tasks;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,7 +46,8 @@ async fn main() {
     };
     let builder = a2e_host::skills::builder_with_skills(Host::builder(config).with_builtins())
         .with_tool_plugin(plugins::ConformanceTools)
-        .with_tool_plugin(rounds::RoundTools);
+        .with_tool_plugin(rounds::RoundTools)
+        .with_tool_plugin(tasks::TaskTools);
     let host: Arc<Host> = match builder.build() {
         Ok(h) => h,
         Err(e) => {
@@ -53,6 +55,12 @@ async fn main() {
             std::process::exit(2);
         }
     };
+    // Tasks are runs of the journal (`runs.db` in the data directory).
+    if let Err(e) = a2e_host::runs::enable(&host).await {
+        eprintln!("mcp_everything: {e}");
+        std::process::exit(2);
+    }
+    a2e_host::runs::resume_unfinished(&host, &CancellationToken::new()).await;
     let extras = McpExtras::standard(&host).with(McpExtras {
         resources: vec![Arc::new(plugins::ConformanceResources)],
         prompts: vec![

@@ -87,6 +87,9 @@ pub struct HostBackend {
     _open: a2e_telemetry::Gauged,
     /// The connected client, once it has initialized: its calls carry it.
     client: Mutex<Option<ClientLink>>,
+    /// The tasks running on this host (shared by its connections).
+    #[cfg(feature = "tasks")]
+    tasks: Arc<crate::tasks::Tasks>,
 }
 
 impl HostBackend {
@@ -112,6 +115,8 @@ impl HostBackend {
             watches: Mutex::new(HashMap::new()),
             listed: Mutex::new(McpNames::default()),
             client: Mutex::new(None),
+            #[cfg(feature = "tasks")]
+            tasks: Arc::default(),
             #[cfg(feature = "acmp")]
             acmp: None,
         }
@@ -209,7 +214,99 @@ impl ToolBackend for HostBackend {
         {
             fresh.acmp = self.acmp.clone();
         }
+        #[cfg(feature = "tasks")]
+        {
+            fresh.tasks = self.tasks.clone();
+        }
         Arc::new(fresh)
+    }
+
+    #[cfg(feature = "tasks")]
+    fn serves_tasks(&self) -> bool {
+        self.host.journal().is_some()
+    }
+
+    #[cfg(feature = "tasks")]
+    fn task_support(&self, name: &str) -> a2e_mcp::server::TaskSupport {
+        use a2e_mcp::server::TaskSupport;
+        let Target::Tool(tool) = self.resolve(name) else {
+            return TaskSupport::Forbidden;
+        };
+        let Some(entry) = self.host.registry().tool(&tool) else {
+            return TaskSupport::Forbidden;
+        };
+        let tags = &entry.def.tags;
+        if tags.iter().any(|t| t == crate::tasks::TASK_REQUIRED_TAG) {
+            TaskSupport::Required
+        } else if tags.iter().any(|t| t == crate::tasks::TASK_TAG) {
+            TaskSupport::Optional
+        } else {
+            TaskSupport::Forbidden
+        }
+    }
+
+    #[cfg(feature = "tasks")]
+    async fn create_task(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        client: ClientLink,
+        _meta: Map<String, Value>,
+    ) -> Result<a2e_mcp::rmcp::model::Task, ErrorData> {
+        use crate::tasks;
+        let whole = Value::Object(arguments.clone());
+        let run = tasks::begin(&self.host, &self.agent_id, &name, &whole).await?;
+        let id = run.run_id().to_string();
+        let cancel = run.cancelled();
+        self.tasks
+            .started(&id, cancel.clone(), client.task_inbox().cloned());
+        // The task runs on in a session of its own, past this request.
+        let worker = Self::with_extras(self.host.clone(), &self.agent_id, self.extras.clone());
+        let registry = self.tasks.clone();
+        let task_id = id.clone();
+        tokio::spawn(async move {
+            let result = worker
+                .run_tool(
+                    name,
+                    arguments,
+                    ProgressSink::for_client(client),
+                    cancel.clone(),
+                )
+                .await;
+            let mcp = serde_json::to_value(a2e_mcp::to_mcp_result(&result)).unwrap_or_default();
+            let (status, answer) = tasks::outcome(&result, mcp, cancel.is_cancelled());
+            run.finish(status, answer).await;
+            registry.ended(&task_id);
+        });
+        let now = tasks::now_ms();
+        Ok(tasks::task(
+            &id,
+            a2e_mcp::rmcp::model::TaskStatus::Working,
+            now,
+            now,
+        ))
+    }
+
+    #[cfg(feature = "tasks")]
+    async fn get_task(
+        &self,
+        task_id: String,
+    ) -> Result<a2e_mcp::rmcp::model::DetailedTask, ErrorData> {
+        crate::tasks::get(&self.host, &self.tasks, &task_id).await
+    }
+
+    #[cfg(feature = "tasks")]
+    async fn update_task(
+        &self,
+        task_id: String,
+        responses: a2e_mcp::rmcp::model::InputResponses,
+    ) -> Result<(), ErrorData> {
+        crate::tasks::update(&self.host, &self.tasks, &task_id, responses).await
+    }
+
+    #[cfg(feature = "tasks")]
+    async fn cancel_task(&self, task_id: String) -> Result<(), ErrorData> {
+        crate::tasks::cancel(&self.host, &self.tasks, &task_id).await
     }
 
     #[cfg(feature = "acmp")]

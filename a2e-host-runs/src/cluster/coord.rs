@@ -181,6 +181,10 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
                     crate::skill_run::resume_run(&host, journal, state, token, c).await;
                 });
             }
+            RunKind::McpTask => {
+                drop(token);
+                tokio::spawn(async move { crate::task_run::end_orphan(journal, state, c).await });
+            }
             _ => {
                 tokio::spawn(async move {
                     crate::resume_run(&host, journal, state, token, c).await;
@@ -193,7 +197,7 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
 /// Kinds of runs a host of the cluster takes over.
 fn taken_over(kind: RunKind) -> bool {
     match kind {
-        RunKind::Chain | RunKind::Ontheia | RunKind::LlmSkill => true,
+        RunKind::Chain | RunKind::Ontheia | RunKind::LlmSkill | RunKind::McpTask => true,
         RunKind::AcmpDag => cfg!(feature = "acmp"),
     }
 }

@@ -126,6 +126,8 @@ pub(super) async fn run(
             Some("this host was built without Ontheia".to_owned()),
         ),
         RunKind::LlmSkill => loop_view(&shown, &events),
+        // A task is one tool call: no graph, its answer is the run's.
+        RunKind::McpTask => (Vec::new(), None, None),
         #[cfg(not(feature = "acmp"))]
         RunKind::AcmpDag => (
             Vec::new(),

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use a2e_proto::{ToolDefinition, ToolResult};
 use rmcp::model::{
-    CompleteRequestParams, CompletionInfo, ErrorData, GetPromptResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Tool, ToolAnnotations,
+    CompleteRequestParams, CompletionInfo, DetailedTask, ErrorData, GetPromptResult,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ReadResourceResult, Task, Tool, ToolAnnotations,
 };
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -87,6 +88,28 @@ pub struct Features {
     pub completions: bool,
 }
 
+/// How a tool takes part in the tasks extension (`io.modelcontextprotocol/tasks`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// It runs as a plain call only.
+    #[default]
+    Forbidden,
+    /// A client that declared the extension gets a task; another, a plain call.
+    Optional,
+    /// It runs only as a task: a client that did not declare the extension
+    /// is refused (`-32021`).
+    Required,
+}
+
+/// The JSON-RPC error of a task id the server does not know (`-32602`,
+/// naming it).
+pub fn unknown_task(task_id: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("no task `{task_id}` (params.taskId)"),
+        Some(serde_json::json!({ "taskId": task_id })),
+    )
+}
+
 /// What the host implements to be served over MCP.
 ///
 /// The host applies its own confinement, allow-lists and audit inside
@@ -133,6 +156,66 @@ pub trait ToolBackend: Send + Sync + 'static {
     fn input_schema_of(&self, name: &str) -> Option<Map<String, Value>> {
         let _ = name;
         None
+    }
+
+    /// Whether calls may run as tasks: the server then advertises the
+    /// `io.modelcontextprotocol/tasks` extension and serves `tasks/get`,
+    /// `tasks/update` and `tasks/cancel` (rmcp refuses them with -32021 to a
+    /// client that did not declare the extension).
+    fn serves_tasks(&self) -> bool {
+        false
+    }
+
+    /// How the tool `name` takes part in tasks (only read when
+    /// [`serves_tasks`](Self::serves_tasks)).
+    fn task_support(&self, name: &str) -> TaskSupport {
+        let _ = name;
+        TaskSupport::Forbidden
+    }
+
+    /// Starts the `tools/call` of `name` as a task: its seed state, once a
+    /// `tasks/get` of its id finds it. `client` is the task's link: its
+    /// questions wait in its [`TaskInbox`](super::TaskInbox) for
+    /// `tasks/update`. `meta` as for [`call_tool`](Self::call_tool).
+    fn create_task(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        client: ClientLink,
+        meta: Map<String, Value>,
+    ) -> impl Future<Output = Result<Task, ErrorData>> + Send {
+        let _ = (arguments, client, meta);
+        async move {
+            Err(ErrorData::invalid_params(
+                format!("`{name}` does not run as a task (params.name)"),
+                None,
+            ))
+        }
+    }
+
+    /// `tasks/get`: the task's state, its result or error inlined once it
+    /// ended.
+    fn get_task(
+        &self,
+        task_id: String,
+    ) -> impl Future<Output = Result<DetailedTask, ErrorData>> + Send {
+        async move { Err(unknown_task(&task_id)) }
+    }
+
+    /// `tasks/update`: answers to the questions a task asks.
+    fn update_task(
+        &self,
+        task_id: String,
+        responses: InputResponses,
+    ) -> impl Future<Output = Result<(), ErrorData>> + Send {
+        let _ = responses;
+        async move { Err(unknown_task(&task_id)) }
+    }
+
+    /// `tasks/cancel`: asks the task to stop (a task that ended already is
+    /// left as it is).
+    fn cancel_task(&self, task_id: String) -> impl Future<Output = Result<(), ErrorData>> + Send {
+        async move { Err(unknown_task(&task_id)) }
     }
 
     /// The key that seals the `requestState` of 2026-07-28 multi-round

@@ -17,6 +17,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, ServiceError};
 use serde_json::Value;
 
+use super::inbox::TaskInbox;
 use super::rounds::Rounds;
 
 /// How long a request to the client (sampling, elicitation) may take at most:
@@ -126,13 +127,15 @@ impl LogLevel {
 /// One connected MCP client, as the backend reaches it: the connection (a
 /// 2025-11-25 session), or one request of a 2026-07-28 client, whose
 /// questions (sampling, elicitation, roots) become the rounds of that
-/// request ([`super::rounds`]).
+/// request ([`Rounds`](super::Rounds)).
 #[derive(Clone)]
 pub struct ClientLink {
     peer: Peer<RoleServer>,
     level: LogLevel,
     /// The request's rounds and declared capabilities, for a 2026-07-28 request.
     rounds: Option<Arc<Rounds>>,
+    /// The task's questions, for a call that runs as a task.
+    inbox: Option<Arc<TaskInbox>>,
 }
 
 impl std::fmt::Debug for ClientLink {
@@ -149,7 +152,25 @@ impl ClientLink {
             peer,
             level,
             rounds: None,
+            inbox: None,
         }
+    }
+
+    /// The link of a call that runs as a task: its questions wait in
+    /// `inbox` for `tasks/update`; no log messages (the request that
+    /// started it has its answer).
+    pub(crate) fn for_task(context: &RequestContext<RoleServer>, inbox: Arc<TaskInbox>) -> Self {
+        Self {
+            peer: context.peer.clone(),
+            level: LogLevel::for_request(None),
+            rounds: None,
+            inbox: Some(inbox),
+        }
+    }
+
+    /// The task's questions, for a call that runs as a task.
+    pub fn task_inbox(&self) -> Option<&Arc<TaskInbox>> {
+        self.inbox.as_ref()
     }
 
     /// The link of one 2026-07-28 request: its questions go to `rounds`, its
@@ -159,6 +180,7 @@ impl ClientLink {
             peer: context.peer.clone(),
             level: LogLevel::for_request(context.meta.log_level()),
             rounds: Some(rounds),
+            inbox: None,
         }
     }
 
@@ -172,6 +194,9 @@ impl ClientLink {
     /// Whether the client declared what `test` looks for: in the request's
     /// `_meta` (2026-07-28) or at `initialize`.
     fn declares(&self, test: impl Fn(&ClientCapabilities) -> bool) -> bool {
+        if let Some(inbox) = &self.inbox {
+            return test(inbox.capabilities());
+        }
         match &self.rounds {
             Some(rounds) => test(rounds.capabilities()),
             None => self.peer.peer_info().is_some_and(|i| test(&i.capabilities)),
@@ -219,6 +244,16 @@ impl ClientLink {
             InputRequest::Elicitation(_) => ("elicitation", self.supports_elicitation()),
             _ => ("roots", self.supports_roots()),
         };
+        if let Some(inbox) = &self.inbox {
+            if !supported {
+                return Err(ClientRequestError::Unsupported(what));
+            }
+            let key = key.map_or_else(|| inbox.next_key(&request), str::to_owned);
+            return inbox
+                .ask(key, request)
+                .await
+                .ok_or(ClientRequestError::Unsupported(what));
+        }
         if let Some(rounds) = &self.rounds {
             if !supported {
                 rounds.needs(needed(what));
@@ -343,9 +378,11 @@ impl ClientLink {
             .is_ok()
     }
 
-    /// Whether the connection has ended.
+    /// Whether the connection has ended. A task's link stays open while
+    /// the task runs: its questions go to the task's inbox, not to the
+    /// request that started it (whose connection ends with its answer).
     pub fn is_closed(&self) -> bool {
-        self.peer.is_transport_closed()
+        self.inbox.is_none() && self.peer.is_transport_closed()
     }
 }
 

@@ -4,19 +4,20 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    CustomNotification, CustomRequest, CustomResult, ErrorData, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
-    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    ToolsCapability, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CreateTaskResult, CustomNotification, CustomRequest, CustomResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
+    ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, ToolsCapability, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
-use super::backend::{BackendTool, ToolBackend};
+use super::backend::{BackendTool, TaskSupport, ToolBackend};
 use super::client::{ClientLink, LogLevel};
 use super::progress::ProgressSink;
 use super::rounds::{Binding, Round, Rounds, StateSeal};
@@ -65,6 +66,44 @@ impl<B: ToolBackend> Handler<B> {
             return ClientLink::for_rounds(context, Rounds::declared(capabilities));
         }
         ClientLink::new(context.peer.clone(), self.level.clone())
+    }
+
+    /// The call of `name` started as a task, when the tool takes tasks and
+    /// the client declared the extension (in the request's `_meta` or at
+    /// `initialize`); `-32021` for a tool that runs only as a task, to a
+    /// client that did not; `None`: a plain call.
+    async fn as_task(
+        &self,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+        args: &Map<String, Value>,
+    ) -> Result<Option<CreateTaskResult>, ErrorData> {
+        if !self.backend.serves_tasks() {
+            return Ok(None);
+        }
+        let support = self.backend.task_support(name);
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        match (support, declared) {
+            (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(None),
+            (TaskSupport::Required, false) => Err(ErrorData::missing_required_client_capability(
+                rmcp::model::ClientCapabilities::builder()
+                    .enable_tasks()
+                    .build(),
+            )),
+            (_, true) => {
+                let meta = request_meta(context);
+                let capabilities = context.client_capabilities().unwrap_or_default();
+                let inbox = Arc::new(super::inbox::TaskInbox::new(capabilities));
+                let client = ClientLink::for_task(context, inbox);
+                let task = self
+                    .backend
+                    .create_task(name.to_owned(), args.clone(), client, meta)
+                    .await?;
+                Ok(Some(CreateTaskResult::new(task)))
+            }
+        }
     }
 
     /// The rounds of a request of a 2026-07-28 client (`None` for a
@@ -162,6 +201,11 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         caps.logging = Some(Map::new());
         if features.completions {
             caps.completions = Some(Map::new());
+        }
+        if self.backend.serves_tasks() {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Map::new());
         }
         let experimental = self.backend.experimental();
         if !experimental.is_empty() {
@@ -282,6 +326,9 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         let name = request.name.into_owned();
         let args = request.arguments.unwrap_or_default();
         self.backend.check_call(&name, &args)?;
+        if let Some(task) = self.as_task(&context, &name, &args).await? {
+            return Ok(CallToolResponse::Task(task));
+        }
         let whole = Value::Object(args.clone());
         let stateless = self.stateless(
             &context,
@@ -311,6 +358,35 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         };
         sink.flush().await;
         Ok(CallToolResponse::Complete(to_mcp_result(&result)))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.backend
+            .get_task(request.task_id)
+            .await
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.backend
+            .update_task(request.task_id, request.input_responses)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.backend.cancel_task(request.task_id).await
     }
 
     async fn list_resources(

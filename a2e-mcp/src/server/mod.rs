@@ -14,6 +14,7 @@ mod backend;
 mod client;
 mod handler;
 mod http;
+mod inbox;
 mod progress;
 mod removed;
 mod rounds;
@@ -25,9 +26,12 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-pub use backend::{BackendTool, Features, ToolBackend, resource_not_found};
+pub use backend::{
+    BackendTool, Features, TaskSupport, ToolBackend, resource_not_found, unknown_task,
+};
 pub use client::{CLIENT_REQUEST_LIMIT, ClientLink, ClientRequestError, LogLevel, level_named};
 pub use http::{http_router, serve_http};
+pub use inbox::TaskInbox;
 pub use progress::ProgressSink;
 pub use rounds::{Rounds, STATE_LIFETIME};
 pub use updates::ResourceUpdates;

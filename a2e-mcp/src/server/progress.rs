@@ -86,6 +86,17 @@ impl ProgressSink {
         }
     }
 
+    /// A sink that sends nothing but carries `client` (a call that runs as
+    /// a task: its answer goes to the journal, its questions to the task's
+    /// inbox).
+    pub fn for_client(client: ClientLink) -> Self {
+        Self {
+            tx: None,
+            progress: false,
+            client: Some(client),
+        }
+    }
+
     /// Waits until the notifications reported so far have been sent, so the
     /// answer does not overtake them.
     pub(crate) async fn flush(&self) {

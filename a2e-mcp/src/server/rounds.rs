@@ -264,7 +264,7 @@ impl std::fmt::Debug for Rounds {
 }
 
 /// The kind of a question, for its key and its capability.
-fn kind_of(request: &InputRequest) -> &'static str {
+pub(crate) fn kind_of(request: &InputRequest) -> &'static str {
     match request {
         InputRequest::CreateMessage(_) => "sampling",
         InputRequest::Elicitation(_) => "elicitation",
@@ -273,7 +273,7 @@ fn kind_of(request: &InputRequest) -> &'static str {
 }
 
 /// Whether `answer` has the shape of `request`'s result.
-fn answers(request: &InputRequest, answer: &Value) -> bool {
+pub(crate) fn answers(request: &InputRequest, answer: &Value) -> bool {
     let shape = answer.clone();
     match request {
         InputRequest::CreateMessage(_) => {

@@ -1,0 +1,222 @@
+//! MCP tasks (`io.modelcontextprotocol/tasks`) as the host's durable runs,
+//! against the example plugin set (its tools tagged `task`) with a run
+//! journal under its root. The client is the official Rust SDK (rmcp), a
+//! stateless 2026-07-28 client that declares the extension. A task runs
+//! past its request and completes with its result inlined; a tool's own
+//! failure completes with `isError`, a panic fails it; a cancel ends a
+//! running task; a task that asks its user is `input_required` until
+//! `tasks/update` answers; `a2e runs` lists tasks; and a task whose host is
+//! killed is still answered by the host started again on the same journal:
+//! failed, its host having stopped.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
+    ElicitationCapability, FormElicitationCapability, GetTaskParams, Implementation,
+    ProtocolVersion, TaskPayload, TaskStatus, UpdateTaskParams,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient};
+use serde_json::{Value, json};
+
+use crate::mcp_conformance_support::{Server, everything_example, start};
+
+/// A client that takes tasks and whose user can be asked.
+#[derive(Clone, Default)]
+struct TaskClient;
+
+impl ClientHandler for TaskClient {
+    fn get_info(&self) -> ClientConfig {
+        let mut caps = ClientCapabilities::builder().enable_tasks().build();
+        let mut elicitation = ElicitationCapability::default();
+        elicitation.form = Some(FormElicitationCapability::default());
+        caps.elicitation = Some(elicitation);
+        ClientConfig::new(caps, Implementation::new("tasks-test", "1.0.0"))
+            .with_protocol_version(ProtocolVersion::V_2026_07_28)
+    }
+}
+
+fn example(root: &std::path::Path) -> Server {
+    let mut cmd = Command::new(everything_example());
+    cmd.arg("--root").arg(root);
+    start(cmd)
+}
+
+async fn connect(server: &Server) -> RunningService<RoleClient, TaskClient> {
+    let http = a2e_http::ClientOptions::default().build().unwrap();
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    TaskClient
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .expect("server/discover")
+}
+
+/// Starts `tool` with `args` as a task: its id.
+async fn start_task(
+    client: &RunningService<RoleClient, TaskClient>,
+    tool: &str,
+    args: Value,
+) -> String {
+    let params = CallToolRequestParams::new(tool.to_owned())
+        .with_arguments(args.as_object().cloned().unwrap());
+    match client.call_tool_once(params).await.unwrap() {
+        CallToolResponse::Task(created) => {
+            assert_eq!(created.task.status, TaskStatus::Working);
+            assert!(created.task.ttl_ms.is_some_and(|t| t > 0));
+            created.task.task_id
+        }
+        other => panic!("`{tool}` is a task: {other:?}"),
+    }
+}
+
+/// Polls task `id` until it ends (at most 20 s): its payload.
+async fn settled(client: &RunningService<RoleClient, TaskClient>, id: &str) -> TaskPayload {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = client.get_task(GetTaskParams::new(id)).await.unwrap();
+        if got.task.status().is_terminal() {
+            return got.task.payload;
+        }
+        assert!(Instant::now() < deadline, "task {id} did not end");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn text_of(result: &serde_json::Map<String, Value>) -> String {
+    serde_json::to_string(&result["content"]).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_are_runs_that_outlive_their_request_and_their_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let server = example(root);
+    let client = connect(&server).await;
+
+    // A task completes, its result inlined; it is readable right away.
+    let id = start_task(
+        &client,
+        "slow_compute",
+        json!({"seconds": 0.3, "label": "a"}),
+    )
+    .await;
+    let first = client.get_task(GetTaskParams::new(&id)).await.unwrap();
+    assert_eq!(first.task.task.task_id, id);
+    let TaskPayload::Completed { result } = settled(&client, &id).await else {
+        panic!("slow_compute completes")
+    };
+    assert!(text_of(&result).contains("computed a"), "{result:?}");
+    assert_ne!(result.get("isError"), Some(&json!(true)), "{result:?}");
+
+    // A tool's own failure completes the task, with isError.
+    let id = start_task(&client, "failing_job", json!({})).await;
+    let TaskPayload::Completed { result } = settled(&client, &id).await else {
+        panic!("a tool error is a completed task")
+    };
+    assert_eq!(result.get("isError"), Some(&json!(true)), "{result:?}");
+
+    // A panic fails the task, with a JSON-RPC error.
+    let id = start_task(&client, "protocol_error_job", json!({})).await;
+    let payload = settled(&client, &id).await;
+    let TaskPayload::Failed { error } = payload else {
+        panic!("a panic fails the task: {payload:?}")
+    };
+    assert_eq!(error["code"], -32603, "{error:?}");
+
+    // A cancel ends a running task; a second one is acknowledged too.
+    let id = start_task(
+        &client,
+        "slow_compute",
+        json!({"seconds": 30, "label": "c"}),
+    )
+    .await;
+    client
+        .cancel_task(CancelTaskParams::new(&id))
+        .await
+        .unwrap();
+    assert!(matches!(
+        settled(&client, &id).await,
+        TaskPayload::Cancelled
+    ));
+    client
+        .cancel_task(CancelTaskParams::new(&id))
+        .await
+        .unwrap();
+
+    // A task that asks its user waits, input_required with the question,
+    // until tasks/update answers it — also when it asks after the request
+    // that started it has its answer (and its connection is gone).
+    let args = json!({"filename": "x.txt", "delay_ms": 300});
+    let id = start_task(&client, "confirm_delete", args).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let open = loop {
+        let got = client.get_task(GetTaskParams::new(&id)).await.unwrap();
+        if let TaskPayload::InputRequired { input_requests } = got.task.payload {
+            break input_requests;
+        }
+        assert!(Instant::now() < deadline, "confirm_delete asks");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (key, question) = open.iter().next().unwrap();
+    assert!(
+        serde_json::to_string(question)
+            .unwrap()
+            .contains("Delete x.txt?")
+    );
+    let yes = json!({"action": "accept", "content": {"confirm": true}});
+    let update = UpdateTaskParams::new(&id, [(key.clone(), yes)].into());
+    client.update_task(update).await.unwrap();
+    let TaskPayload::Completed { result } = settled(&client, &id).await else {
+        panic!("the answered task completes")
+    };
+    assert!(text_of(&result).contains("deleted x.txt"), "{result:?}");
+
+    // An unknown task is -32602.
+    let err = client
+        .get_task(GetTaskParams::new("no-such-task"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no task"), "{err}");
+
+    // `a2e runs` lists the tasks.
+    let listed = Command::new(env!("CARGO_BIN_EXE_a2e"))
+        .args(["runs", "list", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    assert!(out.matches("mcp_task").count() >= 5, "{out}");
+
+    // A task whose host is killed: the host started again answers for it.
+    let id = start_task(
+        &client,
+        "slow_compute",
+        json!({"seconds": 60, "label": "k"}),
+    )
+    .await;
+    client.cancel().await.unwrap();
+    drop(server); // SIGKILL to the host's process group
+    let server = example(root);
+    let client = connect(&server).await;
+    let TaskPayload::Failed { error } = settled(&client, &id).await else {
+        panic!("a task whose host stopped has failed")
+    };
+    assert!(
+        error["message"].as_str().unwrap().contains("stopped"),
+        "{error:?}"
+    );
+    client.cancel().await.unwrap();
+}

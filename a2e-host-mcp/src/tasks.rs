@@ -1,0 +1,280 @@
+//! MCP tasks (the `io.modelcontextprotocol/tasks` extension) as the host's
+//! durable runs: a `tools/call` that becomes a task is a run of kind
+//! `mcp_task` (`a2e_host_runs::task_run`), journaled before the client gets
+//! its id; `tasks/get` reads the journal (so the host answers it after a
+//! restart, and any host of a cluster answers it), `tasks/cancel` journals
+//! a cancel (which the host running the task sees) and fires the task here
+//! when it runs here.
+//!
+//! Which tools run as tasks: a tool whose definition carries the tag `task`
+//! (a task when the client declared the extension, a plain call otherwise)
+//! or `task:required` (only as a task: a client that did not declare the
+//! extension is refused with -32021). Served when the host has a run
+//! journal.
+//!
+//! A task's state from its run: running → `working`; an answer holding the
+//! MCP result of the call → `completed` with it inlined (the tool ran,
+//! whether it succeeded or reported an error of its own: `isError`); an
+//! answer holding an error → `failed` with it (the call panicked, or its
+//! host stopped before it ended); cancelled → `cancelled`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use a2e_host_runs::task_run::{self, INTERNAL_ERROR};
+use a2e_journal::{RunId, RunKind, RunStatus};
+use a2e_mcp::rmcp::model::{
+    DetailedTask, ErrorData, InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
+};
+use a2e_mcp::server::{TaskInbox, unknown_task};
+use a2e_proto::{ErrorCode, ToolResult};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::host::Host;
+
+/// How long a task stays readable after it was created: the journal keeps
+/// finished runs for days (`[journal] keep_days`); a client is told an hour.
+pub const TASK_TTL_MS: u64 = 3_600_000;
+
+/// How often a client is asked to poll `tasks/get`.
+pub const POLL_INTERVAL_MS: u64 = 500;
+
+/// The tag of a tool that runs as a task when the client takes tasks.
+pub const TASK_TAG: &str = "task";
+
+/// The tag of a tool that runs only as a task.
+pub const TASK_REQUIRED_TAG: &str = "task:required";
+
+/// One task running on this host: what fires it, where its questions wait.
+#[derive(Debug)]
+struct Running {
+    cancel: CancellationToken,
+    inbox: Option<Arc<TaskInbox>>,
+}
+
+/// The tasks running on this host, by id: what `tasks/cancel` fires at once
+/// (a cancel journaled elsewhere reaches them through the journal) and
+/// where `tasks/update` puts its answers.
+#[derive(Debug, Default)]
+pub struct Tasks {
+    running: Mutex<HashMap<String, Running>>,
+}
+
+impl Tasks {
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A task started here.
+    pub(crate) fn started(
+        &self,
+        id: &str,
+        cancel: CancellationToken,
+        inbox: Option<Arc<TaskInbox>>,
+    ) {
+        self.running()
+            .insert(id.to_owned(), Running { cancel, inbox });
+    }
+
+    /// A task started here ended.
+    pub(crate) fn ended(&self, id: &str) {
+        self.running().remove(id);
+    }
+
+    /// Fires the task `id` when it runs here.
+    fn cancel_here(&self, id: &str) {
+        if let Some(task) = self.running().get(id) {
+            task.cancel.cancel();
+        }
+    }
+
+    /// The questions task `id` waits on, when it runs here.
+    fn inbox(&self, id: &str) -> Option<Arc<TaskInbox>> {
+        self.running().get(id).and_then(|t| t.inbox.clone())
+    }
+}
+
+/// `ms` since the Unix epoch as an ISO 8601 time (UTC, milliseconds).
+fn iso8601(ms: u64) -> String {
+    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The base state of a task created at `created_ms`, last changed at `updated_ms`.
+pub(crate) fn task(id: &str, status: TaskStatus, created_ms: u64, updated_ms: u64) -> Task {
+    Task::new(id, status, iso8601(created_ms), iso8601(updated_ms))
+        .with_ttl_ms(TASK_TTL_MS)
+        .with_poll_interval_ms(POLL_INTERVAL_MS)
+}
+
+/// Milliseconds since the Unix epoch now.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// How a task's call ended, as its run's status and answer (see the module
+/// docs): `result` is the call's MCP result.
+pub(crate) fn outcome(
+    result: &ToolResult,
+    mcp_result: Value,
+    cancelled: bool,
+) -> (RunStatus, Value) {
+    if cancelled || result.error_code == Some(ErrorCode::CANCELLED) {
+        return (RunStatus::Cancelled, json!({"cancelled": true}));
+    }
+    if result.success {
+        return (RunStatus::Succeeded, json!({"result": mcp_result}));
+    }
+    // The host's call pipeline names a call that panicked so (`calls::caught`).
+    let message = result.error.clone().unwrap_or_default();
+    if message.contains(" panicked: ") {
+        let error = json!({"code": INTERNAL_ERROR, "message": message});
+        return (RunStatus::Failed, json!({"error": error}));
+    }
+    (RunStatus::Failed, json!({"result": mcp_result}))
+}
+
+/// The run of task `id`: `-32602` when there is none (or it is no task).
+async fn task_run(host: &Host, id: &str) -> Result<a2e_journal::RunState, ErrorData> {
+    let journal = host.journal().ok_or_else(|| unknown_task(id))?;
+    let run = RunId::parse(id).map_err(|_| unknown_task(id))?;
+    let state = journal
+        .show_run(&run)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("run journal: {e}"), None))?;
+    state
+        .filter(|s| s.summary.kind == RunKind::McpTask)
+        .ok_or_else(|| unknown_task(id))
+}
+
+fn object(value: Option<&Value>) -> JsonObject {
+    value
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `tasks/get` of task `id` on `host`: `input_required` with the open
+/// questions while a task running here waits on them.
+pub(crate) async fn get(host: &Host, tasks: &Tasks, id: &str) -> Result<DetailedTask, ErrorData> {
+    let state = task_run(host, id).await?;
+    let summary = &state.summary;
+    let updated = summary.finished_ms.unwrap_or(summary.created_ms);
+    let answer = state.answer.as_ref();
+    let open = tasks
+        .inbox(id)
+        .map(|inbox| inbox.questions())
+        .unwrap_or_default();
+    let payload = match summary.status {
+        RunStatus::Running if !open.is_empty() => TaskPayload::InputRequired {
+            input_requests: open,
+        },
+        RunStatus::Running => TaskPayload::Working,
+        RunStatus::Cancelled => TaskPayload::Cancelled,
+        _ => match answer.and_then(|a| a.get("error")) {
+            Some(error) => TaskPayload::Failed {
+                error: object(Some(error)),
+            },
+            None => TaskPayload::Completed {
+                result: object(answer.and_then(|a| a.get("result"))),
+            },
+        },
+    };
+    let base = task(id, payload.status(), summary.created_ms, updated);
+    Ok(DetailedTask::new(base, payload))
+}
+
+/// `tasks/cancel` of task `id` on `host`: a cancel journaled for a task
+/// still running (and the task fired when it runs here); a task that ended
+/// is left as it is.
+pub(crate) async fn cancel(host: &Host, tasks: &Arc<Tasks>, id: &str) -> Result<(), ErrorData> {
+    let state = task_run(host, id).await?;
+    if state.summary.status != RunStatus::Running {
+        return Ok(());
+    }
+    tasks.cancel_here(id);
+    if let Some(journal) = host.journal() {
+        journal
+            .request_cancel(&state.summary.run_id)
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("run journal: {e}"), None))?;
+    }
+    Ok(())
+}
+
+/// `tasks/update` of task `id`: `responses` to the questions it waits on
+/// (ignored when they answer none; a task that ended takes none).
+pub(crate) async fn update(
+    host: &Host,
+    tasks: &Tasks,
+    id: &str,
+    responses: InputResponses,
+) -> Result<(), ErrorData> {
+    let state = task_run(host, id).await?;
+    if state.summary.status != RunStatus::Running {
+        return Ok(());
+    }
+    match tasks.inbox(id) {
+        Some(inbox) => {
+            inbox.answer(responses);
+            Ok(())
+        }
+        None => Err(ErrorData::invalid_params(
+            format!("task `{id}` runs on another host, which takes its answers (params.taskId)"),
+            None,
+        )),
+    }
+}
+
+/// Starts a task's run: `None` when the host journals no runs.
+pub(crate) async fn begin(
+    host: &Host,
+    agent: &str,
+    tool: &str,
+    arguments: &Value,
+) -> Result<task_run::TaskRun, ErrorData> {
+    match task_run::begin(host, agent, tool, arguments).await {
+        Ok(Some(run)) => Ok(run),
+        Ok(None) => Err(ErrorData::internal_error(
+            "this host journals no runs: no tasks",
+            None,
+        )),
+        Err(e) => Err(ErrorData::internal_error(format!("run journal: {e}"), None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_iso_8601_in_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
+    fn a_tool_error_completes_a_panic_fails_a_cancel_cancels() {
+        let mcp = json!({"content": [], "isError": true});
+        let failed = ToolResult::failed("t", ErrorCode::TOOL_ERROR, "no");
+        assert_eq!(
+            outcome(&failed, mcp.clone(), false),
+            (RunStatus::Failed, json!({"result": mcp}))
+        );
+        let panicked = ToolResult::failed("t", ErrorCode::TOOL_ERROR, "tool panicked: boom");
+        let (status, answer) = outcome(&panicked, json!({}), false);
+        assert_eq!(status, RunStatus::Failed);
+        assert_eq!(answer["error"]["code"], INTERNAL_ERROR);
+        let ok = ToolResult::ok("t", json!(1));
+        assert_eq!(outcome(&ok, json!({}), true).0, RunStatus::Cancelled);
+        assert_eq!(
+            outcome(&ok, json!({"x": 1}), false),
+            (RunStatus::Succeeded, json!({"result": {"x": 1}}))
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! The questions a task asks its client (the tasks extension with SEP-2322's
+//! input requests): a question the task's call puts through its
+//! [`ClientLink`](super::ClientLink) waits, open, until `tasks/update`
+//! brings its answer; `tasks/get` shows the task `input_required` with the
+//! open questions meanwhile.
+//!
+//! Invariants: a question's key is the caller's or the n-th of its kind
+//! (`elicitation-1`, …), unique in the task; an answer to a key that is not
+//! open is ignored; an answer not of its question's result shape leaves the
+//! question open; a question answered leaves the open set at once (a
+//! partial answer keeps the others open).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, PoisonError};
+
+use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::rounds::{answers, kind_of};
+
+#[derive(Default)]
+struct Open {
+    questions: InputRequests,
+    waiting: HashMap<String, oneshot::Sender<Value>>,
+    counts: BTreeMap<&'static str, u32>,
+}
+
+/// One task's questions to its client.
+pub struct TaskInbox {
+    capabilities: ClientCapabilities,
+    open: Mutex<Open>,
+}
+
+impl std::fmt::Debug for TaskInbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskInbox")
+            .field("open", &self.lock().questions.len())
+            .finish()
+    }
+}
+
+impl TaskInbox {
+    /// The inbox of a task whose client declared `capabilities`.
+    pub fn new(capabilities: ClientCapabilities) -> Self {
+        Self {
+            capabilities,
+            open: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The capabilities the client declared.
+    pub(crate) fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// The key of the next question of `request`'s kind.
+    pub(crate) fn next_key(&self, request: &InputRequest) -> String {
+        let kind = kind_of(request);
+        let mut open = self.lock();
+        let n = open.counts.entry(kind).or_default();
+        *n += 1;
+        format!("{kind}-{n}")
+    }
+
+    /// Asks `request` under `key` and waits for its answer (`None`: the
+    /// inbox went away before one came).
+    pub(crate) async fn ask(&self, key: String, request: InputRequest) -> Option<Value> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut open = self.lock();
+            open.questions.insert(key.clone(), request);
+            open.waiting.insert(key, tx);
+        }
+        rx.await.ok()
+    }
+
+    /// The questions without an answer yet.
+    pub fn questions(&self) -> InputRequests {
+        self.lock().questions.clone()
+    }
+
+    /// Takes `responses` (`tasks/update`): each one that answers an open
+    /// question closes it and resumes its asker.
+    pub fn answer(&self, responses: InputResponses) {
+        let mut open = self.lock();
+        for (key, answer) in responses {
+            let fits = open
+                .questions
+                .get(&key)
+                .is_some_and(|q| answers(q, &answer));
+            if !fits {
+                continue;
+            }
+            open.questions.remove(&key);
+            if let Some(asker) = open.waiting.remove(&key) {
+                let _ = asker.send(answer);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{ElicitRequest, ElicitRequestParams, ElicitationSchema};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn question() -> InputRequest {
+        let schema: ElicitationSchema = serde_json::from_value(
+            json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+        )
+        .unwrap();
+        InputRequest::Elicitation(ElicitRequest::new(
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: "sure?".into(),
+                requested_schema: schema,
+            },
+        ))
+    }
+
+    #[tokio::test]
+    async fn questions_wait_for_their_answers_one_by_one() {
+        let inbox = Arc::new(TaskInbox::new(ClientCapabilities::default()));
+        let asking = inbox.clone();
+        let both = tokio::spawn(async move {
+            tokio::join!(
+                asking.ask("a".into(), question()),
+                asking.ask("b".into(), question())
+            )
+        });
+        while inbox.questions().len() < 2 {
+            tokio::task::yield_now().await;
+        }
+        let yes = json!({"action": "accept", "content": {"ok": true}});
+        inbox.answer(
+            [
+                ("a".to_owned(), yes.clone()),
+                ("zzz".to_owned(), yes.clone()),
+            ]
+            .into(),
+        );
+        assert_eq!(inbox.questions().keys().collect::<Vec<_>>(), ["b"]);
+        inbox.answer([("b".to_owned(), json!(42))].into());
+        assert_eq!(inbox.questions().len(), 1, "a number is no answer");
+        inbox.answer([("b".to_owned(), yes.clone())].into());
+        let (a, b) = both.await.unwrap();
+        assert_eq!((a, b), (Some(yes.clone()), Some(yes)));
+        assert!(inbox.questions().is_empty());
+    }
+}

@@ -1,0 +1,133 @@
+//! The suite's fixtures for the tasks extension (`io.modelcontextprotocol/tasks`):
+//! tools the host runs as tasks, durable runs of its journal, when their
+//! definition carries the tag `task` (or `task:required`).
+
+use std::time::Duration;
+
+use a2e_host::mcp::client_of;
+use a2e_host::plugin::{CallContext, Error, ToolOutput, ToolPlugin};
+use a2e_plugin::Content;
+use a2e_proto::{ToolDefinition, ToolParameter};
+use serde_json::{Map, Value, json};
+
+/// The tasks fixtures.
+pub struct TaskTools;
+
+fn text(s: impl Into<String>) -> ToolOutput {
+    ToolOutput::rich(vec![Content::text(s)])
+}
+
+fn tagged(def: ToolDefinition, tag: &str) -> ToolDefinition {
+    let mut def = def;
+    def.tags = vec![tag.to_owned()];
+    def
+}
+
+impl ToolPlugin for TaskTools {
+    fn name(&self) -> &str {
+        "tasks"
+    }
+
+    fn tools(&self) -> Vec<ToolDefinition> {
+        vec![
+            ToolDefinition::new("greet", "Greets by name, at once").param(ToolParameter::new(
+                "name",
+                "string",
+                "Who to greet",
+            )),
+            tagged(
+                ToolDefinition::new("slow_compute", "Sleeps for `seconds`, then answers")
+                    .param(ToolParameter::new("seconds", "number", "How long"))
+                    .param(ToolParameter::new("label", "string", "A label to echo")),
+                "task",
+            ),
+            tagged(
+                ToolDefinition::new("failing_job", "Fails with a tool error after a second"),
+                "task:required",
+            ),
+            tagged(
+                ToolDefinition::new("protocol_error_job", "Panics: a protocol-level failure"),
+                "task",
+            ),
+            tagged(
+                ToolDefinition::new(
+                    "confirm_delete",
+                    "Asks the user to confirm, then deletes nothing",
+                )
+                .param(ToolParameter::new("filename", "string", "The file"))
+                .param(ToolParameter::new(
+                    "delay_ms",
+                    "integer",
+                    "How long to wait before asking",
+                )),
+                "task",
+            ),
+            tagged(
+                ToolDefinition::new("multi_input", "Asks the user two questions at once"),
+                "task",
+            ),
+        ]
+    }
+
+    async fn call(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        ctx: CallContext,
+    ) -> Result<ToolOutput, Error> {
+        match tool {
+            "greet" => {
+                let name = args.get("name").and_then(Value::as_str).unwrap_or("world");
+                Ok(text(format!("Hello, {name}!")))
+            }
+            "slow_compute" => {
+                let seconds = args.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+                tokio::time::sleep(Duration::from_secs_f64(seconds.clamp(0.0, 600.0))).await;
+                let label = args
+                    .get("label")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                Ok(text(format!("computed {label} after {seconds} s")))
+            }
+            "failing_job" => {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Err(Error::failed("the job failed, as it always does"))
+            }
+            "protocol_error_job" => panic!("the job broke down"),
+            "confirm_delete" => {
+                let delay = args.get("delay_ms").and_then(Value::as_u64).unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(delay.min(10_000))).await;
+                let client =
+                    client_of(&ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
+                let file = args
+                    .get("filename")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the file");
+                let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]});
+                let answer = client
+                    .elicit(&format!("Delete {file}?"), schema)
+                    .await
+                    .map_err(|e| Error::failed(e.to_string()))?;
+                let confirmed =
+                    answer.content.as_ref().and_then(|c| c.get("confirm")) == Some(&json!(true));
+                Ok(text(if confirmed {
+                    format!("deleted {file} (not really)")
+                } else {
+                    format!("kept {file}")
+                }))
+            }
+            "multi_input" => {
+                let client =
+                    client_of(&ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
+                let form = |field: &str| json!({"type": "object", "properties": {field: {"type": "string"}}});
+                let (first, second) = tokio::join!(
+                    client.elicit_as(Some("name"), "Your name?", form("name")),
+                    client.elicit_as(Some("confirm"), "Confirm?", form("confirm")),
+                );
+                let ok = first.is_ok() && second.is_ok();
+                Ok(text(format!("both answered: {ok}")))
+            }
+            other => Err(Error::unknown_tool(other.to_owned())),
+        }
+    }
+}
