@@ -3,8 +3,10 @@
 //! direct rmcp client call to the same server, in one run.
 //!
 //! Two transports: stdio (the server is this program, re-run with
-//! `--serve-stdio`) and Streamable HTTP (a server in this process on
-//! 127.0.0.1). Prints JSON lines: per transport the median µs per call of
+//! `--serve-stdio`; a 2025-11-25 session, as a stdio mount starts) and
+//! Streamable HTTP (a server in this process on 127.0.0.1; MCP 2026-07-28,
+//! stateless, which the bridge negotiates with it and the direct client
+//! speaks too). Prints JSON lines: per transport the median µs per call of
 //! each side over 31 alternating trials of short batches, the median of the
 //! trials' bridge/direct ratios (target ≤ 1.2), and the best batches' ratio.
 //!
@@ -22,7 +24,8 @@ use a2e_bench::report::{emit, round};
 use a2e_bench::stats::{median, median_of, min, us};
 use a2e_mcp::{McpCallOptions, McpServerConfig, McpToolkit};
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
@@ -140,11 +143,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None,
         stop.clone(),
     ));
+    // The direct client speaks the revision the bridge negotiates with this
+    // server (2026-07-28, stateless), so that both pay the same server side.
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
     let direct = ()
-        .serve(StreamableHttpClientTransport::with_client(
-            a2e_mcp::http_client()?,
-            StreamableHttpClientTransportConfig::with_uri(url.as_str()),
-        ))
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::with_client(
+                a2e_mcp::http_client()?,
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+            ),
+            lifecycle,
+        )
         .await?;
     let kit = McpToolkit::new(McpServerConfig::http("bench", &url))?;
     kit.start().await?;
