@@ -25,6 +25,13 @@ use serde_json::{Value, json};
 
 use crate::mcp_conformance_support::{Server, everything_example, start};
 
+/// A chain skill tagged `task`.
+const READ_NOTES: &str = "---\nname: read_notes\ndescription: Read a file of notes\n\
+    tags: [task]\ninput_schema:\n  type: object\n  properties: { path: { type: string } }\n  \
+    required: [path]\n---\nReads the notes.\n\n```chain\n{\"entry_node\": \"read\", \"nodes\": \
+    [{\"node_id\": \"read\", \"kind\": \"tool\", \"name\": \"read_file\", \
+    \"input_map\": {\"path\": \"input.path\"}}]}\n```\n";
+
 /// A client that takes tasks and whose user can be asked.
 #[derive(Clone, Default)]
 struct TaskClient;
@@ -98,6 +105,9 @@ fn text_of(result: &serde_json::Map<String, Value>) -> String {
 async fn tasks_are_runs_that_outlive_their_request_and_their_host() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
+    std::fs::create_dir_all(root.join("skills")).unwrap();
+    std::fs::write(root.join("notes.md"), "Tides rise twice a day.\n").unwrap();
+    std::fs::write(root.join("skills/read_notes.md"), READ_NOTES).unwrap();
     let server = example(root);
     let client = connect(&server).await;
 
@@ -179,6 +189,16 @@ async fn tasks_are_runs_that_outlive_their_request_and_their_host() {
     };
     assert!(text_of(&result).contains("deleted x.txt"), "{result:?}");
 
+    // A skill tagged `task` runs as one too.
+    let id = start_task(&client, "skill__read_notes", json!({"path": "notes.md"})).await;
+    let TaskPayload::Completed { result } = settled(&client, &id).await else {
+        panic!("the chain skill completes")
+    };
+    assert!(
+        text_of(&result).contains("Tides rise twice a day."),
+        "{result:?}"
+    );
+
     // An unknown task is -32602.
     let err = client
         .get_task(GetTaskParams::new("no-such-task"))
@@ -198,7 +218,7 @@ async fn tasks_are_runs_that_outlive_their_request_and_their_host() {
         "{}",
         String::from_utf8_lossy(&listed.stderr)
     );
-    assert!(out.matches("mcp_task").count() >= 5, "{out}");
+    assert!(out.matches("mcp_task").count() >= 6, "{out}");
 
     // A task whose host is killed: the host started again answers for it.
     let id = start_task(

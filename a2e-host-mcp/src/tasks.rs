@@ -6,11 +6,11 @@
 //! a cancel (which the host running the task sees) and fires the task here
 //! when it runs here.
 //!
-//! Which tools run as tasks: a tool whose definition carries the tag `task`
-//! (a task when the client declared the extension, a plain call otherwise)
-//! or `task:required` (only as a task: a client that did not declare the
-//! extension is refused with -32021). Served when the host has a run
-//! journal.
+//! Which calls run as tasks: a tool or a skill whose definition carries the
+//! tag `task` (a task when the client declared the extension, a plain call
+//! otherwise) or `task:required` (only as a task: a client that did not
+//! declare the extension is refused with -32021). Served when the host has a
+//! run journal.
 //!
 //! A task's state from its run: running → `working`; an answer holding the
 //! MCP result of the call → `completed` with it inlined (the tool ran,

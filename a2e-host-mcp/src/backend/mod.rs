@@ -229,13 +229,12 @@ impl ToolBackend for HostBackend {
     #[cfg(feature = "tasks")]
     fn task_support(&self, name: &str) -> a2e_mcp::server::TaskSupport {
         use a2e_mcp::server::TaskSupport;
-        let Target::Tool(tool) = self.resolve(name) else {
-            return TaskSupport::Forbidden;
+        let registry = self.host.registry();
+        let tags = match self.resolve(name) {
+            Target::Tool(tool) => registry.tool(&tool).map(|e| e.def.tags.clone()),
+            Target::Skill(skill) => registry.skill(&skill).and_then(|e| e.def.tags.clone()),
         };
-        let Some(entry) = self.host.registry().tool(&tool) else {
-            return TaskSupport::Forbidden;
-        };
-        let tags = &entry.def.tags;
+        let tags = tags.unwrap_or_default();
         if tags.iter().any(|t| t == crate::tasks::TASK_REQUIRED_TAG) {
             TaskSupport::Required
         } else if tags.iter().any(|t| t == crate::tasks::TASK_TAG) {
