@@ -45,6 +45,17 @@ fn outside_baseline(
     (!ok).then_some(output)
 }
 
+/// Fails naming the scenario runs (`failing`: each with the suite's output)
+/// that went outside baseline `expected`.
+fn held_to(expected: &Path, failing: &[String]) {
+    assert!(
+        failing.is_empty(),
+        "outside {} or stale in it:\n{}",
+        expected.display(),
+        failing.join("\n")
+    );
+}
+
 #[test]
 fn the_server_meets_each_revisions_requirements_but_its_baseline() {
     let test = "the_server_meets_each_revisions_requirements_but_its_baseline";
@@ -132,12 +143,7 @@ fn a_plain_host_meets_the_host_generic_scenarios_of_2026_07_28_but_its_baseline(
                 .map(|output| format!("{scenario}\n{output}"))
         })
         .collect();
-    assert!(
-        failing.is_empty(),
-        "outside {} or stale in it:\n{}",
-        expected.display(),
-        failing.join("\n")
-    );
+    held_to(&expected, &failing);
 }
 
 /// The scenarios of 2026-07-28 the suite runs but does not score, by side:
@@ -203,10 +209,5 @@ fn the_unscored_scenarios_of_2026_07_28_hold_to_their_baseline() {
                 .map(|output| format!("{side} {scenario}\n{output}"))
         })
         .collect();
-    assert!(
-        failing.is_empty(),
-        "outside {} or stale in it:\n{}",
-        expected.display(),
-        failing.join("\n")
-    );
+    held_to(&expected, &failing);
 }

@@ -229,19 +229,23 @@ impl ToolBackend for HostBackend {
     #[cfg(feature = "tasks")]
     fn task_support(&self, name: &str) -> a2e_mcp::server::TaskSupport {
         use a2e_mcp::server::TaskSupport;
-        let registry = self.host.registry();
-        let tags = match self.resolve(name) {
-            Target::Tool(tool) => registry.tool(&tool).map(|e| e.def.tags.clone()),
-            Target::Skill(skill) => registry.skill(&skill).and_then(|e| e.def.tags.clone()),
+        let support = |tags: &[String]| {
+            if tags.iter().any(|t| t == crate::tasks::TASK_REQUIRED_TAG) {
+                TaskSupport::Required
+            } else if tags.iter().any(|t| t == crate::tasks::TASK_TAG) {
+                TaskSupport::Optional
+            } else {
+                TaskSupport::Forbidden
+            }
         };
-        let tags = tags.unwrap_or_default();
-        if tags.iter().any(|t| t == crate::tasks::TASK_REQUIRED_TAG) {
-            TaskSupport::Required
-        } else if tags.iter().any(|t| t == crate::tasks::TASK_TAG) {
-            TaskSupport::Optional
-        } else {
-            TaskSupport::Forbidden
-        }
+        let registry = self.host.registry();
+        let found = match self.resolve(name) {
+            Target::Tool(tool) => registry.tool(&tool).map(|e| support(&e.def.tags)),
+            Target::Skill(skill) => registry
+                .skill(&skill)
+                .map(|e| support(e.def.tags.as_deref().unwrap_or_default())),
+        };
+        found.unwrap_or_default()
     }
 
     #[cfg(feature = "tasks")]

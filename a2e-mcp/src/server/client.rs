@@ -18,7 +18,7 @@ use rmcp::service::{Peer, RequestContext, ServiceError};
 use serde_json::Value;
 
 use super::inbox::TaskInbox;
-use super::rounds::Rounds;
+use super::rounds::{Rounds, kind_of};
 
 /// How long a request to the client (sampling, elicitation) may take at most:
 /// a person may be answering it.
@@ -225,13 +225,6 @@ impl ClientLink {
         self.declares(|c| c.roots.is_some())
     }
 
-    /// Whether the client is asked in rounds (a 2026-07-28 request): a
-    /// question without an answer yet ends the call's round (its future
-    /// never finishes) and the call runs again with the answer.
-    pub fn in_rounds(&self) -> bool {
-        self.rounds.is_some()
-    }
-
     /// Asks the client `request`, under `key` when the client is asked in
     /// rounds (`None`: the n-th of its kind): its answer as JSON.
     pub async fn ask(
@@ -239,10 +232,11 @@ impl ClientLink {
         key: Option<&str>,
         request: InputRequest,
     ) -> Result<Value, ClientRequestError> {
-        let (what, supported) = match &request {
-            InputRequest::CreateMessage(_) => ("sampling", self.supports_sampling()),
-            InputRequest::Elicitation(_) => ("elicitation", self.supports_elicitation()),
-            _ => ("roots", self.supports_roots()),
+        let what = kind_of(&request);
+        let supported = match what {
+            "sampling" => self.supports_sampling(),
+            "elicitation" => self.supports_elicitation(),
+            _ => self.supports_roots(),
         };
         if let Some(inbox) = &self.inbox {
             if !supported {
@@ -265,36 +259,16 @@ impl ClientLink {
         if !supported {
             return Err(ClientRequestError::Unsupported(what));
         }
-        let limit = Some(CLIENT_REQUEST_LIMIT);
-        let failed = |what| move |source| ClientRequestError::Failed { what, source };
         match request {
             InputRequest::CreateMessage(r) => {
-                let sent =
-                    tokio::time::timeout(CLIENT_REQUEST_LIMIT, self.peer.create_message(r.params));
-                match sent.await {
-                    Ok(answer) => answer
-                        .map_err(failed("sampling/createMessage"))
-                        .map(to_json),
-                    Err(_) => Err(failed("sampling/createMessage")(ServiceError::Timeout {
-                        timeout: CLIENT_REQUEST_LIMIT,
-                    })),
-                }
+                bounded("sampling/createMessage", self.peer.create_message(r.params)).await
             }
-            InputRequest::Elicitation(r) => self
-                .peer
-                .create_elicitation_with_timeout(r.params, limit)
-                .await
-                .map_err(failed("elicitation/create"))
-                .map(to_json),
-            _ => {
-                let sent = tokio::time::timeout(CLIENT_REQUEST_LIMIT, self.peer.list_roots());
-                match sent.await {
-                    Ok(answer) => answer.map_err(failed("roots/list")).map(to_json),
-                    Err(_) => Err(failed("roots/list")(ServiceError::Timeout {
-                        timeout: CLIENT_REQUEST_LIMIT,
-                    })),
-                }
+            InputRequest::Elicitation(r) => {
+                let limit = Some(CLIENT_REQUEST_LIMIT);
+                let sent = self.peer.create_elicitation_with_timeout(r.params, limit);
+                bounded("elicitation/create", sent).await
             }
+            _ => bounded("roots/list", self.peer.list_roots()).await,
         }
     }
 
@@ -393,6 +367,20 @@ fn needed(what: &str) -> ClientCapabilities {
         "sampling" => caps.enable_sampling().build(),
         "elicitation" => caps.enable_elicitation().build(),
         _ => caps.enable_roots().build(),
+    }
+}
+
+/// The answer to request `what` that `sent` brings, within [`CLIENT_REQUEST_LIMIT`].
+async fn bounded<T: serde::Serialize>(
+    what: &'static str,
+    sent: impl std::future::Future<Output = Result<T, ServiceError>>,
+) -> Result<Value, ClientRequestError> {
+    let failed = |source| ClientRequestError::Failed { what, source };
+    match tokio::time::timeout(CLIENT_REQUEST_LIMIT, sent).await {
+        Ok(answer) => answer.map(to_json).map_err(failed),
+        Err(_) => Err(failed(ServiceError::Timeout {
+            timeout: CLIENT_REQUEST_LIMIT,
+        })),
     }
 }
 

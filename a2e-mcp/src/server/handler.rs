@@ -82,6 +82,9 @@ impl<B: ToolBackend> Handler<B> {
             return Ok(None);
         }
         let support = self.backend.task_support(name);
+        if support == TaskSupport::Forbidden {
+            return Ok(None);
+        }
         let declared = context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks());
@@ -112,7 +115,7 @@ impl<B: ToolBackend> Handler<B> {
     fn stateless(
         &self,
         context: &RequestContext<RoleServer>,
-        (method, name, arguments): (&str, &str, &Value),
+        (method, name, arguments): (&str, &str, &Map<String, Value>),
         state: Option<&str>,
         responses: Option<rmcp::model::InputResponses>,
     ) -> Result<Option<Stateless>, ErrorData> {
@@ -329,10 +332,9 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         if let Some(task) = self.as_task(&context, &name, &args).await? {
             return Ok(CallToolResponse::Task(task));
         }
-        let whole = Value::Object(args.clone());
         let stateless = self.stateless(
             &context,
-            ("tools/call", &name, &whole),
+            ("tools/call", &name, &args),
             request.request_state.as_deref(),
             request.input_responses,
         )?;
@@ -479,10 +481,9 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let args: Map<String, Value> = request.arguments.unwrap_or_default().into_iter().collect();
-        let whole = Value::Object(args.clone());
         let stateless = self.stateless(
             &context,
-            ("prompts/get", &request.name, &whole),
+            ("prompts/get", &request.name, &args),
             request.request_state.as_deref(),
             request.input_responses,
         )?;

@@ -10,20 +10,20 @@
 //! question open; a question answered leaves the open set at once (a
 //! partial answer keeps the others open).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::rounds::{answers, kind_of};
+use super::rounds::{QuestionKeys, answers};
 
 #[derive(Default)]
 struct Open {
     questions: InputRequests,
     waiting: HashMap<String, oneshot::Sender<Value>>,
-    counts: BTreeMap<&'static str, u32>,
+    keys: QuestionKeys,
 }
 
 /// One task's questions to its client.
@@ -60,11 +60,7 @@ impl TaskInbox {
 
     /// The key of the next question of `request`'s kind.
     pub(crate) fn next_key(&self, request: &InputRequest) -> String {
-        let kind = kind_of(request);
-        let mut open = self.lock();
-        let n = open.counts.entry(kind).or_default();
-        *n += 1;
-        format!("{kind}-{n}")
+        self.lock().keys.next(request)
     }
 
     /// Asks `request` under `key` and waits for its answer (`None`: the

@@ -35,7 +35,7 @@ use rmcp::model::{
     InputRequiredResult, InputResponses, ListRootsResult, RequestStateCodec, SealOptions,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
 /// How long a `requestState` stays valid: as long as a person may take to
@@ -75,35 +75,43 @@ pub(crate) struct Binding(Vec<u8>);
 impl Binding {
     /// The caller's credentials (`Authorization`, if any), the method, the
     /// name (tool, prompt) and the arguments (keys in order, at any depth).
-    pub(crate) fn new(caller: Option<&str>, method: &str, name: &str, arguments: &Value) -> Self {
+    pub(crate) fn new(
+        caller: Option<&str>,
+        method: &str,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Self {
         let mut text = String::new();
         for part in [caller.unwrap_or(""), method, name] {
             text.push_str(&part.len().to_string());
             text.push(':');
             text.push_str(part);
         }
-        canonical(arguments, &mut text);
+        canonical_object(arguments, &mut text);
         Self(text.into_bytes())
     }
+}
+
+/// `map` as a JSON object with its keys in order (and its values' too).
+fn canonical_object(map: &Map<String, Value>, out: &mut String) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    out.push('{');
+    for (i, key) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::from(key.as_str()).to_string());
+        out.push(':');
+        canonical(&map[key], out);
+    }
+    out.push('}');
 }
 
 /// `value` as JSON with every object's keys in order.
 fn canonical(value: &Value, out: &mut String) {
     match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::from(key.as_str()).to_string());
-                out.push(':');
-                canonical(&map[key], out);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => canonical_object(map, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -173,13 +181,7 @@ impl StateSeal {
         };
         let mut answers = sealed.answers;
         answers.extend(responses.unwrap_or_default());
-        Ok(Arc::new(Rounds {
-            round: sealed.round,
-            answers,
-            capabilities,
-            asked: Mutex::default(),
-            signal: Notify::new(),
-        }))
+        Ok(Rounds::new(sealed.round, answers, capabilities))
     }
 
     /// The `input_required` result of a round that ended with questions.
@@ -240,8 +242,8 @@ struct Asked {
     open: InputRequests,
     /// The keys whose answers the call took.
     used: BTreeSet<String>,
-    /// How many questions of each kind the call asked.
-    counts: BTreeMap<&'static str, u32>,
+    /// The keys of the questions asked without one.
+    keys: QuestionKeys,
     /// A capability the call needed that the client did not declare.
     missing: Option<ClientCapabilities>,
 }
@@ -260,6 +262,21 @@ impl std::fmt::Debug for Rounds {
         f.debug_struct("Rounds")
             .field("round", &self.round)
             .finish()
+    }
+}
+
+/// How many questions of each kind a call asked: the keys of those asked
+/// without one of the caller's (`elicitation-1`, `sampling-2`, …).
+#[derive(Default)]
+pub(crate) struct QuestionKeys(BTreeMap<&'static str, u32>);
+
+impl QuestionKeys {
+    /// The key of the next question of `request`'s kind.
+    pub(crate) fn next(&mut self, request: &InputRequest) -> String {
+        let kind = kind_of(request);
+        let n = self.0.entry(kind).or_default();
+        *n += 1;
+        format!("{kind}-{n}")
     }
 }
 
@@ -288,9 +305,18 @@ impl Rounds {
     /// The first round of a request that brings no answers: what the client
     /// declared is all that is known of it.
     pub(crate) fn declared(capabilities: ClientCapabilities) -> Arc<Self> {
+        Self::new(0, BTreeMap::new(), capabilities)
+    }
+
+    /// Round `round` of a request, with `answers` to its questions.
+    fn new(
+        round: u32,
+        answers: BTreeMap<String, Value>,
+        capabilities: ClientCapabilities,
+    ) -> Arc<Self> {
         Arc::new(Self {
-            round: 0,
-            answers: BTreeMap::new(),
+            round,
+            answers,
             capabilities,
             asked: Mutex::default(),
             signal: Notify::new(),
@@ -308,11 +334,7 @@ impl Rounds {
 
     /// The key of the next question of `request`'s kind.
     pub(crate) fn next_key(&self, request: &InputRequest) -> String {
-        let kind = kind_of(request);
-        let mut asked = self.lock();
-        let n = asked.counts.entry(kind).or_default();
-        *n += 1;
-        format!("{kind}-{n}")
+        self.lock().keys.next(request)
     }
 
     /// Notes that the call needed `capability`, which the client did not
@@ -393,7 +415,7 @@ mod tests {
             Some("Bearer t"),
             "tools/call",
             "two",
-            &json!({"b": 1, "a": [2]}),
+            json!({"b": 1, "a": [2]}).as_object().unwrap(),
         )
     }
 
@@ -479,7 +501,7 @@ mod tests {
             Some("Bearer u"),
             "tools/call",
             "two",
-            &json!({"a": [2], "b": 1}),
+            json!({"a": [2], "b": 1}).as_object().unwrap(),
         );
         assert!(seal.open(&other, Some(&state), None, caps.clone()).is_err());
         // The same arguments in another order are the same request.
@@ -487,7 +509,7 @@ mod tests {
             Some("Bearer t"),
             "tools/call",
             "two",
-            &json!({"a": [2], "b": 1}),
+            json!({"a": [2], "b": 1}).as_object().unwrap(),
         );
         assert!(
             seal.open(&reordered, Some(&state), None, caps.clone())

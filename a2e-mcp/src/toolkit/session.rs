@@ -199,17 +199,8 @@ impl Inner {
                 let client = http_client().map_err(|e| init_failed(a2e_http::error_chain(&e)))?;
                 let started = match &self.config.oauth {
                     None => {
-                        let transport = || {
-                            StreamableHttpClientTransport::with_client(
-                                client.clone(),
-                                config.clone(),
-                            )
-                        };
-                        tokio::time::timeout(
-                            limit,
-                            serve_over_http(handler, transport, stop.clone()),
-                        )
-                        .await
+                        let started = serve_over_http(handler, client, config, stop.clone());
+                        tokio::time::timeout(limit, started).await
                     }
                     Some(oauth) => {
                         let manager = self.authorized(url, oauth, &client).await?;
@@ -217,17 +208,8 @@ impl Inner {
                             rmcp::transport::auth::AuthClient::new(client, manager),
                             self.challenge.clone(),
                         );
-                        let transport = || {
-                            StreamableHttpClientTransport::with_client(
-                                client.clone(),
-                                config.clone(),
-                            )
-                        };
-                        tokio::time::timeout(
-                            limit,
-                            serve_over_http(handler, transport, stop.clone()),
-                        )
-                        .await
+                        let started = serve_over_http(handler, client, config, stop.clone());
+                        tokio::time::timeout(limit, started).await
                     }
                 };
                 match started {
@@ -425,16 +407,17 @@ fn protocol(server: &str, what: &str, reason: &str) -> McpError {
 /// transport. (rmcp's own fallback takes only a refusal it recognises; a
 /// server that answers any request with an empty result is an earlier one
 /// too.)
-async fn serve_over_http<T, E, A>(
+async fn serve_over_http<C>(
     handler: ClientSide,
-    transport: impl Fn() -> T,
+    client: C,
+    config: StreamableHttpClientTransportConfig,
     stop: CancellationToken,
 ) -> Result<RunningService<RoleClient, ClientSide>, rmcp::service::ClientInitializeError>
 where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient + Clone + Send + 'static,
 {
     use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle_and_ct};
+    let transport = || StreamableHttpClientTransport::with_client(client.clone(), config.clone());
     let discover = ClientLifecycleMode::Discover {
         preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
     };
