@@ -21,7 +21,7 @@
 //! the server advertises only that, else in the request body), and gets a new
 //! one the same way when it expires.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use std::sync::Arc;
@@ -29,158 +29,26 @@ use std::sync::Arc;
 use futures::StreamExt;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, CredentialStore, OAuthHttpClient, OAuthHttpClientError,
-    OAuthHttpClientFuture, OAuthHttpRedirectPolicy, OAuthHttpRequest, OAuthState,
-    StoredCredentials,
+    ClientCredentialsConfig, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture,
+    OAuthHttpRedirectPolicy, OAuthHttpRequest, OAuthState,
 };
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use crate::error::McpError;
 
+mod config;
 mod legacy;
 mod probe;
+mod store;
 
+pub use config::{Grant, OAuthConfig, default_token_file};
 pub use probe::challenge;
 use probe::scopes_to_ask;
+pub use store::FileCredentialStore;
 
 /// How long the loopback redirect is waited for.
 pub const CONSENT_LIMIT: Duration = Duration::from_secs(300);
-
-/// How the host gets its tokens for a server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Grant {
-    /// A person's consent in a browser (PKCE authorization code).
-    #[default]
-    AuthorizationCode,
-    /// The host's own client credentials (`client_id` and the secret in
-    /// `client_secret_env`), no person involved.
-    ClientCredentials,
-}
-
-impl Grant {
-    fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
-}
-
-/// OAuth for one server (`oauth = { … }` in its config). Every field is
-/// optional: without a client the host registers itself (a client ID
-/// metadata document when `client_metadata_url` is set and the server
-/// supports it, else dynamic registration).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OAuthConfig {
-    /// How tokens are obtained (a person's consent by default).
-    #[serde(default, skip_serializing_if = "Grant::is_default")]
-    pub grant: Grant,
-    /// Scopes to ask for (by default those the server's challenge or metadata name).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<String>,
-    /// A pre-registered client's id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
-    /// The environment variable holding a pre-registered client's secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_secret_env: Option<String>,
-    /// The HTTPS URL of this client's metadata document (used as its client id
-    /// where the authorization server supports that).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_metadata_url: Option<String>,
-    /// The loopback port of the redirect (0: any free port).
-    #[serde(default)]
-    pub redirect_port: u16,
-    /// Where the tokens are kept (the host sets its data directory's
-    /// `mcp-oauth/NAME.json` when this is not set).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_file: Option<PathBuf>,
-}
-
-impl OAuthConfig {
-    /// Whether getting a token needs a person's consent (a browser).
-    pub fn needs_consent(&self) -> bool {
-        self.grant == Grant::AuthorizationCode
-    }
-
-    /// The token file, or `default` when none is configured.
-    pub fn token_file_or(&self, default: &Path) -> PathBuf {
-        self.token_file
-            .clone()
-            .unwrap_or_else(|| default.to_path_buf())
-    }
-}
-
-/// The token file of server `name` under a host's data directory.
-pub fn default_token_file(data_dir: &Path, name: &str) -> PathBuf {
-    data_dir.join("mcp-oauth").join(format!("{name}.json"))
-}
-
-/// Credentials in a file only its owner may read (0600), replaced atomically.
-#[derive(Debug, Clone)]
-pub struct FileCredentialStore {
-    path: PathBuf,
-}
-
-impl FileCredentialStore {
-    /// The store at `path`.
-    pub fn new(path: PathBuf) -> Self {
-        Self { path }
-    }
-
-    fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = self.path.with_extension("json.tmp");
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &self.path)
-    }
-}
-
-fn store_error(e: impl std::fmt::Display) -> AuthError {
-    AuthError::InternalError(format!("token store: {e}"))
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for FileCredentialStore {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        match tokio::fs::read(&self.path).await {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(store_error),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(store_error(e)),
-        }
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let bytes = serde_json::to_vec(&credentials).map_err(store_error)?;
-        let me = self.clone();
-        tokio::task::spawn_blocking(move || me.write(&bytes))
-            .await
-            .map_err(store_error)?
-            .map_err(store_error)
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        match tokio::fs::remove_file(&self.path).await {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(store_error(e)),
-        }
-    }
-}
 
 /// Most bytes of an OAuth response (metadata, registration, tokens).
 const MAX_OAUTH_BODY: usize = 1024 * 1024;
@@ -484,24 +352,6 @@ pub type Session = AuthorizationSession;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn tokens_are_stored_for_the_owner_only() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = default_token_file(dir.path(), "svc");
-        let store = FileCredentialStore::new(path.clone());
-        assert!(store.load().await.unwrap().is_none());
-        let creds = StoredCredentials::new("client-1".into(), None, vec!["read".into()], None);
-        store.save(creds).await.unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        let back = store.load().await.unwrap().unwrap();
-        assert_eq!(back.client_id, "client-1");
-        assert!(!format!("{back:?}").contains("access_token"));
-        store.clear().await.unwrap();
-        assert!(store.load().await.unwrap().is_none());
-    }
 
     #[tokio::test]
     async fn client_credentials_need_an_id_and_a_secret_and_no_consent() {
