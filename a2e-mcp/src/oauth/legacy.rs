@@ -11,7 +11,8 @@
 
 use rmcp::transport::auth::AuthorizationMetadata;
 
-use super::{MAX_OAUTH_BODY, OAuthHttp};
+use super::OAuthHttp;
+use super::http::MAX_OAUTH_BODY;
 
 /// The origin (`scheme://host:port`) of `url`, or `None` when it has none.
 fn origin(url: &str) -> Option<String> {
