@@ -9,8 +9,10 @@
 //! Which calls run as tasks: a tool or a skill whose definition carries the
 //! tag `task` (a task when the client declared the extension, a plain call
 //! otherwise) or `task:required` (only as a task: a client that did not
-//! declare the extension is refused with -32021). Served when the host has a
-//! run journal.
+//! declare the extension is refused with -32021); with `task:gather` as well,
+//! a 2026-07-28 client's call asks its questions in `input_required` rounds
+//! first and becomes a task on the round that brings the answers (MRTR
+//! composed with tasks, SEP-2663). Served when the host has a run journal.
 //!
 //! A task's state from its run: running → `working`; an answer holding the
 //! MCP result of the call → `completed` with it inlined (the tool ran,
@@ -45,6 +47,11 @@ pub const TASK_TAG: &str = "task";
 
 /// The tag of a tool that runs only as a task.
 pub const TASK_REQUIRED_TAG: &str = "task:required";
+
+/// The tag of a task tool that asks for its input before its work: a
+/// 2026-07-28 client's call gathers the answers in `input_required` rounds,
+/// and the round that brings them starts the task, which finds them.
+pub const TASK_GATHER_TAG: &str = "task:gather";
 
 /// One task running on this host: what fires it, where its questions wait.
 #[derive(Debug)]

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, OAuthHttpClient, OAuthState,
+    ClientCredentialsConfig, OAuthState,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -36,12 +36,16 @@ use tokio::net::TcpListener;
 use crate::error::McpError;
 
 mod config;
+mod dpop;
+mod grants;
 mod http;
+mod jws;
 mod legacy;
 mod probe;
 mod store;
 
-pub use config::{Grant, OAuthConfig, default_token_file};
+pub use config::{ClientAuth, Grant, IdpConfig, OAuthConfig, default_token_file};
+pub use dpop::{Dpop, DpopKey};
 pub use http::OAuthHttp;
 pub use probe::challenge;
 use probe::scopes_to_ask;
@@ -50,10 +54,51 @@ pub use store::FileCredentialStore;
 /// How long the loopback redirect is waited for.
 pub const CONSENT_LIMIT: Duration = Duration::from_secs(300);
 
-fn oauth_http(server: &str) -> Result<Arc<dyn OAuthHttpClient>, McpError> {
+fn oauth_http(server: &str) -> Result<Arc<OAuthHttp>, McpError> {
     OAuthHttp::new()
-        .map(|c| Arc::new(c) as Arc<dyn OAuthHttpClient>)
+        .map(Arc::new)
         .map_err(|e| failed(server, "HTTP client", a2e_http::error_chain(&e)))
+}
+
+/// A new DPoP key when `oauth` wants tokens bound to one at the
+/// authorization server of `metadata` (see [`OAuthConfig::dpop`]).
+fn dpop_key(
+    oauth: &OAuthConfig,
+    metadata: &rmcp::transport::auth::AuthorizationMetadata,
+) -> Result<Option<Arc<DpopKey>>, String> {
+    let offered = || {
+        metadata
+            .additional_fields
+            .get("dpop_signing_alg_values_supported")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|algs| algs.iter().any(|a| a == "ES256"))
+    };
+    if oauth.dpop.unwrap_or_else(offered) {
+        DpopKey::generate().map(|k| Some(Arc::new(k)))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Keeps `key` beside `token_file` when the stored token is bound to it
+/// (`token_type` DPoP), and removes an older key otherwise.
+async fn keep_dpop_key(key: Option<&DpopKey>, token_file: &Path) -> Result<(), String> {
+    use oauth2::TokenResponse;
+    use rmcp::transport::auth::CredentialStore;
+    let stored = FileCredentialStore::new(token_file.to_path_buf())
+        .load()
+        .await
+        .map_err(|e| e.to_string())?;
+    let bound = stored
+        .and_then(|c| c.token_response)
+        .is_some_and(|t| t.token_type().as_ref().eq_ignore_ascii_case("dpop"));
+    match key {
+        Some(key) if bound => key.save(token_file).map_err(|e| e.to_string()),
+        _ => match std::fs::remove_file(dpop::key_file(token_file)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
+            _ => Ok(()),
+        },
+    }
 }
 
 fn failed(server: &str, what: &str, e: impl std::fmt::Display) -> McpError {
@@ -63,15 +108,27 @@ fn failed(server: &str, what: &str, e: impl std::fmt::Display) -> McpError {
     }
 }
 
-/// An authorization manager for `url` with the stored credentials loaded:
-/// `true` when there are credentials.
+/// What requests to an authorized server go out with.
+pub struct Authorization {
+    /// The authorization manager, with the stored credentials loaded.
+    pub manager: AuthorizationManager,
+    /// Whether there were stored credentials.
+    pub stored: bool,
+    /// The DPoP key the stored token is bound to (none: a bearer token).
+    pub dpop: Option<Arc<DpopKey>>,
+}
+
+/// The [`Authorization`] of `url` from what `token_file` holds.
 pub async fn manager(
     server: &str,
     url: &str,
     oauth: &OAuthConfig,
     token_file: &Path,
-) -> Result<(AuthorizationManager, bool), McpError> {
-    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, oauth_http(server)?)
+) -> Result<Authorization, McpError> {
+    let http = oauth_http(server)?;
+    let dpop = DpopKey::load(token_file).map_err(|e| failed(server, "DPoP key", e))?;
+    http.set_dpop(dpop.clone());
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, http)
         .await
         .map_err(|e| failed(server, "setup", e))?;
     manager.set_credential_store(FileCredentialStore::new(token_file.to_path_buf()));
@@ -80,7 +137,11 @@ pub async fn manager(
         .initialize_from_store()
         .await
         .map_err(|e| failed(server, "token store", e))?;
-    Ok((manager, stored))
+    Ok(Authorization {
+        manager,
+        stored,
+        dpop,
+    })
 }
 
 /// Where the authorization URL goes: printed, and handed to `$BROWSER`.
@@ -113,8 +174,16 @@ pub async fn authorize(
     token_file: &Path,
     challenge: Option<String>,
 ) -> Result<(), McpError> {
-    if oauth.grant == Grant::ClientCredentials {
-        return client_credentials(server, url, oauth, token_file).await;
+    match (oauth.grant, oauth.client_auth) {
+        (Grant::AuthorizationCode, _) => {}
+        (Grant::ClientCredentials, ClientAuth::ClientSecret) => {
+            return client_credentials(server, url, oauth, token_file).await;
+        }
+        _ => {
+            let http = oauth_http(server)?;
+            return grants::machine(server, url, oauth, token_file, challenge.as_deref(), http)
+                .await;
+        }
     }
     let listener = TcpListener::bind(("127.0.0.1", oauth.redirect_port))
         .await
@@ -124,7 +193,8 @@ pub async fn authorize(
         .map_err(|e| failed(server, "redirect listener", e))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, oauth_http(server)?)
+    let http = oauth_http(server)?;
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, http.clone())
         .await
         .map_err(|e| failed(server, "setup", e))?;
     manager.set_credential_store(FileCredentialStore::new(token_file.to_path_buf()));
@@ -145,6 +215,8 @@ pub async fn authorize(
             .map_err(|why| failed(server, "authorization", format!("{e} ({why})")))?,
         Err(e) => return Err(failed(server, "authorization", e)),
     };
+    let dpop = dpop_key(oauth, &metadata).map_err(|e| failed(server, "DPoP key", e))?;
+    http.set_dpop(dpop.clone());
     manager.set_metadata(metadata);
     let mut request = AuthorizationRequest::new(redirect).with_client_name("a2e");
     let scopes = scopes_to_ask(oauth, token_file, challenge.as_deref()).await;
@@ -175,7 +247,9 @@ pub async fn authorize(
         .handle_callback_with_issuer(&code, &csrf, issuer.as_deref())
         .await
         .map_err(|e| failed(server, "token exchange", e))?;
-    Ok(())
+    keep_dpop_key(dpop.as_deref(), token_file)
+        .await
+        .map_err(|e| failed(server, "DPoP key", e))
 }
 
 /// The pre-registered client's secret, read from `client_secret_env`.
@@ -286,6 +360,50 @@ pub type Session = AuthorizationSession;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn machine_grants_name_what_they_miss_before_any_request() {
+        let file = tempfile::tempdir().unwrap().path().join("t.json");
+        // Nothing listens on port 9: each error comes from the configuration.
+        let url = "http://127.0.0.1:9/mcp";
+        let cases = [
+            (
+                serde_json::json!({"grant": "client_credentials", "client_auth": "private_key_jwt",
+                    "client_id": "c"}),
+                "private_key_env",
+            ),
+            (
+                serde_json::json!({"grant": "client_credentials", "client_auth": "private_key_jwt",
+                    "client_id": "c", "private_key_env": "A2E_TEST_NO_SUCH_KEY"}),
+                "A2E_TEST_NO_SUCH_KEY",
+            ),
+            (serde_json::json!({"grant": "jwt_bearer"}), "assertion_env"),
+            (
+                serde_json::json!({"grant": "jwt_bearer", "assertion_file": "/nonexistent/jwt"}),
+                "/nonexistent/jwt",
+            ),
+            (
+                serde_json::json!({"grant": "enterprise", "client_id": "c"}),
+                "[oauth.idp]",
+            ),
+            (
+                serde_json::json!({"grant": "enterprise", "client_id": "c", "idp": {
+                    "issuer": "https://idp.test", "token_endpoint": "https://idp.test/token",
+                    "client_id": "i", "id_token_env": "A2E_TEST_NO_ID_TOKEN"}}),
+                "A2E_TEST_NO_ID_TOKEN",
+            ),
+        ];
+        for (config, named) in cases {
+            let oauth: OAuthConfig = serde_json::from_value(config.clone()).unwrap();
+            assert!(!oauth.needs_consent(), "{config}");
+            let e = authorize("svc", url, &oauth, &file, None)
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(named), "{config}: {e}");
+            assert!(!file.exists());
+        }
+    }
 
     #[tokio::test]
     async fn client_credentials_need_an_id_and_a_secret_and_no_consent() {

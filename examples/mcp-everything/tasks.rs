@@ -1,6 +1,7 @@
 //! The suite's fixtures for the tasks extension (`io.modelcontextprotocol/tasks`):
 //! tools the host runs as tasks, durable runs of its journal, when their
-//! definition carries the tag `task` (or `task:required`).
+//! definition carries the tag `task` (or `task:required`; `task:gather` for
+//! one that asks its input in rounds before it becomes a task).
 
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ fn text(s: impl Into<String>) -> ToolOutput {
 
 fn tagged(def: ToolDefinition, tag: &str) -> ToolDefinition {
     let mut def = def;
-    def.tags = vec![tag.to_owned()];
+    def.tags = tag.split(' ').map(str::to_owned).collect();
     def
 }
 
@@ -65,6 +66,13 @@ impl ToolPlugin for TaskTools {
             tagged(
                 ToolDefinition::new("multi_input", "Asks the user two questions at once"),
                 "task",
+            ),
+            tagged(
+                ToolDefinition::new(
+                    "test_tool_with_task",
+                    "Asks the user's name in rounds, then greets them as a task",
+                ),
+                "task:required task:gather",
             ),
         ]
     }
@@ -126,6 +134,24 @@ impl ToolPlugin for TaskTools {
                 );
                 let ok = first.is_ok() && second.is_ok();
                 Ok(text(format!("both answered: {ok}")))
+            }
+            "test_tool_with_task" => {
+                let client =
+                    client_of(&ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
+                let schema =
+                    json!({"type": "object", "properties": {"user_name": {"type": "string"}}});
+                let answer = client
+                    .elicit("What is your name?", schema)
+                    .await
+                    .map_err(|e| Error::failed(e.to_string()))?;
+                let name = answer
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get("user_name").or_else(|| c.get("name")))
+                    .and_then(Value::as_str)
+                    .unwrap_or("stranger")
+                    .to_owned();
+                Ok(text(format!("Hello, {name}! (greeted as a task)")))
             }
             other => Err(Error::unknown_tool(other.to_owned())),
         }

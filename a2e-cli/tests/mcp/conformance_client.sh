@@ -31,17 +31,39 @@ ctx() { # a field of the scenario's context
     auth/*)
       echo "[mcp.servers.oauth]"
       case "$scenario" in
+        auth/client-credentials-jwt)
+          echo "grant = \"client_credentials\""
+          echo "client_auth = \"private_key_jwt\""
+          echo "private_key_env = \"SUITE_PRIVATE_KEY\""
+          ;;
         auth/client-credentials-*) echo "grant = \"client_credentials\"" ;;
+        auth/wif-*)
+          echo "grant = \"jwt_bearer\""
+          echo "assertion_env = \"SUITE_WORKLOAD_JWT\""
+          ;;
+        auth/enterprise-*) echo "grant = \"enterprise\"" ;;
       esac
       echo "client_metadata_url = \"https://conformance-test.local/client-metadata.json\""
       if [ -n "$(ctx client_id)" ]; then
         echo "client_id = \"$(ctx client_id)\""
+      fi
+      if [ -n "$(ctx client_secret)" ]; then
         echo "client_secret_env = \"SUITE_CLIENT_SECRET\""
+      fi
+      if [ -n "$(ctx idp_issuer)" ]; then
+        echo "[mcp.servers.oauth.idp]"
+        echo "issuer = \"$(ctx idp_issuer)\""
+        echo "token_endpoint = \"$(ctx idp_token_endpoint)\""
+        echo "client_id = \"$(ctx idp_client_id)\""
+        echo "id_token_env = \"SUITE_ID_TOKEN\""
       fi
       ;;
   esac
 } >"$dir/a2e.toml"
 export SUITE_CLIENT_SECRET="$(ctx client_secret)"
+export SUITE_PRIVATE_KEY="$(ctx private_key_pem)"
+export SUITE_WORKLOAD_JWT="$(ctx valid_jwt)"
+export SUITE_ID_TOKEN="$(ctx idp_id_token)"
 run() { "$a2e" --config "$dir/a2e.toml" mcp "$@"; }
 case "$scenario" in
   tools_call) run call suite add_numbers --input '{"a": 5, "b": 3}' ;;

@@ -227,23 +227,28 @@ impl ToolBackend for HostBackend {
     }
 
     #[cfg(feature = "tasks")]
-    fn task_support(&self, name: &str) -> a2e_mcp::server::TaskSupport {
-        use a2e_mcp::server::TaskSupport;
-        let support = |tags: &[String]| {
-            if tags.iter().any(|t| t == crate::tasks::TASK_REQUIRED_TAG) {
+    fn task_terms(&self, name: &str) -> a2e_mcp::server::TaskTerms {
+        use a2e_mcp::server::{TaskSupport, TaskTerms};
+        let terms = |tags: &[String]| {
+            let tagged = |tag: &str| tags.iter().any(|t| t == tag);
+            let support = if tagged(crate::tasks::TASK_REQUIRED_TAG) {
                 TaskSupport::Required
-            } else if tags.iter().any(|t| t == crate::tasks::TASK_TAG) {
+            } else if tagged(crate::tasks::TASK_TAG) {
                 TaskSupport::Optional
             } else {
                 TaskSupport::Forbidden
+            };
+            TaskTerms {
+                support,
+                gathers_input: tagged(crate::tasks::TASK_GATHER_TAG),
             }
         };
         let registry = self.host.registry();
         let found = match self.resolve(name) {
-            Target::Tool(tool) => registry.tool(&tool).map(|e| support(&e.def.tags)),
+            Target::Tool(tool) => registry.tool(&tool).map(|e| terms(&e.def.tags)),
             Target::Skill(skill) => registry
                 .skill(&skill)
-                .map(|e| support(e.def.tags.as_deref().unwrap_or_default())),
+                .map(|e| terms(e.def.tags.as_deref().unwrap_or_default())),
         };
         found.unwrap_or_default()
     }

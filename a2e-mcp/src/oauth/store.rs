@@ -1,6 +1,6 @@
 //! Where a server's tokens are kept: a file only its owner may read.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 
@@ -17,22 +17,30 @@ impl FileCredentialStore {
     }
 
     fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = self.path.with_extension("json.tmp");
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &self.path)
+        write_private(&self.path, bytes)
     }
+}
+
+/// Writes `bytes` to `path` so that only its owner may read it (0600),
+/// replacing it atomically.
+pub(super) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 fn store_error(e: impl std::fmt::Display) -> AuthError {

@@ -101,6 +101,18 @@ pub enum TaskSupport {
     Required,
 }
 
+/// How a tool takes part in tasks: its support, and whether it gathers its
+/// input before its work (then a 2026-07-28 client's call asks its questions
+/// in `input_required` rounds, and the round that brings answers starts the
+/// task with them: MRTR composed with tasks, SEP-2663).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskTerms {
+    /// How it takes part.
+    pub support: TaskSupport,
+    /// Whether it asks for its input before its work.
+    pub gathers_input: bool,
+}
+
 /// The JSON-RPC error of a task id the server does not know (`-32602`,
 /// naming it).
 pub fn unknown_task(task_id: &str) -> ErrorData {
@@ -168,9 +180,9 @@ pub trait ToolBackend: Send + Sync + 'static {
 
     /// How the tool `name` takes part in tasks (only read when
     /// [`serves_tasks`](Self::serves_tasks)).
-    fn task_support(&self, name: &str) -> TaskSupport {
+    fn task_terms(&self, name: &str) -> TaskTerms {
         let _ = name;
-        TaskSupport::Forbidden
+        TaskTerms::default()
     }
 
     /// Starts the `tools/call` of `name` as a task: its seed state, once a

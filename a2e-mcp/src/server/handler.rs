@@ -1,6 +1,7 @@
 //! The rmcp handler around a backend: one per MCP connection.
 #![allow(deprecated)] // logging/setLevel and resources/subscribe: served for the protocol versions before 2026-07-28
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -17,7 +18,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
-use super::backend::{BackendTool, TaskSupport, ToolBackend};
+use super::backend::{BackendTool, TaskSupport, TaskTerms, ToolBackend};
 use super::client::{ClientLink, LogLevel};
 use super::progress::ProgressSink;
 use super::rounds::{Binding, Round, Rounds, StateSeal};
@@ -68,27 +69,29 @@ impl<B: ToolBackend> Handler<B> {
         ClientLink::new(context.peer.clone(), self.level.clone())
     }
 
-    /// The call of `name` started as a task, when the tool takes tasks and
-    /// the client declared the extension (in the request's `_meta` or at
+    /// How the tool `name` takes part in tasks (none when the backend
+    /// serves no tasks).
+    fn task_terms(&self, name: &str) -> TaskTerms {
+        if self.backend.serves_tasks() {
+            self.backend.task_terms(name)
+        } else {
+            TaskTerms::default()
+        }
+    }
+
+    /// The call of `name` started as a task (with the answers `given` to it
+    /// in earlier rounds), when the tool takes tasks (`support`) and the
+    /// client declared the extension (in the request's `_meta` or at
     /// `initialize`); `-32021` for a tool that runs only as a task, to a
     /// client that did not; `None`: a plain call.
     async fn as_task(
         &self,
         context: &RequestContext<RoleServer>,
-        name: &str,
-        args: &Map<String, Value>,
+        (name, args): (&str, &Map<String, Value>),
+        support: TaskSupport,
+        given: BTreeMap<String, Value>,
     ) -> Result<Option<CreateTaskResult>, ErrorData> {
-        if !self.backend.serves_tasks() {
-            return Ok(None);
-        }
-        let support = self.backend.task_support(name);
-        if support == TaskSupport::Forbidden {
-            return Ok(None);
-        }
-        let declared = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks());
-        match (support, declared) {
+        match (support, declares_tasks(context)) {
             (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(None),
             (TaskSupport::Required, false) => Err(ErrorData::missing_required_client_capability(
                 rmcp::model::ClientCapabilities::builder()
@@ -98,7 +101,7 @@ impl<B: ToolBackend> Handler<B> {
             (_, true) => {
                 let meta = request_meta(context);
                 let capabilities = context.client_capabilities().unwrap_or_default();
-                let inbox = Arc::new(super::inbox::TaskInbox::new(capabilities));
+                let inbox = Arc::new(super::inbox::TaskInbox::with_answers(capabilities, given));
                 let client = ClientLink::for_task(context, inbox);
                 let task = self
                     .backend
@@ -132,6 +135,14 @@ impl<B: ToolBackend> Handler<B> {
         let rounds = self.seal.open(&binding, state, responses, capabilities)?;
         Ok(Some(Stateless { binding, rounds }))
     }
+}
+
+/// Whether the request's client declared the tasks extension (in the
+/// request's `_meta` or at `initialize`).
+fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .is_some_and(|c| c.supports_tasks())
 }
 
 /// Whether `context` is a request of a 2026-07-28 client (its version in
@@ -329,15 +340,39 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
         let name = request.name.into_owned();
         let args = request.arguments.unwrap_or_default();
         self.backend.check_call(&name, &args)?;
-        if let Some(task) = self.as_task(&context, &name, &args).await? {
-            return Ok(CallToolResponse::Task(task));
+        let terms = self.task_terms(&name);
+        let mut responses = request.input_responses;
+        let rounds = |responses| {
+            let state = request.request_state.as_deref();
+            self.stateless(&context, ("tools/call", &name, &args), state, responses)
+        };
+        // A tool that gathers its input first asks in rounds while the
+        // request brings no answers; the round that brings them starts the
+        // task with them (its `requestState` stays out of the task).
+        let gathering = terms.gathers_input
+            && terms.support != TaskSupport::Forbidden
+            && is_stateless(&context)
+            && declares_tasks(&context);
+        let (stateless, given) = if gathering {
+            let stateless = rounds(responses.take())?;
+            let given = stateless
+                .as_ref()
+                .map(|s| s.rounds.answers().clone())
+                .unwrap_or_default();
+            (Some(stateless), given)
+        } else {
+            (None, BTreeMap::new())
+        };
+        if !gathering || !given.is_empty() {
+            let target = (name.as_str(), &args);
+            if let Some(task) = self.as_task(&context, target, terms.support, given).await? {
+                return Ok(CallToolResponse::Task(task));
+            }
         }
-        let stateless = self.stateless(
-            &context,
-            ("tools/call", &name, &args),
-            request.request_state.as_deref(),
-            request.input_responses,
-        )?;
+        let stateless = match stateless {
+            Some(gathered) => gathered,
+            None => rounds(responses.take())?,
+        };
         let link = match &stateless {
             Some(s) => ClientLink::for_rounds(&context, s.rounds.clone()),
             None => self.link(&context),

@@ -10,7 +10,7 @@
 //! question open; a question answered leaves the open set at once (a
 //! partial answer keeps the others open).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
 
 use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses};
@@ -29,6 +29,9 @@ struct Open {
 /// One task's questions to its client.
 pub struct TaskInbox {
     capabilities: ClientCapabilities,
+    /// Answers the task was started with (the rounds that gathered them
+    /// before it became a task), by key.
+    given: BTreeMap<String, Value>,
     open: Mutex<Open>,
 }
 
@@ -43,8 +46,16 @@ impl std::fmt::Debug for TaskInbox {
 impl TaskInbox {
     /// The inbox of a task whose client declared `capabilities`.
     pub fn new(capabilities: ClientCapabilities) -> Self {
+        Self::with_answers(capabilities, BTreeMap::new())
+    }
+
+    /// The inbox of a task started with `given` answers (gathered in
+    /// `input_required` rounds before it became a task): a question under
+    /// one of their keys that the answer fits is answered at once.
+    pub fn with_answers(capabilities: ClientCapabilities, given: BTreeMap<String, Value>) -> Self {
         Self {
             capabilities,
+            given,
             open: Mutex::default(),
         }
     }
@@ -66,6 +77,9 @@ impl TaskInbox {
     /// Asks `request` under `key` and waits for its answer (`None`: the
     /// inbox went away before one came).
     pub(crate) async fn ask(&self, key: String, request: InputRequest) -> Option<Value> {
+        if let Some(answer) = self.given.get(&key).filter(|a| answers(&request, a)) {
+            return Some(answer.clone());
+        }
         let (tx, rx) = oneshot::channel();
         {
             let mut open = self.lock();
@@ -149,5 +163,30 @@ mod tests {
         let (a, b) = both.await.unwrap();
         assert_eq!((a, b), (Some(yes.clone()), Some(yes)));
         assert!(inbox.questions().is_empty());
+    }
+
+    #[tokio::test]
+    async fn answers_given_at_the_start_are_taken_and_others_asked() {
+        let yes = json!({"action": "accept", "content": {"ok": true}});
+        let given = BTreeMap::from([
+            ("elicitation-1".to_owned(), yes.clone()),
+            ("bad".to_owned(), json!(7)),
+        ]);
+        let inbox = Arc::new(TaskInbox::with_answers(
+            ClientCapabilities::default(),
+            given,
+        ));
+        let key = inbox.next_key(&question());
+        assert_eq!(key, "elicitation-1");
+        assert_eq!(inbox.ask(key, question()).await, Some(yes.clone()));
+        assert!(inbox.questions().is_empty(), "nothing was left open");
+        // A given answer that does not fit its question is no answer.
+        let asking = inbox.clone();
+        let waiting = tokio::spawn(async move { asking.ask("bad".into(), question()).await });
+        while inbox.questions().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        inbox.answer([("bad".to_owned(), yes.clone())].into());
+        assert_eq!(waiting.await.unwrap(), Some(yes));
     }
 }

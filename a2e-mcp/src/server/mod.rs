@@ -27,7 +27,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 pub use backend::{
-    BackendTool, Features, TaskSupport, ToolBackend, resource_not_found, unknown_task,
+    BackendTool, Features, TaskSupport, TaskTerms, ToolBackend, resource_not_found, unknown_task,
 };
 pub use client::{CLIENT_REQUEST_LIMIT, ClientLink, ClientRequestError, LogLevel, level_named};
 pub use http::{http_router, serve_http};

@@ -332,6 +332,11 @@ impl Rounds {
         &self.capabilities
     }
 
+    /// The answers the request brings (its own and earlier rounds'), by key.
+    pub(crate) fn answers(&self) -> &BTreeMap<String, Value> {
+        &self.answers
+    }
+
     /// The key of the next question of `request`'s kind.
     pub(crate) fn next_key(&self, request: &InputRequest) -> String {
         self.lock().keys.next(request)

@@ -107,15 +107,15 @@ impl Inner {
         url: &str,
         oauth: &crate::oauth::OAuthConfig,
         client: &reqwest::Client,
-    ) -> Result<rmcp::transport::auth::AuthorizationManager, McpError> {
+    ) -> Result<crate::oauth::Authorization, McpError> {
         let server = &self.config.name;
         let file = self.token_file(oauth);
-        let (manager, stored) = crate::oauth::manager(server, url, oauth, &file).await?;
-        if stored {
-            return Ok(manager);
+        let authorization = crate::oauth::manager(server, url, oauth, &file).await?;
+        if authorization.stored {
+            return Ok(authorization);
         }
         let Some(challenge) = crate::oauth::challenge(client, url).await else {
-            return Ok(manager);
+            return Ok(authorization);
         };
         if oauth.needs_consent() && !crate::oauth::can_consent_inline() {
             return Err(McpError::Init {
@@ -126,7 +126,7 @@ impl Inner {
             });
         }
         crate::oauth::authorize(server, url, oauth, &file, Some(challenge)).await?;
-        Ok(crate::oauth::manager(server, url, oauth, &file).await?.0)
+        crate::oauth::manager(server, url, oauth, &file).await
     }
 
     /// Starts the server and runs `initialize` (bounded by `init_timeout`).
@@ -203,9 +203,10 @@ impl Inner {
                         tokio::time::timeout(limit, started).await
                     }
                     Some(oauth) => {
-                        let manager = self.authorized(url, oauth, &client).await?;
+                        let authorization = self.authorized(url, oauth, &client).await?;
+                        let client = crate::oauth::Dpop::new(client, authorization.dpop);
                         let client = crate::challenge::Noting::new(
-                            rmcp::transport::auth::AuthClient::new(client, manager),
+                            rmcp::transport::auth::AuthClient::new(client, authorization.manager),
                             self.challenge.clone(),
                         );
                         let started = serve_over_http(handler, client, config, stop.clone());
