@@ -1,0 +1,158 @@
+//! MCP tasks in a cluster (nats-server with JetStream on a free loopback
+//! port, two `a2e serve --mcp-http` hosts sharing it): a task started on
+//! one host is answered by the other (`tasks/get` reads the cluster's
+//! journal), completes there with its result; and a task whose host is
+//! killed is ended by the host that takes its lease over, as failed, its
+//! host having stopped. The client is rmcp, stateless at 2026-07-28, one
+//! connection to each host.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, GetTaskParams,
+    Implementation, ProtocolVersion, TaskPayload,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient};
+
+use crate::cluster_support::{Cluster, SERIAL};
+use crate::mcp_conformance_support::{Server, start};
+
+/// A chain skill `name` tagged `task` whose one node waits, then answers.
+fn skill(name: &str, seconds: u32) -> String {
+    format!(
+        "---\nname: {name}\ndescription: Waits for the tide\ntags: [task]\n\
+         input_schema:\n  type: object\n  properties: {{}}\n---\nWaits.\n\n```chain\n\
+         {{\"entry_node\": \"wait\", \"nodes\": [{{\"node_id\": \"wait\", \"kind\": \"tool\", \
+         \"name\": \"run_command\", \"input\": {{\"argv\": [\"sh\", \"-c\", \
+         \"sleep {seconds}; echo tide-turned\"], \"timeout\": 120}}}}]}}\n```\n"
+    )
+}
+
+#[derive(Clone, Default)]
+struct TaskClient;
+
+impl ClientHandler for TaskClient {
+    fn get_info(&self) -> ClientConfig {
+        let caps = ClientCapabilities::builder().enable_tasks().build();
+        ClientConfig::new(caps, Implementation::new("cluster-tasks-test", "1.0.0"))
+            .with_protocol_version(ProtocolVersion::V_2026_07_28)
+    }
+}
+
+/// Host `name` of `cluster` over MCP Streamable HTTP.
+fn host(cluster: &Cluster, name: &str) -> Server {
+    let config = cluster.logs.path().join(format!("{name}.toml"));
+    std::fs::write(
+        &config,
+        format!(
+            "[cluster]\nnats_url = \"{}\"\nname = \"{name}\"\nserve = [\"*\"]\nworkers = 2\n\
+             lease_ttl_secs = 2\nack_wait_secs = 2\nmax_deliver = 3\n",
+            cluster.nats.url()
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args([
+        "serve",
+        "--mcp-http",
+        "127.0.0.1:0",
+        "--allow-command",
+        "sh",
+    ])
+    .arg("--config")
+    .arg(&config)
+    .arg("--root")
+    .arg(cluster.root.path());
+    start(cmd)
+}
+
+async fn connect(server: &Server) -> RunningService<RoleClient, TaskClient> {
+    let http = a2e_http::ClientOptions::default().build().unwrap();
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    TaskClient
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .expect("server/discover")
+}
+
+async fn start_task(client: &RunningService<RoleClient, TaskClient>, skill: &str) -> String {
+    let params =
+        CallToolRequestParams::new(format!("skill__{skill}")).with_arguments(Default::default());
+    match client.call_tool_once(params).await.unwrap() {
+        CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("{skill} is a task: {other:?}"),
+    }
+}
+
+/// Polls task `id` through `client` until it ends (at most `within`).
+async fn settled(
+    client: &RunningService<RoleClient, TaskClient>,
+    id: &str,
+    within: Duration,
+) -> TaskPayload {
+    let deadline = Instant::now() + within;
+    loop {
+        let got = client.get_task(GetTaskParams::new(id)).await.unwrap();
+        if got.task.status().is_terminal() {
+            return got.task.payload;
+        }
+        assert!(Instant::now() < deadline, "task {id} did not end");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_host_of_a_cluster_answers_for_a_task_and_ends_a_dead_hosts_task() {
+    let _one = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let skills = cluster.root.path().join("skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    std::fs::write(skills.join("turn_tide.md"), skill("turn_tide", 2)).unwrap();
+    std::fs::write(skills.join("wait_long.md"), skill("wait_long", 60)).unwrap();
+    let first = host(&cluster, "host1");
+    let second = host(&cluster, "host2");
+    let (on_first, on_second) = (connect(&first).await, connect(&second).await);
+
+    // Started on one host, followed and finished on the other.
+    let id = start_task(&on_first, "turn_tide").await;
+    let seen = on_second.get_task(GetTaskParams::new(&id)).await.unwrap();
+    assert_eq!(seen.task.task.task_id, id, "the other host knows the task");
+    let TaskPayload::Completed { result } = settled(&on_second, &id, Duration::from_secs(60)).await
+    else {
+        panic!("the task completes\n{}", cluster.logs())
+    };
+    let text = serde_json::to_string(&result["content"]).unwrap();
+    assert!(text.contains("tide-turned"), "{result:?}");
+
+    // Its host killed while it runs: the other host ends it, failed.
+    let id = start_task(&on_first, "wait_long").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(on_first);
+    drop(first); // SIGKILL to the host's process group
+    let TaskPayload::Failed { error } = settled(&on_second, &id, Duration::from_secs(60)).await
+    else {
+        panic!("a dead host's task fails\n{}", cluster.logs())
+    };
+    let message = error
+        .get("message")
+        .and_then(|m| m.as_str())
+        .unwrap_or_default();
+    assert!(
+        message.contains("stopped"),
+        "the error says its host stopped: {error:?}"
+    );
+    let again = on_second.get_task(GetTaskParams::new(&id)).await.unwrap();
+    assert!(again.task.status().is_terminal());
+}
