@@ -110,6 +110,10 @@ async fn settled(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(
+    clippy::await_holding_lock,
+    reason = "the lock keeps the cluster tests of this binary one at a time, whole"
+)]
 async fn any_host_of_a_cluster_answers_for_a_task_and_ends_a_dead_hosts_task() {
     let _one = SERIAL
         .lock()
