@@ -18,9 +18,12 @@
 //! MCP result of the call → `completed` with it inlined (the tool ran,
 //! whether it succeeded or reported an error of its own: `isError`); an
 //! answer holding an error → `failed` with it (the call panicked, or its
-//! host stopped before it ended); cancelled → `cancelled`.
+//! host stopped before it ended); cancelled → `cancelled`. A session's client
+//! (2025-11-25, the extension declared at `initialize`) is told each change
+//! (`notifications/tasks`); a 2026-07-28 client polls.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use a2e_host_runs::task_run::{self, INTERNAL_ERROR};
@@ -28,7 +31,7 @@ use a2e_journal::{RunId, RunKind, RunStatus};
 use a2e_mcp::rmcp::model::{
     DetailedTask, ErrorData, InputResponses, JsonObject, Task, TaskPayload, TaskStatus,
 };
-use a2e_mcp::server::{TaskInbox, unknown_task};
+use a2e_mcp::server::{ClientLink, TaskInbox, unknown_task};
 use a2e_proto::{ErrorCode, ToolResult};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -235,6 +238,54 @@ pub(crate) async fn update(
             format!("task `{id}` runs on another host, which takes its answers (params.taskId)"),
             None,
         )),
+    }
+}
+
+/// Runs task `run`'s `call` to its end and journals how it ended; a
+/// session's client is told each change of the task's state
+/// (`notifications/tasks`): a question asked or answered, and the end.
+pub(crate) async fn drive(
+    host: &Host,
+    tasks: &Tasks,
+    run: task_run::TaskRun,
+    link: &ClientLink,
+    call: impl Future<Output = ToolResult>,
+) {
+    let id = run.run_id().to_string();
+    let mut changes = link
+        .task_inbox()
+        .filter(|_| link.hears_task_status())
+        .map(|inbox| inbox.changes());
+    let mut call = std::pin::pin!(call);
+    let result = loop {
+        let change = async {
+            match changes.as_mut() {
+                Some(questions) => questions.changed().await.is_ok(),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = &mut call => break result,
+            more = change => match more {
+                true => tell(host, tasks, &id, link).await,
+                false => changes = None,
+            },
+        }
+    };
+    let mcp = serde_json::to_value(a2e_mcp::to_mcp_result(&result)).unwrap_or_default();
+    let (status, answer) = outcome(&result, mcp, run.cancelled().is_cancelled());
+    run.finish(status, answer).await;
+    tasks.ended(&id);
+    tell(host, tasks, &id, link).await;
+}
+
+/// Tells `link`'s client (a session's) the state of task `id`.
+async fn tell(host: &Host, tasks: &Tasks, id: &str, link: &ClientLink) {
+    if !link.hears_task_status() {
+        return;
+    }
+    if let Ok(task) = get(host, tasks, id).await {
+        link.notify_task(task).await;
     }
 }
 

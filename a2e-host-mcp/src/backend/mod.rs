@@ -265,26 +265,16 @@ impl ToolBackend for HostBackend {
         let whole = Value::Object(arguments.clone());
         let run = tasks::begin(&self.host, &self.agent_id, &name, &whole).await?;
         let id = run.run_id().to_string();
-        let cancel = run.cancelled();
         self.tasks
-            .started(&id, cancel.clone(), client.task_inbox().cloned());
+            .started(&id, run.cancelled(), client.task_inbox().cloned());
         // The task runs on in a session of its own, past this request.
         let worker = Self::with_extras(self.host.clone(), &self.agent_id, self.extras.clone());
-        let registry = self.tasks.clone();
-        let task_id = id.clone();
+        let (host, registry) = (self.host.clone(), self.tasks.clone());
+        let cancel = run.cancelled();
         tokio::spawn(async move {
-            let result = worker
-                .run_tool(
-                    name,
-                    arguments,
-                    ProgressSink::for_client(client),
-                    cancel.clone(),
-                )
-                .await;
-            let mcp = serde_json::to_value(a2e_mcp::to_mcp_result(&result)).unwrap_or_default();
-            let (status, answer) = tasks::outcome(&result, mcp, cancel.is_cancelled());
-            run.finish(status, answer).await;
-            registry.ended(&task_id);
+            let sink = ProgressSink::for_client(client.clone());
+            let call = worker.run_tool(name, arguments, sink, cancel);
+            tasks::drive(&host, &registry, run, &client, call).await;
         });
         let now = tasks::now_ms();
         Ok(tasks::task(

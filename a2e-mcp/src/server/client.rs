@@ -168,6 +168,31 @@ impl ClientLink {
         }
     }
 
+    /// Whether [`notify_task`](Self::notify_task) reaches the client: a
+    /// session's, still connected.
+    pub fn hears_task_status(&self) -> bool {
+        self.peer.peer_info().is_some() && !self.peer.is_transport_closed()
+    }
+
+    /// Tells a session's client the state of a task it started
+    /// (`notifications/tasks`). A 2026-07-28 request's client is not told:
+    /// nothing routes a notification to it after its request (it polls
+    /// `tasks/get`); a client that went away is not either.
+    pub async fn notify_task(&self, task: rmcp::model::DetailedTask) {
+        if !self.hears_task_status() {
+            return;
+        }
+        let notification = rmcp::model::TaskStatusNotification::new(
+            rmcp::model::TaskStatusNotificationParams::new(task),
+        );
+        let _ = self
+            .peer
+            .send_notification(rmcp::model::ServerNotification::TaskStatusNotification(
+                notification,
+            ))
+            .await;
+    }
+
     /// The task's questions, for a call that runs as a task.
     pub fn task_inbox(&self) -> Option<&Arc<TaskInbox>> {
         self.inbox.as_ref()

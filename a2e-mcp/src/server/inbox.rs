@@ -15,7 +15,7 @@ use std::sync::{Mutex, PoisonError};
 
 use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, InputResponses};
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use super::rounds::{QuestionKeys, answers};
 
@@ -33,6 +33,8 @@ pub struct TaskInbox {
     /// before it became a task), by key.
     given: BTreeMap<String, Value>,
     open: Mutex<Open>,
+    /// Counts the changes of the open questions (one asked, one answered).
+    changes: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for TaskInbox {
@@ -57,7 +59,18 @@ impl TaskInbox {
             capabilities,
             given,
             open: Mutex::default(),
+            changes: watch::Sender::new(0),
         }
+    }
+
+    /// Wakes on each change of the open questions (for a status
+    /// notification: the task is `input_required`, or working again).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
@@ -86,6 +99,7 @@ impl TaskInbox {
             open.questions.insert(key.clone(), request);
             open.waiting.insert(key, tx);
         }
+        self.changed();
         rx.await.ok()
     }
 
@@ -98,6 +112,7 @@ impl TaskInbox {
     /// question closes it and resumes its asker.
     pub fn answer(&self, responses: InputResponses) {
         let mut open = self.lock();
+        let mut closed = false;
         for (key, answer) in responses {
             let fits = open
                 .questions
@@ -110,6 +125,11 @@ impl TaskInbox {
             if let Some(asker) = open.waiting.remove(&key) {
                 let _ = asker.send(answer);
             }
+            closed = true;
+        }
+        drop(open);
+        if closed {
+            self.changed();
         }
     }
 }
@@ -138,6 +158,7 @@ mod tests {
     #[tokio::test]
     async fn questions_wait_for_their_answers_one_by_one() {
         let inbox = Arc::new(TaskInbox::new(ClientCapabilities::default()));
+        let changes = inbox.changes();
         let asking = inbox.clone();
         let both = tokio::spawn(async move {
             tokio::join!(
@@ -163,6 +184,8 @@ mod tests {
         let (a, b) = both.await.unwrap();
         assert_eq!((a, b), (Some(yes.clone()), Some(yes)));
         assert!(inbox.questions().is_empty());
+        // Two asked, "a" answered, "b" answered: the rejected answers changed nothing.
+        assert_eq!(*changes.borrow(), 4);
     }
 
     #[tokio::test]
