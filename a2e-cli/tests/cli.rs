@@ -48,6 +48,7 @@ mod mcp_sampling;
 mod mcp_served_tools;
 mod mcp_tasks;
 mod mcp_tasks_cluster;
+mod mcp_tasks_durable;
 mod mcp_tasks_session;
 mod mcp_ts_sdk;
 mod memory;

@@ -149,6 +149,33 @@ pub(crate) fn outcome(
     (RunStatus::Failed, json!({"result": mcp_result}))
 }
 
+/// The call's result from the `chain/resp` its backing skill run ended with
+/// (a task whose host stopped, followed to the end of its backing run): the
+/// skill's `{data, summary}`, or its error, as the call would have answered.
+fn from_run_answer(tool: &str, resp: &Value) -> ToolResult {
+    let output = |field: &str| {
+        resp.get("final_output")
+            .and_then(|o| o.get(field))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    if resp.get("success").and_then(Value::as_bool) == Some(true) {
+        let mut result = ToolResult::ok(tool, output("data"));
+        result.summary = output("summary");
+        return result;
+    }
+    let error = resp.get("error");
+    let code = error
+        .and_then(|e| e.get("code"))
+        .and_then(|c| serde_json::from_value::<ErrorCode>(c.clone()).ok())
+        .unwrap_or(ErrorCode::TOOL_ERROR);
+    let message = error
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("the skill's run failed");
+    ToolResult::failed(tool, code, message)
+}
+
 /// The run of task `id`: `-32602` when there is none (or it is no task).
 async fn task_run(host: &Host, id: &str) -> Result<a2e_journal::RunState, ErrorData> {
     let journal = host.journal().ok_or_else(|| unknown_task(id))?;
@@ -186,11 +213,22 @@ pub(crate) async fn get(host: &Host, tasks: &Tasks, id: &str) -> Result<Detailed
         },
         RunStatus::Running => TaskPayload::Working,
         RunStatus::Cancelled => TaskPayload::Cancelled,
-        _ => match answer.and_then(|a| a.get("error")) {
-            Some(error) => TaskPayload::Failed {
+        _ => match (
+            answer.and_then(|a| a.get("error")),
+            answer.and_then(|a| a.get("run_answer")),
+        ) {
+            (Some(error), _) => TaskPayload::Failed {
                 error: object(Some(error)),
             },
-            None => TaskPayload::Completed {
+            (None, Some(resp)) => {
+                let tool = state.request.get("tool").and_then(Value::as_str);
+                let result = from_run_answer(tool.unwrap_or_default(), resp);
+                let mcp = serde_json::to_value(a2e_mcp::to_mcp_result(&result));
+                TaskPayload::Completed {
+                    result: object(mcp.ok().as_ref()),
+                }
+            }
+            (None, None) => TaskPayload::Completed {
                 result: object(answer.and_then(|a| a.get("result"))),
             },
         },
@@ -309,6 +347,25 @@ pub(crate) async fn begin(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backing_runs_answer_is_the_calls_result() {
+        let ok = json!({"success": true, "final_output": {"data": {"n": 1}, "summary": "one"}});
+        let result = from_run_answer("skill__x", &ok);
+        assert!(result.success);
+        assert_eq!(
+            (result.data, result.summary),
+            (json!({"n": 1}), json!("one"))
+        );
+        let failed = json!({"success": false, "error": {"code": "interrupted", "message": "c: not idempotent"}});
+        let result = from_run_answer("skill__x", &failed);
+        assert!(!result.success);
+        assert_eq!(result.error.as_deref(), Some("c: not idempotent"));
+        assert_eq!(
+            result.error_code.map(|c| c.to_string()),
+            Some("interrupted".into())
+        );
+    }
 
     #[test]
     fn times_are_iso_8601_in_utc() {

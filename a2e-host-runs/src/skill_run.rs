@@ -130,6 +130,10 @@ impl SkillRun {
             return None;
         }
         tracing::debug!(run = %run, skill, "durable skill run started");
+        // A call that runs as an MCP task: this run backs the task.
+        if let Some(link) = ctx.extensions.get::<crate::task_run::TaskLink>() {
+            link.backed_by(&run).await;
+        }
         Some(Arc::new(Self {
             journal,
             run,

@@ -15,11 +15,22 @@
 //! - A tool call cannot be resumed: a run a host left unfinished (it was
 //!   killed) ends as failed with [`ORPHANED`] when the host starts again, or,
 //!   in a cluster, when another host takes the run over after its lease
-//!   expired.
+//!   expired — unless a durable run of its own backs the task: a skill
+//!   whose engine journals its run (an LLM skill, an Ontheia document) names
+//!   that run in the task's (node `run`, its start input `{"run_id"}`,
+//!   through the [`TaskLink`] in the call's extensions). That run resumes as
+//!   every durable skill run does, and the task follows it: it ends when the
+//!   backing run ends, its answer `{"run_answer": chain/resp}` (the skill's
+//!   `chain/resp`), and a cancel of the task is a cancel of the backing run.
 
 use std::sync::Arc;
 
-use a2e_journal::{Journal, JournalError, NewRun, RunId, RunKind, RunState, RunStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use a2e_journal::{
+    Journal, JournalError, NewRun, NodeKey, NodeStart, RunId, RunKind, RunState, RunStatus,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +44,65 @@ pub const ORPHANED: &str = "the host running the task stopped before the task en
 /// The JSON-RPC code of an internal error, which a task that failed at the
 /// protocol level carries.
 pub const INTERNAL_ERROR: i64 = -32603;
+
+/// The node of a task's run that names the durable run backing it.
+const BACKING_NODE: &str = "run";
+
+/// How often a task whose host stopped looks at the run that backs it.
+const FOLLOW_EVERY: Duration = Duration::from_millis(500);
+
+/// What a task's call carries in its extensions so that the first durable
+/// run its skill journals becomes the task's backing run (see the module
+/// docs). Nested durable runs do not: the first one named wins.
+#[derive(Clone)]
+pub struct TaskLink {
+    journal: Arc<dyn Journal>,
+    task: RunId,
+    named: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for TaskLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskLink")
+            .field("task", &self.task)
+            .finish()
+    }
+}
+
+impl TaskLink {
+    /// Names `run` as the task's backing run (awaited: journaled before the
+    /// run's engine starts), unless one was named already.
+    pub async fn backed_by(&self, run: &RunId) {
+        if self.named.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let start = NodeStart {
+            input: Some(json!({"run_id": run.to_string()})),
+            ..NodeStart::default()
+        };
+        let key = NodeKey::new(self.task.clone(), BACKING_NODE, 1);
+        let journaled = match key {
+            Ok(key) => self.journal.node_started_with(&key, &start).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = journaled {
+            tracing::warn!(task = %self.task, run = %run, "task run: its backing run not named: {e}");
+        }
+    }
+}
+
+/// The durable run that backs task `state`, if its call named one.
+pub fn backing_run(state: &RunState) -> Option<RunId> {
+    let record = state.latest(BACKING_NODE)?;
+    let id = record
+        .start
+        .as_ref()?
+        .input
+        .as_ref()?
+        .get("run_id")?
+        .as_str()?;
+    RunId::parse(id).ok()
+}
 
 /// One task's run, while it runs on this host.
 pub struct TaskRun {
@@ -98,6 +168,16 @@ impl TaskRun {
         self.cancel.clone()
     }
 
+    /// What the task's call carries so that its skill's durable run backs
+    /// the task.
+    pub fn link(&self) -> TaskLink {
+        TaskLink {
+            journal: self.journal.clone(),
+            task: self.run.clone(),
+            named: Arc::default(),
+        }
+    }
+
     /// The task ended: its status and answer (see the module docs) are
     /// journaled, the lease given up.
     pub async fn finish(self, status: RunStatus, answer: Value) {
@@ -111,23 +191,62 @@ impl TaskRun {
     }
 }
 
-/// Ends a task run that a host left unfinished (see the module docs).
+/// Ends a task run that a host left unfinished (see the module docs): as
+/// its backing run ends, when one backs it, else at once, failed.
 pub(crate) async fn end_orphan(
     journal: Arc<dyn Journal>,
     state: RunState,
     coordination: Option<Coordination>,
 ) {
-    let run = state.summary.run_id;
-    let (status, answer) = if state.summary.cancel_requested {
-        (RunStatus::Cancelled, json!({"cancelled": true}))
-    } else {
-        let error = json!({"code": INTERNAL_ERROR, "message": ORPHANED});
-        (RunStatus::Failed, json!({"error": error}))
+    let run = state.summary.run_id.clone();
+    let backing = backing_run(&state);
+    let (status, answer) = match backing {
+        Some(backing) if !state.summary.cancel_requested => follow(&*journal, &run, &backing).await,
+        _ if state.summary.cancel_requested => {
+            if let Some(backing) = &backing
+                && let Err(e) = journal.request_cancel(backing).await
+            {
+                tracing::warn!(run = %backing, "task run: cancel not passed on: {e}");
+            }
+            (RunStatus::Cancelled, json!({"cancelled": true}))
+        }
+        _ => {
+            let error = json!({"code": INTERNAL_ERROR, "message": ORPHANED});
+            (RunStatus::Failed, json!({"error": error}))
+        }
     };
     if let Err(e) = journal.finish_run(&run, status, &answer).await {
         tracing::error!(run = %run, "task run: not ended: {e}");
     }
     if let Some(coordination) = coordination {
         coordination.release().await;
+    }
+}
+
+/// Waits for `backing` to end (it resumes as durable skill runs do): the
+/// task's status and answer then. A cancel journaled for the task meanwhile
+/// is passed on to the backing run.
+async fn follow(journal: &dyn Journal, task: &RunId, backing: &RunId) -> (RunStatus, Value) {
+    let mut passed_on = false;
+    loop {
+        match journal.show_run(backing).await {
+            Ok(Some(state)) if state.summary.status != RunStatus::Running => {
+                let answer = state.answer.unwrap_or(Value::Null);
+                return (state.summary.status, json!({"run_answer": answer}));
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                let error = json!({"code": INTERNAL_ERROR, "message": ORPHANED});
+                return (RunStatus::Failed, json!({"error": error}));
+            }
+            Err(e) => tracing::warn!(run = %backing, "task run: its backing run unread: {e}"),
+        }
+        if !passed_on && journal.cancel_requested(task).await.unwrap_or(false) {
+            passed_on = true;
+            if let Err(e) = journal.request_cancel(backing).await {
+                tracing::warn!(run = %backing, "task run: cancel not passed on: {e}");
+            }
+        }
+        tokio::time::sleep(FOLLOW_EVERY).await;
     }
 }

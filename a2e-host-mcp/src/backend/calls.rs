@@ -121,6 +121,7 @@ impl HostBackend {
         arguments: Map<String, Value>,
         progress: ProgressSink,
         cancel: CancellationToken,
+        extra: crate::plugin::Extensions,
     ) -> ToolResult {
         // Events flow whenever the client can receive them (log messages
         // need no progress token).
@@ -131,7 +132,7 @@ impl HostBackend {
         let client = progress.client().cloned();
         // The call carries the client it came from (sampling, elicitation):
         // this request's link (a 2026-07-28 request's rounds are its own).
-        let mut extensions = crate::plugin::Extensions::new();
+        let mut extensions = extra;
         if let Some(link) = client.clone().or_else(|| self.client()) {
             extensions.insert(link);
         }

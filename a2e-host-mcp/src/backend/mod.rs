@@ -273,7 +273,10 @@ impl ToolBackend for HostBackend {
         let cancel = run.cancelled();
         tokio::spawn(async move {
             let sink = ProgressSink::for_client(client.clone());
-            let call = worker.run_tool(name, arguments, sink, cancel);
+            // A skill that journals a durable run of its own backs the task with it.
+            let mut extra = crate::plugin::Extensions::new();
+            extra.insert(run.link());
+            let call = worker.run_tool(name, arguments, sink, cancel, extra);
             tasks::drive(&host, &registry, run, &client, call).await;
         });
         let now = tasks::now_ms();
@@ -405,7 +408,13 @@ impl ToolBackend for HostBackend {
         // A server span per `tools/call`, under the client's trace when its
         // `_meta` (or the HTTP request's headers) carry a usable `traceparent`.
         let op = self.request_span(&name, &meta);
-        let work = self.run_tool(name, arguments, progress, cancel);
+        let work = self.run_tool(
+            name,
+            arguments,
+            progress,
+            cancel,
+            crate::plugin::Extensions::new(),
+        );
         let result = if op.is_recording() {
             tracing::Instrument::instrument(work, op.span().clone()).await
         } else {
