@@ -1,7 +1,9 @@
 //! MCP tasks in a cluster (nats-server with JetStream on a free loopback
 //! port, two `a2e serve --mcp-http` hosts sharing it): a task started on
 //! one host is answered by the other (`tasks/get` reads the cluster's
-//! journal), completes there with its result; and a task whose host is
+//! journal), completes there with its result; a task that asks its user is
+//! shown `input_required` by the other host, which takes the answer
+//! (`tasks/update`) for the host running it; and a task whose host is
 //! killed is ended by the host that takes its lease over, as failed, its
 //! host having stopped. The client is rmcp, stateless at 2026-07-28, one
 //! connection to each host.
@@ -10,8 +12,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, GetTaskParams,
-    Implementation, ProtocolVersion, TaskPayload,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig,
+    ElicitationCapability, FormElicitationCapability, GetTaskParams, Implementation,
+    ProtocolVersion, TaskPayload, UpdateTaskParams,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -32,12 +35,23 @@ fn skill(name: &str, seconds: u32) -> String {
     )
 }
 
+/// A chain skill tagged `task` that writes its `topic` to `note.md`.
+const WRITE_NOTE: &str = "---\nname: write_note\ndescription: Writes a note\ntags: [task]\n\
+    input_schema:\n  type: object\n  required: [topic]\n  properties:\n    \
+    topic: { type: string, description: What the note is about }\n---\nWrites a note.\n\n\
+    ```chain\n{\"entry_node\": \"write\", \"nodes\": [{\"node_id\": \"write\", \
+    \"kind\": \"tool\", \"name\": \"write_file\", \"input_map\": \
+    {\"path\": \"'note.md'\", \"content\": \"input.topic\"}}]}\n```\n";
+
 #[derive(Clone, Default)]
 struct TaskClient;
 
 impl ClientHandler for TaskClient {
     fn get_info(&self) -> ClientConfig {
-        let caps = ClientCapabilities::builder().enable_tasks().build();
+        let mut caps = ClientCapabilities::builder().enable_tasks().build();
+        let mut elicitation = ElicitationCapability::default();
+        elicitation.form = Some(FormElicitationCapability::default());
+        caps.elicitation = Some(elicitation);
         ClientConfig::new(caps, Implementation::new("cluster-tasks-test", "1.0.0"))
             .with_protocol_version(ProtocolVersion::V_2026_07_28)
     }
@@ -125,6 +139,7 @@ async fn any_host_of_a_cluster_answers_for_a_task_and_ends_a_dead_hosts_task() {
     std::fs::create_dir_all(&skills).unwrap();
     std::fs::write(skills.join("turn_tide.md"), skill("turn_tide", 2)).unwrap();
     std::fs::write(skills.join("wait_long.md"), skill("wait_long", 60)).unwrap();
+    std::fs::write(skills.join("write_note.md"), WRITE_NOTE).unwrap();
     let first = host(&cluster, "host1");
     let second = host(&cluster, "host2");
     let (on_first, on_second) = (connect(&first).await, connect(&second).await);
@@ -139,6 +154,46 @@ async fn any_host_of_a_cluster_answers_for_a_task_and_ends_a_dead_hosts_task() {
     };
     let text = serde_json::to_string(&result["content"]).unwrap();
     assert!(text.contains("tide-turned"), "{result:?}");
+
+    // It asks its user (its argument is missing): the other host shows the
+    // question and takes the answer for the host that runs it.
+    let id = start_task(&on_first, "write_note").await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let open = loop {
+        let got = on_second.get_task(GetTaskParams::new(&id)).await.unwrap();
+        if let TaskPayload::InputRequired { input_requests } = got.task.payload {
+            break input_requests;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the other host shows the question"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (key, question) = open.iter().next().unwrap();
+    assert!(serde_json::to_string(question).unwrap().contains("topic"));
+    let bad = serde_json::json!(42);
+    let update = UpdateTaskParams::new(&id, [(key.clone(), bad)].into());
+    on_second.update_task(update).await.unwrap();
+    let still = on_second.get_task(GetTaskParams::new(&id)).await.unwrap();
+    assert!(
+        matches!(still.task.payload, TaskPayload::InputRequired { .. }),
+        "a number is no answer"
+    );
+    let yes = serde_json::json!({"action": "accept", "content": {"topic": "tides"}});
+    let update = UpdateTaskParams::new(&id, [(key.clone(), yes)].into());
+    on_second.update_task(update).await.unwrap();
+    let TaskPayload::Completed { result } = settled(&on_second, &id, Duration::from_secs(60)).await
+    else {
+        panic!("the answered task completes\n{}", cluster.logs())
+    };
+    assert_ne!(
+        result.get("isError"),
+        Some(&serde_json::json!(true)),
+        "{result:?}"
+    );
+    let note = std::fs::read_to_string(cluster.root.path().join("note.md")).unwrap();
+    assert_eq!(note, "tides");
 
     // Its host killed while it runs: the other host ends it, failed.
     let id = start_task(&on_first, "wait_long").await;

@@ -76,6 +76,8 @@ pub mod resources;
 pub mod sampling;
 mod serve;
 #[cfg(feature = "tasks")]
+mod task_questions;
+#[cfg(feature = "tasks")]
 pub mod tasks;
 
 use std::collections::HashSet;

@@ -37,6 +37,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::host::Host;
+use crate::task_questions::{Mirror, WATCH_EVERY, answer_in, open_in};
 
 /// How long a task stays readable after it was created: the journal keeps
 /// finished runs for days (`[journal] keep_days`); a client is told an hour.
@@ -203,10 +204,11 @@ pub(crate) async fn get(host: &Host, tasks: &Tasks, id: &str) -> Result<Detailed
     let summary = &state.summary;
     let updated = summary.finished_ms.unwrap_or(summary.created_ms);
     let answer = state.answer.as_ref();
-    let open = tasks
-        .inbox(id)
-        .map(|inbox| inbox.questions())
-        .unwrap_or_default();
+    // Running here: the inbox; elsewhere: the questions its run holds.
+    let open = match tasks.inbox(id) {
+        Some(inbox) => inbox.questions(),
+        None => open_in(&state),
+    };
     let payload = match summary.status {
         RunStatus::Running if !open.is_empty() => TaskPayload::InputRequired {
             input_requests: open,
@@ -256,7 +258,8 @@ pub(crate) async fn cancel(host: &Host, tasks: &Arc<Tasks>, id: &str) -> Result<
 }
 
 /// `tasks/update` of task `id`: `responses` to the questions it waits on
-/// (ignored when they answer none; a task that ended takes none).
+/// (ignored when they answer none; a task that ended takes none), on any
+/// host with the journal (see `task_questions`).
 pub(crate) async fn update(
     host: &Host,
     tasks: &Tasks,
@@ -267,16 +270,13 @@ pub(crate) async fn update(
     if state.summary.status != RunStatus::Running {
         return Ok(());
     }
-    match tasks.inbox(id) {
-        Some(inbox) => {
-            inbox.answer(responses);
-            Ok(())
-        }
-        None => Err(ErrorData::invalid_params(
-            format!("task `{id}` runs on another host, which takes its answers (params.taskId)"),
-            None,
-        )),
+    match (tasks.inbox(id), host.journal()) {
+        (Some(inbox), _) => inbox.answer(responses),
+        // Another host runs it: it takes the answers from the task's run.
+        (None, Some(journal)) => answer_in(&**journal, &state, responses).await,
+        (None, None) => {}
     }
+    Ok(())
 }
 
 /// Runs task `run`'s `call` to its end and journals how it ended; a
@@ -290,10 +290,10 @@ pub(crate) async fn drive(
     call: impl Future<Output = ToolResult>,
 ) {
     let id = run.run_id().to_string();
-    let mut changes = link
-        .task_inbox()
-        .filter(|_| link.hears_task_status())
-        .map(|inbox| inbox.changes());
+    let inbox = link.task_inbox().cloned();
+    let journal = host.journal().cloned();
+    let mut changes = inbox.as_ref().map(|inbox| inbox.changes());
+    let mut mirror = Mirror::default();
     let mut call = std::pin::pin!(call);
     let result = loop {
         let change = async {
@@ -302,12 +302,24 @@ pub(crate) async fn drive(
                 None => std::future::pending().await,
             }
         };
+        let waiting = mirror.waiting();
         tokio::select! {
             result = &mut call => break result,
-            more = change => match more {
-                true => tell(host, tasks, &id, link).await,
-                false => changes = None,
-            },
+            more = change => {
+                if !more {
+                    changes = None;
+                    continue;
+                }
+                if let (Some(journal), Some(inbox)) = (&journal, &inbox) {
+                    mirror.sync(&**journal, run.run_id(), inbox).await;
+                }
+                tell(host, tasks, &id, link).await;
+            }
+            () = tokio::time::sleep(WATCH_EVERY), if waiting => {
+                if let (Some(journal), Some(inbox)) = (&journal, &inbox) {
+                    mirror.take_answers(&**journal, run.run_id(), inbox).await;
+                }
+            }
         }
     };
     let mcp = serde_json::to_value(a2e_mcp::to_mcp_result(&result)).unwrap_or_default();

@@ -65,7 +65,7 @@ fn oauth_http(server: &str) -> Result<Arc<OAuthHttp>, McpError> {
 fn dpop_key(
     oauth: &OAuthConfig,
     metadata: &rmcp::transport::auth::AuthorizationMetadata,
-) -> Result<Option<Arc<DpopKey>>, String> {
+) -> Result<Option<Arc<DpopKey>>, jws::KeyError> {
     let offered = || {
         metadata
             .additional_fields

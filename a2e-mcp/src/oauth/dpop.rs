@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use serde_json::json;
 
-use super::jws::{SigningKey, jti, now, sha256_b64};
+use super::jws::{KeyError, SigningKey, jti, now, sha256_b64};
 
 /// The header of a proof.
 pub const DPOP: &str = "dpop";
@@ -56,16 +56,16 @@ fn set(slot: &Mutex<Option<String>>, nonce: &str) {
 
 impl DpopKey {
     /// A new key.
-    pub fn generate() -> Result<Self, String> {
+    pub fn generate() -> Result<Self, KeyError> {
         SigningKey::generate().map(Self::from)
     }
 
     /// The key kept beside `token_file`, if there is one.
-    pub fn load(token_file: &Path) -> Result<Option<Arc<Self>>, String> {
+    pub fn load(token_file: &Path) -> Result<Option<Arc<Self>>, KeyError> {
         match std::fs::read(key_file(token_file)) {
             Ok(der) => Ok(Some(Arc::new(SigningKey::from_pkcs8(&der)?.into()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -76,7 +76,7 @@ impl DpopKey {
 
     /// A proof for a `method` request to `url`, presenting `token` (none:
     /// a token request), with the nonce its server asked for.
-    pub fn proof(&self, method: &str, url: &str, token: Option<&str>) -> Result<String, String> {
+    pub fn proof(&self, method: &str, url: &str, token: Option<&str>) -> Result<String, KeyError> {
         // The target URI without its query and fragment (RFC 9449 §4.2).
         let htu = url.split(['?', '#']).next().unwrap_or(url);
         let mut claims = serde_json::Map::new();
@@ -161,7 +161,9 @@ impl Dpop {
             return Ok((token, headers));
         };
         let bad = |e: String| HttpError::Auth(AuthError::InternalError(format!("DPoP: {e}")));
-        let proof = key.proof(method, uri, Some(token)).map_err(bad)?;
+        let proof = key
+            .proof(method, uri, Some(token))
+            .map_err(|e| bad(e.to_string()))?;
         let value = |v: String| HeaderValue::try_from(v).map_err(|e| bad(e.to_string()));
         headers.insert(
             axum::http::header::AUTHORIZATION,

@@ -170,6 +170,7 @@ fn client_assertion(key: &SigningKey, client_id: &str, audience: &str) -> Result
         &json!({"iss": client_id, "sub": client_id, "aud": audience, "iat": iat,
             "exp": iat + ASSERTION_LIFETIME_SECS, "jti": jti()}),
     )
+    .map_err(|e| e.to_string())
 }
 
 /// The workload's JWT, read anew (a platform may have rotated it).

@@ -11,6 +11,29 @@ use ring::rand::SystemRandom;
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
 
+/// What went wrong with a signing key.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// The system's random source gave no key.
+    #[error("no P-256 key could be generated")]
+    Generate,
+    /// The document is no PKCS#8 P-256 private key (with its public key).
+    #[error("not a PKCS#8 P-256 private key ({0})")]
+    NotPkcs8(String),
+    /// A SEC1 key, which needs converting first.
+    #[error("a SEC1 `EC PRIVATE KEY`: convert it to PKCS#8 (`openssl pkcs8 -topk8 -nocrypt`)")]
+    Sec1,
+    /// The text is no PEM block.
+    #[error("not a PEM block ({0})")]
+    NotPem(#[from] base64::DecodeError),
+    /// Signing failed.
+    #[error("signing failed")]
+    Sign,
+    /// The key file could not be read or written.
+    #[error("the key file: {0}")]
+    File(#[from] std::io::Error),
+}
+
 /// An ES256 private key.
 pub struct SigningKey {
     pair: EcdsaKeyPair,
@@ -26,18 +49,18 @@ impl std::fmt::Debug for SigningKey {
 
 impl SigningKey {
     /// A new random key.
-    pub fn generate() -> Result<Self, String> {
+    pub fn generate() -> Result<Self, KeyError> {
         let rng = SystemRandom::new();
         let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
-            .map_err(|_| "no P-256 key could be generated".to_owned())?;
+            .map_err(|_| KeyError::Generate)?;
         Self::from_pkcs8(doc.as_ref())
     }
 
     /// The key in a PKCS#8 DER document (P-256 with its public key).
-    pub fn from_pkcs8(der: &[u8]) -> Result<Self, String> {
+    pub fn from_pkcs8(der: &[u8]) -> Result<Self, KeyError> {
         let rng = SystemRandom::new();
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der, &rng)
-            .map_err(|e| format!("not a PKCS#8 P-256 private key ({e})"))?;
+            .map_err(|e| KeyError::NotPkcs8(e.to_string()))?;
         Ok(Self {
             pair,
             pkcs8: der.to_vec(),
@@ -46,20 +69,16 @@ impl SigningKey {
     }
 
     /// The key in a PEM `PRIVATE KEY` (PKCS#8) block.
-    pub fn from_pem(pem: &str) -> Result<Self, String> {
+    pub fn from_pem(pem: &str) -> Result<Self, KeyError> {
         if pem.contains("BEGIN EC PRIVATE KEY") {
-            return Err("a SEC1 `EC PRIVATE KEY`: convert it to PKCS#8 \
-                 (`openssl pkcs8 -topk8 -nocrypt`)"
-                .to_owned());
+            return Err(KeyError::Sec1);
         }
         let body: String = pem
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with("-----"))
             .collect();
-        let der = STANDARD
-            .decode(body)
-            .map_err(|e| format!("not a PEM block ({e})"))?;
+        let der = STANDARD.decode(body)?;
         Self::from_pkcs8(&der)
     }
 
@@ -82,7 +101,7 @@ impl SigningKey {
     }
 
     /// `header` (with `alg` set to ES256) and `claims`, signed: a compact JWS.
-    pub fn sign(&self, mut header: Value, claims: &Value) -> Result<String, String> {
+    pub fn sign(&self, mut header: Value, claims: &Value) -> Result<String, KeyError> {
         if let Some(fields) = header.as_object_mut() {
             fields.insert("alg".into(), json!("ES256"));
         }
@@ -94,7 +113,7 @@ impl SigningKey {
         let signature = self
             .pair
             .sign(&self.rng, input.as_bytes())
-            .map_err(|_| "signing failed".to_owned())?;
+            .map_err(|_| KeyError::Sign)?;
         Ok(format!(
             "{input}.{}",
             URL_SAFE_NO_PAD.encode(signature.as_ref())
@@ -156,7 +175,7 @@ mod tests {
         );
         assert_eq!(SigningKey::from_pem(&pem).unwrap().public_jwk(), jwk);
         let sec1 = SigningKey::from_pem("-----BEGIN EC PRIVATE KEY-----\nAA==\n").unwrap_err();
-        assert!(sec1.contains("PKCS#8"), "{sec1}");
+        assert!(sec1.to_string().contains("PKCS#8"), "{sec1}");
         assert!(SigningKey::from_pem("junk").is_err());
     }
 }

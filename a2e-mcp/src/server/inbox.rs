@@ -24,6 +24,8 @@ struct Open {
     questions: InputRequests,
     waiting: HashMap<String, oneshot::Sender<Value>>,
     keys: QuestionKeys,
+    /// The answers taken, by key.
+    answered: InputResponses,
 }
 
 /// One task's questions to its client.
@@ -108,6 +110,11 @@ impl TaskInbox {
         self.lock().questions.clone()
     }
 
+    /// The answers taken so far (`tasks/update`), by key.
+    pub fn answered(&self) -> InputResponses {
+        self.lock().answered.clone()
+    }
+
     /// Takes `responses` (`tasks/update`): each one that answers an open
     /// question closes it and resumes its asker.
     pub fn answer(&self, responses: InputResponses) {
@@ -123,8 +130,9 @@ impl TaskInbox {
             }
             open.questions.remove(&key);
             if let Some(asker) = open.waiting.remove(&key) {
-                let _ = asker.send(answer);
+                let _ = asker.send(answer.clone());
             }
+            open.answered.insert(key, answer);
             closed = true;
         }
         drop(open);
@@ -132,6 +140,12 @@ impl TaskInbox {
             self.changed();
         }
     }
+}
+
+/// Whether `answer` has the shape of an answer to `question` (what an
+/// answer to a task's question must have to close it).
+pub fn answer_fits(question: &InputRequest, answer: &Value) -> bool {
+    answers(question, answer)
 }
 
 #[cfg(test)]
@@ -182,8 +196,10 @@ mod tests {
         assert_eq!(inbox.questions().len(), 1, "a number is no answer");
         inbox.answer([("b".to_owned(), yes.clone())].into());
         let (a, b) = both.await.unwrap();
-        assert_eq!((a, b), (Some(yes.clone()), Some(yes)));
+        assert_eq!((a, b), (Some(yes.clone()), Some(yes.clone())));
         assert!(inbox.questions().is_empty());
+        assert_eq!(inbox.answered().keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert!(answer_fits(&question(), &yes) && !answer_fits(&question(), &json!(42)));
         // Two asked, "a" answered, "b" answered: the rejected answers changed nothing.
         assert_eq!(*changes.borrow(), 4);
     }

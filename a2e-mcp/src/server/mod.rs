@@ -31,7 +31,7 @@ pub use backend::{
 };
 pub use client::{CLIENT_REQUEST_LIMIT, ClientLink, ClientRequestError, LogLevel, level_named};
 pub use http::{http_router, serve_http};
-pub use inbox::TaskInbox;
+pub use inbox::{TaskInbox, answer_fits};
 pub use progress::ProgressSink;
 pub use rounds::{Rounds, STATE_LIFETIME};
 pub use updates::ResourceUpdates;
