@@ -50,6 +50,7 @@ mod mcp_tasks;
 mod mcp_tasks_cluster;
 mod mcp_tasks_durable;
 mod mcp_tasks_session;
+mod mcp_tasks_support;
 mod mcp_ts_sdk;
 mod memory;
 mod net_stdio;

@@ -12,18 +12,16 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
-    ElicitationCapability, FormElicitationCapability, GetTaskParams, Implementation,
-    ProtocolVersion, TaskPayload, TaskStatus, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, TaskPayload,
+    TaskStatus, UpdateTaskParams,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use crate::mcp_conformance_support::{Server, everything_example, start};
+use crate::mcp_tasks_support::{self as tasks_support, TaskClient};
 
 /// A chain skill tagged `task`.
 const READ_NOTES: &str = "---\nname: read_notes\ndescription: Read a file of notes\n\
@@ -32,21 +30,6 @@ const READ_NOTES: &str = "---\nname: read_notes\ndescription: Read a file of not
     [{\"node_id\": \"read\", \"kind\": \"tool\", \"name\": \"read_file\", \
     \"input_map\": {\"path\": \"input.path\"}}]}\n```\n";
 
-/// A client that takes tasks and whose user can be asked.
-#[derive(Clone, Default)]
-struct TaskClient;
-
-impl ClientHandler for TaskClient {
-    fn get_info(&self) -> ClientConfig {
-        let mut caps = ClientCapabilities::builder().enable_tasks().build();
-        let mut elicitation = ElicitationCapability::default();
-        elicitation.form = Some(FormElicitationCapability::default());
-        caps.elicitation = Some(elicitation);
-        ClientConfig::new(caps, Implementation::new("tasks-test", "1.0.0"))
-            .with_protocol_version(ProtocolVersion::V_2026_07_28)
-    }
-}
-
 fn example(root: &std::path::Path) -> Server {
     let mut cmd = Command::new(everything_example());
     cmd.arg("--root").arg(root);
@@ -54,16 +37,7 @@ fn example(root: &std::path::Path) -> Server {
 }
 
 async fn connect(server: &Server) -> RunningService<RoleClient, TaskClient> {
-    let http = a2e_http::ClientOptions::default().build().unwrap();
-    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
-    let transport = StreamableHttpClientTransport::with_client(http, config);
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    TaskClient
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .expect("server/discover")
+    tasks_support::connect(&server.url).await
 }
 
 /// Starts `tool` with `args` as a task: its id.
@@ -86,15 +60,7 @@ async fn start_task(
 
 /// Polls task `id` until it ends (at most 20 s): its payload.
 async fn settled(client: &RunningService<RoleClient, TaskClient>, id: &str) -> TaskPayload {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let got = client.get_task(GetTaskParams::new(id)).await.unwrap();
-        if got.task.status().is_terminal() {
-            return got.task.payload;
-        }
-        assert!(Instant::now() < deadline, "task {id} did not end");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    tasks_support::settled(client, id, Duration::from_secs(20)).await
 }
 
 fn text_of(result: &serde_json::Map<String, Value>) -> String {

@@ -11,18 +11,15 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig,
-    ElicitationCapability, FormElicitationCapability, GetTaskParams, Implementation,
-    ProtocolVersion, TaskPayload, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, GetTaskParams, TaskPayload, UpdateTaskParams,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::service::RunningService;
 
 use crate::cluster_support::{Cluster, SERIAL};
 use crate::mcp_conformance_support::{Server, start};
+use crate::mcp_tasks_support::{TaskClient, WRITE_NOTE, connect, settled};
 
 /// A chain skill `name` tagged `task` whose one node waits, then answers.
 fn skill(name: &str, seconds: u32) -> String {
@@ -33,28 +30,6 @@ fn skill(name: &str, seconds: u32) -> String {
          \"name\": \"run_command\", \"input\": {{\"argv\": [\"sh\", \"-c\", \
          \"sleep {seconds}; echo tide-turned\"], \"timeout\": 120}}}}]}}\n```\n"
     )
-}
-
-/// A chain skill tagged `task` that writes its `topic` to `note.md`.
-const WRITE_NOTE: &str = "---\nname: write_note\ndescription: Writes a note\ntags: [task]\n\
-    input_schema:\n  type: object\n  required: [topic]\n  properties:\n    \
-    topic: { type: string, description: What the note is about }\n---\nWrites a note.\n\n\
-    ```chain\n{\"entry_node\": \"write\", \"nodes\": [{\"node_id\": \"write\", \
-    \"kind\": \"tool\", \"name\": \"write_file\", \"input_map\": \
-    {\"path\": \"'note.md'\", \"content\": \"input.topic\"}}]}\n```\n";
-
-#[derive(Clone, Default)]
-struct TaskClient;
-
-impl ClientHandler for TaskClient {
-    fn get_info(&self) -> ClientConfig {
-        let mut caps = ClientCapabilities::builder().enable_tasks().build();
-        let mut elicitation = ElicitationCapability::default();
-        elicitation.form = Some(FormElicitationCapability::default());
-        caps.elicitation = Some(elicitation);
-        ClientConfig::new(caps, Implementation::new("cluster-tasks-test", "1.0.0"))
-            .with_protocol_version(ProtocolVersion::V_2026_07_28)
-    }
 }
 
 /// Host `name` of `cluster` over MCP Streamable HTTP.
@@ -84,42 +59,12 @@ fn host(cluster: &Cluster, name: &str) -> Server {
     start(cmd)
 }
 
-async fn connect(server: &Server) -> RunningService<RoleClient, TaskClient> {
-    let http = a2e_http::ClientOptions::default().build().unwrap();
-    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
-    let transport = StreamableHttpClientTransport::with_client(http, config);
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    TaskClient
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .expect("server/discover")
-}
-
 async fn start_task(client: &RunningService<RoleClient, TaskClient>, skill: &str) -> String {
     let params =
         CallToolRequestParams::new(format!("skill__{skill}")).with_arguments(Default::default());
     match client.call_tool_once(params).await.unwrap() {
         CallToolResponse::Task(created) => created.task.task_id,
         other => panic!("{skill} is a task: {other:?}"),
-    }
-}
-
-/// Polls task `id` through `client` until it ends (at most `within`).
-async fn settled(
-    client: &RunningService<RoleClient, TaskClient>,
-    id: &str,
-    within: Duration,
-) -> TaskPayload {
-    let deadline = Instant::now() + within;
-    loop {
-        let got = client.get_task(GetTaskParams::new(id)).await.unwrap();
-        if got.task.status().is_terminal() {
-            return got.task.payload;
-        }
-        assert!(Instant::now() < deadline, "task {id} did not end");
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -142,7 +87,7 @@ async fn any_host_of_a_cluster_answers_for_a_task_and_ends_a_dead_hosts_task() {
     std::fs::write(skills.join("write_note.md"), WRITE_NOTE).unwrap();
     let first = host(&cluster, "host1");
     let second = host(&cluster, "host2");
-    let (on_first, on_second) = (connect(&first).await, connect(&second).await);
+    let (on_first, on_second) = (connect(&first.url).await, connect(&second.url).await);
 
     // Started on one host, followed and finished on the other.
     let id = start_task(&on_first, "turn_tide").await;

@@ -10,32 +10,15 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, GetTaskParams,
-    Implementation, ProtocolVersion, TaskPayload,
-};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, TaskPayload};
 use serde_json::{Value, json};
 
 use crate::durable_support::{effects, kill_marked};
 use crate::mcp_conformance_support::{Server, start};
+use crate::mcp_tasks_support::{connect, settled};
 
 /// The mark of the step the host is killed in.
 const MARK: &str = "30.0612";
-
-#[derive(Clone, Default)]
-struct TaskClient;
-
-impl ClientHandler for TaskClient {
-    fn get_info(&self) -> ClientConfig {
-        let caps = ClientCapabilities::builder().enable_tasks().build();
-        ClientConfig::new(caps, Implementation::new("durable-task-test", "1.0.0"))
-            .with_protocol_version(ProtocolVersion::V_2026_07_28)
-    }
-}
 
 /// An Ontheia skill tagged `task`: steps a, b, c append their id to
 /// `effects`; b then sleeps (its host is killed there).
@@ -75,19 +58,6 @@ fn host(root: &std::path::Path) -> Server {
     start(cmd)
 }
 
-async fn connect(server: &Server) -> RunningService<RoleClient, TaskClient> {
-    let http = a2e_http::ClientOptions::default().build().unwrap();
-    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
-    let transport = StreamableHttpClientTransport::with_client(http, config);
-    let lifecycle = ClientLifecycleMode::Discover {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-    };
-    TaskClient
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .expect("server/discover")
-}
-
 /// Waits until `root/effects` has `n` lines.
 async fn wait_effects(root: &std::path::Path, n: usize, what: &str) {
     let end = Instant::now() + Duration::from_secs(30);
@@ -103,7 +73,7 @@ async fn a_task_backed_by_a_durable_skill_run_ends_as_its_resumed_run_does() {
     let root = dir.path();
     skill(root);
     let server = host(root);
-    let client = connect(&server).await;
+    let client = connect(&server.url).await;
     let params = CallToolRequestParams::new("skill__three_steps")
         .with_arguments(json!({"input": "go"}).as_object().cloned().unwrap());
     let id = match client.call_tool_once(params).await.unwrap() {
@@ -118,17 +88,9 @@ async fn a_task_backed_by_a_durable_skill_run_ends_as_its_resumed_run_does() {
 
     // Started again: the skill's run resumes, and the task follows it.
     let server = host(root);
-    let client = connect(&server).await;
+    let client = connect(&server.url).await;
     wait_effects(root, 3, "the skill's run did not resume").await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let payload = loop {
-        let got = client.get_task(GetTaskParams::new(&id)).await.unwrap();
-        if got.task.status().is_terminal() {
-            break got.task.payload;
-        }
-        assert!(Instant::now() < deadline, "the task did not end");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let payload = settled(&client, &id, Duration::from_secs(30)).await;
     let TaskPayload::Completed { result } = payload else {
         panic!("the task ends as its skill's run did: {payload:?}")
     };

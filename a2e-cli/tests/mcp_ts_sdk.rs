@@ -161,16 +161,8 @@ fn the_typescript_v2_client_works_at_both_revisions() {
          topic: { type: string, description: What to write about }\n---\nWrite about the topic.\n",
     )
     .unwrap();
-    std::fs::write(
-        root.join("skills/write_note.md"),
-        "---\nname: write_note\ndescription: Writes a note about a topic\ntags: [task]\n\
-         input_schema:\n  type: object\n  required: [topic]\n  properties:\n    \
-         topic: { type: string, description: What the note is about }\n---\nWrites a note.\n\n\
-         ```chain\n{\"entry_node\": \"write\", \"nodes\": [{\"node_id\": \"write\", \
-         \"kind\": \"tool\", \"name\": \"write_file\", \"input_map\": \
-         {\"path\": \"'note.md'\", \"content\": \"input.topic\"}}]}\n```\n",
-    )
-    .unwrap();
+    let note = crate::mcp_tasks_support::WRITE_NOTE;
+    std::fs::write(root.join("skills/write_note.md"), note).unwrap();
     let config = dir.path().join("a2e.toml");
     std::fs::write(
         &config,

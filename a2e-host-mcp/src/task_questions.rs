@@ -49,17 +49,20 @@ impl Mirror {
     pub(crate) async fn sync(&mut self, journal: &dyn Journal, run: &RunId, inbox: &TaskInbox) {
         let open = inbox.questions();
         for (key, question) in &open {
-            if !self.asked.insert(key.clone()) {
+            if self.asked.contains(key) {
                 continue;
             }
             let start = NodeStart {
                 input: serde_json::to_value(question).ok(),
                 ..NodeStart::default()
             };
-            if let Some(node) = node(run, key)
-                && let Err(e) = journal.node_started_with(&node, &start).await
-            {
-                tracing::warn!(run = %run, key, "task question not journaled: {e}");
+            let Some(node) = node(run, key) else { continue };
+            // A question not journaled is tried again at the next look.
+            match journal.node_started_with(&node, &start).await {
+                Ok(()) => {
+                    self.asked.insert(key.clone());
+                }
+                Err(e) => tracing::warn!(run = %run, key, "task question not journaled: {e}"),
             }
         }
         let answered = inbox.answered();
@@ -124,6 +127,41 @@ pub(crate) fn open_in(state: &RunState) -> InputRequests {
             Some((key.to_owned(), question))
         })
         .collect()
+}
+
+/// The answers among `responses` to questions `inbox` waits on that the
+/// journal takes as the first answer of their question (on the host running
+/// the task; an answer another host journaled first stands, and reaches the
+/// task from there). An answer the journal cannot take is taken all the
+/// same: the task goes on.
+pub(crate) async fn answer_here(
+    journal: &dyn Journal,
+    state: &RunState,
+    inbox: &TaskInbox,
+    responses: InputResponses,
+) -> InputResponses {
+    let open = inbox.questions();
+    let run = &state.summary.run_id;
+    let mut taken = InputResponses::new();
+    for (key, answer) in responses {
+        let Some(question) = open.get(&key) else {
+            continue;
+        };
+        if !answer_fits(question, &answer) {
+            continue;
+        }
+        let first = match node(run, &key) {
+            Some(node) => journal
+                .node_finished(&node, &NodeOutcome::output(answer.clone()))
+                .await
+                .unwrap_or(true),
+            None => true,
+        };
+        if first {
+            taken.insert(key, answer);
+        }
+    }
+    taken
 }
 
 /// Journals `responses` to the open questions of task run `state` that

@@ -37,11 +37,14 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::host::Host;
-use crate::task_questions::{Mirror, WATCH_EVERY, answer_in, open_in};
+use crate::task_questions::{Mirror, WATCH_EVERY, answer_here, answer_in, open_in};
 
 /// How long a task stays readable after it was created: the journal keeps
 /// finished runs for days (`[journal] keep_days`); a client is told an hour.
 pub const TASK_TTL_MS: u64 = 3_600_000;
+
+/// How long a status notification may take to reach its client.
+const NOTIFY_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How often a client is asked to poll `tasks/get`.
 pub const POLL_INTERVAL_MS: u64 = 500;
@@ -271,7 +274,13 @@ pub(crate) async fn update(
         return Ok(());
     }
     match (tasks.inbox(id), host.journal()) {
-        (Some(inbox), _) => inbox.answer(responses),
+        // Running here: an answer the journal takes first (another host may
+        // have answered the same question) goes to the waiting call.
+        (Some(inbox), Some(journal)) => {
+            let taken = answer_here(&**journal, &state, &inbox, responses).await;
+            inbox.answer(taken);
+        }
+        (Some(inbox), None) => inbox.answer(responses),
         // Another host runs it: it takes the answers from the task's run.
         (None, Some(journal)) => answer_in(&**journal, &state, responses).await,
         (None, None) => {}
@@ -335,7 +344,8 @@ async fn tell(host: &Host, tasks: &Tasks, id: &str, link: &ClientLink) {
         return;
     }
     if let Ok(task) = get(host, tasks, id).await {
-        link.notify_task(task).await;
+        // A client that does not take it in time misses this one.
+        let _ = tokio::time::timeout(NOTIFY_LIMIT, link.notify_task(task)).await;
     }
 }
 

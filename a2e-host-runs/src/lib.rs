@@ -471,7 +471,9 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
                 );
             }
             RunKind::McpTask => {
-                tokio::spawn(async move { task_run::end_orphan(journal, state, None).await });
+                tokio::spawn(
+                    async move { task_run::end_orphan(journal, state, None, token).await },
+                );
             }
             kind if skill_run::resumes(kind) => {
                 tokio::spawn(async move {

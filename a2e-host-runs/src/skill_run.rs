@@ -132,7 +132,7 @@ impl SkillRun {
         tracing::debug!(run = %run, skill, "durable skill run started");
         // A call that runs as an MCP task: this run backs the task.
         if let Some(link) = ctx.extensions.get::<crate::task_run::TaskLink>() {
-            link.backed_by(&run).await;
+            link.backed_by(skill, &run).await;
         }
         Some(Arc::new(Self {
             journal,

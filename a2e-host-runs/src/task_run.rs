@@ -51,13 +51,21 @@ const BACKING_NODE: &str = "run";
 /// How often a task whose host stopped looks at the run that backs it.
 const FOLLOW_EVERY: Duration = Duration::from_millis(500);
 
-/// What a task's call carries in its extensions so that the first durable
-/// run its skill journals becomes the task's backing run (see the module
-/// docs). Nested durable runs do not: the first one named wins.
+/// How long a task whose host stopped follows its backing run at most (as
+/// long as a client is told a task stays readable): then it fails, as a task
+/// without one does.
+const FOLLOW_LIMIT: Duration = Duration::from_secs(3600);
+
+/// What a task's call carries in its extensions so that the durable run of
+/// the skill the task calls becomes the task's backing run (see the module
+/// docs). A durable run of another skill the call reaches (a chain skill's
+/// LLM skill node) does not, nor a second one: the first run of the task's
+/// own skill is named.
 #[derive(Clone)]
 pub struct TaskLink {
     journal: Arc<dyn Journal>,
     task: RunId,
+    skill: Arc<str>,
     named: Arc<AtomicBool>,
 }
 
@@ -70,10 +78,11 @@ impl std::fmt::Debug for TaskLink {
 }
 
 impl TaskLink {
-    /// Names `run` as the task's backing run (awaited: journaled before the
-    /// run's engine starts), unless one was named already.
-    pub async fn backed_by(&self, run: &RunId) {
-        if self.named.swap(true, Ordering::SeqCst) {
+    /// Names `run`, a durable run of `skill`, as the task's backing run
+    /// (awaited: journaled before the run's engine starts), when `skill` is
+    /// the task's and no run was named yet.
+    pub async fn backed_by(&self, skill: &str, run: &RunId) {
+        if skill != &*self.skill || self.named.swap(true, Ordering::SeqCst) {
             return;
         }
         let start = NodeStart {
@@ -168,12 +177,13 @@ impl TaskRun {
         self.cancel.clone()
     }
 
-    /// What the task's call carries so that its skill's durable run backs
-    /// the task.
-    pub fn link(&self) -> TaskLink {
+    /// What the task's call of `skill` carries so that the skill's durable
+    /// run backs the task.
+    pub fn link(&self, skill: &str) -> TaskLink {
         TaskLink {
             journal: self.journal.clone(),
             task: self.run.clone(),
+            skill: Arc::from(skill),
             named: Arc::default(),
         }
     }
@@ -192,16 +202,34 @@ impl TaskRun {
 }
 
 /// Ends a task run that a host left unfinished (see the module docs): as
-/// its backing run ends, when one backs it, else at once, failed.
+/// its backing run ends, when one backs it (for at most [`FOLLOW_LIMIT`]),
+/// else at once, failed. Left running when `stop` fires or, in a cluster,
+/// the task's lease is lost: another execution ends it then.
 pub(crate) async fn end_orphan(
     journal: Arc<dyn Journal>,
     state: RunState,
     coordination: Option<Coordination>,
+    stop: CancellationToken,
 ) {
     let run = state.summary.run_id.clone();
     let backing = backing_run(&state);
+    let orphaned = || {
+        let error = json!({"code": INTERNAL_ERROR, "message": ORPHANED});
+        (RunStatus::Failed, json!({"error": error}))
+    };
     let (status, answer) = match backing {
-        Some(backing) if !state.summary.cancel_requested => follow(&*journal, &run, &backing).await,
+        Some(backing) if !state.summary.cancel_requested => {
+            let lost = match &coordination {
+                Some(c) => c.lost_signal(),
+                None => Box::pin(futures::future::pending()),
+            };
+            let followed = tokio::time::timeout(FOLLOW_LIMIT, follow(&*journal, &run, &backing));
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = lost => return,
+                ended = followed => ended.unwrap_or_else(|_| orphaned()),
+            }
+        }
         _ if state.summary.cancel_requested => {
             if let Some(backing) = &backing
                 && let Err(e) = journal.request_cancel(backing).await
@@ -210,10 +238,7 @@ pub(crate) async fn end_orphan(
             }
             (RunStatus::Cancelled, json!({"cancelled": true}))
         }
-        _ => {
-            let error = json!({"code": INTERNAL_ERROR, "message": ORPHANED});
-            (RunStatus::Failed, json!({"error": error}))
-        }
+        _ => orphaned(),
     };
     if let Err(e) = journal.finish_run(&run, status, &answer).await {
         tracing::error!(run = %run, "task run: not ended: {e}");
@@ -248,5 +273,44 @@ async fn follow(journal: &dyn Journal, task: &RunId, backing: &RunId) -> (RunSta
             }
         }
         tokio::time::sleep(FOLLOW_EVERY).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2e_journal::{SqliteJournal, SqliteOptions};
+
+    #[tokio::test]
+    async fn the_tasks_own_skill_names_its_backing_run_once_and_others_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal: Arc<dyn Journal> = Arc::new(
+            SqliteJournal::open_in(dir.path(), SqliteOptions::default())
+                .await
+                .unwrap(),
+        );
+        let task = RunId::generate();
+        journal
+            .create_run(NewRun {
+                run_id: task.clone(),
+                kind: RunKind::McpTask,
+                agent: "mcp".into(),
+                request: json!({"tool": "skill__outer", "arguments": {}}),
+            })
+            .await
+            .unwrap();
+        let link = TaskLink {
+            journal: journal.clone(),
+            task: task.clone(),
+            skill: Arc::from("outer"),
+            named: Arc::default(),
+        };
+        let (nested, own, again) = (RunId::generate(), RunId::generate(), RunId::generate());
+        // A durable run of another skill the call reaches comes first: not it.
+        link.backed_by("inner", &nested).await;
+        link.backed_by("outer", &own).await;
+        link.backed_by("outer", &again).await;
+        let state = journal.show_run(&task).await.unwrap().unwrap();
+        assert_eq!(backing_run(&state), Some(own));
     }
 }

@@ -177,7 +177,11 @@ pub async fn authorize(
     match (oauth.grant, oauth.client_auth) {
         (Grant::AuthorizationCode, _) => {}
         (Grant::ClientCredentials, ClientAuth::ClientSecret) => {
-            return client_credentials(server, url, oauth, token_file).await;
+            // rmcp's exchange: bearer tokens, so no key of an earlier grant stays.
+            client_credentials(server, url, oauth, token_file).await?;
+            return keep_dpop_key(None, token_file)
+                .await
+                .map_err(|e| failed(server, "DPoP key", e));
         }
         _ => {
             let http = oauth_http(server)?;
@@ -363,7 +367,8 @@ mod tests {
 
     #[tokio::test]
     async fn machine_grants_name_what_they_miss_before_any_request() {
-        let file = tempfile::tempdir().unwrap().path().join("t.json");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.json");
         // Nothing listens on port 9: each error comes from the configuration.
         let url = "http://127.0.0.1:9/mcp";
         let cases = [
@@ -412,7 +417,8 @@ mod tests {
         assert_eq!(oauth.grant, Grant::ClientCredentials);
         assert!(!oauth.needs_consent());
         assert!(OAuthConfig::default().needs_consent());
-        let file = tempfile::tempdir().unwrap().path().join("t.json");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.json");
         let url = "http://127.0.0.1:9/mcp";
         let e = authorize("svc", url, &oauth, &file, None)
             .await

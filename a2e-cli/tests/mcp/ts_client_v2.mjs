@@ -111,7 +111,11 @@ async function runTask() {
   });
   try {
     const execution = await session.callTool("skill__write_note", {});
-    const { outcome } = await execution.settle();
+    // A task that never ends fails the check instead of hanging it.
+    const limit = new Promise((_, reject) =>
+      setTimeout(() => reject(new Error("the task did not settle in 60 s")), 60_000).unref(),
+    );
+    const { outcome } = await Promise.race([execution.settle(), limit]);
     const result = resultFromTaskOutcome(outcome);
     return { status: outcome.status, taskId: outcome.task?.taskId, asked, text: text(result) };
   } finally {

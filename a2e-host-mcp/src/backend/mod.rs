@@ -271,12 +271,28 @@ impl ToolBackend for HostBackend {
         let worker = Self::with_extras(self.host.clone(), &self.agent_id, self.extras.clone());
         let (host, registry) = (self.host.clone(), self.tasks.clone());
         let cancel = run.cancelled();
+        // A skill that journals a durable run of its own backs the task with it.
+        let mut extra = crate::plugin::Extensions::new();
+        if let Target::Skill(skill) = self.resolve(&name) {
+            extra.insert(run.link(&skill));
+        }
+        let sink = ProgressSink::for_client(client.clone());
+        // The call runs as a task of its own, so that nothing the driver
+        // waits on (the journal, a slow client) holds it up.
+        let tool = name.clone();
+        let call =
+            tokio::spawn(
+                async move { worker.run_tool(name, arguments, sink, cancel, extra).await },
+            );
         tokio::spawn(async move {
-            let sink = ProgressSink::for_client(client.clone());
-            // A skill that journals a durable run of its own backs the task with it.
-            let mut extra = crate::plugin::Extensions::new();
-            extra.insert(run.link());
-            let call = worker.run_tool(name, arguments, sink, cancel, extra);
+            let call = async move {
+                call.await.unwrap_or_else(|e| {
+                    // Only a panic ends it so (it is never aborted): named as
+                    // the call pipeline names one, a failed task.
+                    let message = format!("the task's call panicked: {e}");
+                    a2e_proto::ToolResult::failed(&tool, a2e_proto::ErrorCode::TOOL_ERROR, message)
+                })
+            };
             tasks::drive(&host, &registry, run, &client, call).await;
         });
         let now = tasks::now_ms();

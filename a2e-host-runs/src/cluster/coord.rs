@@ -182,8 +182,9 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
                 });
             }
             RunKind::McpTask => {
-                drop(token);
-                tokio::spawn(async move { crate::task_run::end_orphan(journal, state, c).await });
+                tokio::spawn(async move {
+                    crate::task_run::end_orphan(journal, state, c, token).await;
+                });
             }
             _ => {
                 tokio::spawn(async move {

@@ -32,6 +32,9 @@ pub const DPOP: &str = "dpop";
 /// The header a server gives its nonce in.
 pub const DPOP_NONCE: &str = "dpop-nonce";
 
+/// How long the request that learns a server's nonce may take.
+const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A DPoP key with the nonces its servers asked for.
 #[derive(Debug)]
 pub struct DpopKey {
@@ -198,10 +201,12 @@ impl Dpop {
             .header(DPOP, proof)
             .body(r#"{"jsonrpc":"2.0","id":"dpop-nonce","method":"ping"}"#);
         for (name, value) in headers {
-            if !name.as_str().eq_ignore_ascii_case("mcp-name") {
+            let own = ["mcp-name", "mcp-method"];
+            if !own.iter().any(|o| name.as_str().eq_ignore_ascii_case(o)) {
                 probe = probe.header(name, value);
             }
         }
+        let probe = probe.header("mcp-method", "ping").timeout(PROBE_LIMIT);
         let Ok(response) = probe.send().await else {
             return false;
         };

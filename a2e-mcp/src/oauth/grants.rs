@@ -54,43 +54,55 @@ pub(super) async fn machine(
         .await
         .map_err(|e| fail(&e))?
         .metadata;
-    let key = super::dpop_key(oauth, &metadata).map_err(|e| fail(&e))?;
+    // rmcp's enterprise exchange takes bearer tokens only.
+    let key = match oauth.grant {
+        Grant::Enterprise => None,
+        _ => super::dpop_key(oauth, &metadata).map_err(|e| fail(&e))?,
+    };
     http.set_dpop(key.clone());
     let issuer = metadata
         .issuer
         .clone()
         .unwrap_or_else(|| metadata.token_endpoint.clone());
-    let mut form = vec![("resource", url.to_owned())];
+    let mut common = vec![("resource", url.to_owned())];
     if !oauth.scopes.is_empty() {
-        form.push(("scope", oauth.scopes.join(" ")));
+        common.push(("scope", oauth.scopes.join(" ")));
     }
     let client_id = oauth.client_id.clone();
+    let endpoint = metadata.token_endpoint.as_str();
     let token = match oauth.grant {
         Grant::ClientCredentials => {
             let id = client_id
                 .clone()
                 .ok_or_else(|| fail(&"needs `client_id`"))?;
             let key = private_key(oauth).map_err(|e| fail(&e))?;
-            let assertion = client_assertion(&key, &id, &issuer).map_err(|e| fail(&e))?;
-            form.extend([
-                ("grant_type", "client_credentials".to_owned()),
-                ("client_id", id),
-                ("client_assertion_type", CLIENT_ASSERTION_TYPE.to_owned()),
-                ("client_assertion", assertion),
-            ]);
-            post_form(http.as_ref(), &metadata.token_endpoint, &form)
+            let form = || {
+                let mut form = common.clone();
+                form.extend([
+                    ("grant_type", "client_credentials".to_owned()),
+                    ("client_id", id.clone()),
+                    ("client_assertion_type", CLIENT_ASSERTION_TYPE.to_owned()),
+                    ("client_assertion", client_assertion(&key, &id, &issuer)?),
+                ]);
+                Ok(form)
+            };
+            post_form(http.as_ref(), endpoint, form)
                 .await
                 .map_err(|e| fail(&e))?
         }
         Grant::JwtBearer => {
-            form.extend([
-                ("grant_type", JWT_BEARER.to_owned()),
-                ("assertion", workload_jwt(oauth).map_err(|e| fail(&e))?),
-            ]);
-            if let Some(id) = &client_id {
-                form.push(("client_id", id.clone()));
-            }
-            post_form(http.as_ref(), &metadata.token_endpoint, &form)
+            let form = || {
+                let mut form = common.clone();
+                form.extend([
+                    ("grant_type", JWT_BEARER.to_owned()),
+                    ("assertion", workload_jwt(oauth)?),
+                ]);
+                if let Some(id) = &client_id {
+                    form.push(("client_id", id.clone()));
+                }
+                Ok(form)
+            };
+            post_form(http.as_ref(), endpoint, form)
                 .await
                 .map_err(|e| fail(&e))?
         }
@@ -137,6 +149,11 @@ fn preflight(oauth: &OAuthConfig) -> Result<(), String> {
         Grant::JwtBearer => workload_jwt(oauth).map(|_| ()),
         Grant::Enterprise => {
             needs_id()?;
+            if oauth.dpop == Some(true) {
+                return Err(
+                    "`grant = \"enterprise\"` takes bearer tokens only: no `dpop = true`".into(),
+                );
+            }
             let idp = oauth
                 .idp
                 .as_ref()
@@ -189,21 +206,33 @@ fn workload_jwt(oauth: &OAuthConfig) -> Result<String, String> {
 }
 
 /// A token endpoint's answer to a form: the token, or its error as given.
+/// The form is made anew for a second request when the authorization server
+/// asks for a DPoP nonce, so that an assertion in it goes out once.
 async fn post_form(
     http: &OAuthHttp,
     endpoint: &str,
-    form: &[(&str, String)],
+    form: impl Fn() -> Result<Vec<(&'static str, String)>, String>,
 ) -> Result<Value, String> {
-    let body = serde_urlencoded::to_string(form).map_err(|e| e.to_string())?;
-    let request = axum::http::Request::post(endpoint)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("accept", "application/json")
-        .body(body.into_bytes())
-        .map_err(|e| e.to_string())?;
-    let response = http
-        .send(request, false, None)
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut again = http.has_dpop();
+    let response = loop {
+        let body = serde_urlencoded::to_string(form()?).map_err(|e| e.to_string())?;
+        let request = axum::http::Request::post(endpoint)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(body.into_bytes())
+            .map_err(|e| e.to_string())?;
+        let response = http
+            .send(request, false, None, false)
+            .await
+            .map_err(|e| e.to_string())?;
+        let nonce_asked = response.status() == axum::http::StatusCode::BAD_REQUEST
+            && super::dpop::asks_nonce(&String::from_utf8_lossy(response.body()));
+        if again && nonce_asked {
+            again = false;
+            continue;
+        }
+        break response;
+    };
     let status = response.status();
     let answer: Value = serde_json::from_slice(response.body()).unwrap_or(Value::Null);
     if !status.is_success() || answer.get("access_token").is_none() {

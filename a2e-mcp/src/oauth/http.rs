@@ -51,6 +51,14 @@ impl OAuthHttp {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = key;
     }
 
+    /// Whether a DPoP key is set.
+    pub(super) fn has_dpop(&self) -> bool {
+        self.dpop
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some()
+    }
+
     /// The DPoP key for `request`: set, and `request` is a token request (a
     /// form with a `grant_type`).
     fn dpop_for(&self, parts: &axum::http::request::Parts, body: &[u8]) -> Option<Arc<DpopKey>> {
@@ -77,18 +85,22 @@ fn boxed(e: impl std::error::Error + Send + Sync + 'static) -> OAuthHttpClientEr
 impl OAuthHttpClient for OAuthHttp {
     fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
         let follow = !matches!(request.redirect_policy, OAuthHttpRedirectPolicy::Stop);
-        Box::pin(self.send(request.request, follow, request.timeout))
+        Box::pin(self.send(request.request, follow, request.timeout, true))
     }
 }
 
 impl OAuthHttp {
     /// Sends `request` (following redirects when `follow`), bounded by
-    /// `timeout` (30 s when none is given).
+    /// `timeout` (30 s when none is given). With `again_for_nonce`, a token
+    /// request the authorization server answers with `use_dpop_nonce` is
+    /// sent again, once, with its nonce (a request whose body holds a
+    /// single-use assertion is made anew by its caller instead).
     pub(super) async fn send(
         &self,
         request: axum::http::Request<Vec<u8>>,
         follow: bool,
         timeout: Option<Duration>,
+        again_for_nonce: bool,
     ) -> Result<axum::http::Response<Vec<u8>>, OAuthHttpClientError> {
         {
             let client = if follow { &self.follow } else { &self.stop };
@@ -96,7 +108,7 @@ impl OAuthHttp {
             let (parts, body) = request.into_parts();
             let url = reqwest::Url::parse(&parts.uri.to_string()).map_err(boxed)?;
             let dpop = self.dpop_for(&parts, &body);
-            let mut retried = false;
+            let mut retried = !again_for_nonce;
             loop {
                 let mut req = reqwest::Request::new(parts.method.clone(), url.clone());
                 *req.headers_mut() = parts.headers.clone();

@@ -23,9 +23,10 @@ pub enum KeyError {
     /// A SEC1 key, which needs converting first.
     #[error("a SEC1 `EC PRIVATE KEY`: convert it to PKCS#8 (`openssl pkcs8 -topk8 -nocrypt`)")]
     Sec1,
-    /// The text is no PEM block.
-    #[error("not a PEM block ({0})")]
-    NotPem(#[from] base64::DecodeError),
+    /// The text is no PEM block (the decoder's detail, which quotes the
+    /// key's text, is left out).
+    #[error("not a PEM block of base64")]
+    NotPem,
     /// Signing failed.
     #[error("signing failed")]
     Sign,
@@ -78,7 +79,7 @@ impl SigningKey {
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with("-----"))
             .collect();
-        let der = STANDARD.decode(body)?;
+        let der = STANDARD.decode(body).map_err(|_| KeyError::NotPem)?;
         Self::from_pkcs8(&der)
     }
 

@@ -28,6 +28,10 @@ struct Open {
     answered: InputResponses,
 }
 
+/// How long a task's question waits for its answer: as long as a client is
+/// told a task stays readable.
+pub const QUESTION_LIMIT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// One task's questions to its client.
 pub struct TaskInbox {
     capabilities: ClientCapabilities,
@@ -89,8 +93,9 @@ impl TaskInbox {
         self.lock().keys.next(request)
     }
 
-    /// Asks `request` under `key` and waits for its answer (`None`: the
-    /// inbox went away before one came).
+    /// Asks `request` under `key` and waits for its answer, at most
+    /// [`QUESTION_LIMIT`] (`None`: no answer came in that time, or the inbox
+    /// went away).
     pub(crate) async fn ask(&self, key: String, request: InputRequest) -> Option<Value> {
         if let Some(answer) = self.given.get(&key).filter(|a| answers(&request, a)) {
             return Some(answer.clone());
@@ -99,10 +104,20 @@ impl TaskInbox {
         {
             let mut open = self.lock();
             open.questions.insert(key.clone(), request);
-            open.waiting.insert(key, tx);
+            open.waiting.insert(key.clone(), tx);
         }
         self.changed();
-        rx.await.ok()
+        match tokio::time::timeout(QUESTION_LIMIT, rx).await {
+            Ok(answer) => answer.ok(),
+            Err(_) => {
+                let mut open = self.lock();
+                open.questions.remove(&key);
+                open.waiting.remove(&key);
+                drop(open);
+                self.changed();
+                None
+            }
+        }
     }
 
     /// The questions without an answer yet.
