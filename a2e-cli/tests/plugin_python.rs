@@ -1,7 +1,8 @@
 //! A plugin written in Python (the repository's `examples/plugins/wordcount.py`,
 //! standard library only) mounted with a `[[plugins]]` entry: `a2e tools`
 //! lists its tool under the plugin's toolkit, `a2e run` calls it in a chain,
-//! and a wire call gets its answer and its event, and its refusals.
+//! and a wire call gets its answer and its event, and its refusals. A plugin
+//! that takes one call at a time gets one at a time.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -119,5 +120,74 @@ async fn a_wire_call_gets_the_plugins_answer_event_and_refusal() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), Some(&ErrorCode::SCHEMA_VIOLATION), "{err:?}");
+    client.shutdown(5).await.unwrap();
+}
+
+/// A plugin that takes one call at a time (`max_parallel: 1`) but would run
+/// any number at once (a thread each): each call holds a while and answers
+/// how many calls it ever held together.
+const ONE_AT_A_TIME: &str = r#"
+import json, sys, threading, time, uuid
+held, out = threading.Lock(), threading.Lock()
+state = {"now": 0, "peak": 0}
+def send(msg):
+    msg.update(id=uuid.uuid4().hex, version="1.0", ts=time.time())
+    with out:
+        print(json.dumps(msg), flush=True)
+def hold(rid):
+    with held:
+        state["now"] += 1
+        state["peak"] = max(state["peak"], state["now"])
+    time.sleep(0.3)
+    with held:
+        state["now"] -= 1
+        peak = state["peak"]
+    send({"type": "tool/call/resp", "req_id": rid, "data": {"success": True,
+          "tool_name": "hold", "data": {"peak": peak}, "duration_ms": 300}})
+for line in sys.stdin:
+    req = json.loads(line)
+    kind, rid = req.get("type"), req.get("id", "")
+    if kind == "handshake/req":
+        send({"type": "handshake/resp", "req_id": rid, "session_id": uuid.uuid4().hex,
+              "ok": True, "max_parallel": 1,
+              "accepted_caps": [{"capability": "tools", "enabled": True}]})
+    elif kind == "ping":
+        send({"type": "pong", "req_id": rid})
+    elif kind == "tool/list/req":
+        send({"type": "tool/list/resp", "req_id": rid, "tools": [{"name": "hold",
+              "description": "Holds a while", "input_parameters": []}]})
+    elif kind == "tool/call/req":
+        threading.Thread(target=hold, args=(rid,), daemon=True).start()
+    elif kind == "shutdown":
+        break
+"#;
+
+#[tokio::test]
+async fn a_plugin_gets_no_more_calls_at_once_than_its_max_parallel() {
+    if !python3("a_plugin_gets_no_more_calls_at_once_than_its_max_parallel") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.py"), ONE_AT_A_TIME).unwrap();
+    std::fs::write(
+        dir.path().join("a2e.toml"),
+        "[[plugins]]\nname = \"one\"\ncommand = [\"python3\", \"one.py\"]\n",
+    )
+    .unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.current_dir(dir.path())
+        .args(["--config", "a2e.toml", "--root", ".", "serve", "--stdio"]);
+    let client = Client::connect_stdio(cmd).await.unwrap();
+    let tools = client.tools();
+    let (a, b, c) = tokio::join!(
+        tools.call("hold", json!({})),
+        tools.call("hold", json!({})),
+        tools.call("hold", json!({})),
+    );
+    for result in [a, b, c] {
+        let result = result.unwrap();
+        assert!(result.success, "{result:?}");
+        assert_eq!(result.data, json!({"peak": 1}), "one call at a time");
+    }
     client.shutdown(5).await.unwrap();
 }

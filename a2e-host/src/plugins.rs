@@ -52,9 +52,11 @@ pub fn with_plugin_processes(mut builder: HostBuilder) -> HostBuilder {
     builder
 }
 
-/// A running plugin: the connection and the guard of its process group.
+/// A running plugin: the connection, the calls it takes at once (its
+/// handshake's `max_parallel`) and the guard of its process group.
 struct Running {
     client: Client,
+    slots: Arc<tokio::sync::Semaphore>,
     // Dropped after the client: the group dies with the plugin.
     _group: GroupGuard,
 }
@@ -160,9 +162,11 @@ impl PluginProcess {
         let pgid = client.child_id().ok_or_else(|| {
             HostError::Runtime(format!("plugin `{}` has no process id", self.config.name))
         })?;
-        tracing::info!(plugin = %self.config.name, pid = pgid, "plugin started");
+        let parallel = usize::try_from(client.max_parallel().max(1)).unwrap_or(1);
+        tracing::info!(plugin = %self.config.name, pid = pgid, parallel, "plugin started");
         Ok(Running {
             client,
+            slots: Arc::new(tokio::sync::Semaphore::new(parallel)),
             _group: GroupGuard::new(pgid),
         })
     }
@@ -201,6 +205,14 @@ impl ToolPlugin<HostError> for PluginProcess {
         ctx: CallContext,
     ) -> HostResult<ToolOutput> {
         let running = self.running().await?;
+        // No more calls at once than the plugin said it takes: the others
+        // wait their turn, within their own deadline.
+        let _slot = tokio::select! {
+            slot = running.slots.clone().acquire_owned() => slot.map_err(|_| {
+                HostError::Runtime(format!("plugin `{}` stopped", self.config.name))
+            })?,
+            () = ctx.cancel.cancelled() => return Err(HostError::Cancelled),
+        };
         let mut call = ToolCall::new(tool, Value::Object(args))
             .streaming(true)
             .correlation_id(ctx.correlation_id.to_string());
