@@ -3,7 +3,7 @@
 //! `.ci/install-llm.sh` starts (it writes `A2E_TEST_LOCAL_LLM_URL` into
 //! `$A2E_CI_TOOLS/env`). So small a model often writes malformed tool arguments; the skill
 //! must still end within `max_turns` with a clear outcome (an answer or `skill_error`),
-//! never hang or crash. An opt-in run against any endpoint: `A2E_TEST_LLM_BASE_URL`
+//! never hang or crash; a model server that stopped during the run fails the test. An opt-in run against any endpoint: `A2E_TEST_LLM_BASE_URL`
 //! (+ `A2E_TEST_LLM_MODEL`, `A2E_TEST_LLM_API_KEY`).
 
 use crate::skip;
@@ -66,6 +66,13 @@ fn run_against(test: &str, url: &str, model: &str, key: Option<&str>) {
         // A clear failure: max_turns, or the model's own error, never a crash.
         assert_eq!(result["error_code"], "skill_error", "{result}");
         assert!(!result["error"].as_str().unwrap_or("").is_empty());
+        // Not a model server that went away: that is a broken run, not an outcome.
+        if url.starts_with("http://") {
+            assert!(
+                answers(url),
+                "{test}: the model server stopped answering during the run: {result}"
+            );
+        }
     }
     // The host is still there and answers.
     host.send(br#"{"type":"skill/discover/req","id":"d"}"#)
