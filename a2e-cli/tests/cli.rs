@@ -43,6 +43,7 @@ mod mcp_conformance_client;
 mod mcp_conformance_revisions;
 mod mcp_conformance_server;
 mod mcp_host;
+mod mcp_mount_revision;
 mod mcp_rounds;
 mod mcp_sampling;
 mod mcp_served_tools;

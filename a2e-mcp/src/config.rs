@@ -95,6 +95,26 @@ pub struct McpServerConfig {
     /// Streamable HTTP: OAuth 2.1 authorization (see [`crate::oauth`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<crate::oauth::OAuthConfig>,
+    /// The MCP revision the host starts with (unset: `auto` over Streamable
+    /// HTTP, `2025-11-25` over stdio, where a server that is sent an unknown
+    /// first request may drop its pipe or leave it unanswered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<Revision>,
+}
+
+/// How a mounted server's connection starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Revision {
+    /// `server/discover` first (MCP 2026-07-28), `initialize` when the server
+    /// does not know it.
+    #[serde(rename = "auto")]
+    Auto,
+    /// `initialize` (MCP 2025-11-25, a session).
+    #[serde(rename = "2025-11-25")]
+    Initialize,
+    /// `server/discover` only (MCP 2026-07-28, stateless).
+    #[serde(rename = "2026-07-28")]
+    Discover,
 }
 
 /// A program to run: its name alone, or its name and leading arguments.
@@ -238,6 +258,7 @@ impl McpServerConfig {
             elicitation: ElicitationPolicy::Decline,
             sampling: None,
             oauth: None,
+            protocol: None,
         }
     }
 

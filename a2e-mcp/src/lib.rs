@@ -52,7 +52,9 @@ pub mod tool;
 pub mod toolkit;
 
 pub use call::{McpCallOptions, McpProgress, ProgressFn};
-pub use config::{CommandLine, ElicitationPolicy, McpServerConfig, McpTransport, SamplingConfig};
+pub use config::{
+    CommandLine, ElicitationPolicy, McpServerConfig, McpTransport, Revision, SamplingConfig,
+};
 pub use error::{McpError, ServeError};
 pub use mounts::McpMounts;
 pub use names::NameTable;

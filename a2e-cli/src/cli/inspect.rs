@@ -124,6 +124,8 @@ struct ServerRow {
     transport: Option<String>,
     /// How many tools it listed, when it started and listed them.
     tools: Option<usize>,
+    /// The MCP revision it spoke, when it started.
+    protocol: Option<String>,
     /// Why it is invalid or failed.
     error: Option<String>,
     /// Whether its failure is of its configuration (`invalid`) rather than of
@@ -143,6 +145,10 @@ impl ServerRow {
             (Some(e), _) => format!("failed: {e}"),
             (None, tools) => format!("ok, {} tools", tools.unwrap_or_default()),
         };
+        let state = match &self.protocol {
+            Some(revision) if self.error.is_none() => format!("{state}, MCP {revision}"),
+            _ => state,
+        };
         let deferred = if self.deferred { " (deferred)" } else { "" };
         format!("{:<16} {state}{deferred}  {transport}", self.name)
     }
@@ -155,6 +161,7 @@ impl ServerRow {
             "error": self.error,
             "deferred": self.deferred,
             "transport": self.transport,
+            "protocol": self.protocol,
         })
     }
 }
@@ -165,6 +172,7 @@ async fn server_row(server: &a2e_mcp::McpServerConfig) -> ServerRow {
         name: server.name.clone(),
         transport: None,
         tools: None,
+        protocol: None,
         error: None,
         invalid: false,
         deferred: server.defer_loading,
@@ -180,6 +188,7 @@ async fn server_row(server: &a2e_mcp::McpServerConfig) -> ServerRow {
     match a2e_mcp::McpToolkit::new(server.clone()) {
         Ok(kit) => {
             let listed = kit.tools().await;
+            row.protocol = kit.protocol_version().await;
             kit.shutdown().await;
             match listed {
                 Ok(tools) => row.tools = Some(tools.len()),

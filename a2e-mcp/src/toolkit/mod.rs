@@ -16,6 +16,7 @@ use std::time::Duration;
 use a2e_proto::{ToolDefinition, ToolResult};
 use futures::future::BoxFuture;
 use nix::sys::signal::Signal;
+use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
     ProgressToken, ServerResult,
@@ -23,14 +24,13 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::McpCallOptions;
-use crate::config::{McpServerConfig, McpTransport};
+use crate::config::{McpServerConfig, McpTransport, Revision};
 use crate::error::McpError;
 use crate::output::McpOutput;
 use crate::process::{ProcessGroupGuard, StderrTail};
@@ -203,6 +203,18 @@ impl McpToolkit {
     /// Whether the server is running now.
     pub async fn is_running(&self) -> bool {
         matches!(&*self.inner.state.lock().await, State::Up(c) if c.alive())
+    }
+
+    /// The MCP revision the running server and the host speak (`None` while
+    /// it is not running).
+    pub async fn protocol_version(&self) -> Option<String> {
+        match &*self.inner.state.lock().await {
+            State::Up(c) if c.alive() => c
+                .peer
+                .peer_info()
+                .map(|info| info.protocol_version.to_string()),
+            _ => None,
+        }
     }
 
     /// The server's tools, starting it if needed; listed once per connection

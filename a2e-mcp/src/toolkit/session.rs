@@ -161,8 +161,17 @@ impl Inner {
             } => {
                 let (child, group, stderr) =
                     crate::process::spawn(&server, command, args, env, cwd.as_ref())?;
-                let started =
-                    tokio::time::timeout(limit, handler.serve_with_ct(child, stop.clone())).await;
+                let lifecycle = lifecycle(self.config.protocol.unwrap_or(Revision::Initialize));
+                let started = tokio::time::timeout(
+                    limit,
+                    rmcp::service::serve_client_with_lifecycle_and_ct(
+                        handler,
+                        child,
+                        lifecycle,
+                        stop.clone(),
+                    ),
+                )
+                .await;
                 // On failure `group` drops here and kills what was started.
                 match started {
                     Err(_) => return Err(timed_out()),
@@ -199,7 +208,9 @@ impl Inner {
                 let client = http_client().map_err(|e| init_failed(a2e_http::error_chain(&e)))?;
                 let started = match &self.config.oauth {
                     None => {
-                        let started = serve_over_http(handler, client, config, stop.clone());
+                        let revision = self.config.protocol;
+                        let started =
+                            serve_over_http(handler, client, config, revision, stop.clone());
                         tokio::time::timeout(limit, started).await
                     }
                     Some(oauth) => {
@@ -209,7 +220,9 @@ impl Inner {
                             rmcp::transport::auth::AuthClient::new(client, authorization.manager),
                             self.challenge.clone(),
                         );
-                        let started = serve_over_http(handler, client, config, stop.clone());
+                        let revision = self.config.protocol;
+                        let started =
+                            serve_over_http(handler, client, config, revision, stop.clone());
                         tokio::time::timeout(limit, started).await
                     }
                 };
@@ -412,16 +425,22 @@ async fn serve_over_http<C>(
     handler: ClientSide,
     client: C,
     config: StreamableHttpClientTransportConfig,
+    revision: Option<Revision>,
     stop: CancellationToken,
 ) -> Result<RunningService<RoleClient, ClientSide>, rmcp::service::ClientInitializeError>
 where
     C: rmcp::transport::streamable_http_client::StreamableHttpClient + Clone + Send + 'static,
 {
-    use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle_and_ct};
+    use rmcp::service::serve_client_with_lifecycle_and_ct;
     let transport = || StreamableHttpClientTransport::with_client(client.clone(), config.clone());
-    let discover = ClientLifecycleMode::Discover {
-        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-    };
+    let revision = revision.unwrap_or(Revision::Auto);
+    if revision != Revision::Auto {
+        let lifecycle = lifecycle(revision);
+        return serve_client_with_lifecycle_and_ct(handler, transport(), lifecycle, stop).await;
+    }
+    // A new transport for `initialize`: a server that answered the probe
+    // with something else may have left the first one in any state.
+    let discover = lifecycle(Revision::Discover);
     let attempt =
         serve_client_with_lifecycle_and_ct(handler.clone(), transport(), discover, stop.clone());
     match tokio::time::timeout(DISCOVER_LIMIT, attempt).await {
@@ -433,8 +452,25 @@ where
             tracing::debug!(server = %handler.server, "server/discover unanswered; initialize instead")
         }
     }
-    serve_client_with_lifecycle_and_ct(handler, transport(), ClientLifecycleMode::Initialize, stop)
-        .await
+    let initialize = lifecycle(Revision::Initialize);
+    serve_client_with_lifecycle_and_ct(handler, transport(), initialize, stop).await
+}
+
+/// How a connection of `revision` starts (`auto` on one transport: rmcp's
+/// probe, which falls back to `initialize` on an error or after its wait).
+fn lifecycle(revision: Revision) -> rmcp::service::ClientLifecycleMode {
+    use rmcp::service::ClientLifecycleMode;
+    let modern = vec![rmcp::model::ProtocolVersion::V_2026_07_28];
+    match revision {
+        Revision::Initialize => ClientLifecycleMode::Initialize,
+        Revision::Discover => ClientLifecycleMode::Discover {
+            preferred_versions: modern,
+        },
+        Revision::Auto => ClientLifecycleMode::Auto {
+            preferred_versions: modern,
+            legacy_version: Some(crate::protocol::PROTOCOL_VERSION),
+        },
+    }
 }
 
 /// How long a server may take to answer `server/discover` before the
