@@ -3,7 +3,9 @@
 //! journal under its root. The client is the official Rust SDK (rmcp), a
 //! stateless 2026-07-28 client that declares the extension. A task runs
 //! past its request and completes with its result inlined; a tool's own
-//! failure completes with `isError`, a panic fails it; a cancel ends a
+//! failure completes with `isError`, a panic fails it; a task-only tool
+//! that gathers its input and is given all of it is a task that ended in its
+//! request; a cancel ends a
 //! running task; a task that asks its user is `input_required` until
 //! `tasks/update` answers; `a2e runs` lists tasks; and a task whose host is
 //! killed is still answered by the host started again on the same journal:
@@ -154,6 +156,20 @@ async fn tasks_are_runs_that_outlive_their_request_and_their_host() {
         panic!("the answered task completes")
     };
     assert!(text_of(&result).contains("deleted x.txt"), "{result:?}");
+
+    // A task-only tool that gathers its input first, given all of it: it
+    // asks nothing and ends in the request, still as a task (one that ended).
+    let params = CallToolRequestParams::new("greet_task")
+        .with_arguments(json!({"name": "Ada"}).as_object().cloned().unwrap());
+    let created = match client.call_tool_once(params).await.unwrap() {
+        CallToolResponse::Task(created) => created.task,
+        other => panic!("greet_task is only a task: {other:?}"),
+    };
+    assert_eq!(created.status, TaskStatus::Completed, "{created:?}");
+    let TaskPayload::Completed { result } = settled(&client, &created.task_id).await else {
+        panic!("greet_task completed")
+    };
+    assert!(text_of(&result).contains("Hello, Ada!"), "{result:?}");
 
     // A skill tagged `task` runs as one too.
     let id = start_task(&client, "skill__read_notes", json!({"path": "notes.md"})).await;

@@ -303,6 +303,14 @@ pub(crate) async fn drive(
     let journal = host.journal().cloned();
     let mut changes = inbox.as_ref().map(|inbox| inbox.changes());
     let mut mirror = Mirror::default();
+    // The call runs on its own and may have asked before `changes` began to
+    // watch: what is open now is journaled (and told) at once.
+    if let (Some(journal), Some(inbox)) = (&journal, &inbox)
+        && !inbox.questions().is_empty()
+    {
+        mirror.sync(&**journal, run.run_id(), inbox).await;
+        tell(host, tasks, &id, link).await;
+    }
     let mut call = std::pin::pin!(call);
     let result = loop {
         let change = async {
@@ -347,6 +355,24 @@ async fn tell(host: &Host, tasks: &Tasks, id: &str, link: &ClientLink) {
         // A client that does not take it in time misses this one.
         let _ = tokio::time::timeout(NOTIFY_LIMIT, link.notify_task(task)).await;
     }
+}
+
+/// A task of `agent` calling `tool` with `arguments` that ended before it
+/// began, with `result` (see `ToolBackend::ended_task`): journaled as a run
+/// that started and ended, its state as `tasks/get` gives it.
+pub(crate) async fn ended(
+    host: &Host,
+    tasks: &Tasks,
+    (agent, tool): (&str, &str),
+    arguments: &Value,
+    result: &ToolResult,
+) -> Result<Task, ErrorData> {
+    let run = begin(host, agent, tool, arguments).await?;
+    let id = run.run_id().to_string();
+    let mcp = serde_json::to_value(a2e_mcp::to_mcp_result(result)).unwrap_or_default();
+    let (status, answer) = outcome(result, mcp, false);
+    run.finish(status, answer).await;
+    Ok(get(host, tasks, &id).await?.task)
 }
 
 /// Starts a task's run: `None` when the host journals no runs.

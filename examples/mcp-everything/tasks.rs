@@ -69,6 +69,14 @@ impl ToolPlugin for TaskTools {
             ),
             tagged(
                 ToolDefinition::new(
+                    "greet_task",
+                    "Greets `name` as a task, asking for it when it is not given",
+                )
+                .param(ToolParameter::new("name", "string", "Who to greet")),
+                "task:required task:gather",
+            ),
+            tagged(
+                ToolDefinition::new(
                     "test_tool_with_task",
                     "Asks the user's name in rounds, then greets them as a task",
                 ),
@@ -134,6 +142,27 @@ impl ToolPlugin for TaskTools {
                 );
                 let ok = first.is_ok() && second.is_ok();
                 Ok(text(format!("both answered: {ok}")))
+            }
+            "greet_task" => {
+                let name = match args.get("name").and_then(Value::as_str) {
+                    Some(name) => name.to_owned(),
+                    None => {
+                        let client =
+                            client_of(&ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
+                        let schema =
+                            json!({"type": "object", "properties": {"name": {"type": "string"}}});
+                        let answer = client
+                            .elicit("Who is to be greeted?", schema)
+                            .await
+                            .map_err(|e| Error::failed(e.to_string()))?;
+                        let given = answer.content.as_ref().and_then(|c| c.get("name"));
+                        given
+                            .and_then(Value::as_str)
+                            .unwrap_or("stranger")
+                            .to_owned()
+                    }
+                };
+                Ok(text(format!("Hello, {name}! (a task)")))
             }
             "test_tool_with_task" => {
                 let client =

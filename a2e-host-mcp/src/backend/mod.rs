@@ -305,6 +305,18 @@ impl ToolBackend for HostBackend {
     }
 
     #[cfg(feature = "tasks")]
+    async fn ended_task(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        result: a2e_proto::ToolResult,
+    ) -> Result<a2e_mcp::rmcp::model::Task, ErrorData> {
+        let who = (self.agent_id.as_str(), name.as_str());
+        let whole = Value::Object(arguments);
+        crate::tasks::ended(&self.host, &self.tasks, who, &whole, &result).await
+    }
+
+    #[cfg(feature = "tasks")]
     async fn get_task(
         &self,
         task_id: String,

@@ -205,6 +205,25 @@ pub trait ToolBackend: Send + Sync + 'static {
         }
     }
 
+    /// A task that ended in the request that would have started it: a
+    /// task-only tool that gathers its input asked nothing and ended in its
+    /// first round with `result`. Journaled as a task that ended, so the
+    /// client gets the task it asked for.
+    fn ended_task(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        result: ToolResult,
+    ) -> impl Future<Output = Result<Task, ErrorData>> + Send {
+        let _ = (arguments, result);
+        async move {
+            Err(ErrorData::invalid_params(
+                format!("`{name}` does not run as a task (params.name)"),
+                None,
+            ))
+        }
+    }
+
     /// `tasks/get`: the task's state, its result or error inlined once it
     /// ended.
     fn get_task(

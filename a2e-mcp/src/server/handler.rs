@@ -373,6 +373,10 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
             Some(gathered) => gathered,
             None => rounds(responses.take())?,
         };
+        // A task-only tool whose first round asks nothing ends in it: still
+        // a task (one that ended), as the tool requires.
+        let task_only = gathering && terms.support == TaskSupport::Required;
+        let kept = task_only.then(|| (name.clone(), args.clone()));
         let link = match &stateless {
             Some(s) => ClientLink::for_rounds(&context, s.rounds.clone()),
             None => self.link(&context),
@@ -394,6 +398,10 @@ impl<B: ToolBackend> ServerHandler for Handler<B> {
             },
         };
         sink.flush().await;
+        if let Some((name, args)) = kept {
+            let task = self.backend.ended_task(name, args, result).await?;
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+        }
         Ok(CallToolResponse::Complete(to_mcp_result(&result)))
     }
 
