@@ -146,43 +146,32 @@ impl ToolPlugin for TaskTools {
             "greet_task" => {
                 let name = match args.get("name").and_then(Value::as_str) {
                     Some(name) => name.to_owned(),
-                    None => {
-                        let client =
-                            client_of(&ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
-                        let schema =
-                            json!({"type": "object", "properties": {"name": {"type": "string"}}});
-                        let answer = client
-                            .elicit("Who is to be greeted?", schema)
-                            .await
-                            .map_err(|e| Error::failed(e.to_string()))?;
-                        let given = answer.content.as_ref().and_then(|c| c.get("name"));
-                        given
-                            .and_then(Value::as_str)
-                            .unwrap_or("stranger")
-                            .to_owned()
-                    }
+                    None => ask_name(&ctx, "Who is to be greeted?", "name").await?,
                 };
                 Ok(text(format!("Hello, {name}! (a task)")))
             }
             "test_tool_with_task" => {
-                let client =
-                    client_of(&ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
-                let schema =
-                    json!({"type": "object", "properties": {"user_name": {"type": "string"}}});
-                let answer = client
-                    .elicit("What is your name?", schema)
-                    .await
-                    .map_err(|e| Error::failed(e.to_string()))?;
-                let name = answer
-                    .content
-                    .as_ref()
-                    .and_then(|c| c.get("user_name").or_else(|| c.get("name")))
-                    .and_then(Value::as_str)
-                    .unwrap_or("stranger")
-                    .to_owned();
+                let name = ask_name(&ctx, "What is your name?", "user_name").await?;
                 Ok(text(format!("Hello, {name}! (greeted as a task)")))
             }
             other => Err(Error::unknown_tool(other.to_owned())),
         }
     }
+}
+
+/// Asks the call's MCP client for a name (form field `field`; an answer
+/// under `name` is taken too).
+async fn ask_name(ctx: &CallContext, message: &str, field: &str) -> Result<String, Error> {
+    let client = client_of(ctx).ok_or_else(|| Error::failed("no MCP client to ask"))?;
+    let schema = json!({"type": "object", "properties": {field: {"type": "string"}}});
+    let answer = client
+        .elicit(message, schema)
+        .await
+        .map_err(|e| Error::failed(e.to_string()))?;
+    let content = answer.content.as_ref();
+    let given = content.and_then(|c| c.get(field).or_else(|| c.get("name")));
+    Ok(given
+        .and_then(Value::as_str)
+        .unwrap_or("stranger")
+        .to_owned())
 }
