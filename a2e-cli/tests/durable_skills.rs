@@ -66,8 +66,24 @@ const DOC_MARK: &str = "30.0611";
 /// An Ontheia skill: tool steps a..e each append their id to `effects`; c
 /// then sleeps (it is killed there).
 fn ontheia_skill(root: &Path) {
-    let ids = ["a", "b", "c", "d", "e"];
-    durable_support::ontheia_skill(root, "durable_doc", "", &ids, "c", DOC_MARK);
+    let steps: Vec<Value> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|id| {
+            let script = if *id == "c" {
+                format!("echo c >> effects; exec sleep {DOC_MARK}")
+            } else {
+                format!("echo {id} >> effects")
+            };
+            json!({"id": id, "type": "tool", "server": "a2e", "tool": "run_command",
+                   "args": {"argv": ["sh", "-c", script], "timeout": 120}})
+        })
+        .collect();
+    let text = format!(
+        "---\nname: durable_doc\ndescription: Five steps with side effects\n---\nRuns five steps.\n\n```ontheia\n{}\n```\n",
+        json!({ "steps": steps })
+    );
+    std::fs::create_dir_all(root.join("skills")).unwrap();
+    std::fs::write(root.join("skills/durable_doc.md"), text).unwrap();
 }
 
 #[test]

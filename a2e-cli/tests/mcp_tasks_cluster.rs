@@ -8,6 +8,7 @@
 //! host having stopped. The client is rmcp, stateless at 2026-07-28, one
 //! connection to each host.
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
@@ -17,8 +18,8 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 
 use crate::cluster_support::{Cluster, SERIAL};
-use crate::mcp_conformance_support::Server;
-use crate::mcp_tasks_support::{TaskClient, WRITE_NOTE, connect, serve_http, settled};
+use crate::mcp_conformance_support::{Server, start};
+use crate::mcp_tasks_support::{TaskClient, WRITE_NOTE, connect, settled};
 
 /// A chain skill `name` tagged `task` whose one node waits, then answers.
 fn skill(name: &str, seconds: u32) -> String {
@@ -43,7 +44,19 @@ fn host(cluster: &Cluster, name: &str) -> Server {
         ),
     )
     .unwrap();
-    serve_http(cluster.root.path(), Some(&config))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args([
+        "serve",
+        "--mcp-http",
+        "127.0.0.1:0",
+        "--allow-command",
+        "sh",
+    ])
+    .arg("--config")
+    .arg(&config)
+    .arg("--root")
+    .arg(cluster.root.path());
+    start(cmd)
 }
 
 async fn start_task(client: &RunningService<RoleClient, TaskClient>, skill: &str) -> String {

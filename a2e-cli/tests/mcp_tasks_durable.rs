@@ -7,14 +7,15 @@
 //! skill's error; the steps after it ran), not with a task failed because
 //! its host stopped.
 
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, TaskPayload};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::durable_support::{effects, kill_marked};
-use crate::mcp_conformance_support::Server;
-use crate::mcp_tasks_support::{connect, serve_http, settled};
+use crate::mcp_conformance_support::{Server, start};
+use crate::mcp_tasks_support::{connect, settled};
 
 /// The mark of the step the host is killed in.
 const MARK: &str = "30.0612";
@@ -22,12 +23,39 @@ const MARK: &str = "30.0612";
 /// An Ontheia skill tagged `task`: steps a, b, c append their id to
 /// `effects`; b then sleeps (its host is killed there).
 fn skill(root: &std::path::Path) {
-    let (ids, front) = (["a", "b", "c"], "tags: [task]\n");
-    crate::durable_support::ontheia_skill(root, "three_steps", front, &ids, "b", MARK);
+    let steps: Vec<Value> = ["a", "b", "c"]
+        .iter()
+        .map(|id| {
+            let script = if *id == "b" {
+                format!("echo b >> effects; exec sleep {MARK}")
+            } else {
+                format!("echo {id} >> effects")
+            };
+            json!({"id": id, "type": "tool", "server": "a2e", "tool": "run_command",
+                   "args": {"argv": ["sh", "-c", script], "timeout": 120}})
+        })
+        .collect();
+    let text = format!(
+        "---\nname: three_steps\ndescription: Three steps with side effects\ntags: [task]\n---\n\
+         Runs three steps.\n\n```ontheia\n{}\n```\n",
+        json!({ "steps": steps })
+    );
+    std::fs::create_dir_all(root.join("skills")).unwrap();
+    std::fs::write(root.join("skills/three_steps.md"), text).unwrap();
 }
 
 fn host(root: &std::path::Path) -> Server {
-    serve_http(root, None)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
+    cmd.args([
+        "serve",
+        "--mcp-http",
+        "127.0.0.1:0",
+        "--allow-command",
+        "sh",
+    ])
+    .arg("--root")
+    .arg(root);
+    start(cmd)
 }
 
 /// Waits until `root/effects` has `n` lines.

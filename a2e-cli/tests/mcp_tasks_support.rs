@@ -14,8 +14,6 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient};
 
-use crate::mcp_conformance_support::{Server, start};
-
 /// A client that takes tasks and whose user can be asked.
 #[derive(Clone, Default)]
 pub struct TaskClient;
@@ -29,24 +27,6 @@ impl ClientHandler for TaskClient {
         ClientConfig::new(caps, Implementation::new("tasks-test", "1.0.0"))
             .with_protocol_version(ProtocolVersion::V_2026_07_28)
     }
-}
-
-/// `a2e serve --mcp-http` on a free loopback port for `root` (with `config`
-/// when given), `sh` allowed to `run_command`.
-pub fn serve_http(root: &std::path::Path, config: Option<&std::path::Path>) -> Server {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2e"));
-    cmd.args([
-        "serve",
-        "--mcp-http",
-        "127.0.0.1:0",
-        "--allow-command",
-        "sh",
-    ]);
-    if let Some(config) = config {
-        cmd.arg("--config").arg(config);
-    }
-    cmd.arg("--root").arg(root);
-    start(cmd)
 }
 
 /// A connected client of the MCP server at `url` (`server/discover`).

@@ -299,16 +299,18 @@ pub(crate) async fn drive(
     call: impl Future<Output = ToolResult>,
 ) {
     let id = run.run_id().to_string();
-    // The questions are mirrored into the run when there is a journal.
-    let mirrored = host.journal().cloned().zip(link.task_inbox().cloned());
-    let mut changes = link.task_inbox().map(|inbox| {
-        let mut changes = inbox.changes();
-        // The call runs on its own and may have asked before this watched:
-        // the first look is at once.
-        changes.mark_changed();
-        changes
-    });
+    let inbox = link.task_inbox().cloned();
+    let journal = host.journal().cloned();
+    let mut changes = inbox.as_ref().map(|inbox| inbox.changes());
     let mut mirror = Mirror::default();
+    // The call runs on its own and may have asked before `changes` began to
+    // watch: what is open now is journaled (and told) at once.
+    if let (Some(journal), Some(inbox)) = (&journal, &inbox)
+        && !inbox.questions().is_empty()
+    {
+        mirror.sync(&**journal, run.run_id(), inbox).await;
+        tell(host, tasks, &id, link).await;
+    }
     let mut call = std::pin::pin!(call);
     let result = loop {
         let change = async {
@@ -325,13 +327,13 @@ pub(crate) async fn drive(
                     changes = None;
                     continue;
                 }
-                if let Some((journal, inbox)) = &mirrored {
+                if let (Some(journal), Some(inbox)) = (&journal, &inbox) {
                     mirror.sync(&**journal, run.run_id(), inbox).await;
                 }
                 tell(host, tasks, &id, link).await;
             }
             () = tokio::time::sleep(WATCH_EVERY), if waiting => {
-                if let Some((journal, inbox)) = &mirrored {
+                if let (Some(journal), Some(inbox)) = (&journal, &inbox) {
                     mirror.take_answers(&**journal, run.run_id(), inbox).await;
                 }
             }

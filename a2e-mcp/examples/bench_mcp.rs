@@ -6,9 +6,10 @@
 //! `--serve-stdio`; a 2025-11-25 session, as a stdio mount starts) and
 //! Streamable HTTP (a server in this process on 127.0.0.1; MCP 2026-07-28,
 //! stateless, which the bridge negotiates with it and the direct client
-//! speaks too). Prints JSON lines: per transport each side's time per call
-//! and how the bridge compares with the direct call (the figures, and the
-//! target, are in BENCHMARKS.md).
+//! speaks too). Prints JSON lines: per transport the median µs per call of
+//! each side over alternating trials of short batches, the median of the
+//! trials' bridge/direct ratios (its target is in BENCHMARKS.md), and the
+//! best batches' ratio.
 //!
 //! ```text
 //! cargo run --release -p a2e-mcp --example bench_mcp [CALLS_PER_TRIAL]

@@ -77,29 +77,3 @@ pub fn first_run_id(listed: &str) -> String {
         .unwrap_or_else(|| panic!("no run listed:\n{listed}"))
         .to_owned()
 }
-
-/// Writes the Ontheia skill `name` under `root/skills` (`front` adds to its
-/// front matter): tool steps `ids`, each appending its id to `effects`;
-/// step `stop` then sleeps `mark` seconds, so that its host can be killed
-/// there (`kill_marked(mark)` ends the sleep).
-pub fn ontheia_skill(root: &Path, name: &str, front: &str, ids: &[&str], stop: &str, mark: &str) {
-    let steps: Vec<Value> = ids
-        .iter()
-        .map(|id| {
-            let script = if *id == stop {
-                format!("echo {id} >> effects; exec sleep {mark}")
-            } else {
-                format!("echo {id} >> effects")
-            };
-            json!({"id": id, "type": "tool", "server": "a2e", "tool": "run_command",
-                   "args": {"argv": ["sh", "-c", script], "timeout": 120}})
-        })
-        .collect();
-    let text = format!(
-        "---\nname: {name}\ndescription: Steps with side effects\n{front}---\nRuns its steps.\n\n\
-         ```ontheia\n{}\n```\n",
-        json!({ "steps": steps })
-    );
-    std::fs::create_dir_all(root.join("skills")).unwrap();
-    std::fs::write(root.join(format!("skills/{name}.md")), text).unwrap();
-}

@@ -158,15 +158,12 @@ fn preflight(oauth: &OAuthConfig) -> Result<(), String> {
                 .idp
                 .as_ref()
                 .ok_or("`grant = \"enterprise\"` needs `[oauth.idp]`")?;
-            env(&idp.id_token_env).map(|_| ())
+            std::env::var(&idp.id_token_env)
+                .map(|_| ())
+                .map_err(|_| format!("`{}` is not set", idp.id_token_env))
         }
         Grant::AuthorizationCode => Ok(()),
     }
-}
-
-/// The value of environment variable `var`.
-fn env(var: &str) -> Result<String, String> {
-    std::env::var(var).map_err(|_| format!("`{var}` is not set"))
 }
 
 /// The key of `client_auth = "private_key_jwt"`.
@@ -178,7 +175,7 @@ fn private_key(oauth: &OAuthConfig) -> Result<SigningKey, String> {
         .private_key_env
         .as_deref()
         .ok_or("`client_auth = \"private_key_jwt\"` needs `private_key_env`")?;
-    let pem = env(var)?;
+    let pem = std::env::var(var).map_err(|_| format!("`{var}` is not set"))?;
     SigningKey::from_pem(&pem).map_err(|e| format!("the key in `{var}`: {e}"))
 }
 
@@ -196,7 +193,7 @@ fn client_assertion(key: &SigningKey, client_id: &str, audience: &str) -> Result
 /// The workload's JWT, read anew (a platform may have rotated it).
 fn workload_jwt(oauth: &OAuthConfig) -> Result<String, String> {
     let jwt = match (&oauth.assertion_env, &oauth.assertion_file) {
-        (Some(var), _) => env(var)?,
+        (Some(var), _) => std::env::var(var).map_err(|_| format!("`{var}` is not set"))?,
         (None, Some(file)) => std::fs::read_to_string(file)
             .map_err(|e| format!("reading `{}`: {e}", file.display()))?,
         (None, None) => {
@@ -269,8 +266,9 @@ impl EmaClientAssertionProvider for Assertions {
 }
 
 fn secret_basic(var: &str) -> Result<EmaClientAuthentication, String> {
+    let secret = std::env::var(var).map_err(|_| format!("`{var}` is not set"))?;
     Ok(EmaClientAuthentication::ClientSecretBasic(
-        oauth2::ClientSecret::new(env(var)?),
+        oauth2::ClientSecret::new(secret),
     ))
 }
 
@@ -288,7 +286,8 @@ async fn enterprise(
         .idp
         .as_ref()
         .ok_or("`grant = \"enterprise\"` needs `[oauth.idp]`")?;
-    let id_token = env(&idp.id_token_env)?;
+    let id_token = std::env::var(&idp.id_token_env)
+        .map_err(|_| format!("`{}` is not set", idp.id_token_env))?;
     let mut at_idp = EmaAuthorizationServer::new(&idp.issuer, &idp.token_endpoint, &idp.client_id);
     if let Some(var) = &idp.client_secret_env {
         at_idp = at_idp.with_client_authentication(secret_basic(var)?);
