@@ -44,11 +44,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod approvals;
 mod cluster;
 mod entries;
 mod mcp;
 mod plugins;
 
+pub use approvals::{
+    ApprovalRule, DEFAULT_APPROVAL_TIMEOUT_SECS, Decider, MAX_APPROVAL_TIMEOUT_SECS, OnTimeout,
+};
 pub use cluster::ClusterConfig;
 pub use entries::{McpServerEntry, ProviderEntry};
 pub use mcp::{McpConfig, REQUEST_STATE_KEY_MIN, RequestStateKeyError};
@@ -131,6 +135,9 @@ pub struct HostConfig {
     /// ACMP: the host as a provider, and the remote providers it buys from
     /// (`[acmp]`, see [`crate::acmp_config`]).
     pub acmp: crate::acmp_config::AcmpConfig,
+    /// Calls that wait for a person's decision before they run
+    /// (`[[approvals]]`, docs/approvals.md).
+    pub approvals: Vec<ApprovalRule>,
 }
 
 impl Default for HostConfig {
@@ -158,6 +165,7 @@ impl Default for HostConfig {
             journal: JournalConfig::default(),
             cluster: ClusterConfig::default(),
             acmp: crate::acmp_config::AcmpConfig::default(),
+            approvals: Vec::new(),
         }
     }
 }
@@ -513,6 +521,10 @@ impl HostConfig {
             )));
         }
         self.cluster.check().map_err(ConfigError::Invalid)?;
+        for (i, rule) in self.approvals.iter().enumerate() {
+            rule.check()
+                .map_err(|e| ConfigError::Invalid(format!("[[approvals]] #{}: {e}", i + 1)))?;
+        }
         Ok(())
     }
 

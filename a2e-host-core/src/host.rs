@@ -28,8 +28,8 @@ pub use calls::panic_message;
 pub(crate) use calls::{CallKind, Caller, Finished, NodeTrace, SkillCallKind, ToolCallKind};
 
 pub use calls::{
-    CANCEL_GRACE, CallHead, CallLayer, CallTarget, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS,
-    effective_timeout,
+    ApprovalRequired, CANCEL_GRACE, CallHead, CallLayer, CallTarget, MAX_COLLECTED_EVENTS,
+    MAX_TIMEOUT_SECS, effective_timeout,
 };
 pub use options::CallOptions;
 

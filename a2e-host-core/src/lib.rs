@@ -70,7 +70,7 @@ pub use error::{Cause, ConfigError, FieldError, HostError, HostResult, SkillErro
 #[cfg(feature = "ui")]
 pub use host::live;
 pub use host::{
-    BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget, Host, HostBuilder,
-    MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout,
+    ApprovalRequired, BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget, Host,
+    HostBuilder, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout,
 };
 pub use outbound::{EventReceiver, EventStream, Outbound};

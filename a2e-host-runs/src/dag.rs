@@ -307,7 +307,12 @@ async fn resume_of(
 ) -> Result<DagResume, JournalError> {
     let mut resume = DagResume::new();
     let mut latest: BTreeMap<&str, &NodeRecord> = BTreeMap::new();
-    for rec in &state.nodes {
+    // A task's approval records are not tasks.
+    for rec in state
+        .nodes
+        .iter()
+        .filter(|r| !a2e_journal::approval::is_approval_record(&r.node_id))
+    {
         let e = latest.entry(rec.node_id.as_str()).or_insert(rec);
         if rec.attempt > e.attempt {
             *e = rec;
@@ -318,7 +323,9 @@ async fn resume_of(
             Some(outcome) => {
                 resume.finished(id, rec.attempt, answer_from(id, outcome));
             }
-            None if may_repeat(host, dag, id) => {
+            None if may_repeat(host, dag, id)
+                || a2e_journal::approval::held(state, id, rec.attempt) =>
+            {
                 resume.interrupted(id, rec.attempt);
             }
             None => {

@@ -153,7 +153,8 @@ pub(super) fn node_of(wire_id: &str) -> &str {
 /// What a resumed run starts from: the latest attempt of every call with its
 /// result; a call that started and left none runs again with the same
 /// attempt (the same idempotency key) when `rerun` says its node may be
-/// repeated, and fails with `interrupted` otherwise (journaled as its
+/// repeated or it was held back waiting for approval, and fails with
+/// `interrupted` otherwise (journaled as its
 /// result); the events journaled.
 pub(super) async fn resume_of(
     journal: &dyn Journal,
@@ -162,7 +163,12 @@ pub(super) async fn resume_of(
 ) -> Result<Resume, JournalError> {
     let mut resume = Resume::new();
     let mut latest: BTreeMap<&str, &NodeRecord> = BTreeMap::new();
-    for rec in &state.nodes {
+    // A call's approval records are not nodes of the chain.
+    for rec in state
+        .nodes
+        .iter()
+        .filter(|r| !a2e_journal::approval::is_approval_record(&r.node_id))
+    {
         let e = latest.entry(rec.node_id.as_str()).or_insert(rec);
         if rec.attempt > e.attempt {
             *e = rec;
@@ -177,7 +183,9 @@ pub(super) async fn resume_of(
                 let code = ErrorCode::new(code.as_str());
                 resume.finished(id, rec.attempt, Err(NodeError::new(code, message.clone())));
             }
-            None if rerun(id) => {
+            // Still held back for a decision when its host stopped: it has
+            // not run, so it runs (and waits) again.
+            None if rerun(id) || a2e_journal::approval::held(state, id, rec.attempt) => {
                 resume.interrupted(id, rec.attempt);
             }
             None => {

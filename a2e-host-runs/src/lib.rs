@@ -66,6 +66,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
+mod approval_run;
 mod attach;
 pub mod cluster;
 #[cfg(feature = "acmp")]
@@ -474,6 +475,9 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
                 tokio::spawn(
                     async move { task_run::end_orphan(journal, state, None, token).await },
                 );
+            }
+            RunKind::Approval => {
+                tokio::spawn(async move { approval_run::end_orphan(journal, state, None).await });
             }
             kind if skill_run::resumes(kind) => {
                 tokio::spawn(async move {

@@ -55,9 +55,11 @@ pub trait Compose: Sized {
 
 impl Compose for HostBuilder {
     fn from_config(config: HostConfig, telemetry: a2e_telemetry::Telemetry) -> Self {
-        let builder = Host::builder(config)
-            .with_telemetry(telemetry)
-            .with_builtins();
+        let builder = with_approvals(
+            Host::builder(config)
+                .with_telemetry(telemetry)
+                .with_builtins(),
+        );
         crate::plugins::with_plugin_processes(crate::skills::builder_with_skills(builder))
     }
 
@@ -72,6 +74,21 @@ impl Compose for HostBuilder {
         start_runs(&host, live_view).await?;
         Ok(host)
     }
+}
+
+/// The approval layer of `[[approvals]]` (and of chain nodes that ask for a
+/// decision) in the call pipeline: it keeps its waits in the run journal.
+#[cfg(feature = "journal")]
+fn with_approvals(builder: HostBuilder) -> HostBuilder {
+    match crate::approvals::ApprovalLayer::from_config(builder.config()) {
+        Ok(layer) => builder.with_layer(layer),
+        Err(e) => builder.with_error(BuildError::Config(crate::ConfigError::Approvals(e))),
+    }
+}
+
+#[cfg(not(feature = "journal"))]
+fn with_approvals(builder: HostBuilder) -> HostBuilder {
+    builder
 }
 
 #[cfg(feature = "mcp")]

@@ -86,6 +86,9 @@ pub mod plugins;
 // modules of this one (`a2e_host::config`, `a2e_host::session`, …).
 #[cfg(feature = "acmp")]
 pub use a2e_host_acmp as acmp;
+/// Calls that wait for a person's decision (`[[approvals]]`).
+#[cfg(feature = "journal")]
+pub use a2e_host_approvals as approvals;
 #[cfg(feature = "memory")]
 pub use a2e_host_core::memory;
 pub use a2e_host_core::{
@@ -107,8 +110,9 @@ pub use a2e_host_skills as skills;
 #[cfg(feature = "ui")]
 pub use a2e_host_core::live;
 pub use a2e_host_core::{
-    BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget, Cause, ConfigError,
-    EventReceiver, EventStream, FieldError, Host, HostBuilder, HostConfig, HostError, HostResult,
-    MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, Outbound, SkillError, effective_timeout,
+    ApprovalRequired, BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget,
+    Cause, ConfigError, EventReceiver, EventStream, FieldError, Host, HostBuilder, HostConfig,
+    HostError, HostResult, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, Outbound, SkillError,
+    effective_timeout,
 };
 pub use compose::Compose;

@@ -69,6 +69,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
+pub mod approval;
 mod error;
 mod ids;
 mod journal;

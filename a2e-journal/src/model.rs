@@ -24,10 +24,14 @@ pub enum RunKind {
     /// A tool call an MCP client asked to run as a task (the
     /// `io.modelcontextprotocol/tasks` extension).
     McpTask,
+    /// A call outside any run (an agent's `tool/call` or `skill/call`)
+    /// that waits for a person's decision: it ends when the call is
+    /// decided (docs/approvals.md).
+    Approval,
 }
 
 impl RunKind {
-    /// `chain`, `acmp_dag`, `ontheia`, `llm_skill` or `mcp_task`.
+    /// `chain`, `acmp_dag`, `ontheia`, `llm_skill`, `mcp_task` or `approval`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Chain => "chain",
@@ -35,6 +39,7 @@ impl RunKind {
             Self::Ontheia => "ontheia",
             Self::LlmSkill => "llm_skill",
             Self::McpTask => "mcp_task",
+            Self::Approval => "approval",
         }
     }
 
@@ -46,6 +51,7 @@ impl RunKind {
             "ontheia" => Self::Ontheia,
             "llm_skill" => Self::LlmSkill,
             "mcp_task" => Self::McpTask,
+            "approval" => Self::Approval,
             _ => return None,
         })
     }
@@ -470,6 +476,8 @@ mod tests {
             RunKind::AcmpDag,
             RunKind::Ontheia,
             RunKind::LlmSkill,
+            RunKind::McpTask,
+            RunKind::Approval,
         ] {
             assert_eq!(RunKind::parse(k.as_str()), Some(k));
         }

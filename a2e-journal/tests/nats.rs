@@ -337,6 +337,7 @@ fn item(run: &str, node: &str, toolkit: &str) -> WorkItem {
         agent: "agent-1".into(),
         chain_id: String::new(),
         deadline_unix_ms: None,
+        approval: false,
     }
 }
 

@@ -85,6 +85,11 @@ pub struct ChainNode {
     /// `abort`, `skip`, or a fallback node id.
     #[serde(default = "default_on_error")]
     pub on_error: String,
+    /// `required`: the node's call waits for a person's decision before it
+    /// runs, whatever the host's approval rules say (a wire extension of
+    /// this implementation: docs/approvals.md). Empty: the rules decide.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub approval: String,
 }
 
 fn default_on_error() -> String {
@@ -110,7 +115,16 @@ impl ChainNode {
             map_node: String::new(),
             next_node: String::new(),
             on_error: default_on_error(),
+            approval: String::new(),
         }
+    }
+
+    /// The value of [`ChainNode::approval`] that asks for a person's decision.
+    pub const APPROVAL_REQUIRED: &str = "required";
+
+    /// Whether the node's call waits for a person's decision.
+    pub fn approval_required(&self) -> bool {
+        self.approval == Self::APPROVAL_REQUIRED
     }
 
     /// The parsed `on_error` policy (empty reads as `abort`).

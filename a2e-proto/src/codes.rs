@@ -29,6 +29,12 @@ open_enum! {
         UNKNOWN_TOOL = "unknown_tool",
         /// A tool call refused by policy.
         TOOL_DENIED = "tool_denied",
+        /// A person denied a call that waited for approval (this host's
+        /// extension: docs/approvals.md).
+        DENIED = "denied",
+        /// Nobody decided on a call that waited for approval before its rule's
+        /// time ran out (this host's extension: docs/approvals.md).
+        APPROVAL_TIMEOUT = "approval_timeout",
         /// A tool ran and failed.
         TOOL_ERROR = "tool_error",
         /// No skill of that name.

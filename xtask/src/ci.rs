@@ -181,6 +181,7 @@ const HOST_CRATES: &[&str] = &[
     "a2e-host-mcp",
     "a2e-host-runs",
     "a2e-host-skills",
+    "a2e-host-approvals",
     "a2e-host-serve",
 ];
 

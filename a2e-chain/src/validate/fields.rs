@@ -110,6 +110,14 @@ pub(super) fn check_fields(node: &ChainNode) -> Result<Kind> {
             )),
         }
     };
+    if !node.approval.is_empty() {
+        if !matches!(class, Kind::Tool | Kind::Skill) {
+            return Err(unexpected("approval"));
+        }
+        if !node.approval_required() {
+            return Err(invalid(id, "approval", "expected \"required\""));
+        }
+    }
     if matches!(class, Kind::Tool | Kind::Skill | Kind::Proc) {
         forbid(BRANCH_ONLY | MAP_ONLY)?;
         if class == Kind::Proc {

@@ -1,6 +1,7 @@
 //! Command-line interface of the `a2e` binary.
 
 mod acmp;
+mod approvals;
 mod catalog;
 mod commands;
 mod graph;
@@ -231,7 +232,8 @@ pub enum RunsCommand {
     /// chain (or DAG) id and the request id; a `running` run that no live
     /// host runs is marked orphaned.
     List {
-        /// Only runs in this status (`running`, `succeeded`, `failed`, `cancelled`).
+        /// Only runs in this status (`running`, `waiting`, `succeeded`, `failed`,
+        /// `cancelled`; `waiting`: running, a call waiting for a decision).
         #[arg(long)]
         status: Option<String>,
         /// Only this agent's runs.
@@ -254,6 +256,38 @@ pub enum RunsCommand {
     Cancel {
         /// The run id.
         id: String,
+    },
+    /// The calls that wait for a person's decision, across runs, newest
+    /// first: run, node, tool or skill, its arguments (redacted), how long
+    /// it has waited and until when.
+    Waiting {
+        /// One JSON object per line instead of columns.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a call that waits for a decision; it runs once.
+    Approve {
+        /// The run id.
+        id: String,
+        /// The node whose call to approve (needed when several wait).
+        #[arg(long)]
+        node: Option<String>,
+        /// The arguments to run it with instead of its own (a JSON object;
+        /// checked against the tool's schema when it runs).
+        #[arg(long)]
+        args: Option<String>,
+    },
+    /// Deny a call that waits for a decision: it fails with code `denied`
+    /// and the reason, and its node's `on_error` applies.
+    Deny {
+        /// The run id.
+        id: String,
+        /// The node whose call to deny (needed when several wait).
+        #[arg(long)]
+        node: Option<String>,
+        /// Why (the agent reads it in the call's answer).
+        #[arg(long)]
+        reason: String,
     },
     /// Follow a run: its events as JSON lines from `--from-seq` on (those
     /// journaled, then the live ones), then its answer; exit 0 when it

@@ -1,4 +1,5 @@
-//! `a2e runs list | show ID | cancel ID | attach ID`, `a2e run --detach`,
+//! `a2e runs list | show ID | cancel ID | attach ID` (and `waiting`,
+//! `approve`, `deny`: `approvals.rs`), `a2e run --detach`,
 //! and durable runs for `a2e serve`.
 
 use std::path::Path;
@@ -46,13 +47,18 @@ async fn on_journal(opened: &Opened, command: &RunsCommand) -> ExitCode {
             limit,
             json,
         } => {
+            // `waiting` is a running run whose calls wait for a decision.
+            let only_waiting = status.as_deref() == Some("waiting");
             let status = match status.as_deref().map(|s| (s, RunStatus::parse(s))) {
                 None => None,
+                Some(_) if only_waiting => Some(RunStatus::Running),
                 Some((_, Some(s))) => Some(s),
                 Some((s, None)) => {
                     return fail(
                         INVALID,
-                        format!("unknown status `{s}` (running, succeeded, failed, cancelled)"),
+                        format!(
+                            "unknown status `{s}` (running, waiting, succeeded, failed, cancelled)"
+                        ),
                     );
                 }
             };
@@ -67,7 +73,10 @@ async fn on_journal(opened: &Opened, command: &RunsCommand) -> ExitCode {
             };
             let mut rows = Vec::with_capacity(loaded.items.len());
             for summary in loaded.items {
-                rows.push(Row::load(opened, summary).await);
+                let row = Row::load(opened, summary).await;
+                if !only_waiting || row.waits() {
+                    rows.push(row);
+                }
             }
             if *json {
                 for row in &rows {
@@ -111,6 +120,13 @@ async fn on_journal(opened: &Opened, command: &RunsCommand) -> ExitCode {
                 Ok(false) => fail(FAILED, format!("run `{run}` is unknown or has finished")),
                 Err(e) => fail(FAILED, e),
             }
+        }
+        RunsCommand::Waiting { json } => super::approvals::waiting(journal, *json).await,
+        RunsCommand::Approve { id, node, args } => {
+            super::approvals::approve(journal, id, node.as_deref(), args.as_deref()).await
+        }
+        RunsCommand::Deny { id, node, reason } => {
+            super::approvals::deny(journal, id, node.as_deref(), reason).await
         }
         RunsCommand::Attach { id, from_seq } => {
             let run = match RunId::parse(id) {

@@ -157,6 +157,9 @@ pub(crate) struct Row {
     request: String,
     /// When a `running` run has no live host: its last journaled activity.
     orphaned_since: Option<u64>,
+    /// Its calls that wait for a person's decision (the run shows as
+    /// `waiting`).
+    waiting: usize,
 }
 
 impl Row {
@@ -184,11 +187,31 @@ impl Row {
         } else {
             None
         };
+        let waiting = state
+            .as_ref()
+            .filter(|_| summary.status == RunStatus::Running)
+            .map_or(0, |s| a2e_host::approvals::waiting_in(s).len());
         Self {
             summary,
             document,
             request,
             orphaned_since,
+            waiting,
+        }
+    }
+
+    /// Whether calls of the run wait for a person's decision.
+    pub(crate) fn waits(&self) -> bool {
+        self.waiting > 0
+    }
+
+    /// The status shown: the journal's, or `waiting` for a running run
+    /// whose calls wait for a decision.
+    fn status(&self) -> &'static str {
+        if self.waits() {
+            "waiting"
+        } else {
+            self.summary.status.as_str()
         }
     }
 
@@ -200,6 +223,8 @@ impl Row {
             object.insert("chain_id".into(), json!(self.document));
             object.insert("request_id".into(), json!(self.request));
             object.insert("orphaned".into(), json!(self.orphaned_since.is_some()));
+            object.insert("status".into(), json!(self.status()));
+            object.insert("waiting".into(), json!(self.waiting));
             if let Some(since) = self.orphaned_since {
                 object.insert("orphaned_since_ms".into(), json!(since));
             }
@@ -217,6 +242,10 @@ impl Row {
             }
         };
         let note = match self.orphaned_since {
+            _ if self.waits() => format!(
+                "{} call(s) wait for approval: a2e runs waiting",
+                self.waiting
+            ),
             Some(since) => format!("orphaned since {} (no live host)", age(since)),
             None if run.cancel_requested && !run.status.is_finished() => "cancel asked".into(),
             None => String::new(),
@@ -224,7 +253,7 @@ impl Row {
         [
             run.run_id.to_string(),
             run.kind.as_str().to_owned(),
-            run.status.as_str().to_owned(),
+            self.status().to_owned(),
             age(run.created_ms),
             run.next_seq.to_string(),
             dash(&run.agent),
@@ -308,6 +337,7 @@ pub(crate) async fn show_json(opened: &Opened, mut state: RunState) -> Value {
     });
     let run = state.summary.run_id.clone();
     let running = state.summary.status == RunStatus::Running;
+    let pending = a2e_host::approvals::waiting_in(&state);
     let journaled = state.summary.coordinator.clone();
     let mut value = serde_json::to_value(&state).unwrap_or_default();
     if let Some(nodes) = value["nodes"].as_array_mut() {
@@ -325,6 +355,11 @@ pub(crate) async fn show_json(opened: &Opened, mut state: RunState) -> Value {
         if running {
             let orphaned = opened.runs(&run).await == Some(false);
             object.insert("orphaned".into(), json!(orphaned));
+            let waiting: Vec<Value> = pending.iter().map(super::approvals::row_json).collect();
+            if !waiting.is_empty() {
+                object.insert("status".into(), json!("waiting"));
+            }
+            object.insert("waiting".into(), Value::Array(waiting));
         }
     }
     value

@@ -46,13 +46,15 @@ fn engine(
     host: &Arc<Host>,
     session_id: &str,
     op: &OpSpan,
-    chain_id: &str,
+    req: &ChainRequest,
     durable: Option<(&str, Option<Decorate>)>,
     extensions: crate::plugin::Extensions,
 ) -> Engine {
-    let mut runner = HostRunner::new(host.clone(), session_id).carrying(extensions);
+    let mut runner = HostRunner::new(host.clone(), session_id)
+        .carrying(extensions)
+        .approving(req);
     if op.is_recording() {
-        runner = runner.traced(op.span().clone(), chain_id);
+        runner = runner.traced(op.span().clone(), &req.chain_id);
     }
     match durable {
         Some((run_id, decorate)) => {
@@ -241,7 +243,7 @@ async fn run_plan_in<S: ChainEventSink>(
         host,
         session_id,
         op,
-        &req.chain_id,
+        req,
         run_id.as_deref().map(|id| (id, decorate)),
         crate::plugin::Extensions::new(),
     );
@@ -337,14 +339,7 @@ pub async fn run_chain(
     let op = chain_span(host, session_id, &req.chain_id);
     let timer = host.telemetry().metrics().timer();
     let _in_flight = host.telemetry().metrics().run_started("chain");
-    let engine = engine(
-        host,
-        session_id,
-        &op,
-        &req.chain_id,
-        None,
-        ctx.extensions.clone(),
-    );
+    let engine = engine(host, session_id, &op, req, None, ctx.extensions.clone());
     let resp = traced(&op, engine.run(req, sink, ctx.cancel.clone()))
         .await
         .map_err(refusal)?;

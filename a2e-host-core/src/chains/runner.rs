@@ -37,6 +37,9 @@ pub struct HostRunner {
     /// What the nodes' calls carry in their contexts: those of the call
     /// the chain runs for (a chain skill's), empty for an agent's chain.
     extensions: crate::plugin::Extensions,
+    /// The nodes whose calls wait for a person's decision (`"approval":
+    /// "required"`); `None` when no node asks for one.
+    approvals: Option<Arc<[Box<str>]>>,
 }
 
 impl HostRunner {
@@ -52,7 +55,48 @@ impl HostRunner {
             remote: None,
             run_id: None,
             extensions: crate::plugin::Extensions::new(),
+            approvals: None,
         }
+    }
+
+    /// The same runner, the calls of `req`'s nodes that ask for a person's
+    /// decision (`"approval": "required"`) marked
+    /// [`ApprovalRequired`](crate::ApprovalRequired) for the approval layer.
+    pub fn approving(mut self, req: &a2e_proto::ChainRequest) -> Self {
+        let nodes: Vec<Box<str>> = req
+            .nodes
+            .iter()
+            .filter(|n| n.approval_required())
+            .map(|n| n.node_id.as_str().into())
+            .collect();
+        self.approvals = (!nodes.is_empty()).then(|| nodes.into());
+        self
+    }
+
+    /// Whether the calls of node `node_id` wait for a person's decision
+    /// whatever the rules say (the node asks for one).
+    pub fn approval_required(&self, node_id: &str) -> bool {
+        self.approvals
+            .as_deref()
+            .is_some_and(|nodes| nodes.iter().any(|n| &**n == node_id))
+    }
+
+    /// The nodes that ask for a person's decision.
+    pub fn approval_nodes(&self) -> Vec<String> {
+        self.approvals
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .map(|n| n.to_string())
+            .collect()
+    }
+
+    /// Marks the calls of node `node_id` [`ApprovalRequired`](crate::ApprovalRequired).
+    pub fn approving_node(mut self, node_id: &str) -> Self {
+        let mut nodes: Vec<Box<str>> = self.approvals.as_deref().unwrap_or_default().to_vec();
+        nodes.push(node_id.into());
+        self.approvals = Some(nodes.into());
+        self
     }
 
     /// The same runner, its nodes' calls carrying `extensions`.
@@ -175,8 +219,20 @@ impl HostRunner {
                 }),
             },
             idempotency_key,
-            extensions: self.extensions.clone(),
+            extensions: self.extensions_of(node_id),
         }
+    }
+}
+
+impl HostRunner {
+    /// What the calls of node `node_id` carry: the chain's extensions, and
+    /// the approval mark when the node asks for one.
+    fn extensions_of(&self, node_id: &str) -> crate::plugin::Extensions {
+        let mut extensions = self.extensions.clone();
+        if self.approval_required(node_id) {
+            extensions.insert(crate::ApprovalRequired);
+        }
+        extensions
     }
 }
 

@@ -36,6 +36,20 @@ pub enum HostError {
     /// Refused by policy (allow-lists, path confinement, disabled tool).
     #[error("denied: {0}")]
     Denied(String),
+    /// A person denied a call that waited for approval (`denied`): a call
+    /// that failed, answered in-band, not a refusal — it was accepted and
+    /// waited.
+    #[error("denied by {by}: {reason}")]
+    ApprovalDenied {
+        /// Who decided (`operator:NAME`, `client`, …).
+        by: String,
+        /// Why, as they gave it.
+        reason: String,
+    },
+    /// Nobody decided on a call that waited for approval within its rule's
+    /// time (`approval_timeout`).
+    #[error("no decision on the call within {0} s of waiting for approval")]
+    ApprovalTimeout(u64),
     /// Arguments or a message of the wrong shape.
     #[error("{message}")]
     Schema {
@@ -119,6 +133,8 @@ impl HostError {
             Self::UnknownSkill(_) => ErrorCode::UNKNOWN_SKILL,
             Self::SkillUnavailable(_) => ErrorCode::SKILL_ERROR,
             Self::Denied(_) => ErrorCode::TOOL_DENIED,
+            Self::ApprovalDenied { .. } => ErrorCode::DENIED,
+            Self::ApprovalTimeout(_) => ErrorCode::APPROVAL_TIMEOUT,
             Self::Schema { .. } => ErrorCode::SCHEMA_VIOLATION,
             Self::Unauthorized(_) | Self::CapabilityNotAccepted(_) => ErrorCode::UNAUTHORIZED,
             Self::InvalidMessage(_) => ErrorCode::INVALID_MESSAGE,

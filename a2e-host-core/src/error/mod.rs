@@ -37,6 +37,9 @@ pub enum ConfigError {
     /// `[acmp]` cannot be acted on (a `token_env` the environment does not set).
     #[error(transparent)]
     Acmp(#[from] crate::acmp_config::AcmpConfigError),
+    /// An `[[approvals]]` rule's glob does not compile.
+    #[error("[[approvals]]: {0}")]
+    Approvals(#[source] globset::Error),
     /// A section needs a feature this host was built without.
     #[error("{section} needs a host built with its `{feature}` feature")]
     MissingFeature {

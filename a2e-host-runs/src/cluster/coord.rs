@@ -186,6 +186,11 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
                     crate::task_run::end_orphan(journal, state, c, token).await;
                 });
             }
+            RunKind::Approval => {
+                tokio::spawn(async move {
+                    crate::approval_run::end_orphan(journal, state, c).await;
+                });
+            }
             _ => {
                 tokio::spawn(async move {
                     crate::resume_run(&host, journal, state, token, c).await;
@@ -198,7 +203,11 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
 /// Kinds of runs a host of the cluster takes over.
 fn taken_over(kind: RunKind) -> bool {
     match kind {
-        RunKind::Chain | RunKind::Ontheia | RunKind::LlmSkill | RunKind::McpTask => true,
+        RunKind::Chain
+        | RunKind::Ontheia
+        | RunKind::LlmSkill
+        | RunKind::McpTask
+        | RunKind::Approval => true,
         RunKind::AcmpDag => cfg!(feature = "acmp"),
     }
 }

@@ -154,6 +154,7 @@ pub(crate) async fn run_remote(
     agent: &str,
     trace: WorkTrace<'_>,
     call: NodeCall,
+    approval: bool,
 ) -> NodeResult {
     let failed = |e: a2e_journal::JournalError| {
         NodeError::new(ErrorCode::UNAVAILABLE, format!("cluster: {e}"))
@@ -172,6 +173,7 @@ pub(crate) async fn run_remote(
         agent: agent.to_owned(),
         chain_id: trace.chain_id.to_owned(),
         deadline_unix_ms: call.deadline.map(unix_ms),
+        approval,
     };
     let mut headers: Vec<(&str, String)> = Vec::new();
     if let Some(context) = &trace.context {

@@ -19,6 +19,8 @@ struct Route {
     agent: Arc<str>,
     span: tracing::Span,
     chain_id: String,
+    /// The nodes that ask for a person's decision (their work items say so).
+    approvals: Vec<String>,
 }
 
 /// Runs the tool and skill nodes of durable run `run_id` on the cluster's
@@ -34,6 +36,7 @@ impl ClusterRunner<HostRunner> {
     /// can run go to the cluster.
     pub fn new(runner: HostRunner, cluster: Arc<Cluster>, run_id: &str) -> Self {
         let route = Route {
+            approvals: runner.approval_nodes(),
             host: runner.host().clone(),
             run_id: Arc::from(run_id),
             session_id: runner.session_id().to_owned(),
@@ -92,6 +95,7 @@ impl<R> ClusterRunner<R> {
             context: op.trace_context(),
             chain_id: &route.chain_id,
         };
+        let approval = route.approvals.iter().any(|n| **n == *call.node_id);
         let work = run_remote(
             &self.cluster,
             &route.run_id,
@@ -99,6 +103,7 @@ impl<R> ClusterRunner<R> {
             &route.agent,
             trace,
             call,
+            approval,
         );
         let result = tracing::Instrument::instrument(work, op.span().clone()).await;
         if let Err(e) = &result {

@@ -160,9 +160,12 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
     // end with it.
     let session = format!("work-{key}");
     host.register_session(&session, &item.agent);
-    let runner = HostRunner::new(host.clone(), &session)
+    let mut runner = HostRunner::new(host.clone(), &session)
         .durable(key.run_id().as_str())
         .remote_parent(trace_context(&job), &item.chain_id);
+    if item.approval {
+        runner = runner.approving_node(key.node_id());
+    }
     let kind = if item.toolkit == SKILLS_TOOLKIT {
         NodeKind::SKILL
     } else {

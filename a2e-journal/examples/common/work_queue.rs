@@ -126,6 +126,7 @@ pub(crate) async fn scaleout(server: &NatsServer) {
                             agent: "bench".into(),
                             chain_id: String::new(),
                             deadline_unix_ms: None,
+                            approval: false,
                         })
                         .await
                         .unwrap_or_else(|e| fail(&format!("publish: {e}")))
@@ -188,6 +189,7 @@ pub(crate) async fn recovery(server: &NatsServer) {
             agent: "bench".into(),
             chain_id: String::new(),
             deadline_unix_ms: None,
+            approval: false,
         })
         .await
         .unwrap_or_else(|e| fail(&format!("publish: {e}")));

@@ -96,6 +96,10 @@ pub struct WorkItem {
     /// default, and ends it there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_unix_ms: Option<u64>,
+    /// The node asks for a person's decision before its call runs
+    /// (`"approval": "required"`), whatever the hosts' rules say.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approval: bool,
 }
 
 /// The work-queue stream of a prefix.

@@ -4,15 +4,19 @@
 //! calls a skill makes through its host — and lets it through, changes its
 //! arguments, waits, or refuses it.
 //!
-//! A layer runs inside the call's supervision: its waiting counts against
-//! the call's deadline and ends with the call's cancellation, and a panic in
-//! it fails the call like a panic in the plugin.
+//! A layer runs before the call's clock starts: it may wait (for a
+//! person's decision) longer than the call itself may run, so its waiting
+//! does not count against the call's own timeout. It ends with the caller's
+//! cancellation — a chain's deadline, an agent's cancel, a session's end —
+//! and a panic in it fails the call like a panic in the plugin. A layer that
+//! does not apply to a call ([`CallLayer::applies`]) costs it nothing more.
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use crate::error::HostResult;
-use crate::plugin::CallContext;
+use crate::host::Host;
+use crate::plugin::{CallContext, Extensions};
 
 /// What a call targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,14 +39,32 @@ pub struct CallHead<'a> {
     /// changes them is responsible for what it hands on.
     pub args: &'a mut Map<String, Value>,
     /// The call's context: who calls, its deadline and cancellation, its
-    /// extensions.
+    /// extensions, its idempotency key when it runs for a node of a durable
+    /// run.
     pub ctx: &'a CallContext,
+    /// The host the call runs on (its journal, its configuration).
+    pub host: &'a std::sync::Arc<Host>,
 }
+
+/// Marks a call whose caller asked for a person's decision before it runs
+/// (a chain node with `"approval": "required"`), in its context's
+/// extensions; an approval layer reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalRequired;
 
 /// A concern of the call pipeline (see the module docs), added with
 /// [`HostBuilder::with_layer`](crate::HostBuilder::with_layer). Layers run in
 /// the order they were added.
 pub trait CallLayer: Send + Sync + 'static {
+    /// Whether the layer has anything to do with a call of `target` named
+    /// `name` that carries `extensions`: a layer that answers `false` is
+    /// not run, and the call builds nothing for it. The default: every
+    /// call.
+    fn applies(&self, target: CallTarget, name: &str, extensions: &Extensions) -> bool {
+        let _ = (target, name, extensions);
+        true
+    }
+
     /// Lets the call through (`Ok`), or refuses it (`Err`: a refusal such
     /// as [`HostError::Denied`](crate::HostError::Denied) is answered as an
     /// error, as an unknown tool is; any other error fails the call).
@@ -51,7 +73,8 @@ pub trait CallLayer: Send + Sync + 'static {
 
 /// Runs `layers` over a call, in order; the first refusal ends it.
 pub(crate) async fn run_layers(
-    layers: &[std::sync::Arc<dyn CallLayer>],
+    host: &std::sync::Arc<Host>,
+    layers: &[&std::sync::Arc<dyn CallLayer>],
     target: CallTarget,
     name: &str,
     args: &mut Map<String, Value>,
@@ -64,6 +87,7 @@ pub(crate) async fn run_layers(
                 name,
                 args,
                 ctx,
+                host,
             })
             .await?;
     }

@@ -26,7 +26,7 @@ mod kinds;
 mod layers;
 mod stages;
 pub(crate) use kinds::{SkillCallKind, ToolCallKind};
-pub use layers::{CallHead, CallLayer, CallTarget};
+pub use layers::{ApprovalRequired, CallHead, CallLayer, CallTarget};
 use stages::{Clock, Observed};
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
@@ -427,8 +427,9 @@ impl Host {
 
     /// Runs a call of kind `K` with `args` (the request's arguments, taken
     /// out of it by an owner, or a copy) through the pipeline's stages:
-    /// lookup, validation, clock, events, context, observation, the work
-    /// (layers, then the plugin), supervision and the result. `Err` is a
+    /// lookup, validation, events, admission (the added layers), clock,
+    /// context, observation, the work (the plugin), supervision and the
+    /// result. `Err` is a
     /// refusal; a call that ran and failed is `Ok`, its outcome the code
     /// and message (which [`Finished::answer`] turns into `success: false`).
     pub(crate) async fn call<K: CallKind>(
@@ -438,10 +439,27 @@ impl Host {
         args: Map<String, Value>,
     ) -> HostResult<Finished<K>> {
         let entry = self.lookup::<K>(req).await?;
-        let args = K::validator(&entry).check_owned(args)?;
+        let mut args = K::validator(&entry).check_owned(args)?;
         let spec = K::spec(self, req, &entry);
-        let clock = Clock::start(&caller, spec.timeout_secs);
         let (sink, collected) = stages::events::<K>(&mut caller, &spec);
+        match self
+            .admit::<K>(&caller, &spec, &entry, &mut args, &sink)
+            .await
+        {
+            Ok(false) => {}
+            // A layer may have changed the arguments (an approval that
+            // edits them): checked again.
+            Ok(true) => args = K::validator(&entry).check_owned(args)?,
+            Err(e) if e.is_refusal() => return Err(e),
+            Err(e) => {
+                return Ok(Finished {
+                    duration_ms: 0,
+                    events: stages::collected(collected.as_ref()),
+                    outcome: Err((e.code(), e.to_string())),
+                });
+            }
+        }
+        let clock = Clock::start(&caller, spec.timeout_secs);
         let (ctx, own_token) = self.context(&mut caller, &spec, &clock, sink);
         let observed = Observed::start::<K>(self, &entry, &caller, &args);
         let work = self.work::<K>(req, args, &entry, ctx, &observed.op);

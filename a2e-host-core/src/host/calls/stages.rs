@@ -1,9 +1,9 @@
 //! The stages of the call pipeline, in the order a call passes them (see
 //! [`Host::call`]): its clock (the deadline it runs under), where its events
 //! go, its context (identity, cancellation, extensions), what observes it
-//! (span, metrics, the journal's trace of a node), the work (the added
-//! layers, then the plugin), its supervision (panics, timeout,
-//! cancellation), and its result.
+//! (span, metrics, the journal's trace of a node), the work (the plugin),
+//! its supervision (panics, timeout, cancellation), and its result; the
+//! added layers' admission comes before the clock.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -137,9 +137,66 @@ impl Host {
         (ctx, own)
     }
 
-    /// The work of a call: the added layers (none unless an embedder or a
-    /// feature adds one, which then costs one allocation per call), then the
-    /// plugin, in the call's span when it records.
+    /// Admission: the added layers that apply to the call (none unless an
+    /// embedder or a feature adds one), before its clock starts — a layer
+    /// may wait (for a person's decision) longer than the call may run.
+    /// The wait ends with the caller's cancellation (a chain's deadline
+    /// fires it); a layer's panic fails the call. A call no layer applies
+    /// to builds nothing here; `Ok(true)` says layers ran (and may have
+    /// changed the arguments).
+    pub(super) async fn admit<K: CallKind>(
+        self: &Arc<Self>,
+        caller: &Caller<'_>,
+        spec: &CallSpec<'_>,
+        entry: &K::Entry,
+        args: &mut Map<String, Value>,
+        sink: &EventSink,
+    ) -> HostResult<bool> {
+        let name = K::name(entry);
+        let applies: Vec<&Arc<dyn layers::CallLayer>> = self
+            .layers
+            .iter()
+            .filter(|l| l.applies(K::TARGET, name, &caller.extensions))
+            .collect();
+        if applies.is_empty() {
+            return Ok(false);
+        }
+        let looked_up;
+        let identity = match caller.identity {
+            Some(identity) => identity,
+            None => {
+                looked_up = self.identity(caller.session_id);
+                &looked_up
+            }
+        };
+        let mut ctx = CallContext::for_identity(
+            identity,
+            spec.req_id,
+            caller.cancel.clone(),
+            caller.deadline,
+            sink.clone(),
+        )
+        .with_correlation_id(spec.correlation_id)
+        .with_extensions(caller.extensions.clone());
+        if let Some(key) = caller.idempotency_key {
+            ctx = ctx.with_idempotency_key(key);
+        }
+        let run = AssertUnwindSafe(layers::run_layers(
+            self,
+            &applies,
+            K::TARGET,
+            name,
+            args,
+            &ctx,
+        ))
+        .catch_unwind();
+        tokio::select! {
+            joined = run => super::caught("a call layer", joined).map(|()| true),
+            () = caller.cancel.cancelled() => Err(HostError::Cancelled),
+        }
+    }
+
+    /// The work of a call: the plugin, in the call's span when it records.
     pub(super) fn work<'a, K: CallKind>(
         self: &'a Arc<Self>,
         req: &'a K::Req,
@@ -148,16 +205,7 @@ impl Host {
         ctx: CallContext,
         op: &a2e_telemetry::OpSpan,
     ) -> BoxFuture<'a, HostResult<K::Output>> {
-        let work = if self.layers.is_empty() {
-            K::invoke(self, req, args, entry, ctx)
-        } else {
-            let mut args = args;
-            Box::pin(async move {
-                layers::run_layers(&self.layers, K::TARGET, K::name(entry), &mut args, &ctx)
-                    .await?;
-                K::invoke(self, req, args, entry, ctx).await
-            })
-        };
+        let work = K::invoke(self, req, args, entry, ctx);
         if op.is_recording() {
             Box::pin(tracing::Instrument::instrument(work, op.span().clone()))
         } else {
