@@ -24,6 +24,7 @@ mod acmp_host;
 mod acmp_interop;
 mod acmp_mcp;
 mod acmp_remote;
+mod approvals;
 mod audit;
 mod blackbox;
 mod cluster;

@@ -138,3 +138,87 @@ async fn a_skills_own_tool_calls_and_chain_nodes_pass_the_layers() {
         ["skill:relay", "tool:echo", "tool:echo", "tool:forbidden"]
     );
 }
+
+/// Waits `wait` before every call of `echo`, and does not apply to others.
+struct Slow {
+    wait: std::time::Duration,
+    runs: Arc<Mutex<u32>>,
+}
+
+impl CallLayer for Slow {
+    fn applies(&self, _: CallTarget, name: &str, _: &a2e_host::plugin::Extensions) -> bool {
+        name == "echo"
+    }
+
+    fn before<'a>(&'a self, _call: CallHead<'a>) -> BoxFuture<'a, HostResult<()>> {
+        Box::pin(async move {
+            *self.runs.lock().unwrap() += 1;
+            tokio::time::sleep(self.wait).await;
+            Ok(())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_layers_wait_is_not_the_calls_time_and_ends_with_its_caller() {
+    let runs = Arc::new(Mutex::new(0));
+    let tools = Toolbox::new("t")
+        .tool("echo", "Echoes", |args: Value, _cx| async move { Ok(args) })
+        .tool(
+            "other",
+            "Echoes",
+            |args: Value, _cx| async move { Ok(args) },
+        );
+    let host = Host::builder(HostConfig::default())
+        .with_tool_plugin(tools)
+        .with_layer(Slow {
+            wait: std::time::Duration::from_millis(1500),
+            runs: runs.clone(),
+        })
+        .build()
+        .unwrap();
+    // A one-second call whose layer waits longer still runs.
+    let mut req = ToolCallRequest::new("echo", json!({"n": 1}));
+    req.timeout = 1;
+    let done = host.call_tool(req, CallOptions::new()).await.unwrap();
+    assert!(done.success, "{done:?}");
+    assert_eq!(*runs.lock().unwrap(), 1);
+    // A layer that does not apply is not run.
+    let other = host
+        .call_tool(ToolCallRequest::new("other", json!({})), CallOptions::new())
+        .await
+        .unwrap();
+    assert!(other.success);
+    assert_eq!(*runs.lock().unwrap(), 1);
+    // The caller's cancellation ends the wait (of half a minute here).
+    let host = Host::builder(HostConfig::default())
+        .with_tool_plugin(
+            Toolbox::new("t").tool("echo", "Echoes", |args: Value, _cx| async move { Ok(args) }),
+        )
+        .with_layer(Slow {
+            wait: std::time::Duration::from_secs(30),
+            runs: runs.clone(),
+        })
+        .build()
+        .unwrap();
+    let token = tokio_util::sync::CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let cancelled = host
+        .call_tool(
+            ToolCallRequest::new("echo", json!({})),
+            CallOptions::new().cancel(&token),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        cancelled.error_code,
+        Some(ErrorCode::CANCELLED),
+        "{cancelled:?}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
