@@ -39,6 +39,7 @@ mod llm_skill;
 mod llm_skill_cli;
 mod llm_skill_local;
 mod llm_skill_toolkits;
+mod mcp_approvals;
 mod mcp_client_model;
 mod mcp_conformance_client;
 mod mcp_conformance_revisions;

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-fn python(test: &str) -> Option<PathBuf> {
+pub fn python(test: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("A2E_CI_TOOLS").map_or_else(
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci-tools"),
         PathBuf::from,
