@@ -28,6 +28,7 @@ mod approvals;
 mod audit;
 mod blackbox;
 mod cluster;
+mod cluster_approvals;
 mod command_env;
 mod durable_acmp;
 mod durable_runs;
