@@ -20,5 +20,6 @@ mod proc_manager;
 mod proc_run;
 mod session;
 mod skills;
+mod ui_actions;
 mod ui_http;
 mod ui_runs;

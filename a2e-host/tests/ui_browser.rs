@@ -474,3 +474,87 @@ async fn the_live_view_in_a_headless_browser() {
         started.elapsed().as_millis()
     );
 }
+
+/// A call held back for approval is approved with two clicks (approve,
+/// then its confirmation), through the page's own CSRF-checked `POST`.
+#[tokio::test]
+async fn a_waiting_call_is_approved_with_a_click() {
+    let Some(binary) = chromium() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "chromium is missing (.ci/install-chromium.sh installs it)"
+        );
+        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = a2e_host::HostConfig {
+        root: dir.path().to_owned(),
+        auth_token: TOKEN.to_owned(),
+        ..a2e_host::HostConfig::default()
+    };
+    config.approvals = a2e_host::HostConfig::from_toml("[[approvals]]\ntool = \"echo\"\n")
+        .unwrap()
+        .approvals;
+    let layer = a2e_host::approvals::ApprovalLayer::from_config(&config).unwrap();
+    let host = a2e_host::Host::builder(config)
+        .with_builtins()
+        .with_tool_plugin(TestTools(Default::default()))
+        .with_layer(layer)
+        .build()
+        .unwrap();
+    a2e_host::runs::enable(&host).await.unwrap();
+    let server = Server::start(host, NetOptions::default()).await;
+    let (browser, devtools) = launch(&binary).await;
+    let mut cdp = Cdp::connect(&devtools).await;
+    let page = cdp.open("about:blank").await;
+    cdp.call(Some(&page), "Page.enable", json!({})).await;
+    let url = format!("http://{}/ui?token={TOKEN}", server.addr);
+    cdp.call(Some(&page), "Page.navigate", json!({"url": url}))
+        .await;
+    let live = "document.getElementById('conn')?.textContent === 'live'";
+    cdp.wait_for(&page, live, Duration::from_secs(20)).await;
+
+    let client = Client::builder()
+        .agent_id("clicking-agent")
+        .auth_token(TOKEN)
+        .connect_ws(&server.ws_url())
+        .await
+        .unwrap();
+    let call = tokio::spawn(async move {
+        let done = client.tools().call("echo", json!({"y": 7})).await;
+        (client, done)
+    });
+    let listed = "document.querySelector('#waiting li button.approve') !== null \
+                  && document.querySelector('#waiting li pre').textContent.includes('\"y\": 7')";
+    cdp.wait_for(&page, listed, Duration::from_secs(20)).await;
+    cdp.eval(
+        &page,
+        "document.querySelector('#waiting li button.approve').click(); true",
+    )
+    .await;
+    let confirm = "document.querySelector('#waiting li .confirm-yes') !== null";
+    cdp.wait_for(&page, confirm, Duration::from_secs(5)).await;
+    assert!(
+        !call.is_finished(),
+        "nothing is decided before the confirmation"
+    );
+    cdp.eval(
+        &page,
+        "document.querySelector('#waiting li .confirm-yes').click(); true",
+    )
+    .await;
+    let (client, done) = tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the call ends once approved")
+        .unwrap();
+    let done = done.unwrap();
+    assert!(done.success, "{done:?}");
+    assert_eq!(done.data, json!({"y": 7}));
+    let cleared = "document.querySelectorAll('#waiting li').length === 0";
+    cdp.wait_for(&page, cleared, Duration::from_secs(20)).await;
+    drop(cdp);
+    drop(browser);
+    client.close().await;
+    server.shutdown().await;
+}

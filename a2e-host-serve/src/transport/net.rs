@@ -116,6 +116,10 @@ pub struct NetState {
     /// Every open session (WebSocket, HTTP, and a stdio session served
     /// beside the listeners), for the live view.
     pub(crate) open: super::open_sessions::OpenSessions,
+    /// The live view's key of this process, which binds each page's CSRF
+    /// token to its page session.
+    #[cfg(feature = "ui")]
+    pub(crate) ui_key: ring::hmac::Key,
 }
 
 impl NetState {
@@ -129,6 +133,8 @@ impl NetState {
             active: AtomicUsize::new(0),
             http: super::http_sessions::Registry::default(),
             open: super::open_sessions::OpenSessions::default(),
+            #[cfg(feature = "ui")]
+            ui_key: crate::ui::fresh_key(),
         })
     }
 

@@ -27,8 +27,14 @@
 //! run time). Every response carries a strict Content-Security-Policy (no
 //! inline script or style, nothing from other origins, no framing); the
 //! script shows every value with `textContent` and copies the server's SVG
-//! element by element through an allow-list. The view reads; it changes
-//! nothing.
+//! element by element through an allow-list.
+//!
+//! **Actions.** Approving or denying a call that waits for a decision and
+//! cancelling a run are `POST`s under `/ui/api/runs/{id}/` (`actions.rs`),
+//! each refused without the token (401), from another origin (the `Origin`
+//! header must name this listener: 403), or without the CSRF token of the
+//! page's session (`X-CSRF-Token`, the HMAC of the page's session cookie
+//! under a key of this process, fetched from `GET /ui/api/csrf`: 403).
 //!
 //! Runs come from the host's run journal (`[journal]`), or from the
 //! bounded memory a host keeps with it off
@@ -37,6 +43,7 @@
 //! its call's span as journaled with its start. Live updates come from the
 //! host's [`LiveFeed`](a2e_host_core::live::LiveFeed).
 
+mod actions;
 mod api;
 mod stream;
 
@@ -46,7 +53,7 @@ use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use base64::Engine as _;
 use serde::Deserialize;
 
@@ -57,6 +64,31 @@ pub use api::node_states;
 
 /// The cookie that carries the token for the page's own requests.
 const COOKIE: &str = "a2e_ui";
+
+/// The cookie of a page's session, to which its CSRF token is bound.
+const SESSION_COOKIE: &str = "a2e_ui_session";
+
+/// A fresh key for the CSRF tokens of this process's pages.
+pub(crate) fn fresh_key() -> ring::hmac::Key {
+    let rng = ring::rand::SystemRandom::new();
+    ring::hmac::Key::generate(ring::hmac::HMAC_SHA256, &rng).unwrap_or_else(|_| {
+        // No randomness from the system: a key from the clock and the
+        // process id still differs per process (and the token check still
+        // needs the page's session cookie).
+        let seed = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+        ring::hmac::Key::new(ring::hmac::HMAC_SHA256, seed.as_bytes())
+    })
+}
+
+/// The value of cookie `name` in `headers`.
+pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(name)?.strip_prefix('='))
+}
 
 /// The Content-Security-Policy of every response of the view.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
@@ -81,6 +113,11 @@ pub fn routes() -> Router<Arc<NetState>> {
         .route("/ui/api/catalog", get(api::catalog))
         .route("/ui/api/runs/{id}", get(api::run))
         .route("/ui/events", get(stream::events))
+        .route("/ui/api/csrf", get(actions::csrf))
+        .route("/ui/api/waiting", get(actions::waiting))
+        .route("/ui/api/runs/{id}/approve", post(actions::approve))
+        .route("/ui/api/runs/{id}/deny", post(actions::deny))
+        .route("/ui/api/runs/{id}/cancel", post(actions::cancel))
 }
 
 /// Whether the request may see the view: the bearer header, or the cookie
@@ -162,7 +199,20 @@ async fn page(
         }
         return guarded(resp);
     }
-    asset(&state, &headers, PAGE, "text/html; charset=utf-8")
+    let mut resp = asset(&state, &headers, PAGE, "text/html; charset=utf-8");
+    // A page without a session gets one: its CSRF token is bound to it.
+    let mut id = [0u8; 16];
+    if resp.status() == StatusCode::OK
+        && cookie(&headers, SESSION_COOKIE).is_none()
+        && ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut id).is_ok()
+    {
+        let value = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id);
+        let cookie = format!("{SESSION_COOKIE}={value}; Path=/ui; HttpOnly; SameSite=Strict");
+        if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+            resp.headers_mut().append(header::SET_COOKIE, cookie);
+        }
+    }
+    resp
 }
 
 /// `GET /ui/app.js`.

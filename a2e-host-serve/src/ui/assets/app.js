@@ -28,6 +28,16 @@
     if (!r.ok) throw new Error(path + ': ' + r.status);
     return r.json();
   }
+  // Actions: POSTs with the CSRF token of this page's session.
+  let csrf = null;
+  async function post(path, body) {
+    if (!csrf) csrf = (await get('/ui/api/csrf')).csrf;
+    const r = await fetch(path, { method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf }, body: JSON.stringify(body || {}) });
+    const d = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(d.error || path + ': ' + r.status);
+    return d;
+  }
 
   // --- the server's SVG, copied through an allow-list
   const TAGS = new Set(['svg', 'g', 'title', 'defs', 'marker', 'polygon', 'rect', 'path', 'text', 'tspan', 'ellipse', 'circle', 'line', 'polyline']);
@@ -79,6 +89,56 @@
     }));
   }
 
+  // --- calls that wait for a decision, with approve / deny (confirmed first)
+  let waitingList = [];
+  function waitingNodes() {
+    return new Set(waitingList.filter((w) => cur && w.run_id === cur.id).map((w) => w.node_id));
+  }
+  function confirmRow(li, label, withReason, act) {
+    for (const old of li.querySelectorAll('.confirm')) old.remove();
+    const reason = withReason ? el('input', { type: 'text', placeholder: 'reason (required)', class: 'reason' }) : null;
+    const said = el('span', { class: 'said' });
+    const yes = el('button', { class: 'confirm-yes ' + (withReason ? 'deny' : 'approve') }, label);
+    const no = el('button', { class: 'confirm-no' }, 'cancel');
+    const row = el('div', { class: 'confirm' }, reason, yes, no, said);
+    yes.addEventListener('click', async () => {
+      if (withReason && !reason.value.trim()) { said.textContent = 'say why'; return; }
+      yes.disabled = true;
+      try { await act(reason && reason.value.trim()); said.textContent = 'done'; loadWaiting(); } catch (e) { said.textContent = String(e.message || e); yes.disabled = false; }
+    });
+    no.addEventListener('click', () => row.remove());
+    li.append(row);
+  }
+  function showWaiting() {
+    $('waiting-count').textContent = '(' + waitingList.length + ')';
+    $('waiting').replaceChildren(...waitingList.map((w) => {
+      const x = w.waiting || {};
+      const path = '/ui/api/runs/' + encodeURIComponent(w.run_id);
+      const approve = el('button', { class: 'approve' }, 'approve');
+      const deny = el('button', { class: 'deny' }, 'deny');
+      const li = el('li', {}, el('div', {}, (x.target || '') + ' ' + (x.name || '?') + ' · node ' + w.node_id),
+        el('small', {}, 'run ' + w.run_id.slice(0, 8) + ' · waited ' + ms(w.waited_ms) + ' · ' + (x.reason || '')),
+        el('pre', { class: 'args' }, text(x.args || {})), el('div', { class: 'actions' }, approve, deny));
+      li.dataset.run = w.run_id; li.dataset.node = w.node_id;
+      approve.addEventListener('click', () => confirmRow(li, 'confirm approve', false, () => post(path + '/approve', { node: w.node_id })));
+      deny.addEventListener('click', () => confirmRow(li, 'confirm deny', true, (why) => post(path + '/deny', { node: w.node_id, reason: why })));
+      return li;
+    }));
+    if (cur) for (const nid of cur.nodes.keys()) paint(nid);
+  }
+  async function loadWaiting() {
+    try { waitingList = (await get('/ui/api/waiting')).waiting || []; } catch (e) { waitingList = []; }
+    showWaiting();
+  }
+  function showRunActions() {
+    const box = $('run-actions');
+    if (!cur || cur.status !== 'running') { box.replaceChildren(); return; }
+    const cancel = el('button', { class: 'cancel' }, 'cancel run');
+    const li = el('div', {}, cancel);
+    cancel.addEventListener('click', () => confirmRow(li, 'confirm cancel', false, () => post('/ui/api/runs/' + encodeURIComponent(cur.id) + '/cancel')));
+    box.replaceChildren(li);
+  }
+
   // --- one run
   async function openRun(id) {
     loading = id; pending = [];
@@ -113,14 +173,15 @@
     for (const e of d.events) { cur.maxSeq = Math.max(cur.maxSeq, e.seq); }
     loading = null;
     for (const nid of cur.nodes.keys()) paint(nid);
-    showTimeline(); tick();
+    showTimeline(); tick(); showRunActions();
     const held = pending; pending = [];
     for (const item of held) apply(item);
     $('detail').hidden = true; selNode = null;
     showRuns(); showLog();
   }
   function paint(nid) {
-    const st = cur.states.get(nid) || { state: 'not-reached' };
+    let st = cur.states.get(nid) || { state: 'not-reached' };
+    if (waitingNodes().has(nid)) st = Object.assign({}, st, { state: 'waiting' });
     const mark = cur.marks.get(nid);
     if (mark) mark.setAttribute('data-state', st.state);
     const tr = cur.rows.get(nid);
@@ -196,7 +257,7 @@
       if (st && r.started_ms) st.duration_ms = r.finished_ms - r.started_ms;
       paint(item.node_id); showTimeline();
     } else if (item.kind === 'run_finished') {
-      cur.status = item.status; cur.finished = item.ts_ms; tick(); showTimeline();
+      cur.status = item.status; cur.finished = item.ts_ms; tick(); showTimeline(); showRunActions();
     }
   }
   function showNode(nid) {
@@ -319,6 +380,7 @@
     if (item.kind === 'lagged') return refresh();
     if (item.kind === 'stale') { if (cur && item.run_id === cur.id) openRun(cur.id); return; }
     addLog(item);
+    if (/^@(approval|decision)\//.test(item.node_id || '') || item.kind === 'run_finished') loadWaiting();
     if (item.kind === 'run_started') {
       runs.set(item.run_id, { run_id: item.run_id, kind: item.run_kind, chain_id: item.chain_id, agent: item.agent, status: 'running', created_ms: item.ts_ms });
       showRuns();
@@ -353,5 +415,6 @@
   fromHash();
   connect();
   refresh();
+  loadWaiting();
   get('/ui/api/catalog').then(showCatalog, (e) => { $('catalog').textContent = String(e); });
 })();
