@@ -63,6 +63,7 @@
 mod config;
 mod context;
 mod cycle;
+mod downstream;
 mod engine;
 mod error;
 mod events;

@@ -33,6 +33,7 @@ mod command_env;
 mod durable_acmp;
 mod durable_runs;
 mod durable_skills;
+mod forks;
 mod fuzz_session;
 mod graph_cli;
 mod list_json;

@@ -123,7 +123,8 @@ pub(crate) fn node_start(input: Value) -> NodeStart {
     start
 }
 
-/// Journals each event of one run as its `chain/event` message. The writes
+/// Journals each event of one run as its `chain/event` message (the first
+/// naming the run, as its agent got it). The writes
 /// are queued in `seq` order and not awaited (an event need not hold up the
 /// run; a result it reports is journaled before it).
 pub(super) struct JournalSink {
@@ -134,7 +135,11 @@ pub(super) struct JournalSink {
 
 impl ChainEventSink for JournalSink {
     fn event(&mut self, event: &Event<'_>) {
-        let wire = event.to_wire(&self.req_id);
+        let mut wire = event.to_wire(&self.req_id);
+        // As the agent saw it: the run's first event names the run.
+        if event.seq == 0 {
+            wire.run_id = self.run.to_string();
+        }
         match serde_json::to_value(&wire) {
             Ok(v) => drop(self.journal.append_event(&self.run, event.seq, &v)),
             Err(e) => tracing::warn!(run = %self.run, "event not journaled: {e}"),

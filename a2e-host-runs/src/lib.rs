@@ -71,6 +71,7 @@ mod attach;
 pub mod cluster;
 #[cfg(feature = "acmp")]
 mod dag;
+pub mod fork;
 pub(crate) mod journaled;
 #[cfg(feature = "llm")]
 pub mod llm_run;

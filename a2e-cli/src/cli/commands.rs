@@ -8,7 +8,7 @@ use a2e_host::{Compose, Host, HostBuilder, transport};
 use a2e_telemetry::{Telemetry, TelemetryGuard};
 
 use super::signal::wait_for_signal;
-use super::{Cli, Command};
+use super::{Cli, Command, RunsCommand};
 
 /// Exit code for invalid input (bad file, bad flags).
 const INVALID: u8 = 2;
@@ -81,7 +81,12 @@ async fn build_host(cli: &Cli, telemetry: Telemetry) -> Result<Arc<Host>, String
     // Only the commands that may start processes probe the sandbox.
     if matches!(
         cli.command,
-        Command::Serve { .. } | Command::Run { .. } | Command::Skill { .. }
+        Command::Serve { .. }
+            | Command::Run { .. }
+            | Command::Skill { .. }
+            | Command::Runs {
+                command: RunsCommand::Fork { .. }
+            }
     ) && let Some(sandbox) = sandbox().await
     {
         builder = builder.with_sandbox(sandbox);
@@ -150,6 +155,16 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             None => None,
         };
         return super::graph::graph_file(file, format, out.as_deref(), states.as_ref());
+    }
+    if let Command::Runs {
+        command: RunsCommand::Fork { id, from, input },
+    } = &cli.command
+    {
+        // A fork runs its nodes: it needs a host.
+        return match build_host(&cli, telemetry).await {
+            Ok(host) => super::runs::fork(&host, id, from, input.as_deref()).await,
+            Err(e) => fail(e),
+        };
     }
     if let Command::Runs { command } = &cli.command {
         // The journal is read (and marked) without a host.

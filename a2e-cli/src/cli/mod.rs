@@ -289,6 +289,28 @@ pub enum RunsCommand {
         #[arg(long)]
         reason: String,
     },
+    /// Fork a chain run from a node: a new run of the same document (its
+    /// request names its parent in `forked_from`) in which every node that
+    /// is not downstream of NODE takes the result the run journaled (not
+    /// called again), and NODE and what depends on it run. Runs it here and
+    /// prints its answer; exit 0 when it succeeded.
+    Fork {
+        /// The run id.
+        id: String,
+        /// The node to run again from.
+        #[arg(long = "from", value_name = "NODE")]
+        from: String,
+        /// Keys merged into NODE's `input` (a JSON object).
+        #[arg(long)]
+        input: Option<String>,
+    },
+    /// The journaled events of a run as JSON lines, then its answer, as its
+    /// agent saw them; nothing is called. A run that has not finished
+    /// prints what is journaled so far (exit 1).
+    Replay {
+        /// The run id.
+        id: String,
+    },
     /// Follow a run: its events as JSON lines from `--from-seq` on (those
     /// journaled, then the live ones), then its answer; exit 0 when it
     /// succeeded, 1 otherwise.

@@ -1,5 +1,5 @@
-//! `a2e runs list | show ID | cancel ID | attach ID` (and `waiting`,
-//! `approve`, `deny`: `approvals.rs`), `a2e run --detach`,
+//! `a2e runs list | show ID | cancel ID | attach ID | replay ID | fork ID`
+//! (and `waiting`, `approve`, `deny`: `approvals.rs`), `a2e run --detach`,
 //! and durable runs for `a2e serve`.
 
 use std::path::Path;
@@ -128,6 +128,14 @@ async fn on_journal(opened: &Opened, command: &RunsCommand) -> ExitCode {
         RunsCommand::Deny { id, node, reason } => {
             super::approvals::deny(journal, id, node.as_deref(), reason).await
         }
+        RunsCommand::Replay { id } => {
+            let run = match RunId::parse(id) {
+                Ok(r) => r,
+                Err(e) => return fail(INVALID, e),
+            };
+            replay(journal, &run).await
+        }
+        RunsCommand::Fork { .. } => fail(INVALID, "a fork runs on a host (a2e runs fork)"),
         RunsCommand::Attach { id, from_seq } => {
             let run = match RunId::parse(id) {
                 Ok(r) => r,
@@ -135,6 +143,85 @@ async fn on_journal(opened: &Opened, command: &RunsCommand) -> ExitCode {
             };
             follow(journal, &run, *from_seq).await
         }
+    }
+}
+
+/// Prints what run `run` journaled: its events, then its answer.
+async fn replay(journal: &dyn Journal, run: &RunId) -> ExitCode {
+    let state = match journal.show_run(run).await {
+        Ok(Some(state)) => state,
+        Ok(None) => return fail(FAILED, format!("no run `{run}`")),
+        Err(e) => return fail(FAILED, e),
+    };
+    let mut from = 0;
+    loop {
+        let events = match journal.events(run, from, 1000).await {
+            Ok(events) => events,
+            Err(e) => return fail(FAILED, e),
+        };
+        let Some(last) = events.last().map(|e| e.seq) else {
+            break;
+        };
+        for e in &events {
+            print_out(&e.event.to_string());
+        }
+        from = last + 1;
+    }
+    match state.answer {
+        Some(answer) if state.summary.status.is_finished() => {
+            print_out(&answer.to_string());
+            if state.summary.status == RunStatus::Succeeded {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(FAILED)
+            }
+        }
+        _ => fail(
+            FAILED,
+            format!("run `{run}` has not finished: its events so far are above"),
+        ),
+    }
+}
+
+/// `a2e runs fork ID --from NODE [--input JSON]` on `host`: the forked run,
+/// run here; its answer printed.
+pub async fn fork(host: &Arc<Host>, id: &str, from: &str, input: Option<&str>) -> ExitCode {
+    use a2e_host::runs::fork::{Fork, ForkError, prepare, run_fork};
+    let parent = match RunId::parse(id) {
+        Ok(r) => r,
+        Err(e) => return fail(INVALID, e),
+    };
+    let input = match input.map(serde_json::from_str::<serde_json::Value>) {
+        None => None,
+        Some(Ok(serde_json::Value::Object(map))) => Some(map),
+        Some(Ok(_)) => return fail(INVALID, ForkError::InputNotObject),
+        Some(Err(e)) => return fail(INVALID, format!("--input is not JSON: {e}")),
+    };
+    if let Err(e) = a2e_host::runs::enable(host).await {
+        return fail(FAILED, e);
+    }
+    let fork = Fork {
+        parent: parent.clone(),
+        from: from.to_owned(),
+        input,
+        req_id: format!("fork-{}", uuid::Uuid::new_v4().simple()),
+        agent: None,
+    };
+    let prepared = match prepare(host, fork).await {
+        Ok(p) => p,
+        Err(e) => return fail(FAILED, e),
+    };
+    eprintln!(
+        "a2e: run {} forked from run {parent} at `{from}` ({} journaled results taken)",
+        prepared.run_id,
+        prepared.copied.len()
+    );
+    let resp = run_fork(host, prepared, a2e_host::CallOptions::new()).await;
+    print_out(&serde_json::to_string(&resp).unwrap_or_default());
+    if resp.success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(FAILED)
     }
 }
 

@@ -1,0 +1,297 @@
+//! Forks of a journaled chain run: a new run (a new id, its request naming
+//! its parent in `forked_from`) of the same document, in which every node
+//! that is not downstream of the node forked from takes the result its
+//! parent journaled — the same bytes, its call not made again — and that
+//! node and what depends on it run (docs/forks.md).
+
+use std::sync::Arc;
+
+use a2e_journal::approval::is_approval_record;
+use a2e_journal::{Journal, JournalError, NewRun, NodeKey, NodeRecord, RunId, RunKind, RunState};
+use a2e_proto::{ChainRequest, ChainResponse, ErrorCode};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::chains;
+use crate::cluster::Coordination;
+use crate::host::{CallOptions, Host};
+use crate::journaled::{node_of, resume_of};
+
+/// The key of a forked run's request that names its parent.
+pub const FORKED_FROM: &str = "forked_from";
+
+/// Why a fork did not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForkError {
+    /// The host keeps no run journal.
+    #[error("this host keeps no run journal: there is nothing to fork")]
+    NoJournal,
+    /// No run of that id.
+    #[error("no run `{0}`")]
+    UnknownRun(String),
+    /// The run belongs to another agent.
+    #[error("run `{0}` belongs to another agent")]
+    NotYours(String),
+    /// A run of a kind that is not forked.
+    #[error("run `{run}` is a run of kind `{kind}`; chains and ACMP DAGs are forked")]
+    Kind {
+        /// The run.
+        run: String,
+        /// Its kind.
+        kind: &'static str,
+    },
+    /// The document has no such node.
+    #[error("run `{run}` has no node `{node}` (its nodes: {})", .known.join(", "))]
+    UnknownNode {
+        /// The run.
+        run: String,
+        /// The node named.
+        node: String,
+        /// Its nodes.
+        known: Vec<String>,
+    },
+    /// The request no longer loads or validates (the host's catalog
+    /// changed, an edited input is invalid).
+    #[error("the forked request does not run: {0}")]
+    Invalid(String),
+    /// The edited input is not a JSON object.
+    #[error("the node's new input must be a JSON object")]
+    InputNotObject,
+    /// The journal failed.
+    #[error("run journal: {0}")]
+    Journal(#[from] JournalError),
+}
+
+impl ForkError {
+    /// The wire code of this error (a refusal: nothing ran).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::UnknownRun(_) => ErrorCode::new("unknown_run"),
+            Self::NotYours(_) => ErrorCode::UNAUTHORIZED,
+            Self::Kind { .. }
+            | Self::UnknownNode { .. }
+            | Self::Invalid(_)
+            | Self::InputNotObject => ErrorCode::SCHEMA_VIOLATION,
+            Self::NoJournal | Self::Journal(_) => ErrorCode::UNAVAILABLE,
+        }
+    }
+}
+
+/// What to fork.
+#[derive(Debug, Clone)]
+pub struct Fork {
+    /// The run forked.
+    pub parent: RunId,
+    /// The node it is forked from.
+    pub from: String,
+    /// Keys merged into that node's `input` (its static input), when given.
+    pub input: Option<Map<String, Value>>,
+    /// The request id the forked run answers (its `chain/resp`'s `req_id`).
+    pub req_id: String,
+    /// The agent asking: only the run's own agent may fork it (`None`: an
+    /// operator, who may fork any).
+    pub agent: Option<String>,
+}
+
+/// A fork journaled and ready to run: its id, and what [`run_fork`] runs.
+pub struct Prepared {
+    /// The forked run's id.
+    pub run_id: RunId,
+    /// The nodes that take their parent's results (map items included).
+    pub copied: Vec<String>,
+    req: ChainRequest,
+    state: RunState,
+    coordination: Option<Coordination>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("run_id", &self.run_id)
+            .field("copied", &self.copied)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Journals the fork of a chain run: the new run, its request naming its
+/// parent, and the results it takes from its parent. Nothing runs yet.
+pub async fn prepare(host: &Arc<Host>, fork: Fork) -> Result<Prepared, ForkError> {
+    let journal = host.journal().cloned().ok_or(ForkError::NoJournal)?;
+    let parent = journal
+        .show_run(&fork.parent)
+        .await?
+        .ok_or_else(|| ForkError::UnknownRun(fork.parent.to_string()))?;
+    if let Some(agent) = &fork.agent
+        && *agent != parent.summary.agent
+    {
+        return Err(ForkError::NotYours(fork.parent.to_string()));
+    }
+    if parent.summary.kind != RunKind::Chain {
+        return Err(ForkError::Kind {
+            run: fork.parent.to_string(),
+            kind: parent.summary.kind.as_str(),
+        });
+    }
+    let mut req: ChainRequest = serde_json::from_value(parent.request.clone())
+        .map_err(|e| ForkError::Invalid(e.to_string()))?;
+    req.id = fork.req_id.clone();
+    let known: Vec<String> = req.nodes.iter().map(|n| n.node_id.clone()).collect();
+    let Some(node) = req.nodes.iter_mut().find(|n| n.node_id == fork.from) else {
+        return Err(ForkError::UnknownNode {
+            run: fork.parent.to_string(),
+            node: fork.from.clone(),
+            known,
+        });
+    };
+    if let Some(input) = fork.input {
+        node.input.extend(input);
+    }
+    let rerun: Vec<String> = {
+        let plan = chains::plan(host, &req).map_err(|e| ForkError::Invalid(e.to_string()))?;
+        plan.downstream(&fork.from)
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    };
+    let run = RunId::generate();
+    let coordination = match host.cluster() {
+        Some(c) => Some(
+            Coordination::acquire(&c, &run)
+                .await
+                .map_err(|e| ForkError::Invalid(format!("cluster: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut request = serde_json::to_value(&req).map_err(|e| ForkError::Invalid(e.to_string()))?;
+    if let Value::Object(fields) = &mut request {
+        fields.insert(
+            FORKED_FROM.into(),
+            json!({"run_id": fork.parent.as_str(), "node_id": fork.from}),
+        );
+    }
+    journal
+        .create_run(NewRun {
+            run_id: run.clone(),
+            kind: RunKind::Chain,
+            agent: parent.summary.agent.clone(),
+            request,
+        })
+        .await?;
+    let copied = copy_results(&*journal, &parent, &run, &rerun).await?;
+    let state = journal
+        .show_run(&run)
+        .await?
+        .ok_or_else(|| ForkError::UnknownRun(run.to_string()))?;
+    tracing::info!(run = %run, parent = %fork.parent, from = %fork.from,
+        copied = copied.len(), "forked run journaled");
+    Ok(Prepared {
+        run_id: run,
+        copied,
+        req,
+        state,
+        coordination,
+    })
+}
+
+/// Journals in `run` the latest result of every call of `parent` whose node
+/// is not in `rerun`, with what it started with; the calls copied.
+async fn copy_results(
+    journal: &dyn Journal,
+    parent: &RunState,
+    run: &RunId,
+    rerun: &[String],
+) -> Result<Vec<String>, ForkError> {
+    let mut latest: std::collections::BTreeMap<&str, &NodeRecord> = Default::default();
+    for rec in parent
+        .nodes
+        .iter()
+        .filter(|r| !is_approval_record(&r.node_id))
+    {
+        let e = latest.entry(rec.node_id.as_str()).or_insert(rec);
+        if rec.attempt > e.attempt {
+            *e = rec;
+        }
+    }
+    let mut copied = Vec::new();
+    for (id, rec) in latest {
+        let Some(outcome) = &rec.outcome else {
+            continue;
+        };
+        if rerun.iter().any(|r| r == node_of(id)) {
+            continue;
+        }
+        let key = NodeKey::new(run.clone(), id, rec.attempt)?;
+        if let Some(start) = &rec.start {
+            journal.node_started_with(&key, start).await?;
+        }
+        journal.node_finished(&key, outcome).await?;
+        copied.push(id.to_owned());
+    }
+    Ok(copied)
+}
+
+/// Runs a prepared fork to its end (its copied calls not made again) and
+/// journals its answer, as a chain run of its agent.
+pub async fn run_fork(host: &Arc<Host>, fork: Prepared, options: CallOptions<'_>) -> ChainResponse {
+    let Some(journal) = host.journal().cloned() else {
+        return crate::failed_answer(
+            &fork.req.id,
+            &fork.req.chain_id,
+            ErrorCode::UNAVAILABLE,
+            "the run journal is gone",
+        );
+    };
+    let Prepared {
+        run_id: run,
+        req,
+        state,
+        mut coordination,
+        ..
+    } = fork;
+    let fail = |code: ErrorCode, message: String| {
+        crate::failed_answer(&req.id, &req.chain_id, code, &message)
+    };
+    // `None`: the lease was lost, the run ends on the host that took it.
+    let resp: Option<ChainResponse> = match chains::plan(host, &req) {
+        Err(e) => Some(fail(e.code(), e.to_string())),
+        Ok(plan) => match resume_of(&*journal, &state, |_| false).await {
+            Err(e) => Some(fail(ErrorCode::RUNTIME_ERROR, format!("run journal: {e}"))),
+            Ok(resume) => {
+                let (session, stream, cancel) = options.into_parts();
+                let token =
+                    cancel.map_or_else(CancellationToken::new, CancellationToken::child_token);
+                let done = CancellationToken::new();
+                crate::watch_cancel(journal.clone(), run.clone(), token.clone(), done.clone());
+                let live = stream.is_some() && req.streaming;
+                let mut options = CallOptions::new().session(session).cancel(&token);
+                if let Some(stream) = stream {
+                    options = options.events(stream);
+                }
+                let durable = crate::durable(host, &journal, &run, &req, Some(resume), live);
+                let running = chains::run_plan_durable(host, &plan, options, durable);
+                let resp = match coordination.as_mut() {
+                    Some(c) => c.guard(running).await,
+                    None => Some(running.await),
+                };
+                done.cancel();
+                resp.map(|mut r| {
+                    r.run_id = run.to_string();
+                    r
+                })
+            }
+        },
+    };
+    let mut resp = crate::conclude(&*journal, &run, resp, coordination)
+        .await
+        .unwrap_or_else(|| {
+            fail(
+                ErrorCode::UNAVAILABLE,
+                "the forked run was taken over by another host and its answer could not be read"
+                    .into(),
+            )
+        });
+    resp.run_id = run.to_string();
+    resp
+}
