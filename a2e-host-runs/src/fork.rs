@@ -89,6 +89,8 @@ pub struct Fork {
     pub input: Option<Map<String, Value>>,
     /// The request id the forked run answers (its `chain/resp`'s `req_id`).
     pub req_id: String,
+    /// Whether its events go to the caller as they happen.
+    pub streaming: bool,
     /// The agent asking: only the run's own agent may fork it (`None`: an
     /// operator, who may fork any).
     pub agent: Option<String>,
@@ -136,6 +138,7 @@ pub async fn prepare(host: &Arc<Host>, fork: Fork) -> Result<Prepared, ForkError
     let mut req: ChainRequest = serde_json::from_value(parent.request.clone())
         .map_err(|e| ForkError::Invalid(e.to_string()))?;
     req.id = fork.req_id.clone();
+    req.streaming = fork.streaming;
     let known: Vec<String> = req.nodes.iter().map(|n| n.node_id.clone()).collect();
     let Some(node) = req.nodes.iter_mut().find(|n| n.node_id == fork.from) else {
         return Err(ForkError::UnknownNode {

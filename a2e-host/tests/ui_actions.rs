@@ -60,7 +60,7 @@ async fn send(
 }
 
 /// The test host of the network tests, `echo` held back for approval.
-async fn served() -> (tempfile::TempDir, Server) {
+async fn served() -> (tempfile::TempDir, Server, Arc<Host>, Arc<Counters>) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = HostConfig {
         root: dir.path().to_owned(),
@@ -71,14 +71,16 @@ async fn served() -> (tempfile::TempDir, Server) {
         .unwrap()
         .approvals;
     let layer = ApprovalLayer::from_config(&config).unwrap();
+    let counters = Arc::new(Counters::default());
     let host: Arc<Host> = Host::builder(config)
         .with_builtins()
-        .with_tool_plugin(TestTools(Arc::default()))
+        .with_tool_plugin(TestTools(counters.clone()))
         .with_layer(layer)
         .build()
         .unwrap();
     a2e_host::runs::enable(&host).await.unwrap();
-    (dir, Server::start(host, NetOptions::default()).await)
+    let server = Server::start(host.clone(), NetOptions::default()).await;
+    (dir, server, host, counters)
 }
 
 /// Polls the waiting list until a call waits; the first one.
@@ -104,7 +106,7 @@ async fn first_waiting(addr: std::net::SocketAddr) -> Value {
 
 #[tokio::test]
 async fn the_view_approves_and_denies_only_with_token_origin_and_csrf() {
-    let (_dir, server) = served().await;
+    let (_dir, server, _host, _) = served().await;
     let addr = server.addr;
     let client = Client::builder()
         .agent_id("view-agent")
@@ -251,5 +253,138 @@ async fn the_view_approves_and_denies_only_with_token_origin_and_csrf() {
     let (status, _, body) = send(addr, "POST", &cancel, &allowed, None).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     drop(client);
+    server.shutdown().await;
+}
+
+/// A chain of two nodes no rule holds back: `one` (the test tools' `slow`)
+/// and `two`, which counts words.
+fn counted() -> a2e_proto::ChainRequest {
+    serde_json::from_value(json!({
+        "type": "chain/req", "id": "c", "chain_id": "counted", "entry_node": "one",
+        "nodes": [
+            {"node_id": "one", "kind": "tool", "name": "slow", "input": {"ms": 1}, "next_node": "two"},
+            {"node_id": "two", "kind": "tool", "name": "text_stats", "input": {"text": "a b c"}}
+        ]
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_run_is_forked_over_the_wire_and_from_the_view() {
+    let (_dir, server, host, counters) = served().await;
+    let addr = server.addr;
+    let client = Client::builder()
+        .agent_id("fork-agent")
+        .auth_token(TOKEN)
+        .connect_ws(&server.ws_url())
+        .await
+        .unwrap();
+    let first = client.chains().run_to_end(counted()).await.unwrap();
+    assert!(first.success, "{first:?}");
+    let parent = first.run_id.clone();
+
+    // Over the wire: `two` runs again, `one` keeps its result.
+    let fork = a2e_proto::ChainFork {
+        run_id: parent.clone(),
+        from_node: "two".into(),
+        input: json!({"text": "a b c d"}).as_object().unwrap().clone(),
+        streaming: true,
+        ..a2e_proto::ChainFork::default()
+    };
+    let call = client
+        .chains()
+        .fork(fork, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    let forked = call.finish_with(|e| events.push(e)).await.unwrap();
+    assert!(forked.success, "{forked:?}");
+    assert_ne!(forked.run_id, parent);
+    assert_eq!(forked.outputs["one"], first.outputs["one"]);
+    assert_eq!(forked.outputs["two"]["words"], 4, "{forked:?}");
+    assert!(!events.is_empty());
+    let journal = host.journal().unwrap().clone();
+    let child = journal
+        .show_run(&a2e_journal::RunId::parse(&forked.run_id).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(child.request["forked_from"]["run_id"], parent.as_str());
+    let one = child.nodes.iter().find(|n| n.node_id == "one").unwrap();
+    assert!(one.outcome.is_some(), "{one:?}");
+    assert_eq!(
+        counters.calls.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "`one` ran once: copied into the fork, not called again"
+    );
+
+    // Another agent may not fork it; an unknown node is named.
+    let other = Client::builder()
+        .agent_id("someone-else")
+        .auth_token(TOKEN)
+        .connect_ws(&server.ws_url())
+        .await
+        .unwrap();
+    let stolen = a2e_proto::ChainFork {
+        run_id: parent.clone(),
+        from_node: "two".into(),
+        ..a2e_proto::ChainFork::default()
+    };
+    let refused = match other.chains().fork(stolen, Duration::from_secs(30)).await {
+        Ok(call) => call.finish().await.err(),
+        Err(e) => Some(e),
+    };
+    assert!(refused.unwrap().to_string().contains("another agent"));
+
+    // From the view: a POST with the page's CSRF token starts the fork.
+    let (_, headers, _) = send(addr, "GET", "/ui", &[("authorization", BEARER)], None).await;
+    let session = headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|c| {
+            c.split(';')
+                .next()
+                .filter(|kv| kv.starts_with("a2e_ui_session="))
+        })
+        .unwrap()
+        .to_owned();
+    let (_, _, body) = send(
+        addr,
+        "GET",
+        "/ui/api/csrf",
+        &[("authorization", BEARER), ("cookie", &session)],
+        None,
+    )
+    .await;
+    let csrf = serde_json::from_str::<Value>(&body).unwrap()["csrf"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let origin = format!("http://{addr}");
+    let allowed: [(&str, &str); 4] = [
+        ("authorization", BEARER),
+        ("origin", &origin),
+        ("cookie", &session),
+        ("x-csrf-token", &csrf),
+    ];
+    let path = format!("/ui/api/runs/{parent}/fork");
+    let (status, _, body) =
+        send(addr, "POST", &path, &allowed, Some(json!({"from": "nope"}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, _, body) = send(addr, "POST", &path, &allowed, Some(json!({"from": "two"}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let made: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(made["copied"], 1, "{made}");
+    let run = a2e_journal::RunId::parse(made["run_id"].as_str().unwrap()).unwrap();
+    eventually(Duration::from_secs(20), || {
+        futures::executor::block_on(journal.show_run(&run))
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.summary.status == a2e_journal::RunStatus::Succeeded)
+    })
+    .await;
+    client.close().await;
+    other.close().await;
     server.shutdown().await;
 }

@@ -12,11 +12,14 @@
 //!   once, then its answer, as `chain/event`s and a `chain/resp` whose
 //!   `req_id` is the attach request's id.
 //! - `dag/req`: run an ACMP Layer 2 DAG on the host, answered like a chain.
+//! - `chain/fork`: run a journaled chain again from one of its nodes, as a
+//!   new run whose other nodes take the results the first run journaled
+//!   (docs/forks.md), answered like a chain.
 //! - `run_id` on `chain/event` (the run's first) and `chain/resp`: the
 //!   durable run's id, so that an agent can attach to, show or cancel its
 //!   run; defined on those messages' structs, absent without a journal.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 wire_message! {
     /// `chain/attach` — re-attach to a durable run, named by exactly one of
@@ -50,7 +53,30 @@ wire_message! {
     }
 }
 
-impl_request!(ChainAttach, DagRequest);
+wire_message! {
+    /// `chain/fork` — a new run of a journaled chain run of the agent's, from
+    /// node `from_node`: every node not downstream of it takes the result
+    /// the run journaled (not called again); it and what depends on it run.
+    /// Answered with `chain/event`s (with `streaming`) and a `chain/resp`
+    /// naming the new run in `run_id`.
+    pub struct ChainFork = "chain/fork" {
+        /// The run forked (as `a2e runs list` shows it).
+        #[serde(default)]
+        pub run_id: String = String::new(),
+        /// The node to run again from.
+        #[serde(default)]
+        pub from_node: String = String::new(),
+        /// Keys merged into that node's static `input`.
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        #[cfg_attr(feature = "arbitrary", proptest(strategy = "crate::arb::object()"))]
+        pub input: Map<String, Value> = Map::new(),
+        /// Send the new run's events as `chain/event`s.
+        #[serde(default)]
+        pub streaming: bool = false,
+    }
+}
+
+impl_request!(ChainAttach, DagRequest, ChainFork);
 
 #[cfg(test)]
 mod tests {

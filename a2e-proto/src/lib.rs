@@ -78,7 +78,7 @@ pub use envelope::{
     PROTOCOL_VERSION, Request, Response, TypeTag, WireType, new_chain_id, new_id, new_id_in, now,
 };
 pub use event::{EventData, EventKind};
-pub use extensions::{ChainAttach, DagRequest};
+pub use extensions::{ChainAttach, ChainFork, DagRequest};
 pub use input_map::InputMap;
 pub use message::Message;
 pub use outputs::Outputs;

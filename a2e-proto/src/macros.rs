@@ -241,7 +241,7 @@ macro_rules! for_each_message {
                 ProcStatusRequest,
                 ProcStatusResponse,
             ],
-            extensions: [ChainAttach, DagRequest],
+            extensions: [ChainAttach, DagRequest, ChainFork],
         }
     };
 }

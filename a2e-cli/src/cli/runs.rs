@@ -205,6 +205,7 @@ pub async fn fork(host: &Arc<Host>, id: &str, from: &str, input: Option<&str>) -
         from: from.to_owned(),
         input,
         req_id: format!("fork-{}", uuid::Uuid::new_v4().simple()),
+        streaming: false,
         agent: None,
     };
     let prepared = match prepare(host, fork).await {

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use a2e_proto::{ChainAttach, ChainEvent, ChainRequest, ChainResponse, DagRequest, Message};
+use a2e_proto::{
+    ChainAttach, ChainEvent, ChainFork, ChainRequest, ChainResponse, DagRequest, Message,
+};
 
 use crate::call::Call;
 use crate::client::{Client, unexpected};
@@ -106,6 +108,29 @@ impl<'a> ChainApi<'a> {
     pub async fn run_dag(
         &self,
         req: DagRequest,
+        limit: Duration,
+    ) -> ClientResult<Call<ChainEvent, ChainResponse>> {
+        let streaming = req.streaming;
+        self.client
+            .start(req.into(), streaming, limit, |msg| match msg {
+                Message::ChainResponse(resp) => Ok(resp),
+                other => Err(unexpected("chain/resp", &other)),
+            })
+            .await
+    }
+
+    /// Forks one of the agent's journaled chain runs from a node (the
+    /// `chain/fork` wire extension, `docs/forks.md`): a new run in which
+    /// every node not downstream of `req.from_node` takes the result the run
+    /// journaled, and that node and what depends on it run; its events (when
+    /// `req.streaming`), then [`Call::finish`] gives its `chain/resp`, whose
+    /// `run_id` names the new run. Refused with `unknown_run`,
+    /// `unauthorized` (another agent's run), `schema_violation` (no such
+    /// node, not a chain) or `unavailable` (no journal). `limit` is how long
+    /// the client waits for the answer.
+    pub async fn fork(
+        &self,
+        req: ChainFork,
         limit: Duration,
     ) -> ClientResult<Call<ChainEvent, ChainResponse>> {
         let streaming = req.streaming;

@@ -48,9 +48,10 @@ fn needed_capability(msg: &Message) -> Option<A2ECapability> {
     Some(match msg {
         Message::ToolListRequest(_) | Message::ToolCallRequest(_) => A2ECapability::TOOLS,
         Message::SkillDiscoverRequest(_) | Message::SkillCallRequest(_) => A2ECapability::SKILL,
-        Message::ChainRequest(_) | Message::ChainAttach(_) | Message::DagRequest(_) => {
-            A2ECapability::CHAINS
-        }
+        Message::ChainRequest(_)
+        | Message::ChainAttach(_)
+        | Message::ChainFork(_)
+        | Message::DagRequest(_) => A2ECapability::CHAINS,
         Message::ProcSpawnRequest(_)
         | Message::ProcWriteRequest(_)
         | Message::ProcKillRequest(_)
@@ -448,6 +449,17 @@ async fn run_request(session: &Arc<Session>, request: Message) -> Audited {
         }
         #[cfg(feature = "journal")]
         Message::ChainAttach(req) => Box::pin(attach::attach_request(session, req)).await,
+        #[cfg(feature = "journal")]
+        Message::ChainFork(req) => Box::pin(fork::fork_request(session, req, out)).await,
+        #[cfg(not(feature = "journal"))]
+        Message::ChainFork(req) => {
+            not_built(
+                session,
+                &req.id,
+                "`chain/fork` needs the run journal (feature `journal`)",
+            )
+            .await
+        }
         #[cfg(all(feature = "acmp", feature = "journal"))]
         Message::DagRequest(req) => Box::pin(dag::dag_request(session, req)).await,
         #[cfg(not(feature = "journal"))]
@@ -573,6 +585,8 @@ async fn skill_request(
 mod attach;
 #[cfg(all(feature = "acmp", feature = "journal"))]
 mod dag;
+#[cfg(feature = "journal")]
+mod fork;
 
 #[cfg(test)]
 mod tests;

@@ -234,6 +234,70 @@ async fn decided(
     }
 }
 
+/// The body of a fork.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ForkBody {
+    /// The node to run again from.
+    from: String,
+    /// Keys merged into its `input`.
+    #[serde(default)]
+    input: Option<Map<String, Value>>,
+}
+
+/// `POST /ui/api/runs/{id}/fork`: journals the fork and starts it on the
+/// host (it runs as long as the listener serves); answers with the new
+/// run's id at once.
+pub(super) async fn fork(
+    State(state): State<Arc<NetState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Option<Json<ForkBody>>,
+) -> Response {
+    if let Err(resp) = checked(&state, &headers) {
+        return resp;
+    }
+    let Some(Json(body)) = body else {
+        return failed(
+            StatusCode::BAD_REQUEST,
+            "a fork needs a JSON body naming the node it runs `from`",
+        );
+    };
+    let parent = match run_id(&id) {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    let fork = a2e_host_runs::fork::Fork {
+        parent,
+        from: body.from,
+        input: body.input,
+        req_id: format!("fork-{}", now_ms()),
+        streaming: false,
+        agent: None,
+    };
+    let prepared = match a2e_host_runs::fork::prepare(&state.host, fork).await {
+        Ok(p) => p,
+        Err(e) => {
+            let status = match &e {
+                a2e_host_runs::fork::ForkError::UnknownRun(_) => StatusCode::NOT_FOUND,
+                a2e_host_runs::fork::ForkError::NoJournal
+                | a2e_host_runs::fork::ForkError::Journal(_) => StatusCode::SERVICE_UNAVAILABLE,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            return failed(status, e);
+        }
+    };
+    let run = prepared.run_id.to_string();
+    let copied = prepared.copied.len();
+    let host = state.host.clone();
+    let stop = state.shutdown.child_token();
+    state.tasks.spawn(async move {
+        let options = a2e_host_core::host::CallOptions::new().cancel(&stop);
+        let _ = a2e_host_runs::fork::run_fork(&host, prepared, options).await;
+    });
+    answer(StatusCode::OK, json!({"run_id": run, "copied": copied}))
+}
+
 /// `POST /ui/api/runs/{id}/cancel`.
 pub(super) async fn cancel(
     State(state): State<Arc<NetState>>,

@@ -29,8 +29,8 @@
 //! script shows every value with `textContent` and copies the server's SVG
 //! element by element through an allow-list.
 //!
-//! **Actions.** Approving or denying a call that waits for a decision and
-//! cancelling a run are `POST`s under `/ui/api/runs/{id}/` (`actions.rs`),
+//! **Actions.** Approving or denying a call that waits for a decision,
+//! cancelling a run and forking one from a node are `POST`s under `/ui/api/runs/{id}/` (`actions.rs`),
 //! each refused without the token (401), from another origin (the `Origin`
 //! header must name this listener: 403), or without the CSRF token of the
 //! page's session (`X-CSRF-Token`, the HMAC of the page's session cookie
@@ -118,6 +118,7 @@ pub fn routes() -> Router<Arc<NetState>> {
         .route("/ui/api/runs/{id}/approve", post(actions::approve))
         .route("/ui/api/runs/{id}/deny", post(actions::deny))
         .route("/ui/api/runs/{id}/cancel", post(actions::cancel))
+        .route("/ui/api/runs/{id}/fork", post(actions::fork))
 }
 
 /// Whether the request may see the view: the bearer header, or the cookie

@@ -147,7 +147,7 @@
     if (loading !== id) return;
     const old = runs.get(id) || {};
     runs.set(id, Object.assign(old, d.summary, { chain_id: d.chain_id }));
-    cur = { id, nodes: new Map(), states: new Map(), records: new Map(), rows: new Map(), marks: new Map(), maxSeq: -1, trace: d.trace_id, status: d.summary.status, created: d.summary.created_ms, finished: d.summary.finished_ms };
+    cur = { id, nodes: new Map(), states: new Map(), records: new Map(), rows: new Map(), marks: new Map(), maxSeq: -1, trace: d.trace_id, status: d.summary.status, kind: d.summary.kind, created: d.summary.created_ms, finished: d.summary.finished_ms };
     if (location.hash !== '#run=' + id) history.replaceState(null, '', '#run=' + encodeURIComponent(id));
     for (const n of d.nodes) cur.nodes.set(n.node_id, n);
     for (const [k, v] of Object.entries(d.states || {})) cur.states.set(k, v);
@@ -282,6 +282,17 @@
     if (sd.span_id) rows.push(['span id', sd.span_id]);
     $('detail-id').textContent = nid;
     $('detail-fields').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, typeof v === 'string' ? v : el('pre', {}, text(v)))]));
+    // A finished chain runs again from here: a fork (its other nodes keep their results).
+    const acts = $('detail-actions'); acts.replaceChildren();
+    if (cur.kind === 'chain' && cur.status !== 'running' && cur.nodes.has(nid)) {
+      const fork = el('button', { class: 'fork' }, 'fork from here');
+      const box = el('div', {}, fork);
+      fork.addEventListener('click', () => confirmRow(box, 'confirm fork', false, async () => {
+        const d = await post('/ui/api/runs/' + encodeURIComponent(cur.id) + '/fork', { from: nid });
+        $('follow').checked = false; openRun(d.run_id);
+      }));
+      acts.append(box);
+    }
     $('detail').hidden = false;
   }
 
