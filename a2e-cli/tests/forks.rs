@@ -153,3 +153,41 @@ fn a_fork_keeps_upstream_outputs_and_runs_the_rest_and_a_replay_repeats_the_run(
         "{said}"
     );
 }
+
+#[test]
+fn a_dag_run_forks_from_a_task() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let task = |id: &str| {
+        json!({"task_id": id, "capability": "run_command",
+               "input": {"type": "json", "data": {"argv": ["sh", "-c", format!("echo {id} >> effects")]}}})
+    };
+    let dag = json!({"dag_id": "forked_dag",
+        "tasks": [task("x"), task("y"), task("z"), task("w")],
+        "edges": [{"from": "x", "to": "y"}, {"from": "y", "to": "z"}]});
+    let mut host = serve(dir);
+    handshake(&mut host, "dag-fork-agent");
+    let req = json!({"type": "dag/req", "id": "d1", "dag": dag});
+    host.send(req.to_string().as_bytes()).unwrap();
+    let (answer, _) = host
+        .answer("d1", std::time::Duration::from_secs(60), |_| {})
+        .unwrap();
+    assert_eq!(answer["success"], true, "{answer}");
+    let run_id = answer["run_id"].as_str().unwrap().to_owned();
+    drop(host);
+    std::fs::remove_file(dir.join("effects")).unwrap();
+
+    let forked = a2e(dir, &["runs", "fork", &run_id, "--from", "y"]);
+    assert!(forked.status.success(), "{forked:?}");
+    assert_eq!(effects(dir), ["y", "z"], "x and w keep their results");
+    let resp: Value = serde_json::from_slice(&forked.stdout).unwrap();
+    assert_eq!(resp["success"], true, "{resp}");
+    let listed = a2e(dir, &["runs", "list", "--json"]);
+    let kinds: Vec<Value> = String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["run_id"] == resp["run_id"])
+        .collect();
+    assert_eq!(kinds[0]["kind"], "acmp_dag", "{kinds:?}");
+}

@@ -227,6 +227,72 @@ pub async fn run_dag(
     resp
 }
 
+/// Runs the fork of a DAG run (journaled by [`crate::fork::prepare`]): its
+/// tasks with a journaled result take it, the others run.
+pub(crate) async fn run_fork(
+    host: &Arc<Host>,
+    run: RunId,
+    dag: Dag,
+    req_id: &str,
+    state: RunState,
+    mut coordination: Option<Coordination>,
+    options: CallOptions<'_>,
+) -> ChainResponse {
+    let dag_id = dag.dag_id.clone();
+    let Some(journal) = host.journal().cloned() else {
+        return failed_answer(
+            req_id,
+            &dag_id,
+            ErrorCode::UNAVAILABLE,
+            "the run journal is gone",
+        );
+    };
+    let resume = match resume_of(host, &*journal, &state, &dag).await {
+        Ok(resume) => resume,
+        Err(e) => {
+            let resp = failed_answer(
+                req_id,
+                &dag_id,
+                ErrorCode::RUNTIME_ERROR,
+                &format!("run journal: {e}"),
+            );
+            return conclude(&*journal, &run, Some(resp), coordination)
+                .await
+                .unwrap_or_default();
+        }
+    };
+    let (session, _, cancel) = options.into_parts();
+    let token = cancel.map_or_else(CancellationToken::new, CancellationToken::child_token);
+    let done = CancellationToken::new();
+    watch_cancel(journal.clone(), run.clone(), token.clone(), done.clone());
+    let durable = Durable {
+        journal: &journal,
+        run: &run,
+        req_id,
+        session,
+        next_seq: 0,
+        resume: Some(resume),
+    };
+    let running = durable.execute(host, dag, &token, |_| {});
+    let resp = match coordination.as_mut() {
+        Some(c) => c.guard(running).await,
+        None => Some(running.await),
+    };
+    done.cancel();
+    let mut resp = conclude(&*journal, &run, resp, coordination)
+        .await
+        .unwrap_or_else(|| {
+            failed_answer(
+                req_id,
+                &dag_id,
+                ErrorCode::UNAVAILABLE,
+                "the forked run was taken over by another host and its answer could not be read",
+            )
+        });
+    resp.run_id = run.to_string();
+    resp
+}
+
 /// One durable execution of a DAG run: fresh or resumed.
 struct Durable<'a> {
     journal: &'a Arc<dyn Journal>,

@@ -102,9 +102,19 @@ pub struct Prepared {
     pub run_id: RunId,
     /// The nodes that take their parent's results (map items included).
     pub copied: Vec<String>,
-    req: ChainRequest,
+    document: Document,
     state: RunState,
     coordination: Option<Coordination>,
+}
+
+/// What a fork runs.
+enum Document {
+    Chain(Box<ChainRequest>),
+    #[cfg(feature = "acmp")]
+    Dag {
+        dag: Box<acmp_dag::Dag>,
+        req_id: String,
+    },
 }
 
 impl std::fmt::Debug for Prepared {
@@ -129,34 +139,16 @@ pub async fn prepare(host: &Arc<Host>, fork: Fork) -> Result<Prepared, ForkError
     {
         return Err(ForkError::NotYours(fork.parent.to_string()));
     }
-    if parent.summary.kind != RunKind::Chain {
-        return Err(ForkError::Kind {
-            run: fork.parent.to_string(),
-            kind: parent.summary.kind.as_str(),
-        });
-    }
-    let mut req: ChainRequest = serde_json::from_value(parent.request.clone())
-        .map_err(|e| ForkError::Invalid(e.to_string()))?;
-    req.id = fork.req_id.clone();
-    req.streaming = fork.streaming;
-    let known: Vec<String> = req.nodes.iter().map(|n| n.node_id.clone()).collect();
-    let Some(node) = req.nodes.iter_mut().find(|n| n.node_id == fork.from) else {
-        return Err(ForkError::UnknownNode {
-            run: fork.parent.to_string(),
-            node: fork.from.clone(),
-            known,
-        });
-    };
-    if let Some(input) = fork.input {
-        node.input.extend(input);
-    }
-    let rerun: Vec<String> = {
-        let plan = chains::plan(host, &req).map_err(|e| ForkError::Invalid(e.to_string()))?;
-        plan.downstream(&fork.from)
-            .unwrap_or_default()
-            .into_iter()
-            .map(str::to_owned)
-            .collect()
+    let (document, rerun, request) = match parent.summary.kind {
+        RunKind::Chain => chain_document(host, &parent, &fork)?,
+        #[cfg(feature = "acmp")]
+        RunKind::AcmpDag => dag_document(&parent, &fork)?,
+        kind => {
+            return Err(ForkError::Kind {
+                run: fork.parent.to_string(),
+                kind: kind.as_str(),
+            });
+        }
     };
     let run = RunId::generate();
     let coordination = match host.cluster() {
@@ -167,7 +159,7 @@ pub async fn prepare(host: &Arc<Host>, fork: Fork) -> Result<Prepared, ForkError
         ),
         None => None,
     };
-    let mut request = serde_json::to_value(&req).map_err(|e| ForkError::Invalid(e.to_string()))?;
+    let mut request = request;
     if let Value::Object(fields) = &mut request {
         fields.insert(
             FORKED_FROM.into(),
@@ -177,7 +169,7 @@ pub async fn prepare(host: &Arc<Host>, fork: Fork) -> Result<Prepared, ForkError
     journal
         .create_run(NewRun {
             run_id: run.clone(),
-            kind: RunKind::Chain,
+            kind: parent.summary.kind,
             agent: parent.summary.agent.clone(),
             request,
         })
@@ -192,10 +184,91 @@ pub async fn prepare(host: &Arc<Host>, fork: Fork) -> Result<Prepared, ForkError
     Ok(Prepared {
         run_id: run,
         copied,
-        req,
+        document,
         state,
         coordination,
     })
+}
+
+/// A chain run's request as forked (its node's input edited), the nodes
+/// that run again, and the request to journal.
+fn chain_document(
+    host: &Arc<Host>,
+    parent: &RunState,
+    fork: &Fork,
+) -> Result<(Document, Vec<String>, Value), ForkError> {
+    let mut req: ChainRequest = serde_json::from_value(parent.request.clone())
+        .map_err(|e| ForkError::Invalid(e.to_string()))?;
+    req.id = fork.req_id.clone();
+    req.streaming = fork.streaming;
+    let known: Vec<String> = req.nodes.iter().map(|n| n.node_id.clone()).collect();
+    let Some(node) = req.nodes.iter_mut().find(|n| n.node_id == fork.from) else {
+        return Err(ForkError::UnknownNode {
+            run: fork.parent.to_string(),
+            node: fork.from.clone(),
+            known,
+        });
+    };
+    if let Some(input) = &fork.input {
+        node.input.extend(input.clone());
+    }
+    let rerun: Vec<String> = {
+        let plan = chains::plan(host, &req).map_err(|e| ForkError::Invalid(e.to_string()))?;
+        plan.downstream(&fork.from)
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    };
+    let request = serde_json::to_value(&req).map_err(|e| ForkError::Invalid(e.to_string()))?;
+    Ok((Document::Chain(Box::new(req)), rerun, request))
+}
+
+/// A DAG run's DAG, the tasks that run again (the task forked from and
+/// every task its edges lead to), and the request to journal.
+#[cfg(feature = "acmp")]
+fn dag_document(
+    parent: &RunState,
+    fork: &Fork,
+) -> Result<(Document, Vec<String>, Value), ForkError> {
+    let dag: acmp_dag::Dag = parent
+        .request
+        .get("dag")
+        .map(acmp_dag::decode::from_value)
+        .transpose()
+        .map_err(|e| ForkError::Invalid(e.to_string()))?
+        .ok_or_else(|| ForkError::Invalid("the run has no DAG".into()))?;
+    if !dag.tasks.iter().any(|t| t.task_id == fork.from) {
+        return Err(ForkError::UnknownNode {
+            run: fork.parent.to_string(),
+            node: fork.from.clone(),
+            known: dag.tasks.iter().map(|t| t.task_id.clone()).collect(),
+        });
+    }
+    if fork.input.is_some() {
+        return Err(ForkError::Invalid(
+            "an ACMP task's input is its DAG's: a DAG is forked as it is".into(),
+        ));
+    }
+    let mut rerun = vec![fork.from.clone()];
+    let mut at = 0;
+    while let Some(task) = rerun.get(at).cloned() {
+        for edge in dag.edges.iter().filter(|e| e.from == task) {
+            if !rerun.contains(&edge.to) {
+                rerun.push(edge.to.clone());
+            }
+        }
+        at += 1;
+    }
+    let request = json!({"id": fork.req_id, "dag": &dag});
+    Ok((
+        Document::Dag {
+            dag: Box::new(dag),
+            req_id: fork.req_id.clone(),
+        },
+        rerun,
+        request,
+    ))
 }
 
 /// Journals in `run` the latest result of every call of `parent` whose node
@@ -236,25 +309,37 @@ async fn copy_results(
 }
 
 /// Runs a prepared fork to its end (its copied calls not made again) and
-/// journals its answer, as a chain run of its agent.
+/// journals its answer, as a run of its parent's agent.
 pub async fn run_fork(host: &Arc<Host>, fork: Prepared, options: CallOptions<'_>) -> ChainResponse {
-    let Some(journal) = host.journal().cloned() else {
-        return crate::failed_answer(
-            &fork.req.id,
-            &fork.req.chain_id,
-            ErrorCode::UNAVAILABLE,
-            "the run journal is gone",
-        );
-    };
     let Prepared {
         run_id: run,
-        req,
+        document,
         state,
-        mut coordination,
+        coordination,
         ..
     } = fork;
+    match document {
+        Document::Chain(req) => run_chain(host, run, *req, state, coordination, options).await,
+        #[cfg(feature = "acmp")]
+        Document::Dag { dag, req_id } => {
+            crate::dag::run_fork(host, run, *dag, &req_id, state, coordination, options).await
+        }
+    }
+}
+
+async fn run_chain(
+    host: &Arc<Host>,
+    run: RunId,
+    req: ChainRequest,
+    state: RunState,
+    mut coordination: Option<Coordination>,
+    options: CallOptions<'_>,
+) -> ChainResponse {
     let fail = |code: ErrorCode, message: String| {
         crate::failed_answer(&req.id, &req.chain_id, code, &message)
+    };
+    let Some(journal) = host.journal().cloned() else {
+        return fail(ErrorCode::UNAVAILABLE, "the run journal is gone".into());
     };
     // `None`: the lease was lost, the run ends on the host that took it.
     let resp: Option<ChainResponse> = match chains::plan(host, &req) {
