@@ -337,6 +337,14 @@ async fn journaled(place: &Place) -> HostResult<Option<Decision>> {
 fn apply(call: &mut CallHead<'_>, rule: &ApprovalRule, decision: Decision) -> HostResult<()> {
     if decision.approved {
         if let Some(args) = decision.args {
+            // Edited arguments meet the callee's schema, as any call's.
+            let validator = match call.target {
+                CallTarget::Skill => call.host.registry().skill(call.name).map(|e| e.validator),
+                _ => call.host.registry().tool(call.name).map(|e| e.validator),
+            };
+            if let Some(validator) = validator {
+                validator.check(&args)?;
+            }
             *call.args = args;
         }
         return Ok(());

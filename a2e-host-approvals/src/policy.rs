@@ -12,18 +12,35 @@ const HTTP_REQUEST: &str = "http_request";
 /// The built-in tools whose `path` a rule's `path` matches.
 const FILE_TOOLS: [&str; 5] = ["read_file", "write_file", "list_dir", "glob", "grep"];
 
+/// A pattern: a plain name is compared as it is (most rules name a tool),
+/// anything else matched as a glob.
+#[derive(Debug, Clone)]
+enum Matcher {
+    Exact(String),
+    Glob(GlobMatcher),
+}
+
+impl Matcher {
+    fn is_match(&self, text: &str) -> bool {
+        match self {
+            Self::Exact(name) => name == text,
+            Self::Glob(glob) => glob.is_match(text),
+        }
+    }
+}
+
 /// One rule with its globs compiled.
 #[derive(Debug, Clone)]
 struct Compiled {
     /// Its place in the configuration, from 1.
     number: usize,
     rule: ApprovalRule,
-    tool: Option<GlobMatcher>,
-    skill: Option<GlobMatcher>,
-    program: Option<GlobMatcher>,
-    http_host: Option<GlobMatcher>,
-    path: Option<GlobMatcher>,
-    agent: Option<GlobMatcher>,
+    tool: Option<Matcher>,
+    skill: Option<Matcher>,
+    program: Option<Matcher>,
+    http_host: Option<Matcher>,
+    path: Option<Matcher>,
+    agent: Option<Matcher>,
 }
 
 /// The approval rules of a configuration, compiled once.
@@ -41,9 +58,15 @@ pub struct Matched<'a> {
     pub rule: &'a ApprovalRule,
 }
 
-fn glob(pattern: Option<&String>) -> Result<Option<GlobMatcher>, globset::Error> {
+fn glob(pattern: Option<&String>) -> Result<Option<Matcher>, globset::Error> {
     pattern
-        .map(|p| Glob::new(p).map(|g| g.compile_matcher()))
+        .map(|p| {
+            if p.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+                Glob::new(p).map(|g| Matcher::Glob(g.compile_matcher()))
+            } else {
+                Ok(Matcher::Exact(p.clone()))
+            }
+        })
         .transpose()
 }
 
@@ -145,7 +168,7 @@ impl Compiled {
             }
         }
         if let Some(host) = &self.http_host
-            && !host_of(text("url").unwrap_or_default()).is_some_and(|h| host.is_match(h))
+            && !host_of(text("url").unwrap_or_default()).is_some_and(|h| host.is_match(&h))
         {
             return false;
         }

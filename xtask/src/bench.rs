@@ -15,6 +15,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("sandbox", "a2e-sandbox", "bench_sandbox"),
     ("telemetry", "a2e-telemetry", "bench_telemetry"),
     ("cluster", "a2e-journal", "bench_cluster"),
+    ("approvals", "a2e-host-approvals", "bench_approvals"),
 ];
 
 /// Runs the named benchmarks.

@@ -5,7 +5,7 @@
 //! - `conformance` replays the spec's wire examples and the negative fixtures, one line each;
 //!   `conformance host|client|list …` runs the `a2e-conformance` binary with those arguments.
 //! - `bench <name|all>` runs a benchmark in release mode (JSON lines): chain, dag,
-//!   transport, mcp, ontheia, repair, memory, llm, sandbox; `bench structures` measures
+//!   transport, mcp, ontheia, repair, memory, llm, sandbox, approvals; `bench structures` measures
 //!   the chain engine's own structures against std and foldhash peers.
 //! - `fuzz --cases N [--seed S]` runs the hostile-input fuzzers in release mode.
 //! - `package` builds every library crate from its packaged form (as CI does).
@@ -39,7 +39,7 @@ fn usage() -> ExitCode {
          tasks:\n  \
          schema [--check]          write (or check) the committed JSON Schemas\n  \
          conformance [host|client|list …]\n                            replay every fixture (or run a2e-conformance)\n  \
-         bench <name|all>          run a benchmark (JSON lines; chain, structures,\n                            dag, transport, mcp, ontheia, repair, memory, llm,\n                            sandbox)\n  \
+         bench <name|all>          run a benchmark (JSON lines; chain, structures,\n                            dag, transport, mcp, ontheia, repair, memory, llm,\n                            sandbox, approvals)\n  \
          fuzz --cases N [--seed S] run the session and decoder fuzzers (release)\n  \
          package                   build each library crate from its package\n  \
          tidy                      check a2e-host's layers, ARCHITECTURE.md's paths,\n                            test files and String errors\n  \

@@ -446,10 +446,7 @@ impl Host {
             .admit::<K>(&caller, &spec, &entry, &mut args, &sink)
             .await
         {
-            Ok(false) => {}
-            // A layer may have changed the arguments (an approval that
-            // edits them): checked again.
-            Ok(true) => args = K::validator(&entry).check_owned(args)?,
+            Ok(_) => {}
             Err(e) if e.is_refusal() => return Err(e),
             Err(e) => {
                 return Ok(Finished {

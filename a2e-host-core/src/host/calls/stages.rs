@@ -190,6 +190,12 @@ impl Host {
             &ctx,
         ))
         .catch_unwind();
+        let mut run = std::pin::pin!(run);
+        // A layer that lets the call through at once (no decision to wait
+        // for) needs no watch of the caller's token.
+        if let std::task::Poll::Ready(joined) = futures::poll!(&mut run) {
+            return super::caught("a call layer", joined).map(|()| true);
+        }
         tokio::select! {
             joined = run => super::caught("a call layer", joined).map(|()| true),
             () = caller.cancel.cancelled() => Err(HostError::Cancelled),
