@@ -212,7 +212,7 @@ pub async fn pending(journal: &dyn Journal) -> Result<Vec<Pending>, JournalError
         };
         out.extend(waiting_in(&state));
     }
-    out.sort_by(|a, b| b.since_ms.cmp(&a.since_ms));
+    out.sort_by_key(|p| std::cmp::Reverse(p.since_ms));
     Ok(out)
 }
 

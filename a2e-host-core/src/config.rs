@@ -51,7 +51,8 @@ mod mcp;
 mod plugins;
 
 pub use approvals::{
-    ApprovalRule, DEFAULT_APPROVAL_TIMEOUT_SECS, Decider, MAX_APPROVAL_TIMEOUT_SECS, OnTimeout,
+    ApprovalRule, ApprovalRuleError, DEFAULT_APPROVAL_TIMEOUT_SECS, Decider,
+    MAX_APPROVAL_TIMEOUT_SECS, OnTimeout,
 };
 pub use cluster::ClusterConfig;
 pub use entries::{McpServerEntry, ProviderEntry};

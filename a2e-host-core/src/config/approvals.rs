@@ -106,10 +106,40 @@ impl Decider {
     }
 }
 
+/// What is wrong with an `[[approvals]]` rule.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalRuleError {
+    /// The rule matches nothing.
+    #[error("sets no matcher (tool, skill, program, http_host, path or agent)")]
+    NoMatcher,
+    /// A glob does not compile.
+    #[error("{field} `{glob}`: {source}")]
+    Glob {
+        /// The field.
+        field: &'static str,
+        /// The glob.
+        glob: String,
+        /// Why.
+        source: globset::Error,
+    },
+    /// A skill rule with a tool's matcher.
+    #[error(
+        "sets `skill` beside a tool's matcher (tool, program, http_host, path): no call is both"
+    )]
+    SkillAndTool,
+    /// A timeout out of range.
+    #[error("timeout_secs {0} is not within 1..={MAX_APPROVAL_TIMEOUT_SECS}")]
+    Timeout(u64),
+    /// Nobody may decide.
+    #[error("deciders is empty: nobody could decide")]
+    NoDeciders,
+}
+
 impl ApprovalRule {
     /// Checks the rule: a matcher set, valid globs, a timeout within a day,
-    /// somebody to decide; `Err` names what is wrong.
-    pub fn check(&self) -> Result<(), String> {
+    /// somebody to decide.
+    pub fn check(&self) -> Result<(), ApprovalRuleError> {
         let globs = [
             ("tool", &self.tool),
             ("skill", &self.skill),
@@ -119,11 +149,15 @@ impl ApprovalRule {
             ("agent", &self.agent),
         ];
         if globs.iter().all(|(_, g)| g.is_none()) {
-            return Err("sets no matcher (tool, skill, program, http_host, path or agent)".into());
+            return Err(ApprovalRuleError::NoMatcher);
         }
         for (field, glob) in globs {
             if let Some(glob) = glob {
-                globset::Glob::new(glob).map_err(|e| format!("{field} `{glob}`: {e}"))?;
+                globset::Glob::new(glob).map_err(|source| ApprovalRuleError::Glob {
+                    field,
+                    glob: glob.clone(),
+                    source,
+                })?;
             }
         }
         if self.skill.is_some()
@@ -132,20 +166,13 @@ impl ApprovalRule {
                 || self.http_host.is_some()
                 || self.path.is_some())
         {
-            return Err(
-                "sets `skill` beside a tool's matcher (tool, program, http_host, path): \
-                 no call is both"
-                    .into(),
-            );
+            return Err(ApprovalRuleError::SkillAndTool);
         }
         if self.timeout_secs == 0 || self.timeout_secs > MAX_APPROVAL_TIMEOUT_SECS {
-            return Err(format!(
-                "timeout_secs {} is not within 1..={MAX_APPROVAL_TIMEOUT_SECS}",
-                self.timeout_secs
-            ));
+            return Err(ApprovalRuleError::Timeout(self.timeout_secs));
         }
         if self.deciders.is_empty() {
-            return Err("deciders is empty: nobody could decide".into());
+            return Err(ApprovalRuleError::NoDeciders);
         }
         Ok(())
     }

@@ -52,15 +52,15 @@ fn same_origin(headers: &HeaderMap) -> bool {
 
 /// A `POST` of the view may act: the token (401), the same origin and the
 /// CSRF token bound to the page's session (403).
-fn checked(state: &NetState, headers: &HeaderMap) -> Result<(), Response> {
+fn checked(state: &NetState, headers: &HeaderMap) -> Result<(), Box<Response>> {
     if !allowed(state, headers) {
-        return Err(unauthorized());
+        return Err(Box::new(unauthorized()));
     }
     if !same_origin(headers) {
-        return Err(failed(
+        return Err(Box::new(failed(
             StatusCode::FORBIDDEN,
             "refused: the request's Origin is not this listener",
-        ));
+        )));
     }
     let presented = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
     let expected = cookie(headers, SESSION_COOKIE).map(|session| token_of(state, session));
@@ -68,25 +68,25 @@ fn checked(state: &NetState, headers: &HeaderMap) -> Result<(), Response> {
         (Some(p), Some(e)) if subtle::ConstantTimeEq::ct_eq(p.as_bytes(), e.as_bytes()).into() => {
             Ok(())
         }
-        _ => Err(failed(
+        _ => Err(Box::new(failed(
             StatusCode::FORBIDDEN,
             "refused: missing or wrong CSRF token for this page (reload the page)",
-        )),
+        ))),
     }
 }
 
 /// The host's journal, or why the view cannot act.
-fn journal_of(state: &NetState) -> Result<&Arc<dyn Journal>, Response> {
+fn journal_of(state: &NetState) -> Result<&Arc<dyn Journal>, Box<Response>> {
     state.host.journal().ok_or_else(|| {
-        failed(
+        Box::new(failed(
             StatusCode::NOT_FOUND,
             "this host keeps no runs ([journal] enabled = false, and no live view memory)",
-        )
+        ))
     })
 }
 
-fn run_id(id: &str) -> Result<RunId, Response> {
-    RunId::parse(id).map_err(|e| failed(StatusCode::BAD_REQUEST, e))
+fn run_id(id: &str) -> Result<RunId, Box<Response>> {
+    RunId::parse(id).map_err(|e| Box::new(failed(StatusCode::BAD_REQUEST, e)))
 }
 
 /// `GET /ui/api/csrf`: the CSRF token of the page's session.
@@ -108,7 +108,7 @@ pub(super) async fn waiting(State(state): State<Arc<NetState>>, headers: HeaderM
     }
     let journal = match journal_of(&state) {
         Ok(j) => j,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
     match pending(&**journal).await {
         Ok(list) => {
@@ -206,15 +206,15 @@ async fn decided(
     verdict: Verdict,
 ) -> Response {
     if let Err(resp) = checked(state, headers) {
-        return resp;
+        return *resp;
     }
     let journal = match journal_of(state) {
         Ok(j) => j,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
     let run = match run_id(id) {
         Ok(r) => r,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
     match decide(&**journal, &run, node, verdict).await {
         Ok(done) => answer(
@@ -255,7 +255,7 @@ pub(super) async fn fork(
     body: Option<Json<ForkBody>>,
 ) -> Response {
     if let Err(resp) = checked(&state, &headers) {
-        return resp;
+        return *resp;
     }
     let Some(Json(body)) = body else {
         return failed(
@@ -265,7 +265,7 @@ pub(super) async fn fork(
     };
     let parent = match run_id(&id) {
         Ok(r) => r,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
     let fork = a2e_host_runs::fork::Fork {
         parent,
@@ -305,15 +305,15 @@ pub(super) async fn cancel(
     Path(id): Path<String>,
 ) -> Response {
     if let Err(resp) = checked(&state, &headers) {
-        return resp;
+        return *resp;
     }
     let journal = match journal_of(&state) {
         Ok(j) => j,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
     let run = match run_id(&id) {
         Ok(r) => r,
-        Err(resp) => return resp,
+        Err(resp) => return *resp,
     };
     match journal.request_cancel(&run).await {
         Ok(true) => answer(
