@@ -191,3 +191,118 @@ fn a_dag_run_forks_from_a_task() {
         .collect();
     assert_eq!(kinds[0]["kind"], "acmp_dag", "{kinds:?}");
 }
+
+#[test]
+fn an_ontheia_skill_run_forks_from_a_step() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let steps: Vec<Value> = ["a", "b", "c"]
+        .iter()
+        .map(|id| {
+            json!({"id": id, "type": "tool", "server": "a2e", "tool": "run_command",
+                   "args": {"argv": ["sh", "-c", format!("echo {id} >> effects")]}})
+        })
+        .collect();
+    let text = format!(
+        "---\nname: stepped\ndescription: Three steps with side effects\n---\nSteps.\n\n```ontheia\n{}\n```\n",
+        json!({ "steps": steps })
+    );
+    std::fs::create_dir_all(dir.join("skills")).unwrap();
+    std::fs::write(dir.join("skills/stepped.md"), text).unwrap();
+    let mut host = serve(dir);
+    handshake(&mut host, "step-agent");
+    let call = json!({"type": "skill/call/req", "id": "s1", "name": "stepped",
+                      "arguments": {"input": "go"}});
+    host.send(call.to_string().as_bytes()).unwrap();
+    let (answer, _) = host
+        .answer("s1", std::time::Duration::from_secs(60), |_| {})
+        .unwrap();
+    assert_eq!(answer["data"]["success"], true, "{answer}");
+    drop(host);
+    assert_eq!(effects(dir), ["a", "b", "c"]);
+    let listed = a2e(dir, &["runs", "list", "--json"]);
+    let run: Value = serde_json::from_str(
+        String::from_utf8(listed.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(run["kind"], "ontheia", "{run}");
+    let run_id = run["run_id"].as_str().unwrap().to_owned();
+    std::fs::remove_file(dir.join("effects")).unwrap();
+
+    let forked = a2e(dir, &["runs", "fork", &run_id, "--from", "b"]);
+    assert!(forked.status.success(), "{forked:?}");
+    let resp: Value = serde_json::from_slice(&forked.stdout).unwrap();
+    assert_eq!(resp["success"], true, "{resp}");
+    assert_eq!(
+        effects(dir),
+        ["b", "c"],
+        "step a keeps its journaled result"
+    );
+}
+
+#[test]
+fn a_fork_inside_a_chain_skill_runs_only_what_follows_its_node() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let inner: Vec<Value> = ["a", "b", "c"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let mut n = node(id, &format!("echo {id} >> effects; echo {id}"));
+            if let Some(next) = ["a", "b", "c"].get(i + 1) {
+                n["next_node"] = json!(next);
+            }
+            n
+        })
+        .collect();
+    let body = json!({"entry_node": "a", "nodes": inner});
+    std::fs::create_dir_all(dir.join("skills")).unwrap();
+    std::fs::write(
+        dir.join("skills/inner.md"),
+        format!(
+            "---\nname: inner\ndescription: Three steps\n---\nSteps.\n\n```chain\n{body}\n```\n"
+        ),
+    )
+    .unwrap();
+    let mut first = node("n1", "echo n1 >> effects");
+    first["next_node"] = json!("s");
+    let chain = json!({"type": "chain/req", "id": "outer", "chain_id": "outer", "entry_node": "n1",
+        "nodes": [first,
+                  {"node_id": "s", "kind": "skill", "name": "inner", "next_node": "n3"},
+                  node("n3", "echo n3 >> effects")]});
+    let mut host = serve(dir);
+    handshake(&mut host, "nest-agent");
+    host.send(chain.to_string().as_bytes()).unwrap();
+    let (answer, _) = host
+        .answer("outer", std::time::Duration::from_secs(60), |_| {})
+        .unwrap();
+    assert_eq!(answer["success"], true, "{answer}");
+    drop(host);
+    assert_eq!(effects(dir), ["n1", "a", "b", "c", "n3"]);
+    let run_id = answer["run_id"].as_str().unwrap().to_owned();
+    let shown: Value =
+        serde_json::from_slice(&a2e(dir, &["runs", "show", &run_id]).stdout).unwrap();
+    let ids: Vec<&str> = shown["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node_id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"s/a") && ids.contains(&"s/@chain"), "{ids:?}");
+
+    std::fs::remove_file(dir.join("effects")).unwrap();
+    let forked = a2e(dir, &["runs", "fork", &run_id, "--from", "s/b"]);
+    assert!(forked.status.success(), "{forked:?}");
+    assert_eq!(
+        effects(dir),
+        ["b", "c", "n3"],
+        "n1 and the skill's a are not called"
+    );
+    let resp: Value = serde_json::from_slice(&forked.stdout).unwrap();
+    assert_eq!(resp["success"], true, "{resp}");
+    assert_eq!(resp["outputs"]["s"], answer["outputs"]["s"]);
+}

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::chains;
 use crate::cluster::Coordination;
 use crate::host::{CallOptions, Host};
-use crate::journaled::{node_of, resume_of};
+use crate::journaled::{Scope, node_of, resume_of};
 
 /// The key of a forked run's request that names its parent.
 pub const FORKED_FROM: &str = "forked_from";
@@ -34,7 +34,9 @@ pub enum ForkError {
     #[error("run `{0}` belongs to another agent")]
     NotYours(String),
     /// A run of a kind that is not forked.
-    #[error("run `{run}` is a run of kind `{kind}`; chains and ACMP DAGs are forked")]
+    #[error(
+        "run `{run}` is a run of kind `{kind}`; chains, ACMP DAGs and Ontheia skill runs are forked"
+    )]
     Kind {
         /// The run.
         run: String,
@@ -115,6 +117,26 @@ enum Document {
         dag: Box<acmp_dag::Dag>,
         req_id: String,
     },
+    /// An Ontheia skill's document: its skill called again.
+    Skill,
+}
+
+/// Which of the parent's calls a fork runs again.
+enum Rerun {
+    /// The nodes named, with their map items and what a chain skill they
+    /// called journaled under them.
+    Nodes(Vec<String>),
+    /// A fork from a node of a chain skill's chain (`NODE/inner`): of the
+    /// run's nodes those in `outer` (downstream of `node`), of the skill's
+    /// chain under `node` those in `inner` (downstream of `inner`).
+    Nested {
+        node: String,
+        outer: Vec<String>,
+        inner: Vec<String>,
+    },
+    /// Every call that started at or after this time (ms since the Unix
+    /// epoch): a step list's steps from the one forked from on.
+    From(u64),
 }
 
 impl std::fmt::Debug for Prepared {
@@ -143,6 +165,7 @@ pub async fn prepare(host: &Arc<Host>, fork: Fork) -> Result<Prepared, ForkError
         RunKind::Chain => chain_document(host, &parent, &fork)?,
         #[cfg(feature = "acmp")]
         RunKind::AcmpDag => dag_document(&parent, &fork)?,
+        RunKind::Ontheia => step_document(&parent, &fork)?,
         kind => {
             return Err(ForkError::Kind {
                 run: fork.parent.to_string(),
@@ -196,12 +219,18 @@ fn chain_document(
     host: &Arc<Host>,
     parent: &RunState,
     fork: &Fork,
-) -> Result<(Document, Vec<String>, Value), ForkError> {
+) -> Result<(Document, Rerun, Value), ForkError> {
     let mut req: ChainRequest = serde_json::from_value(parent.request.clone())
         .map_err(|e| ForkError::Invalid(e.to_string()))?;
     req.id = fork.req_id.clone();
     req.streaming = fork.streaming;
     let known: Vec<String> = req.nodes.iter().map(|n| n.node_id.clone()).collect();
+    if !known.contains(&fork.from)
+        && let Some((outer, inner)) = fork.from.split_once('/')
+        && known.iter().any(|k| k == outer)
+    {
+        return nested_document(host, parent, fork, req, outer, inner);
+    }
     let Some(node) = req.nodes.iter_mut().find(|n| n.node_id == fork.from) else {
         return Err(ForkError::UnknownNode {
             run: fork.parent.to_string(),
@@ -221,16 +250,70 @@ fn chain_document(
             .collect()
     };
     let request = serde_json::to_value(&req).map_err(|e| ForkError::Invalid(e.to_string()))?;
+    Ok((Document::Chain(Box::new(req)), Rerun::Nodes(rerun), request))
+}
+
+/// A fork from node `inner` of the chain a chain skill ran for node
+/// `outer`: `outer` and what is downstream of it run again, and inside it,
+/// `inner` and what is downstream of it in the skill's chain.
+fn nested_document(
+    host: &Arc<Host>,
+    parent: &RunState,
+    fork: &Fork,
+    req: ChainRequest,
+    outer: &str,
+    inner: &str,
+) -> Result<(Document, Rerun, Value), ForkError> {
+    if fork.input.is_some() {
+        return Err(ForkError::Invalid(
+            "a node inside a chain skill takes its input from the skill's chain: \
+             --input is for the run's own nodes"
+                .into(),
+        ));
+    }
+    let Some(chain) = crate::nested::chain_of(parent, outer) else {
+        return Err(ForkError::Invalid(format!(
+            "node `{outer}` journaled no chain of its own: fork from `{outer}`"
+        )));
+    };
+    let inner_nodes: Vec<String> = {
+        let plan = chains::plan(host, &chain).map_err(|e| ForkError::Invalid(e.to_string()))?;
+        match plan.downstream(inner) {
+            Some(nodes) => nodes.into_iter().map(str::to_owned).collect(),
+            None => {
+                return Err(ForkError::UnknownNode {
+                    run: fork.parent.to_string(),
+                    node: fork.from.clone(),
+                    known: chain
+                        .nodes
+                        .iter()
+                        .map(|n| format!("{outer}/{}", n.node_id))
+                        .collect(),
+                });
+            }
+        }
+    };
+    let outer_nodes: Vec<String> = {
+        let plan = chains::plan(host, &req).map_err(|e| ForkError::Invalid(e.to_string()))?;
+        plan.downstream(outer)
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    };
+    let request = serde_json::to_value(&req).map_err(|e| ForkError::Invalid(e.to_string()))?;
+    let rerun = Rerun::Nested {
+        node: outer.to_owned(),
+        outer: outer_nodes,
+        inner: inner_nodes,
+    };
     Ok((Document::Chain(Box::new(req)), rerun, request))
 }
 
 /// A DAG run's DAG, the tasks that run again (the task forked from and
 /// every task its edges lead to), and the request to journal.
 #[cfg(feature = "acmp")]
-fn dag_document(
-    parent: &RunState,
-    fork: &Fork,
-) -> Result<(Document, Vec<String>, Value), ForkError> {
+fn dag_document(parent: &RunState, fork: &Fork) -> Result<(Document, Rerun, Value), ForkError> {
     let dag: acmp_dag::Dag = parent
         .request
         .get("dag")
@@ -266,18 +349,60 @@ fn dag_document(
             dag: Box::new(dag),
             req_id: fork.req_id.clone(),
         },
-        rerun,
+        Rerun::Nodes(rerun),
         request,
     ))
 }
 
-/// Journals in `run` the latest result of every call of `parent` whose node
-/// is not in `rerun`, with what it started with; the calls copied.
+/// An Ontheia skill run's request, and its calls from step `fork.from` on:
+/// the step's first start (the step itself, or a step of that id in a loop
+/// or a parallel block) and everything after it run again.
+fn step_document(parent: &RunState, fork: &Fork) -> Result<(Document, Rerun, Value), ForkError> {
+    if fork.input.is_some() {
+        return Err(ForkError::Invalid(
+            "an Ontheia step's input is its document's: a skill run is forked as it is".into(),
+        ));
+    }
+    let is_step = |id: &str| {
+        id == fork.from
+            || id
+                .strip_suffix(fork.from.as_str())
+                .is_some_and(|path| path.ends_with('/'))
+    };
+    let from = parent
+        .nodes
+        .iter()
+        .filter(|r| r.started_ms > 0 && is_step(&r.node_id))
+        .map(|r| r.started_ms)
+        .min()
+        .ok_or_else(|| {
+            let mut known: Vec<String> = parent
+                .nodes
+                .iter()
+                .filter(|r| !is_approval_record(&r.node_id))
+                .map(|r| r.node_id.clone())
+                .collect();
+            known.dedup();
+            ForkError::UnknownNode {
+                run: fork.parent.to_string(),
+                node: fork.from.clone(),
+                known,
+            }
+        })?;
+    let mut request = parent.request.clone();
+    if let Value::Object(fields) = &mut request {
+        fields.insert("id".into(), Value::String(fork.req_id.clone()));
+    }
+    Ok((Document::Skill, Rerun::From(from), request))
+}
+
+/// Journals in `run` the latest result of every call of `parent` that
+/// `rerun` does not run again, with what it started with; the calls copied.
 async fn copy_results(
     journal: &dyn Journal,
     parent: &RunState,
     run: &RunId,
-    rerun: &[String],
+    rerun: &Rerun,
 ) -> Result<Vec<String>, ForkError> {
     let mut latest: std::collections::BTreeMap<&str, &NodeRecord> = Default::default();
     for rec in parent
@@ -295,7 +420,23 @@ async fn copy_results(
         let Some(outcome) = &rec.outcome else {
             continue;
         };
-        if rerun.iter().any(|r| r == node_of(id)) {
+        let again = match rerun {
+            Rerun::Nodes(nodes) => nodes.iter().any(|r| runs_under(id, r)),
+            Rerun::Nested { node, outer, inner } => {
+                match id
+                    .strip_prefix(node.as_str())
+                    .and_then(|r| r.strip_prefix('/'))
+                {
+                    Some(rest) => {
+                        rest != crate::nested::CHAIN_RECORD
+                            && inner.iter().any(|r| runs_under(rest, r))
+                    }
+                    None => outer.iter().any(|r| runs_under(id, r)),
+                }
+            }
+            Rerun::From(at) => rec.started_ms >= *at || rec.started_ms == 0,
+        };
+        if again {
             continue;
         }
         let key = NodeKey::new(run.clone(), id, rec.attempt)?;
@@ -306,6 +447,16 @@ async fn copy_results(
         copied.push(id.to_owned());
     }
     Ok(copied)
+}
+
+/// Whether record `id` is a call of node `node`: the node itself, one of
+/// its map items (`node[3]`), or a call journaled under it by the chain
+/// skill it called (`node/inner`).
+fn runs_under(id: &str, node: &str) -> bool {
+    node_of(id) == node
+        || id
+            .strip_prefix(node)
+            .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('['))
 }
 
 /// Runs a prepared fork to its end (its copied calls not made again) and
@@ -324,6 +475,12 @@ pub async fn run_fork(host: &Arc<Host>, fork: Prepared, options: CallOptions<'_>
         Document::Dag { dag, req_id } => {
             crate::dag::run_fork(host, run, *dag, &req_id, state, coordination, options).await
         }
+        Document::Skill => match host.journal().cloned() {
+            Some(journal) => {
+                crate::skill_run::run_fork(host, journal, state, coordination, options).await
+            }
+            None => crate::failed_answer("", "", ErrorCode::UNAVAILABLE, "no run journal"),
+        },
     }
 }
 
@@ -344,7 +501,7 @@ async fn run_chain(
     // `None`: the lease was lost, the run ends on the host that took it.
     let resp: Option<ChainResponse> = match chains::plan(host, &req) {
         Err(e) => Some(fail(e.code(), e.to_string())),
-        Ok(plan) => match resume_of(&*journal, &state, |_| false).await {
+        Ok(plan) => match resume_of(&*journal, &state, &Scope::of(&req), |_| false).await {
             Err(e) => Some(fail(ErrorCode::RUNTIME_ERROR, format!("run journal: {e}"))),
             Ok(resume) => {
                 let (session, stream, cancel) = options.into_parts();

@@ -36,6 +36,9 @@ pub(super) struct JournalObserver {
     pub defer_results: bool,
     /// Results queued and not yet seen committed.
     pub pending: std::sync::Mutex<Vec<a2e_journal::Ack<bool>>>,
+    /// Put before every node id: a chain skill's chain journaled inside the
+    /// run that calls it (`NODE/`, see [`crate::nested`]); empty otherwise.
+    pub prefix: String,
 }
 
 impl JournalObserver {
@@ -46,6 +49,7 @@ impl JournalObserver {
             run: run.clone(),
             defer_results: defer_results && journal.commits_in_order(),
             pending: std::sync::Mutex::default(),
+            prefix: String::new(),
         }
     }
 
@@ -59,7 +63,11 @@ impl JournalObserver {
     }
 
     fn key(&self, wire_id: &str, attempt: u32) -> Result<NodeKey, NodeError> {
-        NodeKey::new(self.run.clone(), wire_id, attempt).map_err(journal_failed)
+        if self.prefix.is_empty() {
+            return NodeKey::new(self.run.clone(), wire_id, attempt).map_err(journal_failed);
+        }
+        let id = format!("{}{wire_id}", self.prefix);
+        NodeKey::new(self.run.clone(), &id, attempt).map_err(journal_failed)
     }
 }
 
@@ -155,31 +163,58 @@ pub(super) fn node_of(wire_id: &str) -> &str {
     }
 }
 
+/// Which of a run's records are a chain's calls: those of its declared
+/// nodes (and their map items), under `prefix` (a chain skill's chain
+/// inside the run that calls it, [`crate::nested`]; empty for the run's own
+/// chain). Every other record — an approval's, a nested chain's — is not.
+pub(crate) struct Scope<'a> {
+    /// Put before each node id in the records.
+    pub prefix: &'a str,
+    /// The chain's node ids.
+    pub nodes: std::collections::HashSet<&'a str>,
+}
+
+impl<'a> Scope<'a> {
+    /// The records of `req`'s own nodes.
+    pub fn of(req: &'a a2e_proto::ChainRequest) -> Self {
+        Self {
+            prefix: "",
+            nodes: req.nodes.iter().map(|n| n.node_id.as_str()).collect(),
+        }
+    }
+
+    /// The call id of record `id` when it is one of the chain's calls.
+    pub fn call_of<'r>(&self, id: &'r str) -> Option<&'r str> {
+        let call = id.strip_prefix(self.prefix)?;
+        self.nodes.contains(node_of(call)).then_some(call)
+    }
+}
+
 /// What a resumed run starts from: the latest attempt of every call with its
 /// result; a call that started and left none runs again with the same
 /// attempt (the same idempotency key) when `rerun` says its node may be
 /// repeated or it was held back waiting for approval, and fails with
-/// `interrupted` otherwise (journaled as its
-/// result); the events journaled.
+/// `interrupted` otherwise (journaled as its result); the events journaled
+/// (none for a nested chain, whose events are not journaled).
 pub(super) async fn resume_of(
     journal: &dyn Journal,
     state: &RunState,
+    scope: &Scope<'_>,
     rerun: impl Fn(&str) -> bool,
 ) -> Result<Resume, JournalError> {
     let mut resume = Resume::new();
     let mut latest: BTreeMap<&str, &NodeRecord> = BTreeMap::new();
-    // A call's approval records are not nodes of the chain.
-    for rec in state
-        .nodes
-        .iter()
-        .filter(|r| !a2e_journal::approval::is_approval_record(&r.node_id))
-    {
-        let e = latest.entry(rec.node_id.as_str()).or_insert(rec);
+    for rec in &state.nodes {
+        let Some(call) = scope.call_of(&rec.node_id) else {
+            continue;
+        };
+        let e = latest.entry(call).or_insert(rec);
         if rec.attempt > e.attempt {
             *e = rec;
         }
     }
     for (id, rec) in latest {
+        let full = format!("{}{id}", scope.prefix);
         match &rec.outcome {
             Some(NodeOutcome::Output { output }) => {
                 resume.finished(id, rec.attempt, Ok(output.clone()));
@@ -190,7 +225,7 @@ pub(super) async fn resume_of(
             }
             // Still held back for a decision when its host stopped: it has
             // not run, so it runs (and waits) again.
-            None if rerun(id) || a2e_journal::approval::held(state, id, rec.attempt) => {
+            None if rerun(&full) || a2e_journal::approval::held(state, &full, rec.attempt) => {
                 resume.interrupted(id, rec.attempt);
             }
             None => {
@@ -203,12 +238,15 @@ pub(super) async fn resume_of(
                 );
                 // Journaled, so that the run's record says why, and a
                 // second crash finds the call settled.
-                let key = NodeKey::new(state.summary.run_id.clone(), id, rec.attempt)?;
+                let key = NodeKey::new(state.summary.run_id.clone(), &full, rec.attempt)?;
                 let outcome = NodeOutcome::error(a2e_journal::INTERRUPTED, error.message.clone());
                 journal.node_finished(&key, &outcome).await?;
                 resume.finished(id, rec.attempt, Err(error));
             }
         }
+    }
+    if !scope.prefix.is_empty() {
+        return Ok(resume);
     }
     let events = journal.events(&state.summary.run_id, 0, usize::MAX).await?;
     for e in &events {

@@ -75,6 +75,7 @@ pub mod fork;
 pub(crate) mod journaled;
 #[cfg(feature = "llm")]
 pub mod llm_run;
+pub mod nested;
 #[cfg(feature = "ontheia")]
 pub mod ontheia_run;
 pub mod skill_run;
@@ -101,7 +102,7 @@ use a2e_host_core::{chains, config, error, host, plugin, redact};
 use crate::chains::Durable;
 use crate::host::{CallOptions, Host};
 use cluster::Coordination;
-use journaled::{JournalObserver, JournalSink, node_of, resume_of};
+use journaled::{JournalObserver, JournalSink, Scope, node_of, resume_of};
 
 pub use attach::{AttachError, AttachItem, attach};
 #[cfg(feature = "acmp")]
@@ -370,6 +371,7 @@ fn durable(
             });
             decorate
         }),
+        extensions: crate::plugin::Extensions::new(),
     }
 }
 
@@ -562,7 +564,9 @@ async fn resume_run(
             return;
         }
     };
-    let resume = match resume_of(&*journal, &state, |id| may_repeat(host, &req, id)).await {
+    let scope = Scope::of(&req);
+    let rerun = |id: &str| may_repeat(host, &req, id) || nested::journaled_inside(&state, id);
+    let resume = match resume_of(&*journal, &state, &scope, rerun).await {
         Ok(resume) => resume,
         Err(e) => {
             tracing::error!(run = %run, "run journal: not resumed: {e}");

@@ -482,6 +482,109 @@ pub(super) async fn resume_run(
     tracing::info!(run = %run, "resumed skill run finished");
 }
 
+/// Runs the fork of an Ontheia skill run (journaled by
+/// [`crate::fork::prepare`], the steps before the one forked from copied):
+/// calls its skill again in a session of the run's agent, the copied steps
+/// answered from the journal as a resumed run's are; the run's answer.
+pub(crate) async fn run_fork(
+    host: &Arc<Host>,
+    journal: Arc<dyn Journal>,
+    state: RunState,
+    coordination: Option<Coordination>,
+    options: CallOptions<'_>,
+) -> ChainResponse {
+    let run = state.summary.run_id.clone();
+    let text = |key: &str| {
+        state
+            .request
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let (req_id, skill) = (text("id"), text("skill"));
+    let mut records: BTreeMap<String, NodeRecord> = BTreeMap::new();
+    for rec in state.nodes.iter().cloned() {
+        match records.get(&rec.node_id) {
+            Some(seen) if seen.attempt > rec.attempt => {}
+            _ => {
+                records.insert(rec.node_id.clone(), rec);
+            }
+        }
+    }
+    let skill_run = Arc::new(SkillRun {
+        journal: journal.clone(),
+        run: run.clone(),
+        req_id: req_id.clone(),
+        skill: skill.clone(),
+        seq: AtomicU64::new(0),
+        reported: Mutex::new(HashSet::new()),
+        records,
+        request: state.request.clone(),
+        done: CancellationToken::new(),
+        resumed: true,
+        coordination: tokio::sync::Mutex::new(coordination),
+        lost: Arc::default(),
+    });
+    let resuming = Resuming(Arc::new(Mutex::new(Some(skill_run))));
+    let mut req = SkillCallRequest::new(
+        &skill,
+        state
+            .request
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new())),
+    );
+    req.id = format!("fork-{run}");
+    req.timeout = state
+        .request
+        .get("timeout")
+        .and_then(Value::as_u64)
+        .unwrap_or(a2e_proto::skills::DEFAULT_SKILL_TIMEOUT_SECS);
+    req.llm_override = state
+        .request
+        .get("llm_override")
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let session = resumed_session(&run);
+    host.register_session(&session, &state.summary.agent);
+    let (_, _, cancel) = options.into_parts();
+    let token = cancel.map_or_else(CancellationToken::new, CancellationToken::child_token);
+    let result = host
+        .call_skill(
+            req,
+            CallOptions::new()
+                .session(&session)
+                .cancel(&token)
+                .extension(resuming.clone()),
+        )
+        .await;
+    host.end_session(&session);
+    if let Some(unclaimed) = resuming.take() {
+        let error = match result {
+            Err(e) => e,
+            Ok(_) => HostError::Skill(format!("skill `{skill}` did not take its run over")),
+        };
+        drop(unclaimed.finish(Err(error)).await);
+    }
+    let answer = journal
+        .show_run(&run)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|s| s.answer)
+        .and_then(|a| serde_json::from_value::<ChainResponse>(a).ok());
+    let mut resp = answer.unwrap_or_else(|| {
+        failed_answer(
+            &req_id,
+            &skill,
+            ErrorCode::UNAVAILABLE,
+            "the forked run left no answer (taken over by another host?)",
+        )
+    });
+    resp.run_id = run.to_string();
+    resp
+}
+
 /// Kinds of skill runs this host resumes.
 pub(super) fn resumes(kind: RunKind) -> bool {
     matches!(kind, RunKind::Ontheia | RunKind::LlmSkill)

@@ -196,14 +196,21 @@ impl SkillPlugin<HostError> for ChainSkills {
             }
         };
         let host = a2e_host_core::host::Host::of(&call.ctx)?;
-        let run = a2e_host_core::chains::run_chain(
-            &host,
-            &call.ctx,
-            &req,
+        let progress: a2e_host_core::chains::ProgressFn =
             Box::new(move |done, total, node: &str| {
                 let _ = tx.send((done as u64, total as u64, node.to_owned()));
-            }),
-        );
+            });
+        let run = async {
+            // Called for a node of a journaled run: the chain's nodes are
+            // journaled in that run, under the node (resumed, forked).
+            #[cfg(feature = "journal")]
+            let progress =
+                match a2e_host_runs::nested::run_nested(&host, &call.ctx, &req, progress).await {
+                    Ok(ran) => return ran,
+                    Err(progress) => progress,
+                };
+            a2e_host_core::chains::run_chain(&host, &call.ctx, &req, progress).await
+        };
         let (resp, ()) = tokio::join!(run, forward);
         let resp = resp?;
         if resp.success {

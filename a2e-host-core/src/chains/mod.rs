@@ -192,6 +192,9 @@ pub struct Durable<S> {
     /// Wraps the run's node runner (a cluster's coordinator sends nodes to
     /// its workers).
     pub decorate: Option<Decorate>,
+    /// What the nodes' calls carry (those of the call the chain runs for:
+    /// a chain skill's), empty for an agent's chain.
+    pub extensions: crate::plugin::Extensions,
 }
 
 /// Runs a chain validated by [`plan`] durably, as [`run_plan`] does, with
@@ -235,9 +238,21 @@ async fn run_plan_in<S: ChainEventSink>(
     durable: Option<Durable<S>>,
 ) -> ChainResponse {
     let req = plan.request();
-    let (run_id, journal, options, decorate) = match durable {
-        Some(d) => (Some(d.run_id), Some(d.sink), d.options, d.decorate),
-        None => (None, None, RunOptions::default(), None),
+    let (run_id, journal, options, decorate, extensions) = match durable {
+        Some(d) => (
+            Some(d.run_id),
+            Some(d.sink),
+            d.options,
+            d.decorate,
+            d.extensions,
+        ),
+        None => (
+            None,
+            None,
+            RunOptions::default(),
+            None,
+            crate::plugin::Extensions::new(),
+        ),
     };
     let engine = engine(
         host,
@@ -245,7 +260,7 @@ async fn run_plan_in<S: ChainEventSink>(
         op,
         req,
         run_id.as_deref().map(|id| (id, decorate)),
-        crate::plugin::Extensions::new(),
+        extensions,
     );
     let Some(stream) = stream.filter(|_| req.streaming) else {
         return match journal {
