@@ -57,6 +57,11 @@ pub struct ChainConfig {
     /// The chain timeout, in seconds, for a request whose `timeout` is 0
     /// (0 here too: no limit). Default 0.
     pub default_timeout_secs: u64,
+    /// Give each runner call a [`Notices`](crate::Notices) handle, by which
+    /// it reports a phase of its own while it runs (a call that waits for a
+    /// person's decision) as an event of its node. Off by default: a run
+    /// then builds no channel for them.
+    pub notices: bool,
 }
 
 impl Default for ChainConfig {
@@ -69,6 +74,7 @@ impl Default for ChainConfig {
             inline_first_poll: true,
             cancel_grace: std::time::Duration::from_secs(1),
             default_timeout_secs: 0,
+            notices: false,
         }
     }
 }

@@ -71,6 +71,7 @@ pub mod expr;
 mod graph;
 mod hash;
 mod input;
+mod notice;
 mod prefetch;
 mod references;
 mod resume;
@@ -83,6 +84,7 @@ pub use error::{NodeError, ValidationError};
 pub use events::{ChainEventSink, Event, Progress, WireEvents, channel_sink};
 pub use graph::Plan;
 pub use input::NodeInput;
+pub use notice::Notices;
 pub use references::{ExprField, Reference};
 pub use resume::{CallObserver, ObserveFuture, Resume, RunOptions};
 pub use runner::{

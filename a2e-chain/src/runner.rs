@@ -45,6 +45,9 @@ pub struct NodeCall {
     /// [`Resume::interrupted`](crate::Resume::interrupted)), so that
     /// `run_id/node_id/attempt` is the same idempotency key both times.
     pub attempt: u32,
+    /// Its handle to the chain's events, when the engine gives calls one
+    /// ([`ChainConfig::notices`](crate::ChainConfig::notices)).
+    pub notices: Option<crate::Notices>,
 }
 
 impl NodeCall {

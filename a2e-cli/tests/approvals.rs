@@ -80,6 +80,16 @@ fn a_waiting_call_survives_a_sigkill_and_runs_once_when_approved() {
     host.send(chain.to_string().as_bytes()).unwrap();
 
     let held = until_waiting(root.path(), "b");
+    // The agent was told, in its chain's events: b waits, for what.
+    let waits = loop {
+        let event = durable_support::recv(&host);
+        if event["node_id"] == "b" && event["phase"] == "waiting" {
+            break event;
+        }
+    };
+    assert_eq!(waits["output"]["name"], "run_command", "{waits}");
+    assert_eq!(waits["output"]["arguments"]["argv"][2], "echo b >> effects");
+    assert_eq!(waits["output"]["run_id"], held["run_id"]);
     assert_eq!(held["waiting"]["name"], "run_command", "{held}");
     assert_eq!(held["waiting"]["args"]["argv"][2], "echo b >> effects");
     assert_eq!(held["waiting"]["reason"], "the node asks for approval");

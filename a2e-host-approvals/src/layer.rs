@@ -9,11 +9,15 @@ use a2e_host_core::plugin::{CallContext, Extensions};
 use a2e_host_core::{ApprovalRequired, CallHead, CallLayer, CallTarget, HostError, HostResult};
 use a2e_journal::approval::{Decision, Waiting, approval_node, approvals, decision_node};
 use a2e_journal::{Journal, NewRun, NodeKey, NodeStart, RunId, RunKind, RunStatus, now_ms};
-use a2e_proto::EventKind;
+use a2e_proto::{ChainPhase, EventKind};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use crate::policy::Policy;
+
+/// The phase of a chain node's event that says its call waits for a
+/// decision (the node's `output` in it is what waits).
+pub const WAITING: &str = "waiting";
 
 /// How often a waiting call looks in the journal for a decision.
 const POLL: Duration = Duration::from_millis(200);
@@ -153,7 +157,13 @@ impl ApprovalLayer {
         };
         tracing::info!(run = %place.run, node = %place.node, name = call.name, reason = %reason,
             "a call waits for approval");
-        ctx.emit(EventKind::STATUS, notice(&place, &waiting)).await;
+        let told = notice(&place, &waiting);
+        // A chain's node says it in its chain's events (phase `waiting`);
+        // a call of its own in its own events.
+        if let Some(notices) = ctx.extensions.get::<a2e_chain::Notices>() {
+            notices.notify(ChainPhase::new(WAITING), Value::Object(told.clone()));
+        }
+        ctx.emit(EventKind::STATUS, told).await;
         let decision = wait(&place, &waiting, client.as_ref()).await?;
         journal
             .node_finished(&place.key(approval_node(&place.node))?, &decision.outcome())

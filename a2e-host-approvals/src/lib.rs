@@ -39,5 +39,5 @@ mod layer;
 mod policy;
 
 pub use decide::{DecideError, Decided, Pending, Verdict, decide, pending, waiting_in};
-pub use layer::ApprovalLayer;
+pub use layer::{ApprovalLayer, WAITING};
 pub use policy::{Matched, Policy};

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use a2e_chain::{ChainConfig, ChainEventSink, DynNodeRunner, Engine, Event, Plan, RunOptions};
-use a2e_proto::{ChainRequest, ChainResponse, ErrorCode};
+use a2e_proto::{ChainNode, ChainRequest, ChainResponse, ErrorCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -60,11 +60,11 @@ fn engine(
         Some((run_id, decorate)) => {
             runner = runner.durable(run_id);
             match decorate {
-                Some(decorate) => Engine::from_dyn(decorate(runner), config(host)),
-                None => Engine::new(runner).with_config(config(host)),
+                Some(decorate) => Engine::from_dyn(decorate(runner), run_config(host, req)),
+                None => Engine::new(runner).with_config(run_config(host, req)),
             }
         }
-        None => Engine::new(runner).with_config(config(host)),
+        None => Engine::new(runner).with_config(run_config(host, req)),
     }
 }
 
@@ -114,6 +114,17 @@ fn config(host: &Host) -> ChainConfig {
     ChainConfig {
         default_timeout_secs: host.config().timeouts.chain_secs,
         ..ChainConfig::default()
+    }
+}
+
+/// The engine's configuration for `req`: its calls get a handle to the
+/// chain's events when one may wait for a person's decision (the host has
+/// `[[approvals]]`, or a node asks for one), to say so in the chain's events.
+fn run_config(host: &Host, req: &ChainRequest) -> ChainConfig {
+    ChainConfig {
+        notices: !host.config().approvals.is_empty()
+            || req.nodes.iter().any(ChainNode::approval_required),
+        ..config(host)
     }
 }
 

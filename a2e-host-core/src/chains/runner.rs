@@ -193,6 +193,7 @@ impl HostRunner {
         deadline: Option<tokio::time::Instant>,
         node_id: &'a str,
         idempotency_key: Option<&'a str>,
+        notices: Option<&a2e_chain::Notices>,
     ) -> Caller<'a> {
         Caller {
             session_id: &self.session_id,
@@ -219,18 +220,26 @@ impl HostRunner {
                 }),
             },
             idempotency_key,
-            extensions: self.extensions_of(node_id),
+            extensions: self.extensions_of(node_id, notices),
         }
     }
 }
 
 impl HostRunner {
-    /// What the calls of node `node_id` carry: the chain's extensions, and
-    /// the approval mark when the node asks for one.
-    fn extensions_of(&self, node_id: &str) -> crate::plugin::Extensions {
+    /// What the calls of node `node_id` carry: the chain's extensions, the
+    /// approval mark when the node asks for one, and the call's handle to
+    /// its chain's events when it has one.
+    fn extensions_of(
+        &self,
+        node_id: &str,
+        notices: Option<&a2e_chain::Notices>,
+    ) -> crate::plugin::Extensions {
         let mut extensions = self.extensions.clone();
         if self.approval_required(node_id) {
             extensions.insert(crate::ApprovalRequired);
+        }
+        if let Some(notices) = notices {
+            extensions.insert(notices.clone());
         }
         extensions
     }
@@ -352,7 +361,13 @@ impl HostRunner {
         let finished = self
             .host
             .call::<ToolCallKind>(
-                self.caller(&call.cancel, call.deadline, &call.node_id, key.as_deref()),
+                self.caller(
+                    &call.cancel,
+                    call.deadline,
+                    &call.node_id,
+                    key.as_deref(),
+                    call.notices.as_ref(),
+                ),
                 &req,
                 call.input.into_map(),
             )
@@ -378,7 +393,13 @@ impl HostRunner {
         let finished = self
             .host
             .call::<SkillCallKind>(
-                self.caller(&call.cancel, call.deadline, &call.node_id, key.as_deref()),
+                self.caller(
+                    &call.cancel,
+                    call.deadline,
+                    &call.node_id,
+                    key.as_deref(),
+                    call.notices.as_ref(),
+                ),
                 &req,
                 call.input.into_map(),
             )

@@ -184,6 +184,7 @@ async fn run_job(host: &Arc<Host>, journal: &NatsJournal, job: Job, every: Durat
         cancel: Arc::new(token.clone()),
         deadline,
         attempt: key.attempt(),
+        notices: None,
     };
     // A cancel of the node (its coordinator's deadline or cancel) or of its
     // run (`a2e runs cancel`) stops the call.

@@ -122,6 +122,7 @@ impl<S: ChainEventSink> Run<'_, '_, S> {
                         cancel,
                         deadline: None,
                         attempt: 1,
+                        notices: None,
                     };
                     self.launch(Tag::Item(m, k), call, timeout);
                 }

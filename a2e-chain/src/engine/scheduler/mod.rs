@@ -49,6 +49,20 @@ enum Stop {
     Stuck,
 }
 
+/// The next notice of a runner call, when the run takes them (never
+/// otherwise).
+async fn next_notice(
+    notices: &mut Option<(
+        tokio::sync::mpsc::UnboundedSender<crate::notice::Notice>,
+        tokio::sync::mpsc::UnboundedReceiver<crate::notice::Notice>,
+    )>,
+) -> Option<crate::notice::Notice> {
+    match notices {
+        Some((_, rx)) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// How many launches between checks of the deadline and cancellation while
 /// runners keep finishing inline.
 const CHECK_EVERY: u32 = 1024;
@@ -76,6 +90,11 @@ pub(crate) struct Run<'p, 'r, S> {
     settle_stack: Vec<u32>,
     /// Told of each runner call's start and result.
     observer: Option<Arc<dyn CallObserver>>,
+    /// The runner calls' notices (with `ChainConfig::notices`).
+    notices: Option<(
+        tokio::sync::mpsc::UnboundedSender<crate::notice::Notice>,
+        tokio::sync::mpsc::UnboundedReceiver<crate::notice::Notice>,
+    )>,
 }
 
 impl<'p, 'r, S: ChainEventSink> Run<'p, 'r, S> {
@@ -127,6 +146,7 @@ impl<'p, 'r, S: ChainEventSink> Run<'p, 'r, S> {
             failure: None,
             settle_stack: Vec::new(),
             observer: options.observer,
+            notices: cfg.notices.then(tokio::sync::mpsc::unbounded_channel),
         }
     }
 
@@ -206,6 +226,7 @@ impl<'p, 'r, S: ChainEventSink> Run<'p, 'r, S> {
                     self.stop(Stop::Timeout);
                     break;
                 }
+                Some(notice) = next_notice(&mut self.notices) => self.notice(notice),
                 Some(joined) = self.tasks.join_next() => {
                     self.joined(joined);
                     while let Some(joined) = self.tasks.try_join_next() {
@@ -213,6 +234,24 @@ impl<'p, 'r, S: ChainEventSink> Run<'p, 'r, S> {
                     }
                 }
             }
+        }
+    }
+
+    /// Emits a runner call's notice as an event of its node.
+    fn notice(&mut self, notice: crate::notice::Notice) {
+        self.ev.emit(
+            &notice.node_id,
+            notice.item,
+            notice.phase,
+            Some(&notice.data),
+            None,
+        );
+    }
+
+    /// Emits the notices already sent.
+    fn drain_notices(&mut self) {
+        while let Some(notice) = self.notices.as_mut().and_then(|(_, rx)| rx.try_recv().ok()) {
+            self.notice(notice);
         }
     }
 
@@ -283,6 +322,10 @@ impl<'p, 'r, S: ChainEventSink> Run<'p, 'r, S> {
     }
 
     fn result(&mut self, tag: Tag, result: NodeResult) {
+        // A call's notices come before its result.
+        if self.notices.is_some() {
+            self.drain_notices();
+        }
         match tag {
             Tag::Node(i) => self.finish_node(i, result),
             Tag::Item(m, k) => self.finish_item(m, k, result),
@@ -343,6 +386,7 @@ impl<'p, 'r, S: ChainEventSink> Run<'p, 'r, S> {
                         cancel: self.call_cancel.clone(),
                         deadline: None,
                         attempt: 1,
+                        notices: None,
                     };
                     self.launch(Tag::Node(i), call, timeout);
                 }
@@ -386,6 +430,13 @@ impl<'p, 'r, S: ChainEventSink> Run<'p, 'r, S> {
             if let Some(result) = prior.result.take() {
                 return self.result(tag, result);
             }
+        }
+        if let Some((tx, _)) = &self.notices {
+            call.notices = Some(crate::Notices {
+                tx: tx.clone(),
+                node_id: call.node_id.clone(),
+                item: call.item,
+            });
         }
         let node_deadline = timeout.and_then(|t| deadline_after(Instant::now(), t));
         call.deadline = match (self.deadline, node_deadline) {

@@ -230,7 +230,7 @@
     if (!r) { r = { node_id: nid, attempt, started_ms: 0, finished_ms: null, outcome: null }; list.push(r); }
     return r;
   }
-  const PHASES = { start: 'running', done: 'done', error: 'failed', skip: 'skipped' };
+  const PHASES = { start: 'running', done: 'done', error: 'failed', skip: 'skipped', waiting: 'waiting' };
   function apply(item) {
     if (!cur || item.run_id !== cur.id) return;
     if (item.kind === 'event') {
