@@ -88,8 +88,7 @@ mod tests {
             .await
             .unwrap();
         assert!(resp.success);
-        let out = seen.lock().unwrap().clone();
-        out
+        seen.lock().unwrap().clone()
     }
 
     #[tokio::test]
