@@ -164,9 +164,30 @@ mod tests {
     }
 
     #[test]
+    fn chain_fork_survives_a_round_trip_and_names_a_field_of_the_wrong_shape() {
+        let line = json!({"type": "chain/fork", "id": "f1", "run_id": "r7",
+                          "from_node": "b", "input": {"n": 2}, "streaming": true});
+        let msg = decode(line.to_string().as_bytes()).unwrap();
+        let Message::ChainFork(fork) = &msg else {
+            panic!("{msg:?}")
+        };
+        assert_eq!((fork.run_id.as_str(), fork.from_node.as_str()), ("r7", "b"));
+        assert_eq!(fork.input["n"], 2);
+        assert!(fork.streaming);
+        assert_eq!(decode(&msg.to_json()).unwrap(), msg);
+        let err = decode(br#"{"type":"chain/fork","id":"f2","from_node":3}"#).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::SCHEMA_VIOLATION);
+        assert_eq!(err.path(), Some("from_node"));
+        assert_eq!(err.req_id, "f2");
+    }
+
+    #[test]
     fn the_extension_types_are_listed_apart_from_the_specifications() {
         assert_eq!(Message::TYPES.len(), 29);
-        assert_eq!(Message::EXTENSION_TYPES, ["chain/attach", "dag/req"]);
+        assert_eq!(
+            Message::EXTENSION_TYPES,
+            ["chain/attach", "dag/req", "chain/fork"]
+        );
         assert!(
             Message::EXTENSION_TYPES
                 .iter()
