@@ -206,9 +206,14 @@ fn answer_deciding(host: &HostProcess, id: &str, decide: impl Fn(&str)) -> (Valu
 #[test]
 fn denied_edited_and_timed_out_calls() {
     let root = tempfile::tempdir().unwrap();
-    let mut host = serve(root.path(), RULES);
-    handshake(&mut host, "rules-test");
     let dir = root.path();
+    let audit = dir.join("audit.log");
+    let config = format!(
+        "[audit]\npath = \"{}\"\ninclude_arguments = true\n{RULES}",
+        audit.display()
+    );
+    let mut host = serve(dir, &config);
+    handshake(&mut host, "rules-test");
 
     // Denied: the call fails with `denied` and the reason; nothing ran.
     host.send(&call(
@@ -280,6 +285,58 @@ fn denied_edited_and_timed_out_calls() {
     let (resp, events) = host.answer("t", Duration::from_secs(30), |_| {}).unwrap();
     assert_eq!(resp["data"]["success"], true, "{resp}");
     assert!(events.is_empty(), "{events:?}");
+
+    // A denied chain node fails with `denied`; its `on_error` goes on.
+    let mut x = json!({"node_id": "x", "kind": "tool", "name": "run_command",
+        "input": {"argv": ["sh", "-c", "echo x >> effects"]}, "on_error": "skip",
+        "next_node": "y"});
+    x["approval"] = json!("required");
+    let chain = json!({"type": "chain/req", "id": "ch", "entry_node": "x", "streaming": true,
+        "timeout": 60, "nodes": [x, {"node_id": "y", "kind": "tool", "name": "text_stats",
+        "input": {"text": "still here"}}]});
+    host.send(chain.to_string().as_bytes()).unwrap();
+    let (resp, events) = host
+        .answer("ch", Duration::from_secs(60), |line| {
+            let msg: Value = serde_json::from_str(line).unwrap();
+            if msg["type"] == "chain/event" && msg["phase"] == "waiting" {
+                let run = msg["output"]["run_id"].as_str().unwrap();
+                let out = runs(dir, &["deny", run, "--node", "x", "--reason", "no shell"]);
+                assert!(out.status.success(), "{out:?}");
+            }
+        })
+        .unwrap();
+    assert_eq!(resp["success"], true, "{resp}");
+    let x_error = events
+        .iter()
+        .find(|e| e["node_id"] == "x" && e["phase"] == "error")
+        .expect("x failed");
+    assert!(
+        x_error["error"].as_str().unwrap().contains("no shell"),
+        "{x_error}"
+    );
+    assert_eq!(resp["outputs"]["y"]["words"], 2, "{resp}");
+    assert_eq!(effects(dir), ["edited"]);
+
+    // Each decision is an audit line: who, when, what, the arguments approved.
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &Value| l["type"] == "approval")
+        .collect();
+    let denied = &lines[0];
+    assert_eq!(denied["success"], false, "{lines:?}");
+    assert_eq!(denied["error_code"], "denied");
+    assert!(
+        denied["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("run_command by operator:")
+    );
+    assert!(denied["ts"].as_f64().unwrap() > 0.0);
+    let edited = &lines[1];
+    assert_eq!(edited["success"], true, "{lines:?}");
+    assert_eq!(edited["arguments"]["argv"][2], "echo edited >> effects");
 
     // Every decision is in the journal: who, what, with which arguments.
     let listed = runs(dir, &["list", "--json"]);

@@ -528,6 +528,36 @@ async fn a_waiting_call_is_approved_with_a_click() {
     let listed = "document.querySelector('#waiting li button.approve') !== null \
                   && document.querySelector('#waiting li pre').textContent.includes('\"y\": 7')";
     cdp.wait_for(&page, listed, Duration::from_secs(20)).await;
+    let run = cdp
+        .eval(&page, "document.querySelector('#waiting li').dataset.run")
+        .await;
+    let approve = format!("/ui/api/runs/{}/approve", run.as_str().unwrap());
+    // From the page's own origin but without its CSRF token: refused.
+    let bare = format!(
+        "fetch('{approve}', {{method: 'POST', headers: {{'Content-Type': 'application/json'}}, \
+         body: '{{}}'}}).then(r => r.status)"
+    );
+    assert_eq!(cdp.eval(&page, &bare).await, json!(403));
+    // From another origin (`localhost` is not `127.0.0.1`): refused, or not
+    // even sent by the browser.
+    let elsewhere = cdp.open("about:blank").await;
+    let other = format!("http://localhost:{}/ui/app.css", server.addr.port());
+    cdp.call(Some(&elsewhere), "Page.navigate", json!({"url": other}))
+        .await;
+    let loaded = "document.location.hostname === 'localhost'";
+    cdp.wait_for(&elsewhere, loaded, Duration::from_secs(10))
+        .await;
+    let cross = format!(
+        "fetch('http://{}{approve}', {{method: 'POST', mode: 'no-cors', credentials: 'include', \
+         body: '{{}}'}}).then(r => r.type, e => 'blocked')",
+        server.addr
+    );
+    let sent = cdp.eval(&elsewhere, &cross).await;
+    assert!(
+        sent == json!("opaque") || sent == json!("blocked"),
+        "{sent}"
+    );
+    assert!(!call.is_finished(), "a refused POST decides nothing");
     cdp.eval(
         &page,
         "document.querySelector('#waiting li button.approve').click(); true",
