@@ -51,7 +51,11 @@ pub struct Part {
     pub media_type: String,
 }
 
-/// A [`Part`] as its JSON object: the oneof's keys side by side.
+// A `Part` as its JSON object: the oneof's keys side by side. Its doc
+// comment is the schema's description.
+/// One piece of a message's or an artifact's content: one of `text`, `raw`
+/// (base64), `url`, `data`, with optional `metadata`, `filename` and
+/// `mediaType`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct PartWire {

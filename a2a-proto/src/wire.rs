@@ -187,7 +187,9 @@ macro_rules! proto_oneof {
             $( $(#[$vmeta])* $variant($ty), )+
         }
 
-        /// The object form on the wire: every key optional, one set.
+        // The object form on the wire: every key optional, one set. It
+        // carries the enum's docs, which become its schema's description.
+        $(#[$meta])*
         #[derive(serde::Deserialize, schemars::JsonSchema)]
         pub(crate) struct $wire {
             $(
