@@ -474,7 +474,7 @@ pub async fn resume_unfinished(host: &Arc<Host>, cancel: &CancellationToken) -> 
                     async move { dag::resume_run(&host, journal, state, token, None).await },
                 );
             }
-            RunKind::McpTask => {
+            RunKind::McpTask | RunKind::A2aTask => {
                 tokio::spawn(
                     async move { task_run::end_orphan(journal, state, None, token).await },
                 );

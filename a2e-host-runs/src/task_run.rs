@@ -138,6 +138,19 @@ pub async fn begin(
     tool: &str,
     arguments: &Value,
 ) -> Result<Option<TaskRun>, JournalError> {
+    let request = json!({"tool": tool, "arguments": arguments});
+    begin_as(host, RunKind::McpTask, agent, request).await
+}
+
+/// As [`begin`], for a task of another protocol: a run of `kind` with
+/// `request` (an A2A task is a run of kind `a2a_task`, docs/a2a.md); it
+/// ends as a task run does, its host's death included.
+pub async fn begin_as(
+    host: &Host,
+    kind: RunKind,
+    agent: &str,
+    request: Value,
+) -> Result<Option<TaskRun>, JournalError> {
     let Some(journal) = host.journal().cloned() else {
         return Ok(None);
     };
@@ -149,9 +162,9 @@ pub async fn begin(
     journal
         .create_run(NewRun {
             run_id: run.clone(),
-            kind: RunKind::McpTask,
+            kind,
             agent: agent.to_owned(),
-            request: json!({"tool": tool, "arguments": arguments}),
+            request,
         })
         .await?;
     let cancel = CancellationToken::new();

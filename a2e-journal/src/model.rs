@@ -28,10 +28,14 @@ pub enum RunKind {
     /// that waits for a person's decision: it ends when the call is
     /// decided (docs/approvals.md).
     Approval,
+    /// A skill an A2A client called with a message: the A2A task
+    /// (docs/a2a.md).
+    A2aTask,
 }
 
 impl RunKind {
-    /// `chain`, `acmp_dag`, `ontheia`, `llm_skill`, `mcp_task` or `approval`.
+    /// `chain`, `acmp_dag`, `ontheia`, `llm_skill`, `mcp_task`, `approval`
+    /// or `a2a_task`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Chain => "chain",
@@ -40,6 +44,7 @@ impl RunKind {
             Self::LlmSkill => "llm_skill",
             Self::McpTask => "mcp_task",
             Self::Approval => "approval",
+            Self::A2aTask => "a2a_task",
         }
     }
 
@@ -52,6 +57,7 @@ impl RunKind {
             "llm_skill" => Self::LlmSkill,
             "mcp_task" => Self::McpTask,
             "approval" => Self::Approval,
+            "a2a_task" => Self::A2aTask,
             _ => return None,
         })
     }
@@ -478,6 +484,7 @@ mod tests {
             RunKind::LlmSkill,
             RunKind::McpTask,
             RunKind::Approval,
+            RunKind::A2aTask,
         ] {
             assert_eq!(RunKind::parse(k.as_str()), Some(k));
         }

@@ -181,7 +181,7 @@ async fn scan(host: &Arc<Host>, stop: &CancellationToken) {
                     crate::skill_run::resume_run(&host, journal, state, token, c).await;
                 });
             }
-            RunKind::McpTask => {
+            RunKind::McpTask | RunKind::A2aTask => {
                 tokio::spawn(async move {
                     crate::task_run::end_orphan(journal, state, c, token).await;
                 });
@@ -207,6 +207,7 @@ fn taken_over(kind: RunKind) -> bool {
         | RunKind::Ontheia
         | RunKind::LlmSkill
         | RunKind::McpTask
+        | RunKind::A2aTask
         | RunKind::Approval => true,
         RunKind::AcmpDag => cfg!(feature = "acmp"),
     }

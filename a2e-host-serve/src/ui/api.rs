@@ -127,7 +127,7 @@ pub(super) async fn run(
         ),
         RunKind::LlmSkill => loop_view(&shown, &events),
         // A task is one tool call: no graph, its answer is the run's.
-        RunKind::McpTask | RunKind::Approval => (Vec::new(), None, None),
+        RunKind::McpTask | RunKind::Approval | RunKind::A2aTask => (Vec::new(), None, None),
         #[cfg(not(feature = "acmp"))]
         RunKind::AcmpDag => (
             Vec::new(),
