@@ -95,6 +95,7 @@ pub mod message;
 pub mod operations;
 pub mod push;
 pub mod requests;
+pub mod schema;
 pub mod security;
 pub mod task;
 pub mod validate;

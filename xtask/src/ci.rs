@@ -183,6 +183,7 @@ const HOST_CRATES: &[&str] = &[
     "a2e-host-skills",
     "a2e-host-approvals",
     "a2e-host-serve",
+    "a2e-host-a2a",
 ];
 
 /// What `a2e-host` without its default features (the embeddable runtime)

@@ -33,6 +33,9 @@ fn expected() -> Result<BTreeMap<PathBuf, String>, String> {
     for (stem, schema) in extra_schemas() {
         add(PathBuf::from(format!("schemas/acmp/{stem}.json")), &schema)?;
     }
+    for (name, schema) in a2a_proto::schema::schemas() {
+        add(PathBuf::from(format!("schemas/a2a/{name}.json")), &schema)?;
+    }
     add(
         PathBuf::from("schemas/ontheia/chain.json"),
         &ontheia::schema::document_schema(),
