@@ -84,6 +84,9 @@ pub mod plugins;
 
 // The crates of the host keep the paths their modules had when they were
 // modules of this one (`a2e_host::config`, `a2e_host::session`, …).
+/// The host as an A2A agent (`a2e serve --a2a`).
+#[cfg(feature = "a2a")]
+pub use a2e_host_a2a as a2a;
 #[cfg(feature = "acmp")]
 pub use a2e_host_acmp as acmp;
 /// Calls that wait for a person's decision (`[[approvals]]`).

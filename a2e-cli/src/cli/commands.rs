@@ -184,6 +184,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             http,
             mcp_stdio,
             mcp_http,
+            a2a,
             acmp_ws,
         } => {
             let _acmp = match acmp_ws {
@@ -192,6 +193,7 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
                         if !*mcp_stdio
                             && !*stdio
                             && mcp_http.is_none()
+                            && a2a.is_none()
                             && ws.is_none()
                             && http.is_none()
                         {
@@ -232,9 +234,12 @@ pub async fn run(cli: Cli, telemetry: Telemetry) -> ExitCode {
             if let Some(addr) = mcp_http {
                 return super::inspect::serve_mcp_http(host, addr).await;
             }
+            if let Some(addr) = a2a {
+                return super::inspect::serve_a2a(host, addr).await;
+            }
             if ws.is_none() && http.is_none() {
                 return fail(
-                    "choose a transport: --stdio, --ws ADDR, --http ADDR, --mcp-stdio, --mcp-http ADDR or --acmp-ws ADDR",
+                    "choose a transport: --stdio, --ws ADDR, --http ADDR, --mcp-stdio, --mcp-http ADDR, --a2a ADDR or --acmp-ws ADDR",
                 );
             }
             serve_net(host, ws.as_deref(), http.as_deref()).await

@@ -336,3 +336,22 @@ pub(super) async fn serve_mcp_http(host: Arc<Host>, addr: &str) -> ExitCode {
         Err(e) => fail(format!("MCP over HTTP failed: {e}")),
     }
 }
+
+/// `a2e serve --a2a ADDR`: the host as an A2A agent; loopback only unless
+/// the configuration has an `auth_token` (then a bearer token).
+pub(super) async fn serve_a2a(host: Arc<Host>, addr: &str) -> ExitCode {
+    let listener = match a2e_host::transport::net::bind(addr, &host).await {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    let base = match listener.local_addr() {
+        Ok(local) => format!("http://{local}"),
+        Err(e) => return fail(format!("A2A listener: {e}")),
+    };
+    eprintln!("a2e: serving A2A (its card at /.well-known/agent-card.json) on {base}");
+    let agent = a2e_host::a2a::A2aAgent::new(host, base);
+    match agent.serve(listener, wait_for_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(format!("A2A over HTTP failed: {e}")),
+    }
+}

@@ -69,6 +69,12 @@ pub enum Command {
         /// loopback needs `auth_token` in the configuration (a bearer token).
         #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio"])]
         mcp_http: Option<String>,
+        /// Serve the host's published skills as an A2A (Agent2Agent v1.0) agent
+        /// on ADDR: the Agent Card at `/.well-known/agent-card.json`, JSON-RPC at
+        /// `/`, HTTP+JSON beside it; each message a durable task (docs/a2a.md).
+        /// Binding anything but loopback needs `auth_token` (a bearer token).
+        #[arg(long, value_name = "ADDR", conflicts_with_all = ["stdio", "mcp_stdio", "mcp_http"])]
+        a2a: Option<String>,
         /// Serve the ACMP capabilities of `[acmp.provider]` as JSON-RPC over
         /// WebSocket on ADDR (`acmp/invoke`, `acmp/cancel`, `acmp/inputChunk`;
         /// a bearer token is required); alone or beside another transport.

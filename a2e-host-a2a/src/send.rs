@@ -1,0 +1,333 @@
+//! `SendMessage` and `SendStreamingMessage`: a message becomes a task, a
+//! run of the journal, whose call of the skill runs on its own; its events
+//! go to whoever streams the task, its end to the journal.
+
+use std::sync::Arc;
+
+use a2a_proto::{
+    A2aError, ErrorKind, Message, Part, PartContent, SendMessageRequest, StreamResponse, Task,
+    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent, Validate,
+};
+use a2e_host_core::host::CallOptions;
+use a2e_host_core::outbound::EventStream;
+use a2e_host_runs::task_run::{self, TaskRun};
+use a2e_journal::{RunKind, RunStatus};
+use a2e_proto::{ErrorCode, Message as A2eMessage, SkillCallRequest, SkillResult};
+use serde_json::{Map, Value, json};
+
+use crate::A2aAgent;
+use crate::live::Running;
+use crate::tasks::{agent_message, output_artifact, timestamp};
+
+/// The key of a message's (or a request's) `metadata` that names the skill
+/// the message is for.
+pub const SKILL_KEY: &str = "skill";
+
+/// Who the journal says asked for an A2A task.
+const AGENT: &str = "a2a";
+
+/// A task just started here: its first state, its events to come (from
+/// the first), and what fires once its end is journaled.
+pub(crate) struct Started {
+    pub task: Task,
+    pub events: tokio::sync::broadcast::Receiver<StreamResponse>,
+    pub done: tokio_util::sync::CancellationToken,
+}
+
+/// The skill's arguments in `message`: its first data part that holds an
+/// object, else `{"text": …}` of its text parts (joined by new lines).
+pub fn arguments_of(message: &Message) -> Result<Map<String, Value>, A2aError> {
+    let mut texts = Vec::new();
+    for part in &message.parts {
+        match &part.content {
+            PartContent::Data(Value::Object(map)) => return Ok(map.clone()),
+            PartContent::Text(text) => texts.push(text.as_str()),
+            _ => {}
+        }
+    }
+    if texts.is_empty() {
+        return Err(A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            "the message has neither a data part holding an object nor a text part: \
+             a skill takes its arguments from one of them",
+        ));
+    }
+    let mut arguments = Map::new();
+    arguments.insert("text".into(), Value::from(texts.join("\n")));
+    Ok(arguments)
+}
+
+/// The skill `req` is for: `metadata.skill` of its message or of itself,
+/// or the agent's only skill.
+fn skill_of(agent: &A2aAgent, req: &SendMessageRequest) -> Result<String, A2aError> {
+    let named = [req.message.metadata.as_ref(), req.metadata.as_ref()]
+        .into_iter()
+        .flatten()
+        .find_map(|m| m.get(SKILL_KEY));
+    let offered: Vec<String> = crate::card::skills(&agent.host)
+        .into_iter()
+        .map(|def| def.name)
+        .collect();
+    match named {
+        Some(Value::String(name)) if offered.contains(name) => Ok(name.clone()),
+        Some(Value::String(name)) => Err(A2aError::new(
+            ErrorKind::InvalidParams,
+            format!(
+                "metadata.skill names `{name}`, which this agent does not offer; it offers: {}",
+                offered.join(", ")
+            ),
+        )),
+        Some(other) => Err(A2aError::new(
+            ErrorKind::InvalidParams,
+            format!("metadata.skill must be a skill's id (a string), not {other}"),
+        )),
+        None => match offered.as_slice() {
+            [only] => Ok(only.clone()),
+            _ => Err(A2aError::new(
+                ErrorKind::InvalidParams,
+                format!(
+                    "name the skill in the message's metadata.skill; this agent offers: {}",
+                    offered.join(", ")
+                ),
+            )),
+        },
+    }
+}
+
+/// Starts the task `req` asks for.
+pub(crate) async fn start(
+    agent: &Arc<A2aAgent>,
+    req: &SendMessageRequest,
+) -> Result<Started, A2aError> {
+    let violations = req.violations();
+    if !violations.is_empty() {
+        return Err(A2aError::invalid_params(violations));
+    }
+    if !req.message.task_id.is_empty() {
+        let state = crate::tasks::find(&agent.host, &req.message.task_id).await?;
+        let id = &req.message.task_id;
+        return Err(A2aError::new(
+            ErrorKind::UnsupportedOperation,
+            if state.summary.status == RunStatus::Running {
+                format!("task `{id}` is not waiting for input")
+            } else {
+                format!("task `{id}` has ended: a task that ended takes no more messages")
+            },
+        ));
+    }
+    let skill = skill_of(agent, req)?;
+    let arguments = arguments_of(&req.message)?;
+    let mut message = req.message.clone();
+    if message.context_id.is_empty() {
+        message.context_id = uuid::Uuid::new_v4().to_string();
+    }
+    let context = message.context_id.clone();
+    let request = json!({
+        "skill": skill,
+        "arguments": arguments,
+        "context_id": context,
+        "message": message,
+    });
+    let run = task_run::begin_as(&agent.host, RunKind::A2aTask, AGENT, request)
+        .await
+        .map_err(|e| A2aError::new(ErrorKind::Internal, format!("run journal: {e}")))?
+        .ok_or_else(|| {
+            A2aError::new(
+                ErrorKind::UnsupportedOperation,
+                "this host journals no runs, and its tasks are runs: it takes no messages",
+            )
+        })?;
+    let id = run.run_id().to_string();
+    let running = agent.live.start(&id, run.cancelled());
+    let (events, done) = (running.events.subscribe(), running.done.clone());
+    message.task_id = id.clone();
+    let task = Task {
+        history: vec![message],
+        ..Task::new(
+            &id,
+            &context,
+            TaskStatus {
+                state: TaskState::Working,
+                message: None,
+                timestamp: Some(timestamp(now_ms())),
+            },
+        )
+    };
+    let call = Call {
+        agent: agent.clone(),
+        run,
+        running,
+        skill,
+        arguments,
+        id,
+        context,
+    };
+    tokio::spawn(call.drive());
+    Ok(Started { task, events, done })
+}
+
+/// Milliseconds since the Unix epoch now.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A task's call of its skill, run to its end.
+struct Call {
+    agent: Arc<A2aAgent>,
+    run: TaskRun,
+    running: Running,
+    skill: String,
+    arguments: Map<String, Value>,
+    id: String,
+    context: String,
+}
+
+impl Call {
+    fn status(&self, state: TaskState, message: Option<Message>) -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: self.id.clone(),
+            context_id: self.context.clone(),
+            status: TaskStatus {
+                state,
+                message,
+                timestamp: Some(timestamp(now_ms())),
+            },
+            metadata: None,
+        })
+    }
+
+    async fn drive(self) {
+        let host = self.agent.host.clone();
+        let session = format!("a2a-{}", self.id);
+        let (events, mut received) = EventStream::channel(64);
+        let forward = {
+            let (sender, id, context) = (
+                self.running.events.clone(),
+                self.id.clone(),
+                self.context.clone(),
+            );
+            tokio::spawn(async move {
+                let mut n = 0u64;
+                while let Some(out) = received.recv().await {
+                    for msg in out.into_messages() {
+                        let A2eMessage::SkillEvent(event) = msg else {
+                            continue;
+                        };
+                        n += 1;
+                        let data = json!({"event": event.kind, "data": event.data});
+                        let message = agent_message(
+                            &id,
+                            &context,
+                            &format!("event-{n}"),
+                            vec![Part::data(data)],
+                        );
+                        let update = TaskStatusUpdateEvent {
+                            task_id: id.clone(),
+                            context_id: context.clone(),
+                            status: TaskStatus {
+                                state: TaskState::Working,
+                                message: Some(message),
+                                timestamp: Some(timestamp(now_ms())),
+                            },
+                            metadata: None,
+                        };
+                        let _ = sender.send(StreamResponse::StatusUpdate(update));
+                    }
+                }
+            })
+        };
+        let cancel = self.run.cancelled();
+        let request = SkillCallRequest {
+            name: self.skill.clone(),
+            arguments: self.arguments.clone(),
+            streaming: true,
+            ..SkillCallRequest::default()
+        };
+        let options = CallOptions::new()
+            .session(&session)
+            .events(events)
+            .cancel(&cancel);
+        let result = match host.call_skill(request, options).await {
+            Ok(result) => result,
+            Err(e) => SkillResult::failed(e.code(), e.to_string()),
+        };
+        host.end_session(&session);
+        let _ = forward.await;
+        let cancelled = cancel.is_cancelled() || result.error_code == Some(ErrorCode::CANCELLED);
+        let (status, answer, state) = if cancelled {
+            (
+                RunStatus::Cancelled,
+                json!({"cancelled": true}),
+                TaskState::Canceled,
+            )
+        } else if result.success {
+            let artifact = output_artifact(&self.skill, &result);
+            let _ =
+                self.running
+                    .events
+                    .send(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                        task_id: self.id.clone(),
+                        context_id: self.context.clone(),
+                        artifact,
+                        append: false,
+                        last_chunk: true,
+                        metadata: None,
+                    }));
+            (
+                RunStatus::Succeeded,
+                json!({"result": result}),
+                TaskState::Completed,
+            )
+        } else {
+            (
+                RunStatus::Failed,
+                json!({"result": result}),
+                TaskState::Failed,
+            )
+        };
+        let error = result.error.clone().filter(|_| state == TaskState::Failed);
+        let message =
+            error.map(|e| agent_message(&self.id, &self.context, "status", vec![Part::text(e)]));
+        let last = self.status(state, message);
+        // Journaled first: a reader told of the end finds it in the journal.
+        let Call {
+            agent,
+            run,
+            running,
+            id,
+            ..
+        } = self;
+        run.finish(status, answer).await;
+        let _ = running.events.send(last);
+        agent.live.end(&id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(parts: serde_json::Value) -> Message {
+        a2a_proto::decode_value(json!({"messageId": "m", "role": "ROLE_USER", "parts": parts}))
+            .unwrap()
+    }
+
+    #[test]
+    fn arguments_are_the_first_object_or_the_texts() {
+        let data = message(json!([{"text": "ignored"}, {"data": {"word": "hi"}}]));
+        assert_eq!(
+            Value::Object(arguments_of(&data).unwrap()),
+            json!({"word": "hi"})
+        );
+        let texts = message(json!([{"text": "one"}, {"data": [1, 2]}, {"text": "two"}]));
+        assert_eq!(
+            Value::Object(arguments_of(&texts).unwrap()),
+            json!({"text": "one\ntwo"})
+        );
+        let neither = message(json!([{"url": "https://example.com/a.png"}]));
+        let error = arguments_of(&neither).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::ContentTypeNotSupported);
+    }
+}
