@@ -245,10 +245,14 @@ impl Call {
             streaming: true,
             ..SkillCallRequest::default()
         };
+        // A skill whose engine journals its own run (an LLM or Ontheia
+        // skill) names it in the task's: the task then follows that run to
+        // its end when this host dies (`task_run`).
         let options = CallOptions::new()
             .session(&session)
             .events(events)
-            .cancel(&cancel);
+            .cancel(&cancel)
+            .extension(self.run.link(&self.skill));
         let result = match host.call_skill(request, options).await {
             Ok(result) => result,
             Err(e) => SkillResult::failed(e.code(), e.to_string()),

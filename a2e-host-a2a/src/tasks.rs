@@ -66,6 +66,28 @@ pub(crate) fn output_artifact(skill: &str, result: &SkillResult) -> Artifact {
     }
 }
 
+/// The skill's result from the `chain/resp` its durable run ended with (a
+/// task whose host stopped, followed to the end of the run backing it).
+fn from_run_answer(resp: &Value) -> SkillResult {
+    let output = |field: &str| {
+        resp.get("final_output")
+            .and_then(|o| o.get(field))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    if resp.get("success").and_then(Value::as_bool) == Some(true) {
+        let mut result = SkillResult::ok(output("data"));
+        result.summary = output("summary");
+        return result;
+    }
+    let message = resp
+        .get("error")
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("the skill's run failed");
+    SkillResult::failed(a2e_proto::ErrorCode::SKILL_ERROR, message)
+}
+
 /// The task of run `state`, `None` when the run is no A2A task.
 pub fn task_of(state: &RunState) -> Option<Task> {
     if state.summary.kind != RunKind::A2aTask {
@@ -82,9 +104,14 @@ pub fn task_of(state: &RunState) -> Option<Task> {
         .and_then(Value::as_str)
         .unwrap_or_default();
     let answer = state.answer.as_ref();
-    let result = answer
-        .and_then(|a| a.get("result"))
-        .and_then(|r| serde_json::from_value::<SkillResult>(r.clone()).ok());
+    let result = match (
+        answer.and_then(|a| a.get("result")),
+        answer.and_then(|a| a.get("run_answer")),
+    ) {
+        (Some(result), _) => serde_json::from_value::<SkillResult>(result.clone()).ok(),
+        (None, Some(resp)) => Some(from_run_answer(resp)),
+        (None, None) => None,
+    };
     let text = |message: String| {
         Some(agent_message(
             &id,
@@ -345,6 +372,18 @@ mod tests {
             orphan.status.message.unwrap().parts[0].as_text(),
             Some("the host stopped")
         );
+        let resumed = json!({"run_answer": {"success": false,
+            "error": {"code": "interrupted", "message": "b: not idempotent"}}});
+        let resumed = task_of(&state(RunStatus::Failed, Some(resumed))).unwrap();
+        assert_eq!(
+            resumed.status.message.unwrap().parts[0].as_text(),
+            Some("b: not idempotent")
+        );
+        let resumed = json!({"run_answer": {"success": true,
+            "final_output": {"data": {"n": 1}, "summary": "one"}}});
+        let resumed = task_of(&state(RunStatus::Succeeded, Some(resumed))).unwrap();
+        let parts = serde_json::to_value(&resumed.artifacts[0].parts).unwrap();
+        assert_eq!(parts, json!([{"data": {"n": 1}}, {"text": "one"}]));
         let cancelled = task_of(&state(
             RunStatus::Cancelled,
             Some(json!({"cancelled": true})),
