@@ -49,7 +49,7 @@ fn host(root: &Path) -> Server {
 }
 
 /// One JSON-RPC call of `method`: its result, or the error as `Err`.
-async fn call(url: &str, method: &str, params: Value) -> Result<Value, Value> {
+pub async fn call(url: &str, method: &str, params: Value) -> Result<Value, Value> {
     let http = a2e_http::ClientOptions::default().build().unwrap();
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let answer: Value = http
