@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::mcp_conformance_support::{Server, start};
 
 /// The SDK's Python, or `None` (skipped loudly; a failure under `CI`).
-fn python(test: &str) -> Option<PathBuf> {
+pub fn python(test: &str) -> Option<PathBuf> {
     let python = a2e_test_kit::ci_tools::dir().join("a2a-venv/bin/python");
     if python.exists() {
         return Some(python);

@@ -19,6 +19,7 @@ mod net_support {
 mod otlp_support;
 use a2e_test_kit::skip;
 
+mod a2a_client;
 mod a2a_cluster;
 mod a2a_durable;
 mod a2a_sdk;

@@ -35,6 +35,7 @@
 
 mod card;
 mod checks;
+pub mod client;
 mod jsonrpc;
 mod live;
 mod ops;

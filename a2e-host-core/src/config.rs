@@ -44,12 +44,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod a2a;
 mod approvals;
 mod cluster;
 mod entries;
 mod mcp;
 mod plugins;
 
+pub use a2a::{A2aConfig, DEFAULT_AGENT_TIMEOUT_SECS, RemoteAgentEntry, RemoteAgentError};
 pub use approvals::{
     ApprovalRule, ApprovalRuleError, DEFAULT_APPROVAL_TIMEOUT_SECS, Decider,
     MAX_APPROVAL_TIMEOUT_SECS, OnTimeout,
@@ -139,6 +141,9 @@ pub struct HostConfig {
     /// Calls that wait for a person's decision before they run
     /// (`[[approvals]]`, docs/approvals.md).
     pub approvals: Vec<ApprovalRule>,
+    /// Remote A2A agents whose skills the host offers (`[[a2a.agents]]`,
+    /// docs/a2a.md).
+    pub a2a: A2aConfig,
 }
 
 impl Default for HostConfig {
@@ -167,6 +172,7 @@ impl Default for HostConfig {
             cluster: ClusterConfig::default(),
             acmp: crate::acmp_config::AcmpConfig::default(),
             approvals: Vec::new(),
+            a2a: A2aConfig::default(),
         }
     }
 }
@@ -525,6 +531,11 @@ impl HostConfig {
         for (i, rule) in self.approvals.iter().enumerate() {
             rule.check()
                 .map_err(|e| ConfigError::Invalid(format!("[[approvals]] #{}: {e}", i + 1)))?;
+        }
+        for agent in &self.a2a.agents {
+            agent
+                .check()
+                .map_err(|e| ConfigError::Invalid(format!("[[a2a.agents]] {e}")))?;
         }
         Ok(())
     }

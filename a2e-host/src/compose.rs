@@ -64,11 +64,11 @@ impl Compose for HostBuilder {
     }
 
     async fn mount(self) -> Result<Self, BuildError> {
-        mount(self).await
+        mount_agents(mount(self).await?).await
     }
 
     async fn start(self) -> Result<Arc<Host>, BuildError> {
-        let builder = mount(self).await?;
+        let builder = mount_agents(mount(self).await?).await?;
         let live_view = builder.serves_live_view();
         let host = builder.build()?;
         start_runs(&host, live_view).await?;
@@ -122,6 +122,24 @@ async fn mount(mut builder: HostBuilder) -> Result<HostBuilder, BuildError> {
 #[cfg(not(feature = "mcp"))]
 async fn mount(builder: HostBuilder) -> Result<HostBuilder, BuildError> {
     Ok(builder)
+}
+
+/// The skills of the remote A2A agents of `[[a2a.agents]]`.
+#[cfg(feature = "a2a")]
+async fn mount_agents(builder: HostBuilder) -> Result<HostBuilder, BuildError> {
+    a2e_host_a2a::client::mount(builder).await
+}
+
+/// Without the `a2a` feature, `[[a2a.agents]]` cannot be served.
+#[cfg(not(feature = "a2a"))]
+async fn mount_agents(builder: HostBuilder) -> Result<HostBuilder, BuildError> {
+    if builder.config().a2a.agents.is_empty() {
+        return Ok(builder);
+    }
+    Err(BuildError::Config(crate::ConfigError::MissingFeature {
+        section: "[[a2a.agents]]",
+        feature: "a2a",
+    }))
 }
 
 /// Opens the run journal `host`'s configuration asks for and resumes its

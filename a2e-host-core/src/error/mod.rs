@@ -40,6 +40,14 @@ pub enum ConfigError {
     /// An `[[approvals]]` rule's glob does not compile.
     #[error("[[approvals]]: {0}")]
     Approvals(#[source] globset::Error),
+    /// A remote agent of `[[a2a.agents]]` cannot be reached or used.
+    #[error("[[a2a.agents]] {agent}: {why}")]
+    A2aAgent {
+        /// The agent's name.
+        agent: String,
+        /// What went wrong.
+        why: String,
+    },
     /// A section needs a feature this host was built without.
     #[error("{section} needs a host built with its `{feature}` feature")]
     MissingFeature {
