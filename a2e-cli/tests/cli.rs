@@ -22,6 +22,7 @@ use a2e_test_kit::skip;
 mod a2a_client;
 mod a2a_cluster;
 mod a2a_durable;
+mod a2a_http;
 mod a2a_sdk;
 mod acmp_errors;
 mod acmp_host;

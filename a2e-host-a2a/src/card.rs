@@ -11,7 +11,9 @@ use a2a_proto::{
 use a2e_host_core::host::Host;
 use a2e_proto::{SkillDiscoverRequest, SkillStatus};
 use axum::extract::State;
-use axum::http::header;
+use std::hash::{Hash, Hasher};
+
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::A2aAgent;
@@ -93,8 +95,24 @@ pub fn agent_card(host: &Host, base_url: &str) -> AgentCard {
     }
 }
 
-/// `GET /.well-known/agent-card.json`.
-pub(crate) async fn serve_card(State(agent): State<Arc<A2aAgent>>) -> Response {
+/// `GET /.well-known/agent-card.json`: with an `ETag` (of the card's
+/// bytes), and `304 Not Modified` to a client that has it.
+pub(crate) async fn serve_card(State(agent): State<Arc<A2aAgent>>, headers: HeaderMap) -> Response {
     let card = agent_card(&agent.host, &agent.base_url);
-    ([(header::CACHE_CONTROL, CARD_MAX_AGE)], axum::Json(card)).into_response()
+    let body = serde_json::to_vec(&card).unwrap_or_default();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut hasher);
+    let etag = format!("\"{:016x}\"", hasher.finish());
+    let seen = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let cache = [
+        (header::CACHE_CONTROL, CARD_MAX_AGE.to_owned()),
+        (header::ETAG, etag),
+    ];
+    if seen {
+        return (StatusCode::NOT_MODIFIED, cache).into_response();
+    }
+    (cache, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }

@@ -139,6 +139,15 @@ pub(crate) async fn serve(
     if let Err(e) = crate::checks::version(&headers) {
         return error(&e);
     }
+    // A body of another media type: HTTP 415, the status HTTP gives it
+    // (the error's own status is 400).
+    if !body.is_empty()
+        && let Err(e) = crate::checks::json_body(&headers)
+    {
+        let mut response = error(&e);
+        *response.status_mut() = StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        return response;
+    }
     let id = matched.id.clone().unwrap_or_default();
     let request = if method == Method::GET
         || HttpMethod::parse(method.as_str()) == Some(HttpMethod::Delete)

@@ -34,22 +34,51 @@ pub(crate) struct Started {
     pub done: tokio_util::sync::CancellationToken,
 }
 
+/// Whether a part of `media_type` is one a skill takes: JSON or text (a
+/// part that names none is taken as its kind says).
+fn taken(media_type: &str) -> bool {
+    let essence = media_type.split(';').next().unwrap_or_default().trim();
+    essence.is_empty()
+        || essence.starts_with("text/")
+        || essence == "application/json"
+        || essence.ends_with("+json")
+}
+
 /// The skill's arguments in `message`: its first data part that holds an
-/// object, else `{"text": …}` of its text parts (joined by new lines).
+/// object, else `{"text": …}` of its text parts (joined by new lines). A
+/// file part (bytes or a URL), or a part of another media type, is refused:
+/// no skill takes files, and a part left out unread would change what the
+/// client asked.
 pub fn arguments_of(message: &Message) -> Result<Map<String, Value>, A2aError> {
+    let refused = |what: String| {
+        A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            format!("{what}: this agent's skills take JSON (a data part) or text parts"),
+        )
+    };
+    let mut object = None;
     let mut texts = Vec::new();
-    for part in &message.parts {
+    for (i, part) in message.parts.iter().enumerate() {
+        if !taken(&part.media_type) {
+            return Err(refused(format!("part {i} is `{}`", part.media_type)));
+        }
         match &part.content {
-            PartContent::Data(Value::Object(map)) => return Ok(map.clone()),
+            PartContent::Data(Value::Object(map)) => {
+                object.get_or_insert_with(|| map.clone());
+            }
+            PartContent::Data(_) => {}
             PartContent::Text(text) => texts.push(text.as_str()),
-            _ => {}
+            PartContent::Raw(_) | PartContent::Url(_) => {
+                return Err(refused(format!("part {i} is a file")));
+            }
         }
     }
+    if let Some(object) = object {
+        return Ok(object);
+    }
     if texts.is_empty() {
-        return Err(A2aError::new(
-            ErrorKind::ContentTypeNotSupported,
-            "the message has neither a data part holding an object nor a text part: \
-             a skill takes its arguments from one of them",
+        return Err(refused(
+            "the message has neither a data part holding an object nor a text part".into(),
         ));
     }
     let mut arguments = Map::new();
@@ -81,12 +110,13 @@ fn skill_of(agent: &A2aAgent, req: &SendMessageRequest) -> Result<String, A2aErr
             ErrorKind::InvalidParams,
             format!("metadata.skill must be a skill's id (a string), not {other}"),
         )),
-        None => match offered.as_slice() {
-            [only] => Ok(only.clone()),
+        None => match (offered.as_slice(), &agent.host.config().a2a.default_skill) {
+            (_, Some(default)) if offered.contains(default) => Ok(default.clone()),
+            ([only], _) => Ok(only.clone()),
             _ => Err(A2aError::new(
                 ErrorKind::InvalidParams,
                 format!(
-                    "name the skill in the message's metadata.skill; this agent offers: {}",
+                    "name the skill in the message's metadata.skill (or set [a2a] default_skill); this agent offers: {}",
                     offered.join(", ")
                 ),
             )),
@@ -115,8 +145,8 @@ pub(crate) async fn start(
             },
         ));
     }
-    let skill = skill_of(agent, req)?;
     let arguments = arguments_of(&req.message)?;
+    let skill = skill_of(agent, req)?;
     let mut message = req.message.clone();
     if message.context_id.is_empty() {
         message.context_id = uuid::Uuid::new_v4().to_string();
@@ -330,8 +360,24 @@ mod tests {
             Value::Object(arguments_of(&texts).unwrap()),
             json!({"text": "one\ntwo"})
         );
-        let neither = message(json!([{"url": "https://example.com/a.png"}]));
-        let error = arguments_of(&neither).unwrap_err();
+        let file = message(json!([{"text": "see"}, {"url": "https://example.com/a.png"}]));
+        let error = arguments_of(&file).unwrap_err();
         assert_eq!(error.kind, ErrorKind::ContentTypeNotSupported);
+        assert!(
+            error.message.contains("part 1 is a file"),
+            "{}",
+            error.message
+        );
+        let odd = message(json!([{"raw": "dGNr", "mediaType": "application/x-unknown"}]));
+        let error = arguments_of(&odd).unwrap_err();
+        assert!(
+            error.message.contains("application/x-unknown"),
+            "{}",
+            error.message
+        );
+        let markdown = message(json!([{"text": "# hi", "mediaType": "text/markdown"}]));
+        assert!(arguments_of(&markdown).is_ok());
+        let neither = message(json!([{"data": [1]}]));
+        assert!(arguments_of(&neither).is_err());
     }
 }

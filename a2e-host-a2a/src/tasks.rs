@@ -147,6 +147,10 @@ pub fn task_of(state: &RunState) -> Option<Task> {
     let history = request
         .get("message")
         .and_then(|m| serde_json::from_value::<Message>(m.clone()).ok())
+        .map(|mut message| {
+            message.task_id.clone_from(&id);
+            message
+        })
         .into_iter()
         .collect();
     Some(Task {
@@ -345,6 +349,7 @@ mod tests {
         assert_eq!(running.status.state, TaskState::Working);
         assert_eq!(running.context_id, "c1");
         assert_eq!(running.history[0].message_id, "m1");
+        assert_eq!(running.history[0].task_id, running.id);
         let result =
             json!({"success": true, "data": {"words": 2}, "summary": "2 words", "duration_ms": 3});
         let done = task_of(&state(

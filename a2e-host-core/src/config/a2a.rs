@@ -1,4 +1,5 @@
-//! `[a2a]`: the remote A2A agents whose skills the host offers as its own
+//! `[a2a]`: the host as an A2A agent (the skill a message naming none is
+//! for) and the remote A2A agents whose skills the host offers as its own
 //! (`[[a2a.agents]]`, docs/a2a.md).
 
 use serde::Deserialize;
@@ -10,6 +11,10 @@ pub const DEFAULT_AGENT_TIMEOUT_SECS: u64 = 300;
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct A2aConfig {
+    /// The skill a message is for when it names none in `metadata.skill`
+    /// (`a2e serve --a2a`; without it, only an agent with one skill takes
+    /// such a message).
+    pub default_skill: Option<String>,
     /// Each agent's skills become skills of the host, `NAME__SKILL`.
     pub agents: Vec<RemoteAgentEntry>,
 }
