@@ -16,6 +16,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("telemetry", "a2e-telemetry", "bench_telemetry"),
     ("cluster", "a2e-journal", "bench_cluster"),
     ("approvals", "a2e-host-approvals", "bench_approvals"),
+    ("a2a", "a2e-cli", "bench_a2a"),
 ];
 
 /// Runs the named benchmarks.
