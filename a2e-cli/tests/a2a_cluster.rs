@@ -3,7 +3,8 @@
 //! host is read on the other, completes there with its artifact; a task
 //! still running on one host is cancelled from the other, whose answer is
 //! the task cancelled (the host running it saw the cancel in the journal and
-//! stopped its call).
+//! stopped its call); a task waiting for approval on one host is answered
+//! on the other, and completes.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -24,7 +25,8 @@ fn host(cluster: &Cluster, name: &str) -> Server {
         &config,
         format!(
             "[cluster]\nnats_url = \"{}\"\nname = \"{name}\"\nserve = [\"*\"]\nworkers = 2\n\
-             lease_ttl_secs = 2\nack_wait_secs = 2\nmax_deliver = 3\n",
+             lease_ttl_secs = 2\nack_wait_secs = 2\nmax_deliver = 3\n\n\
+             [[approvals]]\nskill = \"guarded\"\n",
             cluster.nats.url()
         ),
     )
@@ -58,7 +60,7 @@ fn message(id: &str, skill: &str) -> serde_json::Value {
     clippy::await_holding_lock,
     reason = "the lock keeps the cluster tests of this binary one at a time, whole"
 )]
-async fn a_task_started_on_one_host_is_read_and_cancelled_on_another() {
+async fn a_task_started_on_one_host_is_read_cancelled_and_answered_on_another() {
     let _one = SERIAL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -72,6 +74,11 @@ async fn a_task_started_on_one_host_is_read_and_cancelled_on_another() {
         r#"read -r args; echo '{\"result\": {\"done\": true}}'"#,
     );
     skill(root, "slow", &format!("read -r args; exec sleep {MARK}"));
+    skill(
+        root,
+        "guarded",
+        r#"read -r args; echo '{\"result\": {\"ran\": true}}'"#,
+    );
     let first = host(&cluster, "host1");
     let second = host(&cluster, "host2");
 
@@ -134,4 +141,31 @@ async fn a_task_started_on_one_host_is_read_and_cancelled_on_another() {
     .unwrap();
     assert_eq!(listed["tasks"][0]["id"], id.as_str(), "{listed}");
     assert_eq!(listed["totalSize"], 1, "{listed}");
+
+    // Waiting for approval on the first host, answered on the second.
+    let sent = call(
+        &first.url,
+        "SendMessage",
+        json!({"message": message("m-3", "guarded")}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        sent["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{sent}"
+    );
+    let task = &sent["task"];
+    let answer = json!({"message": {"messageId": "m-4", "role": "ROLE_USER",
+        "taskId": task["id"], "contextId": task["contextId"], "parts": [{"text": "approve"}]}});
+    let answered = call(&second.url, "SendMessage", answer).await.unwrap();
+    assert_eq!(
+        answered["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED",
+        "{answered}\n{}",
+        cluster.logs()
+    );
+    assert_eq!(
+        answered["task"]["artifacts"][0]["parts"][0]["data"]["ran"], true,
+        "{answered}"
+    );
 }

@@ -17,6 +17,9 @@
 //!   stopped before it ended is failed by the host that takes the run up.
 //! - The skill's events become `TaskStatusUpdateEvent`s (state working, an
 //!   agent message with the event); its output becomes the task's artifact.
+//! - A call of the task that waits for approval puts the task in
+//!   `TASK_STATE_INPUT_REQUIRED`; the client's next message to the task is
+//!   the decision.
 //!
 //! docs/a2a.md has the details and what is not served yet.
 //!
@@ -36,6 +39,7 @@
 mod card;
 mod checks;
 pub mod client;
+mod input;
 mod jsonrpc;
 mod live;
 mod ops;

@@ -49,8 +49,11 @@ pub(crate) async fn run(agent: &Arc<A2aAgent>, request: A2aRequest) -> Result<An
             let task = if immediately {
                 crate::tasks::cut_history(started.task, history)
             } else {
-                started.done.cancelled().await;
-                crate::tasks::get(host, &started.task.id, history).await?
+                // Until the task ends, or waits for input.
+                let id = started.task.id.clone();
+                let mut events = std::pin::pin!(crate::stream::started(agent.clone(), started));
+                while events.next().await.is_some() {}
+                crate::tasks::get(host, &id, history).await?
             };
             json(&SendMessageResponse::Task(task))
         }

@@ -30,8 +30,10 @@ const AGENT: &str = "a2a";
 /// the first), and what fires once its end is journaled.
 pub(crate) struct Started {
     pub task: Task,
-    pub events: tokio::sync::broadcast::Receiver<StreamResponse>,
-    pub done: tokio_util::sync::CancellationToken,
+    /// Its events, when it runs here.
+    pub events: Option<tokio::sync::broadcast::Receiver<StreamResponse>>,
+    /// Fires once its end is journaled, when it runs here.
+    pub done: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// Whether a part of `media_type` is one a skill takes: JSON or text (a
@@ -134,16 +136,7 @@ pub(crate) async fn start(
         return Err(A2aError::invalid_params(violations));
     }
     if !req.message.task_id.is_empty() {
-        let state = crate::tasks::find(&agent.host, &req.message.task_id).await?;
-        let id = &req.message.task_id;
-        return Err(A2aError::new(
-            ErrorKind::UnsupportedOperation,
-            if state.summary.status == RunStatus::Running {
-                format!("task `{id}` is not waiting for input")
-            } else {
-                format!("task `{id}` has ended: a task that ended takes no more messages")
-            },
-        ));
+        return resume(agent, &req.message).await;
     }
     let arguments = arguments_of(&req.message)?;
     let skill = skill_of(agent, req)?;
@@ -169,7 +162,7 @@ pub(crate) async fn start(
         })?;
     let id = run.run_id().to_string();
     let running = agent.live.start(&id, run.cancelled());
-    let (events, done) = (running.events.subscribe(), running.done.clone());
+    let (events, done) = (Some(running.events.subscribe()), Some(running.done.clone()));
     message.task_id = id.clone();
     let task = Task {
         history: vec![message],
@@ -193,6 +186,46 @@ pub(crate) async fn start(
         context,
     };
     tokio::spawn(call.drive());
+    Ok(Started { task, events, done })
+}
+
+/// A message to task `message.task_id`: the answer to the question it
+/// waits on (`input-required`); the task goes on from there.
+async fn resume(agent: &Arc<A2aAgent>, message: &Message) -> Result<Started, A2aError> {
+    let id = &message.task_id;
+    let state = crate::tasks::find(&agent.host, id).await?;
+    if state.summary.status != RunStatus::Running {
+        return Err(A2aError::new(
+            ErrorKind::UnsupportedOperation,
+            format!("task `{id}` has ended: a task that ended takes no more messages"),
+        ));
+    }
+    let context = state
+        .request
+        .get("context_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !message.context_id.is_empty() && message.context_id != context {
+        return Err(A2aError::new(
+            ErrorKind::InvalidParams,
+            format!(
+                "contextId `{}` is not task `{id}`'s (`{context}`)",
+                message.context_id
+            ),
+        ));
+    }
+    let journal = agent
+        .host
+        .journal()
+        .ok_or_else(|| A2aError::of(ErrorKind::TaskNotFound))?;
+    // Subscribed before the answer is journaled: nothing after it is lost.
+    let running = agent.live.get(id);
+    let events = running.as_ref().map(|r| r.events.subscribe());
+    let done = running.map(|r| r.done);
+    let mut message = message.clone();
+    message.context_id = context.to_owned();
+    crate::input::answer(journal, &state, &message).await?;
+    let task = crate::tasks::get(&agent.host, id, None).await?;
     Ok(Started { task, events, done })
 }
 
@@ -228,6 +261,17 @@ impl Call {
         })
     }
 
+    /// What tells the task when one of its calls waits for approval.
+    fn waits(&self) -> Option<a2e_host_core::WaitWatch> {
+        let journal = self.agent.host.journal().cloned()?;
+        Some(crate::input::TaskWaits::watch(
+            journal,
+            self.run.run_id().clone(),
+            self.context.clone(),
+            self.running.events.clone(),
+        ))
+    }
+
     async fn drive(self) {
         let host = self.agent.host.clone();
         let session = format!("a2a-{}", self.id);
@@ -245,6 +289,13 @@ impl Call {
                         let A2eMessage::SkillEvent(event) = msg else {
                             continue;
                         };
+                        // A call that waits for approval is told as the
+                        // task's input-required status (`TaskWaits`).
+                        if event.data.get("status").and_then(Value::as_str)
+                            == Some("waiting_for_approval")
+                        {
+                            continue;
+                        }
                         n += 1;
                         let data = json!({"event": event.kind, "data": event.data});
                         let message = agent_message(
@@ -278,11 +329,14 @@ impl Call {
         // A skill whose engine journals its own run (an LLM or Ontheia
         // skill) names it in the task's: the task then follows that run to
         // its end when this host dies (`task_run`).
-        let options = CallOptions::new()
+        let mut options = CallOptions::new()
             .session(&session)
             .events(events)
             .cancel(&cancel)
             .extension(self.run.link(&self.skill));
+        if let Some(waits) = self.waits() {
+            options = options.extension(waits);
+        }
         let result = match host.call_skill(request, options).await {
             Ok(result) => result,
             Err(e) => SkillResult::failed(e.code(), e.to_string()),

@@ -1,15 +1,17 @@
 //! A task's events as a stream: its state first, then each event as it
-//! happens, to its end (a status of a final state). A task running on
+//! happens, to its end (a status of a final state; for the stream of a
+//! message, of an interrupted state too: the task waits for input). A task running on
 //! another host (or one whose events a slow reader missed) is followed in
 //! the journal to its end.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_proto::{A2aError, ErrorKind, StreamResponse, TaskStatusUpdateEvent};
+use a2a_proto::{A2aError, ErrorKind, StreamResponse, TaskState, TaskStatusUpdateEvent};
 use futures::Stream;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use crate::A2aAgent;
 use crate::send::Started;
@@ -22,31 +24,51 @@ struct Follow {
     id: String,
     first: Option<StreamResponse>,
     events: Option<broadcast::Receiver<StreamResponse>>,
+    /// Fires once the task's end is journaled (a task running here).
+    done: Option<CancellationToken>,
+    /// The stream of a message ends when its task waits for input too (the
+    /// client answers with its next message); a subscriber's goes on.
+    until_interrupted: bool,
     ended: bool,
 }
 
-/// Whether `event` is a task's last: a status in a final state.
-fn is_final(event: &StreamResponse) -> bool {
-    match event {
-        StreamResponse::StatusUpdate(update) => update.status.state.is_terminal(),
-        StreamResponse::Task(task) => task.status.state.is_terminal(),
-        _ => false,
+impl Follow {
+    /// Whether `state` is the last this stream tells.
+    fn ends_at(&self, state: TaskState) -> bool {
+        state.is_terminal() || (self.until_interrupted && state.is_interrupted())
+    }
+
+    /// Whether `event` is the last this stream tells.
+    fn is_last(&self, event: &StreamResponse) -> bool {
+        match event {
+            StreamResponse::StatusUpdate(update) => self.ends_at(update.status.state),
+            StreamResponse::Task(task) => self.ends_at(task.status.state),
+            _ => false,
+        }
     }
 }
 
 async fn next(mut follow: Follow) -> Option<(StreamResponse, Follow)> {
     if let Some(first) = follow.first.take() {
-        follow.ended = is_final(&first);
+        follow.ended = follow.is_last(&first);
         return Some((first, follow));
     }
     if follow.ended {
         return None;
     }
     if let Some(events) = follow.events.as_mut() {
+        let done = follow.done.clone().unwrap_or_default();
         loop {
-            match events.recv().await {
+            // Events sent before the end come first; once none is left and
+            // the end is journaled, the journal tells it.
+            let received = tokio::select! {
+                biased;
+                received = events.recv() => received,
+                () = done.cancelled(), if follow.done.is_some() => Err(RecvError::Closed),
+            };
+            match received {
                 Ok(event) => {
-                    follow.ended = is_final(&event);
+                    follow.ended = follow.is_last(&event);
                     return Some((event, follow));
                 }
                 Err(RecvError::Lagged(_)) => {}
@@ -57,7 +79,7 @@ async fn next(mut follow: Follow) -> Option<(StreamResponse, Follow)> {
     }
     loop {
         match crate::tasks::get(&follow.agent.host, &follow.id, Some(0)).await {
-            Ok(task) if task.status.state.is_terminal() => {
+            Ok(task) if follow.ends_at(task.status.state) => {
                 follow.ended = true;
                 let update = TaskStatusUpdateEvent {
                     task_id: task.id,
@@ -85,7 +107,9 @@ pub(crate) fn started(
         agent,
         id: started.task.id.clone(),
         first: Some(StreamResponse::Task(started.task)),
-        events: Some(started.events),
+        events: started.events,
+        done: started.done,
+        until_interrupted: true,
         ended: false,
     };
     futures::stream::unfold(follow, next)
@@ -97,10 +121,9 @@ pub(crate) async fn subscribe(
     id: String,
 ) -> Result<impl Stream<Item = StreamResponse> + Send, A2aError> {
     // Subscribed before the task is read: nothing between the two is lost.
-    let events = agent
-        .live
-        .get(&id)
-        .map(|running| running.events.subscribe());
+    let running = agent.live.get(&id);
+    let events = running.as_ref().map(|r| r.events.subscribe());
+    let done = running.map(|r| r.done);
     let task = crate::tasks::get(&agent.host, &id, None).await?;
     if task.status.state.is_terminal() {
         return Err(A2aError::new(
@@ -113,6 +136,8 @@ pub(crate) async fn subscribe(
         id,
         first: Some(StreamResponse::Task(task)),
         events,
+        done,
+        until_interrupted: false,
         ended: false,
     };
     Ok(futures::stream::unfold(follow, next))

@@ -121,7 +121,13 @@ pub fn task_of(state: &RunState) -> Option<Task> {
         ))
     };
     let (task_state, message, artifacts) = match state.summary.status {
-        RunStatus::Running => (TaskState::Working, None, Vec::new()),
+        RunStatus::Running => match crate::input::open_questions(state).first() {
+            Some(open) => {
+                let question = crate::input::question(&id, context, open.n, &open.notice);
+                (TaskState::InputRequired, Some(question), Vec::new())
+            }
+            None => (TaskState::Working, None, Vec::new()),
+        },
         RunStatus::Cancelled => (TaskState::Canceled, None, Vec::new()),
         RunStatus::Succeeded => {
             let artifacts = result.iter().map(|r| output_artifact(skill, r)).collect();
@@ -144,7 +150,7 @@ pub fn task_of(state: &RunState) -> Option<Task> {
         .summary
         .finished_ms
         .unwrap_or(state.summary.created_ms);
-    let history = request
+    let mut history: Vec<Message> = request
         .get("message")
         .and_then(|m| serde_json::from_value::<Message>(m.clone()).ok())
         .map(|mut message| {
@@ -153,6 +159,7 @@ pub fn task_of(state: &RunState) -> Option<Task> {
         })
         .into_iter()
         .collect();
+    history.extend(crate::input::exchanged(state, &id, context));
     Some(Task {
         artifacts,
         history,
@@ -193,18 +200,42 @@ pub(crate) async fn find(host: &Host, id: &str) -> Result<RunState, A2aError> {
         .ok_or_else(not_found)
 }
 
+/// The task of run `state` as it is now: [`task_of`], and a task whose
+/// questions were all decided elsewhere (by an operator) working again.
+pub(crate) async fn task_now(host: &Host, state: &RunState) -> Result<Task, A2aError> {
+    let mut task = task_of(state).ok_or_else(|| A2aError::of(ErrorKind::TaskNotFound))?;
+    if task.status.state == TaskState::InputRequired
+        && let Some(journal) = host.journal()
+    {
+        match crate::input::still_open(journal.as_ref(), state)
+            .await?
+            .first()
+        {
+            Some(open) => {
+                let question =
+                    crate::input::question(&task.id, &task.context_id, open.n, &open.notice);
+                task.status.message = Some(question);
+            }
+            None => {
+                task.status.state = TaskState::Working;
+                task.status.message = None;
+            }
+        }
+    }
+    Ok(task)
+}
+
 /// `GetTask`.
 pub(crate) async fn get(host: &Host, id: &str, history: Option<i32>) -> Result<Task, A2aError> {
     let state = find(host, id).await?;
-    let task = task_of(&state).ok_or_else(|| A2aError::of(ErrorKind::TaskNotFound))?;
-    Ok(cut_history(task, history))
+    Ok(cut_history(task_now(host, &state).await?, history))
 }
 
 /// The run status a task state filter asks for (`None`: a state no run
 /// of this host is in, so nothing matches).
 fn run_status(state: TaskState) -> Option<RunStatus> {
     match state {
-        TaskState::Working => Some(RunStatus::Running),
+        TaskState::Working | TaskState::InputRequired => Some(RunStatus::Running),
         TaskState::Completed => Some(RunStatus::Succeeded),
         TaskState::Failed => Some(RunStatus::Failed),
         TaskState::Canceled => Some(RunStatus::Cancelled),
@@ -257,6 +288,7 @@ pub(crate) async fn list(
             ..ListTasksResponse::default()
         });
     };
+    let wanted = req.status.filter(|s| *s != TaskState::Unspecified);
     let status = match req.status {
         None | Some(TaskState::Unspecified) => None,
         Some(state) => match run_status(state) {
@@ -291,10 +323,13 @@ pub(crate) async fn list(
         let Ok(Some(state)) = journal.show_run(&summary.run_id).await else {
             continue;
         };
-        let Some(mut task) = task_of(&state) else {
+        let Ok(mut task) = task_now(host, &state).await else {
             continue;
         };
         if !req.context_id.is_empty() && task.context_id != req.context_id {
+            continue;
+        }
+        if wanted.is_some_and(|wanted| task.status.state != wanted) {
             continue;
         }
         if req.include_artifacts != Some(true) {

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use a2e_host_core::config::{ApprovalRule, Decider, HostConfig, OnTimeout};
 use a2e_host_core::plugin::{CallContext, Extensions};
-use a2e_host_core::{ApprovalRequired, CallHead, CallLayer, CallTarget, HostError, HostResult};
+use a2e_host_core::{
+    ApprovalRequired, CallHead, CallLayer, CallTarget, HostError, HostResult, WaitWatch,
+};
 use a2e_journal::approval::{Decision, Waiting, approval_node, approvals, decision_node};
 use a2e_journal::{Journal, NewRun, NodeKey, NodeStart, RunId, RunKind, RunStatus, now_ms};
 use a2e_proto::{ChainPhase, EventKind};
@@ -163,8 +165,20 @@ impl ApprovalLayer {
         if let Some(notices) = ctx.extensions.get::<a2e_chain::Notices>() {
             notices.notify(ChainPhase::new(WAITING), Value::Object(told.clone()));
         }
-        ctx.emit(EventKind::STATUS, told).await;
+        ctx.emit(EventKind::STATUS, told.clone()).await;
+        // A client that decides by its next message (an A2A client) is
+        // told that the call waits, and later that the wait ended.
+        let watch = ctx
+            .extensions
+            .get::<WaitWatch>()
+            .filter(|_| rule.deciders.contains(&Decider::Client));
+        if let Some(watch) = watch {
+            watch.0.waiting(&told).await;
+        }
         let decision = wait(&place, &waiting, client.as_ref()).await?;
+        if let Some(watch) = watch {
+            watch.0.ended(&told, decision.approved, &decision.by).await;
+        }
         journal
             .node_finished(&place.key(approval_node(&place.node))?, &decision.outcome())
             .await

@@ -8,8 +8,10 @@
 //! runs it, if its rule says so).
 //!
 //! Decided by whoever reaches the run journal ([`decide`]: `a2e runs
-//! approve | deny`, the live view) or by the user of the MCP client the call
-//! came from (elicitation). The layer ([`ApprovalLayer`]) is a
+//! approve | deny`, the live view), by the user of the MCP client the call
+//! came from (elicitation), or by the client a call's
+//! [`WaitWatch`](a2e_host_core::WaitWatch) tells (an A2A client, whose task
+//! then waits for input). The layer ([`ApprovalLayer`]) is a
 //! [`CallLayer`](a2e_host_core::CallLayer) of the host's call pipeline, so
 //! tool calls, skill calls, chain nodes, DAG tasks and a skill's own tool
 //! calls all pass it. The records it keeps are described in

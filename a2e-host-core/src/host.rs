@@ -29,7 +29,7 @@ pub(crate) use calls::{CallKind, Caller, Finished, NodeTrace, SkillCallKind, Too
 
 pub use calls::{
     ApprovalRequired, CANCEL_GRACE, CallHead, CallLayer, CallTarget, MAX_COLLECTED_EVENTS,
-    MAX_TIMEOUT_SECS, effective_timeout,
+    MAX_TIMEOUT_SECS, WaitWatch, WatchWaits, effective_timeout,
 };
 pub use options::CallOptions;
 

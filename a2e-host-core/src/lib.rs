@@ -71,6 +71,6 @@ pub use error::{Cause, ConfigError, FieldError, HostError, HostResult, SkillErro
 pub use host::live;
 pub use host::{
     ApprovalRequired, BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget, Host,
-    HostBuilder, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, effective_timeout,
+    HostBuilder, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, WaitWatch, WatchWaits, effective_timeout,
 };
 pub use outbound::{EventReceiver, EventStream, Outbound};

@@ -115,7 +115,7 @@ pub use a2e_host_core::live;
 pub use a2e_host_core::{
     ApprovalRequired, BuildError, CANCEL_GRACE, CallHead, CallLayer, CallOptions, CallTarget,
     Cause, ConfigError, EventReceiver, EventStream, FieldError, Host, HostBuilder, HostConfig,
-    HostError, HostResult, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, Outbound, SkillError,
-    effective_timeout,
+    HostError, HostResult, MAX_COLLECTED_EVENTS, MAX_TIMEOUT_SECS, Outbound, SkillError, WaitWatch,
+    WatchWaits, effective_timeout,
 };
 pub use compose::Compose;

@@ -52,6 +52,38 @@ pub struct CallHead<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApprovalRequired;
 
+/// A client that decides on a waiting call by its next message rather than
+/// in the middle of the call (an A2A client: its task waits for input), in
+/// a call's extensions (they pass on to the calls the call makes). An
+/// approval layer tells it when a call its client may decide starts to wait
+/// and when the wait ends; the client's decision comes back through the run
+/// journal, as an operator's does.
+#[derive(Clone)]
+pub struct WaitWatch(pub std::sync::Arc<dyn WatchWaits>);
+
+impl std::fmt::Debug for WaitWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WaitWatch")
+    }
+}
+
+/// What a [`WaitWatch`] is told.
+pub trait WatchWaits: Send + Sync + 'static {
+    /// A call waits for a decision; `notice` is the event that says so (its
+    /// run and node, what it calls, its redacted arguments, who may decide,
+    /// its deadline).
+    fn waiting<'a>(&'a self, notice: &'a Map<String, Value>) -> BoxFuture<'a, ()>;
+
+    /// The wait `notice` told of ended: the call was `approved` or not, by
+    /// `by` (`client`, `operator:NAME`, `timeout`, …).
+    fn ended<'a>(
+        &'a self,
+        notice: &'a Map<String, Value>,
+        approved: bool,
+        by: &'a str,
+    ) -> BoxFuture<'a, ()>;
+}
+
 /// A concern of the call pipeline (see the module docs), added with
 /// [`HostBuilder::with_layer`](crate::HostBuilder::with_layer). Layers run in
 /// the order they were added.

@@ -26,7 +26,7 @@ mod kinds;
 mod layers;
 mod stages;
 pub(crate) use kinds::{SkillCallKind, ToolCallKind};
-pub use layers::{ApprovalRequired, CallHead, CallLayer, CallTarget};
+pub use layers::{ApprovalRequired, CallHead, CallLayer, CallTarget, WaitWatch, WatchWaits};
 use stages::{Clock, Observed};
 
 /// Most events kept in a result's `events` list; later ones are still streamed.
