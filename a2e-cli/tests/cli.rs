@@ -74,6 +74,7 @@ mod runs_cli;
 mod skill_kinds;
 mod stdio_binary;
 mod telemetry;
+mod telemetry_a2a;
 mod telemetry_acmp;
 mod telemetry_cluster;
 mod telemetry_hops;

@@ -57,7 +57,7 @@ pub(crate) async fn serve(
         Ok(operation) => operation,
         Err(e) => return error(id, &e),
     };
-    match crate::ops::run(&agent, operation).await {
+    match crate::ops::run(&agent, operation, &headers).await {
         Ok(Answer::Json(result)) => axum::Json(JsonRpcResponse::result(id, result)).into_response(),
         Ok(Answer::Stream(events)) => {
             let events = events.map(move |event| {

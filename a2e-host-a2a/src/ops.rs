@@ -31,8 +31,32 @@ fn json(value: &impl Serialize) -> Result<Answer, A2aError> {
         .map_err(|e| A2aError::new(ErrorKind::Internal, format!("answer not encoded: {e}")))
 }
 
-/// Runs `request`.
-pub(crate) async fn run(agent: &Arc<A2aAgent>, request: A2aRequest) -> Result<Answer, A2aError> {
+/// Runs `request`, under a request span (kind server) whose parent is the
+/// `traceparent` of `headers` when they carry a usable one: the work a task
+/// does, to its end, joins the client's trace.
+pub(crate) async fn run(
+    agent: &Arc<A2aAgent>,
+    request: A2aRequest,
+    headers: &axum::http::HeaderMap,
+) -> Result<Answer, A2aError> {
+    let telemetry = agent.host.telemetry();
+    if !telemetry.traces_enabled() {
+        return operate(agent, request).await;
+    }
+    let remote = a2e_telemetry::TraceContext::from_headers(headers).and_then(|parsed| {
+        parsed
+            .map_err(|e| tracing::debug!("a2a: traceparent ignored: {e}"))
+            .ok()
+    });
+    let mut builder = telemetry.request(a2e_telemetry::Protocol::A2a, request.operation().name());
+    if let Some(remote) = &remote {
+        builder = builder.parent(a2e_telemetry::Parent::Remote(remote));
+    }
+    let op = builder.start();
+    tracing::Instrument::instrument(operate(agent, request), op.span().clone()).await
+}
+
+async fn operate(agent: &Arc<A2aAgent>, request: A2aRequest) -> Result<Answer, A2aError> {
     let violations = request.violations();
     if !violations.is_empty() {
         return Err(A2aError::invalid_params(violations));

@@ -195,7 +195,7 @@ pub(crate) async fn serve(
         Ok(request) => request,
         Err(e) => return error(&e),
     };
-    match crate::ops::run(&agent, request).await {
+    match crate::ops::run(&agent, request, &headers).await {
         Ok(Answer::Json(result)) => axum::Json(result).into_response(),
         Ok(Answer::Stream(events)) => {
             let events = events.map(|event| Event::default().json_data(event));

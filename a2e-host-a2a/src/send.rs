@@ -185,7 +185,11 @@ pub(crate) async fn start(
         id,
         context,
     };
-    tokio::spawn(call.drive());
+    // The task's work hangs under the request that started it.
+    tokio::spawn(tracing::Instrument::instrument(
+        call.drive(),
+        tracing::Span::current(),
+    ));
     Ok(Started { task, events, done })
 }
 

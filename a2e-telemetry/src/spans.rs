@@ -48,6 +48,8 @@ pub enum Protocol {
     A2e,
     /// MCP (`mcp.method.name`).
     Mcp,
+    /// A2A (`a2a.method.name`: `SendMessage`, `GetTask`, …).
+    A2a,
 }
 
 /// What kind of workflow an `invoke_workflow` span runs (`a2e.workflow.kind`).
@@ -204,11 +206,13 @@ impl<'a> SpanBuilder<'a> {
                 };
                 let span = op_span!(self.parent, "request",
                     otel.name = name, otel.kind = "server",
-                    a2e.request.type = Empty, mcp.method.name = Empty, a2e.request.id = Empty,
+                    a2e.request.type = Empty, mcp.method.name = Empty, a2a.method.name = Empty,
+                    a2e.request.id = Empty,
                     a2e.session.id = Empty, a2e.agent.id = Empty);
                 match protocol {
                     Protocol::A2e => span.record("a2e.request.type", method),
                     Protocol::Mcp => span.record("mcp.method.name", method),
+                    Protocol::A2a => span.record("a2a.method.name", method),
                 };
                 span
             }

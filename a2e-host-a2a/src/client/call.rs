@@ -18,7 +18,8 @@ use super::RemoteAgent;
 /// How long the cancel of a remote task may take.
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A JSON-RPC request of `request` to `agent`.
+/// A JSON-RPC request of `request` to `agent`, with the current trace
+/// context.
 fn post(
     http: &reqwest::Client,
     agent: &RemoteAgent,
@@ -35,6 +36,13 @@ fn post(
         .body(serde_json::to_vec(&JsonRpcRequest::new(id, request)).unwrap_or_default());
     if let Some(token) = &agent.token {
         builder = builder.bearer_auth(token);
+    }
+    // The call's trace context (its `execute_tool` span's), so that the
+    // remote agent's work joins the caller's trace.
+    if let Some(trace) = a2e_telemetry::TraceContext::current() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        trace.to_headers(&mut headers);
+        builder = builder.headers(headers);
     }
     builder
 }
