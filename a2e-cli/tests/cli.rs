@@ -24,6 +24,7 @@ mod a2a_cluster;
 mod a2a_durable;
 mod a2a_http;
 mod a2a_input;
+mod a2a_push;
 mod a2a_sdk;
 mod acmp_errors;
 mod acmp_host;

@@ -71,7 +71,7 @@ pub fn agent_card(host: &Host, base_url: &str) -> AgentCard {
         version: env!("CARGO_PKG_VERSION").into(),
         capabilities: AgentCapabilities {
             streaming: Some(true),
-            push_notifications: Some(false),
+            push_notifications: Some(true),
             ..AgentCapabilities::default()
         },
         security_schemes: if token {

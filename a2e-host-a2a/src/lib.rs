@@ -20,6 +20,8 @@
 //! - A call of the task that waits for approval puts the task in
 //!   `TASK_STATE_INPUT_REQUIRED`; the client's next message to the task is
 //!   the decision.
+//! - Push notifications: webhooks set for a task (on `[http] allow_hosts`)
+//!   get its events ([`push`]).
 //!
 //! docs/a2a.md has the details and what is not served yet.
 //!
@@ -43,6 +45,7 @@ mod input;
 mod jsonrpc;
 mod live;
 mod ops;
+pub mod push;
 mod rest;
 mod send;
 mod stream;
@@ -63,6 +66,9 @@ pub struct A2aAgent {
     host: Arc<Host>,
     base_url: String,
     live: live::Live,
+    /// Whether a task may have push configurations: one was set here, or
+    /// another host of the cluster may set one.
+    pushes: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for A2aAgent {
@@ -78,10 +84,12 @@ impl A2aAgent {
     /// trailing slash): the URL its card names for both bindings.
     pub fn new(host: Arc<Host>, base_url: impl Into<String>) -> Arc<Self> {
         let base_url = base_url.into().trim_end_matches('/').to_owned();
+        let pushes = std::sync::atomic::AtomicBool::new(host.cluster().is_some());
         Arc::new(Self {
             host,
             base_url,
             live: live::Live::default(),
+            pushes,
         })
     }
 

@@ -97,13 +97,19 @@ async fn operate(agent: &Arc<A2aAgent>, request: A2aRequest) -> Result<Answer, A
                 .await?
                 .boxed(),
         )),
-        A2aRequest::CreateTaskPushNotificationConfig(_)
-        | A2aRequest::GetTaskPushNotificationConfig(_)
-        | A2aRequest::ListTaskPushNotificationConfigs(_)
-        | A2aRequest::DeleteTaskPushNotificationConfig(_) => Err(A2aError::new(
-            ErrorKind::PushNotificationNotSupported,
-            "this agent sends no push notifications (its card says so)",
-        )),
+        A2aRequest::CreateTaskPushNotificationConfig(config) => {
+            json(&crate::push::create(agent, config).await?)
+        }
+        A2aRequest::GetTaskPushNotificationConfig(req) => {
+            json(&crate::push::get(host, &req.task_id, &req.id).await?)
+        }
+        A2aRequest::ListTaskPushNotificationConfigs(req) => {
+            json(&crate::push::list(host, &req).await?)
+        }
+        A2aRequest::DeleteTaskPushNotificationConfig(req) => {
+            crate::push::delete(host, &req.task_id, &req.id).await?;
+            Ok(Answer::Json(serde_json::json!({})))
+        }
         A2aRequest::GetExtendedAgentCard(_) => Err(A2aError::new(
             ErrorKind::ExtendedAgentCardNotConfigured,
             "this agent has no extended card: its public card says all",

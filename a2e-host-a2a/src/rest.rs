@@ -8,8 +8,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use a2a_proto::{
-    A2aError, A2aRequest, CancelTaskRequest, ErrorKind, GetTaskRequest, HttpMethod,
-    ListTasksRequest, Operation, RouteError, SubscribeToTaskRequest, TaskState,
+    A2aError, A2aRequest, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, ErrorKind,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, HttpMethod,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, Operation, RouteError,
+    SubscribeToTaskRequest, TaskState,
 };
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
@@ -46,6 +48,7 @@ fn number(query: &HashMap<String, String>, name: &str) -> Result<Option<i32>, A2
 fn from_query(
     operation: Operation,
     id: String,
+    config_id: String,
     query: &HashMap<String, String>,
 ) -> Result<A2aRequest, A2aError> {
     Ok(match operation {
@@ -93,6 +96,28 @@ fn from_query(
             id,
             ..SubscribeToTaskRequest::default()
         }),
+        Operation::GetTaskPushNotificationConfig => {
+            A2aRequest::GetTaskPushNotificationConfig(GetTaskPushNotificationConfigRequest {
+                task_id: id,
+                id: config_id,
+                ..GetTaskPushNotificationConfigRequest::default()
+            })
+        }
+        Operation::DeleteTaskPushNotificationConfig => {
+            A2aRequest::DeleteTaskPushNotificationConfig(DeleteTaskPushNotificationConfigRequest {
+                task_id: id,
+                id: config_id,
+                ..DeleteTaskPushNotificationConfigRequest::default()
+            })
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            A2aRequest::ListTaskPushNotificationConfigs(ListTaskPushNotificationConfigsRequest {
+                task_id: id,
+                page_size: number(query, "pageSize")?.unwrap_or(0),
+                page_token: query.get("pageToken").cloned().unwrap_or_default(),
+                ..ListTaskPushNotificationConfigsRequest::default()
+            })
+        }
         _ => {
             return Err(A2aError::new(
                 ErrorKind::UnsupportedOperation,
@@ -159,7 +184,8 @@ pub(crate) async fn serve(
             .and_then(|q| serde_urlencoded::from_str::<Vec<(String, String)>>(q).ok())
             .map(|pairs| pairs.into_iter().collect())
             .unwrap_or_default();
-        from_query(matched.operation, id, &query)
+        let config_id = matched.config_id.clone().unwrap_or_default();
+        from_query(matched.operation, id, config_id, &query)
     } else {
         match matched.operation {
             Operation::CancelTask if body.is_empty() => {
@@ -169,7 +195,7 @@ pub(crate) async fn serve(
                 }))
             }
             Operation::SubscribeToTask if body.is_empty() => {
-                from_query(matched.operation, id, &HashMap::new())
+                from_query(matched.operation, id, String::new(), &HashMap::new())
             }
             operation => crate::checks::json_body(&headers).and_then(|()| {
                 let mut params: serde_json::Value = if body.is_empty() {

@@ -140,6 +140,13 @@ pub(crate) async fn start(
     }
     let arguments = arguments_of(&req.message)?;
     let skill = skill_of(agent, req)?;
+    let push = req
+        .configuration
+        .as_ref()
+        .and_then(|c| c.task_push_notification_config.clone());
+    if let Some(push) = &push {
+        crate::push::allowed(&agent.host, &push.url)?;
+    }
     let mut message = req.message.clone();
     if message.context_id.is_empty() {
         message.context_id = uuid::Uuid::new_v4().to_string();
@@ -163,6 +170,19 @@ pub(crate) async fn start(
     let id = run.run_id().to_string();
     let running = agent.live.start(&id, run.cancelled());
     let (events, done) = (Some(running.events.subscribe()), Some(running.done.clone()));
+    tokio::spawn(crate::push::deliver(
+        agent.clone(),
+        run.run_id().clone(),
+        running.events.subscribe(),
+    ));
+    if let Some(mut push) = push {
+        push.task_id.clone_from(&id);
+        // Its URL was checked: only the journal can fail here, and the
+        // task goes on without its webhook rather than not at all.
+        if let Err(e) = crate::push::create(agent, push).await {
+            tracing::warn!(task = %id, "a2a: the message's push config was not set: {}", e.message);
+        }
+    }
     message.task_id = id.clone();
     let task = Task {
         history: vec![message],

@@ -8,6 +8,23 @@ pub use a2e_telemetry::{
     REDACTED, SECRET_KEYS, is_secret_key, redact, redact_entry, redact_map, scrub,
 };
 
+/// Redacts, for showing a run, what the host's own records of it hold
+/// under secret names (an A2A push webhook's token, say): the inputs of the
+/// nodes whose id starts with `@`. The nodes of the run's document are
+/// journaled redacted already.
+#[cfg(feature = "journal")]
+pub fn redact_records(state: &mut a2e_journal::RunState) {
+    for node in state
+        .nodes
+        .iter_mut()
+        .filter(|n| n.node_id.starts_with('@'))
+    {
+        if let Some(input) = node.start.as_mut().and_then(|s| s.input.as_mut()) {
+            *input = redact(input);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

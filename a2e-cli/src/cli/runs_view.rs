@@ -325,6 +325,7 @@ fn last_activity(state: &RunState) -> u64 {
 /// host that holds its lease, or, with no lease held (a finished run), the
 /// one the journal names.
 pub(crate) async fn show_json(opened: &Opened, mut state: RunState) -> Value {
+    a2e_host::redact::redact_records(&mut state);
     // A node journaled by its result alone (`started_ms` 0) sits where it
     // finished.
     state.nodes.sort_by_key(|n| {

@@ -105,7 +105,10 @@ pub(super) async fn run(
         Err(e) => return failed(StatusCode::BAD_REQUEST, e),
     };
     let shown = match journal.show_run(&run).await {
-        Ok(Some(shown)) => shown,
+        Ok(Some(mut shown)) => {
+            a2e_host_core::redact::redact_records(&mut shown);
+            shown
+        }
         Ok(None) => return failed(StatusCode::NOT_FOUND, format!("no run `{run}`")),
         Err(e) => return failed(StatusCode::SERVICE_UNAVAILABLE, format!("run journal: {e}")),
     };
