@@ -26,6 +26,7 @@ mod a2a_http;
 mod a2a_input;
 mod a2a_push;
 mod a2a_sdk;
+mod a2a_turns;
 mod acmp_errors;
 mod acmp_host;
 mod acmp_interop;

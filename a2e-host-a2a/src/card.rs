@@ -107,9 +107,15 @@ pub(crate) async fn serve_card(State(agent): State<Arc<A2aAgent>>, headers: Head
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    // The card is the host's since the agent was made: that is when it
+    // last changed.
+    let modified = chrono::DateTime::<chrono::Utc>::from(agent.since)
+        .format("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
     let cache = [
         (header::CACHE_CONTROL, CARD_MAX_AGE.to_owned()),
         (header::ETAG, etag),
+        (header::LAST_MODIFIED, modified),
     ];
     if seen {
         return (StatusCode::NOT_MODIFIED, cache).into_response();

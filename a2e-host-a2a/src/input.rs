@@ -16,8 +16,8 @@ use a2a_proto::{
     TaskStatusUpdateEvent,
 };
 use a2e_host_approvals::{DecideError, Verdict};
+use a2e_host_core::WatchWaits;
 use a2e_host_core::config::Decider;
-use a2e_host_core::{WaitWatch, WatchWaits};
 use a2e_journal::{Journal, NodeKey, NodeOutcome, NodeStart, RunId, RunState};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -35,8 +35,9 @@ const REPLY_NODE: &str = "@reply";
 /// Who a decision by an A2A client is recorded as.
 const DECIDER: &str = "client:a2a";
 
-/// Tells the task of a call that its call waits, and that the wait ended:
-/// the [`WaitWatch`] the task's call carries.
+/// A task's questions: its skill's, and its calls' approvals (as the
+/// [`WaitWatch`](a2e_host_core::WaitWatch) its calls carry, told when a call
+/// waits and when the wait ended).
 pub(crate) struct TaskWaits {
     journal: Arc<dyn Journal>,
     task: RunId,
@@ -47,22 +48,86 @@ pub(crate) struct TaskWaits {
     open: std::sync::Mutex<Vec<(String, String, u32)>>,
 }
 
+/// How the wait for the client's answer to a skill's question ended.
+#[derive(Debug)]
+pub(crate) enum Answered {
+    /// With the client's message.
+    Yes(Box<Message>),
+    /// The task was cancelled.
+    Cancelled,
+    /// Nobody answered in time.
+    TimedOut,
+}
+
+/// How often a task whose skill asked looks in the journal for the answer
+/// (an answer given on this host wakes it at once).
+const ANSWER_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
 impl TaskWaits {
-    /// The watch of task `task` (of `context`), whose events go to `events`.
-    pub(crate) fn watch(
+    /// The questions of task `task` (of `context`), whose events go to
+    /// `events`; as a [`WaitWatch`] it hears of its calls' approvals.
+    pub(crate) fn new(
         journal: Arc<dyn Journal>,
         task: RunId,
         context: String,
         events: broadcast::Sender<StreamResponse>,
-    ) -> WaitWatch {
-        WaitWatch(Arc::new(Self {
+    ) -> Arc<Self> {
+        Arc::new(Self {
             journal,
             task,
             context,
             events,
             asked: AtomicU32::new(0),
             open: std::sync::Mutex::default(),
-        }))
+        })
+    }
+
+    /// The task's skill asks `question`: journaled as the next question,
+    /// told as the task's input-required status. Its number.
+    pub(crate) async fn ask(&self, question: &Message) -> u32 {
+        let n = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut question = question.clone();
+        question.message_id = format!("{}-input-{n}", self.task);
+        let record = json!({"asked_by": "skill", "message": question});
+        if let Some(key) = self.key(n)
+            && let Err(e) = self
+                .journal
+                .node_started_with(&key, &NodeStart::with_input(record))
+                .await
+        {
+            tracing::warn!(task = %self.task, "a2a: the question was not journaled: {e}");
+        }
+        self.status(TaskState::InputRequired, question);
+        n
+    }
+
+    /// The client's answer to question `n`, once journaled (from any host;
+    /// `wake` is notified when it was here), or why there is none.
+    pub(crate) async fn answer(
+        &self,
+        n: u32,
+        wake: &tokio::sync::Notify,
+        cancel: &tokio_util::sync::CancellationToken,
+        limit: std::time::Duration,
+    ) -> Answered {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if let Ok(Some(state)) = self.journal.show_run(&self.task).await
+                && let Some(reply) = reply_to(&state, n)
+            {
+                if let Some(key) = self.key(n) {
+                    let outcome = NodeOutcome::output(json!({"answered": true}));
+                    let _ = self.journal.node_finished(&key, &outcome).await;
+                }
+                return Answered::Yes(Box::new(reply));
+            }
+            tokio::select! {
+                () = tokio::time::sleep(ANSWER_POLL) => {}
+                () = wake.notified() => {}
+                () = cancel.cancelled() => return Answered::Cancelled,
+                () = tokio::time::sleep_until(deadline) => return Answered::TimedOut,
+            }
+        }
     }
 
     fn status(&self, state: TaskState, message: Message) {
@@ -216,6 +281,26 @@ fn replied(state: &RunState, n: u32) -> bool {
         .any(|r| r.node_id == REPLY_NODE && r.attempt == n)
 }
 
+/// The client's answer to question `n` of `state`, if journaled.
+fn reply_to(state: &RunState, n: u32) -> Option<Message> {
+    state
+        .nodes
+        .iter()
+        .find(|r| r.node_id == REPLY_NODE && r.attempt == n)
+        .and_then(|r| r.start.as_ref()?.input.clone())
+        .and_then(|m| serde_json::from_value::<Message>(m).ok())
+}
+
+/// The message of a question the task's skill asked (not an approval's).
+fn skill_question(record: &Value) -> Option<Message> {
+    serde_json::from_value(record.get("message")?.clone()).ok()
+}
+
+/// The status message of question `open` of task `task`.
+pub(crate) fn asking(task: &str, context: &str, open: &Open) -> Message {
+    skill_question(&open.notice).unwrap_or_else(|| question(task, context, open.n, &open.notice))
+}
+
 /// The questions of `state` whose calls still wait in their runs' journal
 /// (a call decided by an operator, or by a host that took the run up,
 /// leaves its question open in the task's run).
@@ -225,6 +310,10 @@ pub(crate) async fn still_open(
 ) -> Result<Vec<Open>, A2aError> {
     let mut out = Vec::new();
     for open in open_questions(state) {
+        if skill_question(&open.notice).is_some() {
+            out.push(open);
+            continue;
+        }
         let (run, node) = place_of(&open.notice);
         let Ok(run) = RunId::parse(&run) else {
             continue;
@@ -265,14 +354,11 @@ pub(crate) fn exchanged(state: &RunState, task: &str, context: &str) -> Vec<Mess
             .as_ref()
             .and_then(|s| s.input.clone())
             .unwrap_or(Value::Null);
-        out.push(question(task, context, record.attempt, &notice));
-        let reply = state
-            .nodes
-            .iter()
-            .find(|r| r.node_id == REPLY_NODE && r.attempt == record.attempt)
-            .and_then(|r| r.start.as_ref()?.input.clone())
-            .and_then(|m| serde_json::from_value::<Message>(m).ok());
-        out.extend(reply);
+        out.push(
+            skill_question(&notice)
+                .unwrap_or_else(|| question(task, context, record.attempt, &notice)),
+        );
+        out.extend(reply_to(state, record.attempt));
     }
     out
 }
@@ -350,6 +436,11 @@ pub(crate) async fn answer(
             format!("task `{id}` is not waiting for input"),
         ));
     };
+    if skill_question(&first.notice).is_some() {
+        // The skill's next turn takes the message as its arguments.
+        crate::send::arguments_of(message)?;
+        return journal_reply(journal, state, first.n, message, json!({"answered": true})).await;
+    }
     let verdict = verdict_of(message)?;
     let (run, node) = place_of(&first.notice);
     let run = RunId::parse(&run).map_err(|e| {
@@ -366,19 +457,41 @@ pub(crate) async fn answer(
             DecideError::Journal(_) => A2aError::new(ErrorKind::Internal, e.to_string()),
             other => A2aError::new(ErrorKind::UnsupportedOperation, other.to_string()),
         })?;
-    let journaled = async {
-        let key = NodeKey::new(state.summary.run_id.clone(), REPLY_NODE, first.n)?;
-        let message = serde_json::to_value(message).unwrap_or_default();
-        journal
-            .node_started_with(&key, &NodeStart::with_input(message))
-            .await?;
-        journal
-            .node_finished(&key, &NodeOutcome::output(json!({"approved": approved})))
-            .await
-    };
-    if let Err(e) = journaled.await {
-        tracing::warn!(task = %id, "a2a: the client's answer was not journaled: {e}");
+    if let Err(e) = journal_reply(
+        journal,
+        state,
+        first.n,
+        message,
+        json!({"approved": approved}),
+    )
+    .await
+    {
+        tracing::warn!(task = %id, "a2a: the client's answer was not journaled: {}", e.message);
     }
+    Ok(())
+}
+
+/// Journals `message` as the client's answer to question `n` of `state`.
+async fn journal_reply(
+    journal: &Arc<dyn Journal>,
+    state: &RunState,
+    n: u32,
+    message: &Message,
+    outcome: Value,
+) -> Result<(), A2aError> {
+    let failed = |e: a2e_journal::JournalError| {
+        A2aError::new(ErrorKind::Internal, format!("run journal: {e}"))
+    };
+    let key = NodeKey::new(state.summary.run_id.clone(), REPLY_NODE, n).map_err(failed)?;
+    let value = serde_json::to_value(message).unwrap_or_default();
+    journal
+        .node_started_with(&key, &NodeStart::with_input(value))
+        .await
+        .map_err(failed)?;
+    journal
+        .node_finished(&key, &NodeOutcome::output(outcome))
+        .await
+        .map_err(failed)?;
     Ok(())
 }
 

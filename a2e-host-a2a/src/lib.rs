@@ -46,10 +46,12 @@ mod jsonrpc;
 mod live;
 mod ops;
 pub mod push;
+mod reply;
 mod rest;
 mod send;
 mod stream;
 mod tasks;
+mod turns;
 
 use std::sync::Arc;
 
@@ -58,8 +60,10 @@ use axum::Router;
 use axum::routing::{get, post};
 
 pub use card::agent_card;
+pub use reply::A2A_KEY;
 pub use send::{SKILL_KEY, arguments_of};
 pub use tasks::task_of;
+pub use turns::{ANSWER_WAIT, IncomingMessage};
 
 /// The host served as an A2A agent: its card, its tasks running here.
 pub struct A2aAgent {
@@ -69,6 +73,8 @@ pub struct A2aAgent {
     /// Whether a task may have push configurations: one was set here, or
     /// another host of the cluster may set one.
     pushes: std::sync::atomic::AtomicBool,
+    /// When the agent was made (its card's `Last-Modified`).
+    since: std::time::SystemTime,
 }
 
 impl std::fmt::Debug for A2aAgent {
@@ -90,6 +96,7 @@ impl A2aAgent {
             base_url,
             live: live::Live::default(),
             pushes,
+            since: std::time::SystemTime::now(),
         })
     }
 

@@ -21,6 +21,8 @@ pub(crate) struct Running {
     pub events: broadcast::Sender<StreamResponse>,
     /// Fires once the task's end is journaled.
     pub done: CancellationToken,
+    /// Wakes the task's work when the client's answer was journaled here.
+    pub wake: std::sync::Arc<tokio::sync::Notify>,
 }
 
 /// The tasks running on this host, by id.
@@ -41,6 +43,7 @@ impl Live {
             cancel,
             events,
             done: CancellationToken::new(),
+            wake: std::sync::Arc::default(),
         };
         self.lock().insert(id.to_owned(), running.clone());
         running

@@ -70,15 +70,22 @@ async fn operate(agent: &Arc<A2aAgent>, request: A2aRequest) -> Result<Answer, A
                 .as_ref()
                 .is_some_and(|c| c.return_immediately);
             let started = crate::send::start(agent, &req).await?;
-            let task = if immediately {
-                crate::tasks::cut_history(started.task, history)
-            } else {
-                // Until the task ends, or waits for input.
-                let id = started.task.id.clone();
-                let mut events = std::pin::pin!(crate::stream::started(agent.clone(), started));
-                while events.next().await.is_some() {}
-                crate::tasks::get(host, &id, history).await?
-            };
+            if immediately {
+                let task = crate::tasks::cut_history(started.task, history);
+                return json(&SendMessageResponse::Task(task));
+            }
+            // Until the task ends, or waits for input: its task then, or
+            // the message its skill answered with.
+            let id = started.task.id.clone();
+            let mut events = std::pin::pin!(crate::stream::started(agent.clone(), started));
+            let mut last = None;
+            while let Some(event) = events.next().await {
+                last = Some(event);
+            }
+            if let Some(StreamResponse::Message(message)) = last {
+                return json(&SendMessageResponse::Message(message));
+            }
+            let task = crate::tasks::get(host, &id, history).await?;
             json(&SendMessageResponse::Task(task))
         }
         A2aRequest::SendStreamingMessage(req) => {

@@ -185,9 +185,14 @@ pub(crate) async fn get(
     Ok(shown(find(host, task, id).await?.2))
 }
 
-/// `DeleteTaskPushNotificationConfig`.
+/// `DeleteTaskPushNotificationConfig`: idempotent — a config that is not
+/// there (deleted before, or never set) is deleted; an unknown task is not.
 pub(crate) async fn delete(host: &Host, task: &str, id: &str) -> Result<(), A2aError> {
-    let (run, n, _) = find(host, task, id).await?;
+    let state = crate::tasks::find(host, task).await?;
+    let Some((n, _)) = configs(&state).into_iter().find(|(_, c)| c.id == id) else {
+        return Ok(());
+    };
+    let run = state.summary.run_id.clone();
     let journal = host
         .journal()
         .ok_or_else(|| A2aError::of(ErrorKind::TaskNotFound))?;

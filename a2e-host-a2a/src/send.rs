@@ -1,23 +1,19 @@
 //! `SendMessage` and `SendStreamingMessage`: a message becomes a task, a
-//! run of the journal, whose call of the skill runs on its own; its events
-//! go to whoever streams the task, its end to the journal.
+//! run of the journal, whose work runs on its own (`turns`); a message to a
+//! task answers its question.
 
 use std::sync::Arc;
 
 use a2a_proto::{
-    A2aError, ErrorKind, Message, Part, PartContent, SendMessageRequest, StreamResponse, Task,
-    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent, Validate,
+    A2aError, ErrorKind, Message, PartContent, SendMessageRequest, StreamResponse, Task, TaskState,
+    TaskStatus, Validate,
 };
-use a2e_host_core::host::CallOptions;
-use a2e_host_core::outbound::EventStream;
-use a2e_host_runs::task_run::{self, TaskRun};
+use a2e_host_runs::task_run;
 use a2e_journal::{RunKind, RunStatus};
-use a2e_proto::{ErrorCode, Message as A2eMessage, SkillCallRequest, SkillResult};
 use serde_json::{Map, Value, json};
 
 use crate::A2aAgent;
-use crate::live::Running;
-use crate::tasks::{agent_message, output_artifact, timestamp};
+use crate::tasks::timestamp;
 
 /// The key of a message's (or a request's) `metadata` that names the skill
 /// the message is for.
@@ -185,7 +181,7 @@ pub(crate) async fn start(
     }
     message.task_id = id.clone();
     let task = Task {
-        history: vec![message],
+        history: vec![message.clone()],
         ..Task::new(
             &id,
             &context,
@@ -196,18 +192,19 @@ pub(crate) async fn start(
             },
         )
     };
-    let call = Call {
+    let work = crate::turns::Work {
         agent: agent.clone(),
         run,
         running,
         skill,
         arguments,
+        message,
         id,
         context,
     };
     // The task's work hangs under the request that started it.
     tokio::spawn(tracing::Instrument::instrument(
-        call.drive(),
+        work.drive(),
         tracing::Span::current(),
     ));
     Ok(Started { task, events, done })
@@ -249,6 +246,9 @@ async fn resume(agent: &Arc<A2aAgent>, message: &Message) -> Result<Started, A2a
     let mut message = message.clone();
     message.context_id = context.to_owned();
     crate::input::answer(journal, &state, &message).await?;
+    if let Some(running) = agent.live.get(id) {
+        running.wake.notify_one();
+    }
     let task = crate::tasks::get(&agent.host, id, None).await?;
     Ok(Started { task, events, done })
 }
@@ -258,163 +258,6 @@ pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// A task's call of its skill, run to its end.
-struct Call {
-    agent: Arc<A2aAgent>,
-    run: TaskRun,
-    running: Running,
-    skill: String,
-    arguments: Map<String, Value>,
-    id: String,
-    context: String,
-}
-
-impl Call {
-    fn status(&self, state: TaskState, message: Option<Message>) -> StreamResponse {
-        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-            task_id: self.id.clone(),
-            context_id: self.context.clone(),
-            status: TaskStatus {
-                state,
-                message,
-                timestamp: Some(timestamp(now_ms())),
-            },
-            metadata: None,
-        })
-    }
-
-    /// What tells the task when one of its calls waits for approval.
-    fn waits(&self) -> Option<a2e_host_core::WaitWatch> {
-        let journal = self.agent.host.journal().cloned()?;
-        Some(crate::input::TaskWaits::watch(
-            journal,
-            self.run.run_id().clone(),
-            self.context.clone(),
-            self.running.events.clone(),
-        ))
-    }
-
-    async fn drive(self) {
-        let host = self.agent.host.clone();
-        let session = format!("a2a-{}", self.id);
-        let (events, mut received) = EventStream::channel(64);
-        let forward = {
-            let (sender, id, context) = (
-                self.running.events.clone(),
-                self.id.clone(),
-                self.context.clone(),
-            );
-            tokio::spawn(async move {
-                let mut n = 0u64;
-                while let Some(out) = received.recv().await {
-                    for msg in out.into_messages() {
-                        let A2eMessage::SkillEvent(event) = msg else {
-                            continue;
-                        };
-                        // A call that waits for approval is told as the
-                        // task's input-required status (`TaskWaits`).
-                        if event.data.get("status").and_then(Value::as_str)
-                            == Some("waiting_for_approval")
-                        {
-                            continue;
-                        }
-                        n += 1;
-                        let data = json!({"event": event.kind, "data": event.data});
-                        let message = agent_message(
-                            &id,
-                            &context,
-                            &format!("event-{n}"),
-                            vec![Part::data(data)],
-                        );
-                        let update = TaskStatusUpdateEvent {
-                            task_id: id.clone(),
-                            context_id: context.clone(),
-                            status: TaskStatus {
-                                state: TaskState::Working,
-                                message: Some(message),
-                                timestamp: Some(timestamp(now_ms())),
-                            },
-                            metadata: None,
-                        };
-                        let _ = sender.send(StreamResponse::StatusUpdate(update));
-                    }
-                }
-            })
-        };
-        let cancel = self.run.cancelled();
-        let request = SkillCallRequest {
-            name: self.skill.clone(),
-            arguments: self.arguments.clone(),
-            streaming: true,
-            ..SkillCallRequest::default()
-        };
-        // A skill whose engine journals its own run (an LLM or Ontheia
-        // skill) names it in the task's: the task then follows that run to
-        // its end when this host dies (`task_run`).
-        let mut options = CallOptions::new()
-            .session(&session)
-            .events(events)
-            .cancel(&cancel)
-            .extension(self.run.link(&self.skill));
-        if let Some(waits) = self.waits() {
-            options = options.extension(waits);
-        }
-        let result = match host.call_skill(request, options).await {
-            Ok(result) => result,
-            Err(e) => SkillResult::failed(e.code(), e.to_string()),
-        };
-        host.end_session(&session);
-        let _ = forward.await;
-        let cancelled = cancel.is_cancelled() || result.error_code == Some(ErrorCode::CANCELLED);
-        let (status, answer, state) = if cancelled {
-            (
-                RunStatus::Cancelled,
-                json!({"cancelled": true}),
-                TaskState::Canceled,
-            )
-        } else if result.success {
-            let artifact = output_artifact(&self.skill, &result);
-            let _ =
-                self.running
-                    .events
-                    .send(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
-                        task_id: self.id.clone(),
-                        context_id: self.context.clone(),
-                        artifact,
-                        append: false,
-                        last_chunk: true,
-                        metadata: None,
-                    }));
-            (
-                RunStatus::Succeeded,
-                json!({"result": result}),
-                TaskState::Completed,
-            )
-        } else {
-            (
-                RunStatus::Failed,
-                json!({"result": result}),
-                TaskState::Failed,
-            )
-        };
-        let error = result.error.clone().filter(|_| state == TaskState::Failed);
-        let message =
-            error.map(|e| agent_message(&self.id, &self.context, "status", vec![Part::text(e)]));
-        let last = self.status(state, message);
-        // Journaled first: a reader told of the end finds it in the journal.
-        let Call {
-            agent,
-            run,
-            running,
-            id,
-            ..
-        } = self;
-        run.finish(status, answer).await;
-        let _ = running.events.send(last);
-        agent.live.end(&id);
-    }
 }
 
 #[cfg(test)]

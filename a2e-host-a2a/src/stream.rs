@@ -43,7 +43,9 @@ impl Follow {
         match event {
             StreamResponse::StatusUpdate(update) => self.ends_at(update.status.state),
             StreamResponse::Task(task) => self.ends_at(task.status.state),
-            _ => false,
+            // A skill's direct answer ends its task.
+            StreamResponse::Message(_) => true,
+            StreamResponse::ArtifactUpdate(_) => false,
         }
     }
 }

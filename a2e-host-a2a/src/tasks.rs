@@ -120,19 +120,30 @@ pub fn task_of(state: &RunState) -> Option<Task> {
             vec![Part::text(message)],
         ))
     };
+    let mut direct = None;
     let (task_state, message, artifacts) = match state.summary.status {
         RunStatus::Running => match crate::input::open_questions(state).first() {
             Some(open) => {
-                let question = crate::input::question(&id, context, open.n, &open.notice);
+                let question = crate::input::asking(&id, context, open);
                 (TaskState::InputRequired, Some(question), Vec::new())
             }
             None => (TaskState::Working, None, Vec::new()),
         },
         RunStatus::Cancelled => (TaskState::Canceled, None, Vec::new()),
-        RunStatus::Succeeded => {
-            let artifacts = result.iter().map(|r| output_artifact(skill, r)).collect();
-            (TaskState::Completed, None, artifacts)
+        RunStatus::Succeeded | RunStatus::Failed if result.is_some() => {
+            let turn = result
+                .as_ref()
+                .map(|r| crate::reply::turn(skill, r, &id, context));
+            match turn {
+                Some(turn) if turn.direct => {
+                    direct = turn.message;
+                    (TaskState::Completed, None, Vec::new())
+                }
+                Some(turn) => (turn.state, turn.message, turn.artifacts),
+                None => (TaskState::Failed, None, Vec::new()),
+            }
         }
+        RunStatus::Succeeded => (TaskState::Completed, None, Vec::new()),
         RunStatus::Failed => {
             let error = match (&result, answer.and_then(|a| a.get("error"))) {
                 (Some(r), _) => r.error.clone().unwrap_or_else(|| "the skill failed".into()),
@@ -160,6 +171,7 @@ pub fn task_of(state: &RunState) -> Option<Task> {
         .into_iter()
         .collect();
     history.extend(crate::input::exchanged(state, &id, context));
+    history.extend(direct);
     Some(Task {
         artifacts,
         history,
@@ -212,9 +224,7 @@ pub(crate) async fn task_now(host: &Host, state: &RunState) -> Result<Task, A2aE
             .first()
         {
             Some(open) => {
-                let question =
-                    crate::input::question(&task.id, &task.context_id, open.n, &open.notice);
-                task.status.message = Some(question);
+                task.status.message = Some(crate::input::asking(&task.id, &task.context_id, open));
             }
             None => {
                 task.status.state = TaskState::Working;
