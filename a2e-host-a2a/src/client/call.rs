@@ -151,16 +151,46 @@ fn failed_http(agent: &RemoteAgent, e: &reqwest::Error) -> Error {
     ))
 }
 
+/// How many times a request is sent to an agent that cannot be reached or
+/// is busy.
+const ATTEMPTS: u32 = 3;
+
+/// Sends the request `build` makes, again on the shared backoff while the
+/// agent cannot be reached (the request never arrived, so nothing runs
+/// twice) or answers 429 or 503 (at its `Retry-After`): at most
+/// [`ATTEMPTS`] times.
+async fn send(
+    agent: &RemoteAgent,
+    build: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, Error> {
+    let backoff = a2e_http::Backoff::new(Duration::from_millis(200), Duration::from_secs(2));
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let busy = |status: reqwest::StatusCode| {
+            status == reqwest::StatusCode::TOO_MANY_REQUESTS
+                || status == reqwest::StatusCode::SERVICE_UNAVAILABLE
+        };
+        let retry_after = match build().send().await {
+            Ok(resp) if busy(resp.status()) && attempt < ATTEMPTS => {
+                a2e_http::retry_after(resp.headers())
+            }
+            Ok(resp) => return Ok(resp),
+            Err(e) if e.is_connect() && attempt < ATTEMPTS => None,
+            Err(e) => return Err(failed_http(agent, &e)),
+        };
+        tokio::time::sleep(backoff.delay_after(attempt, retry_after)).await;
+    }
+}
+
 /// `SendMessage`, waited for.
 async fn wait(
     http: &reqwest::Client,
     agent: &RemoteAgent,
     send: SendMessageRequest,
 ) -> Result<SkillOutput, Error> {
-    let resp = post(http, agent, &A2aRequest::SendMessage(send))
-        .send()
-        .await
-        .map_err(|e| failed_http(agent, &e))?;
+    let request = A2aRequest::SendMessage(send);
+    let resp = self::send(agent, || post(http, agent, &request)).await?;
     let body = resp.bytes().await.map_err(|e| failed_http(agent, &e))?;
     let answer: JsonRpcResponse<SendMessageResponse> = a2a_proto::decode(&body).map_err(|e| {
         Error::failed(format!(
@@ -186,14 +216,14 @@ async fn stream(
     ctx: &CallContext,
     task_id: &mut String,
 ) -> Result<SkillOutput, Error> {
-    let resp = post(http, agent, &A2aRequest::SendStreamingMessage(send))
-        .header(
+    let request = A2aRequest::SendStreamingMessage(send);
+    let resp = self::send(agent, || {
+        post(http, agent, &request).header(
             reqwest::header::ACCEPT,
             a2a_proto::headers::MEDIA_TYPE_EVENT_STREAM,
         )
-        .send()
-        .await
-        .map_err(|e| failed_http(agent, &e))?;
+    })
+    .await?;
     let mut events = sse_stream::SseByteStream::new(resp.bytes_stream());
     let mut task = Task::default();
     while let Some(event) = events.next().await {
@@ -274,6 +304,72 @@ async fn cancel(http: &reqwest::Client, agent: &RemoteAgent, task_id: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An agent on loopback that answers 503 (`Retry-After: 0`) `busy`
+    /// times, then a completed task; it counts the requests.
+    async fn busy_agent(
+        busy: usize,
+    ) -> (RemoteAgent, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let seen = std::sync::Arc::new(AtomicUsize::new(0));
+        let count = seen.clone();
+        let app = axum::Router::new().fallback(move |body: axum::body::Bytes| {
+            let count = count.clone();
+            async move {
+                let n = count.fetch_add(1, Ordering::SeqCst);
+                if n < busy {
+                    return axum::response::IntoResponse::into_response((
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        [("retry-after", "0")],
+                        "busy",
+                    ));
+                }
+                let id = serde_json::from_slice::<Value>(&body).unwrap()["id"].clone();
+                let task = json!({"id": "t", "contextId": "c",
+                    "status": {"state": "TASK_STATE_COMPLETED"},
+                    "artifacts": [{"artifactId": "a", "parts": [{"data": {"ok": true}}]}]});
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
+                axum::response::IntoResponse::into_response(axum::Json(answer))
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}/", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let agent = RemoteAgent {
+            name: "busy".into(),
+            endpoint,
+            token: None,
+            streaming: false,
+            timeout: Duration::from_secs(10),
+            skills: Vec::new(),
+        };
+        (agent, seen)
+    }
+
+    fn hello() -> SendMessageRequest {
+        SendMessageRequest::new(Message::new(
+            "m",
+            a2a_proto::Role::User,
+            vec![Part::text("hi")],
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_busy_agent_is_asked_again_on_the_backoff() {
+        let http = a2e_http::ClientOptions::default().build().unwrap();
+        let (agent, seen) = busy_agent(2).await;
+        let out = wait(&http, &agent, hello()).await.unwrap();
+        assert_eq!(out.data, json!({"ok": true}));
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 3);
+        // Busy past the attempts: the call fails, naming the agent.
+        let (agent, seen) = busy_agent(5).await;
+        let error = wait(&http, &agent, hello()).await.unwrap_err();
+        assert_eq!(
+            seen.load(std::sync::atomic::Ordering::SeqCst),
+            ATTEMPTS as usize
+        );
+        assert!(error.to_string().contains("busy"), "{error}");
+    }
 
     #[test]
     fn one_data_part_is_the_output_and_texts_are_its_summary() {
