@@ -48,12 +48,11 @@ fn what_the_types_write_fits_their_own_schemas() {
 
 /// The official schema is not in the repository of the specification (it is
 /// generated at build time from `specification/a2a.proto` by
-/// `scripts/proto_to_json_schema.sh`); a generated copy can be put at
-/// `tests/data/a2a.json` to run this. Its `$ref`s name files
+/// `scripts/proto_to_json_schema.sh`); `tests/data/a2a.json` is the copy the
+/// A2A TCK ships (tests/data/README.md). Its `$ref`s name files
 /// (`lf.a2a.v1.AgentCard.jsonschema.json`), resolved here to its
 /// `definitions` (`Agent Card`).
 #[test]
-#[ignore = "needs tests/data/a2a.json, generated from the proto"]
 fn a_serialized_card_fits_the_official_schema() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/a2a.json");
     let text = std::fs::read_to_string(&path).expect("the official schema at tests/data/a2a.json");
