@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::a2a_sdk::python;
+use crate::a2a_sdk::{python, run_script};
 use crate::mcp_conformance_support::{Server, start};
 
 fn write(root: &Path, file: &str, text: &str) {
@@ -98,20 +98,10 @@ fn an_a2a_client_decides_a_waiting_call_as_the_answer_to_its_task() {
     let root = tempfile::tempdir().unwrap();
     workspace(root.path());
     let server = host(root.path());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/a2a/approve.py");
+    let root_arg = root.path().display().to_string();
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let out = Command::new(&python)
-            .arg(&script)
-            .args([&server.url, binding, env!("CARGO_BIN_EXE_a2e")])
-            .arg(root.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{binding}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let args = [env!("CARGO_BIN_EXE_a2e"), root_arg.as_str()];
+        let seen = run_script(&python, "approve.py", &server.url, binding, &args);
 
         // A blocking send ends where the task waits; the question shows the call.
         let asked = &seen["asked"];

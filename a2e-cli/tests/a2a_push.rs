@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderMap;
 use serde_json::Value;
 
-use crate::a2a_sdk::python;
+use crate::a2a_sdk::{python, run_script};
 use crate::mcp_conformance_support::{Server, start};
 
 /// One post the webhook received: its path, headers and JSON body.
@@ -130,19 +130,8 @@ fn an_a2a_client_sets_webhooks_that_get_the_tasks_events() {
     let root = tempfile::tempdir().unwrap();
     workspace(root.path());
     let server = host(root.path());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/a2a/push.py");
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let out = Command::new(&python)
-            .arg(&script)
-            .args([&server.url, binding, &hook])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{binding}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let seen = run_script(&python, "push.py", &server.url, binding, &[&hook]);
         let tag = binding.replace('+', "");
         assert_eq!(seen["capabilities"]["pushNotifications"], true, "{seen}");
 

@@ -72,11 +72,16 @@ fn host(root: &Path) -> Server {
     start(cmd)
 }
 
-fn drive(python: &Path, url: &str, binding: &str) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/a2a/client.py");
+/// Runs `tests/a2a/SCRIPT BASE_URL BINDING ARGS…` on the SDK's Python and
+/// reads the JSON report it prints.
+pub fn run_script(python: &Path, script: &str, url: &str, binding: &str, args: &[&str]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/a2a")
+        .join(script);
     let out = Command::new(python)
         .arg(script)
         .args([url, binding])
+        .args(args)
         .output()
         .unwrap();
     assert!(
@@ -85,6 +90,10 @@ fn drive(python: &Path, url: &str, binding: &str) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn drive(python: &Path, url: &str, binding: &str) -> Value {
+    run_script(python, "client.py", url, binding, &[])
 }
 
 fn state(task: &Value) -> &str {

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::a2a_sdk::python;
+use crate::a2a_sdk::{python, run_script};
 use crate::mcp_conformance_support::{Server, start};
 
 fn skill(root: &Path, name: &str, script: &str) {
@@ -83,19 +83,8 @@ fn skills_ask_for_input_answer_directly_reject_and_stream_chunks() {
     let root = tempfile::tempdir().unwrap();
     workspace(root.path());
     let server = host(root.path());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/a2a/turns.py");
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let out = Command::new(&python)
-            .arg(&script)
-            .args([&server.url, binding])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{binding}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let seen = run_script(&python, "turns.py", &server.url, binding, &[]);
 
         // The skill asked; the task waits with its question.
         let asked = &seen["asked"];

@@ -211,16 +211,7 @@ pub(crate) async fn list(
     req: &ListTaskPushNotificationConfigsRequest,
 ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
     let state = crate::tasks::find(host, &req.task_id).await?;
-    let start = if req.page_token.is_empty() {
-        0
-    } else {
-        req.page_token.parse::<usize>().map_err(|_| {
-            A2aError::new(
-                ErrorKind::InvalidParams,
-                "pageToken is not one this agent gave",
-            )
-        })?
-    };
+    let start = crate::tasks::page_start(&req.page_token)?;
     let size = usize::try_from(req.page_size)
         .ok()
         .filter(|n| *n > 0)

@@ -253,6 +253,20 @@ fn run_status(state: TaskState) -> Option<RunStatus> {
     }
 }
 
+/// Where the page a list's `pageToken` names starts (the token is the
+/// position of the page's first item; none is the first page).
+pub(crate) fn page_start(token: &str) -> Result<usize, A2aError> {
+    if token.is_empty() {
+        return Ok(0);
+    }
+    token.parse::<usize>().map_err(|_| {
+        A2aError::new(
+            ErrorKind::InvalidParams,
+            "pageToken is not one this agent gave",
+        )
+    })
+}
+
 /// `ListTasks`: newest first, filtered by context and state, paged (the
 /// page token is the position of the page's first task).
 pub(crate) async fn list(
@@ -269,16 +283,7 @@ pub(crate) async fn list(
         }
         Some(n) => n as usize,
     };
-    let start = if req.page_token.is_empty() {
-        0
-    } else {
-        req.page_token.parse::<usize>().map_err(|_| {
-            A2aError::new(
-                ErrorKind::InvalidParams,
-                "pageToken is not one this agent gave",
-            )
-        })?
-    };
+    let start = page_start(&req.page_token)?;
     let after = match &req.status_timestamp_after {
         Some(ts) => Some(
             chrono::DateTime::parse_from_rfc3339(ts)
