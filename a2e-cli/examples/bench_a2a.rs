@@ -15,11 +15,8 @@
 //! - `floor`: the same request to the fixed route.
 //!
 //! Each figure is the median per call of [`ROUNDS`] interleaved rounds of
-//! `--calls N` (200) sequential calls; the ratios last:
-//!
-//! ```text
-//! {"ratio":"a2a_vs_floor","value":3.1}
-//! ```
+//! `--calls N` sequential calls; the ratios (`a2a_vs_direct`,
+//! `a2a_vs_floor`) last. Figures: BENCHMARKS.md.
 
 #[path = "../src/allocator.rs"]
 mod allocator;

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::a2a_sdk::{python, run_script};
+use crate::a2a_sdk::{python, run_script, state};
 use crate::mcp_conformance_support::{Server, start};
 
 fn write(root: &Path, file: &str, text: &str) {
@@ -74,10 +74,6 @@ fn host(root: &Path) -> Server {
         .arg("--root")
         .arg(root);
     start(cmd)
-}
-
-fn state(task: &Value) -> &str {
-    task["status"]["state"].as_str().unwrap_or_default()
 }
 
 /// The text of a status's message.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderMap;
 use serde_json::Value;
 
-use crate::a2a_sdk::{python, run_script};
+use crate::a2a_sdk::{python, run_script, state};
 use crate::mcp_conformance_support::{Server, start};
 
 /// One post the webhook received: its path, headers and JSON body.
@@ -205,8 +205,4 @@ fn an_a2a_client_sets_webhooks_that_get_the_tasks_events() {
             "{shown}"
         );
     }
-}
-
-fn state(task: &Value) -> &str {
-    task["status"]["state"].as_str().unwrap_or_default()
 }

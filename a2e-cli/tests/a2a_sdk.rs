@@ -65,7 +65,8 @@ Takes its time.
     );
 }
 
-fn host(root: &Path) -> Server {
+/// `a2e serve --a2a` on a free loopback port, serving `root`.
+pub fn host(root: &Path) -> Server {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
     cmd.args(["serve", "--a2a", "127.0.0.1:0", "--root"])
         .arg(root);
@@ -96,7 +97,8 @@ fn drive(python: &Path, url: &str, binding: &str) -> Value {
     run_script(python, "client.py", url, binding, &[])
 }
 
-fn state(task: &Value) -> &str {
+/// A task's state.
+pub fn state(task: &Value) -> &str {
     task["status"]["state"].as_str().unwrap_or_default()
 }
 

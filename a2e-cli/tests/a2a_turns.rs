@@ -6,12 +6,10 @@
 //! artifact in chunks.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-use crate::a2a_sdk::{python, run_script};
-use crate::mcp_conformance_support::{Server, start};
+use crate::a2a_sdk::{host, python, run_script, state};
 
 fn skill(root: &Path, name: &str, script: &str) {
     let skills = root.join("skills");
@@ -54,17 +52,6 @@ echo '{"event": "artifact", "data": {"artifact": {"artifactId": "c", "parts": [{
 echo '{"result": {"a2a": {}}}'
 "#,
     );
-}
-
-fn host(root: &Path) -> Server {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_a2e"));
-    cmd.args(["serve", "--a2a", "127.0.0.1:0", "--root"])
-        .arg(root);
-    start(cmd)
-}
-
-fn state(task: &Value) -> &str {
-    task["status"]["state"].as_str().unwrap_or_default()
 }
 
 fn texts(parts: &Value) -> Vec<&str> {

@@ -112,49 +112,34 @@ pub fn task_of(state: &RunState) -> Option<Task> {
         (None, Some(resp)) => Some(from_run_answer(resp)),
         (None, None) => None,
     };
-    let text = |message: String| {
-        Some(agent_message(
-            &id,
-            context,
-            "status",
-            vec![Part::text(message)],
-        ))
-    };
     let mut direct = None;
-    let (task_state, message, artifacts) = match state.summary.status {
-        RunStatus::Running => match crate::input::open_questions(state).first() {
+    let turn = result
+        .as_ref()
+        .map(|r| crate::reply::turn(skill, r, &id, context));
+    let (task_state, message, artifacts) = match (state.summary.status, turn) {
+        (RunStatus::Running, _) => match crate::input::open_questions(state).first() {
             Some(open) => {
                 let question = crate::input::asking(&id, context, open);
                 (TaskState::InputRequired, Some(question), Vec::new())
             }
             None => (TaskState::Working, None, Vec::new()),
         },
-        RunStatus::Cancelled => (TaskState::Canceled, None, Vec::new()),
-        RunStatus::Succeeded | RunStatus::Failed if result.is_some() => {
-            let turn = result
-                .as_ref()
-                .map(|r| crate::reply::turn(skill, r, &id, context));
-            match turn {
-                Some(turn) if turn.direct => {
-                    direct = turn.message;
-                    (TaskState::Completed, None, Vec::new())
-                }
-                Some(turn) => (turn.state, turn.message, turn.artifacts),
-                None => (TaskState::Failed, None, Vec::new()),
-            }
+        (RunStatus::Cancelled, _) => (TaskState::Canceled, None, Vec::new()),
+        (_, Some(turn)) if turn.direct => {
+            direct = turn.message;
+            (TaskState::Completed, None, Vec::new())
         }
-        RunStatus::Succeeded => (TaskState::Completed, None, Vec::new()),
-        RunStatus::Failed => {
-            let error = match (&result, answer.and_then(|a| a.get("error"))) {
-                (Some(r), _) => r.error.clone().unwrap_or_else(|| "the skill failed".into()),
-                (None, Some(e)) => e
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the task failed")
-                    .to_owned(),
-                (None, None) => "the task failed".to_owned(),
-            };
-            (TaskState::Failed, text(error), Vec::new())
+        (_, Some(turn)) => (turn.state, turn.message, turn.artifacts),
+        (RunStatus::Succeeded, None) => (TaskState::Completed, None, Vec::new()),
+        // Ended without a result: its host stopped.
+        (RunStatus::Failed, None) => {
+            let error = answer
+                .and_then(|a| a.get("error"))
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+                .unwrap_or("the task failed");
+            let message = agent_message(&id, context, "status", vec![Part::text(error)]);
+            (TaskState::Failed, Some(message), Vec::new())
         }
     };
     let updated = state
